@@ -1,0 +1,123 @@
+"""The exception tree of ascendir.
+
+Every error raised by ascendir is an :class:`AscendIRError`. Lookup failures are also
+:class:`KeyError`, malformed arguments also :class:`ValueError`, so generic handlers keep working.
+Messages name the node, anchor index, attribute, field path or byte offset involved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = [
+    "AscendIRError",
+    "CycleError",
+    "DecodeError",
+    "DuplicateNameError",
+    "ForeignHandleError",
+    "InferenceError",
+    "InvalidArgumentError",
+    "LinkError",
+    "NotFoundError",
+    "RegistryError",
+    "SizeOverflowError",
+    "StaleHandleError",
+    "TilingError",
+    "ValidationError",
+]
+
+
+class AscendIRError(Exception):
+    """Root of every ascendir error."""
+
+    def __init__(self, message: str = "", **details: Any) -> None:
+        super().__init__(message)
+        self.message = message
+        for key, value in details.items():
+            setattr(self, key, value)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class StaleHandleError(AscendIRError):
+    """A node or anchor handle whose node was removed from its graph."""
+
+
+class ForeignHandleError(AscendIRError, ValueError):
+    """A handle of one graph was passed to another graph."""
+
+
+class InvalidArgumentError(AscendIRError, ValueError):
+    """An argument has the wrong value or kind (bad index, unknown name, wrong type)."""
+
+
+class NotFoundError(AscendIRError, KeyError):
+    """A lookup by name or index found nothing."""
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class DuplicateNameError(AscendIRError, ValueError):
+    """A name that must be unique (node, output port, subgraph) is already taken."""
+
+
+class LinkError(AscendIRError):
+    """A link or unlink that breaks the anchor rules (an in-data anchor takes one peer)."""
+
+
+class CycleError(AscendIRError):
+    """The graph has a cycle; :attr:`nodes` lists the names of one cycle, in edge order."""
+
+    nodes: list[str]
+
+    def __init__(self, message: str = "", nodes: list[str] | None = None, **details: Any) -> None:
+        super().__init__(message, **details)
+        self.nodes = list(nodes or [])
+
+
+class ValidationError(AscendIRError):
+    """The verifier found broken invariants; :attr:`problems` lists every one."""
+
+    problems: list[str]
+
+    def __init__(
+        self, message: str = "", problems: list[str] | None = None, **details: Any
+    ) -> None:
+        super().__init__(message, **details)
+        self.problems = list(problems or [])
+
+
+class DecodeError(AscendIRError, ValueError):
+    """Malformed serialized input; :attr:`offset` (bytes) or :attr:`path` (field) say where."""
+
+    offset: int | None
+    path: str | None
+
+    def __init__(
+        self,
+        message: str = "",
+        offset: int | None = None,
+        path: str | None = None,
+        **details: Any,
+    ) -> None:
+        super().__init__(message, **details)
+        self.offset = offset
+        self.path = path
+
+
+class RegistryError(AscendIRError):
+    """Operator registration failed (duplicate type, bad prototype)."""
+
+
+class InferenceError(AscendIRError):
+    """Shape, dtype or format inference failed for a node."""
+
+
+class TilingError(AscendIRError):
+    """No tiling satisfies the target's constraints; the message says which and by how much."""
+
+
+class SizeOverflowError(AscendIRError, OverflowError):
+    """A size computation overflowed 64-bit integers."""

@@ -1,0 +1,3 @@
+//! The AscGraph engine: symbolic size expressions, AscGraph data model, axis transforms,
+//! scheduling of HintGraphs into ImplGraphs, the tiling solver and the UB allocator.
+#![deny(missing_docs)]

@@ -1,0 +1,25 @@
+//! The ascendir graph IR (GE's AscendIR model): a compute graph of nodes whose operator
+//! descriptors carry named ports with tensor descriptors, linked through anchors.
+//!
+//! Storage follows the arena pattern: nodes live in a generational slot map (`NodeId`), their
+//! anchors' peer lists inline in the node record, the node order in a separate linked list.
+#![deny(missing_docs)]
+
+pub mod anchor;
+pub mod attr;
+pub mod dtype;
+pub mod error;
+pub mod format;
+pub mod graph;
+pub mod intern;
+pub mod op_desc;
+pub mod tensor;
+
+pub use anchor::{Anchor, InAnchor, OutAnchor, CONTROL};
+pub use attr::{AttrKind, AttrMap, AttrValue, GraphAttr, NamedAttrs};
+pub use dtype::{size_in_bytes, DataType};
+pub use error::{IrError, IrResult};
+pub use format::Format;
+pub use graph::{Graph, NodeData, NodeId, ParentLink};
+pub use op_desc::{IrInputType, IrOutputType, OpDesc, OpMeta, Port, Side, SubgraphType, Sym};
+pub use tensor::{DeviceType, ExtMeta, Shape, Tensor, TensorDesc};

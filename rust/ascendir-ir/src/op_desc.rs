@@ -1,0 +1,573 @@
+//! Operator descriptors (`OpDesc`): named input/output ports with tensor descs, attributes, IR
+//! metadata, subgraph slots and the GE compile-state fields.
+
+use std::sync::Arc;
+
+use compact_str::CompactString;
+use smallvec::SmallVec;
+
+use crate::attr::{AttrMap, AttrValue};
+use crate::error::{IrError, IrResult};
+use crate::tensor::TensorDesc;
+
+/// An interned string (op types, port names), shared between all nodes of a graph.
+pub type Sym = Arc<str>;
+
+/// One input or output slot: its name and its descriptor.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Port {
+    /// The port name (`x`, `x0`, `__input3`, ...).
+    pub name: Sym,
+    /// The port's tensor descriptor (shared, copied on write).
+    pub desc: Arc<TensorDesc>,
+}
+
+/// How an IR input is declared (`IrInputType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IrInputType {
+    /// `INPUT`.
+    Required = 0,
+    /// `OPTIONAL_INPUT`.
+    Optional = 1,
+    /// `DYNAMIC_INPUT`.
+    Dynamic = 2,
+}
+
+/// How an IR output is declared (`IrOutputType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum IrOutputType {
+    /// `OUTPUT`.
+    Required = 0,
+    /// `DYNAMIC_OUTPUT`.
+    Dynamic = 1,
+}
+
+/// How a subgraph IR name is declared (`SubgraphType`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SubgraphType {
+    /// `GRAPH`: exactly one instance slot.
+    Static = 0,
+    /// `DYNAMIC_GRAPH`: slots `name0, name1, ...`.
+    Dynamic = 1,
+}
+
+/// The less common parts of an OpDesc, allocated only when one of them is set.
+#[derive(Clone, Debug, PartialEq)]
+#[allow(missing_docs)]
+pub struct OpMeta {
+    pub optional_inputs: Vec<Sym>,
+    pub ir_inputs: Vec<(Sym, IrInputType)>,
+    pub ir_outputs: Vec<(Sym, IrOutputType)>,
+    pub ir_attr_names: Vec<String>,
+    pub subgraph_ir_names: Vec<(String, SubgraphType)>,
+    pub subgraph_instance_names: Vec<String>,
+    pub has_out_attr: bool,
+    pub input_name: Vec<String>,
+    pub src_name: Vec<String>,
+    pub src_index: Vec<i64>,
+    pub dst_name: Vec<String>,
+    pub dst_index: Vec<i64>,
+    pub input_offsets: Vec<i64>,
+    pub output_offsets: Vec<i64>,
+    pub workspace: Vec<i64>,
+    pub workspace_bytes: Vec<i64>,
+    pub is_input_const: Vec<bool>,
+}
+
+impl Default for OpMeta {
+    fn default() -> Self {
+        OpMeta {
+            optional_inputs: Vec::new(),
+            ir_inputs: Vec::new(),
+            ir_outputs: Vec::new(),
+            ir_attr_names: Vec::new(),
+            subgraph_ir_names: Vec::new(),
+            subgraph_instance_names: Vec::new(),
+            has_out_attr: true,
+            input_name: Vec::new(),
+            src_name: Vec::new(),
+            src_index: Vec::new(),
+            dst_name: Vec::new(),
+            dst_index: Vec::new(),
+            input_offsets: Vec::new(),
+            output_offsets: Vec::new(),
+            workspace: Vec::new(),
+            workspace_bytes: Vec::new(),
+            is_input_const: Vec::new(),
+        }
+    }
+}
+
+/// Ports of one direction. Most ops have one or two.
+pub type Ports = SmallVec<[Port; 2]>;
+
+/// An operator descriptor (GE `OpDesc`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpDesc {
+    pub(crate) name: CompactString,
+    pub(crate) ty: Sym,
+    pub(crate) inputs: Ports,
+    pub(crate) outputs: Ports,
+    /// The op's attributes.
+    pub attrs: AttrMap,
+    /// Topological id (assigned by the graph on add and on sort).
+    pub id: i64,
+    /// Stream id.
+    pub stream_id: i64,
+    meta: Option<Box<OpMeta>>,
+}
+
+/// Which side of an op a port is on, for messages and shared helpers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    /// Inputs.
+    Input,
+    /// Outputs.
+    Output,
+}
+
+impl Side {
+    fn word(self) -> &'static str {
+        match self {
+            Side::Input => "input",
+            Side::Output => "output",
+        }
+    }
+}
+
+impl OpDesc {
+    /// A descriptor with no ports or attributes.
+    pub fn new(name: &str, ty: &str) -> Self {
+        OpDesc {
+            name: CompactString::from(name),
+            ty: Arc::from(ty),
+            inputs: Ports::new(),
+            outputs: Ports::new(),
+            attrs: AttrMap::new(),
+            id: 0,
+            stream_id: 0,
+            meta: None,
+        }
+    }
+
+    /// The op name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Rename the op. Inside a graph use `Graph::rename_node`, which keeps the name index.
+    pub fn set_name(&mut self, name: &str) {
+        self.name = CompactString::from(name);
+    }
+
+    /// The op type.
+    pub fn op_type(&self) -> &str {
+        &self.ty
+    }
+
+    /// The op type as a shared string.
+    pub fn op_type_sym(&self) -> &Sym {
+        &self.ty
+    }
+
+    /// Change the op type.
+    pub fn set_type(&mut self, ty: &str) {
+        self.ty = Arc::from(ty);
+    }
+
+    pub(crate) fn set_type_sym(&mut self, ty: Sym) {
+        self.ty = ty;
+    }
+
+    /// Ports on one side.
+    pub fn ports(&self, side: Side) -> &[Port] {
+        match side {
+            Side::Input => &self.inputs,
+            Side::Output => &self.outputs,
+        }
+    }
+
+    pub(crate) fn ports_mut(&mut self, side: Side) -> &mut Ports {
+        match side {
+            Side::Input => &mut self.inputs,
+            Side::Output => &mut self.outputs,
+        }
+    }
+
+    /// All input slots, including unset optional ones (`GetAllInputsSize`).
+    pub fn inputs(&self) -> &[Port] {
+        &self.inputs
+    }
+
+    /// All outputs.
+    pub fn outputs(&self) -> &[Port] {
+        &self.outputs
+    }
+
+    /// Number of input slots (including unset optional ones).
+    pub fn num_inputs(&self) -> usize {
+        self.inputs.len()
+    }
+
+    /// Number of inputs whose desc is valid (`GetInputsSize`).
+    pub fn num_valid_inputs(&self) -> usize {
+        self.inputs.iter().filter(|p| p.desc.is_valid()).count()
+    }
+
+    /// Number of outputs.
+    pub fn num_outputs(&self) -> usize {
+        self.outputs.len()
+    }
+
+    /// The index of the port called `name`, if any.
+    pub fn port_index(&self, side: Side, name: &str) -> Option<usize> {
+        self.ports(side).iter().position(|p| &*p.name == name)
+    }
+
+    /// The index of the input called `name`.
+    pub fn input_index(&self, name: &str) -> Option<usize> {
+        self.port_index(Side::Input, name)
+    }
+
+    /// The index of the output called `name`.
+    pub fn output_index(&self, name: &str) -> Option<usize> {
+        self.port_index(Side::Output, name)
+    }
+
+    /// The port at `index`, or an error naming the op and the index.
+    pub fn port(&self, side: Side, index: usize) -> IrResult<&Port> {
+        self.ports(side).get(index).ok_or_else(|| {
+            IrError::NotFound(format!(
+                "op '{}' has no {} {index} (it has {})",
+                self.name,
+                side.word(),
+                self.ports(side).len()
+            ))
+        })
+    }
+
+    /// Resolve a port name to its index, or an error naming the op.
+    pub fn port_index_of(&self, side: Side, name: &str) -> IrResult<usize> {
+        self.port_index(side, name).ok_or_else(|| {
+            IrError::NotFound(format!(
+                "op '{}' has no {} named '{name}'",
+                self.name,
+                side.word()
+            ))
+        })
+    }
+
+    /// The desc of input `index`.
+    pub fn input_desc(&self, index: usize) -> IrResult<&Arc<TensorDesc>> {
+        Ok(&self.port(Side::Input, index)?.desc)
+    }
+
+    /// The desc of output `index`.
+    pub fn output_desc(&self, index: usize) -> IrResult<&Arc<TensorDesc>> {
+        Ok(&self.port(Side::Output, index)?.desc)
+    }
+
+    /// Replace the desc of port `index` (`UpdateInputDesc` / `UpdateOutputDesc`).
+    pub fn set_port_desc(&mut self, side: Side, index: usize, desc: Arc<TensorDesc>) -> IrResult<()> {
+        self.port(side, index)?;
+        self.ports_mut(side)[index].desc = desc;
+        Ok(())
+    }
+
+    /// Mutable access to the desc of port `index` (copied first if shared).
+    pub fn port_desc_mut(&mut self, side: Side, index: usize) -> IrResult<&mut TensorDesc> {
+        self.port(side, index)?;
+        Ok(Arc::make_mut(&mut self.ports_mut(side)[index].desc))
+    }
+
+    /// `AddInputDesc(name, desc)`: an existing name updates that slot and returns its index;
+    /// a new name is appended.
+    pub fn add_input(&mut self, name: &str, desc: Arc<TensorDesc>) -> usize {
+        if let Some(i) = self.input_index(name) {
+            self.inputs[i].desc = desc;
+            return i;
+        }
+        self.inputs.push(Port {
+            name: Arc::from(name),
+            desc,
+        });
+        self.inputs.len() - 1
+    }
+
+    /// `AddInputDesc(desc)`: appended under the automatic name `__input<N>`.
+    pub fn add_input_auto(&mut self, desc: Arc<TensorDesc>) -> usize {
+        let name = format!("__input{}", self.inputs.len());
+        self.add_input(&name, desc)
+    }
+
+    /// `AddOptionalInputDesc`: like `add_input`, and the name is recorded as optional. Pass
+    /// `TensorDesc::invalid()` for an optional input that is not set.
+    pub fn add_optional_input(&mut self, name: &str, desc: Arc<TensorDesc>) -> usize {
+        let index = self.add_input(name, desc);
+        let meta = self.meta_mut();
+        if !meta.optional_inputs.iter().any(|n| &**n == name) {
+            meta.optional_inputs.push(Arc::from(name));
+        }
+        index
+    }
+
+    /// Whether input `name` was declared optional.
+    pub fn is_optional_input(&self, name: &str) -> bool {
+        self.meta().is_some_and(|m| m.optional_inputs.iter().any(|n| &**n == name))
+    }
+
+    /// `AddOutputDesc(name, desc)`: a duplicate name fails (unlike inputs, as in GE).
+    pub fn add_output(&mut self, name: &str, desc: Arc<TensorDesc>) -> IrResult<usize> {
+        if self.output_index(name).is_some() {
+            return Err(IrError::Duplicate(format!(
+                "op '{}' already has an output named '{name}'",
+                self.name
+            )));
+        }
+        self.outputs.push(Port {
+            name: Arc::from(name),
+            desc,
+        });
+        Ok(self.outputs.len() - 1)
+    }
+
+    /// `AddOutputDesc(desc)`: appended under the automatic name `__output<N>`.
+    pub fn add_output_auto(&mut self, desc: Arc<TensorDesc>) -> IrResult<usize> {
+        let name = format!("__output{}", self.outputs.len());
+        self.add_output(&name, desc)
+    }
+
+    /// Insert a port at `index` (≤ count); later ports shift by one. Fails on a duplicate name.
+    pub fn insert_port(
+        &mut self,
+        side: Side,
+        index: usize,
+        name: &str,
+        desc: Arc<TensorDesc>,
+    ) -> IrResult<()> {
+        self.insert_ports(side, index, &[(name.to_string(), desc)])
+    }
+
+    /// Insert several ports at `index` (≤ count), checking every name first.
+    pub fn insert_ports(
+        &mut self,
+        side: Side,
+        index: usize,
+        ports: &[(String, Arc<TensorDesc>)],
+    ) -> IrResult<()> {
+        let count = self.ports(side).len();
+        if index > count {
+            return Err(IrError::InvalidArgument(format!(
+                "op '{}': cannot insert {} at index {index}: it has only {count}",
+                self.name,
+                side.word()
+            )));
+        }
+        for (k, (name, _)) in ports.iter().enumerate() {
+            if self.port_index(side, name).is_some() || ports[..k].iter().any(|(n, _)| n == name) {
+                return Err(IrError::Duplicate(format!(
+                    "op '{}' already has an {} named '{name}'",
+                    self.name,
+                    side.word()
+                )));
+            }
+        }
+        let list = self.ports_mut(side);
+        for (k, (name, desc)) in ports.iter().enumerate() {
+            list.insert(
+                index + k,
+                Port {
+                    name: Arc::from(name.as_str()),
+                    desc: desc.clone(),
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// The names `name0 .. name{n-1}` of a dynamic port group.
+    pub fn dynamic_names(name: &str, count: usize) -> Vec<String> {
+        (0..count).map(|i| format!("{name}{i}")).collect()
+    }
+
+    /// `AddDynamicInputDesc(name, n, push_back)`: at the back each name is added like
+    /// `add_input` (an existing one is updated); at the front every name must be new.
+    /// Returns the index of the first created port.
+    pub fn add_dynamic_input(&mut self, name: &str, count: usize, push_back: bool) -> IrResult<usize> {
+        let names = Self::dynamic_names(name, count);
+        if push_back {
+            let first = self.inputs.len();
+            for n in &names {
+                self.add_input(n, Arc::new(TensorDesc::default()));
+            }
+            return Ok(first);
+        }
+        self.insert_dynamic(Side::Input, name, count, 0)
+    }
+
+    /// `AddDynamicInputDescByIndex` / `AddDynamicOutputDesc` at a position: inserts
+    /// `name0..` at `index` (≤ count), shifting later ports.
+    pub fn insert_dynamic(&mut self, side: Side, name: &str, count: usize, index: usize) -> IrResult<usize> {
+        let desc = Arc::new(TensorDesc::default());
+        let ports: Vec<(String, Arc<TensorDesc>)> = Self::dynamic_names(name, count)
+            .into_iter()
+            .map(|n| (n, desc.clone()))
+            .collect();
+        self.insert_ports(side, index, &ports)?;
+        Ok(index)
+    }
+
+    /// `UpdateInputName`-style rename of one port; index and desc are unchanged.
+    pub fn rename_port(&mut self, side: Side, old: &str, new: &str) -> IrResult<()> {
+        let index = self.port_index_of(side, old)?;
+        if old != new && self.port_index(side, new).is_some() {
+            return Err(IrError::Duplicate(format!(
+                "op '{}' already has an {} named '{new}'",
+                self.name,
+                side.word()
+            )));
+        }
+        self.ports_mut(side)[index].name = Arc::from(new);
+        if side == Side::Input {
+            if let Some(meta) = self.meta.as_deref_mut() {
+                for n in &mut meta.optional_inputs {
+                    if &**n == old {
+                        *n = Arc::from(new);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Indices of the dynamic group `name0, name1, ...` (stops at the first gap).
+    pub fn dynamic_indexes(&self, side: Side, name: &str) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut k = 0;
+        while let Some(i) = self.port_index(side, &format!("{name}{k}")) {
+            out.push(i);
+            k += 1;
+        }
+        out
+    }
+
+    /// Remove the trailing ports so that `count` remain.
+    pub fn truncate_ports(&mut self, side: Side, count: usize) {
+        self.ports_mut(side).truncate(count);
+    }
+
+    /// The rarely used fields, if any were set.
+    pub fn meta(&self) -> Option<&OpMeta> {
+        self.meta.as_deref()
+    }
+
+    /// The rarely used fields, allocated on first use.
+    pub fn meta_mut(&mut self) -> &mut OpMeta {
+        self.meta.get_or_insert_with(Box::default)
+    }
+
+    /// The subgraph instance names, in slot order (`""` for an empty slot).
+    pub fn subgraph_instance_names(&self) -> &[String] {
+        self.meta().map_or(&[], |m| &m.subgraph_instance_names)
+    }
+
+    /// `AddSubgraphName(ir_name)`: registers a static IR name with one empty slot.
+    pub fn add_subgraph_name(&mut self, ir_name: &str) -> IrResult<()> {
+        if self.meta().is_some_and(|m| m.subgraph_ir_names.iter().any(|(n, _)| n == ir_name)) {
+            return Err(IrError::Duplicate(format!(
+                "op '{}' already has a subgraph slot named '{ir_name}'",
+                self.name
+            )));
+        }
+        let meta = self.meta_mut();
+        meta.subgraph_ir_names.push((ir_name.to_string(), SubgraphType::Static));
+        meta.subgraph_instance_names.push(String::new());
+        Ok(())
+    }
+
+    /// `SetSubgraphInstanceName(index, name)`.
+    pub fn set_subgraph_instance_name(&mut self, index: usize, name: &str) -> IrResult<()> {
+        let op = self.name.clone();
+        let slots = &mut self.meta_mut().subgraph_instance_names;
+        let count = slots.len();
+        let slot = slots.get_mut(index).ok_or_else(|| {
+            IrError::InvalidArgument(format!(
+                "op '{op}' has no subgraph slot {index} (it has {count})"
+            ))
+        })?;
+        *slot = name.to_string();
+        Ok(())
+    }
+
+    /// Set an attribute.
+    pub fn set_attr(&mut self, key: &str, value: AttrValue) {
+        self.attrs.insert(key.to_string(), value);
+    }
+
+    /// Read an attribute.
+    pub fn attr(&self, key: &str) -> Option<&AttrValue> {
+        self.attrs.get(key)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desc() -> Arc<TensorDesc> {
+        Arc::new(TensorDesc::default())
+    }
+
+    #[test]
+    fn inputs_update_outputs_fail_on_duplicates() {
+        let mut od = OpDesc::new("add", "Add");
+        assert_eq!(od.add_input("x1", desc()), 0);
+        assert_eq!(od.add_input("x2", desc()), 1);
+        assert_eq!(od.add_input("x1", desc()), 0);
+        assert_eq!(od.num_inputs(), 2);
+        od.add_output("y", desc()).unwrap();
+        assert!(od.add_output("y", desc()).is_err());
+        assert_eq!(od.add_input_auto(desc()), 2);
+        assert_eq!(&*od.inputs()[2].name, "__input2");
+    }
+
+    #[test]
+    fn dynamic_inputs_front_back_and_index() {
+        let mut od = OpDesc::new("c", "ConcatV2");
+        od.add_input("axis", desc());
+        od.add_dynamic_input("x", 2, true).unwrap();
+        assert_eq!(od.input_index("x1"), Some(2));
+        od.add_dynamic_input("p", 2, false).unwrap();
+        assert_eq!(od.input_index("p0"), Some(0));
+        assert_eq!(od.input_index("axis"), Some(2));
+        assert!(od.add_dynamic_input("p", 1, false).is_err());
+        od.insert_dynamic(Side::Input, "q", 1, 1).unwrap();
+        assert_eq!(od.input_index("q0"), Some(1));
+        assert!(od.insert_dynamic(Side::Input, "r", 1, 99).is_err());
+        assert_eq!(od.dynamic_indexes(Side::Input, "x"), vec![4, 5]);
+    }
+
+    #[test]
+    fn optional_and_rename() {
+        let mut od = OpDesc::new("conv", "Conv2D");
+        od.add_input("x", desc());
+        od.add_optional_input("bias", Arc::new(TensorDesc::invalid()));
+        assert_eq!(od.num_inputs(), 2);
+        assert_eq!(od.num_valid_inputs(), 1);
+        assert!(od.is_optional_input("bias"));
+        od.rename_port(Side::Input, "bias", "b").unwrap();
+        assert!(od.is_optional_input("b"));
+        assert!(od.rename_port(Side::Input, "x", "b").is_err());
+        assert!(od.rename_port(Side::Input, "nope", "z").is_err());
+    }
+
+    #[test]
+    fn subgraph_slots() {
+        let mut od = OpDesc::new("if", "If");
+        od.add_subgraph_name("then_branch").unwrap();
+        assert!(od.add_subgraph_name("then_branch").is_err());
+        od.set_subgraph_instance_name(0, "g_then").unwrap();
+        assert!(od.set_subgraph_instance_name(1, "x").is_err());
+        assert_eq!(od.subgraph_instance_names(), &["g_then".to_string()]);
+    }
+}

@@ -1,0 +1,102 @@
+//! The one place where Rust errors become Python exceptions of `ascendir.errors`.
+
+use ascendir_ir::IrError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyType};
+
+/// Look up an exception class of `ascendir.errors` by name (cached per class).
+fn class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyType>>, name: &str) -> Bound<'py, PyType> {
+    cell.get_or_init(py, || {
+        py.import("ascendir.errors")
+            .and_then(|m| m.getattr(name))
+            .and_then(|c| c.cast_into::<PyType>().map_err(PyErr::from))
+            .unwrap_or_else(|_| py.get_type::<pyo3::exceptions::PyRuntimeError>().unbind())
+    })
+    .bind(py)
+    .clone()
+}
+
+macro_rules! error_classes {
+    ($($fn_name:ident => $class:literal),* $(,)?) => {
+        $(
+            #[doc = concat!("The `ascendir.errors.", $class, "` class.")]
+            pub fn $fn_name(py: Python<'_>) -> Bound<'_, PyType> {
+                static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+                class(py, &CELL, $class)
+            }
+        )*
+    };
+}
+
+error_classes! {
+    base_error => "AscendIRError",
+    stale_handle_error => "StaleHandleError",
+    link_error => "LinkError",
+    cycle_error => "CycleError",
+    validation_error => "ValidationError",
+    decode_error => "DecodeError",
+    registry_error => "RegistryError",
+    inference_error => "InferenceError",
+    tiling_error => "TilingError",
+    not_found_error => "NotFoundError",
+    duplicate_error => "DuplicateNameError",
+    invalid_argument_error => "InvalidArgumentError",
+    foreign_handle_error => "ForeignHandleError",
+    overflow_error => "SizeOverflowError",
+}
+
+/// Build a Python exception of class `cls` with message `msg` and extra keyword attributes.
+pub fn raise(py: Python<'_>, cls: Bound<'_, PyType>, msg: String, extra: &[(&str, Py<PyAny>)]) -> PyErr {
+    let kwargs = PyDict::new(py);
+    for (k, v) in extra {
+        if kwargs.set_item(*k, v).is_err() {
+            break;
+        }
+    }
+    match cls.call((msg.clone(),), Some(&kwargs)) {
+        Ok(instance) => PyErr::from_value(instance),
+        Err(e) => e,
+    }
+}
+
+/// Convert an IR error into the matching Python exception.
+pub fn ir_err(err: IrError) -> PyErr {
+    Python::attach(|py| {
+        let msg = err.to_string();
+        match err {
+            IrError::InvalidArgument(_) => raise(py, invalid_argument_error(py), msg, &[]),
+            IrError::StaleHandle(_) => raise(py, stale_handle_error(py), msg, &[]),
+            IrError::NotFound(_) => raise(py, not_found_error(py), msg, &[]),
+            IrError::Duplicate(_) => raise(py, duplicate_error(py), msg, &[]),
+            IrError::Link(_) => raise(py, link_error(py), msg, &[]),
+            IrError::Overflow(_) => raise(py, overflow_error(py), msg, &[]),
+            IrError::Cycle { nodes, .. } => {
+                let nodes = nodes.into_pyobject(py).map(|o| o.into_any().unbind());
+                match nodes {
+                    Ok(n) => raise(py, cycle_error(py), msg, &[("nodes", n)]),
+                    Err(e) => e,
+                }
+            }
+            IrError::Validation { problems, .. } => {
+                let problems = problems.into_pyobject(py).map(|o| o.into_any().unbind());
+                match problems {
+                    Ok(p) => raise(py, validation_error(py), msg, &[("problems", p)]),
+                    Err(e) => e,
+                }
+            }
+        }
+    })
+}
+
+/// `Result<T, IrError>` → `PyResult<T>`.
+pub trait IntoPyResult<T> {
+    /// Map the error into the Python exception tree.
+    fn py(self) -> PyResult<T>;
+}
+
+impl<T> IntoPyResult<T> for Result<T, IrError> {
+    fn py(self) -> PyResult<T> {
+        self.map_err(ir_err)
+    }
+}
