@@ -11,6 +11,7 @@ fn class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyType>>, name: &str
         py.import("ascendir.errors")
             .and_then(|m| m.getattr(name))
             .and_then(|c| c.cast_into::<PyType>().map_err(PyErr::from))
+            .map(Bound::unbind)
             .unwrap_or_else(|_| py.get_type::<pyo3::exceptions::PyRuntimeError>().unbind())
     })
     .bind(py)
