@@ -1,0 +1,378 @@
+//! Subgraphs: registration on the root, parent links, instance slots on the parent op (static
+//! and dynamic `name0, name1, ...`), the subgraph input/output index attributes, the pre-order
+//! `all_nodes()` walk and recursive removal.
+//!
+//! Model (GE's): every subgraph of any depth is registered flat on the **root** graph
+//! (`Graph::subgraphs`); a subgraph records its parent as `ParentLink { graph, node }` (the name
+//! of the graph holding the parent node, and the node); the parent op records the subgraph by
+//! instance name in one of its subgraph slots. In this crate every slot is an entry of
+//! `OpMeta::subgraph_ir_names` (a static IR name is its own slot; a dynamic IR name `x` has the
+//! entries `x0, x1, ...` of kind `Dynamic`), with the instance name at the same index of
+//! `OpMeta::subgraph_instance_names`.
+
+use hashbrown::HashMap;
+
+use crate::attr::AttrValue;
+use crate::error::{IrError, IrResult};
+use crate::graph::{Graph, NodeId, ParentLink};
+use crate::op_desc::SubgraphType;
+
+/// `_parent_node_index`: on a subgraph `Data` node, the parent input it stands for; on the input
+/// descs of a subgraph `NetOutput`, the parent output it feeds.
+pub const ATTR_PARENT_NODE_INDEX: &str = "_parent_node_index";
+
+/// A node somewhere in a graph tree: `graph` is `None` for the root, `Some(k)` for
+/// `root.subgraphs[k]`.
+pub type TreeNode = (Option<usize>, NodeId);
+
+impl Graph {
+    /// The graph of a tree position: `None` = this root, `Some(k)` = `self.subgraphs[k]`.
+    pub fn tree_graph(&self, graph: Option<usize>) -> Option<&Graph> {
+        match graph {
+            None => Some(self),
+            Some(k) => self.subgraphs.get(k),
+        }
+    }
+
+    /// Mutable form of [`Graph::tree_graph`].
+    pub fn tree_graph_mut(&mut self, graph: Option<usize>) -> Option<&mut Graph> {
+        match graph {
+            None => Some(self),
+            Some(k) => self.subgraphs.get_mut(k),
+        }
+    }
+
+    /// Index of a registered subgraph in `self.subgraphs`.
+    pub fn subgraph_index(&self, name: &str) -> Option<usize> {
+        self.subgraphs.iter().position(|g| g.name() == name)
+    }
+
+    /// Resolve a graph of the tree by name: the root itself or a registered subgraph.
+    pub fn tree_index(&self, name: &str) -> IrResult<Option<usize>> {
+        if name == self.name() {
+            return Ok(None);
+        }
+        self.subgraph_index(name).map(Some).ok_or_else(|| {
+            IrError::NotFound(format!(
+                "graph '{}' has no subgraph named '{name}'",
+                self.name()
+            ))
+        })
+    }
+
+    /// The slot index of `slot` on `node`'s op, if it exists.
+    pub fn subgraph_slot_index(&self, node: NodeId, slot: &str) -> IrResult<Option<usize>> {
+        let op = self.op(node)?;
+        Ok(op
+            .meta()
+            .and_then(|m| m.subgraph_ir_names.iter().position(|(n, _)| n == slot)))
+    }
+
+    /// Add `sub` as a subgraph of `parent`, a node of the tree graph `owner` (`None` = this
+    /// root), in slot `slot`. `dynamic = false`: `slot` is a static slot, created when the op
+    /// does not have it yet, and it must be empty. `dynamic = true`: a new slot `slot<k>` is
+    /// appended (k = number of existing `slot<i>` dynamic slots). The subgraph is registered
+    /// on this root (its own registered subgraphs are moved here too), its parent link is set,
+    /// and `_parent_node_index` is filled where missing: on each `Data` node (from its `index`
+    /// attribute, else its input position) and on each input desc of its `NetOutput` (the
+    /// input index). Validated first: a failure changes nothing. Returns the slot name used.
+    pub fn add_subgraph(
+        &mut self,
+        owner: Option<usize>,
+        parent: NodeId,
+        slot: &str,
+        dynamic: bool,
+        mut sub: Graph,
+    ) -> IrResult<String> {
+        if self.parent.is_some() {
+            return Err(IrError::InvalidArgument(format!(
+                "subgraphs are registered on the root graph; '{}' is a subgraph",
+                self.name()
+            )));
+        }
+        let owner_graph = self.tree_graph(owner).ok_or_else(|| {
+            IrError::NotFound(format!(
+                "graph '{}' has no subgraph #{owner:?}",
+                self.name()
+            ))
+        })?;
+        let owner_name = owner_graph.name().to_string();
+        let op = owner_graph.op(parent)?;
+        if sub.name().is_empty() {
+            return Err(IrError::InvalidArgument("a subgraph needs a name".into()));
+        }
+        if sub.parent.is_some() {
+            return Err(IrError::InvalidArgument(format!(
+                "graph '{}' is already a subgraph",
+                sub.name()
+            )));
+        }
+        let mut names: Vec<&str> = vec![sub.name()];
+        names.extend(sub.subgraphs.iter().map(|g| g.name()));
+        for name in &names {
+            if *name == self.name() || self.subgraph_index(name).is_some() {
+                return Err(IrError::Duplicate(format!(
+                    "graph '{}' already has a subgraph named '{name}'",
+                    self.name()
+                )));
+            }
+        }
+        if names
+            .iter()
+            .enumerate()
+            .any(|(i, n)| names[..i].contains(n))
+        {
+            return Err(IrError::Duplicate(format!(
+                "subgraph '{}' brings two subgraphs with the same name",
+                sub.name()
+            )));
+        }
+        let entries: &[(String, SubgraphType)] = op.meta().map_or(&[], |m| &m.subgraph_ir_names);
+        let (slot_name, existing) = if dynamic {
+            if entries
+                .iter()
+                .any(|(n, t)| n == slot && *t == SubgraphType::Static)
+            {
+                return Err(IrError::InvalidArgument(format!(
+                    "'{slot}' is a static subgraph slot of '{}'",
+                    op.name()
+                )));
+            }
+            let mut k = 0usize;
+            while entries.iter().any(|(n, _)| *n == format!("{slot}{k}")) {
+                k += 1;
+            }
+            (format!("{slot}{k}"), None)
+        } else {
+            match entries.iter().position(|(n, _)| n == slot) {
+                Some(i) => {
+                    let current = &op.subgraph_instance_names()[i];
+                    if !current.is_empty() {
+                        return Err(IrError::InvalidArgument(format!(
+                            "subgraph slot '{slot}' of '{}' already holds '{current}'",
+                            op.name()
+                        )));
+                    }
+                    (slot.to_string(), Some(i))
+                }
+                None => (slot.to_string(), None),
+            }
+        };
+        // Mutate.
+        let sub_name = sub.name().to_string();
+        let owner_graph = self.tree_graph_mut(owner).expect("resolved above");
+        owner_graph.modify_op(parent, |op| {
+            let index = match existing {
+                Some(i) => i,
+                None => {
+                    let meta = op.meta_mut();
+                    let kind = if dynamic {
+                        SubgraphType::Dynamic
+                    } else {
+                        SubgraphType::Static
+                    };
+                    meta.subgraph_ir_names.push((slot_name.clone(), kind));
+                    meta.subgraph_instance_names.push(String::new());
+                    meta.subgraph_instance_names.len() - 1
+                }
+            };
+            op.meta_mut().subgraph_instance_names[index] = sub_name.clone();
+        })?;
+        fill_parent_indexes(&mut sub);
+        sub.parent = Some(ParentLink {
+            graph: owner_name,
+            node: parent,
+        });
+        let nested = std::mem::take(&mut sub.subgraphs);
+        self.subgraphs.push(sub);
+        self.subgraphs.extend(nested);
+        Ok(slot_name)
+    }
+
+    /// The subgraphs directly under `node` of tree graph `owner`, in slot order (empty or
+    /// unresolvable slots skipped), as indexes into `self.subgraphs`.
+    pub fn node_subgraphs(&self, owner: Option<usize>, node: NodeId) -> IrResult<Vec<usize>> {
+        let g = self
+            .tree_graph(owner)
+            .ok_or_else(|| IrError::NotFound(format!("no subgraph #{owner:?}")))?;
+        Ok(g.op(node)?
+            .subgraph_instance_names()
+            .iter()
+            .filter(|n| !n.is_empty())
+            .filter_map(|n| self.subgraph_index(n))
+            .collect())
+    }
+
+    /// Every subgraph below `node` (recursively), as indexes into `self.subgraphs`, parents
+    /// before their children.
+    pub fn subgraphs_below(&self, owner: Option<usize>, node: NodeId) -> IrResult<Vec<usize>> {
+        let mut out = self.node_subgraphs(owner, node)?;
+        let mut i = 0;
+        while i < out.len() {
+            let k = out[i];
+            for id in self.subgraphs[k].node_ids() {
+                for s in self.node_subgraphs(Some(k), id)? {
+                    if !out.contains(&s) {
+                        out.push(s);
+                    }
+                }
+            }
+            i += 1;
+        }
+        Ok(out)
+    }
+
+    /// Remove the subgraph `name` and every subgraph below it, and clear its slot on the parent
+    /// op (the slot stays, empty, as in GE). Returns the removed graphs (the named one first).
+    pub fn remove_subgraph(&mut self, name: &str) -> IrResult<Vec<Graph>> {
+        let k = self.subgraph_index(name).ok_or_else(|| {
+            IrError::NotFound(format!(
+                "graph '{}' has no subgraph named '{name}'",
+                self.name()
+            ))
+        })?;
+        let mut doomed = vec![k];
+        let mut i = 0;
+        while i < doomed.len() {
+            let g = &self.subgraphs[doomed[i]];
+            for id in g.node_ids() {
+                for s in self.node_subgraphs(Some(doomed[i]), id)? {
+                    if !doomed.contains(&s) {
+                        doomed.push(s);
+                    }
+                }
+            }
+            i += 1;
+        }
+        if let Some(link) = self.subgraphs[k].parent.clone() {
+            let owner = self.tree_index(&link.graph).ok().flatten();
+            let owner_is_root = link.graph == self.name();
+            if let Some(g) = if owner_is_root {
+                Some(&mut *self)
+            } else {
+                owner.map(|o| &mut self.subgraphs[o])
+            } {
+                if g.contains(link.node) {
+                    let _ = g.modify_op(link.node, |op| {
+                        let meta = op.meta_mut();
+                        for inst in meta
+                            .subgraph_instance_names
+                            .iter_mut()
+                            .filter(|n| *n == name)
+                        {
+                            inst.clear();
+                        }
+                    });
+                }
+            }
+        }
+        Ok(self.take_subgraphs(&doomed))
+    }
+
+    /// Remove the subgraphs with the given indexes (in that order) from the registry.
+    pub(crate) fn take_subgraphs(&mut self, doomed: &[usize]) -> Vec<Graph> {
+        let mut slots: Vec<Option<Graph>> = std::mem::take(&mut self.subgraphs)
+            .into_iter()
+            .map(Some)
+            .collect();
+        let removed: Vec<Graph> = doomed.iter().filter_map(|&d| slots[d].take()).collect();
+        self.subgraphs = slots.into_iter().flatten().collect();
+        removed
+    }
+
+    /// GE's `GetAllNodes()` from this root: each node followed immediately by the nodes of its
+    /// subgraphs (slot order, recursively), then the next node.
+    pub fn all_nodes(&self) -> Vec<TreeNode> {
+        self.all_nodes_walk().0
+    }
+
+    /// `all_nodes()` of the tree graph `start` only (its nodes and everything below them).
+    pub fn all_nodes_from(&self, start: Option<usize>) -> Vec<TreeNode> {
+        self.walk_from(start).0
+    }
+
+    /// The pre-order walk and the subgraphs it met, in walk order.
+    pub(crate) fn all_nodes_walk(&self) -> (Vec<TreeNode>, Vec<usize>) {
+        self.walk_from(None)
+    }
+
+    fn walk_from(&self, start: Option<usize>) -> (Vec<TreeNode>, Vec<usize>) {
+        let index: HashMap<&str, usize> = self
+            .subgraphs
+            .iter()
+            .enumerate()
+            .map(|(i, g)| (g.name(), i))
+            .collect();
+        let mut out = Vec::new();
+        let mut met = Vec::new();
+        let mut seen = vec![false; self.subgraphs.len()];
+        if let Some(k) = start {
+            if let Some(s) = seen.get_mut(k) {
+                *s = true;
+            }
+        }
+        // Explicit stack of node iterators: (graph, next node to visit).
+        let Some(first_graph) = self.tree_graph(start) else {
+            return (out, met);
+        };
+        let mut stack: Vec<(Option<usize>, Option<NodeId>)> = vec![(start, first_graph.first())];
+        while let Some(top) = stack.last_mut() {
+            let (graph, Some(id)) = *top else {
+                stack.pop();
+                continue;
+            };
+            let g = self.tree_graph(graph).expect("graphs on the stack exist");
+            top.1 = g.next_of(id);
+            out.push((graph, id));
+            let names = g.arena()[id].op().subgraph_instance_names();
+            // Push in reverse so that the first slot is walked first; GE lists the subgraphs
+            // it meets in that (reverse slot) order.
+            for name in names.iter().rev() {
+                if let Some(&k) = index.get(name.as_str()) {
+                    if !seen[k] {
+                        seen[k] = true;
+                        met.push(k);
+                        stack.push((Some(k), self.subgraphs[k].first()));
+                    }
+                }
+            }
+        }
+        (out, met)
+    }
+}
+
+/// Fill `_parent_node_index` where missing on the subgraph's Data nodes and NetOutput inputs.
+fn fill_parent_indexes(sub: &mut Graph) {
+    let ids: Vec<NodeId> = sub.node_ids().collect();
+    let mut data_pos = 0i64;
+    for id in ids {
+        let ty = sub.arena()[id].op_type().to_string();
+        if ty == "Data" {
+            let position = data_pos;
+            data_pos += 1;
+            let _ = sub.modify_op(id, |op| {
+                if op.attr(ATTR_PARENT_NODE_INDEX).is_none() {
+                    let index = op
+                        .attr("index")
+                        .and_then(|v| v.as_int())
+                        .unwrap_or(position);
+                    op.set_attr(ATTR_PARENT_NODE_INDEX, AttrValue::Int(index));
+                }
+            });
+        } else if ty == "NetOutput" {
+            let _ = sub.modify_op(id, |op| {
+                for i in 0..op.num_inputs() {
+                    if let Ok(d) = op.port_desc_mut(crate::op_desc::Side::Input, i) {
+                        let attrs = d.attrs_mut();
+                        if !attrs.contains_key(ATTR_PARENT_NODE_INDEX) {
+                            attrs.insert(
+                                ATTR_PARENT_NODE_INDEX.to_string(),
+                                AttrValue::Int(i as i64),
+                            );
+                        }
+                    }
+                }
+            });
+        }
+    }
+}
