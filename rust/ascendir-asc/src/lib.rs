@@ -1,7 +1,27 @@
 //! The AscGraph engine: symbolic size expressions, AscGraph data model, axis transforms,
 //! scheduling of HintGraphs into ImplGraphs, the tiling solver and the UB allocator.
+//!
+//! Modules: [`expr`] (symbolic sizes), [`graph`] (data model), [`axis`], [`transform`]
+//! (axis transforms and their log), [`registry`] (AscIR prototypes), [`check`] (validity),
+//! [`dump`] (GE's text dump), [`infer`] (dtype inference), [`wire`] (protobuf serialization).
 #![deny(missing_docs)]
 
+pub mod axis;
+pub mod check;
+pub mod dump;
+pub mod error;
 pub mod expr;
+pub mod graph;
+pub mod registry;
+pub mod transform;
 
+pub use axis::{Axis, AxisId, AxisType};
+pub use error::{AscError, AscResult};
 pub use expr::{Expr, Rat, TriBool};
+pub use graph::{
+    AllocType, ApiInfo, ApiType, AscGraph, AttrValue, ComputeType, ComputeUnit, ExecCondition,
+    GraphType, MemAttr, MemHardware, Node, NodeAttr, NodeId, OutRef, Position, SchedInfo, Tensor,
+    TmpBuffer,
+};
+pub use registry::{AttrDef, AttrType, OpDef, PortDef, PortKind, Registry};
+pub use transform::{MergeReport, TransInfo, TransType, Transform};
