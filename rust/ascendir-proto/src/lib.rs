@@ -1,3 +1,57 @@
 //! GE `ge_ir.proto` interop: ModelDef binary and text format, OM containers, and the conversion
 //! between ascendir graphs and ModelDef messages.
+//!
+//! * [`decode_model`] / [`encode_model`]: binary `ModelDef` ⇄ [`Model`] (root graphs with their
+//!   subgraphs, model attributes).
+//! * [`decode_graph`] / [`encode_graph`]: the same for a single graph.
+//! * [`text`]: GE's text dumps (`ge_proto_*.txt`, protobuf text format of `ModelDef`).
+//! * [`om`]: GE model files (`.om`) with MODEL_DEF and WEIGHTS_DATA partitions.
 #![deny(missing_docs)]
+
+/// The prost types of `ge_ir.proto` (package `ge.proto`). `attr_groups` fields are opaque bytes.
+#[allow(missing_docs, clippy::all, missing_debug_implementations)]
+pub mod pb {
+    include!(concat!(env!("OUT_DIR"), "/ge.proto.rs"));
+}
+
+pub mod convert;
+pub mod error;
+pub mod om;
+pub mod text;
+pub mod wire;
+
+use ascendir_ir::Graph;
+use prost::Message;
+
+pub use convert::{Model, ModelMeta};
+pub use error::{ProtoError, ProtoResult};
+
+/// Decode a binary `ModelDef` into a model.
+pub fn decode_model(data: &[u8]) -> ProtoResult<Model> {
+    convert::model_from_def(wire::parse_model_def(data)?)
+}
+
+/// Decode a binary `ModelDef` and return its main graph (with its subgraphs).
+pub fn decode_graph(data: &[u8]) -> ProtoResult<Graph> {
+    first_graph(decode_model(data)?)
+}
+
+/// The main graph of a model.
+pub fn first_graph(model: Model) -> ProtoResult<Graph> {
+    model
+        .graphs
+        .into_iter()
+        .next()
+        .ok_or_else(|| ProtoError::invalid("graph", "the model has no graph"))
+}
+
+/// Encode a model as a binary `ModelDef`.
+pub fn encode_model(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8>> {
+    Ok(convert::model_to_def(meta, graphs)?.encode_to_vec())
+}
+
+/// Encode one graph (and its subgraphs) as a binary `ModelDef` named after the graph, with
+/// GE's default model attributes.
+pub fn encode_graph(graph: &Graph) -> ProtoResult<Vec<u8>> {
+    encode_model(&ModelMeta::new(graph.name()), &[graph])
+}

@@ -1,0 +1,43 @@
+//! Compiles `proto/ge_ir.proto` with protox (no system `protoc` needed) and generates the prost
+//! types. The `attr_groups` fields are generated as opaque bytes so that attribute groups of any
+//! GE version survive a round trip unchanged; the unmodified descriptor set is kept for the text
+//! format.
+use std::path::PathBuf;
+
+use protox::prost::Message;
+use protox::prost_reflect::prost_types::field_descriptor_proto::Type;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
+    // The proto lives at the repository root; a packaged crate carries a copy next to it.
+    let candidates = [manifest.join("../../proto"), manifest.join("proto")];
+    let dir = candidates
+        .iter()
+        .find(|d| d.join("ge_ir.proto").exists())
+        .ok_or("ge_ir.proto not found")?
+        .clone();
+    println!(
+        "cargo:rerun-if-changed={}",
+        dir.join("ge_ir.proto").display()
+    );
+    let fds = protox::compile(["ge_ir.proto"], [&dir])?;
+    let out = PathBuf::from(std::env::var("OUT_DIR")?);
+    std::fs::write(out.join("ge_ir_descriptor.bin"), fds.encode_to_vec())?;
+
+    let mut opaque = fds.clone();
+    for file in &mut opaque.file {
+        for msg in &mut file.message_type {
+            for field in &mut msg.field {
+                if field.type_name.as_deref() == Some(".ge.proto.AttrGroups") {
+                    field.r#type = Some(Type::Bytes as i32);
+                    field.type_name = None;
+                }
+            }
+        }
+    }
+    prost_build::Config::new()
+        .bytes(["."])
+        .btree_map(["."])
+        .compile_fds(opaque)?;
+    Ok(())
+}

@@ -1,0 +1,1557 @@
+//! Conversion between ascendir graphs and `ge.proto` messages (reference §2.5–2.9).
+//!
+//! Writing follows GE's serializer: reserved OpDef keys (port-name maps, optional inputs, IR
+//! metadata), reserved TensorDescriptor keys (origin format / dtype / shape, format integers),
+//! edge strings, subgraphs flattened into `ModelDef.graph[1..]`. Reading consumes those keys
+//! again. What GE would lose is kept under keys prefixed `_ascendir_` (see `docs/WIRE_FORMAT.md`).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ascendir_ir::format::bits;
+use ascendir_ir::op_desc::{IrInputType, IrOutputType, OpMeta, SubgraphType};
+use ascendir_ir::tensor::{DeviceType, ExtMeta, Shape};
+use ascendir_ir::{
+    AttrMap, AttrValue, DataType, Graph, GraphAttr, InAnchor, NamedAttrs, NodeId, OpDesc,
+    OutAnchor, ParentLink, Tensor, TensorDesc,
+};
+use bytes::Bytes;
+use rustc_hash::FxHashMap;
+
+use crate::error::{ProtoError, ProtoResult};
+use crate::pb;
+use crate::pb::attr_def::list_value::ListValueType as Vt;
+use crate::pb::attr_def::Value as V;
+
+/// Reserved OpDef keys of GE.
+pub mod keys {
+    /// Input name → index map, names (alphabetical).
+    pub const INPUT_NAME_KEY: &str = "_input_name_key";
+    /// Input name → index map, indices.
+    pub const INPUT_NAME_VALUE: &str = "_input_name_value";
+    /// Output name → index map, names.
+    pub const OUTPUT_NAME_KEY: &str = "_output_name_key";
+    /// Output name → index map, indices.
+    pub const OUTPUT_NAME_VALUE: &str = "_output_name_value";
+    /// Legacy input name map (older dumps), understood and kept as an attribute.
+    pub const LEGACY_INPUT_NAME_KEY: &str = "_input_name_idx_key";
+    /// Legacy input name map, indices.
+    pub const LEGACY_INPUT_NAME_VALUE: &str = "_input_name_idx_value";
+    /// Legacy output name map.
+    pub const LEGACY_OUTPUT_NAME_KEY: &str = "_output_name_idx_key";
+    /// Legacy output name map, indices.
+    pub const LEGACY_OUTPUT_NAME_VALUE: &str = "_output_name_idx_value";
+    /// Optional input names.
+    pub const OPT_INPUT: &str = "_opt_input";
+    /// IR attribute names.
+    pub const IR_ATTR_NAMES: &str = "_ir_attr_names";
+    /// IR input names.
+    pub const IR_INPUTS_KEY: &str = "_ir_inputs_key";
+    /// IR input kinds.
+    pub const IR_INPUTS_VALUE: &str = "_ir_inputs_value";
+    /// IR output names.
+    pub const IR_OUTPUTS_KEY: &str = "_ir_outputs_key";
+    /// IR output kinds.
+    pub const IR_OUTPUTS_VALUE: &str = "_ir_outputs_value";
+    /// Tensor desc: origin format string.
+    pub const ORIGIN_FORMAT: &str = "origin_format";
+    /// Tensor desc: origin format integer.
+    pub const ORIGIN_FORMAT_FOR_INT: &str = "origin_format_for_int";
+    /// Tensor desc: full format integer.
+    pub const FORMAT_FOR_INT: &str = "format_for_int";
+    /// Tensor desc: origin dtype serial string.
+    pub const ORIGIN_DATA_TYPE: &str = "origin_data_type";
+    /// Tensor desc: whether the origin shape is set.
+    pub const ORIGIN_SHAPE_INITIALIZED: &str = "origin_shape_initialized";
+    /// Tensor desc: origin shape.
+    pub const ORIGIN_SHAPE: &str = "origin_shape";
+    /// Our key: the in-control peers in order when some are data anchors (`"name:index"`).
+    pub const ASC_IN_CTRL: &str = "_ascendir_in_ctrl";
+    /// Our key: data inputs fed by an out-control anchor (`"slot:name"`).
+    pub const ASC_CTRL_TO_DATA: &str = "_ascendir_ctrl_to_data";
+    /// Our key: peer order of output anchors whose order is not the consumer op order
+    /// (`"out_index>consumer:in_index"`, grouped per anchor).
+    pub const ASC_FANOUT: &str = "_ascendir_fanout";
+    /// Our key: subgraph IR names when they are not GE's default (instance names).
+    pub const ASC_SUBGRAPH_IR_NAMES: &str = "_ascendir_subgraph_ir_names";
+    /// Our key: subgraph IR types (0 static, 1 dynamic), parallel to the names.
+    pub const ASC_SUBGRAPH_IR_TYPES: &str = "_ascendir_subgraph_ir_types";
+    /// Our key: raw `attr_groups` bytes of an op, desc, graph or model.
+    pub const ASC_ATTR_GROUPS: &str = "_ascendir_attr_groups";
+    /// Our key: the legacy `TensorDescriptor.has_out_attr` flag (older GE writes it).
+    pub const ASC_HAS_OUT_ATTR: &str = "_ascendir_has_out_attr";
+}
+
+use keys::*;
+
+/// Model-level data of a `ModelDef` (everything except the graphs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ModelMeta {
+    /// Model name.
+    pub name: String,
+    /// IR proto version.
+    pub version: u32,
+    /// User model version string.
+    pub custom_version: String,
+    /// Model attributes.
+    pub attrs: AttrMap,
+}
+
+impl ModelMeta {
+    /// GE's `Model(name, custom_version)`: version 1 and the 7 default attributes.
+    pub fn new(name: &str) -> Self {
+        let mut attrs = AttrMap::new();
+        for k in [
+            "memory_size",
+            "p2p_memory_size",
+            "stream_num",
+            "event_num",
+            "label_num",
+            "weight_size",
+        ] {
+            attrs.insert(k.to_string(), AttrValue::Int(0));
+        }
+        attrs.insert(
+            "target_type".to_string(),
+            AttrValue::String("MINI".to_string()),
+        );
+        ModelMeta {
+            name: name.to_string(),
+            version: 1,
+            custom_version: String::new(),
+            attrs,
+        }
+    }
+}
+
+/// A model: metadata plus one or more root graphs (each with its subgraphs registered on it).
+#[derive(Clone, Debug)]
+pub struct Model {
+    /// Name, version, attributes.
+    pub meta: ModelMeta,
+    /// Root graphs; `graphs[0]` is the main graph (`ModelDef.graph[0]`). Further roots are
+    /// GraphDefs that no op references (GE discards them; we keep them).
+    pub graphs: Vec<Graph>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attribute values
+// ---------------------------------------------------------------------------------------------
+
+fn utf8(b: Bytes, what: &str) -> ProtoResult<String> {
+    String::from_utf8(b.to_vec()).map_err(|e| {
+        ProtoError::invalid(
+            "",
+            format!(
+                "{what} is not valid UTF-8 (byte {})",
+                e.utf8_error().valid_up_to()
+            ),
+        )
+    })
+}
+
+fn data_type_ge(v: i64) -> ProtoResult<DataType> {
+    DataType::from_ge(v)
+        .ok_or_else(|| ProtoError::invalid("", format!("unknown ge::DataType number {v}")))
+}
+
+fn attrs_from_map(map: BTreeMap<String, pb::AttrDef>) -> ProtoResult<AttrMap> {
+    let mut out = AttrMap::new();
+    for (k, v) in map {
+        if let Some(value) = attr_from_def(v).map_err(|e| e.within(|| format!("attr[{k:?}]")))? {
+            out.insert(k, value);
+        }
+    }
+    Ok(out)
+}
+
+/// Decode one `AttrDef`; `None` for a value GE skips (unset oneof, untyped list).
+pub fn attr_from_def(def: pb::AttrDef) -> ProtoResult<Option<AttrValue>> {
+    let Some(value) = def.value else {
+        return Ok(None);
+    };
+    Ok(Some(match value {
+        V::S(s) => AttrValue::String(utf8(s, "string value")?),
+        V::I(i) => AttrValue::Int(i),
+        V::F(f) => AttrValue::Float(f),
+        V::B(b) => AttrValue::Bool(b),
+        V::Bt(b) => AttrValue::Bytes(b),
+        V::Expression(s) => AttrValue::Expression(utf8(s, "expression")?),
+        V::Dt(d) => AttrValue::DataType(data_type_ge(d)?),
+        V::Func(na) => AttrValue::NamedAttrs(Box::new(named_from_def(na)?)),
+        V::Td(td) => AttrValue::TensorDesc(Arc::new(desc_from_def(td)?)),
+        V::T(t) => AttrValue::Tensor(tensor_from_def(t)?),
+        V::G(g) => AttrValue::Graph(GraphAttr(Arc::new(graph_from_def(g)?))),
+        V::ListListInt(l) => {
+            AttrValue::ListListInt(l.list_list_i.into_iter().map(|x| x.list_i).collect())
+        }
+        V::ListListFloat(l) => {
+            AttrValue::ListListFloat(l.list_list_f.into_iter().map(|x| x.list_f).collect())
+        }
+        V::List(l) => {
+            let vt = Vt::try_from(l.val_type).unwrap_or(Vt::VtListNone);
+            match vt {
+                Vt::VtListNone => return Ok(None),
+                Vt::VtListString => AttrValue::ListString(
+                    l.s.into_iter()
+                        .enumerate()
+                        .map(|(i, s)| utf8(s, &format!("list.s[{i}]")))
+                        .collect::<ProtoResult<_>>()?,
+                ),
+                Vt::VtListInt => AttrValue::ListInt(l.i),
+                Vt::VtListFloat => AttrValue::ListFloat(l.f),
+                Vt::VtListBool => AttrValue::ListBool(l.b),
+                Vt::VtListBytes => AttrValue::ListBytes(l.bt),
+                Vt::VtListTensorDesc => AttrValue::ListTensorDesc(
+                    l.td.into_iter()
+                        .enumerate()
+                        .map(|(i, td)| {
+                            desc_from_def(td)
+                                .map(Arc::new)
+                                .map_err(|e| e.within(|| format!("list.td[{i}]")))
+                        })
+                        .collect::<ProtoResult<_>>()?,
+                ),
+                Vt::VtListTensor => AttrValue::ListTensor(
+                    l.t.into_iter()
+                        .enumerate()
+                        .map(|(i, t)| {
+                            tensor_from_def(t).map_err(|e| e.within(|| format!("list.t[{i}]")))
+                        })
+                        .collect::<ProtoResult<_>>()?,
+                ),
+                Vt::VtListGraph => AttrValue::ListGraph(
+                    l.g.into_iter()
+                        .enumerate()
+                        .map(|(i, g)| {
+                            graph_from_def(g)
+                                .map(|g| GraphAttr(Arc::new(g)))
+                                .map_err(|e| e.within(|| format!("list.g[{i}]")))
+                        })
+                        .collect::<ProtoResult<_>>()?,
+                ),
+                Vt::VtListNamedAttrs => AttrValue::ListNamedAttrs(
+                    l.na.into_iter()
+                        .enumerate()
+                        .map(|(i, na)| {
+                            named_from_def(na).map_err(|e| e.within(|| format!("list.na[{i}]")))
+                        })
+                        .collect::<ProtoResult<_>>()?,
+                ),
+                Vt::VtListDataType => AttrValue::ListDataType(
+                    l.dt.into_iter()
+                        .map(data_type_ge)
+                        .collect::<ProtoResult<_>>()?,
+                ),
+            }
+        }
+    }))
+}
+
+fn named_from_def(na: pb::NamedAttrs) -> ProtoResult<NamedAttrs> {
+    Ok(NamedAttrs {
+        name: na.name,
+        attrs: attrs_from_map(na.attr)?,
+    })
+}
+
+fn tensor_from_def(t: pb::TensorDef) -> ProtoResult<Tensor> {
+    let desc =
+        desc_from_def(t.desc.unwrap_or_default()).map_err(|e| e.within(|| "desc".to_string()))?;
+    Ok(Tensor::new(desc, t.data))
+}
+
+fn list(vt: Vt, f: impl FnOnce(&mut pb::attr_def::ListValue)) -> V {
+    let mut l = pb::attr_def::ListValue {
+        val_type: vt as i32,
+        ..Default::default()
+    };
+    f(&mut l);
+    V::List(l)
+}
+
+/// Encode one attribute value.
+pub fn attr_to_def(value: &AttrValue) -> ProtoResult<pb::AttrDef> {
+    let v = match value {
+        AttrValue::Int(i) => V::I(*i),
+        AttrValue::Float(f) => V::F(*f),
+        AttrValue::Bool(b) => V::B(*b),
+        AttrValue::String(s) => V::S(Bytes::copy_from_slice(s.as_bytes())),
+        AttrValue::Bytes(b) => V::Bt(b.clone()),
+        AttrValue::Expression(s) => V::Expression(Bytes::copy_from_slice(s.as_bytes())),
+        AttrValue::DataType(d) => V::Dt(i64::from(d.ge_value())),
+        AttrValue::TensorDesc(d) => V::Td(desc_to_def(d)?),
+        AttrValue::Tensor(t) => V::T(tensor_to_def(t)?),
+        AttrValue::Graph(g) => V::G(graph_to_def(&g.0)?),
+        AttrValue::NamedAttrs(na) => V::Func(named_to_def(na)?),
+        AttrValue::ListListInt(l) => V::ListListInt(pb::attr_def::ListListInt {
+            list_list_i: l
+                .iter()
+                .map(|x| pb::attr_def::list_list_int::ListInt { list_i: x.clone() })
+                .collect(),
+        }),
+        AttrValue::ListListFloat(l) => V::ListListFloat(pb::attr_def::ListListFloat {
+            list_list_f: l
+                .iter()
+                .map(|x| pb::attr_def::list_list_float::ListFloat { list_f: x.clone() })
+                .collect(),
+        }),
+        AttrValue::ListInt(x) => list(Vt::VtListInt, |l| l.i = x.clone()),
+        AttrValue::ListFloat(x) => list(Vt::VtListFloat, |l| l.f = x.clone()),
+        AttrValue::ListBool(x) => list(Vt::VtListBool, |l| l.b = x.clone()),
+        AttrValue::ListString(x) => list(Vt::VtListString, |l| {
+            l.s = x
+                .iter()
+                .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+                .collect()
+        }),
+        AttrValue::ListBytes(x) => list(Vt::VtListBytes, |l| l.bt = x.clone()),
+        AttrValue::ListDataType(x) => list(Vt::VtListDataType, |l| {
+            l.dt = x.iter().map(|d| i64::from(d.ge_value())).collect()
+        }),
+        AttrValue::ListTensorDesc(x) => {
+            let td = x
+                .iter()
+                .map(|d| desc_to_def(d))
+                .collect::<ProtoResult<_>>()?;
+            list(Vt::VtListTensorDesc, |l| l.td = td)
+        }
+        AttrValue::ListTensor(x) => {
+            let t = x.iter().map(tensor_to_def).collect::<ProtoResult<_>>()?;
+            list(Vt::VtListTensor, |l| l.t = t)
+        }
+        AttrValue::ListGraph(x) => {
+            let g = x
+                .iter()
+                .map(|g| graph_to_def(&g.0))
+                .collect::<ProtoResult<_>>()?;
+            list(Vt::VtListGraph, |l| l.g = g)
+        }
+        AttrValue::ListNamedAttrs(x) => {
+            let na = x.iter().map(named_to_def).collect::<ProtoResult<_>>()?;
+            list(Vt::VtListNamedAttrs, |l| l.na = na)
+        }
+    };
+    Ok(pb::AttrDef { value: Some(v) })
+}
+
+fn attrs_to_map(attrs: &AttrMap, skip: &[&str]) -> ProtoResult<BTreeMap<String, pb::AttrDef>> {
+    let mut out = BTreeMap::new();
+    for (k, v) in attrs {
+        if skip.contains(&k.as_str()) {
+            continue;
+        }
+        out.insert(k.clone(), attr_to_def(v)?);
+    }
+    Ok(out)
+}
+
+fn named_to_def(na: &NamedAttrs) -> ProtoResult<pb::NamedAttrs> {
+    Ok(pb::NamedAttrs {
+        name: na.name.clone(),
+        attr: attrs_to_map(&na.attrs, &[])?,
+    })
+}
+
+fn tensor_to_def(t: &Tensor) -> ProtoResult<pb::TensorDef> {
+    Ok(pb::TensorDef {
+        desc: Some(desc_to_def(&t.desc)?),
+        data: t.data.clone(),
+    })
+}
+
+fn s_attr(s: &str) -> pb::AttrDef {
+    pb::AttrDef {
+        value: Some(V::S(Bytes::copy_from_slice(s.as_bytes()))),
+    }
+}
+fn i_attr(i: i64) -> pb::AttrDef {
+    pb::AttrDef {
+        value: Some(V::I(i)),
+    }
+}
+fn list_s_attr<'a>(it: impl Iterator<Item = &'a str>) -> pb::AttrDef {
+    pb::AttrDef {
+        value: Some(list(Vt::VtListString, |l| {
+            l.s = it.map(|s| Bytes::copy_from_slice(s.as_bytes())).collect()
+        })),
+    }
+}
+/// A list as GE writes its reserved OpDef keys: no `val_type`.
+fn ge_list_s<'a>(it: impl Iterator<Item = &'a str>) -> pb::AttrDef {
+    let mut d = list_s_attr(it);
+    if let Some(V::List(l)) = &mut d.value {
+        l.val_type = Vt::VtListNone as i32;
+    }
+    d
+}
+fn ge_list_i(it: impl Iterator<Item = i64>) -> pb::AttrDef {
+    let mut d = list_i_attr(it);
+    if let Some(V::List(l)) = &mut d.value {
+        l.val_type = Vt::VtListNone as i32;
+    }
+    d
+}
+fn list_i_attr(it: impl Iterator<Item = i64>) -> pb::AttrDef {
+    pb::AttrDef {
+        value: Some(list(Vt::VtListInt, |l| l.i = it.collect())),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tensor descriptors
+// ---------------------------------------------------------------------------------------------
+
+/// Remove `key` when `accept` recognises its value; otherwise leave it as an ordinary attr.
+fn take_if<T>(
+    attrs: &mut BTreeMap<String, pb::AttrDef>,
+    key: &str,
+    accept: impl FnOnce(&pb::AttrDef) -> Option<T>,
+) -> Option<T> {
+    let v = accept(attrs.get(key)?)?;
+    attrs.remove(key);
+    Some(v)
+}
+
+fn as_i(d: &pb::AttrDef) -> Option<i64> {
+    match &d.value {
+        Some(V::I(i)) => Some(*i),
+        _ => None,
+    }
+}
+fn as_b(d: &pb::AttrDef) -> Option<bool> {
+    match &d.value {
+        Some(V::B(b)) => Some(*b),
+        _ => None,
+    }
+}
+fn as_s(d: &pb::AttrDef) -> Option<&str> {
+    match &d.value {
+        Some(V::S(s)) => std::str::from_utf8(s).ok(),
+        _ => None,
+    }
+}
+fn as_list_i(d: &pb::AttrDef) -> Option<&[i64]> {
+    match &d.value {
+        Some(V::List(l))
+            if l.val_type == Vt::VtListInt as i32 || (l.val_type == 0 && l.s.is_empty()) =>
+        {
+            Some(&l.i)
+        }
+        _ => None,
+    }
+}
+fn as_list_s(d: &pb::AttrDef) -> Option<Vec<String>> {
+    match &d.value {
+        Some(V::List(l))
+            if l.val_type == Vt::VtListString as i32 || (l.val_type == 0 && l.i.is_empty()) =>
+        {
+            l.s.iter()
+                .map(|s| std::str::from_utf8(s).ok().map(str::to_string))
+                .collect()
+        }
+        _ => None,
+    }
+}
+
+fn i64_to_u32(v: i64, what: &str) -> ProtoResult<u32> {
+    u32::try_from(v).map_err(|_| ProtoError::invalid(what, format!("{v} is out of range")))
+}
+
+/// Decode a `TensorDescriptor` (reserved keys consumed, reference §2.5).
+pub fn desc_from_def(mut td: pb::TensorDescriptor) -> ProtoResult<TensorDesc> {
+    let attrs = &mut td.attr;
+    let dims: Shape = td.shape.map(|s| Shape::from_vec(s.dim)).unwrap_or_default();
+    check_dims(&dims).map_err(|e| e.within(|| "shape".to_string()))?;
+    let format = match take_if(attrs, FORMAT_FOR_INT, as_i) {
+        Some(f) => i32::try_from(f)
+            .map_err(|_| ProtoError::invalid("attr[\"format_for_int\"]", "out of range"))?,
+        None => bits::parse_serial_string(&td.layout),
+    };
+    // Keep the string only if it is the canonical spelling we would write again.
+    let origin_format_int = take_if(attrs, ORIGIN_FORMAT_FOR_INT, |d| {
+        as_i(d).and_then(|v| i32::try_from(v).ok())
+    });
+    let origin_format_str = take_if(attrs, ORIGIN_FORMAT, |d| {
+        as_s(d).map(|s| (bits::parse_serial_string(s), s.to_string()))
+    });
+    let origin_format = match (origin_format_int, &origin_format_str) {
+        (Some(f), _) => f,
+        (None, Some((f, _))) => *f,
+        (None, None) => ascendir_ir::Format::ND.value(),
+    };
+    if let Some((_, s)) = &origin_format_str {
+        if *s != bits::serial_string(origin_format) {
+            attrs.insert(ORIGIN_FORMAT.to_string(), s_attr(s));
+        }
+    }
+    let origin_dtype = take_if(attrs, ORIGIN_DATA_TYPE, |d| {
+        as_s(d)
+            .map(DataType::from_serial_name)
+            .filter(|t| *t != DataType::UNDEFINED && as_s(d) == Some(t.serial_name()))
+    })
+    .unwrap_or(DataType::UNDEFINED);
+    let _ = take_if(attrs, ORIGIN_SHAPE_INITIALIZED, as_b);
+    let origin_shape = take_if(attrs, ORIGIN_SHAPE, |d| as_list_i(d).map(Shape::from_slice));
+    if let Some(s) = &origin_shape {
+        check_dims(s).map_err(|e| e.within(|| "attr[\"origin_shape\"]".to_string()))?;
+    }
+    let device_type = match td.device_type.as_str() {
+        "CPU" => DeviceType::Cpu,
+        _ => DeviceType::Npu,
+    };
+    let ext = ExtMeta {
+        size: td.size,
+        weight_size: td.weight_size,
+        reuse_input: td.reuse_input,
+        output_tensor: td.output_tensor,
+        input_tensor: td.input_tensor,
+        device_type,
+        real_dim_cnt: i64_to_u32(td.real_dim_cnt, "real_dim_cnt")?,
+        reuse_input_index: i64_to_u32(td.reuse_input_index, "reuse_input_index")?,
+        data_offset: td.data_offset,
+        cmps_size: td.cmps_size,
+        cmps_tab: std::mem::take(&mut td.cmps_tab),
+        cmps_tab_offset: td.cmps_tab_offset,
+    };
+    let mut user = attrs_from_map(std::mem::take(&mut td.attr))?;
+    if td.has_out_attr {
+        user.insert(ASC_HAS_OUT_ATTR.to_string(), AttrValue::Bool(true));
+    }
+    if !td.attr_groups.is_empty() {
+        user.insert(
+            ASC_ATTR_GROUPS.to_string(),
+            AttrValue::Bytes(td.attr_groups),
+        );
+    }
+    Ok(TensorDesc {
+        shape: dims,
+        dtype: DataType::from_proto(td.dtype),
+        format,
+        origin_format,
+        origin_dtype,
+        origin_shape: origin_shape.map(Box::new),
+        name: if td.name.is_empty() {
+            None
+        } else {
+            Some(td.name.into_boxed_str())
+        },
+        ext: if ext == ExtMeta::default() {
+            None
+        } else {
+            Some(Box::new(ext))
+        },
+        attrs: if user.is_empty() {
+            None
+        } else {
+            Some(Box::new(user))
+        },
+    })
+}
+
+fn check_dims(dims: &[i64]) -> ProtoResult<()> {
+    for (i, &d) in dims.iter().enumerate() {
+        if d < -2 || (d == -2 && dims.len() != 1) {
+            return Err(ProtoError::invalid(
+                format!("dim[{i}]"),
+                format!("bad dimension {d} in shape {dims:?} (allowed: ≥ 0, -1 unknown, [-2] unknown rank)"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Encode a tensor desc the way GE does (reserved keys after user attrs).
+pub fn desc_to_def(d: &TensorDesc) -> ProtoResult<pb::TensorDescriptor> {
+    let empty = AttrMap::new();
+    let user = d.attrs.as_deref().unwrap_or(&empty);
+    let mut attr = attrs_to_map(user, &[ASC_HAS_OUT_ATTR, ASC_ATTR_GROUPS])?;
+    attr.insert(
+        ORIGIN_FORMAT.to_string(),
+        s_attr(&bits::serial_string(d.origin_format)),
+    );
+    attr.insert(
+        ORIGIN_FORMAT_FOR_INT.to_string(),
+        i_attr(i64::from(d.origin_format)),
+    );
+    attr.insert(FORMAT_FOR_INT.to_string(), i_attr(i64::from(d.format)));
+    if d.origin_dtype != DataType::UNDEFINED {
+        attr.insert(
+            ORIGIN_DATA_TYPE.to_string(),
+            s_attr(d.origin_dtype.serial_name()),
+        );
+    }
+    attr.insert(
+        ORIGIN_SHAPE_INITIALIZED.to_string(),
+        pb::AttrDef {
+            value: Some(V::B(d.origin_shape.is_some())),
+        },
+    );
+    if let Some(s) = &d.origin_shape {
+        attr.insert(ORIGIN_SHAPE.to_string(), list_i_attr(s.iter().copied()));
+    }
+    let ext = d.ext.as_deref().cloned().unwrap_or_default();
+    let attr_groups = match user.get(ASC_ATTR_GROUPS) {
+        Some(AttrValue::Bytes(b)) => b.clone(),
+        _ => Bytes::new(),
+    };
+    Ok(pb::TensorDescriptor {
+        name: d.name.as_deref().unwrap_or("").to_string(),
+        dtype: d.dtype.to_proto(),
+        shape: Some(pb::ShapeDef {
+            dim: d.shape.to_vec(),
+        }),
+        layout: bits::serial_string(d.format),
+        has_out_attr: matches!(user.get(ASC_HAS_OUT_ATTR), Some(AttrValue::Bool(true))),
+        size: ext.size,
+        weight_size: ext.weight_size,
+        reuse_input: ext.reuse_input,
+        output_tensor: ext.output_tensor,
+        device_type: match ext.device_type {
+            DeviceType::Npu => "NPU".to_string(),
+            DeviceType::Cpu => "CPU".to_string(),
+        },
+        input_tensor: ext.input_tensor,
+        real_dim_cnt: i64::from(ext.real_dim_cnt),
+        reuse_input_index: i64::from(ext.reuse_input_index),
+        data_offset: ext.data_offset,
+        cmps_size: ext.cmps_size,
+        cmps_tab: ext.cmps_tab,
+        cmps_tab_offset: ext.cmps_tab_offset,
+        attr,
+        attr_groups,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ops
+// ---------------------------------------------------------------------------------------------
+
+/// Names of `count` ports from a name→index map given as two parallel lists.
+fn port_names(
+    count: usize,
+    keys: &[String],
+    values: &[i64],
+    auto: &str,
+) -> ProtoResult<Vec<String>> {
+    if keys.len() != values.len() {
+        return Err(ProtoError::invalid(
+            "",
+            format!(
+                "port-name map has {} names but {} indices",
+                keys.len(),
+                values.len()
+            ),
+        ));
+    }
+    let mut names: Vec<Option<String>> = vec![None; count];
+    for (k, &v) in keys.iter().zip(values) {
+        if v >= 0 && (v as u64) < count as u64 {
+            let slot = &mut names[v as usize];
+            if slot.is_none() {
+                *slot = Some(k.clone());
+            }
+        }
+    }
+    let names: Vec<String> = names
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| n.unwrap_or_else(|| format!("{auto}{i}")))
+        .collect();
+    let mut seen = rustc_hash::FxHashSet::default();
+    for n in &names {
+        if !seen.insert(n.as_str()) {
+            return Err(ProtoError::invalid(
+                "",
+                format!("two ports are named '{n}'"),
+            ));
+        }
+    }
+    Ok(names)
+}
+
+fn take_name_map(
+    attrs: &mut BTreeMap<String, pb::AttrDef>,
+    key: &str,
+    value: &str,
+    consume: bool,
+) -> Option<(Vec<String>, Vec<i64>)> {
+    let k = attrs.get(key).and_then(as_list_s)?;
+    let v = attrs.get(value).and_then(as_list_i)?.to_vec();
+    if consume {
+        remove_untyped(attrs, key);
+        remove_untyped(attrs, value);
+    }
+    Some((k, v))
+}
+
+fn untyped(d: &pb::AttrDef) -> bool {
+    matches!(&d.value, Some(V::List(l)) if l.val_type == 0)
+}
+
+/// Remove a reserved key written the way current GE writes it (a list without `val_type`). A
+/// typed list (older GE) stays as an attribute, so that it is written back unchanged.
+fn remove_untyped(attrs: &mut BTreeMap<String, pb::AttrDef>, key: &str) {
+    if attrs.get(key).is_some_and(untyped) {
+        attrs.remove(key);
+    }
+}
+
+/// Insert a reserved key unless the attribute map already holds an equal list (kept with its
+/// own `val_type`).
+fn put_reserved(attr: &mut BTreeMap<String, pb::AttrDef>, key: &str, new: pb::AttrDef) {
+    if let (Some(Some(V::List(old))), Some(V::List(n))) =
+        (attr.get(key).map(|d| &d.value), &new.value)
+    {
+        if old.s == n.s && old.i == n.i && old.f.is_empty() && old.b.is_empty() {
+            return;
+        }
+    }
+    attr.insert(key.to_string(), new);
+}
+
+/// An op decoded from an OpDef, with its edge strings still to be resolved.
+struct PendingOp {
+    op: OpDesc,
+    inputs: Vec<String>,
+    in_ctrl: Option<Vec<String>>,
+    ctrl_to_data: Option<Vec<String>>,
+    fanout: Option<Vec<String>>,
+}
+
+fn op_from_def(mut def: pb::OpDef) -> ProtoResult<PendingOp> {
+    let attrs = &mut def.attr;
+    let n_in = def.input_desc.len();
+    let n_out = def.output_desc.len();
+    let in_map = take_name_map(attrs, INPUT_NAME_KEY, INPUT_NAME_VALUE, n_in > 0)
+        .or_else(|| take_name_map(attrs, LEGACY_INPUT_NAME_KEY, LEGACY_INPUT_NAME_VALUE, false));
+    let out_map =
+        take_name_map(attrs, OUTPUT_NAME_KEY, OUTPUT_NAME_VALUE, n_out > 0).or_else(|| {
+            take_name_map(
+                attrs,
+                LEGACY_OUTPUT_NAME_KEY,
+                LEGACY_OUTPUT_NAME_VALUE,
+                false,
+            )
+        });
+    let (ik, iv) = in_map.unwrap_or_default();
+    let (ok, ov) = out_map.unwrap_or_default();
+    let in_names = port_names(n_in, &ik, &iv, "__input")
+        .map_err(|e| e.within(|| "attr[\"_input_name_key\"]".into()))?;
+    let out_names = port_names(n_out, &ok, &ov, "__output")
+        .map_err(|e| e.within(|| "attr[\"_output_name_key\"]".into()))?;
+    let take_ls = |attrs: &mut BTreeMap<String, pb::AttrDef>, key: &str| {
+        let v = attrs
+            .get(key)
+            .and_then(as_list_s)
+            .filter(|v| !v.is_empty())?;
+        remove_untyped(attrs, key);
+        Some(v)
+    };
+    let opt = take_ls(attrs, OPT_INPUT);
+    let ir_attr_names = take_ls(attrs, IR_ATTR_NAMES);
+    let ir_in = pair_lists(attrs, IR_INPUTS_KEY, IR_INPUTS_VALUE, 2);
+    let ir_out = pair_lists(attrs, IR_OUTPUTS_KEY, IR_OUTPUTS_VALUE, 1);
+    let sub_ir = match (
+        attrs.get(ASC_SUBGRAPH_IR_NAMES).and_then(as_list_s),
+        attrs
+            .get(ASC_SUBGRAPH_IR_TYPES)
+            .and_then(|d| as_list_i(d).map(<[i64]>::to_vec)),
+    ) {
+        (Some(n), Some(t))
+            if n.len() == t.len()
+                && n.len() == def.subgraph_name.len()
+                && t.iter().all(|&x| x == 0 || x == 1) =>
+        {
+            attrs.remove(ASC_SUBGRAPH_IR_NAMES);
+            attrs.remove(ASC_SUBGRAPH_IR_TYPES);
+            Some(n.into_iter().zip(t).collect::<Vec<_>>())
+        }
+        _ => None,
+    };
+    let in_ctrl = take_if(attrs, ASC_IN_CTRL, as_list_s);
+    let ctrl_to_data = take_if(attrs, ASC_CTRL_TO_DATA, as_list_s);
+    let fanout = take_if(attrs, ASC_FANOUT, as_list_s);
+
+    let mut op = OpDesc::new(&def.name, &def.r#type);
+    op.id = def.id;
+    op.stream_id = def.stream_id;
+    for (i, (td, name)) in std::mem::take(&mut def.input_desc)
+        .into_iter()
+        .zip(&in_names)
+        .enumerate()
+    {
+        let d = desc_from_def(td).map_err(|e| e.within(|| format!("input_desc[{i}]")))?;
+        op.add_input(name, Arc::new(d));
+    }
+    for (i, (td, name)) in std::mem::take(&mut def.output_desc)
+        .into_iter()
+        .zip(&out_names)
+        .enumerate()
+    {
+        let d = desc_from_def(td).map_err(|e| e.within(|| format!("output_desc[{i}]")))?;
+        op.add_output(name, Arc::new(d))
+            .map_err(|e| ProtoError::invalid(format!("output_desc[{i}]"), e.to_string()))?;
+    }
+    let mut user = attrs_from_map(std::mem::take(&mut def.attr))?;
+    if !def.attr_groups.is_empty() {
+        user.insert(
+            ASC_ATTR_GROUPS.to_string(),
+            AttrValue::Bytes(std::mem::take(&mut def.attr_groups)),
+        );
+    }
+    op.attrs = user;
+
+    let has_meta = !def.has_out_attr
+        || opt.is_some()
+        || ir_attr_names.is_some()
+        || ir_in.is_some()
+        || ir_out.is_some()
+        || !def.subgraph_name.is_empty()
+        || !def.input_name.is_empty()
+        || !def.src_name.is_empty()
+        || !def.src_index.is_empty()
+        || !def.dst_name.is_empty()
+        || !def.dst_index.is_empty()
+        || !def.input_i.is_empty()
+        || !def.output_i.is_empty()
+        || !def.workspace.is_empty()
+        || !def.workspace_bytes.is_empty()
+        || !def.is_input_const.is_empty();
+    if has_meta {
+        let meta: &mut OpMeta = op.meta_mut();
+        meta.has_out_attr = def.has_out_attr;
+        meta.optional_inputs = opt
+            .unwrap_or_default()
+            .iter()
+            .map(|s| Arc::from(s.as_str()))
+            .collect();
+        meta.ir_attr_names = ir_attr_names.unwrap_or_default();
+        meta.ir_inputs = ir_in
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(n, t)| {
+                let t = match t {
+                    0 => IrInputType::Required,
+                    1 => IrInputType::Optional,
+                    _ => IrInputType::Dynamic,
+                };
+                (Arc::from(n.as_str()), t)
+            })
+            .collect();
+        meta.ir_outputs = ir_out
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(n, t)| {
+                let t = if t == 0 {
+                    IrOutputType::Required
+                } else {
+                    IrOutputType::Dynamic
+                };
+                (Arc::from(n.as_str()), t)
+            })
+            .collect();
+        match sub_ir {
+            Some(pairs) => {
+                meta.subgraph_ir_names = pairs
+                    .into_iter()
+                    .map(|(n, t)| {
+                        (
+                            n,
+                            if t == 0 {
+                                SubgraphType::Static
+                            } else {
+                                SubgraphType::Dynamic
+                            },
+                        )
+                    })
+                    .collect();
+                meta.subgraph_instance_names = std::mem::take(&mut def.subgraph_name);
+            }
+            None => {
+                // GE: every non-empty instance name becomes its own static IR name.
+                let inst: Vec<String> = std::mem::take(&mut def.subgraph_name)
+                    .into_iter()
+                    .filter(|s| !s.is_empty())
+                    .collect();
+                meta.subgraph_ir_names = inst
+                    .iter()
+                    .map(|s| (s.clone(), SubgraphType::Static))
+                    .collect();
+                meta.subgraph_instance_names = inst;
+            }
+        }
+        meta.input_name = std::mem::take(&mut def.input_name);
+        meta.src_name = std::mem::take(&mut def.src_name);
+        meta.src_index = std::mem::take(&mut def.src_index);
+        meta.dst_name = std::mem::take(&mut def.dst_name);
+        meta.dst_index = std::mem::take(&mut def.dst_index);
+        meta.input_offsets = std::mem::take(&mut def.input_i);
+        meta.output_offsets = std::mem::take(&mut def.output_i);
+        meta.workspace = std::mem::take(&mut def.workspace);
+        meta.workspace_bytes = std::mem::take(&mut def.workspace_bytes);
+        meta.is_input_const = std::mem::take(&mut def.is_input_const);
+    }
+    Ok(PendingOp {
+        op,
+        inputs: def.input,
+        in_ctrl,
+        ctrl_to_data,
+        fanout,
+    })
+}
+
+fn pair_lists(
+    attrs: &mut BTreeMap<String, pb::AttrDef>,
+    key: &str,
+    value: &str,
+    max: i64,
+) -> Option<Vec<(String, i64)>> {
+    let k = attrs.get(key).and_then(as_list_s)?;
+    let v = attrs.get(value).and_then(as_list_i)?;
+    if k.is_empty() || k.len() != v.len() || v.iter().any(|&x| !(0..=max).contains(&x)) {
+        return None;
+    }
+    let out = k.into_iter().zip(v.iter().copied()).collect();
+    remove_untyped(attrs, key);
+    remove_untyped(attrs, value);
+    Some(out)
+}
+
+fn split_edge(s: &str) -> Option<(&str, &str)> {
+    s.rfind(':').map(|i| (&s[..i], &s[i + 1..]))
+}
+
+fn parse_index(text: &str) -> Option<i64> {
+    text.parse::<i64>().ok()
+}
+
+/// Decode a `GraphDef` into a graph (subgraph links are resolved by the model decoder).
+pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
+    let pb::GraphDef {
+        name,
+        input,
+        output,
+        op,
+        attr,
+        attr_groups,
+    } = def;
+    let mut g = Graph::with_capacity(&name, op.len());
+    let mut pending = Vec::with_capacity(op.len());
+    let mut ids = Vec::with_capacity(op.len());
+    for (i, od) in op.into_iter().enumerate() {
+        let name = od.name.clone();
+        let p = op_from_def(od).map_err(|e| e.within(|| format!("op[{i}]({name})")))?;
+        let p = PendingOp {
+            op: p.op,
+            inputs: p.inputs,
+            in_ctrl: p.in_ctrl,
+            ctrl_to_data: p.ctrl_to_data,
+            fanout: p.fanout,
+        };
+        let op_clone_name = p.op.name().to_string();
+        let mut p = p;
+        let op = std::mem::replace(&mut p.op, OpDesc::new("", ""));
+        let id = g
+            .add_node_keep_id(op)
+            .map_err(|e| ProtoError::invalid(format!("op[{i}]({op_clone_name})"), e.to_string()))?;
+        ids.push(id);
+        pending.push(p);
+    }
+    for (i, p) in pending.iter().enumerate() {
+        let dst = ids[i];
+        link_inputs(&mut g, dst, p).map_err(|e| {
+            e.within(|| {
+                format!(
+                    "op[{i}]({})",
+                    g.op(dst).map(|o| o.name().to_string()).unwrap_or_default()
+                )
+            })
+        })?;
+    }
+    for (i, p) in pending.iter().enumerate() {
+        if let Some(f) = &p.fanout {
+            apply_fanout(&mut g, ids[i], f)
+                .map_err(|e| e.within(|| format!("op[{i}].attr[\"{ASC_FANOUT}\"]")))?;
+        }
+    }
+    let mut inputs = Vec::with_capacity(input.len());
+    for (i, s) in input.iter().enumerate() {
+        let (n, _) = split_edge(s).unwrap_or((s.as_str(), "0"));
+        let id = g.find(n).ok_or_else(|| {
+            ProtoError::invalid(
+                format!("input[{i}]"),
+                format!("unknown graph input node '{n}'"),
+            )
+        })?;
+        inputs.push(id);
+    }
+    g.set_input_nodes(inputs)
+        .map_err(|e| ProtoError::invalid("input", e.to_string()))?;
+    for (i, s) in output.iter().enumerate() {
+        let bad = || ProtoError::invalid(format!("output[{i}]"), format!("bad graph output '{s}'"));
+        let (n, idx) = split_edge(s).ok_or_else(bad)?;
+        let idx = parse_index(idx)
+            .and_then(|v| i32::try_from(v).ok())
+            .ok_or_else(bad)?;
+        let id = g.find(n).ok_or_else(bad)?;
+        g.add_output_node(id, idx)
+            .map_err(|e| ProtoError::invalid(format!("output[{i}]"), e.to_string()))?;
+    }
+    g.attrs = attrs_from_map(attr).map_err(|e| e.within(String::new))?;
+    if !attr_groups.is_empty() {
+        g.attrs
+            .insert(ASC_ATTR_GROUPS.to_string(), AttrValue::Bytes(attr_groups));
+    }
+    Ok(g)
+}
+
+fn resolve_src(g: &Graph, s: &str, path: &dyn Fn() -> String) -> ProtoResult<(NodeId, i64)> {
+    let (name, idx) = split_edge(s)
+        .ok_or_else(|| ProtoError::invalid(path(), format!("bad edge string '{s}'")))?;
+    let index = parse_index(idx).filter(|&i| i >= -1).ok_or_else(|| {
+        ProtoError::invalid(path(), format!("bad output index in edge string '{s}'"))
+    })?;
+    let id = g
+        .find(name)
+        .ok_or_else(|| ProtoError::invalid(path(), format!("unknown edge source '{name}'")))?;
+    if index >= 0 {
+        let n_out = g.node(id).map(|n| n.num_out_data()).unwrap_or(0);
+        if index as u64 >= n_out as u64 {
+            return Err(ProtoError::invalid(
+                path(),
+                format!("edge source '{name}' has no output {index} (it has {n_out})"),
+            ));
+        }
+    }
+    Ok((id, index))
+}
+
+fn link_inputs(g: &mut Graph, dst: NodeId, p: &PendingOp) -> ProtoResult<()> {
+    let n_in = g.node(dst).map(|n| n.num_in_data()).unwrap_or(0);
+    let mut ctrl_data: FxHashMap<usize, &str> = FxHashMap::default();
+    if let Some(list) = &p.ctrl_to_data {
+        for (k, e) in list.iter().enumerate() {
+            let bad = || {
+                ProtoError::invalid(
+                    format!("attr[\"{ASC_CTRL_TO_DATA}\"][{k}]"),
+                    format!("bad entry '{e}'"),
+                )
+            };
+            let (slot, name) = e.split_once(':').ok_or_else(bad)?;
+            let slot: usize = slot.parse().map_err(|_| bad())?;
+            ctrl_data.insert(slot, name);
+        }
+    }
+    let mut slot = 0usize;
+    for (k, s) in p.inputs.iter().enumerate() {
+        let path = || format!("input[{k}]");
+        let Some((_, idx)) = split_edge(s) else {
+            // No ':' (e.g. ""): an unconnected slot.
+            if let Some(name) = ctrl_data.get(&slot) {
+                if slot >= n_in {
+                    return Err(ProtoError::invalid(
+                        path(),
+                        format!("input slot {slot} does not exist"),
+                    ));
+                }
+                let src = g.find(name).ok_or_else(|| {
+                    ProtoError::invalid(path(), format!("unknown edge source '{name}'"))
+                })?;
+                g.link(OutAnchor::control(src), InAnchor::data(dst, slot))
+                    .map_err(|e| ProtoError::invalid(path(), e.to_string()))?;
+            }
+            slot += 1;
+            continue;
+        };
+        if idx == "-1" {
+            if p.in_ctrl.is_some() {
+                // Control edges are given in full (with data→control ones) by our key.
+                let _ = resolve_src(g, s, &path)?;
+                continue;
+            }
+            let (src, _) = resolve_src(g, s, &path)?;
+            g.link(OutAnchor::control(src), InAnchor::control(dst))
+                .map_err(|e| ProtoError::invalid(path(), e.to_string()))?;
+            continue;
+        }
+        let (src, index) = resolve_src(g, s, &path)?;
+        if slot >= n_in {
+            return Err(ProtoError::invalid(
+                path(),
+                format!("edge '{s}' targets input slot {slot}, but the op has {n_in} input descs"),
+            ));
+        }
+        g.link(
+            OutAnchor::data(src, index as usize),
+            InAnchor::data(dst, slot),
+        )
+        .map_err(|e| ProtoError::invalid(path(), e.to_string()))?;
+        slot += 1;
+    }
+    if let Some(list) = &p.in_ctrl {
+        for (k, s) in list.iter().enumerate() {
+            let path = || format!("attr[\"{ASC_IN_CTRL}\"][{k}]");
+            let (src, index) = resolve_src(g, s, &path)?;
+            let out = if index < 0 {
+                OutAnchor::control(src)
+            } else {
+                OutAnchor::data(src, index as usize)
+            };
+            g.link(out, InAnchor::control(dst))
+                .map_err(|e| ProtoError::invalid(path(), e.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
+fn apply_fanout(g: &mut Graph, src: NodeId, entries: &[String]) -> ProtoResult<()> {
+    let mut groups: Vec<(i32, Vec<InAnchor>)> = Vec::new();
+    for (k, e) in entries.iter().enumerate() {
+        let bad = || ProtoError::invalid(format!("[{k}]"), format!("bad fan-out entry '{e}'"));
+        let (out, rest) = e.split_once('>').ok_or_else(bad)?;
+        let out: i32 = out.parse().map_err(|_| bad())?;
+        let (cons, idx) = split_edge(rest).ok_or_else(bad)?;
+        let idx: i32 = idx.parse().map_err(|_| bad())?;
+        let node = g.find(cons).ok_or_else(bad)?;
+        let anchor = InAnchor { node, index: idx };
+        match groups.last_mut() {
+            Some((o, list)) if *o == out => list.push(anchor),
+            _ => groups.push((out, vec![anchor])),
+        }
+    }
+    for (out, order) in groups {
+        if out < -1 {
+            return Err(ProtoError::invalid("", format!("bad output index {out}")));
+        }
+        g.set_out_peer_order(
+            OutAnchor {
+                node: src,
+                index: out,
+            },
+            &order,
+        )
+        .map_err(|e| ProtoError::invalid("", e.to_string()))?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Encoding graphs
+// ---------------------------------------------------------------------------------------------
+
+fn edge(name: &str, index: i32) -> String {
+    let mut s = String::with_capacity(name.len() + 4);
+    s.push_str(name);
+    s.push(':');
+    s.push_str(itoa(index).as_str());
+    s
+}
+
+fn itoa(v: i32) -> String {
+    v.to_string()
+}
+
+/// Encode a graph's own nodes (not its subgraphs) as a `GraphDef`.
+pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
+    let mut pos: slotmap::SecondaryMap<NodeId, u32> = slotmap::SecondaryMap::with_capacity(g.len());
+    for (i, id) in g.node_ids().enumerate() {
+        pos.insert(id, i as u32);
+    }
+    let mut ops = Vec::with_capacity(g.len());
+    for id in g.node_ids() {
+        ops.push(op_to_def(g, id, &pos)?);
+    }
+    let name_of = |id: NodeId| g.op(id).map(|o| o.name().to_string()).unwrap_or_default();
+    let attr_groups = match g.attrs.get(ASC_ATTR_GROUPS) {
+        Some(AttrValue::Bytes(b)) => b.clone(),
+        _ => Bytes::new(),
+    };
+    Ok(pb::GraphDef {
+        name: g.name().to_string(),
+        input: g.inputs().iter().map(|&id| edge(&name_of(id), 0)).collect(),
+        output: g
+            .outputs()
+            .iter()
+            .map(|&(id, i)| edge(&name_of(id), i))
+            .collect(),
+        op: ops,
+        attr: attrs_to_map(&g.attrs, &[ASC_ATTR_GROUPS])?,
+        attr_groups,
+    })
+}
+
+fn sorted_name_map(ports: &[ascendir_ir::Port]) -> (pb::AttrDef, pb::AttrDef) {
+    let mut pairs: Vec<(&str, i64)> = ports
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (&*p.name, i as i64))
+        .collect();
+    pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    (
+        ge_list_s(pairs.iter().map(|p| p.0)),
+        ge_list_i(pairs.iter().map(|p| p.1)),
+    )
+}
+
+fn op_to_def(
+    g: &Graph,
+    id: NodeId,
+    pos: &slotmap::SecondaryMap<NodeId, u32>,
+) -> ProtoResult<pb::OpDef> {
+    let node = g.node(id).map_err(|e| ProtoError::Encode(e.to_string()))?;
+    let op = node.op();
+    let name_of = |n: NodeId| g.op(n).map(|o| o.name()).unwrap_or("");
+    let path = || format!("op '{}'", op.name());
+
+    // Edge strings.
+    let mut input = Vec::with_capacity(node.num_in_data() + node.in_control_peers().len());
+    let mut ctrl_to_data = Vec::new();
+    for (slot, peer) in node.in_data_peers().enumerate() {
+        match peer {
+            Some(src) if src.is_control() => {
+                input.push(String::new());
+                ctrl_to_data.push(format!("{slot}:{}", name_of(src.node)));
+            }
+            Some(src) => input.push(edge(name_of(src.node), src.index)),
+            None => input.push(String::new()),
+        }
+    }
+    // Trailing unset optional inputs (invalid descs) get no edge string, as GE writes them.
+    while input.last().is_some_and(String::is_empty)
+        && op
+            .inputs()
+            .get(input.len() - 1)
+            .is_some_and(|p| !p.desc.is_valid())
+        && !ctrl_to_data
+            .iter()
+            .any(|e| e.starts_with(&format!("{}:", input.len() - 1)))
+    {
+        input.pop();
+    }
+    let in_ctrl = node.in_control_peers();
+    let has_data_ctrl = in_ctrl.iter().any(|p| !p.is_control());
+    for p in in_ctrl.iter().filter(|p| p.is_control()) {
+        input.push(edge(name_of(p.node), -1));
+    }
+
+    let mut attr = attrs_to_map(&op.attrs, &[ASC_ATTR_GROUPS]).map_err(|e| e.within(path))?;
+    if has_data_ctrl {
+        attr.insert(
+            ASC_IN_CTRL.to_string(),
+            list_s_attr(
+                in_ctrl
+                    .iter()
+                    .map(|p| edge(name_of(p.node), p.index))
+                    .collect::<Vec<_>>()
+                    .iter()
+                    .map(String::as_str),
+            ),
+        );
+    }
+    if !ctrl_to_data.is_empty() {
+        attr.insert(
+            ASC_CTRL_TO_DATA.to_string(),
+            list_s_attr(ctrl_to_data.iter().map(String::as_str)),
+        );
+    }
+    // Fan-out order, when it is not what a reader rebuilds (consumer op order).
+    let mut fanout: Vec<String> = Vec::new();
+    let anchors = (0..node.num_out_data())
+        .map(|i| (i as i32, node.out_data_peers(i)))
+        .chain(std::iter::once((-1, node.out_control_peers())));
+    for (out, peers) in anchors {
+        if peers.len() < 2 {
+            continue;
+        }
+        let src = OutAnchor {
+            node: id,
+            index: out,
+        };
+        let key = |dst: &InAnchor| -> (u32, usize) {
+            let p = pos.get(dst.node).copied().unwrap_or(u32::MAX);
+            if dst.is_control() {
+                let c = g.node(dst.node).ok();
+                let n_in = c.map_or(0, |c| c.num_in_data());
+                let k = c
+                    .and_then(|c| c.in_control_peers().iter().position(|&q| q == src))
+                    .unwrap_or(0);
+                (p, n_in + k)
+            } else {
+                (p, dst.index as usize)
+            }
+        };
+        let canonical = peers.windows(2).all(|w| key(&w[0]) <= key(&w[1]));
+        if !canonical {
+            for d in peers {
+                fanout.push(format!("{out}>{}:{}", name_of(d.node), d.index));
+            }
+        }
+    }
+    if !fanout.is_empty() {
+        attr.insert(
+            ASC_FANOUT.to_string(),
+            list_s_attr(fanout.iter().map(String::as_str)),
+        );
+    }
+
+    // GE's reserved keys.
+    if op.num_inputs() > 0 {
+        let (k, v) = sorted_name_map(op.inputs());
+        put_reserved(&mut attr, INPUT_NAME_KEY, k);
+        put_reserved(&mut attr, INPUT_NAME_VALUE, v);
+    }
+    if op.num_outputs() > 0 {
+        let (k, v) = sorted_name_map(op.outputs());
+        put_reserved(&mut attr, OUTPUT_NAME_KEY, k);
+        put_reserved(&mut attr, OUTPUT_NAME_VALUE, v);
+    }
+    let default_meta = OpMeta::default();
+    let meta = op.meta().unwrap_or(&default_meta);
+    if !meta.optional_inputs.is_empty() {
+        put_reserved(
+            &mut attr,
+            OPT_INPUT,
+            ge_list_s(meta.optional_inputs.iter().map(|s| &**s)),
+        );
+    }
+    if !meta.ir_attr_names.is_empty() {
+        put_reserved(
+            &mut attr,
+            IR_ATTR_NAMES,
+            ge_list_s(meta.ir_attr_names.iter().map(String::as_str)),
+        );
+    }
+    if !meta.ir_inputs.is_empty() {
+        put_reserved(
+            &mut attr,
+            IR_INPUTS_KEY,
+            ge_list_s(meta.ir_inputs.iter().map(|p| &*p.0)),
+        );
+        put_reserved(
+            &mut attr,
+            IR_INPUTS_VALUE,
+            ge_list_i(meta.ir_inputs.iter().map(|p| p.1 as i64)),
+        );
+    }
+    if !meta.ir_outputs.is_empty() {
+        put_reserved(
+            &mut attr,
+            IR_OUTPUTS_KEY,
+            ge_list_s(meta.ir_outputs.iter().map(|p| &*p.0)),
+        );
+        put_reserved(
+            &mut attr,
+            IR_OUTPUTS_VALUE,
+            ge_list_i(meta.ir_outputs.iter().map(|p| p.1 as i64)),
+        );
+    }
+    let inst = &meta.subgraph_instance_names;
+    let ge_default = meta.subgraph_ir_names.len() == inst.len()
+        && inst.iter().all(|s| !s.is_empty())
+        && meta
+            .subgraph_ir_names
+            .iter()
+            .zip(inst)
+            .all(|((n, t), i)| n == i && *t == SubgraphType::Static);
+    if !ge_default {
+        if meta.subgraph_ir_names.len() != inst.len() {
+            return Err(ProtoError::Encode(format!(
+                "op '{}' has {} subgraph IR names but {} instance slots",
+                op.name(),
+                meta.subgraph_ir_names.len(),
+                inst.len()
+            )));
+        }
+        attr.insert(
+            ASC_SUBGRAPH_IR_NAMES.to_string(),
+            list_s_attr(meta.subgraph_ir_names.iter().map(|p| p.0.as_str())),
+        );
+        attr.insert(
+            ASC_SUBGRAPH_IR_TYPES.to_string(),
+            list_i_attr(meta.subgraph_ir_names.iter().map(|p| p.1 as i64)),
+        );
+    }
+    let input_desc = op
+        .inputs()
+        .iter()
+        .map(|p| desc_to_def(&p.desc))
+        .collect::<ProtoResult<Vec<_>>>()
+        .map_err(|e| e.within(path))?;
+    let output_desc = op
+        .outputs()
+        .iter()
+        .map(|p| desc_to_def(&p.desc))
+        .collect::<ProtoResult<Vec<_>>>()
+        .map_err(|e| e.within(path))?;
+    let attr_groups = match op.attrs.get(ASC_ATTR_GROUPS) {
+        Some(AttrValue::Bytes(b)) => b.clone(),
+        _ => Bytes::new(),
+    };
+    Ok(pb::OpDef {
+        name: op.name().to_string(),
+        r#type: op.op_type().to_string(),
+        input,
+        attr,
+        attr_groups,
+        has_out_attr: meta.has_out_attr,
+        id: op.id,
+        stream_id: op.stream_id,
+        input_name: meta.input_name.clone(),
+        src_name: meta.src_name.clone(),
+        src_index: meta.src_index.clone(),
+        dst_name: meta.dst_name.clone(),
+        dst_index: meta.dst_index.clone(),
+        input_i: meta.input_offsets.clone(),
+        output_i: meta.output_offsets.clone(),
+        workspace: meta.workspace.clone(),
+        workspace_bytes: meta.workspace_bytes.clone(),
+        is_input_const: meta.is_input_const.clone(),
+        input_desc,
+        output_desc,
+        subgraph_name: inst.clone(),
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Models
+// ---------------------------------------------------------------------------------------------
+
+/// Encode a model: every root graph followed by its registered subgraphs.
+pub fn model_to_def(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<pb::ModelDef> {
+    let mut out = Vec::new();
+    let mut names = rustc_hash::FxHashSet::default();
+    for g in graphs {
+        for sub in std::iter::once(*g).chain(g.subgraphs.iter()) {
+            if !names.insert(sub.name().to_string()) {
+                return Err(ProtoError::Encode(format!(
+                    "two graphs of the model are named '{}'; subgraphs are found by name",
+                    sub.name()
+                )));
+            }
+            out.push(graph_to_def(sub)?);
+        }
+    }
+    let attr_groups = match meta.attrs.get(ASC_ATTR_GROUPS) {
+        Some(AttrValue::Bytes(b)) => b.clone(),
+        _ => Bytes::new(),
+    };
+    Ok(pb::ModelDef {
+        name: meta.name.clone(),
+        version: meta.version,
+        custom_version: meta.custom_version.clone(),
+        graph: out,
+        attr: attrs_to_map(&meta.attrs, &[ASC_ATTR_GROUPS])?,
+        attr_groups,
+    })
+}
+
+/// Decode a model: every GraphDef, then subgraph ownership rebuilt from the instance names
+/// (breadth first from each root); the root's subgraph list keeps the file order.
+pub fn model_from_def(def: pb::ModelDef) -> ProtoResult<Model> {
+    let pb::ModelDef {
+        name,
+        version,
+        custom_version,
+        graph,
+        attr,
+        attr_groups,
+    } = def;
+    if graph.is_empty() {
+        return Err(ProtoError::invalid("graph", "the model has no graph"));
+    }
+    let mut attrs = attrs_from_map(attr)?;
+    if !attr_groups.is_empty() {
+        attrs.insert(ASC_ATTR_GROUPS.to_string(), AttrValue::Bytes(attr_groups));
+    }
+    let mut by_name: FxHashMap<String, usize> = FxHashMap::default();
+    for (i, g) in graph.iter().enumerate() {
+        if by_name.insert(g.name.clone(), i).is_some() {
+            return Err(ProtoError::invalid(
+                format!("graph[{i}].name"),
+                format!("duplicate graph name '{}'", g.name),
+            ));
+        }
+    }
+    let mut slots: Vec<Option<Graph>> = Vec::with_capacity(graph.len());
+    for (i, gd) in graph.into_iter().enumerate() {
+        slots.push(Some(
+            graph_from_def(gd).map_err(|e| e.within(|| format!("graph[{i}]")))?,
+        ));
+    }
+    let mut taken = vec![false; slots.len()];
+    let mut roots = Vec::new();
+    for r in 0..slots.len() {
+        if taken[r] {
+            continue;
+        }
+        taken[r] = true;
+        // Discover subgraphs breadth first.
+        let mut found: Vec<usize> = Vec::new();
+        let mut queue: Vec<usize> = vec![r];
+        let mut head = 0;
+        while head < queue.len() {
+            let gi = queue[head];
+            head += 1;
+            let g = slots[gi]
+                .as_ref()
+                .ok_or_else(|| ProtoError::invalid(format!("graph[{gi}]"), "graph used twice"))?;
+            let mut links: Vec<(usize, NodeId)> = Vec::new();
+            for id in g.node_ids() {
+                let op = g
+                    .op(id)
+                    .map_err(|e| ProtoError::invalid("", e.to_string()))?;
+                for inst in op
+                    .subgraph_instance_names()
+                    .iter()
+                    .filter(|s| !s.is_empty())
+                {
+                    let si = *by_name.get(inst).ok_or_else(|| {
+                        ProtoError::invalid(
+                            format!("graph[{gi}].op({}).subgraph_name", op.name()),
+                            format!("missing subgraph '{inst}'"),
+                        )
+                    })?;
+                    if taken[si] {
+                        return Err(ProtoError::invalid(
+                            format!("graph[{gi}].op({}).subgraph_name", op.name()),
+                            format!("subgraph '{inst}' is referenced twice (or is a root)"),
+                        ));
+                    }
+                    taken[si] = true;
+                    links.push((si, id));
+                }
+            }
+            let parent_name = g.name().to_string();
+            for (si, id) in links {
+                if let Some(sub) = slots[si].as_mut() {
+                    sub.parent = Some(ParentLink {
+                        graph: parent_name.clone(),
+                        node: id,
+                    });
+                }
+                found.push(si);
+                queue.push(si);
+            }
+        }
+        found.sort_unstable();
+        let mut root = slots[r]
+            .take()
+            .ok_or_else(|| ProtoError::invalid(format!("graph[{r}]"), "graph used twice"))?;
+        for si in found {
+            if let Some(sub) = slots[si].take() {
+                root.subgraphs.push(sub);
+            }
+        }
+        roots.push(root);
+    }
+    Ok(Model {
+        meta: ModelMeta {
+            name,
+            version,
+            custom_version,
+            attrs,
+        },
+        graphs: roots,
+    })
+}

@@ -1,0 +1,103 @@
+//! Errors of decoding and encoding. Every decode error names where the problem is: a byte
+//! offset for malformed binary input, a field path (`graph[0].op[3](conv1).input[1]`) for a
+//! well-formed message that does not describe a valid graph, a line and column for text.
+
+use thiserror::Error;
+
+/// Every way reading or writing a model can fail.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub enum ProtoError {
+    /// The bytes are not a valid protobuf encoding of the expected message.
+    #[error("malformed protobuf at byte {offset} ({path}): {message}")]
+    Wire {
+        /// Byte offset of the offending tag or value.
+        offset: usize,
+        /// Field path of the message being read there.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A well-formed message that does not describe a valid graph (unknown edge source,
+    /// missing subgraph, duplicate node name, bad dims, ...).
+    #[error("invalid model at {path}: {message}")]
+    Invalid {
+        /// Field path of the offending value.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Protobuf text format that cannot be parsed.
+    #[error("text format error at line {line}, column {column}: {message}")]
+    Text {
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// Byte offset in the text.
+        offset: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A malformed OM container.
+    #[error("malformed OM file at byte {offset}: {message}")]
+    Om {
+        /// Byte offset of the offending header field or partition.
+        offset: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// A graph that cannot be written (e.g. two graphs of one model share a name).
+    #[error("cannot encode: {0}")]
+    Encode(String),
+    /// A file could not be read or written.
+    #[error("{0}")]
+    Io(String),
+}
+
+impl ProtoError {
+    /// An `Invalid` error at `path`.
+    pub fn invalid(path: impl Into<String>, message: impl Into<String>) -> Self {
+        ProtoError::Invalid {
+            path: path.into(),
+            message: message.into(),
+        }
+    }
+
+    /// Prefix the field path with `prefix` (used while unwinding out of nested messages).
+    pub fn within(self, prefix: impl FnOnce() -> String) -> Self {
+        match self {
+            ProtoError::Invalid { path, message } => {
+                let p = prefix();
+                let path = if path.is_empty() {
+                    p
+                } else if path.starts_with('[') {
+                    format!("{p}{path}")
+                } else {
+                    format!("{p}.{path}")
+                };
+                ProtoError::Invalid { path, message }
+            }
+            other => other,
+        }
+    }
+
+    /// The byte offset, when the error has one.
+    pub fn offset(&self) -> Option<usize> {
+        match self {
+            ProtoError::Wire { offset, .. } | ProtoError::Om { offset, .. } => Some(*offset),
+            ProtoError::Text { offset, .. } => Some(*offset),
+            _ => None,
+        }
+    }
+
+    /// The field path, when the error has one.
+    pub fn path(&self) -> Option<&str> {
+        match self {
+            ProtoError::Wire { path, .. } | ProtoError::Invalid { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+}
+
+/// Shorthand for results of this crate.
+pub type ProtoResult<T> = Result<T, ProtoError>;
