@@ -1214,3 +1214,50 @@ impl Iterator for NodeIter<'_> {
         Some(id)
     }
 }
+
+impl Graph {
+    /// A registered subgraph (of any depth) by instance name. Only a root graph holds them.
+    pub fn subgraph(&self, name: &str) -> Option<&Graph> {
+        self.subgraphs.iter().find(|g| g.name == name)
+    }
+
+    /// Mutable access to a registered subgraph by name.
+    pub fn subgraph_mut(&mut self, name: &str) -> Option<&mut Graph> {
+        self.subgraphs.iter_mut().find(|g| g.name == name)
+    }
+
+    /// Number of interned strings (for memory accounting).
+    pub fn interned_strings(&self) -> usize {
+        self.strings.len()
+    }
+}
+
+/// Crate-internal raw access for the algorithm modules (sorting, edits, subgraphs, verifier).
+impl Graph {
+    /// The node arena.
+    pub(crate) fn arena(&self) -> &SlotMap<NodeId, NodeData> {
+        &self.nodes
+    }
+
+    /// The node arena, mutably (callers keep the links two-sided).
+    pub(crate) fn arena_mut(&mut self) -> &mut SlotMap<NodeId, NodeData> {
+        &mut self.nodes
+    }
+
+    /// Rewrite the node order from `order`, which the caller guarantees to be a permutation of
+    /// the live nodes (no validation: used by the sorter on its own output).
+    pub(crate) fn relink_order(&mut self, order: &[NodeId]) {
+        let mut prev: Option<NodeId> = None;
+        for &id in order {
+            if let Some(p) = prev {
+                self.nodes[p].next = Some(id);
+            }
+            let n = &mut self.nodes[id];
+            n.prev = prev;
+            n.next = None;
+            prev = Some(id);
+        }
+        self.head = order.first().copied();
+        self.tail = prev;
+    }
+}

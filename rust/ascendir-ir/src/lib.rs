@@ -8,12 +8,18 @@
 pub mod anchor;
 pub mod attr;
 pub mod dtype;
+pub mod dump;
+pub mod edit;
 pub mod error;
 pub mod format;
 pub mod graph;
 pub mod intern;
 pub mod op_desc;
+pub mod subgraph;
 pub mod tensor;
+pub mod topo;
+pub mod verify;
+mod wire_support;
 
 pub use anchor::{Anchor, InAnchor, OutAnchor, CONTROL};
 pub use attr::{AttrKind, AttrMap, AttrValue, GraphAttr, NamedAttrs};
@@ -23,3 +29,4 @@ pub use format::Format;
 pub use graph::{Graph, NodeData, NodeId, ParentLink};
 pub use op_desc::{IrInputType, IrOutputType, OpDesc, OpMeta, Port, Side, SubgraphType, Sym};
 pub use tensor::{DeviceType, ExtMeta, Shape, Tensor, TensorDesc};
+pub use topo::{TopoMode, TopoOptions, TopoSorter};

@@ -22,6 +22,7 @@ macro_rules! error_classes {
     ($($fn_name:ident => $class:literal),* $(,)?) => {
         $(
             #[doc = concat!("The `ascendir.errors.", $class, "` class.")]
+            #[allow(dead_code)] // each area binding uses the classes it raises
             pub fn $fn_name(py: Python<'_>) -> Bound<'_, PyType> {
                 static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
                 class(py, &CELL, $class)

@@ -6,11 +6,13 @@ use pyo3::prelude::*;
 
 mod asc;
 mod errors;
+pub mod ir;
 mod proto;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    ir::register(m)?;
     asc::register(m)?;
     proto::register(m)?;
     Ok(())

@@ -1,0 +1,129 @@
+"""ascendir: a Rust-core graph IR and AscGraph kernel engine compatible with the GE compiler.
+
+The graph model is GE's AscendIR: a :class:`Graph` of :class:`Node` objects, each with an
+:class:`OpDesc` whose named ports carry :class:`TensorDesc` descriptors, linked through
+:class:`Anchor` objects. Storage and algorithms run in Rust; this package is the Python face.
+
+``import ascendir`` stays fast: numpy, protobuf and the frontends are imported on first use.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from . import _core
+from ._core import (
+    Anchor,
+    AttrMap,
+    Graph,
+    Node,
+    OpDesc,
+    Tensor,
+    TensorDesc,
+    calc_tensor_mem_size_of,
+    format_c0_value,
+    format_parts,
+    format_serial_string,
+    make_format,
+    memory_size_of,
+    size_in_bytes_of,
+)
+from .errors import (
+    AscendIRError,
+    CycleError,
+    DecodeError,
+    DuplicateNameError,
+    ForeignHandleError,
+    InferenceError,
+    InvalidArgumentError,
+    LinkError,
+    NotFoundError,
+    RegistryError,
+    SizeOverflowError,
+    StaleHandleError,
+    TilingError,
+    ValidationError,
+)
+from .types import AttrKind, DataType, Format, NamedAttrs
+
+__version__: str = _core.__version__
+
+# Module-level dtype aliases, as in numpy / torch.
+float32 = DataType.FLOAT
+float16 = DataType.FLOAT16
+bfloat16 = DataType.BF16
+float64 = DataType.DOUBLE
+int4 = DataType.INT4
+int8 = DataType.INT8
+int16 = DataType.INT16
+int32 = DataType.INT32
+int64 = DataType.INT64
+uint8 = DataType.UINT8
+uint16 = DataType.UINT16
+uint32 = DataType.UINT32
+uint64 = DataType.UINT64
+bool_ = DataType.BOOL
+complex64 = DataType.COMPLEX64
+complex128 = DataType.COMPLEX128
+hifloat8 = DataType.HIFLOAT8
+float8_e5m2 = DataType.FLOAT8_E5M2
+float8_e4m3fn = DataType.FLOAT8_E4M3FN
+
+# Submodules and names loaded on first use, so that importing the package stays cheap.
+_LAZY_MODULES = {"asc", "cli", "onnx", "ops", "serialization", "topo", "infer"}
+_LAZY_NAMES = {
+    "save": "serialization",
+    "load": "serialization",
+    "Model": "serialization",
+    "TopoMode": "topo",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f".{name}", __name__)
+    module = _LAZY_NAMES.get(name)
+    if module is not None:
+        return getattr(importlib.import_module(f".{module}", __name__), name)
+    raise AttributeError(f"module 'ascendir' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | _LAZY_MODULES | set(_LAZY_NAMES))
+
+
+__all__ = [
+    "Anchor",
+    "AscendIRError",
+    "AttrKind",
+    "AttrMap",
+    "CycleError",
+    "DataType",
+    "DecodeError",
+    "DuplicateNameError",
+    "ForeignHandleError",
+    "Format",
+    "Graph",
+    "InferenceError",
+    "InvalidArgumentError",
+    "LinkError",
+    "NamedAttrs",
+    "Node",
+    "NotFoundError",
+    "OpDesc",
+    "RegistryError",
+    "SizeOverflowError",
+    "StaleHandleError",
+    "Tensor",
+    "TensorDesc",
+    "TilingError",
+    "ValidationError",
+    "calc_tensor_mem_size_of",
+    "format_c0_value",
+    "format_parts",
+    "format_serial_string",
+    "make_format",
+    "memory_size_of",
+    "size_in_bytes_of",
+]

@@ -1,0 +1,136 @@
+//! `ascendir.Graph`: the Python face of a compute graph.
+
+use ascendir_ir::{Graph, IrError, NodeId};
+use pyo3::prelude::*;
+
+use crate::errors::{foreign_handle_error, raise, IntoPyResult};
+
+/// Where a Python `Graph` object's data lives.
+#[derive(Debug)]
+pub enum GraphSlot {
+    /// A root (or standalone) graph owned by this object.
+    Own(Graph),
+    /// A subgraph registered on `root`, found by its name.
+    Sub {
+        /// The root graph object that owns the subgraph.
+        root: Py<PyGraph>,
+        /// The subgraph's (unique) name.
+        name: String,
+    },
+}
+
+/// A compute graph: nodes with anchors, inputs, outputs, attributes and subgraphs.
+#[pyclass(name = "Graph", module = "ascendir")]
+#[derive(Debug)]
+pub struct PyGraph {
+    /// The graph's data, or the way to find it.
+    pub slot: GraphSlot,
+}
+
+fn stale_subgraph(name: &str) -> PyErr {
+    crate::errors::ir_err(IrError::StaleHandle(format!(
+        "subgraph '{name}' is no longer registered on its root graph"
+    )))
+}
+
+impl PyGraph {
+    /// A Python graph owning `graph`.
+    pub fn from_graph(graph: Graph) -> Self {
+        PyGraph {
+            slot: GraphSlot::Own(graph),
+        }
+    }
+
+    /// The root object and subgraph name when `this` is a subgraph view.
+    fn sub_of<'py>(this: &Bound<'py, PyGraph>) -> PyResult<Option<(Bound<'py, PyGraph>, String)>> {
+        Ok(match &this.try_borrow()?.slot {
+            GraphSlot::Own(_) => None,
+            GraphSlot::Sub { root, name } => Some((root.bind(this.py()).clone(), name.clone())),
+        })
+    }
+
+    /// Run `f` on the graph (through the root for a subgraph).
+    pub fn read<R>(this: &Bound<'_, PyGraph>, f: impl FnOnce(&Graph) -> R) -> PyResult<R> {
+        let (holder, name) = match PyGraph::sub_of(this)? {
+            None => (this.clone(), None),
+            Some((root, name)) => (root, Some(name)),
+        };
+        let me = holder.try_borrow()?;
+        let GraphSlot::Own(g) = &me.slot else {
+            return Err(stale_subgraph(name.as_deref().unwrap_or("")));
+        };
+        match name {
+            None => Ok(f(g)),
+            Some(name) => g.subgraph(&name).map(f).ok_or_else(|| stale_subgraph(&name)),
+        }
+    }
+
+    /// Run `f` on the graph mutably (through the root for a subgraph).
+    pub fn write<R>(this: &Bound<'_, PyGraph>, f: impl FnOnce(&mut Graph) -> R) -> PyResult<R> {
+        let (holder, name) = match PyGraph::sub_of(this)? {
+            None => (this.clone(), None),
+            Some((root, name)) => (root, Some(name)),
+        };
+        let mut me = holder.try_borrow_mut()?;
+        let GraphSlot::Own(g) = &mut me.slot else {
+            return Err(stale_subgraph(name.as_deref().unwrap_or("")));
+        };
+        match name {
+            None => Ok(f(g)),
+            Some(name) => g.subgraph_mut(&name).map(f).ok_or_else(|| stale_subgraph(&name)),
+        }
+    }
+
+    /// Like `read` for closures returning IR results.
+    pub fn try_read<R>(
+        this: &Bound<'_, PyGraph>,
+        f: impl FnOnce(&Graph) -> Result<R, IrError>,
+    ) -> PyResult<R> {
+        PyGraph::read(this, f)?.py()
+    }
+
+    /// Like `write` for closures returning IR results.
+    pub fn try_write<R>(
+        this: &Bound<'_, PyGraph>,
+        f: impl FnOnce(&mut Graph) -> Result<R, IrError>,
+    ) -> PyResult<R> {
+        PyGraph::write(this, f)?.py()
+    }
+
+    /// The object that identifies the graph for handle checks: the graph itself, or for a
+    /// subgraph view the same `(root, name)` pair.
+    pub fn same_graph(a: &Bound<'_, PyGraph>, b: &Bound<'_, PyGraph>) -> bool {
+        if a.is(b) {
+            return true;
+        }
+        let (Ok(x), Ok(y)) = (a.try_borrow(), b.try_borrow()) else {
+            return false;
+        };
+        match (&x.slot, &y.slot) {
+            (GraphSlot::Sub { root: r1, name: n1 }, GraphSlot::Sub { root: r2, name: n2 }) => {
+                r1.is(r2) && n1 == n2
+            }
+            _ => false,
+        }
+    }
+
+    /// Fail with `ForeignHandleError` unless `other` is this graph.
+    pub fn check_same(this: &Bound<'_, PyGraph>, other: &Bound<'_, PyGraph>, what: &str) -> PyResult<()> {
+        if PyGraph::same_graph(this, other) {
+            return Ok(());
+        }
+        let here = PyGraph::read(this, |g| g.name().to_string()).unwrap_or_default();
+        let there = PyGraph::read(other, |g| g.name().to_string()).unwrap_or_default();
+        Err(raise(
+            this.py(),
+            foreign_handle_error(this.py()),
+            format!("{what} belongs to graph '{there}', not to graph '{here}'"),
+            &[],
+        ))
+    }
+
+    /// Check that `id` is live in this graph.
+    pub fn check_node(this: &Bound<'_, PyGraph>, id: NodeId) -> PyResult<()> {
+        PyGraph::try_read(this, |g| g.node(id).map(|_| ()))
+    }
+}

@@ -1,0 +1,27 @@
+//! Bindings of the graph IR: graphs, nodes, anchors, op descs, tensor descs, tensors, attributes.
+
+use pyo3::prelude::*;
+
+pub mod anchor;
+pub mod attrs;
+pub mod convert;
+pub mod graph;
+pub mod graph_api;
+pub mod node;
+pub mod op_desc;
+pub mod tensor;
+pub mod types;
+
+/// Register the IR classes and functions.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<graph::PyGraph>()?;
+    m.add_class::<node::PyNode>()?;
+    m.add_class::<anchor::PyAnchor>()?;
+    m.add_class::<op_desc::PyOpDesc>()?;
+    m.add_class::<tensor::PyTensorDesc>()?;
+    m.add_class::<tensor::PyTensor>()?;
+    m.add_class::<tensor::TensorBuffer>()?;
+    m.add_class::<attrs::PyAttrMap>()?;
+    types::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,605 @@
+//! `ascendir.OpDesc`: an operator descriptor, standalone or a view of a node's op.
+
+use std::sync::Arc;
+
+use ascendir_ir::{IrError, IrInputType, IrOutputType, IrResult, NodeId, OpDesc, Side, TensorDesc};
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+
+use super::attrs::{AttrOwner, PyAttrMap};
+use super::graph::PyGraph;
+use super::tensor::{DescLoc, PyTensorDesc};
+use crate::errors::IntoPyResult;
+
+/// Where a Python `OpDesc` object's data lives.
+#[derive(Debug)]
+pub enum OpLoc {
+    /// Not in a graph yet.
+    Owned(OpDesc),
+    /// The op of a node: every change goes to the node (and its anchors).
+    Node {
+        /// The graph.
+        graph: Py<PyGraph>,
+        /// The node.
+        node: NodeId,
+    },
+}
+
+/// An operator descriptor: name, type, named input/output ports with tensor descs, attributes,
+/// IR metadata, subgraph slots and GE compile-state fields.
+///
+/// After `graph.add_node(od)` the object becomes a view of the node's op.
+#[pyclass(name = "OpDesc", module = "ascendir")]
+#[derive(Debug)]
+pub struct PyOpDesc {
+    /// Where the data lives.
+    pub loc: OpLoc,
+}
+
+impl PyOpDesc {
+    /// Read the op.
+    pub fn try_with<R>(this: &Bound<'_, PyOpDesc>, f: impl FnOnce(&OpDesc) -> IrResult<R>) -> PyResult<R> {
+        let me = this.try_borrow()?;
+        match &me.loc {
+            OpLoc::Owned(op) => f(op).py(),
+            OpLoc::Node { graph, node } => {
+                let graph = graph.bind(this.py()).clone();
+                let node = *node;
+                drop(me);
+                PyGraph::try_read(&graph, |g| f(g.op(node)?))
+            }
+        }
+    }
+
+    /// Change the op; for a node, anchor counts follow appended/removed ports.
+    pub fn try_with_mut<R>(
+        this: &Bound<'_, PyOpDesc>,
+        f: impl FnOnce(&mut OpDesc) -> IrResult<R>,
+    ) -> PyResult<R> {
+        let mut me = this.try_borrow_mut()?;
+        match &mut me.loc {
+            OpLoc::Owned(op) => f(op).py(),
+            OpLoc::Node { graph, node } => {
+                let graph = graph.bind(this.py()).clone();
+                let node = *node;
+                drop(me);
+                PyGraph::try_write(&graph, |g| g.modify_op(node, f)?)
+            }
+        }
+    }
+
+    /// A copy of the current op.
+    pub fn snapshot(this: &Bound<'_, PyOpDesc>) -> PyResult<OpDesc> {
+        PyOpDesc::try_with(this, |op| Ok(op.clone()))
+    }
+
+    /// Make this object a view of node `node` of `graph` (after the op was added there).
+    pub fn attach(this: &Bound<'_, PyOpDesc>, graph: Py<PyGraph>, node: NodeId) -> PyResult<()> {
+        this.try_borrow_mut()?.loc = OpLoc::Node { graph, node };
+        Ok(())
+    }
+
+    fn node_loc(this: &Bound<'_, PyOpDesc>) -> PyResult<Option<(Py<PyGraph>, NodeId)>> {
+        Ok(match &this.try_borrow()?.loc {
+            OpLoc::Owned(_) => None,
+            OpLoc::Node { graph, node } => Some((graph.clone_ref(this.py()), *node)),
+        })
+    }
+
+    fn resolve_index(this: &Bound<'_, PyOpDesc>, side: Side, key: &Bound<'_, PyAny>) -> PyResult<usize> {
+        if let Ok(name) = key.cast::<PyString>() {
+            let name = name.to_str()?.to_string();
+            return PyOpDesc::try_with(this, |op| op.port_index_of(side, &name));
+        }
+        let index: i64 = key.extract()?;
+        PyOpDesc::try_with(this, |op| {
+            let count = op.ports(side).len() as i64;
+            let i = if index < 0 { index + count } else { index };
+            if i < 0 || i >= count {
+                return Err(IrError::NotFound(format!(
+                    "op '{}' has no {} {index} (it has {count})",
+                    op.name(),
+                    if side == Side::Input { "input" } else { "output" }
+                )));
+            }
+            Ok(i as usize)
+        })
+    }
+
+    fn desc_view(this: &Bound<'_, PyOpDesc>, side: Side, index: usize) -> PyResult<PyTensorDesc> {
+        let loc = match PyOpDesc::node_loc(this)? {
+            Some((graph, node)) => DescLoc::Port {
+                graph,
+                node,
+                side,
+                index,
+            },
+            None => DescLoc::Op {
+                op: this.clone().unbind(),
+                side,
+                index,
+            },
+        };
+        Ok(PyTensorDesc { loc })
+    }
+
+    fn insert_at(this: &Bound<'_, PyOpDesc>, side: Side, index: usize, ports: Vec<(String, Arc<TensorDesc>)>) -> PyResult<()> {
+        match PyOpDesc::node_loc(this)? {
+            Some((graph, node)) => PyGraph::try_write(graph.bind(this.py()), |g| g.insert_ports(node, side, index, &ports)),
+            None => PyOpDesc::try_with_mut(this, |op| op.insert_ports(side, index, &ports)),
+        }
+    }
+}
+
+fn desc_arg(desc: Option<&Bound<'_, PyAny>>) -> PyResult<Arc<TensorDesc>> {
+    match desc {
+        Some(d) => PyTensorDesc::extract_arc(d),
+        None => Ok(Arc::new(TensorDesc::default())),
+    }
+}
+
+#[pymethods]
+impl PyOpDesc {
+    #[new]
+    #[pyo3(signature = (name, r#type, *, attrs=None))]
+    fn py_new(name: &str, r#type: &str, attrs: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        let mut op = OpDesc::new(name, r#type);
+        if let Some(a) = attrs {
+            op.attrs = super::convert::dict_to_attrs(a)?;
+        }
+        Ok(PyOpDesc { loc: OpLoc::Owned(op) })
+    }
+
+    /// The op name (renaming a node's op keeps the graph's name index).
+    #[getter]
+    fn name(slf: &Bound<'_, Self>) -> PyResult<String> {
+        PyOpDesc::try_with(slf, |op| Ok(op.name().to_string()))
+    }
+    #[setter]
+    fn set_name(slf: &Bound<'_, Self>, name: &str) -> PyResult<()> {
+        match PyOpDesc::node_loc(slf)? {
+            Some((graph, node)) => PyGraph::try_write(graph.bind(slf.py()), |g| g.rename_node(node, name)),
+            None => PyOpDesc::try_with_mut(slf, |op| {
+                op.set_name(name);
+                Ok(())
+            }),
+        }
+    }
+
+    /// The op type.
+    #[getter]
+    fn r#type(slf: &Bound<'_, Self>) -> PyResult<String> {
+        PyOpDesc::try_with(slf, |op| Ok(op.op_type().to_string()))
+    }
+    #[setter]
+    fn set_type(slf: &Bound<'_, Self>, ty: &str) -> PyResult<()> {
+        PyOpDesc::try_with_mut(slf, |op| {
+            op.set_type(ty);
+            Ok(())
+        })
+    }
+
+    /// Topological id.
+    #[getter]
+    fn id(slf: &Bound<'_, Self>) -> PyResult<i64> {
+        PyOpDesc::try_with(slf, |op| Ok(op.id))
+    }
+    #[setter]
+    fn set_id(slf: &Bound<'_, Self>, v: i64) -> PyResult<()> {
+        PyOpDesc::try_with_mut(slf, |op| {
+            op.id = v;
+            Ok(())
+        })
+    }
+
+    /// Stream id.
+    #[getter]
+    fn stream_id(slf: &Bound<'_, Self>) -> PyResult<i64> {
+        PyOpDesc::try_with(slf, |op| Ok(op.stream_id))
+    }
+    #[setter]
+    fn set_stream_id(slf: &Bound<'_, Self>, v: i64) -> PyResult<()> {
+        PyOpDesc::try_with_mut(slf, |op| {
+            op.stream_id = v;
+            Ok(())
+        })
+    }
+
+    /// Input port names in index order (unset optional inputs included).
+    #[getter]
+    fn input_names(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+        PyOpDesc::try_with(slf, |op| Ok(op.inputs().iter().map(|p| p.name.to_string()).collect()))
+    }
+
+    /// Output port names in index order.
+    #[getter]
+    fn output_names(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+        PyOpDesc::try_with(slf, |op| Ok(op.outputs().iter().map(|p| p.name.to_string()).collect()))
+    }
+
+    /// Number of input slots (GE `GetAllInputsSize`, unset optional inputs included).
+    #[getter]
+    fn num_inputs(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        PyOpDesc::try_with(slf, |op| Ok(op.num_inputs()))
+    }
+
+    /// Number of inputs with a valid desc (GE `GetInputsSize`).
+    #[getter]
+    fn num_valid_inputs(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        PyOpDesc::try_with(slf, |op| Ok(op.num_valid_inputs()))
+    }
+
+    /// Number of outputs.
+    #[getter]
+    fn num_outputs(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        PyOpDesc::try_with(slf, |op| Ok(op.num_outputs()))
+    }
+
+    /// Add input `name` (an existing name updates that slot, as GE does); returns its index.
+    #[pyo3(signature = (name, desc=None))]
+    fn add_input(slf: &Bound<'_, Self>, name: &str, desc: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+        let d = desc_arg(desc)?;
+        PyOpDesc::try_with_mut(slf, |op| Ok(op.add_input(name, d)))
+    }
+
+    /// Add an optional input; without `desc` the slot is unset (GE's invalid desc).
+    #[pyo3(signature = (name, desc=None))]
+    fn add_optional_input(slf: &Bound<'_, Self>, name: &str, desc: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+        let d = match desc {
+            Some(d) => PyTensorDesc::extract_arc(d)?,
+            None => Arc::new(TensorDesc::invalid()),
+        };
+        PyOpDesc::try_with_mut(slf, |op| Ok(op.add_optional_input(name, d)))
+    }
+
+    /// Add output `name` (a duplicate name raises); returns its index.
+    #[pyo3(signature = (name, desc=None))]
+    fn add_output(slf: &Bound<'_, Self>, name: &str, desc: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+        let d = desc_arg(desc)?;
+        PyOpDesc::try_with_mut(slf, |op| op.add_output(name, d))
+    }
+
+    /// Add the dynamic inputs `name0 .. name{count-1}`: at the back (default), at the front
+    /// (`front=True`, every name must be new), or at `index`. Returns the first index.
+    #[pyo3(signature = (name, count, *, front=false, index=None))]
+    fn add_dynamic_input(slf: &Bound<'_, Self>, name: &str, count: usize, front: bool, index: Option<usize>) -> PyResult<usize> {
+        if front && index.is_some() {
+            return Err(IrError::InvalidArgument("pass either front=True or index=, not both".into())).py();
+        }
+        let at = match (front, index) {
+            (true, _) => Some(0),
+            (false, Some(i)) => Some(i),
+            (false, None) => None,
+        };
+        match at {
+            None => {
+                if PyOpDesc::node_loc(slf)?.is_some() {
+                    let end = PyOpDesc::try_with(slf, |op| Ok(op.num_inputs()))?;
+                    let names = OpDesc::dynamic_names(name, count);
+                    let existing: Vec<bool> = PyOpDesc::try_with(slf, |op| {
+                        Ok(names.iter().map(|n| op.input_index(n).is_some()).collect())
+                    })?;
+                    if existing.iter().any(|&e| e) {
+                        return PyOpDesc::try_with_mut(slf, |op| op.add_dynamic_input(name, count, true));
+                    }
+                    let desc = Arc::new(TensorDesc::default());
+                    PyOpDesc::insert_at(slf, Side::Input, end, names.into_iter().map(|n| (n, desc.clone())).collect())?;
+                    return Ok(end);
+                }
+                PyOpDesc::try_with_mut(slf, |op| op.add_dynamic_input(name, count, true))
+            }
+            Some(i) => {
+                let desc = Arc::new(TensorDesc::default());
+                let ports = OpDesc::dynamic_names(name, count).into_iter().map(|n| (n, desc.clone())).collect();
+                PyOpDesc::insert_at(slf, Side::Input, i, ports)?;
+                Ok(i)
+            }
+        }
+    }
+
+    /// Add the dynamic outputs `name0 .. name{count-1}` at the back or at `index`.
+    #[pyo3(signature = (name, count, *, index=None))]
+    fn add_dynamic_output(slf: &Bound<'_, Self>, name: &str, count: usize, index: Option<usize>) -> PyResult<usize> {
+        let at = match index {
+            Some(i) => i,
+            None => PyOpDesc::try_with(slf, |op| Ok(op.num_outputs()))?,
+        };
+        let desc = Arc::new(TensorDesc::default());
+        let ports = OpDesc::dynamic_names(name, count).into_iter().map(|n| (n, desc.clone())).collect();
+        PyOpDesc::insert_at(slf, Side::Output, at, ports)?;
+        Ok(at)
+    }
+
+    /// Insert input `name` at `index`; later inputs shift (their links follow them).
+    #[pyo3(signature = (index, name, desc=None))]
+    fn insert_input(slf: &Bound<'_, Self>, index: usize, name: &str, desc: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let d = desc_arg(desc)?;
+        PyOpDesc::insert_at(slf, Side::Input, index, vec![(name.to_string(), d)])
+    }
+
+    /// Insert output `name` at `index`; later outputs shift (their links follow them).
+    #[pyo3(signature = (index, name, desc=None))]
+    fn insert_output(slf: &Bound<'_, Self>, index: usize, name: &str, desc: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        let d = desc_arg(desc)?;
+        PyOpDesc::insert_at(slf, Side::Output, index, vec![(name.to_string(), d)])
+    }
+
+    /// Rename an input (GE `UpdateInputName`): index and desc unchanged.
+    fn rename_input(slf: &Bound<'_, Self>, old: &str, new: &str) -> PyResult<()> {
+        PyOpDesc::try_with_mut(slf, |op| op.rename_port(Side::Input, old, new))
+    }
+
+    /// Rename an output: index and desc unchanged.
+    fn rename_output(slf: &Bound<'_, Self>, old: &str, new: &str) -> PyResult<()> {
+        PyOpDesc::try_with_mut(slf, |op| op.rename_port(Side::Output, old, new))
+    }
+
+    /// The index of input `name`, or -1.
+    fn input_index(slf: &Bound<'_, Self>, name: &str) -> PyResult<i64> {
+        PyOpDesc::try_with(slf, |op| Ok(op.input_index(name).map_or(-1, |i| i as i64)))
+    }
+
+    /// The index of output `name`, or -1.
+    fn output_index(slf: &Bound<'_, Self>, name: &str) -> PyResult<i64> {
+        PyOpDesc::try_with(slf, |op| Ok(op.output_index(name).map_or(-1, |i| i as i64)))
+    }
+
+    /// The desc of an input, by index or name (a view: setting its fields changes this op).
+    fn input_desc(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<PyTensorDesc> {
+        let i = PyOpDesc::resolve_index(slf, Side::Input, key)?;
+        PyOpDesc::desc_view(slf, Side::Input, i)
+    }
+
+    /// The desc of an output, by index or name (a view).
+    fn output_desc(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<PyTensorDesc> {
+        let i = PyOpDesc::resolve_index(slf, Side::Output, key)?;
+        PyOpDesc::desc_view(slf, Side::Output, i)
+    }
+
+    /// Replace the desc of an input (by index or name).
+    fn update_input_desc(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, desc: &Bound<'_, PyAny>) -> PyResult<()> {
+        let i = PyOpDesc::resolve_index(slf, Side::Input, key)?;
+        let d = PyTensorDesc::extract_arc(desc)?;
+        PyOpDesc::try_with_mut(slf, |op| op.set_port_desc(Side::Input, i, d))
+    }
+
+    /// Replace the desc of an output (by index or name).
+    fn update_output_desc(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, desc: &Bound<'_, PyAny>) -> PyResult<()> {
+        let i = PyOpDesc::resolve_index(slf, Side::Output, key)?;
+        let d = PyTensorDesc::extract_arc(desc)?;
+        PyOpDesc::try_with_mut(slf, |op| op.set_port_desc(Side::Output, i, d))
+    }
+
+    /// Indices of the dynamic inputs `name0, name1, ...`.
+    fn dynamic_input_indexes(slf: &Bound<'_, Self>, name: &str) -> PyResult<Vec<usize>> {
+        PyOpDesc::try_with(slf, |op| Ok(op.dynamic_indexes(Side::Input, name)))
+    }
+
+    /// Whether input `name` is declared optional.
+    fn is_optional_input(slf: &Bound<'_, Self>, name: &str) -> PyResult<bool> {
+        PyOpDesc::try_with(slf, |op| Ok(op.is_optional_input(name)))
+    }
+
+    /// The op's attributes (a mutable mapping).
+    #[getter]
+    fn attrs(slf: &Bound<'_, Self>) -> PyResult<PyAttrMap> {
+        let owner = match PyOpDesc::node_loc(slf)? {
+            Some((graph, node)) => AttrOwner::Node { graph, node },
+            None => AttrOwner::Op(slf.clone().unbind()),
+        };
+        Ok(PyAttrMap { owner })
+    }
+
+    /// Subgraph instance names in slot order (`""` for an empty slot).
+    #[getter]
+    fn subgraph_names(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+        PyOpDesc::try_with(slf, |op| Ok(op.subgraph_instance_names().to_vec()))
+    }
+
+    /// Subgraph IR names with their kind (`"static"` / `"dynamic"`).
+    #[getter]
+    fn subgraph_ir_names(slf: &Bound<'_, Self>) -> PyResult<Vec<(String, &'static str)>> {
+        PyOpDesc::try_with(slf, |op| {
+            Ok(op.meta().map_or(Vec::new(), |m| {
+                m.subgraph_ir_names
+                    .iter()
+                    .map(|(n, t)| {
+                        (n.clone(), if *t == ascendir_ir::SubgraphType::Static { "static" } else { "dynamic" })
+                    })
+                    .collect()
+            }))
+        })
+    }
+
+    /// Register a static subgraph IR name with one empty instance slot.
+    fn add_subgraph_name(slf: &Bound<'_, Self>, ir_name: &str) -> PyResult<()> {
+        PyOpDesc::try_with_mut(slf, |op| op.add_subgraph_name(ir_name))
+    }
+
+    /// Set the instance name of subgraph slot `index`.
+    fn set_subgraph_instance_name(slf: &Bound<'_, Self>, index: usize, name: &str) -> PyResult<()> {
+        PyOpDesc::try_with_mut(slf, |op| op.set_subgraph_instance_name(index, name))
+    }
+
+    /// IR inputs as `(name, "required" | "optional" | "dynamic")`.
+    #[getter]
+    fn ir_inputs(slf: &Bound<'_, Self>) -> PyResult<Vec<(String, &'static str)>> {
+        PyOpDesc::try_with(slf, |op| {
+            Ok(op.meta().map_or(Vec::new(), |m| {
+                m.ir_inputs
+                    .iter()
+                    .map(|(n, t)| {
+                        let kind = match t {
+                            IrInputType::Required => "required",
+                            IrInputType::Optional => "optional",
+                            IrInputType::Dynamic => "dynamic",
+                        };
+                        (n.to_string(), kind)
+                    })
+                    .collect()
+            }))
+        })
+    }
+    #[setter]
+    fn set_ir_inputs(slf: &Bound<'_, Self>, value: Vec<(String, String)>) -> PyResult<()> {
+        let mut parsed = Vec::with_capacity(value.len());
+        for (name, kind) in value {
+            let t = match kind.as_str() {
+                "required" => IrInputType::Required,
+                "optional" => IrInputType::Optional,
+                "dynamic" => IrInputType::Dynamic,
+                other => {
+                    return Err(IrError::InvalidArgument(format!(
+                        "IR input '{name}': kind must be required, optional or dynamic, not '{other}'"
+                    )))
+                    .py()
+                }
+            };
+            parsed.push((Arc::<str>::from(name.as_str()), t));
+        }
+        PyOpDesc::try_with_mut(slf, |op| {
+            op.meta_mut().ir_inputs = parsed;
+            Ok(())
+        })
+    }
+
+    /// IR outputs as `(name, "required" | "dynamic")`.
+    #[getter]
+    fn ir_outputs(slf: &Bound<'_, Self>) -> PyResult<Vec<(String, &'static str)>> {
+        PyOpDesc::try_with(slf, |op| {
+            Ok(op.meta().map_or(Vec::new(), |m| {
+                m.ir_outputs
+                    .iter()
+                    .map(|(n, t)| {
+                        let kind = match t {
+                            IrOutputType::Required => "required",
+                            IrOutputType::Dynamic => "dynamic",
+                        };
+                        (n.to_string(), kind)
+                    })
+                    .collect()
+            }))
+        })
+    }
+    #[setter]
+    fn set_ir_outputs(slf: &Bound<'_, Self>, value: Vec<(String, String)>) -> PyResult<()> {
+        let mut parsed = Vec::with_capacity(value.len());
+        for (name, kind) in value {
+            let t = match kind.as_str() {
+                "required" => IrOutputType::Required,
+                "dynamic" => IrOutputType::Dynamic,
+                other => {
+                    return Err(IrError::InvalidArgument(format!(
+                        "IR output '{name}': kind must be required or dynamic, not '{other}'"
+                    )))
+                    .py()
+                }
+            };
+            parsed.push((Arc::<str>::from(name.as_str()), t));
+        }
+        PyOpDesc::try_with_mut(slf, |op| {
+            op.meta_mut().ir_outputs = parsed;
+            Ok(())
+        })
+    }
+
+    /// IR attribute names in registration order.
+    #[getter]
+    fn ir_attr_names(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+        PyOpDesc::try_with(slf, |op| Ok(op.meta().map_or(Vec::new(), |m| m.ir_attr_names.clone())))
+    }
+    #[setter]
+    fn set_ir_attr_names(slf: &Bound<'_, Self>, value: Vec<String>) -> PyResult<()> {
+        PyOpDesc::try_with_mut(slf, |op| {
+            op.meta_mut().ir_attr_names = value;
+            Ok(())
+        })
+    }
+
+    /// Names of the inputs declared optional.
+    #[getter]
+    fn optional_inputs(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+        PyOpDesc::try_with(slf, |op| {
+            Ok(op.meta().map_or(Vec::new(), |m| m.optional_inputs.iter().map(|s| s.to_string()).collect()))
+        })
+    }
+
+    /// GE's `has_out_attr` flag (default true).
+    #[getter]
+    fn has_out_attr(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        PyOpDesc::try_with(slf, |op| Ok(op.meta().is_none_or(|m| m.has_out_attr)))
+    }
+    #[setter]
+    fn set_has_out_attr(slf: &Bound<'_, Self>, v: bool) -> PyResult<()> {
+        PyOpDesc::try_with_mut(slf, |op| {
+            op.meta_mut().has_out_attr = v;
+            Ok(())
+        })
+    }
+
+    /// A standalone deep copy.
+    fn copy(slf: &Bound<'_, Self>) -> PyResult<Self> {
+        Ok(PyOpDesc {
+            loc: OpLoc::Owned(PyOpDesc::snapshot(slf)?),
+        })
+    }
+
+    fn __copy__(slf: &Bound<'_, Self>) -> PyResult<Self> {
+        PyOpDesc::copy(slf)
+    }
+
+    fn __deepcopy__(slf: &Bound<'_, Self>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
+        PyOpDesc::copy(slf)
+    }
+
+    fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let Ok(other) = other.cast::<PyOpDesc>() else {
+            return Ok(false);
+        };
+        let b = PyOpDesc::snapshot(other)?;
+        PyOpDesc::try_with(slf, |a| Ok(*a == b))
+    }
+
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        PyOpDesc::try_with(slf, |op| {
+            Ok(format!(
+                "<OpDesc '{}' {} in={} out={}>",
+                op.name(),
+                op.op_type(),
+                op.num_inputs(),
+                op.num_outputs()
+            ))
+        })
+    }
+}
+
+macro_rules! meta_list {
+    ($getter:ident, $setter:ident, $field:ident, $ty:ty, $doc:literal) => {
+        #[pymethods]
+        impl PyOpDesc {
+            #[doc = $doc]
+            #[getter]
+            fn $getter(slf: &Bound<'_, Self>) -> PyResult<Vec<$ty>> {
+                PyOpDesc::try_with(slf, |op| Ok(op.meta().map_or(Vec::new(), |m| m.$field.clone())))
+            }
+            #[setter]
+            fn $setter(slf: &Bound<'_, Self>, value: Vec<$ty>) -> PyResult<()> {
+                PyOpDesc::try_with_mut(slf, |op| {
+                    op.meta_mut().$field = value;
+                    Ok(())
+                })
+            }
+        }
+    };
+}
+
+meta_list!(input_offsets, set_input_offsets, input_offsets, i64, "Compile state: input memory offsets.");
+meta_list!(output_offsets, set_output_offsets, output_offsets, i64, "Compile state: output memory offsets.");
+meta_list!(workspace, set_workspace, workspace, i64, "Compile state: workspace offsets.");
+meta_list!(workspace_bytes, set_workspace_bytes, workspace_bytes, i64, "Compile state: workspace sizes in bytes.");
+meta_list!(src_names, set_src_names, src_name, String, "Compile state: source op names.");
+meta_list!(src_indices, set_src_indices, src_index, i64, "Compile state: source output indices.");
+meta_list!(dst_names, set_dst_names, dst_name, String, "Compile state: destination op names.");
+meta_list!(dst_indices, set_dst_indices, dst_index, i64, "Compile state: destination input indices.");
+meta_list!(is_input_const, set_is_input_const, is_input_const, bool, "Compile state: which inputs are constants.");
+meta_list!(compile_input_names, set_compile_input_names, input_name, String, "Compile state: GE's `input_name` list (not the port names).");

@@ -1,0 +1,172 @@
+//! Data types, formats and attribute kinds: tables for the Python enums, conversions of enum
+//! arguments, and GE's size functions.
+
+use ascendir_ir::format::bits;
+use ascendir_ir::tensor::{calc_tensor_mem_size, memory_size_in_bytes};
+use ascendir_ir::{size_in_bytes, AttrKind, DataType, Format, IrError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyInt, PyString, PyType};
+
+use crate::errors::IntoPyResult;
+
+fn enum_class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyType>>, name: &str) -> PyResult<Bound<'py, PyType>> {
+    cell.get_or_try_init(py, || {
+        py.import("ascendir.types")?
+            .getattr(name)?
+            .cast_into::<PyType>()
+            .map(Bound::unbind)
+            .map_err(PyErr::from)
+    })
+    .map(|c| c.bind(py).clone())
+}
+
+/// The Python `DataType` member for `dt`.
+pub fn py_dtype(py: Python<'_>, dt: DataType) -> PyResult<Py<PyAny>> {
+    static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    Ok(enum_class(py, &CELL, "DataType")?.call1((dt.ge_value(),))?.unbind())
+}
+
+/// The Python `Format` member for a full format int, or the plain int when it carries
+/// sub-format or C0 bits (no enum member has those).
+pub fn py_format(py: Python<'_>, format: i32) -> PyResult<Py<PyAny>> {
+    static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    if Format::from_value(i64::from(format)).is_some() {
+        Ok(enum_class(py, &CELL, "Format")?.call1((format,))?.unbind())
+    } else {
+        Ok(format.into_pyobject(py)?.into_any().unbind())
+    }
+}
+
+/// The Python `AttrKind` member for `kind`.
+pub fn py_attr_kind(py: Python<'_>, kind: AttrKind) -> PyResult<Py<PyAny>> {
+    static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    Ok(enum_class(py, &CELL, "AttrKind")?.call1((kind as i64,))?.unbind())
+}
+
+/// Accept a `DataType` member, its number, or its name (`"float16"`, `"DT_FLOAT16"`).
+pub fn extract_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DataType> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        return DataType::from_name(s.to_str()?).py();
+    }
+    if obj.is_instance_of::<PyInt>() {
+        let v: i64 = obj.extract()?;
+        return DataType::from_ge(v)
+            .ok_or_else(|| IrError::InvalidArgument(format!("{v} is not a DataType number")))
+            .py();
+    }
+    // numpy dtypes and types: let the Python side map them.
+    let py = obj.py();
+    static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    let cls = enum_class(py, &CELL, "DataType")?;
+    let member = cls.call_method1("from_numpy", (obj,))?;
+    extract_dtype(&member)
+}
+
+/// Accept a `Format` member, a full format int, or a GE serial string (`"FRACTAL_Z:16"`).
+pub fn extract_format(obj: &Bound<'_, PyAny>) -> PyResult<i32> {
+    if let Ok(s) = obj.cast::<PyString>() {
+        let text = s.to_str()?;
+        if let Ok(f) = Format::from_name(text) {
+            return Ok(f.value());
+        }
+        let parsed = bits::parse_serial_string(text);
+        if parsed == Format::RESERVED.value() && !text.contains("RESERVED") {
+            return Err(IrError::InvalidArgument(format!("unknown format '{text}'"))).py();
+        }
+        return Ok(parsed);
+    }
+    let v: i64 = obj.extract()?;
+    let primary = v & 0xFF;
+    if !(0..=i64::from(u32::MAX)).contains(&v) || Format::from_value(primary).is_none() {
+        return Err(IrError::InvalidArgument(format!("{v} is not a valid format"))).py();
+    }
+    Ok(v as u32 as i32)
+}
+
+#[pyfunction]
+fn _data_type_table() -> Vec<(&'static str, i32, i32, i32, &'static str)> {
+    DataType::VALUES
+        .iter()
+        .map(|d| (d.name(), d.ge_value(), d.to_proto(), d.size_code(), d.serial_name()))
+        .collect()
+}
+
+#[pyfunction]
+fn _format_table() -> Vec<(&'static str, i32, &'static str, bool)> {
+    Format::VALUES
+        .iter()
+        .map(|f| (f.name(), f.value(), f.serial_name(), f.supports_mem_size()))
+        .collect()
+}
+
+#[pyfunction]
+fn _attr_kind_table() -> Vec<(&'static str, i64)> {
+    AttrKind::ALL.iter().map(|k| (k.name(), *k as i64)).collect()
+}
+
+/// GE's `GetSizeInBytes(count, dtype)`: -1 for negative counts, unsized types or overflow.
+#[pyfunction]
+fn size_in_bytes_of(count: i64, dtype: &Bound<'_, PyAny>) -> PyResult<i64> {
+    Ok(size_in_bytes(count, extract_dtype(dtype)?))
+}
+
+/// GE's `CalcTensorMemSize(shape, format, dtype)`.
+#[pyfunction]
+fn calc_tensor_mem_size_of(shape: Vec<i64>, format: &Bound<'_, PyAny>, dtype: &Bound<'_, PyAny>) -> PyResult<i64> {
+    calc_tensor_mem_size(&shape, extract_format(format)?, extract_dtype(dtype)?).py()
+}
+
+/// GE's `GetTensorMemorySizeInBytes` rounding of a byte size (round up to 32, plus 32).
+#[pyfunction]
+fn memory_size_of(size: i64) -> PyResult<i64> {
+    memory_size_in_bytes(size).py()
+}
+
+/// Format bit helpers: `(primary, sub_format, c0_format)` of a full format int.
+#[pyfunction]
+fn format_parts(format: i64) -> (i32, i32, i32) {
+    let f = format as i32;
+    (bits::primary(f), bits::sub_format(f), bits::c0_format(f))
+}
+
+/// Compose a full format int from a primary format, a sub-format and a C0 format.
+#[pyfunction]
+#[pyo3(signature = (primary, sub_format=0, c0_format=0))]
+fn make_format(primary: &Bound<'_, PyAny>, sub_format: i32, c0_format: i32) -> PyResult<i64> {
+    let p = extract_format(primary)?;
+    if !(0..=0xFFFF).contains(&sub_format) || !(0..=0xF).contains(&c0_format) {
+        return Err(IrError::InvalidArgument(format!(
+            "sub-format {sub_format} must be in 0..=65535 and C0 format {c0_format} in 0..=15"
+        )))
+        .py();
+    }
+    Ok(i64::from(bits::with_c0_format(bits::with_sub_format(p, sub_format), c0_format) as u32))
+}
+
+/// GE's serial string of a full format int (`"FRACTAL_Z:16"`).
+#[pyfunction]
+fn format_serial_string(format: i64) -> String {
+    bits::serial_string(format as i32)
+}
+
+/// `GetC0Value`: `2^(c0_format-1)`, or -1 when the format has no C0 bits.
+#[pyfunction]
+fn format_c0_value(format: i64) -> i64 {
+    bits::c0_value(format as i32)
+}
+
+/// Register the functions of this module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_data_type_table, m)?)?;
+    m.add_function(wrap_pyfunction!(_format_table, m)?)?;
+    m.add_function(wrap_pyfunction!(_attr_kind_table, m)?)?;
+    m.add_function(wrap_pyfunction!(size_in_bytes_of, m)?)?;
+    m.add_function(wrap_pyfunction!(calc_tensor_mem_size_of, m)?)?;
+    m.add_function(wrap_pyfunction!(memory_size_of, m)?)?;
+    m.add_function(wrap_pyfunction!(format_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(make_format, m)?)?;
+    m.add_function(wrap_pyfunction!(format_serial_string, m)?)?;
+    m.add_function(wrap_pyfunction!(format_c0_value, m)?)?;
+    Ok(())
+}
