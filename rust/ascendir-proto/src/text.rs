@@ -753,10 +753,10 @@ fn parse_float(tok: &str) -> Option<f64> {
         "nan" | "-nan" => return Some(f64::NAN),
         _ => {}
     }
-    if let Some(v) = parse_int(t) {
-        return Some(v as f64);
+    if let Ok(v) = t.parse::<f64>() {
+        return Some(v);
     }
-    t.parse::<f64>().ok()
+    parse_int(t).map(|v| v as f64)
 }
 
 #[cfg(test)]
