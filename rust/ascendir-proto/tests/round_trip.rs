@@ -146,14 +146,18 @@ fn every_attr(g_attr: &Graph) -> Vec<(String, AttrValue)> {
         Bytes::from_static(b"\x01\x02"),
     );
     let ga = GraphAttr(Arc::new(g_attr.clone()));
-    let mut inner = NamedAttrs::default();
-    inner.name = "inner".into();
+    let mut inner = NamedAttrs {
+        name: "inner".into(),
+        ..Default::default()
+    };
     inner.attrs.insert("k".into(), AttrValue::Int(7));
     inner
         .attrs
         .insert("empty".into(), AttrValue::Bytes(Bytes::new()));
-    let mut na = NamedAttrs::default();
-    na.name = "outer".into();
+    let mut na = NamedAttrs {
+        name: "outer".into(),
+        ..Default::default()
+    };
     na.attrs.insert(
         "nested".into(),
         AttrValue::NamedAttrs(Box::new(inner.clone())),
