@@ -115,7 +115,12 @@ impl Graph {
         self.isolate_impl(id, io_map, &[])
     }
 
-    fn isolate_impl(&mut self, id: NodeId, io_map: Option<&[i64]>, skip_preds: &[NodeId]) -> IrResult<Isolation> {
+    fn isolate_impl(
+        &mut self,
+        id: NodeId,
+        io_map: Option<&[i64]>,
+        skip_preds: &[NodeId],
+    ) -> IrResult<Isolation> {
         let n = self.node(id)?;
         let (n_in, n_out) = (n.num_in_data(), n.num_out_data());
         let map = match io_map {
@@ -183,7 +188,8 @@ impl Graph {
                 }
             }
         }
-        let use_hub = pairs.len() > FULL_CONNECT_HUB_THRESHOLD && pairs.len() > preds.len() + succs.len();
+        let use_hub =
+            pairs.len() > FULL_CONNECT_HUB_THRESHOLD && pairs.len() > preds.len() + succs.len();
         let hub_name = use_hub.then(|| self.unique_name(&format!("{}_noop", self.name_of(id))));
         // Mutate: nothing below can fail.
         for &(src, dst) in &relinked {
@@ -195,24 +201,29 @@ impl Graph {
         let mut control_links = Vec::new();
         let mut hub = None;
         if let Some(name) = hub_name {
-            let h = self.add_node(OpDesc::new(&name, "NoOp")).expect("free name");
+            let h = self
+                .add_node(OpDesc::new(&name, "NoOp"))
+                .expect("free name");
             hub = Some(h);
             let pending: HashSet<(NodeId, NodeId)> = pairs.iter().copied().collect();
             for &p in &sorted_preds {
                 if sorted_succs.iter().any(|&c| pending.contains(&(p, c))) {
-                    self.link(OutAnchor::control(p), InAnchor::control(h)).expect("control");
+                    self.link(OutAnchor::control(p), InAnchor::control(h))
+                        .expect("control");
                     control_links.push((p, h));
                 }
             }
             for &c in &sorted_succs {
                 if sorted_preds.iter().any(|&p| pending.contains(&(p, c))) {
-                    self.link(OutAnchor::control(h), InAnchor::control(c)).expect("control");
+                    self.link(OutAnchor::control(h), InAnchor::control(c))
+                        .expect("control");
                     control_links.push((h, c));
                 }
             }
         } else {
             for &(p, c) in &pairs {
-                self.link(OutAnchor::control(p), InAnchor::control(c)).expect("control");
+                self.link(OutAnchor::control(p), InAnchor::control(c))
+                    .expect("control");
                 control_links.push((p, c));
             }
         }
@@ -223,15 +234,20 @@ impl Graph {
         })
     }
 
-    /// GE `RemoveNode`, lossless and atomic: the links from `Const`/`Constant` producers are
-    /// dropped (a constant orders nothing), the node is isolated with the default `io_map`
+    /// GE `RemoveNode`, lossless and atomic: the links from `Const`/`Constant` producers without
+    /// any producer of their own are dropped (such a constant orders nothing), the node is isolated with the default `io_map`
     /// (see [`Graph::isolate_node`]), erased, and every such constant left without any
     /// consumer is erased too. Returns the names of those constants.
     pub fn remove_node(&mut self, id: NodeId) -> IrResult<Vec<String>> {
         let n = self.node(id)?;
         let mut consts = Vec::new();
         for p in n.in_data.iter().flatten() {
-            if !p.is_control() && p.node != id && is_const(self.arena()[p.node].op_type()) && !consts.contains(&p.node) {
+            if !p.is_control()
+                && p.node != id
+                && is_const(self.arena()[p.node].op_type())
+                && self.predecessors(p.node).next().is_none()
+                && !consts.contains(&p.node)
+            {
                 consts.push(p.node);
             }
         }
@@ -275,7 +291,9 @@ impl Graph {
             }
         }
         if op.name().is_empty() {
-            return Err(IrError::InvalidArgument("the replacement op needs a name".into()));
+            return Err(IrError::InvalidArgument(
+                "the replacement op needs a name".into(),
+            ));
         }
         if op.name() != old_name && self.find(op.name()).is_some() {
             return Err(IrError::Duplicate(format!(
@@ -285,7 +303,12 @@ impl Graph {
             )));
         }
         let was_input = self.inputs().contains(&old);
-        let outputs: Vec<i32> = self.outputs().iter().filter(|(o, _)| *o == old).map(|&(_, i)| i).collect();
+        let outputs: Vec<i32> = self
+            .outputs()
+            .iter()
+            .filter(|(o, _)| *o == old)
+            .map(|&(_, i)| i)
+            .collect();
         // Mutate.
         if op.name() == old_name {
             let tmp = self.unique_name(&format!("{old_name}__replaced"));
@@ -303,14 +326,25 @@ impl Graph {
             self.replace_out_peer(src, InAnchor::control(old), InAnchor::control(new))
                 .expect("linked");
         }
+        // A link from `old` to itself was moved to the new node's input above.
+        let moved = |a: InAnchor| {
+            if a.node == old {
+                InAnchor {
+                    node: new,
+                    index: a.index,
+                }
+            } else {
+                a
+            }
+        };
         for (i, peers) in n.out_data.iter().enumerate() {
             for &dst in peers.iter() {
-                self.replace_in_peer(dst, OutAnchor::data(old, i), OutAnchor::data(new, i))
+                self.replace_in_peer(moved(dst), OutAnchor::data(old, i), OutAnchor::data(new, i))
                     .expect("linked");
             }
         }
         for &dst in n.out_ctrl.iter() {
-            self.replace_in_peer(dst, OutAnchor::control(old), OutAnchor::control(new))
+            self.replace_in_peer(moved(dst), OutAnchor::control(old), OutAnchor::control(new))
                 .expect("linked");
         }
         self.erase_node(old).expect("live");
@@ -358,7 +392,9 @@ impl Graph {
 
     fn check_new_op(&self, op: &OpDesc, in_idx: usize, out_idx: usize) -> IrResult<()> {
         if op.name().is_empty() {
-            return Err(IrError::InvalidArgument("the inserted op needs a name".into()));
+            return Err(IrError::InvalidArgument(
+                "the inserted op needs a name".into(),
+            ));
         }
         if self.find(op.name()).is_some() {
             return Err(IrError::Duplicate(format!(
@@ -400,8 +436,13 @@ impl Graph {
         }
         self.check_new_op(&op, in_idx, out_idx)?;
         let new = self.insert_node_after(src.node, op).expect("validated");
-        self.insert_between(src, dst, InAnchor::data(new, in_idx), OutAnchor::data(new, out_idx))
-            .expect("validated");
+        self.insert_between(
+            src,
+            dst,
+            InAnchor::data(new, in_idx),
+            OutAnchor::data(new, out_idx),
+        )
+        .expect("validated");
         Ok(new)
     }
 
@@ -425,7 +466,11 @@ impl Graph {
             )));
         }
         let dsts: Vec<InAnchor> = if dsts.is_empty() {
-            self.out_peers(src).iter().copied().filter(|d| !d.is_control()).collect()
+            self.out_peers(src)
+                .iter()
+                .copied()
+                .filter(|d| !d.is_control())
+                .collect()
         } else {
             for &d in dsts {
                 if !self.is_linked(src, d) {
@@ -439,11 +484,16 @@ impl Graph {
             dsts.to_vec()
         };
         self.check_new_op(&op, in_idx, out_idx)?;
-        let move_ctrl = !matches!(self.arena()[src.node].op_type(), "Switch" | "RefSwitch" | "SwitchN");
+        let move_ctrl = !matches!(
+            self.arena()[src.node].op_type(),
+            "Switch" | "RefSwitch" | "SwitchN"
+        );
         let new = self.insert_node_after(src.node, op).expect("validated");
-        self.link(src, InAnchor::data(new, in_idx)).expect("fresh input");
+        self.link(src, InAnchor::data(new, in_idx))
+            .expect("fresh input");
         for d in dsts {
-            self.replace_in_peer(d, src, OutAnchor::data(new, out_idx)).expect("linked");
+            self.replace_in_peer(d, src, OutAnchor::data(new, out_idx))
+                .expect("linked");
         }
         if move_ctrl {
             let ctrl: Vec<InAnchor> = self.arena()[src.node].out_ctrl.clone();
@@ -459,7 +509,13 @@ impl Graph {
     /// `dst`'s node between `dst` and its producer (`producer → new.in[in_idx]`,
     /// `new.out[out_idx] → dst`); `dst`'s node's in-control links move to the new node, except
     /// those from atomic-clean nodes.
-    pub fn insert_before(&mut self, dst: InAnchor, op: OpDesc, in_idx: usize, out_idx: usize) -> IrResult<NodeId> {
+    pub fn insert_before(
+        &mut self,
+        dst: InAnchor,
+        op: OpDesc,
+        in_idx: usize,
+        out_idx: usize,
+    ) -> IrResult<NodeId> {
         self.check_anchor(crate::anchor::Anchor::In(dst))?;
         let Some(src) = self.in_peer(dst).filter(|p| !p.is_control()) else {
             return Err(IrError::Link(format!(
@@ -469,8 +525,13 @@ impl Graph {
         };
         self.check_new_op(&op, in_idx, out_idx)?;
         let new = self.insert_node_before(dst.node, op).expect("validated");
-        self.insert_between(src, dst, InAnchor::data(new, in_idx), OutAnchor::data(new, out_idx))
-            .expect("validated");
+        self.insert_between(
+            src,
+            dst,
+            InAnchor::data(new, in_idx),
+            OutAnchor::data(new, out_idx),
+        )
+        .expect("validated");
         let ctrl: Vec<OutAnchor> = self.arena()[dst.node].in_ctrl.clone();
         for s in ctrl {
             if !is_atomic_clean(self.arena()[s.node].op_type()) {
@@ -511,7 +572,11 @@ impl Graph {
             if is_graph_input(op.op_type()) {
                 continue;
             }
-            let v = op.attr("_user_stream_label").and_then(|v| v.as_str()).unwrap_or("").to_string();
+            let v = op
+                .attr("_user_stream_label")
+                .and_then(|v| v.as_str())
+                .unwrap_or("")
+                .to_string();
             if !labels.contains(&v) {
                 labels.push(v);
             }
@@ -590,9 +655,15 @@ impl Graph {
     /// in argument order on ties), in the given order, all with that id. Originals and links are
     /// untouched. Atomic: any conflict fails before anything is added (GE may leave inherited
     /// attributes on the ops).
-    pub fn fuse_nodes(&mut self, originals: &[NodeId], mut fusion_ops: Vec<OpDesc>) -> IrResult<Vec<NodeId>> {
+    pub fn fuse_nodes(
+        &mut self,
+        originals: &[NodeId],
+        mut fusion_ops: Vec<OpDesc>,
+    ) -> IrResult<Vec<NodeId>> {
         if originals.is_empty() {
-            return Err(IrError::InvalidArgument("fuse_nodes needs at least one original node".into()));
+            return Err(IrError::InvalidArgument(
+                "fuse_nodes needs at least one original node".into(),
+            ));
         }
         let plan = self.fuse_plan(originals)?;
         let mut seen: Vec<&str> = Vec::new();

@@ -44,12 +44,16 @@ impl Graph {
         }
         for &id in self.inputs() {
             if !self.contains(id) {
-                out.push(format!("graph '{g}': an input entry refers to a removed node"));
+                out.push(format!(
+                    "graph '{g}': an input entry refers to a removed node"
+                ));
             }
         }
         for &(id, index) in self.outputs() {
             match self.node(id) {
-                Err(_) => out.push(format!("graph '{g}': an output entry refers to a removed node")),
+                Err(_) => out.push(format!(
+                    "graph '{g}': an output entry refers to a removed node"
+                )),
                 Ok(n) if index < 0 || index as usize >= n.num_out_data() => out.push(format!(
                     "graph '{g}': output entry '{}':{index} is out of range ({} outputs)",
                     n.name(),
@@ -59,10 +63,7 @@ impl Graph {
             }
         }
         if let Some(cycle) = sorter.find_cycle(self) {
-            let names: Vec<&str> = cycle
-                .iter()
-                .map(|&id| self.arena()[id].name())
-                .collect();
+            let names: Vec<&str> = cycle.iter().map(|&id| self.arena()[id].name()).collect();
             out.push(format!("graph '{g}' has a cycle: {}", names.join(" -> ")));
         }
         if !self.subgraphs.is_empty() && self.parent.is_some() {
@@ -102,7 +103,12 @@ impl Graph {
                 ));
                 continue;
             };
-            if !parent.op().subgraph_instance_names().iter().any(|n| n == name) {
+            if !parent
+                .op()
+                .subgraph_instance_names()
+                .iter()
+                .any(|n| n == name)
+            {
                 out.push(format!(
                     "subgraph '{name}': parent node '{}' has no slot naming it",
                     parent.name()

@@ -71,8 +71,14 @@ fn isolate_with_io_map_and_bad_maps() {
     let mut g = star();
     let n = g.find("n").unwrap();
     let before = g.dump();
-    assert!(matches!(g.isolate_node(n, Some(&[0, 0])), Err(IrError::InvalidArgument(_))));
-    assert!(matches!(g.isolate_node(n, Some(&[2])), Err(IrError::InvalidArgument(_))));
+    assert!(matches!(
+        g.isolate_node(n, Some(&[0, 0])),
+        Err(IrError::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        g.isolate_node(n, Some(&[2])),
+        Err(IrError::InvalidArgument(_))
+    ));
     assert_eq!(g.dump(), before);
     // Output 0 takes input 1 (the Const).
     g.isolate_node(n, Some(&[1])).unwrap();
@@ -171,7 +177,10 @@ fn replace_node_keeps_slots_and_is_atomic() {
     let small = op("n2", "Relu", 1, 1);
     assert!(g.replace_node(n, small).is_err());
     // Name taken by another node.
-    assert!(matches!(g.replace_node(n, op("b", "Mul", 2, 1)), Err(IrError::Duplicate(_))));
+    assert!(matches!(
+        g.replace_node(n, op("b", "Mul", 2, 1)),
+        Err(IrError::Duplicate(_))
+    ));
     assert_eq!(g.dump(), before);
     // Same name, new type.
     let new = g.replace_node(n, op("n", "MulV2", 2, 1)).unwrap();
@@ -183,7 +192,10 @@ fn replace_node_keeps_slots_and_is_atomic() {
     assert_eq!(names(&g), s(&["a", "w", "x", "n", "b", "c", "y"]));
     // a's fan-out keeps its order.
     let a = g.find("a").unwrap();
-    assert_eq!(g.node(a).unwrap().out_data_peers(0), &[InAnchor::data(new, 0)]);
+    assert_eq!(
+        g.node(a).unwrap().out_data_peers(0),
+        &[InAnchor::data(new, 0)]
+    );
     assert!(g.check_invariants().is_empty());
 }
 
@@ -206,27 +218,60 @@ fn move_output_edges_moves_every_consumer() {
 #[test]
 fn insertions() {
     let mut g = star();
-    let (n, b, c) = (g.find("n").unwrap(), g.find("b").unwrap(), g.find("c").unwrap());
+    let (n, b, c) = (
+        g.find("n").unwrap(),
+        g.find("b").unwrap(),
+        g.find("c").unwrap(),
+    );
     // Between n:0 and c:0, placed right after n.
     let cast = g
-        .insert_between_data(OutAnchor::data(n, 0), InAnchor::data(c, 0), op("cast", "Cast", 1, 1), 0, 0)
+        .insert_between_data(
+            OutAnchor::data(n, 0),
+            InAnchor::data(c, 0),
+            op("cast", "Cast", 1, 1),
+            0,
+            0,
+        )
         .unwrap();
     assert_eq!(data_src(&g, "c", 0).as_deref(), Some("cast:0"));
     assert_eq!(data_src(&g, "cast", 0).as_deref(), Some("n:0"));
     assert_eq!(g.next_of(n), Some(cast));
     // n:0 lists cast where c was.
-    assert_eq!(g.node(n).unwrap().out_data_peers(0), &[InAnchor::data(b, 0), InAnchor::data(cast, 0)]);
+    assert_eq!(
+        g.node(n).unwrap().out_data_peers(0),
+        &[InAnchor::data(b, 0), InAnchor::data(cast, 0)]
+    );
     // Not linked → error, nothing changes.
     let before = g.dump();
     assert!(g
-        .insert_between_data(OutAnchor::data(n, 0), InAnchor::data(c, 0), op("z", "Cast", 1, 1), 0, 0)
+        .insert_between_data(
+            OutAnchor::data(n, 0),
+            InAnchor::data(c, 0),
+            op("z", "Cast", 1, 1),
+            0,
+            0
+        )
         .is_err());
     assert!(g
-        .insert_between_data(OutAnchor::data(n, 0), InAnchor::data(b, 0), op("n", "Cast", 1, 1), 0, 0)
+        .insert_between_data(
+            OutAnchor::data(n, 0),
+            InAnchor::data(b, 0),
+            op("n", "Cast", 1, 1),
+            0,
+            0
+        )
         .is_err());
     assert_eq!(g.dump(), before);
     // After n: takes every data consumer and n's control consumers.
-    let id = g.insert_after(OutAnchor::data(n, 0), &[], op("ident", "Identity", 1, 1), 0, 0).unwrap();
+    let id = g
+        .insert_after(
+            OutAnchor::data(n, 0),
+            &[],
+            op("ident", "Identity", 1, 1),
+            0,
+            0,
+        )
+        .unwrap();
     assert_eq!(data_src(&g, "b", 0).as_deref(), Some("ident:0"));
     assert_eq!(data_src(&g, "cast", 0).as_deref(), Some("ident:0"));
     assert_eq!(ctrl_succ_names(&g, "ident"), s(&["y"]));
@@ -236,7 +281,9 @@ fn insertions() {
     let x2 = add(&mut g, "x2", "NoOp", 0, 0);
     ctrl(&mut g, clean, b);
     ctrl(&mut g, x2, b);
-    let pre = g.insert_before(InAnchor::data(b, 0), op("pre", "Cast", 1, 1), 0, 0).unwrap();
+    let pre = g
+        .insert_before(InAnchor::data(b, 0), op("pre", "Cast", 1, 1), 0, 0)
+        .unwrap();
     assert_eq!(data_src(&g, "pre", 0).as_deref(), Some("ident:0"));
     assert_eq!(data_src(&g, "b", 0).as_deref(), Some("pre:0"));
     assert_eq!(g.next_of(pre), Some(b));
@@ -254,8 +301,12 @@ fn with_attr(mut od: OpDesc, k: &str, v: &str) -> OpDesc {
 fn fuse_nodes_inherits_attrs_and_keeps_topo() {
     let mut g = Graph::new("fuse");
     let d = add(&mut g, "d", "Data", 1, 1);
-    let a = g.add_node(with_attr(op("a", "Relu", 1, 1), "_user_stream_label", "s1")).unwrap();
-    let b = g.add_node(with_attr(op("b", "Relu", 1, 1), "_user_stream_label", "s1")).unwrap();
+    let a = g
+        .add_node(with_attr(op("a", "Relu", 1, 1), "_user_stream_label", "s1"))
+        .unwrap();
+    let b = g
+        .add_node(with_attr(op("b", "Relu", 1, 1), "_user_stream_label", "s1"))
+        .unwrap();
     g.modify_op(b, |o| {
         o.set_attr("_deterministic", AttrValue::String("1".into()));
         o.set_attr("_op_aicore_num", AttrValue::String("8".into()));
@@ -267,14 +318,20 @@ fn fuse_nodes_inherits_attrs_and_keeps_topo() {
     data(&mut g, b, 0, c, 0);
     // Originals given out of order: the fused ops go after the smallest id (a).
     let fused = g
-        .fuse_nodes(&[b, a], vec![op("ab", "FusedRelu", 1, 1), op("ab2", "Cast", 1, 1)])
+        .fuse_nodes(
+            &[b, a],
+            vec![op("ab", "FusedRelu", 1, 1), op("ab2", "Cast", 1, 1)],
+        )
         .unwrap();
     assert_eq!(names(&g), s(&["d", "a", "ab", "ab2", "b", "c"]));
     let a_id = g.node(a).unwrap().op().id;
     for &f in &fused {
         let o = g.node(f).unwrap().op();
         assert_eq!(o.id, a_id);
-        assert_eq!(o.attr("_user_stream_label").and_then(|v| v.as_str()), Some("s1"));
+        assert_eq!(
+            o.attr("_user_stream_label").and_then(|v| v.as_str()),
+            Some("s1")
+        );
         assert_eq!(o.attr("_deterministic").and_then(|v| v.as_str()), Some("1"));
         assert_eq!(o.attr("_op_aicore_num").and_then(|v| v.as_str()), Some("8"));
     }
@@ -282,11 +339,15 @@ fn fuse_nodes_inherits_attrs_and_keeps_topo() {
     let before = g.dump();
     // c has no stream label ("" vs "s1").
     assert!(g.fuse_nodes(&[a, c], vec![op("f1", "X", 1, 1)]).is_err());
-    g.modify_op(c, |o| o.set_attr("_deterministic", AttrValue::String("2".into()))).unwrap();
+    g.modify_op(c, |o| {
+        o.set_attr("_deterministic", AttrValue::String("2".into()))
+    })
+    .unwrap();
     let before_c = g.dump();
     assert!(g.fuse_nodes(&[c], vec![op("f2", "X", 1, 1)]).is_err());
     assert_eq!(g.dump(), before_c);
-    g.modify_op(c, |o| o.set_attr("_deterministic", AttrValue::Int(1))).unwrap();
+    g.modify_op(c, |o| o.set_attr("_deterministic", AttrValue::Int(1)))
+        .unwrap();
     assert!(g.fuse_nodes(&[c], vec![op("f3", "X", 1, 1)]).is_err());
     // A fusion op with a different _deterministic fails; a Data original has no label.
     let conflicting = with_attr(op("f4", "X", 1, 1), "_deterministic", "0");

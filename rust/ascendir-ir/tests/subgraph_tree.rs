@@ -25,8 +25,10 @@ fn model() -> Graph {
     let out = add(&mut g, "out", "Relu", 1, 1);
     data(&mut g, x, 0, cond, 0);
     data(&mut g, cond, 0, out, 0);
-    g.add_subgraph(None, cond, "then_branch", false, branch("then", "t_op")).unwrap();
-    g.add_subgraph(None, cond, "else_branch", false, branch("else", "e_op")).unwrap();
+    g.add_subgraph(None, cond, "then_branch", false, branch("then", "t_op"))
+        .unwrap();
+    g.add_subgraph(None, cond, "else_branch", false, branch("else", "e_op"))
+        .unwrap();
     g
 }
 
@@ -42,9 +44,19 @@ fn registration_slots_and_parent_links() {
     assert_eq!(link.node, cond);
     // Data and NetOutput got their parent indexes.
     let d = then.find("then_in").unwrap();
-    assert_eq!(then.op(d).unwrap().attr(ATTR_PARENT_NODE_INDEX), Some(&AttrValue::Int(0)));
+    assert_eq!(
+        then.op(d).unwrap().attr(ATTR_PARENT_NODE_INDEX),
+        Some(&AttrValue::Int(0))
+    );
     let n = then.find("then_out").unwrap();
-    let attrs = then.op(n).unwrap().input_desc(0).unwrap().attrs.clone().unwrap();
+    let attrs = then
+        .op(n)
+        .unwrap()
+        .input_desc(0)
+        .unwrap()
+        .attrs
+        .clone()
+        .unwrap();
     assert_eq!(attrs.get(ATTR_PARENT_NODE_INDEX), Some(&AttrValue::Int(0)));
     assert!(g.validate().is_ok(), "{:?}", g.problems());
 }
@@ -60,7 +72,10 @@ fn bad_registrations_change_nothing() {
         Err(IrError::Duplicate(_))
     ));
     // Slot already holds a graph.
-    assert!(g.add_subgraph(None, cond, "then_branch", false, Graph::new("then2")).is_err());
+    assert!(g
+        .add_subgraph(None, cond, "then_branch", false, Graph::new("then2"))
+        .is_err());
+    assert_eq!(g.dump(), before);
     // Parent node no longer in the owner graph.
     let other = g.subgraph_index("then").unwrap();
     let tmp = add(&mut g.subgraphs[other], "tmp", "NoOp", 0, 0);
@@ -71,7 +86,9 @@ fn bad_registrations_change_nothing() {
         Err(IrError::StaleHandle(_))
     ));
     // Unknown owner graph; a subgraph that is already a subgraph.
-    assert!(g.add_subgraph(Some(99), cond, "s", false, Graph::new("z")).is_err());
+    assert!(g
+        .add_subgraph(Some(99), cond, "s", false, Graph::new("z"))
+        .is_err());
     let mut sub = Graph::new("z");
     sub.parent = g.subgraph("then").unwrap().parent.clone();
     assert!(g.add_subgraph(None, cond, "s", false, sub).is_err());
@@ -83,26 +100,47 @@ fn dynamic_slots_nesting_and_walk() {
     let mut g = model();
     let out = g.find("out").unwrap();
     // Dynamic slots on `out`: branches0, branches1.
-    assert_eq!(g.add_subgraph(None, out, "branches", true, Graph::new("b0")).unwrap(), "branches0");
-    assert_eq!(g.add_subgraph(None, out, "branches", true, Graph::new("b1")).unwrap(), "branches1");
+    assert_eq!(
+        g.add_subgraph(None, out, "branches", true, Graph::new("b0"))
+            .unwrap(),
+        "branches0"
+    );
+    assert_eq!(
+        g.add_subgraph(None, out, "branches", true, Graph::new("b1"))
+            .unwrap(),
+        "branches1"
+    );
     let b0 = g.subgraph_index("b0").unwrap();
     let k = add(g.subgraphs.get_mut(b0).unwrap(), "k", "NoOp", 0, 0);
     // A subgraph nested in b0, registered on the root.
     let mut nested = Graph::new("deep");
     add(&mut nested, "deep_op", "NoOp", 0, 0);
     g.add_subgraph(Some(b0), k, "body", false, nested).unwrap();
-    assert_eq!(g.subgraph("deep").unwrap().parent.as_ref().unwrap().graph, "b0");
+    assert_eq!(
+        g.subgraph("deep").unwrap().parent.as_ref().unwrap().graph,
+        "b0"
+    );
     let b1 = g.subgraph_index("b1").unwrap();
     add(&mut g.subgraphs[b1], "j", "NoOp", 0, 0);
     // Pre-order: each node followed by its subgraphs' nodes.
     let walk: Vec<String> = g
         .all_nodes()
         .iter()
-        .map(|&(gr, id)| g.tree_graph(gr).unwrap().node(id).unwrap().name().to_string())
+        .map(|&(gr, id)| {
+            g.tree_graph(gr)
+                .unwrap()
+                .node(id)
+                .unwrap()
+                .name()
+                .to_string()
+        })
         .collect();
     assert_eq!(
         walk,
-        s(&["x", "if", "then_in", "t_op", "then_out", "else_in", "e_op", "else_out", "out", "k", "deep_op", "j"])
+        s(&[
+            "x", "if", "then_in", "t_op", "then_out", "else_in", "e_op", "else_out", "out", "k",
+            "deep_op", "j"
+        ])
     );
     assert!(g.validate().is_ok(), "{:?}", g.problems());
     // Whole-model sort: ids over the walk; subgraph list in GE's walk order.
@@ -118,8 +156,14 @@ fn dynamic_slots_nesting_and_walk() {
     assert_eq!(order, vec!["else", "then", "b1", "b0", "deep"]);
     // Recursive removal clears the slot and drops the nested graph.
     let removed = g.remove_subgraph("b0").unwrap();
-    assert_eq!(removed.iter().map(|r| r.name()).collect::<Vec<_>>(), vec!["b0", "deep"]);
-    assert_eq!(g.op(out).unwrap().subgraph_instance_names(), &s(&["", "b1"])[..]);
+    assert_eq!(
+        removed.iter().map(|r| r.name()).collect::<Vec<_>>(),
+        vec!["b0", "deep"]
+    );
+    assert_eq!(
+        g.op(out).unwrap().subgraph_instance_names(),
+        &s(&["", "b1"])[..]
+    );
     assert!(g.validate().is_ok(), "{:?}", g.problems());
 }
 
@@ -131,7 +175,10 @@ fn whole_model_sort_is_atomic_on_a_cycle_in_a_subgraph() {
     let e = sub.find("e_op").unwrap();
     ctrl(sub, e, e);
     let before = g.dump();
-    assert!(matches!(g.topo_sort_all(&TopoOptions::default()), Err(IrError::Cycle { .. })));
+    assert!(matches!(
+        g.topo_sort_all(&TopoOptions::default()),
+        Err(IrError::Cycle { .. })
+    ));
     assert_eq!(g.dump(), before);
 }
 
@@ -153,7 +200,9 @@ fn verifier_lists_every_problem() {
     let k = g.subgraph_index("else").unwrap();
     let d = g.subgraphs[k].find("else_in").unwrap();
     g.subgraphs[k]
-        .modify_op(d, |op| op.set_attr(ATTR_PARENT_NODE_INDEX, AttrValue::Int(5)))
+        .modify_op(d, |op| {
+            op.set_attr(ATTR_PARENT_NODE_INDEX, AttrValue::Int(5))
+        })
         .unwrap();
     match g.validate() {
         Err(IrError::Validation { problems, .. }) => {
