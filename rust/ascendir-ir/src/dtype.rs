@@ -138,10 +138,16 @@ impl DataType {
         }
     }
 
-    /// Look a type up by its Python-side name (`FLOAT16`) or its serial name (`DT_FLOAT16`).
+    /// Look a type up by its Python-side name (`FLOAT16`), its serial name (`DT_FLOAT16`) or a
+    /// numpy-style alias (`float32`, `float64`, `bfloat16`), ignoring case.
     pub fn from_name(text: &str) -> Result<Self, IrError> {
         let upper = text.to_ascii_uppercase();
-        let bare = upper.strip_prefix("DT_").unwrap_or(&upper);
+        let bare = match upper.strip_prefix("DT_").unwrap_or(&upper) {
+            "FLOAT32" => "FLOAT",
+            "FLOAT64" => "DOUBLE",
+            "BFLOAT16" => "BF16",
+            other => other,
+        };
         DataType::VALUES
             .iter()
             .copied()
