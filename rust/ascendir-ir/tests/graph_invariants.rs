@@ -63,9 +63,10 @@ impl Model {
     }
 }
 
-fn op(g: &Graph, inputs: usize, outputs: usize) -> OpDesc {
+fn op(serial: &mut usize, inputs: usize, outputs: usize) -> OpDesc {
     let desc = Arc::new(TensorDesc::default());
-    let mut op = OpDesc::new(&format!("n{}", g.len() + 1000 * inputs + 100 * outputs + g.num_links()), "Op");
+    *serial += 1;
+    let mut op = OpDesc::new(&format!("n{serial}"), "Op");
     for i in 0..inputs {
         op.add_input(&format!("x{i}"), desc.clone());
     }
@@ -104,13 +105,12 @@ proptest! {
         let mut m = Model::default();
         let mut live: Vec<NodeId> = Vec::new();
         let mut dead: Vec<NodeId> = Vec::new();
+        let mut serial = 0usize;
         for s in steps {
             match s {
                 Step::Add { inputs, outputs } => {
-                    let o = op(&g, inputs, outputs);
-                    if let Ok(id) = g.add_node(o) {
-                        live.push(id);
-                    }
+                    let o = op(&mut serial, inputs, outputs);
+                    live.push(g.add_node(o).unwrap());
                 }
                 Step::Link { src, out, dst, input } if !live.is_empty() => {
                     let s = OutAnchor { node: live[src % live.len()], index: out };
@@ -151,7 +151,7 @@ proptest! {
                     let links = m.links();
                     if !links.is_empty() {
                         let (s, d) = links[pick % links.len()];
-                        let id = g.add_node(op(&g, 1, 1)).unwrap();
+                        let id = g.add_node(op(&mut serial, 1, 1)).unwrap();
                         live.push(id);
                         let first = InAnchor { node: id, index: if d.is_control() { -1 } else { 0 } };
                         let second = OutAnchor { node: id, index: if s.is_control() { -1 } else { 0 } };
