@@ -1,0 +1,24 @@
+"""Shared fixtures."""
+
+from __future__ import annotations
+
+import pytest
+
+import ascendir as air
+
+
+@pytest.fixture
+def td() -> air.TensorDesc:
+    return air.TensorDesc([1, 64], air.float32)
+
+
+@pytest.fixture
+def chain(td: air.TensorDesc) -> air.Graph:
+    """x -> relu -> add(relu, x) -> NetOutput."""
+    g = air.Graph("chain")
+    x = g.add_input("x", td)
+    relu = g.add_op("Relu", [x], name="relu", input_names=["x"], outputs=["y"], output_descs=[td])
+    add = g.add_op("Add", [relu, x], name="add", input_names=["x1", "x2"], outputs=["y"],
+                   output_descs=[td])
+    g.set_outputs([add])
+    return g
