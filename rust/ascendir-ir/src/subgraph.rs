@@ -84,6 +84,49 @@ impl Graph {
         dynamic: bool,
         mut sub: Graph,
     ) -> IrResult<String> {
+        let (slot_name, existing) = self.check_add_subgraph(owner, parent, slot, dynamic, &sub)?;
+        let owner_name = self.tree_graph(owner).expect("checked").name().to_string();
+        // Mutate.
+        let sub_name = sub.name().to_string();
+        let owner_graph = self.tree_graph_mut(owner).expect("resolved above");
+        owner_graph.modify_op(parent, |op| {
+            let index = match existing {
+                Some(i) => i,
+                None => {
+                    let meta = op.meta_mut();
+                    let kind = if dynamic {
+                        SubgraphType::Dynamic
+                    } else {
+                        SubgraphType::Static
+                    };
+                    meta.subgraph_ir_names.push((slot_name.clone(), kind));
+                    meta.subgraph_instance_names.push(String::new());
+                    meta.subgraph_instance_names.len() - 1
+                }
+            };
+            op.meta_mut().subgraph_instance_names[index] = sub_name.clone();
+        })?;
+        fill_parent_indexes(&mut sub);
+        sub.parent = Some(ParentLink {
+            graph: owner_name,
+            node: parent,
+        });
+        let nested = std::mem::take(&mut sub.subgraphs);
+        self.subgraphs.push(sub);
+        self.subgraphs.extend(nested);
+        Ok(slot_name)
+    }
+
+    /// Validate [`Graph::add_subgraph`] without changing anything; returns the slot name and
+    /// the index of the existing slot (if any).
+    pub fn check_add_subgraph(
+        &self,
+        owner: Option<usize>,
+        parent: NodeId,
+        slot: &str,
+        dynamic: bool,
+        sub: &Graph,
+    ) -> IrResult<(String, Option<usize>)> {
         if self.parent.is_some() {
             return Err(IrError::InvalidArgument(format!(
                 "subgraphs are registered on the root graph; '{}' is a subgraph",
@@ -96,7 +139,6 @@ impl Graph {
                 self.name()
             ))
         })?;
-        let owner_name = owner_graph.name().to_string();
         let op = owner_graph.op(parent)?;
         if sub.name().is_empty() {
             return Err(IrError::InvalidArgument("a subgraph needs a name".into()));
@@ -158,35 +200,7 @@ impl Graph {
                 None => (slot.to_string(), None),
             }
         };
-        // Mutate.
-        let sub_name = sub.name().to_string();
-        let owner_graph = self.tree_graph_mut(owner).expect("resolved above");
-        owner_graph.modify_op(parent, |op| {
-            let index = match existing {
-                Some(i) => i,
-                None => {
-                    let meta = op.meta_mut();
-                    let kind = if dynamic {
-                        SubgraphType::Dynamic
-                    } else {
-                        SubgraphType::Static
-                    };
-                    meta.subgraph_ir_names.push((slot_name.clone(), kind));
-                    meta.subgraph_instance_names.push(String::new());
-                    meta.subgraph_instance_names.len() - 1
-                }
-            };
-            op.meta_mut().subgraph_instance_names[index] = sub_name.clone();
-        })?;
-        fill_parent_indexes(&mut sub);
-        sub.parent = Some(ParentLink {
-            graph: owner_name,
-            node: parent,
-        });
-        let nested = std::mem::take(&mut sub.subgraphs);
-        self.subgraphs.push(sub);
-        self.subgraphs.extend(nested);
-        Ok(slot_name)
+        Ok((slot_name, existing))
     }
 
     /// The subgraphs directly under `node` of tree graph `owner`, in slot order (empty or
@@ -267,6 +281,43 @@ impl Graph {
             }
         }
         Ok(self.take_subgraphs(&doomed))
+    }
+
+    /// `remove_node` of node `id` of tree graph `owner`, also removing the subgraphs below the
+    /// node (recursively). Returns the names of the constants removed with it.
+    pub fn remove_tree_node(&mut self, owner: Option<usize>, id: NodeId) -> IrResult<Vec<String>> {
+        let below = self.subgraphs_below(owner, id)?;
+        let g = self
+            .tree_graph_mut(owner)
+            .ok_or_else(|| IrError::NotFound(format!("no subgraph #{owner:?}")))?;
+        let removed = g.remove_node(id)?;
+        self.take_subgraphs(&below);
+        Ok(removed)
+    }
+
+    /// A standalone deep copy of tree graph `k` (`None` = this whole graph): the copy has no
+    /// parent, and the subgraphs below its nodes are registered on it.
+    pub fn subtree_copy(&self, k: Option<usize>) -> IrResult<Graph> {
+        let Some(k) = k else {
+            return Ok(self.clone());
+        };
+        let sub = self
+            .subgraphs
+            .get(k)
+            .ok_or_else(|| IrError::NotFound(format!("no subgraph #{k}")))?;
+        let mut copy = sub.clone();
+        copy.parent = None;
+        copy.subgraphs.clear();
+        let mut below = Vec::new();
+        for id in sub.node_ids() {
+            for s in self.subgraphs_below(Some(k), id)? {
+                if !below.contains(&s) {
+                    below.push(s);
+                }
+            }
+        }
+        copy.subgraphs = below.iter().map(|&s| self.subgraphs[s].clone()).collect();
+        Ok(copy)
     }
 
     /// Remove the subgraphs with the given indexes (in that order) from the registry.
