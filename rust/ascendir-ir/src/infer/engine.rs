@@ -1,0 +1,499 @@
+//! Whole-graph inference: nodes in topological order (Kahn, stable in node order), input descs
+//! refreshed from their producers, the registered rule run, outputs and formats written back;
+//! control-flow nodes infer their subgraphs (GE registers every subgraph on the root).
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use slotmap::SecondaryMap;
+use smallvec::SmallVec;
+
+use super::format::default_infer_format;
+use super::{is_transformed, run_rule, InferCtx, OutDesc, Param, RuleKind};
+use crate::attr::AttrValue;
+use crate::graph::{Graph, NodeId};
+use crate::op_desc::{OpDesc, Sym};
+use crate::registry::{self, OpProto};
+use crate::subgraph::ATTR_PARENT_NODE_INDEX;
+use crate::tensor::{Shape, Tensor, TensorDesc, UNKNOWN_DIM, UNKNOWN_RANK};
+
+/// An inference failure, naming the graph, the node, its type and the rule.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("inference failed at node '{node}' ({op_type}) of graph '{graph}', rule {rule}: {message}")]
+pub struct InferError {
+    /// The graph holding the node.
+    pub graph: String,
+    /// The node name (empty for graph-level failures such as a cycle).
+    pub node: String,
+    /// The node's op type.
+    pub op_type: String,
+    /// The rule that failed.
+    pub rule: String,
+    /// What went wrong.
+    pub message: String,
+}
+
+/// Inference functions written outside Rust (Python callbacks), for `custom` rules.
+pub trait CustomInfer {
+    /// Infer the outputs of `op` (registered as `proto`); `values(i)` is the constant feeding
+    /// input `i`, if any.
+    fn infer(
+        &mut self,
+        proto: &OpProto,
+        op: &OpDesc,
+        values: &dyn Fn(usize) -> Option<Tensor>,
+    ) -> Result<Vec<OutDesc>, String>;
+}
+
+/// No custom functions: a `custom` rule fails.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoCustom;
+
+impl CustomInfer for NoCustom {
+    fn infer(
+        &mut self,
+        proto: &OpProto,
+        _: &OpDesc,
+        _: &dyn Fn(usize) -> Option<Tensor>,
+    ) -> Result<Vec<OutDesc>, String> {
+        Err(format!(
+            "'{}' has a custom inference function, which is not available here",
+            proto.op_type
+        ))
+    }
+}
+
+/// Counters of one `infer_graph` run.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct InferStats {
+    /// Nodes visited (all graphs).
+    pub nodes: usize,
+    /// Nodes whose type is registered with a rule that ran.
+    pub inferred: usize,
+    /// Nodes of unregistered types (left unchanged).
+    pub unknown: usize,
+}
+
+/// Infer the outputs of one op: its rule, or `custom` for custom rules.
+pub fn infer_op(
+    proto: &OpProto,
+    op: &OpDesc,
+    values: &dyn Fn(usize) -> Option<Tensor>,
+    custom: &mut dyn CustomInfer,
+) -> Result<Vec<OutDesc>, String> {
+    if proto.rule.kind == RuleKind::Custom {
+        return custom.infer(proto, op, values);
+    }
+    let ctx = InferCtx {
+        op,
+        params: &proto.rule.params,
+        values,
+    };
+    run_rule(&proto.rule, &ctx)
+}
+
+/// The constant value of a `Const` / `Constant` op.
+pub fn const_value(op: &OpDesc) -> Option<Tensor> {
+    if !matches!(op.op_type(), "Const" | "Constant") {
+        return None;
+    }
+    match op.attr("value") {
+        Some(AttrValue::Tensor(t)) => Some(t.clone()),
+        _ => None,
+    }
+}
+
+/// The constant value feeding input `i` of node `id`.
+pub fn input_value(g: &Graph, id: NodeId, i: usize) -> Option<Tensor> {
+    let src = g.arena().get(id)?.in_data_peer(i)?;
+    if src.is_control() {
+        return None;
+    }
+    const_value(&g.arena().get(src.node)?.op)
+}
+
+/// Write inferred outputs into `op` (shape, dtype; the origin shape of transformed descs).
+/// More outputs than the op has is an error.
+pub fn write_outputs(op: &mut OpDesc, outs: &[OutDesc]) -> Result<(), String> {
+    if outs.len() > op.num_outputs() {
+        return Err(format!(
+            "the rule produced {} outputs but the op has {}",
+            outs.len(),
+            op.num_outputs()
+        ));
+    }
+    for (port, out) in op.outputs.iter_mut().zip(outs) {
+        write_desc(&mut port.desc, out);
+    }
+    Ok(())
+}
+
+fn write_desc(desc: &mut Arc<TensorDesc>, out: &OutDesc) {
+    let cur: &TensorDesc = desc;
+    let transformed = is_transformed(cur);
+    let shape_ok = if transformed {
+        cur.origin_shape.as_deref().is_some_and(|s| *s == out.shape)
+    } else {
+        cur.shape == out.shape && cur.origin_shape.as_deref().is_none_or(|s| *s == out.shape)
+    };
+    if shape_ok && cur.dtype == out.dtype {
+        return;
+    }
+    let d = Arc::make_mut(desc);
+    if transformed {
+        d.origin_shape = Some(Box::new(out.shape.clone()));
+    } else {
+        d.shape = out.shape.clone();
+        if d.origin_shape.is_some() {
+            d.origin_shape = Some(Box::new(out.shape.clone()));
+        }
+    }
+    d.dtype = out.dtype;
+}
+
+/// Refresh an input desc from its producer's output desc (shape, dtype, formats, origin shape).
+fn refresh_input(dst: &mut Arc<TensorDesc>, src: &Arc<TensorDesc>) {
+    if Arc::ptr_eq(dst, src) {
+        return;
+    }
+    let d: &TensorDesc = dst;
+    if d.shape == src.shape
+        && d.dtype == src.dtype
+        && d.format == src.format
+        && d.origin_format == src.origin_format
+        && d.origin_shape == src.origin_shape
+    {
+        return;
+    }
+    if d.attrs.is_none() && d.name.is_none() && d.ext.is_none() {
+        *dst = src.clone();
+        return;
+    }
+    let d = Arc::make_mut(dst);
+    d.shape = src.shape.clone();
+    d.dtype = src.dtype;
+    d.format = src.format;
+    d.origin_format = src.origin_format;
+    d.origin_shape = src.origin_shape.clone();
+}
+
+/// Kahn order of the direct nodes, stable in node order; a cycle is an error naming the nodes
+/// left over.
+pub fn kahn_order(g: &Graph) -> Result<Vec<NodeId>, Vec<String>> {
+    let arena = g.arena();
+    let mut indeg: SecondaryMap<NodeId, u32> = SecondaryMap::with_capacity(arena.len());
+    let mut queue: VecDeque<NodeId> = VecDeque::new();
+    for id in g.node_ids() {
+        let n = &arena[id];
+        let d = n.in_data.iter().filter(|p| p.is_some()).count() + n.in_ctrl.len();
+        indeg.insert(id, d as u32);
+        if d == 0 {
+            queue.push_back(id);
+        }
+    }
+    let mut order = Vec::with_capacity(arena.len());
+    while let Some(id) = queue.pop_front() {
+        order.push(id);
+        let n = &arena[id];
+        for dst in n.out_data.iter().flatten().chain(n.out_ctrl.iter()) {
+            if let Some(c) = indeg.get_mut(dst.node) {
+                *c -= 1;
+                if *c == 0 {
+                    queue.push_back(dst.node);
+                }
+            }
+        }
+    }
+    if order.len() < arena.len() {
+        let left: Vec<String> = g
+            .node_ids()
+            .filter(|&id| indeg.get(id).is_some_and(|&c| c > 0))
+            .map(|id| arena[id].name().to_string())
+            .collect();
+        return Err(left);
+    }
+    Ok(order)
+}
+
+struct Engine<'a> {
+    custom: &'a mut dyn CustomInfer,
+    cache: Vec<(Sym, Option<Arc<OpProto>>)>,
+    names: HashMap<String, usize>,
+    done: Vec<bool>,
+    stats: InferStats,
+}
+
+impl Engine<'_> {
+    fn proto(&mut self, ty: &Sym) -> Option<Arc<OpProto>> {
+        if let Some((_, p)) = self
+            .cache
+            .iter()
+            .find(|(s, _)| Arc::ptr_eq(s, ty) || **s == **ty)
+        {
+            return p.clone();
+        }
+        let p = registry::lookup(ty);
+        self.cache.push((ty.clone(), p.clone()));
+        p
+    }
+
+    fn graph(&mut self, g: &mut Graph, subs: &mut Vec<Graph>) -> Result<(), InferError> {
+        let order = kahn_order(g).map_err(|left| InferError {
+            graph: g.name().to_string(),
+            node: left.first().cloned().unwrap_or_default(),
+            op_type: String::new(),
+            rule: "topological order".into(),
+            message: format!("the graph has a cycle through {}", left.join(", ")),
+        })?;
+        for id in order {
+            self.node(g, subs, id)?;
+        }
+        Ok(())
+    }
+
+    fn node(&mut self, g: &mut Graph, subs: &mut Vec<Graph>, id: NodeId) -> Result<(), InferError> {
+        self.stats.nodes += 1;
+        // 1. Refresh input descs from the producers.
+        let peers: SmallVec<[(usize, Arc<TensorDesc>); 4]> = {
+            let arena = g.arena();
+            arena[id]
+                .in_data
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| {
+                    let a = (*p)?;
+                    if a.is_control() {
+                        return None;
+                    }
+                    let desc = arena
+                        .get(a.node)?
+                        .op
+                        .outputs
+                        .get(a.index as usize)?
+                        .desc
+                        .clone();
+                    Some((i, desc))
+                })
+                .collect()
+        };
+        {
+            let op = &mut g.arena_mut()[id].op;
+            for (i, src) in &peers {
+                if let Some(port) = op.inputs.get_mut(*i) {
+                    refresh_input(&mut port.desc, src);
+                }
+            }
+        }
+        // 2. The rule.
+        let ty = g.arena()[id].op.op_type_sym().clone();
+        let Some(proto) = self.proto(&ty) else {
+            self.stats.unknown += 1;
+            return Ok(());
+        };
+        let fail = |g: &Graph, message: String| InferError {
+            graph: g.name().to_string(),
+            node: g.arena()[id].name().to_string(),
+            op_type: ty.to_string(),
+            rule: proto.rule.kind.name().to_string(),
+            message,
+        };
+        let has_subgraphs = g.arena()[id]
+            .op
+            .subgraph_instance_names()
+            .iter()
+            .any(|s| !s.is_empty());
+        let outs = if has_subgraphs && matches!(proto.rule.kind, RuleKind::If | RuleKind::While) {
+            self.control_flow(g, subs, id, proto.rule.kind)
+                .map_err(|m| fail(g, m))?
+        } else {
+            let arena_graph: &Graph = g;
+            let values = |i: usize| input_value(arena_graph, id, i);
+            infer_op(&proto, &g.arena()[id].op, &values, &mut *self.custom)
+                .map_err(|m| fail(g, m))?
+        };
+        self.stats.inferred += 1;
+        // 3. Write back.
+        let keep_format =
+            matches!(proto.rule.params.get("format"), Some(Param::Str(s)) if s == "keep");
+        let op = &mut g.arena_mut()[id].op;
+        if let Err(m) = write_outputs(op, &outs) {
+            return Err(fail(g, m));
+        }
+        if !keep_format {
+            default_infer_format(&mut g.arena_mut()[id].op);
+        }
+        Ok(())
+    }
+
+    /// Infer the subgraphs of a control-flow node and derive its outputs: `If` / `Case` /
+    /// `PartitionedCall` from the subgraphs' NetOutputs (branches merged: differing dims become
+    /// -1, differing ranks -2); `While` passes its inputs through.
+    fn control_flow(
+        &mut self,
+        g: &mut Graph,
+        subs: &mut Vec<Graph>,
+        id: NodeId,
+        kind: RuleKind,
+    ) -> Result<Vec<OutDesc>, String> {
+        let op = g.arena()[id].op.clone();
+        let mut merged: Vec<Option<OutDesc>> = vec![None; op.num_outputs()];
+        for inst in op.subgraph_instance_names() {
+            let Some(&k) = self.names.get(inst) else {
+                continue;
+            };
+            if self.done[k] && kind == RuleKind::While {
+                continue;
+            }
+            self.done[k] = true;
+            let mut sub = std::mem::replace(&mut subs[k], Graph::new(""));
+            seed_subgraph_inputs(&mut sub, &op);
+            let r = self.graph(&mut sub, subs);
+            let results = subgraph_outputs(&sub);
+            subs[k] = sub;
+            r.map_err(|e| format!("in subgraph '{inst}': {e}"))?;
+            if kind == RuleKind::If {
+                for (p, out) in results {
+                    if let Some(slot) = merged.get_mut(p) {
+                        *slot = Some(match slot.take() {
+                            None => out,
+                            Some(prev) => merge_branch(prev, &out),
+                        });
+                    }
+                }
+            }
+        }
+        if kind == RuleKind::While {
+            let values = |_: usize| None;
+            let ctx = InferCtx {
+                op: &op,
+                params: &Default::default(),
+                values: &values,
+            };
+            return super::elementwise::passthrough(&ctx);
+        }
+        // Keep outputs no branch produced.
+        Ok(merged
+            .into_iter()
+            .enumerate()
+            .map(|(i, m)| {
+                m.unwrap_or_else(|| {
+                    let d = &op.outputs()[i].desc;
+                    OutDesc::new(Shape::from_slice(super::logical_shape(d)), d.dtype)
+                })
+            })
+            .collect())
+    }
+}
+
+fn merge_branch(a: OutDesc, b: &OutDesc) -> OutDesc {
+    if a.shape.len() != b.shape.len()
+        || a.shape.contains(&UNKNOWN_RANK)
+        || b.shape.contains(&UNKNOWN_RANK)
+    {
+        return OutDesc::new(Shape::from_slice(&[UNKNOWN_RANK]), a.dtype);
+    }
+    let shape = a
+        .shape
+        .iter()
+        .zip(&b.shape)
+        .map(|(&x, &y)| if x == y { x } else { UNKNOWN_DIM })
+        .collect();
+    OutDesc::new(shape, a.dtype)
+}
+
+/// Copy the parent's input descs onto the subgraph's Data nodes (by `_parent_node_index`,
+/// else `index`).
+fn seed_subgraph_inputs(sub: &mut Graph, parent: &OpDesc) {
+    let ids: Vec<NodeId> = sub.node_ids().collect();
+    for id in ids {
+        let op = &mut sub.arena_mut()[id].op;
+        if op.op_type() != "Data" {
+            continue;
+        }
+        let p = op
+            .attr(ATTR_PARENT_NODE_INDEX)
+            .or_else(|| op.attr("index"))
+            .and_then(AttrValue::as_int);
+        let Some(src) = p
+            .and_then(|p| usize::try_from(p).ok())
+            .and_then(|p| parent.inputs().get(p))
+        else {
+            continue;
+        };
+        let src = src.desc.clone();
+        for port in op.inputs.iter_mut().chain(op.outputs.iter_mut()) {
+            refresh_input(&mut port.desc, &src);
+        }
+    }
+}
+
+/// `(parent output index, desc)` for each input of the subgraph's NetOutput.
+fn subgraph_outputs(sub: &Graph) -> Vec<(usize, OutDesc)> {
+    let Some(net) = sub
+        .node_ids()
+        .find(|&id| sub.arena()[id].op_type() == "NetOutput")
+    else {
+        return Vec::new();
+    };
+    let op = &sub.arena()[net].op;
+    op.inputs()
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let idx = p
+                .desc
+                .attrs
+                .as_deref()
+                .and_then(|a| a.get(ATTR_PARENT_NODE_INDEX))
+                .and_then(AttrValue::as_int)
+                .and_then(|v| usize::try_from(v).ok())
+                .unwrap_or(i);
+            (
+                idx,
+                OutDesc::new(
+                    Shape::from_slice(super::logical_shape(&p.desc)),
+                    p.desc.dtype,
+                ),
+            )
+        })
+        .collect()
+}
+
+/// Infer the whole graph tree of `root` (the root graph, then every subgraph reached through
+/// a control-flow node, then subgraphs not reached that way). On error the graph keeps the
+/// descs inferred so far.
+pub fn infer_graph(
+    root: &mut Graph,
+    custom: &mut dyn CustomInfer,
+) -> Result<InferStats, InferError> {
+    let mut subs = std::mem::take(&mut root.subgraphs);
+    let names = subs
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (g.name().to_string(), i))
+        .collect();
+    let mut engine = Engine {
+        custom,
+        cache: Vec::new(),
+        names,
+        done: vec![false; subs.len()],
+        stats: InferStats::default(),
+    };
+    let mut result = engine.graph(root, &mut subs);
+    if result.is_ok() {
+        for k in 0..subs.len() {
+            if engine.done[k] {
+                continue;
+            }
+            engine.done[k] = true;
+            let mut sub = std::mem::replace(&mut subs[k], Graph::new(""));
+            result = engine.graph(&mut sub, &mut subs);
+            subs[k] = sub;
+            if result.is_err() {
+                break;
+            }
+        }
+    }
+    root.subgraphs = subs;
+    result.map(|()| engine.stats)
+}

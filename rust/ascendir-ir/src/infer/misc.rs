@@ -1,0 +1,110 @@
+//! Shape queries and generators: Shape, Size, Fill, Range; TransData; control flow without
+//! subgraphs at hand.
+
+use super::shape::{rank_unknown, tensor_f64, unknown_rank};
+use super::{logical_shape, InferCtx, OutDesc, RuleResult};
+use crate::dtype::DataType;
+use crate::format::{bits, Format};
+use crate::tensor::{Shape, UNKNOWN_DIM};
+
+/// `Shape`: a 1-D tensor of the input rank; dtype from the `dtype` attribute (INT32 default).
+pub fn shape_of(ctx: &InferCtx<'_>) -> RuleResult {
+    let dtype = ctx.resolve_dtype(&super::DtypeSpec::Attr("dtype".into(), DataType::INT32), 0)?;
+    let mut outs = Vec::new();
+    for i in 0..ctx.op.num_outputs().min(ctx.op.num_inputs()) {
+        let xs = ctx.shape(i);
+        let n = if unknown_rank(xs) {
+            UNKNOWN_DIM
+        } else {
+            xs.len() as i64
+        };
+        outs.push(OutDesc::new(Shape::from_slice(&[n]), dtype));
+    }
+    Ok(outs)
+}
+
+/// `Size`: a scalar; dtype from the `dtype` attribute (INT32 default).
+pub fn size(ctx: &InferCtx<'_>) -> RuleResult {
+    let dtype = ctx.resolve_dtype(&super::DtypeSpec::Attr("dtype".into(), DataType::INT32), 0)?;
+    Ok(ctx.all_outputs(OutDesc::new(Shape::new(), dtype)))
+}
+
+/// `Fill`: the shape is the value of `dims`, the dtype that of `value`.
+pub fn fill(ctx: &InferCtx<'_>) -> RuleResult {
+    let v = ctx.input_param("value", "value")?;
+    let dtype = ctx.out_dtype(v)?;
+    let name = ctx.param_or("dims", "dims");
+    let out = match ctx.ints(name)? {
+        Some(d) => {
+            if let Some(bad) = d.iter().find(|&&x| x < 0) {
+                return Err(format!("dims {d:?} contain a negative size {bad}"));
+            }
+            Shape::from_vec(d)
+        }
+        None => match ctx.len_of(name) {
+            Some(n) => super::shape::unknown_dims(n),
+            None => rank_unknown(),
+        },
+    };
+    Ok(ctx.all_outputs(OutDesc::new(out, dtype)))
+}
+
+/// `Range`: `ceil((limit - start) / delta)` elements when all three are constant, else `[-1]`;
+/// dtype of `start`.
+pub fn range(ctx: &InferCtx<'_>) -> RuleResult {
+    let s = ctx.input_param("start", "start")?;
+    let dtype = ctx.out_dtype(s)?;
+    let value = |name: &str| -> Result<Option<f64>, String> {
+        let Some(i) = ctx.opt_input(ctx.param_or(name, name)) else {
+            return Ok(None);
+        };
+        match (ctx.values)(i) {
+            Some(t) => Ok(tensor_f64(&t)?.first().copied()),
+            None => Ok(None),
+        }
+    };
+    let n = match (value("start")?, value("limit")?, value("delta")?) {
+        (Some(a), Some(b), Some(d)) => {
+            if d == 0.0 {
+                return Err("delta must not be 0".into());
+            }
+            ((b - a) / d).ceil().max(0.0) as i64
+        }
+        _ => UNKNOWN_DIM,
+    };
+    Ok(ctx.all_outputs(OutDesc::new(Shape::from_slice(&[n]), dtype)))
+}
+
+/// `TransData`: when the destination format is the input's origin format the output is the
+/// origin shape; NCHW / NHWC → NC1HWC0 splits C into C1 × C0 (C0 = 16); otherwise the shape is
+/// kept. The dtype is kept.
+pub fn trans_data(ctx: &InferCtx<'_>) -> RuleResult {
+    let x = ctx.input_param("x", "src")?;
+    let d = ctx.desc(x);
+    let dst = Format::from_name(ctx.attr_str("dst_format", "")).ok();
+    let src_fmt = Format::from_value(i64::from(bits::primary(d.format))).unwrap_or(Format::ND);
+    let origin =
+        Format::from_value(i64::from(bits::primary(d.origin_format))).unwrap_or(Format::ND);
+    let out: Shape = match dst {
+        Some(f) if f == origin && d.origin_shape.is_some() => Shape::from_slice(logical_shape(d)),
+        Some(Format::NC1HWC0)
+            if matches!(src_fmt, Format::NCHW | Format::NHWC) && d.shape.len() == 4 =>
+        {
+            let s = &d.shape;
+            let (n, c, h, w) = if src_fmt == Format::NCHW {
+                (s[0], s[1], s[2], s[3])
+            } else {
+                (s[0], s[3], s[1], s[2])
+            };
+            let c1 = if c < 0 { UNKNOWN_DIM } else { (c + 15) / 16 };
+            Shape::from_slice(&[n, c1, h, w, 16])
+        }
+        _ => d.shape.clone(),
+    };
+    Ok(ctx.all_outputs(OutDesc::new(out, d.dtype)))
+}
+
+/// `If` / `Case` seen without their subgraphs: nothing can be inferred, outputs are kept.
+pub fn if_without_subgraphs(_ctx: &InferCtx<'_>) -> RuleResult {
+    Ok(Vec::new())
+}

@@ -1,0 +1,764 @@
+//! The operator registry: prototypes declared by op libraries (inputs, outputs, attributes with
+//! kinds and defaults, dtype type variables, subgraph slots, an inference rule), kept in one
+//! process-wide table, and the helpers that build and validate an `OpDesc` from a prototype.
+//!
+//! A type is registered once. A second registration fails unless an op-library loading window
+//! is open (`begin_library` / `end_library`) and the caller asks to override, as GE's
+//! "register overridable" switch.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
+
+use crate::attr::{AttrKind, AttrValue};
+use crate::dtype::DataType;
+use crate::infer::InferRule;
+use crate::op_desc::{IrInputType, IrOutputType, OpDesc, SubgraphType};
+use crate::tensor::TensorDesc;
+
+/// Errors of registration and of building ops from prototypes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RegistryError {
+    /// A registration is refused (duplicate type, malformed prototype).
+    #[error("{0}")]
+    Registration(String),
+    /// An op does not match its prototype (input count, attribute kind, missing attribute, dtype).
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// One declared input.
+#[derive(Clone, Debug, PartialEq)]
+pub struct InputSpec {
+    /// IR name (`x`; a dynamic input `x` has instances `x0, x1, ...`).
+    pub name: String,
+    /// Required, optional or dynamic.
+    pub kind: IrInputType,
+    /// The dtype type variable constraining it, if any.
+    pub type_var: Option<String>,
+}
+
+/// One declared output.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputSpec {
+    /// IR name.
+    pub name: String,
+    /// Required or dynamic.
+    pub kind: IrOutputType,
+    /// The dtype type variable constraining it, if any.
+    pub type_var: Option<String>,
+}
+
+/// One declared attribute; `default == None` marks a required attribute.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttrSpec {
+    /// Attribute name.
+    pub name: String,
+    /// Its kind; values of compatible kinds are converted (int → float, ...).
+    pub kind: AttrKind,
+    /// The default value, `None` for a required attribute.
+    pub default: Option<AttrValue>,
+}
+
+/// A dtype type variable: every port using it has the same dtype, one of `allowed`
+/// (empty = any).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeVarSpec {
+    /// Variable name (`T`).
+    pub name: String,
+    /// Allowed dtypes; empty means unconstrained.
+    pub allowed: Vec<DataType>,
+}
+
+/// An operator prototype.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpProto {
+    /// The op type (`Conv2D`).
+    pub op_type: String,
+    /// Inputs in IR order.
+    pub inputs: Vec<InputSpec>,
+    /// Outputs in IR order.
+    pub outputs: Vec<OutputSpec>,
+    /// Attributes in IR order.
+    pub attrs: Vec<AttrSpec>,
+    /// Dtype type variables.
+    pub type_vars: Vec<TypeVarSpec>,
+    /// Subgraph slots.
+    pub subgraphs: Vec<(String, SubgraphType)>,
+    /// The inference rule.
+    pub rule: InferRule,
+    /// For a dynamic output: the attribute giving its instance count (`num_split`).
+    pub dynamic_output_count_attr: Option<String>,
+}
+
+impl OpProto {
+    /// An empty prototype for `op_type` (no ports, no inference).
+    pub fn new(op_type: &str) -> Self {
+        OpProto {
+            op_type: op_type.to_string(),
+            inputs: Vec::new(),
+            outputs: Vec::new(),
+            attrs: Vec::new(),
+            type_vars: Vec::new(),
+            subgraphs: Vec::new(),
+            rule: InferRule::none(),
+            dynamic_output_count_attr: None,
+        }
+    }
+
+    /// Check the prototype itself: unique names, known type variables, well-formed rule.
+    pub fn check(&self) -> Result<(), RegistryError> {
+        let bad = |m: String| {
+            Err(RegistryError::Registration(format!(
+                "op '{}': {m}",
+                self.op_type
+            )))
+        };
+        if self.op_type.is_empty() {
+            return Err(RegistryError::Registration(
+                "an op type must not be empty".into(),
+            ));
+        }
+        let mut seen = std::collections::HashSet::new();
+        for name in self.inputs.iter().map(|i| &i.name) {
+            if !seen.insert(name.as_str()) {
+                return bad(format!("input '{name}' is declared twice"));
+            }
+        }
+        seen.clear();
+        for name in self.outputs.iter().map(|o| &o.name) {
+            if !seen.insert(name.as_str()) {
+                return bad(format!("output '{name}' is declared twice"));
+            }
+        }
+        seen.clear();
+        for a in &self.attrs {
+            if !seen.insert(a.name.as_str()) {
+                return bad(format!("attribute '{}' is declared twice", a.name));
+            }
+            if let Some(d) = &a.default {
+                if coerce_attr(a.kind, d.clone()).is_none() {
+                    return bad(format!(
+                        "the default of attribute '{}' is a {}, not a {}",
+                        a.name,
+                        d.kind().name(),
+                        a.kind.name()
+                    ));
+                }
+            }
+        }
+        let vars: Vec<&str> = self.type_vars.iter().map(|t| t.name.as_str()).collect();
+        let used = self
+            .inputs
+            .iter()
+            .filter_map(|i| i.type_var.as_deref())
+            .chain(self.outputs.iter().filter_map(|o| o.type_var.as_deref()));
+        for v in used {
+            if !vars.contains(&v) {
+                return bad(format!("type variable '{v}' is used but not declared"));
+            }
+        }
+        let dyn_outs = self
+            .outputs
+            .iter()
+            .filter(|o| o.kind == IrOutputType::Dynamic)
+            .count();
+        if dyn_outs > 1 {
+            return bad("at most one dynamic output is supported".into());
+        }
+        self.rule
+            .check(self)
+            .map_err(|m| RegistryError::Registration(format!("op '{}': {m}", self.op_type)))
+    }
+
+    /// The attribute spec called `name`.
+    pub fn attr(&self, name: &str) -> Option<&AttrSpec> {
+        self.attrs.iter().find(|a| a.name == name)
+    }
+
+    /// Build an `OpDesc` named `name` from this prototype. `dynamic_inputs[k]` is the instance
+    /// count of the k-th dynamic input; `set_optional[k]` whether the k-th optional input is
+    /// set; `dynamic_outputs` the instance count of the dynamic output. Input descs are
+    /// `input_descs` in order (one per created input slot; unset optional slots get the invalid
+    /// desc whatever is passed). Attributes are `attrs` coerced to their declared kinds, with
+    /// defaults filled in; undeclared attributes are kept as given.
+    pub fn build(
+        &self,
+        name: &str,
+        input_descs: &[Option<Arc<TensorDesc>>],
+        dynamic_outputs: usize,
+        attrs: crate::attr::AttrMap,
+    ) -> Result<OpDesc, RegistryError> {
+        let ctx =
+            |m: String| RegistryError::Invalid(format!("op '{name}' ({}): {m}", self.op_type));
+        let plan = self.plan_inputs(input_descs.len()).map_err(ctx)?;
+        let mut op = OpDesc::new(name, &self.op_type);
+        let mut k = 0usize;
+        let default_desc = Arc::new(TensorDesc::default());
+        for (spec, count) in self.inputs.iter().zip(&plan) {
+            match spec.kind {
+                IrInputType::Required => {
+                    let d = input_descs[k]
+                        .clone()
+                        .unwrap_or_else(|| default_desc.clone());
+                    op.add_input(&spec.name, d);
+                    k += 1;
+                }
+                IrInputType::Optional => {
+                    let given = if *count == 1 {
+                        input_descs[k].clone()
+                    } else {
+                        None
+                    };
+                    k += count;
+                    let d = given.unwrap_or_else(|| Arc::new(TensorDesc::invalid()));
+                    op.add_optional_input(&spec.name, d);
+                }
+                IrInputType::Dynamic => {
+                    for i in 0..*count {
+                        let d = input_descs[k]
+                            .clone()
+                            .unwrap_or_else(|| default_desc.clone());
+                        op.add_input(&format!("{}{i}", spec.name), d);
+                        k += 1;
+                    }
+                }
+            }
+        }
+        for spec in &self.outputs {
+            match spec.kind {
+                IrOutputType::Required => {
+                    op.add_output(&spec.name, default_desc.clone())
+                        .map_err(|e| ctx(e.to_string()))?;
+                }
+                IrOutputType::Dynamic => {
+                    for i in 0..dynamic_outputs {
+                        op.add_output(&format!("{}{i}", spec.name), default_desc.clone())
+                            .map_err(|e| ctx(e.to_string()))?;
+                    }
+                }
+            }
+        }
+        op.attrs = self.check_attrs(attrs).map_err(ctx)?;
+        let meta = op.meta_mut();
+        meta.ir_inputs = self
+            .inputs
+            .iter()
+            .map(|i| (Arc::from(i.name.as_str()), i.kind))
+            .collect();
+        meta.ir_outputs = self
+            .outputs
+            .iter()
+            .map(|o| (Arc::from(o.name.as_str()), o.kind))
+            .collect();
+        meta.ir_attr_names = self.attrs.iter().map(|a| a.name.clone()).collect();
+        for (sg, kind) in &self.subgraphs {
+            if *kind == SubgraphType::Static {
+                op.add_subgraph_name(sg).map_err(|e| ctx(e.to_string()))?;
+            }
+        }
+        Ok(op)
+    }
+
+    /// How many slots each declared input takes for `given` positional inputs: required and
+    /// optional inputs take one (trailing optional inputs may be left out), a dynamic input
+    /// takes what remains. With more than one dynamic input the caller must use
+    /// `plan_inputs_grouped`.
+    pub fn plan_inputs(&self, given: usize) -> Result<Vec<usize>, String> {
+        let fixed = self
+            .inputs
+            .iter()
+            .filter(|i| i.kind != IrInputType::Dynamic)
+            .count();
+        let dynamic = self.inputs.len() - fixed;
+        let required = self
+            .inputs
+            .iter()
+            .filter(|i| i.kind == IrInputType::Required)
+            .count();
+        if dynamic == 0 {
+            if given < required || given > fixed {
+                return Err(if required == fixed {
+                    format!("takes {fixed} inputs, {given} given")
+                } else {
+                    format!("takes {required} to {fixed} inputs, {given} given")
+                });
+            }
+            // Fill in order; trailing optional inputs beyond `given` are unset.
+            let mut left = given;
+            let mut plan = Vec::with_capacity(self.inputs.len());
+            let mut required_left = required;
+            for spec in &self.inputs {
+                match spec.kind {
+                    IrInputType::Required => {
+                        plan.push(1);
+                        left -= 1;
+                        required_left -= 1;
+                    }
+                    _ => {
+                        let take = usize::from(left > required_left);
+                        plan.push(take);
+                        left -= take;
+                    }
+                }
+            }
+            return Ok(plan);
+        }
+        if dynamic > 1 {
+            return Err("has several dynamic inputs; pass each one as a list".into());
+        }
+        if given < fixed {
+            return Err(format!("takes at least {fixed} inputs, {given} given"));
+        }
+        Ok(self
+            .inputs
+            .iter()
+            .map(|i| {
+                if i.kind == IrInputType::Dynamic {
+                    given - fixed
+                } else {
+                    1
+                }
+            })
+            .collect())
+    }
+
+    /// Validate attributes against the declarations: coerce declared ones to their kind, fill
+    /// defaults, fail on a missing required attribute.
+    pub fn check_attrs(
+        &self,
+        mut attrs: crate::attr::AttrMap,
+    ) -> Result<crate::attr::AttrMap, String> {
+        for spec in &self.attrs {
+            match attrs.remove(&spec.name) {
+                Some(v) => {
+                    let given = v.kind();
+                    let v = coerce_attr(spec.kind, v).ok_or_else(|| {
+                        format!(
+                            "attribute '{}' must be {}, got {}",
+                            spec.name,
+                            spec.kind.name(),
+                            given.name()
+                        )
+                    })?;
+                    attrs.insert(spec.name.clone(), v);
+                }
+                None => match &spec.default {
+                    Some(d) => {
+                        attrs.insert(spec.name.clone(), d.clone());
+                    }
+                    None => return Err(format!("required attribute '{}' is missing", spec.name)),
+                },
+            }
+        }
+        Ok(attrs)
+    }
+
+    /// Check the dtypes of an op's ports against the type variables: each port's dtype must
+    /// be allowed, and all ports bound to one variable must agree. Unset optional inputs and
+    /// `UNDEFINED` dtypes are skipped. `outputs` selects whether outputs are checked too.
+    pub fn check_dtypes(&self, op: &OpDesc, outputs: bool) -> Result<(), String> {
+        // (variable, port label, dtype) for every constrained port.
+        let mut seen: Vec<(&str, String, DataType)> = Vec::new();
+        for spec in &self.inputs {
+            let Some(var) = spec.type_var.as_deref() else {
+                continue;
+            };
+            for (i, port) in op.inputs().iter().enumerate() {
+                if port.desc.is_valid()
+                    && port_matches(&port.name, &spec.name, spec.kind == IrInputType::Dynamic)
+                {
+                    seen.push((var, format!("input {i} '{}'", port.name), port.desc.dtype));
+                }
+            }
+        }
+        if outputs {
+            for spec in &self.outputs {
+                let Some(var) = spec.type_var.as_deref() else {
+                    continue;
+                };
+                for (i, port) in op.outputs().iter().enumerate() {
+                    if port_matches(&port.name, &spec.name, spec.kind == IrOutputType::Dynamic) {
+                        seen.push((var, format!("output {i} '{}'", port.name), port.desc.dtype));
+                    }
+                }
+            }
+        }
+        let mut bound: HashMap<&str, (DataType, &str)> = HashMap::new();
+        for (var, port, dt) in &seen {
+            if *dt == DataType::UNDEFINED {
+                continue;
+            }
+            if let Some(tv) = self.type_vars.iter().find(|t| t.name == *var) {
+                if !tv.allowed.is_empty() && !tv.allowed.contains(dt) {
+                    return Err(format!(
+                        "{port} has dtype {}, but {var} allows only {}",
+                        dt.name(),
+                        tv.allowed
+                            .iter()
+                            .map(|d| d.name())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ));
+                }
+            }
+            match bound.get(var) {
+                Some((first, who)) if first != dt => {
+                    return Err(format!(
+                        "{port} has dtype {} but {who} has {} (both are {var})",
+                        dt.name(),
+                        first.name()
+                    ))
+                }
+                Some(_) => {}
+                None => {
+                    bound.insert(var, (*dt, port.as_str()));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The single allowed dtype of the type variable of output `spec`, if it has exactly one.
+    pub fn fixed_output_dtype(&self, output: usize) -> Option<DataType> {
+        let var = self.outputs.get(output)?.type_var.as_deref()?;
+        let tv = self.type_vars.iter().find(|t| t.name == var)?;
+        (tv.allowed.len() == 1).then(|| tv.allowed[0])
+    }
+}
+
+/// Whether a port called `port` belongs to the IR port `ir` (`x` or, dynamic, `x0, x1, ...`).
+pub fn port_matches(port: &str, ir: &str, dynamic: bool) -> bool {
+    if !dynamic {
+        return port == ir;
+    }
+    port.strip_prefix(ir)
+        .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Convert `v` to `kind` where the conversion is lossless in intent: int → float, int ↔ bool
+/// (0/1), int → data type, a list of one kind to another list kind, an empty list of any kind.
+/// `None` when the value cannot be that kind.
+pub fn coerce_attr(kind: AttrKind, v: AttrValue) -> Option<AttrValue> {
+    if v.kind() == kind {
+        return Some(v);
+    }
+    use AttrValue as V;
+    Some(match (kind, v) {
+        (AttrKind::Float, V::Int(i)) => V::Float(i as f32),
+        (AttrKind::Bool, V::Int(i)) if i == 0 || i == 1 => V::Bool(i == 1),
+        (AttrKind::Int, V::Bool(b)) => V::Int(i64::from(b)),
+        (AttrKind::DataType, V::Int(i)) => V::DataType(DataType::from_ge(i)?),
+        (AttrKind::Int, V::DataType(d)) => V::Int(i64::from(d.ge_value())),
+        (AttrKind::Expression, V::String(s)) => V::Expression(s),
+        (AttrKind::String, V::Expression(s)) => V::String(s),
+        (AttrKind::ListFloat, V::ListInt(l)) => {
+            V::ListFloat(l.into_iter().map(|i| i as f32).collect())
+        }
+        (AttrKind::ListDataType, V::ListInt(l)) => V::ListDataType(
+            l.into_iter()
+                .map(DataType::from_ge)
+                .collect::<Option<Vec<_>>>()?,
+        ),
+        (AttrKind::ListBool, V::ListInt(l)) if l.iter().all(|&i| i == 0 || i == 1) => {
+            V::ListBool(l.into_iter().map(|i| i == 1).collect())
+        }
+        (AttrKind::ListListFloat, V::ListListInt(l)) => V::ListListFloat(
+            l.into_iter()
+                .map(|r| r.into_iter().map(|i| i as f32).collect())
+                .collect(),
+        ),
+        (k, v) if is_empty_list(&v) => empty_list(k)?,
+        _ => return None,
+    })
+}
+
+fn is_empty_list(v: &AttrValue) -> bool {
+    use AttrValue as V;
+    match v {
+        V::ListInt(l) => l.is_empty(),
+        V::ListFloat(l) => l.is_empty(),
+        V::ListBool(l) => l.is_empty(),
+        V::ListString(l) => l.is_empty(),
+        V::ListBytes(l) => l.is_empty(),
+        V::ListTensorDesc(l) => l.is_empty(),
+        V::ListTensor(l) => l.is_empty(),
+        V::ListGraph(l) => l.is_empty(),
+        V::ListNamedAttrs(l) => l.is_empty(),
+        V::ListDataType(l) => l.is_empty(),
+        V::ListListInt(l) => l.is_empty(),
+        V::ListListFloat(l) => l.is_empty(),
+        _ => false,
+    }
+}
+
+fn empty_list(kind: AttrKind) -> Option<AttrValue> {
+    use AttrValue as V;
+    Some(match kind {
+        AttrKind::ListInt => V::ListInt(vec![]),
+        AttrKind::ListFloat => V::ListFloat(vec![]),
+        AttrKind::ListBool => V::ListBool(vec![]),
+        AttrKind::ListString => V::ListString(vec![]),
+        AttrKind::ListBytes => V::ListBytes(vec![]),
+        AttrKind::ListTensorDesc => V::ListTensorDesc(vec![]),
+        AttrKind::ListTensor => V::ListTensor(vec![]),
+        AttrKind::ListGraph => V::ListGraph(vec![]),
+        AttrKind::ListNamedAttrs => V::ListNamedAttrs(vec![]),
+        AttrKind::ListDataType => V::ListDataType(vec![]),
+        AttrKind::ListListInt => V::ListListInt(vec![]),
+        AttrKind::ListListFloat => V::ListListFloat(vec![]),
+        _ => return None,
+    })
+}
+
+#[derive(Default)]
+struct Registry {
+    protos: HashMap<String, Arc<OpProto>>,
+    /// Open op-library loading windows (nested loads count).
+    library_depth: usize,
+    /// Bumped on every change, so that caches can tell when to refresh.
+    generation: u64,
+}
+
+static REGISTRY: RwLock<Option<Registry>> = RwLock::new(None);
+
+fn with_read<R>(f: impl FnOnce(&Registry) -> R) -> R {
+    let guard = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
+    match guard.as_ref() {
+        Some(r) => f(r),
+        None => f(&Registry::default()),
+    }
+}
+
+fn with_write<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
+    let mut guard = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
+    f(guard.get_or_insert_with(Registry::default))
+}
+
+/// Register `proto`. A type that is already registered fails, unless `overriding` is set and
+/// an op-library loading window is open, in which case the new prototype replaces it.
+pub fn register(proto: OpProto, overriding: bool) -> Result<Arc<OpProto>, RegistryError> {
+    proto.check()?;
+    with_write(|r| {
+        if overriding && r.library_depth == 0 {
+            return Err(RegistryError::Registration(format!(
+                "cannot register '{}' with override=True: overriding is allowed only while an op \
+                 library is loading",
+                proto.op_type
+            )));
+        }
+        if r.protos.contains_key(&proto.op_type) && !overriding {
+            return Err(RegistryError::Registration(format!(
+                "op type '{}' is already registered",
+                proto.op_type
+            )));
+        }
+        let p = Arc::new(proto);
+        r.protos.insert(p.op_type.clone(), p.clone());
+        r.generation += 1;
+        Ok(p)
+    })
+}
+
+/// Remove a registration (returns whether it existed). Meant for tests and library reloads.
+pub fn unregister(op_type: &str) -> bool {
+    with_write(|r| {
+        r.generation += 1;
+        r.protos.remove(op_type).is_some()
+    })
+}
+
+/// The prototype of `op_type`.
+pub fn lookup(op_type: &str) -> Option<Arc<OpProto>> {
+    with_read(|r| r.protos.get(op_type).cloned())
+}
+
+/// Whether `op_type` is registered.
+pub fn contains(op_type: &str) -> bool {
+    with_read(|r| r.protos.contains_key(op_type))
+}
+
+/// Every registered type, sorted.
+pub fn registered_types() -> Vec<String> {
+    let mut v: Vec<String> = with_read(|r| r.protos.keys().cloned().collect());
+    v.sort();
+    v
+}
+
+/// A number that changes whenever the registry changes.
+pub fn generation() -> u64 {
+    with_read(|r| r.generation)
+}
+
+/// Open an op-library loading window (overrides allowed until the matching `end_library`).
+pub fn begin_library() {
+    with_write(|r| r.library_depth += 1);
+}
+
+/// Close an op-library loading window.
+pub fn end_library() {
+    with_write(|r| r.library_depth = r.library_depth.saturating_sub(1));
+}
+
+/// Whether an op-library loading window is open.
+pub fn library_loading() -> bool {
+    with_read(|r| r.library_depth > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::infer::InferRule;
+
+    fn proto(ty: &str) -> OpProto {
+        let mut p = OpProto::new(ty);
+        p.inputs = vec![
+            InputSpec {
+                name: "x".into(),
+                kind: IrInputType::Required,
+                type_var: Some("T".into()),
+            },
+            InputSpec {
+                name: "bias".into(),
+                kind: IrInputType::Optional,
+                type_var: Some("T".into()),
+            },
+        ];
+        p.outputs = vec![OutputSpec {
+            name: "y".into(),
+            kind: IrOutputType::Required,
+            type_var: Some("T".into()),
+        }];
+        p.attrs = vec![
+            AttrSpec {
+                name: "alpha".into(),
+                kind: AttrKind::Float,
+                default: Some(AttrValue::Float(1.0)),
+            },
+            AttrSpec {
+                name: "axes".into(),
+                kind: AttrKind::ListInt,
+                default: None,
+            },
+        ];
+        p.type_vars = vec![TypeVarSpec {
+            name: "T".into(),
+            allowed: vec![DataType::FLOAT, DataType::FLOAT16],
+        }];
+        p.rule = InferRule::same_as("x");
+        p
+    }
+
+    #[test]
+    fn duplicate_and_override_window() {
+        register(proto("RegTestA"), false).unwrap();
+        assert!(register(proto("RegTestA"), false).is_err());
+        assert!(register(proto("RegTestA"), true).is_err());
+        begin_library();
+        assert!(library_loading());
+        register(proto("RegTestA"), true).unwrap();
+        end_library();
+        assert!(lookup("RegTestA").is_some());
+        assert!(registered_types().contains(&"RegTestA".to_string()));
+        assert!(unregister("RegTestA"));
+        assert!(!contains("RegTestA"));
+    }
+
+    #[test]
+    fn malformed_prototypes_are_refused() {
+        let mut p = proto("RegTestB");
+        p.inputs.push(p.inputs[0].clone());
+        assert!(register(p, false).is_err());
+        let mut p = proto("RegTestB");
+        p.type_vars.clear();
+        assert!(register(p, false).is_err());
+        let mut p = proto("RegTestB");
+        p.attrs[0].default = Some(AttrValue::String("x".into()));
+        assert!(p.check().is_err());
+    }
+
+    #[test]
+    fn build_fills_defaults_and_metadata() {
+        let p = proto("RegTestC");
+        let d = Some(Arc::new(TensorDesc::default()));
+        let mut attrs = crate::attr::AttrMap::new();
+        attrs.insert("axes".into(), AttrValue::ListInt(vec![1]));
+        attrs.insert("alpha".into(), AttrValue::Int(2));
+        let op = p
+            .build("n", std::slice::from_ref(&d), 0, attrs.clone())
+            .unwrap();
+        assert_eq!(op.num_inputs(), 2);
+        assert!(!op.inputs()[1].desc.is_valid());
+        assert_eq!(op.attr("alpha"), Some(&AttrValue::Float(2.0)));
+        assert_eq!(
+            op.meta().unwrap().ir_attr_names,
+            vec!["alpha".to_string(), "axes".to_string()]
+        );
+        assert!(p
+            .build("n", &[d.clone(), d.clone(), d.clone()], 0, attrs.clone())
+            .is_err());
+        assert!(p
+            .build(
+                "n",
+                std::slice::from_ref(&d),
+                0,
+                crate::attr::AttrMap::new()
+            )
+            .is_err());
+        let mut bad = attrs.clone();
+        bad.insert("alpha".into(), AttrValue::String("no".into()));
+        let e = p.build("n", &[d], 0, bad).unwrap_err().to_string();
+        assert!(e.contains("alpha"), "{e}");
+    }
+
+    #[test]
+    fn dtype_variables() {
+        let p = proto("RegTestD");
+        let f = Some(Arc::new(TensorDesc::new(
+            &[2],
+            DataType::FLOAT,
+            crate::format::Format::ND,
+        )));
+        let h = Some(Arc::new(TensorDesc::new(
+            &[2],
+            DataType::FLOAT16,
+            crate::format::Format::ND,
+        )));
+        let i = Some(Arc::new(TensorDesc::new(
+            &[2],
+            DataType::INT32,
+            crate::format::Format::ND,
+        )));
+        let mut attrs = crate::attr::AttrMap::new();
+        attrs.insert("axes".into(), AttrValue::ListInt(vec![]));
+        let ok = p
+            .build("n", &[f.clone(), f.clone()], 0, attrs.clone())
+            .unwrap();
+        assert!(p.check_dtypes(&ok, false).is_ok());
+        let mixed = p.build("n", &[f, h], 0, attrs.clone()).unwrap();
+        assert!(p.check_dtypes(&mixed, false).is_err());
+        let wrong = p.build("n", &[i], 0, attrs).unwrap();
+        assert!(p.check_dtypes(&wrong, false).unwrap_err().contains("INT32"));
+    }
+
+    #[test]
+    fn input_plans() {
+        let mut p = OpProto::new("P");
+        p.inputs = vec![
+            InputSpec {
+                name: "axis".into(),
+                kind: IrInputType::Required,
+                type_var: None,
+            },
+            InputSpec {
+                name: "x".into(),
+                kind: IrInputType::Dynamic,
+                type_var: None,
+            },
+        ];
+        assert_eq!(p.plan_inputs(4).unwrap(), vec![1, 3]);
+        assert!(p.plan_inputs(0).is_err());
+        assert!(port_matches("x12", "x", true));
+        assert!(!port_matches("x", "x", true));
+        assert!(!port_matches("xa", "x", true));
+    }
+}
