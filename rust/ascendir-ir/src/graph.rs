@@ -1281,7 +1281,7 @@ mod tests {
     #[test]
     fn hot_records_stay_small() {
         // Pin the size of the node record so that growth is a conscious decision.
-        assert!(std::mem::size_of::<NodeData>() <= 336, "{}", std::mem::size_of::<NodeData>());
+        assert!(std::mem::size_of::<NodeData>() <= 312, "{}", std::mem::size_of::<NodeData>());
         assert_eq!(std::mem::size_of::<InAnchor>(), 12);
         assert_eq!(std::mem::size_of::<Option<NodeId>>(), 8);
     }

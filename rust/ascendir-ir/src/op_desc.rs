@@ -98,16 +98,18 @@ impl Default for OpMeta {
     }
 }
 
-/// Ports of one direction. Most ops have one or two.
-pub type Ports = SmallVec<[Port; 2]>;
+/// Input ports: most ops have one or two, kept inline.
+pub type InPorts = SmallVec<[Port; 2]>;
+/// Output ports: most ops have one, kept inline.
+pub type OutPorts = SmallVec<[Port; 1]>;
 
 /// An operator descriptor (GE `OpDesc`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct OpDesc {
     pub(crate) name: CompactString,
     pub(crate) ty: Sym,
-    pub(crate) inputs: Ports,
-    pub(crate) outputs: Ports,
+    pub(crate) inputs: InPorts,
+    pub(crate) outputs: OutPorts,
     /// The op's attributes.
     pub attrs: AttrMap,
     /// Topological id (assigned by the graph on add and on sort).
@@ -141,12 +143,36 @@ impl OpDesc {
         OpDesc {
             name: CompactString::from(name),
             ty: Arc::from(ty),
-            inputs: Ports::new(),
-            outputs: Ports::new(),
+            inputs: InPorts::new(),
+            outputs: OutPorts::new(),
             attrs: AttrMap::new(),
             id: 0,
             stream_id: 0,
             meta: None,
+        }
+    }
+
+    /// A descriptor whose type is an already shared string (no allocation for the type).
+    pub fn with_type_sym(name: &str, ty: Sym) -> Self {
+        OpDesc {
+            name: CompactString::from(name),
+            ty,
+            inputs: InPorts::new(),
+            outputs: OutPorts::new(),
+            attrs: AttrMap::new(),
+            id: 0,
+            stream_id: 0,
+            meta: None,
+        }
+    }
+
+    /// Append a port whose name is a shared string, without the duplicate-name check: for
+    /// builders whose port names are known to be distinct.
+    pub fn push_port(&mut self, side: Side, name: Sym, desc: Arc<TensorDesc>) {
+        let port = Port { name, desc };
+        match side {
+            Side::Input => self.inputs.push(port),
+            Side::Output => self.outputs.push(port),
         }
     }
 
@@ -187,7 +213,7 @@ impl OpDesc {
         }
     }
 
-    pub(crate) fn ports_mut(&mut self, side: Side) -> &mut Ports {
+    pub(crate) fn ports_mut(&mut self, side: Side) -> &mut [Port] {
         match side {
             Side::Input => &mut self.inputs,
             Side::Output => &mut self.outputs,
@@ -372,15 +398,13 @@ impl OpDesc {
                 )));
             }
         }
-        let list = self.ports_mut(side);
-        for (k, (name, desc)) in ports.iter().enumerate() {
-            list.insert(
-                index + k,
-                Port {
-                    name: Arc::from(name.as_str()),
-                    desc: desc.clone(),
-                },
-            );
+        let new_ports = ports.iter().map(|(name, desc)| Port {
+            name: Arc::from(name.as_str()),
+            desc: desc.clone(),
+        });
+        match side {
+            Side::Input => self.inputs.insert_many(index, new_ports),
+            Side::Output => self.outputs.insert_many(index, new_ports),
         }
         Ok(())
     }
@@ -453,7 +477,10 @@ impl OpDesc {
 
     /// Remove the trailing ports so that `count` remain.
     pub fn truncate_ports(&mut self, side: Side, count: usize) {
-        self.ports_mut(side).truncate(count);
+        match side {
+            Side::Input => self.inputs.truncate(count),
+            Side::Output => self.outputs.truncate(count),
+        }
     }
 
     /// The rarely used fields, if any were set.

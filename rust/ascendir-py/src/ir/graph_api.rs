@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ascendir_ir::{AttrValue, DataType, Graph, InAnchor, IrError, NodeId, OpDesc, OutAnchor, TensorDesc, Tensor};
+use ascendir_ir::{AttrValue, Graph, InAnchor, IrError, NodeId, OpDesc, OutAnchor, Side, Tensor, TensorDesc};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -71,6 +71,20 @@ fn build_bulk(
                 "{} names given for {n} nodes",
                 names.len()
             )));
+        }
+    }
+    for t in table {
+        for (side, list) in [("input", &t.inputs), ("output", &t.outputs)] {
+            if let Some(list) = list {
+                for (k, name) in list.iter().enumerate() {
+                    if list[..k].contains(name) {
+                        return Err(IrError::Duplicate(format!(
+                            "type '{}' lists the {side} name '{name}' twice",
+                            t.name
+                        )));
+                    }
+                }
+            }
         }
     }
     let mut n_in = vec![0usize; n];
@@ -151,16 +165,14 @@ fn build_bulk(
                 &default_name
             }
         };
-        let mut op = OpDesc::new(node_name, "");
-        op.set_type(ty);
-        let _ = ty;
+        let mut op = OpDesc::with_type_sym(node_name, ty.clone());
         for k in 0..n_in[i] {
             let port = ins.as_ref().map_or(&auto_in[k], |v| &v[k]);
-            op.add_input(port, desc.clone());
+            op.push_port(Side::Input, port.clone(), desc.clone());
         }
         for k in 0..n_out[i] {
             let port = outs.as_ref().map_or(&auto_out[k], |v| &v[k]);
-            op.add_output(port, desc.clone())?;
+            op.push_port(Side::Output, port.clone(), desc.clone());
         }
         ids.push(g.add_node(op)?);
     }
@@ -304,8 +316,13 @@ impl PyGraph {
 
     /// Add an op of `type` fed by `inputs` (each a Node = its output 0, an out-data anchor, or
     /// `None` for an unconnected slot). Input descs are copied from the producers' outputs.
-    /// Port names default to GE's automatic `__input<i>` / `__output<i>`; `outputs` is a count
-    /// or a list of names; `output_descs` describes the outputs. Atomic.
+    /// For a registered type (see `ascendir.register_op`) the ports, IR metadata and default
+    /// attributes come from its prototype: inputs map to the IR inputs in order (a list for a
+    /// dynamic input, `None` for an unset optional one), attributes are checked and converted,
+    /// dtypes checked against the type variables, and the outputs inferred when the rule can
+    /// run (`output_descs` overrides). For other types port names default to GE's automatic
+    /// `__input<i>` / `__output<i>`; `outputs` is a count or a list of names; `output_descs`
+    /// describes the outputs. Atomic.
     #[pyo3(signature = (r#type, inputs=None, *, name=None, attrs=None, input_names=None, outputs=None, output_descs=None))]
     #[allow(clippy::too_many_arguments)]
     fn add_op(
@@ -318,6 +335,17 @@ impl PyGraph {
         outputs: Option<&Bound<'_, PyAny>>,
         output_descs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyNode>> {
+        // A registered type: ports, attributes, validation and inference from its prototype.
+        if let Some(proto) = crate::ops::lookup(slf.py(), r#type)? {
+            if input_names.is_some() {
+                return Err(IrError::InvalidArgument(format!(
+                    "'{}' is a registered type: its input names come from its prototype, input_names= is only for unregistered types",
+                    r#type
+                )))
+                .py();
+            }
+            return crate::ops::add_registered(slf, proto, inputs, name, attrs, outputs, output_descs);
+        }
         let mut sources: Vec<Option<OutAnchor>> = Vec::new();
         if let Some(list) = inputs {
             for item in list.try_iter()? {
@@ -570,6 +598,3 @@ impl PyGraph {
 }
 
 use super::graph::GraphSlot;
-
-#[allow(dead_code)]
-fn _assert_types(_: DataType) {}
