@@ -1,0 +1,70 @@
+"""Run the peer benchmarks and print one table.
+
+    python benches/run.py [--quick] [--only NAME[,NAME...]]
+
+Each ``benches/bench_<name>.py`` exposes ``run(quick: bool) -> list[dict]``; a row has ``name``,
+``ours_s`` and, per peer, ``peer`` / ``peer_s`` / ``ratio`` (peer time / our time: > 1 means we
+are faster), plus optional ``note``. Results go to ``benches/results.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+
+
+def _fmt(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} µs"
+    if seconds < 1:
+        return f"{seconds * 1e3:.2f} ms"
+    return f"{seconds:.2f} s"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="small sizes, few repeats")
+    parser.add_argument("--only", default="", help="comma-separated bench names")
+    args = parser.parse_args(argv)
+    sys.path.insert(0, str(HERE))
+    names = sorted(p.stem[len("bench_"):] for p in HERE.glob("bench_*.py"))
+    if args.only:
+        wanted = set(args.only.split(","))
+        names = [n for n in names if n in wanted]
+    rows = []
+    for name in names:
+        module = importlib.import_module(f"bench_{name}")
+        start = time.perf_counter()
+        try:
+            got = module.run(args.quick)
+        except Exception as exc:  # a broken bench is reported, the others still run
+            got = [{"name": f"{name}: failed", "note": f"{type(exc).__name__}: {exc}"}]
+        for row in got:
+            row.setdefault("bench", name)
+        rows.extend(got)
+        print(f"[{name}] {len(got)} rows in {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    header = f"{'benchmark':<46} {'ours':>11} {'peer':<28} {'peer time':>11} {'ratio':>8}"
+    print(header)
+    print("-" * len(header))
+    for row in rows:
+        ratio = row.get("ratio")
+        print(f"{row['name']:<46} {_fmt(row.get('ours_s')):>11} {row.get('peer', ''):<28} "
+              f"{_fmt(row.get('peer_s')):>11} {'' if ratio is None else f'{ratio:.2f}x':>8}"
+              f"  {row.get('note', '')}")
+    out = {"machine": platform.platform(), "python": sys.version.split()[0],
+           "quick": args.quick, "rows": rows}
+    (HERE / "results.json").write_text(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
