@@ -1,0 +1,636 @@
+//! ONNX `ModelProto` bytes → ascendir [`Graph`].
+//!
+//! Graph inputs become `Data` nodes, initializers `Const` nodes (payload shared with the input
+//! buffer), every ONNX node one GE node (mapped through [`crate::ops`], or kept as
+//! `onnx::<OpType>` with all its attributes), graph outputs the `NetOutput`. Subgraph bodies
+//! (If, Loop, Scan, ...) become subgraphs registered on the root with parent links; values a
+//! body reads from an enclosing graph become explicit inputs of the parent node and `Data`
+//! nodes of the body, as GE requires. Every port desc carries the ONNX value name (`desc.name`).
+
+use std::collections::BTreeMap;
+use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
+
+use ascendir_ir::{AttrValue, DataType, Graph, InAnchor, NodeId, OpDesc, OutAnchor, TensorDesc};
+use bytes::Bytes;
+use prost::Message;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::error::{OnnxError, OnnxResult};
+use crate::export::ATTR_NUM_INPUTS;
+use crate::ops::{self, InputInfo, Mapped};
+use crate::pb;
+use crate::types::{desc_from_type, tensor_from_proto, tensor_ints};
+
+/// Options of [`import_model`].
+#[derive(Clone, Debug, Default)]
+pub struct ImportOptions {
+    /// Directory that external data locations are relative to (the model file's directory).
+    /// Without it, a model with external data fails to import.
+    pub base_dir: Option<PathBuf>,
+}
+
+/// What an import found.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ImportReport {
+    /// ONNX nodes imported (all graphs).
+    pub onnx_nodes: usize,
+    /// ONNX nodes of the root graph.
+    pub root_nodes: usize,
+    /// Initializers (all graphs).
+    pub initializers: usize,
+    /// Extra `Const` nodes made for values GE takes as inputs where ONNX has attributes.
+    pub aux_consts: usize,
+    /// Ops kept unmapped, by GE type (`onnx::<OpType>`), with counts.
+    pub unknown_ops: BTreeMap<String, usize>,
+    /// Number of subgraphs.
+    pub subgraphs: usize,
+    /// Standard-domain opset version.
+    pub opset: i64,
+    /// ONNX IR version.
+    pub ir_version: i64,
+    /// Producer name and version.
+    pub producer: String,
+}
+
+/// Graph attribute holding the standard-domain opset the model was imported from.
+pub const ATTR_OPSET: &str = "_onnx_opset";
+/// Graph attribute holding every opset import as `domain:version`.
+pub const ATTR_OPSET_IMPORT: &str = "_onnx_opset_import";
+/// Graph attribute holding the ONNX IR version.
+pub const ATTR_IR_VERSION: &str = "_onnx_ir_version";
+/// Graph attribute holding the producer name.
+pub const ATTR_PRODUCER: &str = "_onnx_producer_name";
+/// Op attribute holding the domain of an unmapped op from a non-standard domain.
+pub const ATTR_DOMAIN: &str = "_onnx_domain";
+/// Op attribute marking a `Const` made for a GE input that ONNX holds as an attribute.
+pub const ATTR_AUX: &str = "_onnx_aux";
+
+/// Decode ONNX bytes and build the graph. The buffer is kept alive by the graph's constants.
+pub fn import_model(data: Bytes, opts: &ImportOptions) -> OnnxResult<(Graph, ImportReport)> {
+    let model = pb::ModelProto::decode(data.clone()).map_err(|e| crate::wire::locate(&data, &e))?;
+    import_proto(&model, opts)
+}
+
+/// Build the graph of an already decoded model.
+pub fn import_proto(
+    model: &pb::ModelProto,
+    opts: &ImportOptions,
+) -> OnnxResult<(Graph, ImportReport)> {
+    let gp = model
+        .graph
+        .as_ref()
+        .ok_or_else(|| OnnxError::Invalid("the model has no graph".into()))?;
+    let opset = model
+        .opset_import
+        .iter()
+        .find(|o| o.domain.is_empty() || o.domain == "ai.onnx")
+        .map_or(21, |o| o.version);
+    let mut ctx = Ctx {
+        opset,
+        report: ImportReport {
+            opset,
+            ir_version: model.ir_version,
+            producer: format!("{} {}", model.producer_name, model.producer_version)
+                .trim()
+                .to_string(),
+            ..ImportReport::default()
+        },
+        base_dir: opts.base_dir.clone(),
+        files: FxHashMap::default(),
+        graph_names: FxHashSet::default(),
+    };
+    let root_name = if gp.name.is_empty() {
+        "main"
+    } else {
+        gp.name.as_str()
+    };
+    ctx.graph_names.insert(root_name.to_string());
+    let (mut g, _) = build_graph(gp, root_name, &mut ctx, &[], &[])?;
+    ctx.report.root_nodes = gp.node.len();
+    ctx.report.subgraphs = g.subgraphs.len();
+    g.attrs.insert(ATTR_OPSET.into(), AttrValue::Int(opset));
+    g.attrs.insert(
+        ATTR_OPSET_IMPORT.into(),
+        AttrValue::ListString(
+            model
+                .opset_import
+                .iter()
+                .map(|o| format!("{}:{}", o.domain, o.version))
+                .collect(),
+        ),
+    );
+    g.attrs
+        .insert(ATTR_IR_VERSION.into(), AttrValue::Int(model.ir_version));
+    if !model.producer_name.is_empty() {
+        g.attrs.insert(
+            ATTR_PRODUCER.into(),
+            AttrValue::String(model.producer_name.clone()),
+        );
+    }
+    Ok((g, ctx.report))
+}
+
+struct Ctx {
+    opset: i64,
+    report: ImportReport,
+    base_dir: Option<PathBuf>,
+    files: FxHashMap<String, Bytes>,
+    graph_names: FxHashSet<String>,
+}
+
+impl Ctx {
+    fn external(&mut self, location: &str, offset: u64, length: Option<u64>) -> OnnxResult<Bytes> {
+        let base = self.base_dir.as_ref().ok_or_else(|| {
+            OnnxError::Invalid(format!(
+                "external data '{location}' needs the model's directory (load from a path)"
+            ))
+        })?;
+        let rel = Path::new(location);
+        if rel.is_absolute()
+            || rel
+                .components()
+                .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
+        {
+            return Err(OnnxError::Invalid(format!(
+                "external data location '{location}' must be a relative path inside the model directory"
+            )));
+        }
+        if !self.files.contains_key(location) {
+            let path = base.join(rel);
+            let bytes = std::fs::read(&path).map_err(|e| {
+                OnnxError::Io(format!(
+                    "cannot read external data '{}': {e}",
+                    path.display()
+                ))
+            })?;
+            self.files.insert(location.to_string(), Bytes::from(bytes));
+        }
+        let file = &self.files[location];
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let end = match length {
+            Some(l) => start.saturating_add(usize::try_from(l).unwrap_or(usize::MAX)),
+            None => file.len(),
+        };
+        if start > end || end > file.len() {
+            return Err(OnnxError::Invalid(format!(
+                "external data '{location}' has {} bytes; offset {offset} length {length:?} is out of range",
+                file.len()
+            )));
+        }
+        Ok(file.slice(start..end))
+    }
+
+    fn tensor(&mut self, t: &pb::TensorProto) -> OnnxResult<ascendir_ir::Tensor> {
+        let mut loader = |loc: &str, off: u64, len: Option<u64>| self.external(loc, off, len);
+        tensor_from_proto(t, Some(&mut loader))
+    }
+
+    fn unique_graph_name(&mut self, wanted: &str, fallback: &str) -> String {
+        let base = if wanted.is_empty() || self.graph_names.contains(wanted) {
+            fallback
+        } else {
+            wanted
+        };
+        let mut name = base.to_string();
+        let mut k = 1;
+        while self.graph_names.contains(&name) {
+            name = format!("{base}_{k}");
+            k += 1;
+        }
+        self.graph_names.insert(name.clone());
+        name
+    }
+}
+
+/// A link to make after every node exists: GE input `port` of `node` reads value `name`.
+struct Pending<'m> {
+    node: NodeId,
+    port: usize,
+    name: &'m str,
+}
+
+struct Builder<'m, 'o> {
+    g: Graph,
+    values: FxHashMap<&'m str, (NodeId, usize)>,
+    types: FxHashMap<&'m str, &'m pb::TypeProto>,
+    descs: FxHashMap<&'m str, Arc<TensorDesc>>,
+    consts: FxHashMap<&'m str, NodeId>,
+    outer: &'o [&'o FxHashSet<&'m str>],
+    captures: Vec<(String, NodeId)>,
+    unknown: Arc<TensorDesc>,
+}
+
+impl<'m> Builder<'m, '_> {
+    fn desc(&mut self, name: &'m str) -> Arc<TensorDesc> {
+        if name.is_empty() {
+            return self.unknown.clone();
+        }
+        if let Some(d) = self.descs.get(name) {
+            return d.clone();
+        }
+        let mut d = desc_from_type(self.types.get(name).copied());
+        d.name = Some(name.into());
+        let d = Arc::new(d);
+        self.descs.insert(name, d.clone());
+        d
+    }
+
+    fn unique_node_name(&self, base: &str) -> String {
+        if self.g.find(base).is_none() {
+            return base.to_string();
+        }
+        let mut k = 1;
+        loop {
+            let n = format!("{base}_{k}");
+            if self.g.find(&n).is_none() {
+                return n;
+            }
+            k += 1;
+        }
+    }
+
+    /// Resolve a value: a local producer, or (in a subgraph) a capture of an enclosing value.
+    fn resolve(&mut self, name: &'m str) -> OnnxResult<Option<(NodeId, usize)>> {
+        if let Some(v) = self.values.get(name) {
+            return Ok(Some(*v));
+        }
+        if self.outer.iter().any(|s| s.contains(name)) {
+            let desc = self.desc(name);
+            let node_name = self.unique_node_name(name);
+            let mut op = OpDesc::new(&node_name, "Data");
+            op.add_input("x", desc.clone());
+            op.add_output("y", desc)?;
+            let id = self.g.add_node(op)?;
+            self.values.insert(name, (id, 0));
+            self.captures.push((name.to_string(), id));
+            return Ok(Some((id, 0)));
+        }
+        Ok(None)
+    }
+}
+
+impl InputInfo for Builder<'_, '_> {
+    fn const_ints(&self, name: &str) -> Option<Vec<i64>> {
+        let id = *self.consts.get(name)?;
+        match self.g.op(id).ok()?.attr("value") {
+            Some(AttrValue::Tensor(t)) => tensor_ints(t),
+            _ => None,
+        }
+    }
+
+    fn rank(&self, name: &str) -> Option<usize> {
+        if let Some(id) = self.consts.get(name) {
+            if let Some(AttrValue::Tensor(t)) = self.g.op(*id).ok()?.attr("value") {
+                return Some(t.desc.shape.len());
+            }
+        }
+        let d = desc_from_type(self.types.get(name).copied());
+        (d.shape.as_slice() != [-2]).then_some(d.shape.len())
+    }
+}
+
+fn has_subgraphs(n: &pb::NodeProto) -> bool {
+    n.attribute
+        .iter()
+        .any(|a| a.g.is_some() || !a.graphs.is_empty())
+}
+
+/// Every name a graph defines (inputs, initializers, node outputs).
+fn defined_names(gp: &pb::GraphProto) -> FxHashSet<&str> {
+    let mut s = FxHashSet::default();
+    s.extend(gp.input.iter().map(|v| v.name.as_str()));
+    s.extend(gp.initializer.iter().map(|t| t.name.as_str()));
+    for n in &gp.node {
+        s.extend(
+            n.output
+                .iter()
+                .map(String::as_str)
+                .filter(|o| !o.is_empty()),
+        );
+    }
+    s
+}
+
+/// Build one graph. `formal` maps the graph's ONNX inputs to `Data` indexes (root: 0..n;
+/// bodies: the parent input each formal input stands for). Returns the graph and the values it
+/// captures from enclosing graphs, with their `Data` nodes.
+fn build_graph<'m>(
+    gp: &'m pb::GraphProto,
+    name: &str,
+    ctx: &mut Ctx,
+    outer: &[&FxHashSet<&'m str>],
+    formal: &[i64],
+) -> OnnxResult<(Graph, Vec<(String, NodeId)>)> {
+    let extra = gp.initializer.len() + gp.input.len() + 1;
+    let mut b = Builder {
+        g: Graph::with_capacity(name, gp.node.len() + extra),
+        values: FxHashMap::default(),
+        types: FxHashMap::default(),
+        descs: FxHashMap::default(),
+        consts: FxHashMap::default(),
+        outer,
+        captures: Vec::new(),
+        unknown: Arc::new(desc_from_type(None)),
+    };
+    b.values.reserve(gp.node.len() * 2 + extra);
+    b.types.reserve(gp.value_info.len() + extra);
+    for v in gp.value_info.iter().chain(&gp.output).chain(&gp.input) {
+        if let Some(t) = &v.r#type {
+            b.types.insert(v.name.as_str(), t);
+        }
+    }
+    // Initializers.
+    let inits: FxHashSet<&str> = gp.initializer.iter().map(|t| t.name.as_str()).collect();
+    for t in &gp.initializer {
+        let tensor = ctx.tensor(t)?;
+        let mut desc = (*tensor.desc).clone();
+        desc.name = Some(t.name.as_str().into());
+        let desc = Arc::new(desc);
+        b.descs.insert(t.name.as_str(), desc.clone());
+        let node_name = b.unique_node_name(if t.name.is_empty() { "const" } else { &t.name });
+        let mut op = OpDesc::new(&node_name, "Const");
+        op.add_output("y", desc)?;
+        op.set_attr("value", AttrValue::Tensor(tensor));
+        let id = b.g.add_node(op)?;
+        b.values.insert(t.name.as_str(), (id, 0));
+        b.consts.insert(t.name.as_str(), id);
+    }
+    ctx.report.initializers += gp.initializer.len();
+    // Graph inputs (those without an initializer of the same name).
+    let mut k = 0usize;
+    for v in &gp.input {
+        if inits.contains(v.name.as_str()) {
+            continue;
+        }
+        if v.name.is_empty() {
+            return Err(OnnxError::Invalid(format!(
+                "graph '{name}' has an input without a name"
+            )));
+        }
+        let desc = b.desc(v.name.as_str());
+        let node_name = b.unique_node_name(&v.name);
+        let mut op = OpDesc::new(&node_name, "Data");
+        op.add_input("x", desc.clone());
+        op.add_output("y", desc)?;
+        let index = formal.get(k).copied().unwrap_or(k as i64);
+        op.set_attr("index", AttrValue::Int(index));
+        let id = b.g.add_node(op)?;
+        b.values.insert(v.name.as_str(), (id, 0));
+        k += 1;
+    }
+    // The names visible to bodies: enclosing ones plus this graph's.
+    let own_names = gp.node.iter().any(has_subgraphs).then(|| defined_names(gp));
+    let mut scope: Vec<&FxHashSet<&'m str>> = outer.to_vec();
+    if let Some(s) = &own_names {
+        scope.push(s);
+    }
+    // Pass 1: nodes.
+    let mut pending: Vec<Pending<'m>> = Vec::with_capacity(gp.node.len() * 2);
+    let mut aux_links: Vec<(NodeId, usize, NodeId)> = Vec::new();
+    for (i, n) in gp.node.iter().enumerate() {
+        let standard = n.domain.is_empty() || n.domain == "ai.onnx";
+        let mapped = if standard {
+            ops::map_node(n, ctx.opset, &b)?
+        } else {
+            None
+        };
+        let base = if n.name.is_empty() {
+            format!("{}_{i}", n.op_type)
+        } else {
+            n.name.clone()
+        };
+        let node_name = b.unique_node_name(&base);
+        let Mapped {
+            ge_type,
+            inputs,
+            outputs,
+            attrs,
+            aux,
+        } = match mapped {
+            Some(m) => m,
+            None => {
+                let ge = format!("onnx::{}", n.op_type);
+                *ctx.report.unknown_ops.entry(ge.clone()).or_default() += 1;
+                let mut attrs = ascendir_ir::AttrMap::new();
+                for a in &n.attribute {
+                    if a.g.is_none() && a.graphs.is_empty() {
+                        if let Some(v) = ops::attr_value(a)? {
+                            attrs.insert(a.name.clone(), v);
+                        }
+                    }
+                }
+                if !standard {
+                    attrs.insert(ATTR_DOMAIN.into(), AttrValue::String(n.domain.clone()));
+                }
+                Mapped {
+                    ge_type: ge,
+                    inputs: (0..n.input.len())
+                        .map(|k| (format!("__input{k}"), Some(k), false))
+                        .collect(),
+                    outputs: (0..n.output.len())
+                        .map(|k| format!("__output{k}"))
+                        .collect(),
+                    attrs,
+                    aux: Vec::new(),
+                }
+            }
+        };
+        let mut op = OpDesc::new(&node_name, &ge_type);
+        op.attrs = attrs;
+        let mut links: Vec<(usize, &'m str)> = Vec::with_capacity(inputs.len());
+        for (port, src, optional) in &inputs {
+            let value = src.and_then(|k| n.input.get(k)).map_or("", String::as_str);
+            let index = if value.is_empty() {
+                if *optional {
+                    op.add_optional_input(port, Arc::new(TensorDesc::invalid()))
+                } else {
+                    op.add_input(port, b.unknown.clone())
+                }
+            } else {
+                let d = b.desc(value);
+                let index = if *optional {
+                    op.add_optional_input(port, d)
+                } else {
+                    op.add_input(port, d)
+                };
+                links.push((index, value));
+                index
+            };
+            let _ = index;
+        }
+        for (k, port) in outputs.iter().enumerate() {
+            let value = n.output.get(k).map_or("", String::as_str);
+            op.add_output(port, b.desc(value))?;
+        }
+        let mut aux_ports = Vec::new();
+        for (port, tensor) in aux {
+            let idx = op.add_input(&port, tensor.desc.clone());
+            aux_ports.push((idx, port, tensor));
+        }
+        let id = b.g.add_node(op)?;
+        for (k, out) in n.output.iter().enumerate() {
+            if !out.is_empty() {
+                b.values.insert(out.as_str(), (id, k));
+            }
+        }
+        if ge_type == "Const" {
+            if let Some(out) = n.output.first() {
+                b.consts.insert(out.as_str(), id);
+            }
+        }
+        for (idx, port, tensor) in aux_ports {
+            let cname = b.unique_node_name(&format!("{node_name}/{port}"));
+            let mut cop = OpDesc::new(&cname, "Const");
+            cop.add_output("y", tensor.desc.clone())?;
+            cop.set_attr("value", AttrValue::Tensor(tensor));
+            cop.set_attr(ATTR_AUX, AttrValue::Bool(true));
+            let cid = b.g.add_node(cop)?;
+            aux_links.push((cid, idx, id));
+            ctx.report.aux_consts += 1;
+        }
+        for (port, value) in links {
+            pending.push(Pending {
+                node: id,
+                port,
+                name: value,
+            });
+        }
+        if has_subgraphs(n) {
+            let extra_inputs = build_bodies(&mut b, ctx, &scope, id, n, &ge_type)?;
+            pending.extend(extra_inputs);
+        }
+    }
+    ctx.report.onnx_nodes += gp.node.len();
+    // Pass 2: links.
+    for p in pending {
+        let src = b.resolve(p.name)?.ok_or_else(|| {
+            let who = b.g.op(p.node).map(|o| o.name().to_string()).unwrap_or_default();
+            OnnxError::Invalid(format!(
+                "node '{who}' of graph '{name}' reads '{}', which no node, input or initializer produces",
+                p.name
+            ))
+        })?;
+        b.g.link(
+            OutAnchor::data(src.0, src.1),
+            InAnchor::data(p.node, p.port),
+        )?;
+    }
+    for (cid, idx, id) in aux_links {
+        b.g.link(OutAnchor::data(cid, 0), InAnchor::data(id, idx))?;
+    }
+    // Outputs.
+    let mut outs = Vec::with_capacity(gp.output.len());
+    for v in &gp.output {
+        let src = b.resolve(v.name.as_str())?.ok_or_else(|| {
+            OnnxError::Invalid(format!(
+                "output '{}' of graph '{name}' is never produced",
+                v.name
+            ))
+        })?;
+        outs.push((src.0, src.1 as i32));
+    }
+    b.g.set_outputs(&outs, &[])?;
+    // A graph output produced by a Data node keeps its own name on the NetOutput input desc.
+    Ok((b.g, b.captures))
+}
+
+/// Build the bodies of `n` (node `id` in `b`), register them, and return the links to make for
+/// the values they capture (new inputs of the parent node).
+fn build_bodies<'m>(
+    b: &mut Builder<'m, '_>,
+    ctx: &mut Ctx,
+    scope: &[&FxHashSet<&'m str>],
+    id: NodeId,
+    n: &'m pb::NodeProto,
+    ge_type: &str,
+) -> OnnxResult<Vec<Pending<'m>>> {
+    let parent_inputs = b.g.op(id)?.num_inputs();
+    let node_name = b.g.op(id)?.name().to_string();
+    // (slot, dynamic, graph)
+    let mut bodies: Vec<(String, bool, &'m pb::GraphProto)> = Vec::new();
+    for a in &n.attribute {
+        if let Some(g) = &a.g {
+            bodies.push((a.name.clone(), false, g));
+        }
+        for g in &a.graphs {
+            bodies.push((a.name.clone(), true, g));
+        }
+    }
+    // Formal inputs of a Loop body stand for the parent inputs in order; others have none
+    // they could map to, so their formal inputs get fresh parent ports after the captures.
+    let formal: Vec<i64> = (0..parent_inputs as i64).collect();
+    let mut built = Vec::with_capacity(bodies.len());
+    for (slot, dynamic, gp) in &bodies {
+        let name = ctx.unique_graph_name(&gp.name, &format!("{node_name}_{slot}"));
+        let (g, caps) = build_graph(gp, &name, ctx, scope, &formal)?;
+        built.push((slot.clone(), *dynamic, g, caps));
+    }
+    // Union of the captured names, in first-seen order, as new parent inputs.
+    let mut union: Vec<String> = Vec::new();
+    for (_, _, _, caps) in &built {
+        for (cname, _) in caps {
+            if !union.contains(cname) {
+                union.push(cname.clone());
+            }
+        }
+    }
+    let dyn_group = match ge_type {
+        "If" => Some("input"),
+        "Loop" => Some("input"),
+        _ => None,
+    };
+    let mut links = Vec::with_capacity(union.len());
+    let mut first_index = 0usize;
+    if !union.is_empty() {
+        let mut keys: Vec<&'m str> = Vec::with_capacity(union.len());
+        for u in &union {
+            let key: &'m str = scope
+                .iter()
+                .find_map(|s| s.get(u.as_str()).copied())
+                .ok_or_else(|| {
+                    OnnxError::Invalid(format!("captured value '{u}' is not visible"))
+                })?;
+            keys.push(key);
+        }
+        let descs: Vec<Arc<TensorDesc>> = keys.iter().map(|k| b.desc(k)).collect();
+        let start = parent_inputs;
+        first_index = start;
+        let existing_dyn = dyn_group.map_or(0, |g| {
+            b.g.op(id).map_or(0, |op| {
+                op.dynamic_indexes(ascendir_ir::Side::Input, g).len()
+            })
+        });
+        b.g.modify_op(id, |op| {
+            op.set_attr(ATTR_NUM_INPUTS, AttrValue::Int(start as i64));
+            for (k, d) in descs.into_iter().enumerate() {
+                let port = match dyn_group {
+                    Some(g) => format!("{g}{}", existing_dyn + k),
+                    None => format!("__input{}", start + k),
+                };
+                op.add_input(&port, d);
+            }
+        })?;
+        for (k, key) in keys.into_iter().enumerate() {
+            links.push(Pending {
+                node: id,
+                port: start + k,
+                name: key,
+            });
+        }
+    }
+    for (slot, dynamic, mut g, caps) in built {
+        for (cname, data) in &caps {
+            let pos = union.iter().position(|u| u == cname).unwrap_or(0);
+            let index = (first_index + pos) as i64;
+            g.modify_op(*data, |op| op.set_attr("index", AttrValue::Int(index)))?;
+        }
+        b.g.add_subgraph(None, id, &slot, dynamic, g)?;
+    }
+    Ok(links)
+}
+
+/// The data type of a value desc for reports.
+pub fn dtype_name(dt: DataType) -> &'static str {
+    dt.name()
+}

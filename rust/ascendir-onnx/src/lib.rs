@@ -1,0 +1,32 @@
+//! ONNX frontend of ascendir: decodes ONNX `ModelProto` bytes (our own `proto/onnx.proto`
+//! subset, field numbers of the ONNX standard) straight into a [`Graph`](ascendir_ir::Graph),
+//! mapping the standard-domain operators (opsets 11–21) to GE op types, ports and attributes,
+//! and exports graphs made of those ops back to ONNX.
+//!
+//! * [`import_model`] — bytes → graph + [`ImportReport`]; initializer payloads are slices of the
+//!   input buffer (no copy); external data files are read once and sliced.
+//! * [`export_model`] — graph → ONNX bytes.
+//! * Malformed input yields [`OnnxError::Decode`] with the byte offset and the field path.
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod export;
+pub mod import;
+pub mod ops;
+pub mod types;
+pub mod wire;
+
+/// The prost types generated from `proto/onnx.proto`.
+#[allow(
+    missing_docs,
+    clippy::all,
+    clippy::pedantic,
+    missing_debug_implementations
+)]
+pub mod pb {
+    include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
+}
+
+pub use error::{OnnxError, OnnxResult};
+pub use export::{export_model, ExportOptions};
+pub use import::{import_model, ImportOptions, ImportReport};
