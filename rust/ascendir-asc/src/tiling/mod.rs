@@ -1,0 +1,662 @@
+//! The tiling solver: a symbolic UB model per ImplGraph (spec §6), variables in priority
+//! order, maximal aligned tiles by binary search, minimal block inners with
+//! `block_dim ≤ cores`, and template choice by cost.
+
+pub mod compiled;
+
+use std::fmt;
+
+use rustc_hash::FxHashMap;
+
+use crate::alloc::{container_total, containers_of, tensor_bytes, ContainerKind};
+use crate::axis::{AxisId, AxisType};
+use crate::error::AscError;
+use crate::expr::Expr;
+use crate::graph::{AscGraph, ComputeType, GraphType};
+use crate::schedule::{dtype_size, is_const};
+use crate::target::Target;
+use compiled::CExpr;
+
+/// Why no tiling exists: the constraint that cannot be met and by how much.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TilingError {
+    /// Human-readable message naming the graph and constraint.
+    pub message: String,
+    /// `"ub"`, `"cores"`, `"shape"` or `"model"`.
+    pub constraint: String,
+    /// Amount by which the constraint is exceeded (bytes for `ub`), 0 when not numeric.
+    pub excess: i64,
+}
+
+impl fmt::Display for TilingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for TilingError {}
+
+fn terr(constraint: &str, excess: i64, message: String) -> TilingError {
+    TilingError {
+        message,
+        constraint: constraint.into(),
+        excess,
+    }
+}
+
+/// Kind of a tiling variable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarKind {
+    /// A tile (UB) inner size.
+    Tile,
+    /// A block (multi-core) inner size.
+    Block,
+}
+
+/// One searched variable.
+#[derive(Clone, Debug)]
+pub struct TilingVar {
+    /// Size symbol (`z0t_size`).
+    pub name: String,
+    /// The inner axis it sizes.
+    pub axis: AxisId,
+    /// Tile or block.
+    pub kind: VarKind,
+    /// Upper bound (the parent's size).
+    pub upper: Expr,
+    /// Alignment in elements (32 bytes of the innermost dtype for innermost axes, else 1).
+    pub align: i64,
+    /// Splits a reduce axis.
+    pub reduce: bool,
+    /// Splits an axis some tensor broadcasts.
+    pub broadcast: bool,
+    /// Splits an innermost vectorized axis.
+    pub innermost: bool,
+}
+
+/// The solved tiling of one ImplGraph.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TilingData {
+    /// Graph name.
+    pub graph: String,
+    /// Template key of the graph.
+    pub tiling_key: i64,
+    /// Cores used.
+    pub block_dim: i64,
+    /// UB bytes of the target.
+    pub ub_size: i64,
+    /// Core count of the target.
+    pub core_num: i64,
+    /// UB bytes used by the solved tiling.
+    pub ub_used: i64,
+    /// Every searched size (`z0t_size`, `z0Tb_size`, ...).
+    pub sizes: Vec<(String, i64)>,
+    /// Shape sizes the tiling was solved for.
+    pub shape: Vec<(String, i64)>,
+    /// Container sizes (`q0_size`, `b0_size`, ...) per slot in bytes, with their buf_num.
+    pub containers: Vec<(String, i64, i64)>,
+    /// Cost estimate (lower is better).
+    pub cost: i64,
+}
+
+impl TilingData {
+    /// Value of a size symbol (searched or shape).
+    pub fn get(&self, name: &str) -> Option<i64> {
+        self.sizes
+            .iter()
+            .chain(self.shape.iter())
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+    }
+}
+
+#[derive(Clone, Debug)]
+struct CContainer {
+    name: String,
+    slot: CExpr,
+    buf_num: i64,
+}
+
+/// A tiling problem compiled for one ImplGraph and target: call [`TilingProblem::solve`] per shape.
+#[derive(Clone, Debug)]
+pub struct TilingProblem {
+    /// Graph name.
+    pub graph: String,
+    /// Template key.
+    pub tiling_key: i64,
+    /// Variables in priority order (tiles first, then blocks).
+    pub vars: Vec<TilingVar>,
+    /// Shape symbols the caller must bind.
+    pub shape_symbols: Vec<String>,
+    /// Symbolic UB usage in bytes.
+    pub ub_expr: Expr,
+    /// Symbolic block_dim.
+    pub block_dim_expr: Expr,
+    target: Target,
+    slots: Vec<String>,
+    c_ub: CExpr,
+    c_upper: Vec<CExpr>,
+    c_block_dim: CExpr,
+    c_iters: CExpr,
+    c_tensor_bytes: Vec<CExpr>,
+    containers: Vec<CContainer>,
+    reserved: i64,
+}
+
+fn model_err(g: &AscGraph, m: String) -> TilingError {
+    terr("model", 0, format!("graph '{}': {m}", g.name))
+}
+
+impl TilingProblem {
+    /// Build the UB model and variables of an allocated ImplGraph.
+    pub fn new(g: &AscGraph, target: &Target) -> Result<TilingProblem, TilingError> {
+        if g.graph_type != GraphType::Impl {
+            return Err(model_err(g, "is not an ImplGraph".into()));
+        }
+        let block = target.block_size;
+        let containers = containers_of(g).map_err(|e| model_err(g, e.to_string()))?;
+        let mut ub = Expr::int(0);
+        let mut cont_exprs = Vec::new();
+        for c in &containers {
+            let slot = crate::alloc::container_slot_bytes(g, c, block);
+            ub = Expr::add(&ub, &container_total(g, c, block));
+            cont_exprs.push((c.size_name(), slot, c.buf_num, c.kind));
+        }
+        // Reserved scratch: 8 KB for select/where/compare/gather graphs.
+        let reserved = if g.nodes().iter().any(|n| {
+            matches!(
+                n.op_type(),
+                "Select" | "Where" | "Eq" | "Ne" | "Gt" | "Ge" | "Lt" | "Le" | "Gather"
+            )
+        }) {
+            8192
+        } else {
+            0
+        };
+        ub = Expr::add(&ub, &Expr::int(reserved));
+        // Variables.
+        let mut vars = Vec::new();
+        let mut innermost_axes: Vec<AxisId> = Vec::new();
+        let mut min_dsize = i64::MAX;
+        for n in g.nodes() {
+            if !n.is_compute() {
+                continue;
+            }
+            for t in &n.outputs {
+                for (k, a) in t.vectorized_axis.iter().enumerate().rev() {
+                    let nz = t
+                        .vectorized_strides
+                        .get(k)
+                        .is_none_or(|s| !is_const(s, 0));
+                    if nz {
+                        if !innermost_axes.contains(a) {
+                            innermost_axes.push(*a);
+                        }
+                        break;
+                    }
+                }
+                min_dsize = min_dsize.min(dtype_size(t));
+            }
+        }
+        if min_dsize == i64::MAX {
+            min_dsize = 1;
+        }
+        let red_axes = reduce_base_axes(g);
+        let brc_axes = broadcast_base_axes(g);
+        let mut block_vars = Vec::new();
+        for ax in g.axes() {
+            let is_tile = ax.axis_type == AxisType::TileInner;
+            let is_block = ax.axis_type == AxisType::BlockInner;
+            if !(is_tile || is_block) {
+                continue;
+            }
+            let name = match ax.size.as_sym() {
+                Some(s) => s.to_string(),
+                None => continue, // size-1 split
+            };
+            let parent = match ax.from.first().and_then(|p| g.find_axis(*p)) {
+                Some(p) => p,
+                None => return Err(model_err(g, format!("axis '{}' has no parent", ax.name))),
+            };
+            let base = base_of(g, parent.id);
+            let innermost = innermost_axes.contains(&ax.id);
+            let v = TilingVar {
+                name,
+                axis: ax.id,
+                kind: if is_tile { VarKind::Tile } else { VarKind::Block },
+                upper: parent.size.clone(),
+                align: if innermost && is_tile {
+                    (block / min_dsize).max(1)
+                } else {
+                    1
+                },
+                reduce: base.iter().any(|b| red_axes.contains(b)),
+                broadcast: base.iter().any(|b| brc_axes.contains(b)),
+                innermost,
+            };
+            if is_tile {
+                vars.push(v);
+            } else {
+                block_vars.push(v);
+            }
+        }
+        vars.sort_by_key(|v| {
+            (
+                !v.reduce,
+                !v.broadcast,
+                v.innermost,
+                base_of(g, v.axis).first().copied().unwrap_or(0),
+            )
+        });
+        vars.extend(block_vars);
+        // block_dim: product of the block outer sizes.
+        let mut block_dim = Expr::int(1);
+        for ax in g.axes() {
+            if ax.axis_type == AxisType::BlockOuter {
+                block_dim = Expr::mul(&block_dim, &ax.size);
+            }
+        }
+        // Iterations per block: product of the loop axes below the block axes.
+        let mut iters = Expr::int(1);
+        if let Some(n) = g.nodes().iter().find(|n| n.is_compute()) {
+            for a in &n.attr.sched.axis {
+                if let Some(ax) = g.find_axis(*a) {
+                    if ax.axis_type == AxisType::BlockOuter {
+                        continue;
+                    }
+                    if n.outputs.iter().any(|t| t.vectorized_axis.contains(a)) {
+                        continue;
+                    }
+                    iters = Expr::mul(&iters, &ax.size);
+                }
+            }
+        }
+        let var_names: Vec<String> = vars.iter().map(|v| v.name.clone()).collect();
+        let mut shape_symbols: Vec<String> = Vec::new();
+        let mut collect = |e: &Expr| {
+            for s in e.free_symbols() {
+                if !var_names.contains(&s) && !shape_symbols.contains(&s) {
+                    shape_symbols.push(s);
+                }
+            }
+        };
+        collect(&ub);
+        collect(&block_dim);
+        for v in &vars {
+            collect(&v.upper);
+        }
+        for ax in g.axes() {
+            collect(&ax.size);
+        }
+        let mut tensor_b = Vec::new();
+        for n in g.nodes() {
+            if !n.is_compute() {
+                continue;
+            }
+            for t in &n.outputs {
+                if t.mem.hardware == crate::graph::MemHardware::Ub {
+                    tensor_b.push(tensor_bytes(t, block));
+                }
+            }
+        }
+        for e in &tensor_b {
+            collect(e);
+        }
+        shape_symbols.sort();
+        let mut slots = var_names.clone();
+        slots.extend(shape_symbols.iter().cloned());
+        let slot_of = |s: &str| slots.iter().position(|x| x == s);
+        let comp = |e: &Expr| CExpr::compile(e, &slot_of).map_err(|m| model_err(g, m));
+        let c_ub = comp(&ub)?;
+        let c_upper = vars.iter().map(|v| comp(&v.upper)).collect::<Result<_, _>>()?;
+        let c_block_dim = comp(&block_dim)?;
+        let c_iters = comp(&iters)?;
+        let c_tensor_bytes = tensor_b.iter().map(comp).collect::<Result<_, _>>()?;
+        let mut ccont = Vec::new();
+        for (name, slot, bn, _k) in &cont_exprs {
+            ccont.push(CContainer {
+                name: name.clone(),
+                slot: comp(slot)?,
+                buf_num: *bn,
+            });
+        }
+        let _ = ContainerKind::Queue;
+        Ok(TilingProblem {
+            graph: g.name.clone(),
+            tiling_key: g.tiling_key,
+            vars,
+            shape_symbols,
+            ub_expr: ub,
+            block_dim_expr: block_dim,
+            target: target.clone(),
+            slots,
+            c_ub,
+            c_upper,
+            c_block_dim,
+            c_iters,
+            c_tensor_bytes,
+            containers: ccont,
+            reserved,
+        })
+    }
+
+    /// Slot names: variables then shape symbols.
+    pub fn slot_names(&self) -> &[String] {
+        &self.slots
+    }
+
+    /// UB bytes used with every variable and shape symbol given (slot order).
+    pub fn ub_usage(&self, vals: &[i64]) -> Option<i64> {
+        self.c_ub.eval_int(vals)
+    }
+
+    /// Upper bound of variable `k` given the other values.
+    pub fn upper(&self, k: usize, vals: &[i64]) -> Option<i64> {
+        self.c_upper.get(k)?.eval_int(vals)
+    }
+
+    /// Solve for one shape.
+    pub fn solve(&self, shape: &FxHashMap<String, i64>) -> Result<TilingData, TilingError> {
+        let nv = self.vars.len();
+        let mut vals = vec![1i64; self.slots.len()];
+        for (k, s) in self.shape_symbols.iter().enumerate() {
+            match shape.get(s) {
+                Some(v) if *v >= 0 => vals[nv + k] = *v,
+                Some(v) => {
+                    return Err(terr(
+                        "shape",
+                        0,
+                        format!("graph '{}': size '{s}' is negative ({v})", self.graph),
+                    ))
+                }
+                None => {
+                    return Err(terr(
+                        "shape",
+                        0,
+                        format!(
+                            "graph '{}': size '{s}' is not bound (needs {})",
+                            self.graph,
+                            self.shape_symbols.join(", ")
+                        ),
+                    ))
+                }
+            }
+        }
+        self.solve_slots(vals)
+    }
+
+    /// Solve with shape values already placed in their slots (variables are overwritten).
+    pub fn solve_slots(&self, mut vals: Vec<i64>) -> Result<TilingData, TilingError> {
+        let ovf = || terr("model", 0, format!("graph '{}': arithmetic overflow", self.graph));
+        let ub_size = self.target.ub_size;
+        let nv = self.vars.len();
+        // Tile variables start at their minimum.
+        for k in 0..nv {
+            vals[k] = 1;
+        }
+        let mut empty = false;
+        for k in 0..nv {
+            if self.vars[k].kind != VarKind::Tile {
+                continue;
+            }
+            let up = self.upper(k, &vals).ok_or_else(ovf)?;
+            if up <= 0 {
+                empty = true;
+            }
+            vals[k] = self.vars[k].align.min(up).max(1);
+        }
+        if !empty {
+            let base_ub = self.ub_usage(&vals).ok_or_else(ovf)?;
+            if base_ub > ub_size {
+                return Err(terr(
+                    "ub",
+                    base_ub - ub_size,
+                    format!(
+                        "graph '{}': UB constraint cannot be met: the smallest tiles ({}) need {base_ub} bytes, the target has {ub_size} (over by {})",
+                        self.graph,
+                        self.vars
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, v)| v.kind == VarKind::Tile)
+                            .map(|(k, v)| format!("{}={}", v.name, vals[k]))
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                        base_ub - ub_size
+                    ),
+                ));
+            }
+            for k in 0..nv {
+                if self.vars[k].kind != VarKind::Tile {
+                    continue;
+                }
+                let up = self.upper(k, &vals).ok_or_else(ovf)?.max(1);
+                let align = self.vars[k].align.max(1);
+                vals[k] = up;
+                if self.ub_usage(&vals).ok_or_else(ovf)? <= ub_size {
+                    continue;
+                }
+                // Largest multiple of align that fits.
+                let (mut lo, mut hi) = (1i64, up / align);
+                let mut best = 0i64;
+                while lo <= hi {
+                    let mid = lo + (hi - lo) / 2;
+                    vals[k] = mid * align;
+                    if self.ub_usage(&vals).ok_or_else(ovf)? <= ub_size {
+                        best = mid;
+                        lo = mid + 1;
+                    } else {
+                        hi = mid - 1;
+                    }
+                }
+                vals[k] = if best > 0 { best * align } else { align.min(up) };
+            }
+        }
+        // Block variables: smallest value with block_dim <= cores.
+        let cores = self.target.core_num;
+        for k in 0..nv {
+            if self.vars[k].kind != VarKind::Block {
+                continue;
+            }
+            let up = self.upper(k, &vals).ok_or_else(ovf)?.max(1);
+            let mut b = (up + cores - 1) / cores;
+            b = b.max(1);
+            vals[k] = b;
+            while b < up {
+                vals[k] = b;
+                if self.c_block_dim.eval_int(&vals).ok_or_else(ovf)? <= cores {
+                    break;
+                }
+                b += 1;
+            }
+            vals[k] = b.min(up).max(1);
+        }
+        let block_dim = self.c_block_dim.eval_int(&vals).ok_or_else(ovf)?;
+        if block_dim > cores {
+            return Err(terr(
+                "cores",
+                block_dim - cores,
+                format!(
+                    "graph '{}': block_dim {block_dim} exceeds the {cores} cores",
+                    self.graph
+                ),
+            ));
+        }
+        let ub_used = self.ub_usage(&vals).ok_or_else(ovf)?;
+        let mut containers = Vec::new();
+        for c in &self.containers {
+            containers.push((c.name.clone(), c.slot.eval_int(&vals).ok_or_else(ovf)?, c.buf_num));
+        }
+        // Cost: iterations per core × (launch overhead + bytes processed per iteration / 32).
+        let iters = self.c_iters.eval_int(&vals).ok_or_else(ovf)?;
+        let mut per_iter = 64i64;
+        for e in &self.c_tensor_bytes {
+            per_iter += e.eval_int(&vals).ok_or_else(ovf)? / 32;
+        }
+        let cost = iters.saturating_mul(per_iter) + 1000;
+        let _ = self.reserved;
+        Ok(TilingData {
+            graph: self.graph.clone(),
+            tiling_key: self.tiling_key,
+            block_dim,
+            ub_size: self.target.ub_size,
+            core_num: cores,
+            ub_used,
+            sizes: self
+                .vars
+                .iter()
+                .enumerate()
+                .map(|(k, v)| (v.name.clone(), vals[k]))
+                .collect(),
+            shape: self
+                .shape_symbols
+                .iter()
+                .enumerate()
+                .map(|(k, s)| (s.clone(), vals[nv + k]))
+                .collect(),
+            containers,
+            cost,
+        })
+    }
+}
+
+/// Base (ORIGINAL) axes an axis derives from.
+pub fn base_of(g: &AscGraph, a: AxisId) -> Vec<AxisId> {
+    let mut out = Vec::new();
+    let mut stack = vec![a];
+    let mut guard = 0;
+    while let Some(x) = stack.pop() {
+        guard += 1;
+        if guard > 10_000 {
+            break;
+        }
+        match g.find_axis(x) {
+            Some(ax) if ax.from.is_empty() => {
+                if !out.contains(&x) {
+                    out.push(x)
+                }
+            }
+            Some(ax) => stack.extend(ax.from.iter().copied()),
+            None => {}
+        }
+    }
+    out
+}
+
+fn collapsed_base_axes(g: &AscGraph, t: &crate::graph::Tensor) -> Vec<AxisId> {
+    let mut v = Vec::new();
+    for (p, a) in t.axis.iter().enumerate() {
+        if is_const(&t.repeats[p], 1) || is_const(&t.strides[p], 0) {
+            let full1 = g.find_axis(*a).is_some_and(|ax| is_const(&ax.size, 1));
+            if !full1 {
+                v.extend(base_of(g, *a));
+            }
+        }
+    }
+    v
+}
+
+fn reduce_base_axes(g: &AscGraph) -> Vec<AxisId> {
+    let mut v = Vec::new();
+    for (i, n) in g.nodes().iter().enumerate() {
+        if n.attr.api.compute_type != ComputeType::Reduce {
+            continue;
+        }
+        if let (Some(inp), Some(out)) = (
+            g.input_tensor(crate::graph::NodeId(i as u32), 0),
+            n.outputs.first(),
+        ) {
+            let ci = collapsed_base_axes(g, inp);
+            for a in collapsed_base_axes(g, out) {
+                if !ci.contains(&a) && !v.contains(&a) {
+                    v.push(a);
+                }
+            }
+        }
+    }
+    v
+}
+
+fn broadcast_base_axes(g: &AscGraph) -> Vec<AxisId> {
+    let mut v = Vec::new();
+    for (i, n) in g.nodes().iter().enumerate() {
+        if n.attr.api.compute_type != ComputeType::Broadcast {
+            continue;
+        }
+        if let Some(inp) = g.input_tensor(crate::graph::NodeId(i as u32), 0) {
+            for a in collapsed_base_axes(g, inp) {
+                if !v.contains(&a) {
+                    v.push(a);
+                }
+            }
+        }
+    }
+    v
+}
+
+/// Tiling problems of several templates: [`TilingFunction::call`] solves each and picks the
+/// lowest cost (ties → higher UB use).
+#[derive(Clone, Debug)]
+pub struct TilingFunction {
+    /// One problem per ImplGraph (template).
+    pub problems: Vec<TilingProblem>,
+}
+
+impl TilingFunction {
+    /// Compile every ImplGraph.
+    pub fn new(impls: &[AscGraph], target: &Target) -> Result<TilingFunction, TilingError> {
+        if impls.is_empty() {
+            return Err(terr("model", 0, "no ImplGraph to tile".into()));
+        }
+        Ok(TilingFunction {
+            problems: impls
+                .iter()
+                .map(|g| TilingProblem::new(g, target))
+                .collect::<Result<_, _>>()?,
+        })
+    }
+
+    /// Solve every template for `shape` and pick the best; the error of the first template
+    /// is returned when none fits.
+    pub fn call(&self, shape: &FxHashMap<String, i64>) -> Result<TilingData, TilingError> {
+        let mut best: Option<TilingData> = None;
+        let mut first_err = None;
+        for p in &self.problems {
+            match p.solve(shape) {
+                Ok(t) => {
+                    let better = match &best {
+                        None => true,
+                        Some(b) => t.cost < b.cost || (t.cost == b.cost && t.ub_used > b.ub_used),
+                    };
+                    if better {
+                        best = Some(t);
+                    }
+                }
+                Err(e) => {
+                    if e.constraint == "shape" {
+                        return Err(e);
+                    }
+                    first_err.get_or_insert(e);
+                }
+            }
+        }
+        match best {
+            Some(b) => Ok(b),
+            None => Err(first_err.unwrap_or_else(|| terr("model", 0, "no template".into()))),
+        }
+    }
+}
+
+/// Solve the best tiling of `impls` for `shape` on `target`.
+pub fn solve_tiling(
+    impls: &[AscGraph],
+    target: &Target,
+    shape: &FxHashMap<String, i64>,
+) -> Result<TilingData, TilingError> {
+    TilingFunction::new(impls, target)?.call(shape)
+}
+
+impl From<AscError> for TilingError {
+    fn from(e: AscError) -> TilingError {
+        terr("model", 0, e.to_string())
+    }
+}
