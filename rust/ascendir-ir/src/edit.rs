@@ -496,7 +496,7 @@ impl Graph {
                 .expect("linked");
         }
         if move_ctrl {
-            let ctrl: Vec<InAnchor> = self.arena()[src.node].out_ctrl.clone();
+            let ctrl: Vec<InAnchor> = self.arena()[src.node].out_ctrl.to_vec();
             for d in ctrl {
                 self.replace_in_peer(d, OutAnchor::control(src.node), OutAnchor::control(new))
                     .expect("linked");
@@ -532,7 +532,7 @@ impl Graph {
             OutAnchor::data(new, out_idx),
         )
         .expect("validated");
-        let ctrl: Vec<OutAnchor> = self.arena()[dst.node].in_ctrl.clone();
+        let ctrl: Vec<OutAnchor> = self.arena()[dst.node].in_ctrl.to_vec();
         for s in ctrl {
             if !is_atomic_clean(self.arena()[s.node].op_type()) {
                 self.replace_out_peer(s, InAnchor::control(dst.node), InAnchor::control(new))

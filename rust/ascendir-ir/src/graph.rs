@@ -8,6 +8,7 @@ use hashbrown::HashTable;
 use rustc_hash::FxBuildHasher;
 use slotmap::{new_key_type, SlotMap};
 use smallvec::SmallVec;
+use thin_vec::ThinVec;
 
 use crate::anchor::{Anchor, InAnchor, OutAnchor, CONTROL};
 use crate::attr::{AttrMap, AttrValue};
@@ -33,8 +34,9 @@ pub struct NodeData {
     pub(crate) op: OpDesc,
     pub(crate) in_data: SmallVec<[Option<OutAnchor>; 2]>,
     pub(crate) out_data: SmallVec<[PeerList; 1]>,
-    pub(crate) in_ctrl: Vec<OutAnchor>,
-    pub(crate) out_ctrl: Vec<InAnchor>,
+    // Control links are rare: a thin vector keeps an empty list at one word.
+    pub(crate) in_ctrl: ThinVec<OutAnchor>,
+    pub(crate) out_ctrl: ThinVec<InAnchor>,
     pub(crate) prev: Option<NodeId>,
     pub(crate) next: Option<NodeId>,
 }
@@ -47,8 +49,8 @@ impl NodeData {
             op,
             in_data,
             out_data,
-            in_ctrl: Vec::new(),
-            out_ctrl: Vec::new(),
+            in_ctrl: ThinVec::new(),
+            out_ctrl: ThinVec::new(),
             prev: None,
             next: None,
         }
@@ -1281,7 +1283,7 @@ mod tests {
     #[test]
     fn hot_records_stay_small() {
         // Pin the size of the node record so that growth is a conscious decision.
-        assert!(std::mem::size_of::<NodeData>() <= 312, "{}", std::mem::size_of::<NodeData>());
+        assert!(std::mem::size_of::<NodeData>() <= 280, "{}", std::mem::size_of::<NodeData>());
         assert_eq!(std::mem::size_of::<InAnchor>(), 12);
         assert_eq!(std::mem::size_of::<Option<NodeId>>(), 8);
     }
