@@ -88,6 +88,34 @@ fn print_message(
                 let body = &data[pos..pos + len];
                 pos += len;
                 match f.kind() {
+                    Kind::Message(m) if f.is_map() => {
+                        // Gather the whole run of entries and print them sorted by key, as
+                        // the C++ printer does (so any writer's entry order prints the same).
+                        let mut entries: Vec<&[u8]> = vec![body];
+                        loop {
+                            let mut p = pos;
+                            let Ok(k) = varint(data, &mut p) else { break };
+                            if k != key {
+                                break;
+                            }
+                            let l = varint(data, &mut p)? as usize;
+                            if l > data.len() - p {
+                                return Err(bad(p, "length past the end"));
+                            }
+                            entries.push(&data[p..p + l]);
+                            pos = p + l;
+                        }
+                        let int_key = m.map_entry_key_field().kind() != Kind::String;
+                        entries.sort_by_cached_key(|e| map_key(e, int_key));
+                        for e in entries {
+                            indent(out, depth);
+                            out.push_str(f.name());
+                            out.push_str(" {\n");
+                            print_message(e, &m, depth + 1, out)?;
+                            indent(out, depth);
+                            out.push_str("}\n");
+                        }
+                    }
                     Kind::Message(m) => {
                         indent(out, depth);
                         out.push_str(f.name());
@@ -166,6 +194,45 @@ fn print_message(
         }
     }
     Ok(())
+}
+
+/// Sort key of a map entry: its key field (number 1), as bytes or as a signed integer.
+fn map_key(entry: &[u8], int_key: bool) -> (i64, Vec<u8>) {
+    let mut pos = 0;
+    let mut found: (i64, Vec<u8>) = (0, Vec::new());
+    while pos < entry.len() {
+        let Ok(k) = varint(entry, &mut pos) else { break };
+        let wt = k & 7;
+        let number = k >> 3;
+        let value: Option<(i64, Vec<u8>)> = match wt {
+            0 => varint(entry, &mut pos).ok().map(|v| (v as i64, Vec::new())),
+            2 => {
+                let Ok(l) = varint(entry, &mut pos) else { break };
+                let l = l as usize;
+                if l > entry.len() - pos {
+                    break;
+                }
+                let v = entry[pos..pos + l].to_vec();
+                pos += l;
+                Some((0, v))
+            }
+            1 => {
+                pos += 8;
+                None
+            }
+            5 => {
+                pos += 4;
+                None
+            }
+            _ => break,
+        };
+        if number == 1 {
+            if let Some(v) = value {
+                found = if int_key { (v.0, Vec::new()) } else { (0, v.1) };
+            }
+        }
+    }
+    found
 }
 
 fn scalar(data: &[u8], pos: &mut usize, kind: &Kind, out: &mut String) -> ProtoResult<()> {

@@ -1,8 +1,258 @@
-//! Bindings of GE ModelDef / OM interop.
+//! Bindings of GE ModelDef / text dump / OM interop: `Graph.to_bytes`, `Graph.from_bytes`,
+//! `Graph.to_proto`, `Graph.from_proto`, pickling, and the private helpers behind
+//! `ascendir.serialization` (`save`, `load`, `Model`). Every long call runs without the GIL.
 
+use ascendir_ir::Graph;
+use ascendir_proto::{ModelMeta, ProtoError};
+use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PyTuple};
+
+use crate::errors::{decode_error, invalid_argument_error, raise};
+use crate::ir::graph::PyGraph;
+
+/// Map a proto error to the Python exception tree (`DecodeError` with `.offset` / `.path`).
+pub fn proto_err(py: Python<'_>, err: ProtoError) -> PyErr {
+    let msg = err.to_string();
+    match &err {
+        ProtoError::Encode(_) => raise(py, invalid_argument_error(py), msg, &[]),
+        ProtoError::Io(_) => PyOSError::new_err(msg),
+        _ => {
+            let offset: Py<PyAny> = match err.offset() {
+                Some(o) => o
+                    .into_pyobject(py)
+                    .map(|o| o.into_any().unbind())
+                    .unwrap_or_else(|_| py.None()),
+                None => py.None(),
+            };
+            let path: Py<PyAny> = match err.path() {
+                Some(p) => p
+                    .into_pyobject(py)
+                    .map(|o| o.into_any().unbind())
+                    .unwrap_or_else(|_| py.None()),
+                None => py.None(),
+            };
+            raise(
+                py,
+                decode_error(py),
+                msg,
+                &[("offset", offset), ("path", path)],
+            )
+        }
+    }
+}
+
+fn graph_object(py: Python<'_>, g: Graph) -> PyResult<Py<PyGraph>> {
+    Py::new(py, PyGraph::from_graph(g))
+}
+
+/// Encode the graph of `this` (with its subgraphs when it is a root) as a binary ModelDef.
+fn encode_one(this: &Bound<'_, PyGraph>) -> PyResult<Vec<u8>> {
+    let py = this.py();
+    let res = PyGraph::read(this, |g| py.detach(|| ascendir_proto::encode_graph(g)))?;
+    res.map_err(|e| proto_err(py, e))
+}
+
+fn decode_one(py: Python<'_>, data: &[u8]) -> PyResult<Py<PyGraph>> {
+    let g = py
+        .detach(|| ascendir_proto::decode_graph(data))
+        .map_err(|e| proto_err(py, e))?;
+    graph_object(py, g)
+}
+
+#[pymethods]
+impl PyGraph {
+    /// This graph (and its subgraphs) as a binary GE `ModelDef` (`ge_ir.proto`), named after
+    /// the graph, with GE's default model attributes.
+    fn to_bytes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
+        let data = encode_one(slf)?;
+        Ok(PyBytes::new(slf.py(), &data))
+    }
+
+    /// The main graph of a binary GE `ModelDef`. Malformed input raises
+    /// `ascendir.errors.DecodeError` with `.offset` (bytes) or `.path` (field path).
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Py<PyGraph>> {
+        decode_one(py, data)
+    }
+
+    /// This graph as protobuf text format (GE's `ge_proto_*.txt` dump layout).
+    fn to_text(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let py = slf.py();
+        let data = encode_one(slf)?;
+        py.detach(|| ascendir_proto::text::print_bytes(&data, "ModelDef"))
+            .map_err(|e| proto_err(py, e))
+    }
+
+    /// The main graph of a text-format ModelDef (a GE dump).
+    #[staticmethod]
+    fn from_text(py: Python<'_>, text: &str) -> PyResult<Py<PyGraph>> {
+        let data = py
+            .detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef"))
+            .map_err(|e| proto_err(py, e))?;
+        decode_one(py, &data)
+    }
+
+    /// This graph as a `google.protobuf` `ModelDef` message (module
+    /// `ascendir._proto.ge_ir_pb2`, imported on first use; needs the `protobuf` package).
+    fn to_proto<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let data = encode_one(slf)?;
+        let module = py.import("ascendir._proto.ge_ir_pb2")?;
+        module
+            .getattr("ModelDef")?
+            .call_method1("FromString", (PyBytes::new(py, &data),))
+    }
+
+    /// The main graph of a `google.protobuf` `ModelDef` message (any generated class of
+    /// `ge_ir.proto`; only `SerializeToString` is used).
+    #[staticmethod]
+    fn from_proto(py: Python<'_>, msg: &Bound<'_, PyAny>) -> PyResult<Py<PyGraph>> {
+        let data = msg.call_method0("SerializeToString")?;
+        let data: &[u8] = data.cast::<PyBytes>()?.as_bytes();
+        decode_one(py, data)
+    }
+
+    /// Pickle support: a graph pickles as its ModelDef bytes.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let data = PyBytes::new(py, &encode_one(slf)?);
+        let ctor = py.import("ascendir._core")?.getattr("_graph_from_bytes")?;
+        PyTuple::new(py, [ctor, PyTuple::new(py, [data])?.into_any()])
+    }
+}
+
+/// Rebuild a graph from pickled bytes.
+#[pyfunction]
+fn _graph_from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Py<PyGraph>> {
+    decode_one(py, data)
+}
+
+type ModelParts = (String, u32, String, Py<PyGraph>, Vec<Py<PyGraph>>);
+
+/// Decode a binary ModelDef into `(name, version, custom_version, attrs_holder, graphs)`; the
+/// model attributes are the attributes of the empty holder graph.
+#[pyfunction]
+fn _model_from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<ModelParts> {
+    let model = py
+        .detach(|| ascendir_proto::decode_model(data))
+        .map_err(|e| proto_err(py, e))?;
+    let mut holder = Graph::new("__model_attrs__");
+    holder.attrs = model.meta.attrs;
+    let graphs = model
+        .graphs
+        .into_iter()
+        .map(|g| graph_object(py, g))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok((
+        model.meta.name,
+        model.meta.version,
+        model.meta.custom_version,
+        graph_object(py, holder)?,
+        graphs,
+    ))
+}
+
+/// Encode a model: name, version, custom version, the attribute holder graph and the graphs.
+#[pyfunction]
+fn _model_to_bytes<'py>(
+    py: Python<'py>,
+    name: String,
+    version: u32,
+    custom_version: String,
+    holder: &Bound<'py, PyGraph>,
+    graphs: &Bound<'py, PyList>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let attrs = PyGraph::read(holder, |g| g.attrs.clone())?;
+    let meta = ModelMeta {
+        name,
+        version,
+        custom_version,
+        attrs,
+    };
+    let mut owned: Vec<Graph> = Vec::with_capacity(graphs.len());
+    for item in graphs.iter() {
+        let g = item.cast::<PyGraph>()?;
+        owned.push(PyGraph::read(g, |g| g.clone())?);
+    }
+    let data = py
+        .detach(|| {
+            let refs: Vec<&Graph> = owned.iter().collect();
+            ascendir_proto::encode_model(&meta, &refs)
+        })
+        .map_err(|e| proto_err(py, e))?;
+    Ok(PyBytes::new(py, &data))
+}
+
+/// GE's default model attributes (7 keys), as the attributes of a holder graph.
+#[pyfunction]
+fn _default_model_attrs(py: Python<'_>) -> PyResult<Py<PyGraph>> {
+    let mut holder = Graph::new("__model_attrs__");
+    holder.attrs = ModelMeta::new("").attrs;
+    graph_object(py, holder)
+}
+
+/// Text-format ModelDef → binary.
+#[pyfunction]
+fn _text_to_bytes<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
+    let data = py
+        .detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef"))
+        .map_err(|e| proto_err(py, e))?;
+    Ok(PyBytes::new(py, &data))
+}
+
+/// Binary ModelDef → text format.
+#[pyfunction]
+fn _bytes_to_text(py: Python<'_>, data: &[u8]) -> PyResult<String> {
+    py.detach(|| ascendir_proto::text::print_bytes(data, "ModelDef"))
+        .map_err(|e| proto_err(py, e))
+}
+
+/// Parse an OM file: `(name, model_def_bytes, weights_bytes)`.
+#[pyfunction]
+fn _om_read<'py>(
+    py: Python<'py>,
+    data: &[u8],
+) -> PyResult<(String, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let om = py
+        .detach(|| ascendir_proto::om::read(data))
+        .map_err(|e| proto_err(py, e))?;
+    let def = om.model_def().map_err(|e| proto_err(py, e))?;
+    Ok((
+        om.name.clone(),
+        PyBytes::new(py, def),
+        PyBytes::new(py, &om.weights()),
+    ))
+}
+
+/// Write an OM file with MODEL_DEF and WEIGHTS_DATA partitions.
+#[pyfunction]
+fn _om_write<'py>(
+    py: Python<'py>,
+    name: &str,
+    model_def: &[u8],
+    weights: &[u8],
+) -> Bound<'py, PyBytes> {
+    let out = py.detach(|| ascendir_proto::om::write(name, model_def, weights));
+    PyBytes::new(py, &out)
+}
+
+/// Whether `data` starts with the OM magic.
+#[pyfunction]
+fn _is_om(data: &[u8]) -> bool {
+    ascendir_proto::om::is_om(data)
+}
 
 /// Register the serialization functions.
-pub fn register(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_graph_from_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(_model_from_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(_model_to_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(_default_model_attrs, m)?)?;
+    m.add_function(wrap_pyfunction!(_text_to_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(_bytes_to_text, m)?)?;
+    m.add_function(wrap_pyfunction!(_om_read, m)?)?;
+    m.add_function(wrap_pyfunction!(_om_write, m)?)?;
+    m.add_function(wrap_pyfunction!(_is_om, m)?)?;
     Ok(())
 }

@@ -1,0 +1,254 @@
+//! Mutation fuzzing of the decoders over real GE data: every mutated input must give either a
+//! model whose graphs pass the invariant check or a decode error — never a panic.
+//!
+//! The CI run is small. For the full run (see docs/FUZZING.md):
+//! `ASCENDIR_FUZZ_ITERS=1000000 cargo test --release -p ascendir-proto --test fuzz_decode -- --nocapture`
+
+use std::path::PathBuf;
+
+use ascendir_proto::{decode_model, om, pb, text};
+use prost::Message;
+
+/// xorshift64*: deterministic, seedable, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+fn data_dir() -> Option<PathBuf> {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/ge");
+    dir.exists().then_some(dir)
+}
+
+/// Small valid models cut out of the real dumps (consecutive ops, edges kept when both ends
+/// are inside), plus the real OM's ModelDef.
+fn seeds() -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    let Some(dir) = data_dir() else {
+        // Without the shared data, fuzz a small synthetic model.
+        let def = pb::ModelDef {
+            name: "m".into(),
+            graph: vec![pb::GraphDef {
+                name: "g".into(),
+                op: vec![
+                    pb::OpDef {
+                        name: "a".into(),
+                        r#type: "Data".into(),
+                        output_desc: vec![pb::TensorDescriptor::default()],
+                        ..Default::default()
+                    },
+                    pb::OpDef {
+                        name: "b".into(),
+                        r#type: "Relu".into(),
+                        input: vec!["a:0".into(), "a:-1".into()],
+                        input_desc: vec![pb::TensorDescriptor::default()],
+                        ..Default::default()
+                    },
+                ],
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        out.push(def.encode_to_vec());
+        return out;
+    };
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    names.sort();
+    for p in names {
+        if p.extension().is_some_and(|x| x == "txt") {
+            let def = text::parse_model_def(&std::fs::read_to_string(&p).unwrap()).unwrap();
+            let g = &def.graph[0];
+            for (k, chunk) in g.op.chunks(12).enumerate().take(40) {
+                let inside: std::collections::HashSet<&str> = chunk.iter().map(|o| o.name.as_str()).collect();
+                let ops = chunk
+                    .iter()
+                    .map(|o| {
+                        let mut o = o.clone();
+                        for s in &mut o.input {
+                            let src = s.rsplit_once(':').map_or("", |x| x.0);
+                            if !inside.contains(src) {
+                                s.clear();
+                            }
+                        }
+                        o
+                    })
+                    .collect();
+                let small = pb::ModelDef {
+                    name: format!("slice{k}"),
+                    graph: vec![pb::GraphDef {
+                        name: g.name.clone(),
+                        op: ops,
+                        ..Default::default()
+                    }],
+                    attr: def.attr.clone(),
+                    ..Default::default()
+                };
+                let bytes = small.encode_to_vec();
+                decode_model(&bytes).expect("seed slices are valid");
+                out.push(bytes);
+            }
+        }
+    }
+    let om_file = std::fs::read(dir.join("root_model.om")).unwrap();
+    out.push(om::read(&om_file).unwrap().model_def().unwrap().to_vec());
+    out
+}
+
+const INTERESTING: &[u8] = &[0x00, 0x01, 0x02, 0x07, 0x08, 0x0a, 0x12, 0x3a, 0x7f, 0x80, 0xff];
+
+fn mutate(rng: &mut Rng, seed: &[u8], pool: &[Vec<u8>]) -> Vec<u8> {
+    let mut b = seed.to_vec();
+    let rounds = 1 + rng.below(4);
+    for _ in 0..rounds {
+        let len = b.len();
+        match rng.below(9) {
+            0 if len > 0 => {
+                let i = rng.below(len);
+                b[i] ^= 1 << rng.below(8);
+            }
+            1 if len > 0 => {
+                let i = rng.below(len);
+                b[i] = INTERESTING[rng.below(INTERESTING.len())];
+            }
+            2 => {
+                let i = rng.below(len + 1);
+                b.insert(i, INTERESTING[rng.below(INTERESTING.len())]);
+            }
+            3 if len > 0 => {
+                let i = rng.below(len);
+                let n = 1 + rng.below(16.min(len - i));
+                b.drain(i..i + n);
+            }
+            4 => b.truncate(rng.below(len + 1)),
+            5 if len > 4 => {
+                // Duplicate a range (repeated fields, overlapping lengths).
+                let i = rng.below(len);
+                let n = 1 + rng.below((len - i).min(64));
+                let chunk = b[i..i + n].to_vec();
+                let at = rng.below(len + 1);
+                b.splice(at..at, chunk);
+            }
+            6 => {
+                // Splice in a piece of another seed.
+                let other = &pool[rng.below(pool.len())];
+                if !other.is_empty() {
+                    let i = rng.below(other.len());
+                    let n = 1 + rng.below((other.len() - i).min(128));
+                    let at = rng.below(len + 1);
+                    b.splice(at..at, other[i..i + n].iter().copied());
+                }
+            }
+            7 if len > 0 => {
+                // A huge varint (length or index) somewhere.
+                let i = rng.below(len);
+                b.splice(i..i, [0xff, 0xff, 0xff, 0xff, 0x0f]);
+            }
+            _ => {
+                if len > 1 {
+                    let i = rng.below(len - 1);
+                    b.swap(i, i + 1);
+                }
+            }
+        }
+    }
+    b
+}
+
+fn check(input: &[u8]) -> bool {
+    match decode_model(input) {
+        Ok(m) => {
+            for g in m.graphs.iter().chain(m.graphs.iter().flat_map(|g| g.subgraphs.iter())) {
+                let problems = g.check_invariants();
+                assert!(problems.is_empty(), "decoded graph breaks invariants: {problems:?}");
+            }
+            // Whatever decodes also encodes and decodes again to the same bytes.
+            let refs: Vec<_> = m.graphs.iter().collect();
+            let again = ascendir_proto::encode_model(&m.meta, &refs).expect("re-encode");
+            let m2 = decode_model(&again).expect("re-decode");
+            let refs2: Vec<_> = m2.graphs.iter().collect();
+            assert_eq!(ascendir_proto::encode_model(&m2.meta, &refs2).unwrap(), again);
+            true
+        }
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn mutated_real_models_never_panic() {
+    let iters: usize = std::env::var("ASCENDIR_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(3000);
+    let seed: u64 = std::env::var("ASCENDIR_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x9E37_79B9_7F4A_7C15);
+    let pool = seeds();
+    let mut rng = Rng(seed | 1);
+    let (mut ok, mut err) = (0usize, 0usize);
+    for _ in 0..iters {
+        let s = &pool[rng.below(pool.len())];
+        let input = mutate(&mut rng, s, &pool);
+        if check(&input) {
+            ok += 1;
+        } else {
+            err += 1;
+        }
+    }
+    eprintln!("fuzz: {iters} inputs, {ok} decoded, {err} rejected with an error");
+    assert_eq!(ok + err, iters);
+}
+
+#[test]
+fn mutated_text_never_panics() {
+    let iters: usize = std::env::var("ASCENDIR_FUZZ_ITERS")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+        .map_or(500, |n| n / 10);
+    let pool = seeds();
+    let texts: Vec<Vec<u8>> = pool
+        .iter()
+        .take(8)
+        .map(|b| text::print_bytes(b, "ModelDef").unwrap().into_bytes())
+        .collect();
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    for _ in 0..iters {
+        let s = &texts[rng.below(texts.len())];
+        let input = mutate(&mut rng, s, &texts);
+        let Ok(t) = std::str::from_utf8(&input) else { continue };
+        if let Ok(bytes) = text::parse_to_bytes(t, "ModelDef") {
+            let _ = check(&bytes);
+        }
+    }
+}
+
+#[test]
+fn mutated_om_files_never_panic() {
+    let pool = seeds();
+    let files: Vec<Vec<u8>> = pool.iter().take(4).map(|b| om::write("m", b, b"w")).collect();
+    let mut rng = Rng(0xABCD_EF01_2345_6789);
+    for _ in 0..2000 {
+        let s = &files[rng.below(files.len())];
+        let input = mutate(&mut rng, s, &files);
+        if let Ok(f) = om::read(&input) {
+            if let Ok(def) = f.model_def() {
+                let _ = check(def);
+            }
+        }
+    }
+}
