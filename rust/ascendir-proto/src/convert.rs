@@ -719,7 +719,34 @@ struct PendingOp {
     fanout: Option<Vec<String>>,
 }
 
-fn op_from_def(mut def: pb::OpDef) -> ProtoResult<PendingOp> {
+/// Decoded tensor descriptors by their encoding: identical descs decode once and share one
+/// `Arc` (a graph's descs repeat a lot).
+#[derive(Default)]
+struct DescCache {
+    map: FxHashMap<Bytes, Arc<TensorDesc>>,
+}
+
+impl DescCache {
+    fn get(&mut self, raw: &Bytes) -> ProtoResult<Arc<TensorDesc>> {
+        if let Some(d) = self.map.get(raw) {
+            return Ok(d.clone());
+        }
+        let def = <pb::TensorDescriptor as prost::Message>::decode(raw.clone()).map_err(|e| {
+            crate::wire::locate(raw, "TensorDescriptor")
+                .map(|w| crate::wire::rebase(w, raw))
+                .unwrap_or_else(|| ProtoError::Wire {
+                    offset: crate::wire::offset_of(raw),
+                    path: "TensorDescriptor".to_string(),
+                    message: e.to_string(),
+                })
+        })?;
+        let d = Arc::new(desc_from_def(def)?);
+        self.map.insert(raw.clone(), d.clone());
+        Ok(d)
+    }
+}
+
+fn op_from_def(mut def: pb::OpDef, cache: &mut DescCache) -> ProtoResult<PendingOp> {
     let attrs = &mut def.attr;
     let n_in = def.input_desc.len();
     let n_out = def.output_desc.len();
@@ -781,16 +808,20 @@ fn op_from_def(mut def: pb::OpDef) -> ProtoResult<PendingOp> {
         .zip(&in_names)
         .enumerate()
     {
-        let d = desc_from_def(td).map_err(|e| e.within(|| format!("input_desc[{i}]")))?;
-        op.add_input(name, Arc::new(d));
+        let d = cache
+            .get(&td)
+            .map_err(|e| e.within(|| format!("input_desc[{i}]")))?;
+        op.add_input(name, d);
     }
     for (i, (td, name)) in std::mem::take(&mut def.output_desc)
         .into_iter()
         .zip(&out_names)
         .enumerate()
     {
-        let d = desc_from_def(td).map_err(|e| e.within(|| format!("output_desc[{i}]")))?;
-        op.add_output(name, Arc::new(d))
+        let d = cache
+            .get(&td)
+            .map_err(|e| e.within(|| format!("output_desc[{i}]")))?;
+        op.add_output(name, d)
             .map_err(|e| ProtoError::invalid(format!("output_desc[{i}]"), e.to_string()))?;
     }
     let mut user = attrs_from_map(std::mem::take(&mut def.attr))?;
@@ -937,11 +968,12 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
         attr_groups,
     } = def;
     let mut g = Graph::with_capacity(&name, op.len());
+    let mut cache = DescCache::default();
     let mut pending = Vec::with_capacity(op.len());
     let mut ids = Vec::with_capacity(op.len());
     for (i, od) in op.into_iter().enumerate() {
         let name = od.name.clone();
-        let p = op_from_def(od).map_err(|e| e.within(|| format!("op[{i}]({name})")))?;
+        let p = op_from_def(od, &mut cache).map_err(|e| e.within(|| format!("op[{i}]({name})")))?;
         let p = PendingOp {
             op: p.op,
             inputs: p.inputs,
@@ -1152,6 +1184,19 @@ fn itoa(v: i32) -> String {
     v.to_string()
 }
 
+/// Encoded tensor descriptors by `Arc` identity (shared descs are encoded once).
+type DescEncCache = FxHashMap<usize, Bytes>;
+
+fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoResult<Bytes> {
+    let key = Arc::as_ptr(d) as usize;
+    if let Some(b) = cache.get(&key) {
+        return Ok(b.clone());
+    }
+    let b = Bytes::from(prost::Message::encode_to_vec(&desc_to_def(d)?));
+    cache.insert(key, b.clone());
+    Ok(b)
+}
+
 /// Encode a graph's own nodes (not its subgraphs) as a `GraphDef`.
 pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
     let mut pos: slotmap::SecondaryMap<NodeId, u32> = slotmap::SecondaryMap::with_capacity(g.len());
@@ -1159,8 +1204,9 @@ pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
         pos.insert(id, i as u32);
     }
     let mut ops = Vec::with_capacity(g.len());
+    let mut cache = DescEncCache::default();
     for id in g.node_ids() {
-        ops.push(op_to_def(g, id, &pos)?);
+        ops.push(op_to_def(g, id, &pos, &mut cache)?);
     }
     let name_of = |id: NodeId| g.op(id).map(|o| o.name().to_string()).unwrap_or_default();
     let attr_groups = match g.attrs.get(ASC_ATTR_GROUPS) {
@@ -1198,6 +1244,7 @@ fn op_to_def(
     g: &Graph,
     id: NodeId,
     pos: &slotmap::SecondaryMap<NodeId, u32>,
+    cache: &mut DescEncCache,
 ) -> ProtoResult<pb::OpDef> {
     let node = g.node(id).map_err(|e| ProtoError::Encode(e.to_string()))?;
     let op = node.op();
@@ -1375,13 +1422,13 @@ fn op_to_def(
     let input_desc = op
         .inputs()
         .iter()
-        .map(|p| desc_to_def(&p.desc))
+        .map(|p| encode_desc_cached(&p.desc, cache))
         .collect::<ProtoResult<Vec<_>>>()
         .map_err(|e| e.within(path))?;
     let output_desc = op
         .outputs()
         .iter()
-        .map(|p| desc_to_def(&p.desc))
+        .map(|p| encode_desc_cached(&p.desc, cache))
         .collect::<ProtoResult<Vec<_>>>()
         .map_err(|e| e.within(path))?;
     let attr_groups = match op.attrs.get(ASC_ATTR_GROUPS) {

@@ -77,6 +77,15 @@ impl ProtoError {
                 };
                 ProtoError::Invalid { path, message }
             }
+            ProtoError::Wire {
+                offset,
+                path,
+                message,
+            } if !path.starts_with("ModelDef") => ProtoError::Wire {
+                offset,
+                path: format!("{}.{path}", prefix()),
+                message,
+            },
             other => other,
         }
     }

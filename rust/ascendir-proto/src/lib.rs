@@ -28,7 +28,14 @@ pub use error::{ProtoError, ProtoResult};
 
 /// Decode a binary `ModelDef` into a model.
 pub fn decode_model(data: &[u8]) -> ProtoResult<Model> {
-    convert::model_from_def(wire::parse_model_def(data)?)
+    decode_model_bytes(bytes::Bytes::copy_from_slice(data))
+}
+
+/// Decode a binary `ModelDef` held in shared bytes (byte payloads are not copied).
+pub fn decode_model_bytes(data: bytes::Bytes) -> ProtoResult<Model> {
+    wire::with_base(&data.clone(), || {
+        convert::model_from_def(wire::parse_model_def_bytes(data)?)
+    })
 }
 
 /// Decode a binary `ModelDef` and return its main graph (with its subgraphs).

@@ -201,13 +201,17 @@ fn map_key(entry: &[u8], int_key: bool) -> (i64, Vec<u8>) {
     let mut pos = 0;
     let mut found: (i64, Vec<u8>) = (0, Vec::new());
     while pos < entry.len() {
-        let Ok(k) = varint(entry, &mut pos) else { break };
+        let Ok(k) = varint(entry, &mut pos) else {
+            break;
+        };
         let wt = k & 7;
         let number = k >> 3;
         let value: Option<(i64, Vec<u8>)> = match wt {
             0 => varint(entry, &mut pos).ok().map(|v| (v as i64, Vec::new())),
             2 => {
-                let Ok(l) = varint(entry, &mut pos) else { break };
+                let Ok(l) = varint(entry, &mut pos) else {
+                    break;
+                };
                 let l = l as usize;
                 if l > entry.len() - pos {
                     break;

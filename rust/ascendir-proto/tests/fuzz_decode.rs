@@ -49,14 +49,14 @@ fn seeds() -> Vec<Vec<u8>> {
                     pb::OpDef {
                         name: "a".into(),
                         r#type: "Data".into(),
-                        output_desc: vec![pb::TensorDescriptor::default()],
+                        output_desc: vec![pb::TensorDescriptor::default().encode_to_vec().into()],
                         ..Default::default()
                     },
                     pb::OpDef {
                         name: "b".into(),
                         r#type: "Relu".into(),
                         input: vec!["a:0".into(), "a:-1".into()],
-                        input_desc: vec![pb::TensorDescriptor::default()],
+                        input_desc: vec![pb::TensorDescriptor::default().encode_to_vec().into()],
                         ..Default::default()
                     },
                 ],
@@ -67,14 +67,18 @@ fn seeds() -> Vec<Vec<u8>> {
         out.push(def.encode_to_vec());
         return out;
     };
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
     names.sort();
     for p in names {
         if p.extension().is_some_and(|x| x == "txt") {
             let def = text::parse_model_def(&std::fs::read_to_string(&p).unwrap()).unwrap();
             let g = &def.graph[0];
             for (k, chunk) in g.op.chunks(12).enumerate().take(40) {
-                let inside: std::collections::HashSet<&str> = chunk.iter().map(|o| o.name.as_str()).collect();
+                let inside: std::collections::HashSet<&str> =
+                    chunk.iter().map(|o| o.name.as_str()).collect();
                 let ops = chunk
                     .iter()
                     .map(|o| {
@@ -109,7 +113,9 @@ fn seeds() -> Vec<Vec<u8>> {
     out
 }
 
-const INTERESTING: &[u8] = &[0x00, 0x01, 0x02, 0x07, 0x08, 0x0a, 0x12, 0x3a, 0x7f, 0x80, 0xff];
+const INTERESTING: &[u8] = &[
+    0x00, 0x01, 0x02, 0x07, 0x08, 0x0a, 0x12, 0x3a, 0x7f, 0x80, 0xff,
+];
 
 fn mutate(rng: &mut Rng, seed: &[u8], pool: &[Vec<u8>]) -> Vec<u8> {
     let mut b = seed.to_vec();
@@ -172,16 +178,26 @@ fn mutate(rng: &mut Rng, seed: &[u8], pool: &[Vec<u8>]) -> Vec<u8> {
 fn check(input: &[u8]) -> bool {
     match decode_model(input) {
         Ok(m) => {
-            for g in m.graphs.iter().chain(m.graphs.iter().flat_map(|g| g.subgraphs.iter())) {
+            for g in m
+                .graphs
+                .iter()
+                .chain(m.graphs.iter().flat_map(|g| g.subgraphs.iter()))
+            {
                 let problems = g.check_invariants();
-                assert!(problems.is_empty(), "decoded graph breaks invariants: {problems:?}");
+                assert!(
+                    problems.is_empty(),
+                    "decoded graph breaks invariants: {problems:?}"
+                );
             }
             // Whatever decodes also encodes and decodes again to the same bytes.
             let refs: Vec<_> = m.graphs.iter().collect();
             let again = ascendir_proto::encode_model(&m.meta, &refs).expect("re-encode");
             let m2 = decode_model(&again).expect("re-decode");
             let refs2: Vec<_> = m2.graphs.iter().collect();
-            assert_eq!(ascendir_proto::encode_model(&m2.meta, &refs2).unwrap(), again);
+            assert_eq!(
+                ascendir_proto::encode_model(&m2.meta, &refs2).unwrap(),
+                again
+            );
             true
         }
         Err(_) => false,
@@ -230,7 +246,9 @@ fn mutated_text_never_panics() {
     for _ in 0..iters {
         let s = &texts[rng.below(texts.len())];
         let input = mutate(&mut rng, s, &texts);
-        let Ok(t) = std::str::from_utf8(&input) else { continue };
+        let Ok(t) = std::str::from_utf8(&input) else {
+            continue;
+        };
         if let Ok(bytes) = text::parse_to_bytes(t, "ModelDef") {
             let _ = check(&bytes);
         }
@@ -240,7 +258,11 @@ fn mutated_text_never_panics() {
 #[test]
 fn mutated_om_files_never_panic() {
     let pool = seeds();
-    let files: Vec<Vec<u8>> = pool.iter().take(4).map(|b| om::write("m", b, b"w")).collect();
+    let files: Vec<Vec<u8>> = pool
+        .iter()
+        .take(4)
+        .map(|b| om::write("m", b, b"w"))
+        .collect();
     let mut rng = Rng(0xABCD_EF01_2345_6789);
     for _ in 0..2000 {
         let s = &files[rng.below(files.len())];

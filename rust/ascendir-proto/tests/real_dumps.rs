@@ -92,11 +92,18 @@ fn normalize(orig: &pb::ModelDef, new: &mut pb::ModelDef) {
     for (og, ng) in orig.graph.iter().zip(new.graph.iter_mut()) {
         for (oo, no) in og.op.iter().zip(ng.op.iter_mut()) {
             strip_added(&oo.attr, &mut no.attr, ADDED_OP_KEYS);
-            for (od, nd) in oo.input_desc.iter().zip(no.input_desc.iter_mut()) {
-                norm_desc(od, nd);
-            }
-            for (od, nd) in oo.output_desc.iter().zip(no.output_desc.iter_mut()) {
-                norm_desc(od, nd);
+            let pairs = oo
+                .input_desc
+                .iter()
+                .zip(no.input_desc.iter_mut())
+                .chain(oo.output_desc.iter().zip(no.output_desc.iter_mut()));
+            for (od, nd) in pairs {
+                // Tensor descriptors are raw bytes in the Rust types: compare decoded.
+                let o = pb::TensorDescriptor::decode(od.clone()).unwrap();
+                let mut n = pb::TensorDescriptor::decode(nd.clone()).unwrap();
+                norm_desc(&o, &mut n);
+                assert_eq!(o, n, "op {}", oo.name);
+                *nd = od.clone();
             }
         }
     }

@@ -417,7 +417,8 @@ fn wire_details_follow_ge() {
     // Unset optional input in the middle keeps its slot; the trailing one gets no string.
     assert_eq!(conv.input, vec!["data:0", "", "data2:0"]);
     assert_eq!(conv.input_desc.len(), 4);
-    assert_eq!(conv.input_desc[0].dtype, 2); // proto numbering of FLOAT16
+    let desc = |b: &Bytes| pb::TensorDescriptor::decode(b.clone()).unwrap();
+    assert_eq!(desc(&conv.input_desc[0]).dtype, 2); // proto numbering of FLOAT16
     assert!(!conv.has_out_attr);
     assert_eq!(conv.stream_id, 3);
     let dt = conv.attr.get("dt").unwrap();
@@ -433,7 +434,7 @@ fn wire_details_follow_ge() {
         }
         other => panic!("{other:?}"),
     }
-    let fz = &conv.input_desc[2];
+    let fz = desc(&conv.input_desc[2]);
     assert_eq!(fz.layout, "FRACTAL_Z");
     let relu = def.graph[0].op.iter().find(|o| o.name == "relu").unwrap();
     assert_eq!(relu.input, vec!["add:0", "data:-1", "data2:-1"]);
@@ -444,7 +445,7 @@ fn wire_details_follow_ge() {
     assert_eq!(iff.subgraph_name, vec!["if_then", ""]);
     // Sub-format string and integer.
     let wide = def.graph[0].op.iter().find(|o| o.name == "wide").unwrap();
-    let d = &wide.output_desc[4];
+    let d = desc(&wide.output_desc[4]);
     assert_eq!(
         d.attr.get("origin_format").unwrap().value,
         Some(pb::attr_def::Value::S(Bytes::from_static(b"FRACTAL_Z:16")))
@@ -513,7 +514,9 @@ fn semantic_errors_name_the_field() {
     assert!(msg.contains("missing subgraph 'missing'"), "{msg}");
 
     let mut m = tiny_model();
-    m.graph[0].op[0].output_desc[0].shape = Some(pb::ShapeDef { dim: vec![2, -7] });
+    let mut d = pb::TensorDescriptor::decode(m.graph[0].op[0].output_desc[0].clone()).unwrap();
+    d.shape = Some(pb::ShapeDef { dim: vec![2, -7] });
+    m.graph[0].op[0].output_desc[0] = Bytes::from(d.encode_to_vec());
     let (path, msg) = invalid_path(decode_model(&m.encode_to_vec()).unwrap_err());
     assert_eq!(path, "graph[0].op[0](a).output_desc[0].shape.dim[1]");
     assert!(msg.contains("bad dimension -7"), "{msg}");
