@@ -14,7 +14,7 @@ use crate::anchor::{Anchor, InAnchor, OutAnchor, CONTROL};
 use crate::attr::{AttrMap, AttrValue};
 use crate::error::{IrError, IrResult};
 use crate::intern::Interner;
-use crate::op_desc::{OpDesc, Side};
+use crate::op_desc::{OpDesc, Side, Sym};
 use crate::tensor::TensorDesc;
 
 new_key_type! {
@@ -274,7 +274,7 @@ impl Graph {
     }
 
     /// Intern a string in this graph's table.
-    pub fn intern(&mut self, s: &str) -> Arc<str> {
+    pub fn intern(&mut self, s: &str) -> Sym {
         self.strings.intern(s)
     }
 
@@ -1283,7 +1283,8 @@ mod tests {
     #[test]
     fn hot_records_stay_small() {
         // Pin the size of the node record so that growth is a conscious decision.
-        assert!(std::mem::size_of::<NodeData>() <= 280, "{}", std::mem::size_of::<NodeData>());
+        assert!(std::mem::size_of::<NodeData>() <= 248, "{}", std::mem::size_of::<NodeData>());
+        assert_eq!(std::mem::size_of::<Sym>(), 8);
         assert_eq!(std::mem::size_of::<InAnchor>(), 12);
         assert_eq!(std::mem::size_of::<Option<NodeId>>(), 8);
     }

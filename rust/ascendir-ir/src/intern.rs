@@ -1,30 +1,30 @@
 //! A per-graph string table, so that a million nodes share one copy of "Add".
 
-use std::sync::Arc;
-
 use hashbrown::HashSet;
 use rustc_hash::FxBuildHasher;
+
+use crate::op_desc::Sym;
 
 /// Interned strings of one graph.
 #[derive(Clone, Debug, Default)]
 pub struct Interner {
-    table: HashSet<Arc<str>, FxBuildHasher>,
+    table: HashSet<Sym, FxBuildHasher>,
 }
 
 impl Interner {
     /// The shared copy of `s`.
-    pub fn intern(&mut self, s: &str) -> Arc<str> {
+    pub fn intern(&mut self, s: &str) -> Sym {
         if let Some(existing) = self.table.get(s) {
             return existing.clone();
         }
-        let sym: Arc<str> = Arc::from(s);
+        let sym = Sym::new(s);
         self.table.insert(sym.clone());
         sym
     }
 
     /// The shared copy of `sym` (the argument itself when it is new).
-    pub fn intern_sym(&mut self, sym: &Arc<str>) -> Arc<str> {
-        if let Some(existing) = self.table.get(&**sym) {
+    pub fn intern_sym(&mut self, sym: &Sym) -> Sym {
+        if let Some(existing) = self.table.get(sym.as_str()) {
             return existing.clone();
         }
         self.table.insert(sym.clone());

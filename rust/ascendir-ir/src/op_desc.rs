@@ -10,8 +10,82 @@ use crate::attr::{AttrMap, AttrValue};
 use crate::error::{IrError, IrResult};
 use crate::tensor::TensorDesc;
 
-/// An interned string (op types, port names), shared between all nodes of a graph.
-pub type Sym = Arc<str>;
+/// A shared string (op types, port names): one word, interned per graph so that a million
+/// nodes share one copy of "Add".
+#[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sym(Arc<Box<str>>);
+
+impl Sym {
+    /// A new shared string.
+    pub fn new(s: &str) -> Self {
+        Sym(Arc::new(Box::from(s)))
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether both are the same shared copy (a cheap test before comparing text).
+    pub fn ptr_eq(a: &Sym, b: &Sym) -> bool {
+        Arc::ptr_eq(&a.0, &b.0)
+    }
+}
+
+impl std::ops::Deref for Sym {
+    type Target = str;
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl AsRef<str> for Sym {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::borrow::Borrow<str> for Sym {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Sym {
+    fn from(s: &str) -> Self {
+        Sym::new(s)
+    }
+}
+
+impl From<String> for Sym {
+    fn from(s: String) -> Self {
+        Sym(Arc::new(s.into_boxed_str()))
+    }
+}
+
+impl std::fmt::Display for Sym {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::fmt::Debug for Sym {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&**self.0, f)
+    }
+}
+
+impl PartialEq<str> for Sym {
+    fn eq(&self, other: &str) -> bool {
+        **self.0 == *other
+    }
+}
+
+impl PartialEq<&str> for Sym {
+    fn eq(&self, other: &&str) -> bool {
+        **self.0 == **other
+    }
+}
 
 /// One input or output slot: its name and its descriptor.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,9 +129,9 @@ pub enum SubgraphType {
 #[derive(Clone, Debug, PartialEq)]
 #[allow(missing_docs)]
 pub struct OpMeta {
-    pub optional_inputs: Vec<Sym>,
-    pub ir_inputs: Vec<(Sym, IrInputType)>,
-    pub ir_outputs: Vec<(Sym, IrOutputType)>,
+    pub optional_inputs: Vec<Arc<str>>,
+    pub ir_inputs: Vec<(Arc<str>, IrInputType)>,
+    pub ir_outputs: Vec<(Arc<str>, IrOutputType)>,
     pub ir_attr_names: Vec<String>,
     pub subgraph_ir_names: Vec<(String, SubgraphType)>,
     pub subgraph_instance_names: Vec<String>,
@@ -142,7 +216,7 @@ impl OpDesc {
     pub fn new(name: &str, ty: &str) -> Self {
         OpDesc {
             name: CompactString::from(name),
-            ty: Arc::from(ty),
+            ty: Sym::new(ty),
             inputs: InPorts::new(),
             outputs: OutPorts::new(),
             attrs: AttrMap::new(),
@@ -198,7 +272,7 @@ impl OpDesc {
 
     /// Change the op type.
     pub fn set_type(&mut self, ty: &str) {
-        self.ty = Arc::from(ty);
+        self.ty = Sym::new(ty);
     }
 
     pub(crate) fn set_type_sym(&mut self, ty: Sym) {
@@ -314,7 +388,7 @@ impl OpDesc {
             return i;
         }
         self.inputs.push(Port {
-            name: Arc::from(name),
+            name: Sym::new(name),
             desc,
         });
         self.inputs.len() - 1
@@ -351,7 +425,7 @@ impl OpDesc {
             )));
         }
         self.outputs.push(Port {
-            name: Arc::from(name),
+            name: Sym::new(name),
             desc,
         });
         Ok(self.outputs.len() - 1)
@@ -399,7 +473,7 @@ impl OpDesc {
             }
         }
         let new_ports = ports.iter().map(|(name, desc)| Port {
-            name: Arc::from(name.as_str()),
+            name: Sym::new(name),
             desc: desc.clone(),
         });
         match side {
@@ -451,7 +525,7 @@ impl OpDesc {
                 side.word()
             )));
         }
-        self.ports_mut(side)[index].name = Arc::from(new);
+        self.ports_mut(side)[index].name = Sym::new(new);
         if side == Side::Input {
             if let Some(meta) = self.meta.as_deref_mut() {
                 for n in &mut meta.optional_inputs {

@@ -228,7 +228,7 @@ impl Engine<'_> {
         if let Some((_, p)) = self
             .cache
             .iter()
-            .find(|(s, _)| Arc::ptr_eq(s, ty) || **s == **ty)
+            .find(|(s, _)| Sym::ptr_eq(s, ty) || s == ty)
         {
             return p.clone();
         }

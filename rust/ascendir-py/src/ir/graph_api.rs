@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ascendir_ir::{AttrValue, Graph, InAnchor, IrError, NodeId, OpDesc, OutAnchor, Side, Tensor, TensorDesc};
+use ascendir_ir::{AttrValue, Graph, InAnchor, IrError, NodeId, OpDesc, OutAnchor, Side, Sym, Tensor, TensorDesc};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -50,7 +50,7 @@ fn output_entry(graph: &Bound<'_, PyGraph>, obj: &Bound<'_, PyAny>) -> PyResult<
 
 /// One node type of the bulk builder: its name and port names.
 struct BulkType {
-    name: Arc<str>,
+    name: Sym,
     inputs: Option<Vec<String>>,
     outputs: Option<Vec<String>>,
 }
@@ -137,13 +137,13 @@ fn build_bulk(
         }
     }
     let mut g = Graph::with_capacity(name, n);
-    let auto_in: Vec<Arc<str>> = (0..n_in.iter().copied().max().unwrap_or(0))
+    let auto_in: Vec<Sym> = (0..n_in.iter().copied().max().unwrap_or(0))
         .map(|i| g.intern(&format!("__input{i}")))
         .collect();
-    let auto_out: Vec<Arc<str>> = (0..n_out.iter().copied().max().unwrap_or(0))
+    let auto_out: Vec<Sym> = (0..n_out.iter().copied().max().unwrap_or(0))
         .map(|i| g.intern(&format!("__output{i}")))
         .collect();
-    let type_syms: Vec<(Arc<str>, Option<Vec<Arc<str>>>, Option<Vec<Arc<str>>>)> = table
+    let type_syms: Vec<(Sym, Option<Vec<Sym>>, Option<Vec<Sym>>)> = table
         .iter()
         .map(|t| {
             let ty = g.intern(&t.name);
@@ -577,7 +577,7 @@ impl PyGraph {
                 None => (None, None),
             };
             table.push(BulkType {
-                name: Arc::from(t.as_str()),
+                name: Sym::new(t),
                 inputs,
                 outputs,
             });
