@@ -50,7 +50,10 @@ fn attrs_text(attrs: &AttrMap) -> String {
 
 impl Graph {
     fn out_name(&self, a: OutAnchor) -> String {
-        let name = self.node(a.node).map(|n| n.name().to_string()).unwrap_or_default();
+        let name = self
+            .node(a.node)
+            .map(|n| n.name().to_string())
+            .unwrap_or_default();
         if a.is_control() {
             format!("{name}:ctrl")
         } else {
@@ -59,7 +62,10 @@ impl Graph {
     }
 
     fn in_name(&self, a: InAnchor) -> String {
-        let name = self.node(a.node).map(|n| n.name().to_string()).unwrap_or_default();
+        let name = self
+            .node(a.node)
+            .map(|n| n.name().to_string())
+            .unwrap_or_default();
         if a.is_control() {
             format!("{name}:ctrl")
         } else {
@@ -78,23 +84,53 @@ impl Graph {
         for id in self.node_ids() {
             let n = self.node(id).expect("ids from the order are live");
             let op = n.op();
-            let _ = writeln!(s, "  node {} : {} id={} stream={}", op.name(), op.op_type(), op.id, op.stream_id);
+            let _ = writeln!(
+                s,
+                "  node {} : {} id={} stream={}",
+                op.name(),
+                op.op_type(),
+                op.id,
+                op.stream_id
+            );
             for (i, port) in op.inputs().iter().enumerate() {
                 let peer = n
                     .in_data_peer(i)
                     .map_or("-".to_string(), |p| self.out_name(p));
-                let _ = writeln!(s, "    in  {i} {} {} <- {peer}", port.name, desc_text(&port.desc));
+                let _ = writeln!(
+                    s,
+                    "    in  {i} {} {} <- {peer}",
+                    port.name,
+                    desc_text(&port.desc)
+                );
             }
             for (i, port) in op.outputs().iter().enumerate() {
-                let peers: Vec<String> = n.out_data_peers(i).iter().map(|&p| self.in_name(p)).collect();
-                let _ = writeln!(s, "    out {i} {} {} -> [{}]", port.name, desc_text(&port.desc), peers.join(", "));
+                let peers: Vec<String> = n
+                    .out_data_peers(i)
+                    .iter()
+                    .map(|&p| self.in_name(p))
+                    .collect();
+                let _ = writeln!(
+                    s,
+                    "    out {i} {} {} -> [{}]",
+                    port.name,
+                    desc_text(&port.desc),
+                    peers.join(", ")
+                );
             }
             if !n.in_control_peers().is_empty() {
-                let peers: Vec<String> = n.in_control_peers().iter().map(|&p| self.out_name(p)).collect();
+                let peers: Vec<String> = n
+                    .in_control_peers()
+                    .iter()
+                    .map(|&p| self.out_name(p))
+                    .collect();
                 let _ = writeln!(s, "    ctrl in <- [{}]", peers.join(", "));
             }
             if !n.out_control_peers().is_empty() {
-                let peers: Vec<String> = n.out_control_peers().iter().map(|&p| self.in_name(p)).collect();
+                let peers: Vec<String> = n
+                    .out_control_peers()
+                    .iter()
+                    .map(|&p| self.in_name(p))
+                    .collect();
                 let _ = writeln!(s, "    ctrl out -> [{}]", peers.join(", "));
             }
             if !op.attrs.is_empty() {
@@ -118,7 +154,10 @@ impl Graph {
             .collect();
         let _ = writeln!(s, "  outputs [{}]", outputs.join(", "));
         for sub in &self.subgraphs {
-            let parent = sub.parent.as_ref().map_or(String::new(), |p| p.graph.clone());
+            let parent = sub
+                .parent
+                .as_ref()
+                .map_or(String::new(), |p| p.graph.clone());
             let _ = writeln!(s, "subgraph of {parent}:");
             s.push_str(&sub.dump());
         }

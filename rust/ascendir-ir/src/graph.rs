@@ -196,9 +196,9 @@ impl Graph {
 
     /// The node record of `id`, or `StaleHandle`.
     pub fn node(&self, id: NodeId) -> IrResult<&NodeData> {
-        self.nodes
-            .get(id)
-            .ok_or_else(|| IrError::StaleHandle(format!("node {id:?} is not in graph '{}'", self.name)))
+        self.nodes.get(id).ok_or_else(|| {
+            IrError::StaleHandle(format!("node {id:?} is not in graph '{}'", self.name))
+        })
     }
 
     fn node_mut(&mut self, id: NodeId) -> IrResult<&mut NodeData> {
@@ -229,7 +229,12 @@ impl Graph {
     fn sync_anchor_counts(&mut self, id: NodeId) {
         let (n_in, n_out, have_in, have_out) = {
             let n = &self.nodes[id];
-            (n.op.num_inputs(), n.op.num_outputs(), n.in_data.len(), n.out_data.len())
+            (
+                n.op.num_inputs(),
+                n.op.num_outputs(),
+                n.in_data.len(),
+                n.out_data.len(),
+            )
         };
         for index in n_in..have_in {
             let _ = self.unlink_all(Anchor::In(InAnchor::data(id, index)));
@@ -464,7 +469,9 @@ impl Graph {
             return Ok(());
         }
         if name.is_empty() {
-            return Err(IrError::InvalidArgument(format!("node '{old}' cannot get an empty name")));
+            return Err(IrError::InvalidArgument(format!(
+                "node '{old}' cannot get an empty name"
+            )));
         }
         if self.find(name).is_some() {
             return Err(IrError::Duplicate(format!(
@@ -708,7 +715,12 @@ impl Graph {
     /// `ReplacePeer` on an output-side anchor: `new` takes `old`'s slot in `src`'s peer list,
     /// `old` loses `src`, `new` gets `src` appended. `old` and `new` must be the same kind and
     /// `new` must not be a linked in-data anchor.
-    pub fn replace_out_peer(&mut self, src: OutAnchor, old: InAnchor, new: InAnchor) -> IrResult<()> {
+    pub fn replace_out_peer(
+        &mut self,
+        src: OutAnchor,
+        old: InAnchor,
+        new: InAnchor,
+    ) -> IrResult<()> {
         self.check_out(src)?;
         self.check_in(old)?;
         self.check_in(new)?;
@@ -742,7 +754,12 @@ impl Graph {
     }
 
     /// `ReplacePeer` on an input-side anchor: `new` takes `old`'s slot in `dst`'s peer list.
-    pub fn replace_in_peer(&mut self, dst: InAnchor, old: OutAnchor, new: OutAnchor) -> IrResult<()> {
+    pub fn replace_in_peer(
+        &mut self,
+        dst: InAnchor,
+        old: OutAnchor,
+        new: OutAnchor,
+    ) -> IrResult<()> {
         self.check_in(dst)?;
         self.check_out(old)?;
         self.check_out(new)?;
@@ -1036,7 +1053,11 @@ impl Graph {
     /// from output `i` (desc copied from the producer), every target not already an output gets
     /// a control edge. Nothing is built when the graph has a node of type `Output`. Returns the
     /// NetOutput node. Validated first: a bad entry changes nothing.
-    pub fn set_outputs(&mut self, outputs: &[(NodeId, i32)], targets: &[NodeId]) -> IrResult<Option<NodeId>> {
+    pub fn set_outputs(
+        &mut self,
+        outputs: &[(NodeId, i32)],
+        targets: &[NodeId],
+    ) -> IrResult<Option<NodeId>> {
         for &(id, index) in outputs {
             if index < 0 {
                 return Err(IrError::InvalidArgument(format!(
@@ -1060,7 +1081,10 @@ impl Graph {
         }
         self.outputs = outputs.to_vec();
         self.targets = targets.to_vec();
-        if self.node_ids().any(|id| self.nodes[id].op.op_type() == "Output") {
+        if self
+            .node_ids()
+            .any(|id| self.nodes[id].op.op_type() == "Output")
+        {
             return Ok(None);
         }
         let net = match existing {
@@ -1072,7 +1096,10 @@ impl Graph {
             None => {
                 let mut op = OpDesc::new(&self.net_output_name(), "NetOutput");
                 op.set_attr("_inner_net_output", AttrValue::Bool(true));
-                op.set_attr("_datadump_original_op_names", AttrValue::ListString(Vec::new()));
+                op.set_attr(
+                    "_datadump_original_op_names",
+                    AttrValue::ListString(Vec::new()),
+                );
                 op.set_attr("true_branch_stream", AttrValue::Int(0));
                 self.add_node(op)?
             }
@@ -1122,7 +1149,10 @@ impl Graph {
         let mut seen = slotmap::SecondaryMap::new();
         while let Some(id) = cursor {
             let Some(n) = self.nodes.get(id) else {
-                problems.push(format!("the order of graph '{}' refers to a removed node", self.name));
+                problems.push(format!(
+                    "the order of graph '{}' refers to a removed node",
+                    self.name
+                ));
                 break;
             };
             if seen.insert(id, ()).is_some() {
@@ -1130,7 +1160,10 @@ impl Graph {
                 break;
             }
             if n.prev != prev {
-                problems.push(format!("node '{}' has a wrong back link in the order", n.op.name()));
+                problems.push(format!(
+                    "node '{}' has a wrong back link in the order",
+                    n.op.name()
+                ));
             }
             prev = Some(id);
             cursor = n.next;
@@ -1149,7 +1182,9 @@ impl Graph {
         for (id, n) in &self.nodes {
             let name = n.op.name();
             if self.find(name) != Some(id) {
-                problems.push(format!("node '{name}' is missing from the name index (or its name is not unique)"));
+                problems.push(format!(
+                    "node '{name}' is missing from the name index (or its name is not unique)"
+                ));
             }
             if n.in_data.len() != n.op.num_inputs() || n.out_data.len() != n.op.num_outputs() {
                 problems.push(format!(
@@ -1164,28 +1199,40 @@ impl Graph {
                 if let Some(src) = peer {
                     let dst = InAnchor::data(id, i);
                     if self.check_out(*src).is_err() || self.out_slot(*src, dst).is_none() {
-                        problems.push(format!("{} has a one-sided link", self.describe(Anchor::In(dst))));
+                        problems.push(format!(
+                            "{} has a one-sided link",
+                            self.describe(Anchor::In(dst))
+                        ));
                     }
                 }
             }
             for src in &n.in_ctrl {
                 let dst = InAnchor::control(id);
                 if self.check_out(*src).is_err() || self.out_slot(*src, dst).is_none() {
-                    problems.push(format!("{} has a one-sided link", self.describe(Anchor::In(dst))));
+                    problems.push(format!(
+                        "{} has a one-sided link",
+                        self.describe(Anchor::In(dst))
+                    ));
                 }
             }
             for (i, peers) in n.out_data.iter().enumerate() {
                 for dst in peers {
                     let src = OutAnchor::data(id, i);
                     if self.check_in(*dst).is_err() || self.in_slot(*dst, src).is_none() {
-                        problems.push(format!("{} has a one-sided link", self.describe(Anchor::Out(src))));
+                        problems.push(format!(
+                            "{} has a one-sided link",
+                            self.describe(Anchor::Out(src))
+                        ));
                     }
                 }
             }
             for dst in &n.out_ctrl {
                 let src = OutAnchor::control(id);
                 if self.check_in(*dst).is_err() || self.in_slot(*dst, src).is_none() {
-                    problems.push(format!("{} has a one-sided link", self.describe(Anchor::Out(src))));
+                    problems.push(format!(
+                        "{} has a one-sided link",
+                        self.describe(Anchor::Out(src))
+                    ));
                 }
             }
         }
@@ -1283,7 +1330,11 @@ mod tests {
     #[test]
     fn hot_records_stay_small() {
         // Pin the size of the node record so that growth is a conscious decision.
-        assert!(std::mem::size_of::<NodeData>() <= 248, "{}", std::mem::size_of::<NodeData>());
+        assert!(
+            std::mem::size_of::<NodeData>() <= 248,
+            "{}",
+            std::mem::size_of::<NodeData>()
+        );
         assert_eq!(std::mem::size_of::<Sym>(), 8);
         assert_eq!(std::mem::size_of::<InAnchor>(), 12);
         assert_eq!(std::mem::size_of::<Option<NodeId>>(), 8);
@@ -1293,7 +1344,10 @@ mod tests {
     fn names_are_unique_and_indexed() {
         let mut g = Graph::new("g");
         let a = g.add_node(op("a", 0, 1)).unwrap();
-        assert!(matches!(g.add_node(op("a", 0, 1)), Err(IrError::Duplicate(_))));
+        assert!(matches!(
+            g.add_node(op("a", 0, 1)),
+            Err(IrError::Duplicate(_))
+        ));
         assert!(g.add_node(op("", 0, 1)).is_err());
         assert_eq!(g.find("a"), Some(a));
         g.rename_node(a, "b").unwrap();
@@ -1328,7 +1382,9 @@ mod tests {
         g.set_order(&reversed).unwrap();
         assert_eq!(g.node_ids().collect::<Vec<_>>(), reversed);
         assert!(g.set_order(&order[..2]).is_err());
-        assert!(g.set_order(&[order[0], order[0], order[1], order[2], order[3]]).is_err());
+        assert!(g
+            .set_order(&[order[0], order[0], order[1], order[2], order[3]])
+            .is_err());
         assert!(g.check_invariants().is_empty());
     }
 
@@ -1338,8 +1394,14 @@ mod tests {
         let a = g.add_node(op("a", 1, 1)).unwrap();
         let b = g.add_node(op("b", 2, 1)).unwrap();
         g.link(OutAnchor::data(a, 0), InAnchor::data(b, 0)).unwrap();
-        assert!(matches!(g.link(OutAnchor::data(a, 0), InAnchor::data(b, 0)), Err(IrError::Link(_))));
-        assert!(matches!(g.link(OutAnchor::data(a, 3), InAnchor::data(b, 1)), Err(IrError::NotFound(_))));
+        assert!(matches!(
+            g.link(OutAnchor::data(a, 0), InAnchor::data(b, 0)),
+            Err(IrError::Link(_))
+        ));
+        assert!(matches!(
+            g.link(OutAnchor::data(a, 3), InAnchor::data(b, 1)),
+            Err(IrError::NotFound(_))
+        ));
         g.link(OutAnchor::control(a), InAnchor::control(b)).unwrap();
         g.link(OutAnchor::control(a), InAnchor::control(b)).unwrap();
         g.link(OutAnchor::data(a, 0), InAnchor::control(b)).unwrap();
@@ -1359,11 +1421,21 @@ mod tests {
         let a = g.add_node(op("a", 0, 2)).unwrap();
         let b = g.add_node(op("b", 2, 0)).unwrap();
         g.link(OutAnchor::data(a, 1), InAnchor::data(b, 1)).unwrap();
-        g.insert_ports(b, Side::Input, 0, &[("p".into(), Arc::new(TensorDesc::default()))])
-            .unwrap();
+        g.insert_ports(
+            b,
+            Side::Input,
+            0,
+            &[("p".into(), Arc::new(TensorDesc::default()))],
+        )
+        .unwrap();
         assert_eq!(g.in_peer(InAnchor::data(b, 2)), Some(OutAnchor::data(a, 1)));
-        g.insert_ports(a, Side::Output, 1, &[("q".into(), Arc::new(TensorDesc::default()))])
-            .unwrap();
+        g.insert_ports(
+            a,
+            Side::Output,
+            1,
+            &[("q".into(), Arc::new(TensorDesc::default()))],
+        )
+        .unwrap();
         assert_eq!(g.in_peer(InAnchor::data(b, 2)), Some(OutAnchor::data(a, 2)));
         assert!(g.check_invariants().is_empty());
     }
@@ -1375,7 +1447,10 @@ mod tests {
         let t = g.add_node(op("t", 0, 0)).unwrap();
         let net = g.set_outputs(&[(a, 1), (a, 0)], &[t]).unwrap().unwrap();
         assert_eq!(g.op(net).unwrap().name(), "Node_Output");
-        assert_eq!(g.in_peer(InAnchor::data(net, 0)), Some(OutAnchor::data(a, 1)));
+        assert_eq!(
+            g.in_peer(InAnchor::data(net, 0)),
+            Some(OutAnchor::data(a, 1))
+        );
         assert_eq!(g.in_control_nodes(net).unwrap(), vec![t]);
         let again = g.set_outputs(&[(a, 0)], &[]).unwrap().unwrap();
         assert_eq!(again, net);

@@ -368,7 +368,12 @@ impl OpDesc {
     }
 
     /// Replace the desc of port `index` (`UpdateInputDesc` / `UpdateOutputDesc`).
-    pub fn set_port_desc(&mut self, side: Side, index: usize, desc: Arc<TensorDesc>) -> IrResult<()> {
+    pub fn set_port_desc(
+        &mut self,
+        side: Side,
+        index: usize,
+        desc: Arc<TensorDesc>,
+    ) -> IrResult<()> {
         self.port(side, index)?;
         self.ports_mut(side)[index].desc = desc;
         Ok(())
@@ -413,7 +418,8 @@ impl OpDesc {
 
     /// Whether input `name` was declared optional.
     pub fn is_optional_input(&self, name: &str) -> bool {
-        self.meta().is_some_and(|m| m.optional_inputs.iter().any(|n| &**n == name))
+        self.meta()
+            .is_some_and(|m| m.optional_inputs.iter().any(|n| &**n == name))
     }
 
     /// `AddOutputDesc(name, desc)`: a duplicate name fails (unlike inputs, as in GE).
@@ -491,7 +497,12 @@ impl OpDesc {
     /// `AddDynamicInputDesc(name, n, push_back)`: at the back each name is added like
     /// `add_input` (an existing one is updated); at the front every name must be new.
     /// Returns the index of the first created port.
-    pub fn add_dynamic_input(&mut self, name: &str, count: usize, push_back: bool) -> IrResult<usize> {
+    pub fn add_dynamic_input(
+        &mut self,
+        name: &str,
+        count: usize,
+        push_back: bool,
+    ) -> IrResult<usize> {
         let names = Self::dynamic_names(name, count);
         if push_back {
             let first = self.inputs.len();
@@ -505,7 +516,13 @@ impl OpDesc {
 
     /// `AddDynamicInputDescByIndex` / `AddDynamicOutputDesc` at a position: inserts
     /// `name0..` at `index` (≤ count), shifting later ports.
-    pub fn insert_dynamic(&mut self, side: Side, name: &str, count: usize, index: usize) -> IrResult<usize> {
+    pub fn insert_dynamic(
+        &mut self,
+        side: Side,
+        name: &str,
+        count: usize,
+        index: usize,
+    ) -> IrResult<usize> {
         let desc = Arc::new(TensorDesc::default());
         let ports: Vec<(String, Arc<TensorDesc>)> = Self::dynamic_names(name, count)
             .into_iter()
@@ -574,14 +591,18 @@ impl OpDesc {
 
     /// `AddSubgraphName(ir_name)`: registers a static IR name with one empty slot.
     pub fn add_subgraph_name(&mut self, ir_name: &str) -> IrResult<()> {
-        if self.meta().is_some_and(|m| m.subgraph_ir_names.iter().any(|(n, _)| n == ir_name)) {
+        if self
+            .meta()
+            .is_some_and(|m| m.subgraph_ir_names.iter().any(|(n, _)| n == ir_name))
+        {
             return Err(IrError::Duplicate(format!(
                 "op '{}' already has a subgraph slot named '{ir_name}'",
                 self.name
             )));
         }
         let meta = self.meta_mut();
-        meta.subgraph_ir_names.push((ir_name.to_string(), SubgraphType::Static));
+        meta.subgraph_ir_names
+            .push((ir_name.to_string(), SubgraphType::Static));
         meta.subgraph_instance_names.push(String::new());
         Ok(())
     }

@@ -181,7 +181,8 @@ pub fn calc_tensor_mem_size(shape: &[i64], format: i32, dtype: DataType) -> IrRe
         count = 0;
     } else {
         let primary = bits::primary(format);
-        let supported = Format::from_value(i64::from(primary)).is_some_and(Format::supports_mem_size);
+        let supported =
+            Format::from_value(i64::from(primary)).is_some_and(Format::supports_mem_size);
         if !supported {
             return Err(IrError::InvalidArgument(format!(
                 "cannot compute the memory size of a tensor in format {}",
@@ -241,18 +242,39 @@ mod tests {
     #[test]
     fn mem_sizes_follow_ge() {
         let nd = Format::ND.value();
-        assert_eq!(calc_tensor_mem_size(&[2, 3], nd, DataType::FLOAT).unwrap(), 24);
+        assert_eq!(
+            calc_tensor_mem_size(&[2, 3], nd, DataType::FLOAT).unwrap(),
+            24
+        );
         assert_eq!(calc_tensor_mem_size(&[], nd, DataType::FLOAT).unwrap(), 4);
-        assert_eq!(calc_tensor_mem_size(&[-1, 3], nd, DataType::FLOAT).unwrap(), -1);
-        assert_eq!(calc_tensor_mem_size(&[-2], nd, DataType::FLOAT).unwrap(), -1);
-        assert_eq!(calc_tensor_mem_size(&[0, 3], Format::NC.value(), DataType::FLOAT).unwrap(), 0);
+        assert_eq!(
+            calc_tensor_mem_size(&[-1, 3], nd, DataType::FLOAT).unwrap(),
+            -1
+        );
+        assert_eq!(
+            calc_tensor_mem_size(&[-2], nd, DataType::FLOAT).unwrap(),
+            -1
+        );
+        assert_eq!(
+            calc_tensor_mem_size(&[0, 3], Format::NC.value(), DataType::FLOAT).unwrap(),
+            0
+        );
         assert!(calc_tensor_mem_size(&[2, 3], Format::NC.value(), DataType::FLOAT).is_err());
-        assert_eq!(calc_tensor_mem_size(&[3], nd, DataType::STRING).unwrap(), 48);
+        assert_eq!(
+            calc_tensor_mem_size(&[3], nd, DataType::STRING).unwrap(),
+            48
+        );
         assert_eq!(calc_tensor_mem_size(&[9], nd, DataType::INT4).unwrap(), 5);
-        assert_eq!(calc_tensor_mem_size(&[2], nd, DataType::UNDEFINED).unwrap(), -1);
+        assert_eq!(
+            calc_tensor_mem_size(&[2], nd, DataType::UNDEFINED).unwrap(),
+            -1
+        );
         assert!(calc_tensor_mem_size(&[i64::MAX, 2], nd, DataType::FLOAT).is_err());
         let fz16 = bits::with_sub_format(Format::FRACTAL_Z.value(), 16);
-        assert_eq!(calc_tensor_mem_size(&[4, 4], fz16, DataType::FLOAT16).unwrap(), 32);
+        assert_eq!(
+            calc_tensor_mem_size(&[4, 4], fz16, DataType::FLOAT16).unwrap(),
+            32
+        );
     }
 
     #[test]

@@ -9,25 +9,61 @@ use proptest::prelude::*;
 
 #[derive(Clone, Debug)]
 enum Step {
-    Add { inputs: usize, outputs: usize },
-    Link { src: usize, out: i32, dst: usize, input: i32 },
-    Unlink { pick: usize },
-    ReplacePeer { pick: usize, dst: usize, input: i32 },
-    Insert { pick: usize },
-    Erase { node: usize },
-    UnlinkAll { node: usize, input: bool, index: i32 },
+    Add {
+        inputs: usize,
+        outputs: usize,
+    },
+    Link {
+        src: usize,
+        out: i32,
+        dst: usize,
+        input: i32,
+    },
+    Unlink {
+        pick: usize,
+    },
+    ReplacePeer {
+        pick: usize,
+        dst: usize,
+        input: i32,
+    },
+    Insert {
+        pick: usize,
+    },
+    Erase {
+        node: usize,
+    },
+    UnlinkAll {
+        node: usize,
+        input: bool,
+        index: i32,
+    },
 }
 
 fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         (0usize..3, 0usize..3).prop_map(|(inputs, outputs)| Step::Add { inputs, outputs }),
-        (0usize..64, -1i32..3, 0usize..64, -1i32..3)
-            .prop_map(|(src, out, dst, input)| Step::Link { src, out, dst, input }),
+        (0usize..64, -1i32..3, 0usize..64, -1i32..3).prop_map(|(src, out, dst, input)| {
+            Step::Link {
+                src,
+                out,
+                dst,
+                input,
+            }
+        }),
         (0usize..64).prop_map(|pick| Step::Unlink { pick }),
-        (0usize..64, 0usize..64, -1i32..3).prop_map(|(pick, dst, input)| Step::ReplacePeer { pick, dst, input }),
+        (0usize..64, 0usize..64, -1i32..3).prop_map(|(pick, dst, input)| Step::ReplacePeer {
+            pick,
+            dst,
+            input
+        }),
         (0usize..64).prop_map(|pick| Step::Insert { pick }),
         (0usize..64).prop_map(|node| Step::Erase { node }),
-        (0usize..64, any::<bool>(), -1i32..3).prop_map(|(node, input, index)| Step::UnlinkAll { node, input, index }),
+        (0usize..64, any::<bool>(), -1i32..3).prop_map(|(node, input, index)| Step::UnlinkAll {
+            node,
+            input,
+            index
+        }),
     ]
 }
 
@@ -50,7 +86,11 @@ impl Model {
         i.remove(i.iter().position(|x| *x == s).unwrap());
     }
     fn links(&self) -> Vec<(OutAnchor, InAnchor)> {
-        let mut v: Vec<_> = self.outs.iter().flat_map(|(s, ds)| ds.iter().map(|d| (*s, *d))).collect();
+        let mut v: Vec<_> = self
+            .outs
+            .iter()
+            .flat_map(|(s, ds)| ds.iter().map(|d| (*s, *d)))
+            .collect();
         v.sort();
         v
     }
@@ -91,7 +131,10 @@ fn check(g: &Graph, m: &Model, live: &[NodeId]) {
     sorted_order.sort();
     let mut sorted_live = live.to_vec();
     sorted_live.sort();
-    assert_eq!(sorted_order, sorted_live, "order is a permutation of the live nodes");
+    assert_eq!(
+        sorted_order, sorted_live,
+        "order is a permutation of the live nodes"
+    );
     for &id in live {
         assert!(g.node(id).is_ok());
     }

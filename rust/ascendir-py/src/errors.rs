@@ -6,7 +6,11 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
 
 /// Look up an exception class of `ascendir.errors` by name (cached per class).
-fn class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyType>>, name: &str) -> Bound<'py, PyType> {
+fn class<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    name: &str,
+) -> Bound<'py, PyType> {
     cell.get_or_init(py, || {
         py.import("ascendir.errors")
             .and_then(|m| m.getattr(name))
@@ -49,7 +53,12 @@ error_classes! {
 }
 
 /// Build a Python exception of class `cls` with message `msg` and extra keyword attributes.
-pub fn raise(py: Python<'_>, cls: Bound<'_, PyType>, msg: String, extra: &[(&str, Py<PyAny>)]) -> PyErr {
+pub fn raise(
+    py: Python<'_>,
+    cls: Bound<'_, PyType>,
+    msg: String,
+    extra: &[(&str, Py<PyAny>)],
+) -> PyErr {
     let kwargs = PyDict::new(py);
     for (k, v) in extra {
         if kwargs.set_item(*k, v).is_err() {

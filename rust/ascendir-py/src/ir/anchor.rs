@@ -53,7 +53,11 @@ impl PyAnchor {
         PyAnchor {
             graph,
             node: a.node,
-            kind: if a.is_control() { AnchorKind::OutControl } else { AnchorKind::OutData },
+            kind: if a.is_control() {
+                AnchorKind::OutControl
+            } else {
+                AnchorKind::OutData
+            },
             index: a.index,
         }
     }
@@ -63,7 +67,11 @@ impl PyAnchor {
         PyAnchor {
             graph,
             node: a.node,
-            kind: if a.is_control() { AnchorKind::InControl } else { AnchorKind::InData },
+            kind: if a.is_control() {
+                AnchorKind::InControl
+            } else {
+                AnchorKind::InData
+            },
             index: a.index,
         }
     }
@@ -110,7 +118,11 @@ impl PyAnchor {
                 "{} and {} are both {} anchors",
                 self.describe(py),
                 other.cast::<PyAnchor>()?.get().describe(py),
-                if matches!(me, Anchor::Out(_)) { "output" } else { "input" }
+                if matches!(me, Anchor::Out(_)) {
+                    "output"
+                } else {
+                    "input"
+                }
             )))
             .py(),
         }
@@ -247,7 +259,11 @@ impl PyAnchor {
             _ => Err(IrError::Link(format!(
                 "replace_peer on {} needs two {} anchors",
                 g.describe(me),
-                if matches!(me, Anchor::Out(_)) { "input" } else { "output" }
+                if matches!(me, Anchor::Out(_)) {
+                    "input"
+                } else {
+                    "output"
+                }
             ))),
         })
     }
@@ -256,7 +272,12 @@ impl PyAnchor {
     /// between it and all its peers (new node input 0 / output 0); for an in-data anchor,
     /// between its producer and it. Returns the new node. Atomic.
     #[pyo3(signature = (op_desc, *, in_index=0, out_index=0))]
-    fn insert(&self, op_desc: &Bound<'_, PyOpDesc>, in_index: usize, out_index: usize) -> PyResult<PyNode> {
+    fn insert(
+        &self,
+        op_desc: &Bound<'_, PyOpDesc>,
+        in_index: usize,
+        out_index: usize,
+    ) -> PyResult<PyNode> {
         let py = op_desc.py();
         let me = self.checked(py)?;
         let op = PyOpDesc::snapshot(op_desc)?;
@@ -272,11 +293,16 @@ impl PyAnchor {
         let graph = self.graph.bind(py);
         let id = PyGraph::try_write(graph, |g| {
             let links: Vec<(OutAnchor, InAnchor)> = match me {
-                Anchor::Out(o) if !o.is_control() => g.out_peers(o).iter().map(|&i| (o, i)).collect(),
+                Anchor::Out(o) if !o.is_control() => {
+                    g.out_peers(o).iter().map(|&i| (o, i)).collect()
+                }
                 Anchor::In(i) if !i.is_control() => match g.in_peer(i) {
                     Some(o) => vec![(o, i)],
                     None => {
-                        return Err(IrError::Link(format!("{} has no peer to insert into", g.describe(me))))
+                        return Err(IrError::Link(format!(
+                            "{} has no peer to insert into",
+                            g.describe(me)
+                        )))
                     }
                 },
                 _ => {
@@ -287,7 +313,10 @@ impl PyAnchor {
                 }
             };
             if links.is_empty() {
-                return Err(IrError::Link(format!("{} has no peer to insert into", g.describe(me))));
+                return Err(IrError::Link(format!(
+                    "{} has no peer to insert into",
+                    g.describe(me)
+                )));
             }
             let at = links[0].0.node;
             let id = g.insert_node_after(at, op)?;
@@ -308,22 +337,33 @@ impl PyAnchor {
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
         other.cast::<PyAnchor>().is_ok_and(|o| {
             let o = o.get();
-            o.node == self.node && o.kind == self.kind && o.index == self.index && o.graph.is(&self.graph)
+            o.node == self.node
+                && o.kind == self.kind
+                && o.index == self.index
+                && o.graph.is(&self.graph)
         })
     }
 
     fn __hash__(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        (self.node, self.kind, self.index, self.graph.as_ptr() as usize).hash(&mut h);
+        (
+            self.node,
+            self.kind,
+            self.index,
+            self.graph.as_ptr() as usize,
+        )
+            .hash(&mut h);
         h.finish()
     }
 
     fn __repr__(&self, py: Python<'_>) -> String {
-        let name = PyGraph::read(self.graph.bind(py), |g| g.node(self.node).ok().map(|n| n.name().to_string()))
-            .ok()
-            .flatten()
-            .unwrap_or_else(|| "(removed)".to_string());
+        let name = PyGraph::read(self.graph.bind(py), |g| {
+            g.node(self.node).ok().map(|n| n.name().to_string())
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| "(removed)".to_string());
         format!("<{} '{name}':{}>", self.kind.class_name(), self.index)
     }
 }

@@ -44,18 +44,23 @@ impl PyAttrMap {
     fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&AttrMap) -> R) -> PyResult<R> {
         match &self.owner {
             AttrOwner::Graph(g) => PyGraph::read(g.bind(py), |g| f(&g.attrs)),
-            AttrOwner::Node { graph, node } => PyGraph::try_read(graph.bind(py), |g| g.op(*node).map(|op| f(&op.attrs))),
+            AttrOwner::Node { graph, node } => {
+                PyGraph::try_read(graph.bind(py), |g| g.op(*node).map(|op| f(&op.attrs)))
+            }
             AttrOwner::Op(op) => PyOpDesc::try_with(op.bind(py), |od| Ok(f(&od.attrs))),
-            AttrOwner::Desc(d) => d.bind(py).borrow().with(py, |d| f(d.attrs.as_deref().unwrap_or(&EMPTY))),
+            AttrOwner::Desc(d) => d
+                .bind(py)
+                .borrow()
+                .with(py, |d| f(d.attrs.as_deref().unwrap_or(&EMPTY))),
         }
     }
 
     fn write<R>(&self, py: Python<'_>, f: impl FnOnce(&mut AttrMap) -> R) -> PyResult<R> {
         match &self.owner {
             AttrOwner::Graph(g) => PyGraph::write(g.bind(py), |g| f(&mut g.attrs)),
-            AttrOwner::Node { graph, node } => {
-                PyGraph::try_write(graph.bind(py), |g| g.modify_op(*node, |op| f(&mut op.attrs)))
-            }
+            AttrOwner::Node { graph, node } => PyGraph::try_write(graph.bind(py), |g| {
+                g.modify_op(*node, |op| f(&mut op.attrs))
+            }),
             AttrOwner::Op(op) => PyOpDesc::try_with_mut(op.bind(py), |od| Ok(f(&mut od.attrs))),
             AttrOwner::Desc(d) => d.bind(py).borrow_mut().with_mut(py, |d| f(d.attrs_mut())),
         }
@@ -120,7 +125,11 @@ impl PyAttrMap {
 
     /// `(name, value)` pairs, in name order.
     fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let pairs = self.read(py, |m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>())?;
+        let pairs = self.read(py, |m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Vec<_>>()
+        })?;
         let items: PyResult<Vec<_>> = pairs
             .iter()
             .map(|(k, v)| Ok((k.clone(), attr_to_py(py, v)?)))
@@ -130,7 +139,12 @@ impl PyAttrMap {
 
     /// The value of `key`, or `default`.
     #[pyo3(signature = (key, default=None))]
-    fn get(&self, py: Python<'_>, key: &str, default: Option<Py<PyAny>>) -> PyResult<Option<Py<PyAny>>> {
+    fn get(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        default: Option<Py<PyAny>>,
+    ) -> PyResult<Option<Py<PyAny>>> {
         match self.read(py, |m| m.get(key).cloned())? {
             Some(v) => Ok(Some(attr_to_py(py, &v)?)),
             None => Ok(default),
@@ -147,7 +161,13 @@ impl PyAttrMap {
 
     /// Set `key` to `value`, forcing `kind` when given (e.g. FLOAT for an int, BYTES for a str).
     #[pyo3(signature = (key, value, *, kind=None))]
-    fn set(&self, py: Python<'_>, key: &str, value: &Bound<'_, PyAny>, kind: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn set(
+        &self,
+        py: Python<'_>,
+        key: &str,
+        value: &Bound<'_, PyAny>,
+        kind: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let kind = kind.map(extract_kind).transpose()?;
         let v = py_to_attr(key, value, kind)?;
         self.write(py, |m| {

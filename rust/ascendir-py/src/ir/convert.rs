@@ -13,7 +13,11 @@ use super::tensor::{payload_of, PyTensor, PyTensorDesc};
 use super::types::{extract_dtype, py_dtype};
 use crate::errors::IntoPyResult;
 
-fn types_class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyType>>, name: &str) -> PyResult<Bound<'py, PyType>> {
+fn types_class<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    name: &str,
+) -> PyResult<Bound<'py, PyType>> {
     cell.get_or_try_init(py, || {
         py.import("ascendir.types")?
             .getattr(name)?
@@ -41,7 +45,9 @@ fn is_ndarray(obj: &Bound<'_, PyAny>) -> bool {
 }
 
 fn bad(key: &str, what: String) -> PyErr {
-    crate::errors::ir_err(IrError::InvalidArgument(format!("attribute '{key}': {what}")))
+    crate::errors::ir_err(IrError::InvalidArgument(format!(
+        "attribute '{key}': {what}"
+    )))
 }
 
 /// Python value for an attribute value.
@@ -59,16 +65,26 @@ pub fn attr_to_py(py: Python<'_>, v: &AttrValue) -> PyResult<Py<PyAny>> {
         AttrValue::NamedAttrs(n) => named_to_py(py, n)?,
         AttrValue::DataType(d) => py_dtype(py, *d)?,
         AttrValue::ListInt(l) => any(PyList::new(py, l)?.into_any()),
-        AttrValue::ListFloat(l) => any(PyList::new(py, l.iter().map(|f| f64::from(*f)))?.into_any()),
+        AttrValue::ListFloat(l) => {
+            any(PyList::new(py, l.iter().map(|f| f64::from(*f)))?.into_any())
+        }
         AttrValue::ListBool(l) => any(PyList::new(py, l)?.into_any()),
         AttrValue::ListString(l) => any(PyList::new(py, l)?.into_any()),
-        AttrValue::ListBytes(l) => any(PyList::new(py, l.iter().map(|b| PyBytes::new(py, b)))?.into_any()),
+        AttrValue::ListBytes(l) => {
+            any(PyList::new(py, l.iter().map(|b| PyBytes::new(py, b)))?.into_any())
+        }
         AttrValue::ListTensorDesc(l) => {
-            let items: PyResult<Vec<_>> = l.iter().map(|d| Py::new(py, PyTensorDesc::owned(d.clone()))).collect();
+            let items: PyResult<Vec<_>> = l
+                .iter()
+                .map(|d| Py::new(py, PyTensorDesc::owned(d.clone())))
+                .collect();
             any(PyList::new(py, items?)?.into_any())
         }
         AttrValue::ListTensor(l) => {
-            let items: PyResult<Vec<_>> = l.iter().map(|t| Py::new(py, PyTensor { inner: t.clone() })).collect();
+            let items: PyResult<Vec<_>> = l
+                .iter()
+                .map(|t| Py::new(py, PyTensor { inner: t.clone() }))
+                .collect();
             any(PyList::new(py, items?)?.into_any())
         }
         AttrValue::ListGraph(l) => {
@@ -86,16 +102,23 @@ pub fn attr_to_py(py: Python<'_>, v: &AttrValue) -> PyResult<Py<PyAny>> {
             let items: PyResult<Vec<_>> = l.iter().map(|d| py_dtype(py, *d)).collect();
             any(PyList::new(py, items?)?.into_any())
         }
-        AttrValue::ListListInt(l) => any(PyList::new(py, l.iter().map(|r| PyList::new(py, r).ok()))?.into_any()),
-        AttrValue::ListListFloat(l) => any(
-            PyList::new(py, l.iter().map(|r| PyList::new(py, r.iter().map(|f| f64::from(*f))).ok()))?.into_any(),
-        ),
+        AttrValue::ListListInt(l) => {
+            any(PyList::new(py, l.iter().map(|r| PyList::new(py, r).ok()))?.into_any())
+        }
+        AttrValue::ListListFloat(l) => any(PyList::new(
+            py,
+            l.iter()
+                .map(|r| PyList::new(py, r.iter().map(|f| f64::from(*f))).ok()),
+        )?
+        .into_any()),
     })
 }
 
 fn named_to_py(py: Python<'_>, n: &NamedAttrs) -> PyResult<Py<PyAny>> {
     let dict = attrs_to_dict(py, &n.attrs)?;
-    Ok(named_attrs_class(py)?.call1((n.name.clone(), dict))?.unbind())
+    Ok(named_attrs_class(py)?
+        .call1((n.name.clone(), dict))?
+        .unbind())
 }
 
 /// A plain dict of an attribute map.
@@ -199,17 +222,19 @@ pub fn infer_kind(key: &str, obj: &Bound<'_, PyAny>) -> PyResult<AttrKind> {
             let k = scalar_kind(x)?;
             kind = match (kind, k) {
                 (Some(a), Some(b)) if a == b => Some(a),
-                (Some(AttrKind::Int), Some(AttrKind::Float)) | (Some(AttrKind::Float), Some(AttrKind::Int)) => {
-                    Some(AttrKind::Float)
-                }
+                (Some(AttrKind::Int), Some(AttrKind::Float))
+                | (Some(AttrKind::Float), Some(AttrKind::Int)) => Some(AttrKind::Float),
                 _ => {
                     return Err(bad(key, "a list must hold values of one kind".to_string()));
                 }
             };
         }
-        return kind
-            .map(list_kind_of)
-            .ok_or_else(|| bad(key, format!("unsupported list element type {}", first.get_type())));
+        return kind.map(list_kind_of).ok_or_else(|| {
+            bad(
+                key,
+                format!("unsupported list element type {}", first.get_type()),
+            )
+        });
     }
     scalar_kind(obj)?.ok_or_else(|| bad(key, format!("unsupported value type {}", obj.get_type())))
 }
@@ -225,7 +250,10 @@ fn graph_of(obj: &Bound<'_, PyAny>) -> PyResult<GraphAttr> {
 
 fn named_of(key: &str, obj: &Bound<'_, PyAny>) -> PyResult<NamedAttrs> {
     if !obj.is_instance(named_attrs_class(obj.py())?.as_any())? {
-        return Err(bad(key, format!("expected NamedAttrs, got {}", obj.get_type())));
+        return Err(bad(
+            key,
+            format!("expected NamedAttrs, got {}", obj.get_type()),
+        ));
     }
     Ok(NamedAttrs {
         name: obj.getattr("name")?.extract()?,
@@ -252,7 +280,11 @@ fn float_of(obj: &Bound<'_, PyAny>) -> PyResult<f32> {
 }
 
 /// Convert a Python value to an attribute value of `kind` (inferred when `None`).
-pub fn py_to_attr(key: &str, obj: &Bound<'_, PyAny>, kind: Option<AttrKind>) -> PyResult<AttrValue> {
+pub fn py_to_attr(
+    key: &str,
+    obj: &Bound<'_, PyAny>,
+    kind: Option<AttrKind>,
+) -> PyResult<AttrValue> {
     let kind = match kind {
         Some(k) => k,
         None => infer_kind(key, obj)?,
@@ -271,24 +303,54 @@ pub fn py_to_attr(key: &str, obj: &Bound<'_, PyAny>, kind: Option<AttrKind>) -> 
             AttrKind::Graph => AttrValue::Graph(graph_of(obj)?),
             AttrKind::NamedAttrs => AttrValue::NamedAttrs(Box::new(named_of(key, obj)?)),
             AttrKind::DataType => AttrValue::DataType(extract_dtype(obj)?),
-            AttrKind::ListInt => AttrValue::ListInt(items(obj)?.iter().map(|x| x.extract()).collect::<PyResult<_>>()?),
-            AttrKind::ListFloat => AttrValue::ListFloat(items(obj)?.iter().map(float_of).collect::<PyResult<_>>()?),
-            AttrKind::ListBool => AttrValue::ListBool(items(obj)?.iter().map(|x| x.extract()).collect::<PyResult<_>>()?),
-            AttrKind::ListString => {
-                AttrValue::ListString(items(obj)?.iter().map(|x| x.extract()).collect::<PyResult<_>>()?)
+            AttrKind::ListInt => AttrValue::ListInt(
+                items(obj)?
+                    .iter()
+                    .map(|x| x.extract())
+                    .collect::<PyResult<_>>()?,
+            ),
+            AttrKind::ListFloat => {
+                AttrValue::ListFloat(items(obj)?.iter().map(float_of).collect::<PyResult<_>>()?)
             }
-            AttrKind::ListBytes => AttrValue::ListBytes(items(obj)?.iter().map(bytes_of).collect::<PyResult<_>>()?),
+            AttrKind::ListBool => AttrValue::ListBool(
+                items(obj)?
+                    .iter()
+                    .map(|x| x.extract())
+                    .collect::<PyResult<_>>()?,
+            ),
+            AttrKind::ListString => AttrValue::ListString(
+                items(obj)?
+                    .iter()
+                    .map(|x| x.extract())
+                    .collect::<PyResult<_>>()?,
+            ),
+            AttrKind::ListBytes => {
+                AttrValue::ListBytes(items(obj)?.iter().map(bytes_of).collect::<PyResult<_>>()?)
+            }
             AttrKind::ListTensorDesc => AttrValue::ListTensorDesc(
-                items(obj)?.iter().map(PyTensorDesc::extract_arc).collect::<PyResult<_>>()?,
+                items(obj)?
+                    .iter()
+                    .map(PyTensorDesc::extract_arc)
+                    .collect::<PyResult<_>>()?,
             ),
-            AttrKind::ListTensor => AttrValue::ListTensor(items(obj)?.iter().map(tensor_of).collect::<PyResult<_>>()?),
-            AttrKind::ListGraph => AttrValue::ListGraph(items(obj)?.iter().map(graph_of).collect::<PyResult<_>>()?),
-            AttrKind::ListNamedAttrs => AttrValue::ListNamedAttrs(
-                items(obj)?.iter().map(|x| named_of(key, x)).collect::<PyResult<_>>()?,
-            ),
-            AttrKind::ListDataType => {
-                AttrValue::ListDataType(items(obj)?.iter().map(extract_dtype).collect::<PyResult<Vec<DataType>>>()?)
+            AttrKind::ListTensor => {
+                AttrValue::ListTensor(items(obj)?.iter().map(tensor_of).collect::<PyResult<_>>()?)
             }
+            AttrKind::ListGraph => {
+                AttrValue::ListGraph(items(obj)?.iter().map(graph_of).collect::<PyResult<_>>()?)
+            }
+            AttrKind::ListNamedAttrs => AttrValue::ListNamedAttrs(
+                items(obj)?
+                    .iter()
+                    .map(|x| named_of(key, x))
+                    .collect::<PyResult<_>>()?,
+            ),
+            AttrKind::ListDataType => AttrValue::ListDataType(
+                items(obj)?
+                    .iter()
+                    .map(extract_dtype)
+                    .collect::<PyResult<Vec<DataType>>>()?,
+            ),
             AttrKind::ListListInt => AttrValue::ListListInt(
                 items(obj)?
                     .iter()

@@ -61,7 +61,10 @@ impl PyGraph {
         };
         match name {
             None => Ok(f(g)),
-            Some(name) => g.subgraph(&name).map(f).ok_or_else(|| stale_subgraph(&name)),
+            Some(name) => g
+                .subgraph(&name)
+                .map(f)
+                .ok_or_else(|| stale_subgraph(&name)),
         }
     }
 
@@ -77,7 +80,10 @@ impl PyGraph {
         };
         match name {
             None => Ok(f(g)),
-            Some(name) => g.subgraph_mut(&name).map(f).ok_or_else(|| stale_subgraph(&name)),
+            Some(name) => g
+                .subgraph_mut(&name)
+                .map(f)
+                .ok_or_else(|| stale_subgraph(&name)),
         }
     }
 
@@ -115,7 +121,11 @@ impl PyGraph {
     }
 
     /// Fail with `ForeignHandleError` unless `other` is this graph.
-    pub fn check_same(this: &Bound<'_, PyGraph>, other: &Bound<'_, PyGraph>, what: &str) -> PyResult<()> {
+    pub fn check_same(
+        this: &Bound<'_, PyGraph>,
+        other: &Bound<'_, PyGraph>,
+        what: &str,
+    ) -> PyResult<()> {
         if PyGraph::same_graph(this, other) {
             return Ok(());
         }

@@ -3,7 +3,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use ascendir_ir::{AttrValue, Graph, InAnchor, IrError, NodeId, OpDesc, OutAnchor, Side, Sym, Tensor, TensorDesc};
+use ascendir_ir::{
+    AttrValue, Graph, InAnchor, IrError, NodeId, OpDesc, OutAnchor, Side, Sym, Tensor, TensorDesc,
+};
 use numpy::{PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -43,7 +45,10 @@ fn output_entry(graph: &Bound<'_, PyGraph>, obj: &Bound<'_, PyAny>) -> PyResult<
     }
     let src = extract_source(graph, obj)?;
     if src.is_control() {
-        return Err(IrError::InvalidArgument("a graph output must be a data output, not a control anchor".into())).py();
+        return Err(IrError::InvalidArgument(
+            "a graph output must be a data output, not a control anchor".into(),
+        ))
+        .py();
     }
     Ok((src.node, src.index))
 }
@@ -147,8 +152,14 @@ fn build_bulk(
         .iter()
         .map(|t| {
             let ty = g.intern(&t.name);
-            let ins = t.inputs.as_ref().map(|v| v.iter().map(|s| g.intern(s)).collect());
-            let outs = t.outputs.as_ref().map(|v| v.iter().map(|s| g.intern(s)).collect());
+            let ins = t
+                .inputs
+                .as_ref()
+                .map(|v| v.iter().map(|s| g.intern(s)).collect());
+            let outs = t
+                .outputs
+                .as_ref()
+                .map(|v| v.iter().map(|s| g.intern(s)).collect());
             (ty, ins, outs)
         })
         .collect();
@@ -208,7 +219,10 @@ impl PyGraph {
     #[setter]
     fn set_name(slf: &Bound<'_, Self>, name: &str) -> PyResult<()> {
         if let GraphSlot::Sub { .. } = slf.borrow().slot {
-            return Err(IrError::InvalidArgument("a registered subgraph is renamed through its parent".into())).py();
+            return Err(IrError::InvalidArgument(
+                "a registered subgraph is renamed through its parent".into(),
+            ))
+            .py();
         }
         PyGraph::write(slf, |g| g.set_name(name))
     }
@@ -246,8 +260,9 @@ impl PyGraph {
     /// The node called `name` (`NotFoundError` if none).
     fn node(slf: &Bound<'_, Self>, name: &str) -> PyResult<Py<PyNode>> {
         let id = PyGraph::try_read(slf, |g| {
-            g.find(name)
-                .ok_or_else(|| IrError::NotFound(format!("graph '{}' has no node named '{name}'", g.name())))
+            g.find(name).ok_or_else(|| {
+                IrError::NotFound(format!("graph '{}' has no node named '{name}'", g.name()))
+            })
         })?;
         handle(slf.py(), slf, id)
     }
@@ -280,7 +295,12 @@ impl PyGraph {
     /// Add a graph input: a `Data` node with input `x` and output `y` described by `desc`,
     /// and the int attribute `index` (its input position unless given).
     #[pyo3(signature = (name, desc=None, *, index=None))]
-    fn add_input(slf: &Bound<'_, Self>, name: &str, desc: Option<&Bound<'_, PyAny>>, index: Option<i64>) -> PyResult<Py<PyNode>> {
+    fn add_input(
+        slf: &Bound<'_, Self>,
+        name: &str,
+        desc: Option<&Bound<'_, PyAny>>,
+        index: Option<i64>,
+    ) -> PyResult<Py<PyNode>> {
         let d = match desc {
             Some(d) => PyTensorDesc::extract_arc(d)?,
             None => Arc::new(TensorDesc::default()),
@@ -299,7 +319,12 @@ impl PyGraph {
     /// Add a `Const` node holding `value` (a numpy array, array-like or `Tensor`) in its
     /// `value` attribute; output `y` is described by the tensor's desc.
     #[pyo3(signature = (name, value, *, dtype=None))]
-    fn add_const(slf: &Bound<'_, Self>, name: &str, value: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyNode>> {
+    fn add_const(
+        slf: &Bound<'_, Self>,
+        name: &str,
+        value: &Bound<'_, PyAny>,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyNode>> {
         let dt = dtype.map(extract_dtype).transpose()?;
         let tensor: Tensor = match value.cast::<PyTensor>() {
             Ok(t) => t.get().inner.clone(),
@@ -344,13 +369,25 @@ impl PyGraph {
                 )))
                 .py();
             }
-            return crate::ops::add_registered(slf, proto, inputs, name, attrs, outputs, output_descs);
+            return crate::ops::add_registered(
+                slf,
+                proto,
+                inputs,
+                name,
+                attrs,
+                outputs,
+                output_descs,
+            );
         }
         let mut sources: Vec<Option<OutAnchor>> = Vec::new();
         if let Some(list) = inputs {
             for item in list.try_iter()? {
                 let item = item?;
-                sources.push(if item.is_none() { None } else { Some(extract_source(slf, &item)?) });
+                sources.push(if item.is_none() {
+                    None
+                } else {
+                    Some(extract_source(slf, &item)?)
+                });
             }
         }
         if let Some(names) = &input_names {
@@ -394,7 +431,9 @@ impl PyGraph {
             let mut op = OpDesc::new(&node_name, r#type);
             for (i, src) in sources.iter().enumerate() {
                 let desc = match src {
-                    Some(s) if !s.is_control() => g.op(s.node)?.output_desc(s.index as usize)?.clone(),
+                    Some(s) if !s.is_control() => {
+                        g.op(s.node)?.output_desc(s.index as usize)?.clone()
+                    }
                     _ => Arc::new(TensorDesc::default()),
                 };
                 match &input_names {
@@ -413,7 +452,10 @@ impl PyGraph {
                 }
             }
             for (i, out) in output_names.iter().enumerate() {
-                let desc = descs.get(i).cloned().unwrap_or_else(|| Arc::new(TensorDesc::default()));
+                let desc = descs
+                    .get(i)
+                    .cloned()
+                    .unwrap_or_else(|| Arc::new(TensorDesc::default()));
                 op.add_output(out, desc)?;
             }
             if let Some(a) = attr_map {
@@ -437,7 +479,11 @@ impl PyGraph {
     /// then create or rewire the `NetOutput` node (returned; `None` when the graph has an
     /// `Output` node, as GE does).
     #[pyo3(signature = (outputs, *, targets=None))]
-    fn set_outputs(slf: &Bound<'_, Self>, outputs: &Bound<'_, PyAny>, targets: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Py<PyNode>>> {
+    fn set_outputs(
+        slf: &Bound<'_, Self>,
+        outputs: &Bound<'_, PyAny>,
+        targets: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<Py<PyNode>>> {
         let mut outs = Vec::new();
         for item in outputs.try_iter()? {
             outs.push(output_entry(slf, &item?)?);
@@ -464,7 +510,10 @@ impl PyGraph {
     fn outputs<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
         let py = slf.py();
         let outs = PyGraph::read(slf, |g| g.outputs().to_vec())?;
-        let items: PyResult<Vec<(Py<PyNode>, i32)>> = outs.iter().map(|&(id, i)| Ok((handle(py, slf, id)?, i))).collect();
+        let items: PyResult<Vec<(Py<PyNode>, i32)>> = outs
+            .iter()
+            .map(|&(id, i)| Ok((handle(py, slf, id)?, i)))
+            .collect();
         PyList::new(py, items?)
     }
 
@@ -566,7 +615,10 @@ impl PyGraph {
         }
         let types_slice = types_ro.as_slice()?;
         let flat = edges_ro.as_slice()?;
-        let edge_rows: Vec<[i64; 4]> = flat.chunks_exact(4).map(|c| [c[0], c[1], c[2], c[3]]).collect();
+        let edge_rows: Vec<[i64; 4]> = flat
+            .chunks_exact(4)
+            .map(|c| [c[0], c[1], c[2], c[3]])
+            .collect();
         let mut table = Vec::with_capacity(type_names.len());
         for t in &type_names {
             let (inputs, outputs) = match ports.map(|p| p.get_item(t)).transpose()?.flatten() {

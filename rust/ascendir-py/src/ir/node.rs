@@ -28,7 +28,11 @@ impl PyNode {
     }
 
     /// Read the node's graph, checking the handle first.
-    pub fn read<R>(&self, py: Python<'_>, f: impl FnOnce(&Graph, NodeId) -> Result<R, IrError>) -> PyResult<R> {
+    pub fn read<R>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&Graph, NodeId) -> Result<R, IrError>,
+    ) -> PyResult<R> {
         let id = self.id;
         PyGraph::try_read(self.graph.bind(py), |g| {
             g.node(id)?;
@@ -46,7 +50,11 @@ impl PyNode {
     }
 
     /// Python handles for a list of ids of the same graph.
-    pub fn handles<'py>(py: Python<'py>, graph: &Py<PyGraph>, ids: &[NodeId]) -> PyResult<Bound<'py, PyList>> {
+    pub fn handles<'py>(
+        py: Python<'py>,
+        graph: &Py<PyGraph>,
+        ids: &[NodeId],
+    ) -> PyResult<Bound<'py, PyList>> {
         let items: PyResult<Vec<Py<PyNode>>> = ids
             .iter()
             .map(|&id| Py::new(py, PyNode::new(graph.clone_ref(py), id)))
@@ -76,7 +84,11 @@ impl PyNode {
                 return Err(IrError::NotFound(format!(
                     "node '{}' has no {} anchor {index} (it has {count})",
                     op.name(),
-                    if side == Side::Input { "in-data" } else { "out-data" }
+                    if side == Side::Input {
+                        "in-data"
+                    } else {
+                        "out-data"
+                    }
                 )));
             }
             Ok(index as usize)
@@ -148,14 +160,18 @@ impl PyNode {
     #[getter]
     fn in_data_anchors(&self, py: Python<'_>) -> PyResult<Vec<PyAnchor>> {
         let n = self.read(py, |g, id| Ok(g.node(id)?.num_in_data()))?;
-        Ok((0..n).map(|i| self.anchor(py, AnchorKind::InData, i as i32)).collect())
+        Ok((0..n)
+            .map(|i| self.anchor(py, AnchorKind::InData, i as i32))
+            .collect())
     }
 
     /// The out-data anchors, in index order.
     #[getter]
     fn out_data_anchors(&self, py: Python<'_>) -> PyResult<Vec<PyAnchor>> {
         let n = self.read(py, |g, id| Ok(g.node(id)?.num_out_data()))?;
-        Ok((0..n).map(|i| self.anchor(py, AnchorKind::OutData, i as i32)).collect())
+        Ok((0..n)
+            .map(|i| self.anchor(py, AnchorKind::OutData, i as i32))
+            .collect())
     }
 
     /// The in-control anchor (index -1).
@@ -262,7 +278,12 @@ impl PyNode {
     fn __repr__(&self, py: Python<'_>) -> String {
         match self.read(py, |g, id| {
             let op = g.op(id)?;
-            Ok(format!("<Node '{}' {} #{}>", op.name(), op.op_type(), op.id))
+            Ok(format!(
+                "<Node '{}' {} #{}>",
+                op.name(),
+                op.op_type(),
+                op.id
+            ))
         }) {
             Ok(s) => s,
             Err(_) => "<Node (removed)>".to_string(),
@@ -272,7 +293,9 @@ impl PyNode {
 
 /// A `StaleHandleError` for a node id that no longer resolves.
 pub fn stale(graph: &str, id: NodeId) -> PyErr {
-    ir_err(IrError::StaleHandle(format!("node {id:?} is not in graph '{graph}'")))
+    ir_err(IrError::StaleHandle(format!(
+        "node {id:?} is not in graph '{graph}'"
+    )))
 }
 
 /// Resolve a Python value standing for a producer: a `Node` (its output 0) or an out-data /

@@ -38,7 +38,10 @@ pub struct PyOpDesc {
 
 impl PyOpDesc {
     /// Read the op.
-    pub fn try_with<R>(this: &Bound<'_, PyOpDesc>, f: impl FnOnce(&OpDesc) -> IrResult<R>) -> PyResult<R> {
+    pub fn try_with<R>(
+        this: &Bound<'_, PyOpDesc>,
+        f: impl FnOnce(&OpDesc) -> IrResult<R>,
+    ) -> PyResult<R> {
         let me = this.try_borrow()?;
         match &me.loc {
             OpLoc::Owned(op) => f(op).py(),
@@ -86,7 +89,11 @@ impl PyOpDesc {
         })
     }
 
-    fn resolve_index(this: &Bound<'_, PyOpDesc>, side: Side, key: &Bound<'_, PyAny>) -> PyResult<usize> {
+    fn resolve_index(
+        this: &Bound<'_, PyOpDesc>,
+        side: Side,
+        key: &Bound<'_, PyAny>,
+    ) -> PyResult<usize> {
         if let Ok(name) = key.cast::<PyString>() {
             let name = name.to_str()?.to_string();
             return PyOpDesc::try_with(this, |op| op.port_index_of(side, &name));
@@ -99,7 +106,11 @@ impl PyOpDesc {
                 return Err(IrError::NotFound(format!(
                     "op '{}' has no {} {index} (it has {count})",
                     op.name(),
-                    if side == Side::Input { "input" } else { "output" }
+                    if side == Side::Input {
+                        "input"
+                    } else {
+                        "output"
+                    }
                 )));
             }
             Ok(i as usize)
@@ -123,9 +134,16 @@ impl PyOpDesc {
         Ok(PyTensorDesc { loc })
     }
 
-    fn insert_at(this: &Bound<'_, PyOpDesc>, side: Side, index: usize, ports: Vec<(String, Arc<TensorDesc>)>) -> PyResult<()> {
+    fn insert_at(
+        this: &Bound<'_, PyOpDesc>,
+        side: Side,
+        index: usize,
+        ports: Vec<(String, Arc<TensorDesc>)>,
+    ) -> PyResult<()> {
         match PyOpDesc::node_loc(this)? {
-            Some((graph, node)) => PyGraph::try_write(graph.bind(this.py()), |g| g.insert_ports(node, side, index, &ports)),
+            Some((graph, node)) => PyGraph::try_write(graph.bind(this.py()), |g| {
+                g.insert_ports(node, side, index, &ports)
+            }),
             None => PyOpDesc::try_with_mut(this, |op| op.insert_ports(side, index, &ports)),
         }
     }
@@ -147,7 +165,9 @@ impl PyOpDesc {
         if let Some(a) = attrs {
             op.attrs = super::convert::dict_to_attrs(a)?;
         }
-        Ok(PyOpDesc { loc: OpLoc::Owned(op) })
+        Ok(PyOpDesc {
+            loc: OpLoc::Owned(op),
+        })
     }
 
     /// The op name (renaming a node's op keeps the graph's name index).
@@ -158,7 +178,9 @@ impl PyOpDesc {
     #[setter]
     fn set_name(slf: &Bound<'_, Self>, name: &str) -> PyResult<()> {
         match PyOpDesc::node_loc(slf)? {
-            Some((graph, node)) => PyGraph::try_write(graph.bind(slf.py()), |g| g.rename_node(node, name)),
+            Some((graph, node)) => {
+                PyGraph::try_write(graph.bind(slf.py()), |g| g.rename_node(node, name))
+            }
             None => PyOpDesc::try_with_mut(slf, |op| {
                 op.set_name(name);
                 Ok(())
@@ -208,13 +230,17 @@ impl PyOpDesc {
     /// Input port names in index order (unset optional inputs included).
     #[getter]
     fn input_names(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        PyOpDesc::try_with(slf, |op| Ok(op.inputs().iter().map(|p| p.name.to_string()).collect()))
+        PyOpDesc::try_with(slf, |op| {
+            Ok(op.inputs().iter().map(|p| p.name.to_string()).collect())
+        })
     }
 
     /// Output port names in index order.
     #[getter]
     fn output_names(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        PyOpDesc::try_with(slf, |op| Ok(op.outputs().iter().map(|p| p.name.to_string()).collect()))
+        PyOpDesc::try_with(slf, |op| {
+            Ok(op.outputs().iter().map(|p| p.name.to_string()).collect())
+        })
     }
 
     /// Number of input slots (GE `GetAllInputsSize`, unset optional inputs included).
@@ -237,14 +263,22 @@ impl PyOpDesc {
 
     /// Add input `name` (an existing name updates that slot, as GE does); returns its index.
     #[pyo3(signature = (name, desc=None))]
-    fn add_input(slf: &Bound<'_, Self>, name: &str, desc: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+    fn add_input(
+        slf: &Bound<'_, Self>,
+        name: &str,
+        desc: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<usize> {
         let d = desc_arg(desc)?;
         PyOpDesc::try_with_mut(slf, |op| Ok(op.add_input(name, d)))
     }
 
     /// Add an optional input; without `desc` the slot is unset (GE's invalid desc).
     #[pyo3(signature = (name, desc=None))]
-    fn add_optional_input(slf: &Bound<'_, Self>, name: &str, desc: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+    fn add_optional_input(
+        slf: &Bound<'_, Self>,
+        name: &str,
+        desc: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<usize> {
         let d = match desc {
             Some(d) => PyTensorDesc::extract_arc(d)?,
             None => Arc::new(TensorDesc::invalid()),
@@ -254,7 +288,11 @@ impl PyOpDesc {
 
     /// Add output `name` (a duplicate name raises); returns its index.
     #[pyo3(signature = (name, desc=None))]
-    fn add_output(slf: &Bound<'_, Self>, name: &str, desc: Option<&Bound<'_, PyAny>>) -> PyResult<usize> {
+    fn add_output(
+        slf: &Bound<'_, Self>,
+        name: &str,
+        desc: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<usize> {
         let d = desc_arg(desc)?;
         PyOpDesc::try_with_mut(slf, |op| op.add_output(name, d))
     }
@@ -262,9 +300,18 @@ impl PyOpDesc {
     /// Add the dynamic inputs `name0 .. name{count-1}`: at the back (default), at the front
     /// (`front=True`, every name must be new), or at `index`. Returns the first index.
     #[pyo3(signature = (name, count, *, front=false, index=None))]
-    fn add_dynamic_input(slf: &Bound<'_, Self>, name: &str, count: usize, front: bool, index: Option<usize>) -> PyResult<usize> {
+    fn add_dynamic_input(
+        slf: &Bound<'_, Self>,
+        name: &str,
+        count: usize,
+        front: bool,
+        index: Option<usize>,
+    ) -> PyResult<usize> {
         if front && index.is_some() {
-            return Err(IrError::InvalidArgument("pass either front=True or index=, not both".into())).py();
+            return Err(IrError::InvalidArgument(
+                "pass either front=True or index=, not both".into(),
+            ))
+            .py();
         }
         let at = match (front, index) {
             (true, _) => Some(0),
@@ -280,17 +327,27 @@ impl PyOpDesc {
                         Ok(names.iter().map(|n| op.input_index(n).is_some()).collect())
                     })?;
                     if existing.iter().any(|&e| e) {
-                        return PyOpDesc::try_with_mut(slf, |op| op.add_dynamic_input(name, count, true));
+                        return PyOpDesc::try_with_mut(slf, |op| {
+                            op.add_dynamic_input(name, count, true)
+                        });
                     }
                     let desc = Arc::new(TensorDesc::default());
-                    PyOpDesc::insert_at(slf, Side::Input, end, names.into_iter().map(|n| (n, desc.clone())).collect())?;
+                    PyOpDesc::insert_at(
+                        slf,
+                        Side::Input,
+                        end,
+                        names.into_iter().map(|n| (n, desc.clone())).collect(),
+                    )?;
                     return Ok(end);
                 }
                 PyOpDesc::try_with_mut(slf, |op| op.add_dynamic_input(name, count, true))
             }
             Some(i) => {
                 let desc = Arc::new(TensorDesc::default());
-                let ports = OpDesc::dynamic_names(name, count).into_iter().map(|n| (n, desc.clone())).collect();
+                let ports = OpDesc::dynamic_names(name, count)
+                    .into_iter()
+                    .map(|n| (n, desc.clone()))
+                    .collect();
                 PyOpDesc::insert_at(slf, Side::Input, i, ports)?;
                 Ok(i)
             }
@@ -299,27 +356,45 @@ impl PyOpDesc {
 
     /// Add the dynamic outputs `name0 .. name{count-1}` at the back or at `index`.
     #[pyo3(signature = (name, count, *, index=None))]
-    fn add_dynamic_output(slf: &Bound<'_, Self>, name: &str, count: usize, index: Option<usize>) -> PyResult<usize> {
+    fn add_dynamic_output(
+        slf: &Bound<'_, Self>,
+        name: &str,
+        count: usize,
+        index: Option<usize>,
+    ) -> PyResult<usize> {
         let at = match index {
             Some(i) => i,
             None => PyOpDesc::try_with(slf, |op| Ok(op.num_outputs()))?,
         };
         let desc = Arc::new(TensorDesc::default());
-        let ports = OpDesc::dynamic_names(name, count).into_iter().map(|n| (n, desc.clone())).collect();
+        let ports = OpDesc::dynamic_names(name, count)
+            .into_iter()
+            .map(|n| (n, desc.clone()))
+            .collect();
         PyOpDesc::insert_at(slf, Side::Output, at, ports)?;
         Ok(at)
     }
 
     /// Insert input `name` at `index`; later inputs shift (their links follow them).
     #[pyo3(signature = (index, name, desc=None))]
-    fn insert_input(slf: &Bound<'_, Self>, index: usize, name: &str, desc: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn insert_input(
+        slf: &Bound<'_, Self>,
+        index: usize,
+        name: &str,
+        desc: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let d = desc_arg(desc)?;
         PyOpDesc::insert_at(slf, Side::Input, index, vec![(name.to_string(), d)])
     }
 
     /// Insert output `name` at `index`; later outputs shift (their links follow them).
     #[pyo3(signature = (index, name, desc=None))]
-    fn insert_output(slf: &Bound<'_, Self>, index: usize, name: &str, desc: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn insert_output(
+        slf: &Bound<'_, Self>,
+        index: usize,
+        name: &str,
+        desc: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let d = desc_arg(desc)?;
         PyOpDesc::insert_at(slf, Side::Output, index, vec![(name.to_string(), d)])
     }
@@ -357,14 +432,22 @@ impl PyOpDesc {
     }
 
     /// Replace the desc of an input (by index or name).
-    fn update_input_desc(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, desc: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn update_input_desc(
+        slf: &Bound<'_, Self>,
+        key: &Bound<'_, PyAny>,
+        desc: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let i = PyOpDesc::resolve_index(slf, Side::Input, key)?;
         let d = PyTensorDesc::extract_arc(desc)?;
         PyOpDesc::try_with_mut(slf, |op| op.set_port_desc(Side::Input, i, d))
     }
 
     /// Replace the desc of an output (by index or name).
-    fn update_output_desc(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>, desc: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn update_output_desc(
+        slf: &Bound<'_, Self>,
+        key: &Bound<'_, PyAny>,
+        desc: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let i = PyOpDesc::resolve_index(slf, Side::Output, key)?;
         let d = PyTensorDesc::extract_arc(desc)?;
         PyOpDesc::try_with_mut(slf, |op| op.set_port_desc(Side::Output, i, d))
@@ -404,7 +487,14 @@ impl PyOpDesc {
                 m.subgraph_ir_names
                     .iter()
                     .map(|(n, t)| {
-                        (n.clone(), if *t == ascendir_ir::SubgraphType::Static { "static" } else { "dynamic" })
+                        (
+                            n.clone(),
+                            if *t == ascendir_ir::SubgraphType::Static {
+                                "static"
+                            } else {
+                                "dynamic"
+                            },
+                        )
                     })
                     .collect()
             }))
@@ -448,12 +538,10 @@ impl PyOpDesc {
                 "required" => IrInputType::Required,
                 "optional" => IrInputType::Optional,
                 "dynamic" => IrInputType::Dynamic,
-                other => {
-                    return Err(IrError::InvalidArgument(format!(
-                        "IR input '{name}': kind must be required, optional or dynamic, not '{other}'"
-                    )))
-                    .py()
-                }
+                other => return Err(IrError::InvalidArgument(format!(
+                    "IR input '{name}': kind must be required, optional or dynamic, not '{other}'"
+                )))
+                .py(),
             };
             parsed.push((Arc::<str>::from(name.as_str()), t));
         }
@@ -506,7 +594,9 @@ impl PyOpDesc {
     /// IR attribute names in registration order.
     #[getter]
     fn ir_attr_names(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        PyOpDesc::try_with(slf, |op| Ok(op.meta().map_or(Vec::new(), |m| m.ir_attr_names.clone())))
+        PyOpDesc::try_with(slf, |op| {
+            Ok(op.meta().map_or(Vec::new(), |m| m.ir_attr_names.clone()))
+        })
     }
     #[setter]
     fn set_ir_attr_names(slf: &Bound<'_, Self>, value: Vec<String>) -> PyResult<()> {
@@ -520,7 +610,9 @@ impl PyOpDesc {
     #[getter]
     fn optional_inputs(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
         PyOpDesc::try_with(slf, |op| {
-            Ok(op.meta().map_or(Vec::new(), |m| m.optional_inputs.iter().map(|s| s.to_string()).collect()))
+            Ok(op.meta().map_or(Vec::new(), |m| {
+                m.optional_inputs.iter().map(|s| s.to_string()).collect()
+            }))
         })
     }
 
@@ -580,7 +672,9 @@ macro_rules! meta_list {
             #[doc = $doc]
             #[getter]
             fn $getter(slf: &Bound<'_, Self>) -> PyResult<Vec<$ty>> {
-                PyOpDesc::try_with(slf, |op| Ok(op.meta().map_or(Vec::new(), |m| m.$field.clone())))
+                PyOpDesc::try_with(slf, |op| {
+                    Ok(op.meta().map_or(Vec::new(), |m| m.$field.clone()))
+                })
             }
             #[setter]
             fn $setter(slf: &Bound<'_, Self>, value: Vec<$ty>) -> PyResult<()> {
@@ -593,13 +687,73 @@ macro_rules! meta_list {
     };
 }
 
-meta_list!(input_offsets, set_input_offsets, input_offsets, i64, "Compile state: input memory offsets.");
-meta_list!(output_offsets, set_output_offsets, output_offsets, i64, "Compile state: output memory offsets.");
-meta_list!(workspace, set_workspace, workspace, i64, "Compile state: workspace offsets.");
-meta_list!(workspace_bytes, set_workspace_bytes, workspace_bytes, i64, "Compile state: workspace sizes in bytes.");
-meta_list!(src_names, set_src_names, src_name, String, "Compile state: source op names.");
-meta_list!(src_indices, set_src_indices, src_index, i64, "Compile state: source output indices.");
-meta_list!(dst_names, set_dst_names, dst_name, String, "Compile state: destination op names.");
-meta_list!(dst_indices, set_dst_indices, dst_index, i64, "Compile state: destination input indices.");
-meta_list!(is_input_const, set_is_input_const, is_input_const, bool, "Compile state: which inputs are constants.");
-meta_list!(compile_input_names, set_compile_input_names, input_name, String, "Compile state: GE's `input_name` list (not the port names).");
+meta_list!(
+    input_offsets,
+    set_input_offsets,
+    input_offsets,
+    i64,
+    "Compile state: input memory offsets."
+);
+meta_list!(
+    output_offsets,
+    set_output_offsets,
+    output_offsets,
+    i64,
+    "Compile state: output memory offsets."
+);
+meta_list!(
+    workspace,
+    set_workspace,
+    workspace,
+    i64,
+    "Compile state: workspace offsets."
+);
+meta_list!(
+    workspace_bytes,
+    set_workspace_bytes,
+    workspace_bytes,
+    i64,
+    "Compile state: workspace sizes in bytes."
+);
+meta_list!(
+    src_names,
+    set_src_names,
+    src_name,
+    String,
+    "Compile state: source op names."
+);
+meta_list!(
+    src_indices,
+    set_src_indices,
+    src_index,
+    i64,
+    "Compile state: source output indices."
+);
+meta_list!(
+    dst_names,
+    set_dst_names,
+    dst_name,
+    String,
+    "Compile state: destination op names."
+);
+meta_list!(
+    dst_indices,
+    set_dst_indices,
+    dst_index,
+    i64,
+    "Compile state: destination input indices."
+);
+meta_list!(
+    is_input_const,
+    set_is_input_const,
+    is_input_const,
+    bool,
+    "Compile state: which inputs are constants."
+);
+meta_list!(
+    compile_input_names,
+    set_compile_input_names,
+    input_name,
+    String,
+    "Compile state: GE's `input_name` list (not the port names)."
+);

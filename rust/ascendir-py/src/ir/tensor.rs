@@ -93,7 +93,11 @@ impl PyTensorDesc {
     }
 
     /// Change the descriptor (through to its node or op when it is a view).
-    pub fn with_mut<R>(&mut self, py: Python<'_>, f: impl FnOnce(&mut TensorDesc) -> R) -> PyResult<R> {
+    pub fn with_mut<R>(
+        &mut self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut TensorDesc) -> R,
+    ) -> PyResult<R> {
         match &mut self.loc {
             DescLoc::Owned(d) => Ok(f(Arc::make_mut(d))),
             DescLoc::Port {
@@ -125,14 +129,22 @@ impl PyTensorDesc {
         r.snapshot(obj.py())
     }
 
-    fn ext_get<R>(&self, py: Python<'_>, f: impl FnOnce(&ascendir_ir::ExtMeta) -> R) -> PyResult<R> {
+    fn ext_get<R>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&ascendir_ir::ExtMeta) -> R,
+    ) -> PyResult<R> {
         self.with(py, |d| match &d.ext {
             Some(e) => f(e),
             None => f(&ascendir_ir::ExtMeta::default()),
         })
     }
 
-    fn ext_set(&mut self, py: Python<'_>, f: impl FnOnce(&mut ascendir_ir::ExtMeta)) -> PyResult<()> {
+    fn ext_set(
+        &mut self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut ascendir_ir::ExtMeta),
+    ) -> PyResult<()> {
         self.with_mut(py, |d| f(d.ext_mut()))
     }
 }
@@ -217,7 +229,11 @@ impl PyTensorDesc {
         dims.map(|v| PyTuple::new(py, v)).transpose()
     }
     #[setter]
-    fn set_origin_shape(&mut self, py: Python<'_>, value: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn set_origin_shape(
+        &mut self,
+        py: Python<'_>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         let s = value.map(shape_of).transpose()?;
         self.with_mut(py, |d| d.origin_shape = s.map(Box::new))
     }
@@ -406,7 +422,9 @@ impl PyTensorDesc {
     fn mem_size(&self, py: Python<'_>) -> PyResult<i64> {
         let size = self.with(py, |d| d.mem_size())?.py()?;
         if size < 0 {
-            let what = self.with(py, |d| format!("{:?} {}", d.shape.as_slice(), d.dtype.name()))?;
+            let what = self.with(py, |d| {
+                format!("{:?} {}", d.shape.as_slice(), d.dtype.name())
+            })?;
             return Err(IrError::InvalidArgument(format!(
                 "tensor {what} has no known size (unknown dims or an unsized dtype)"
             )))
@@ -444,8 +462,16 @@ impl PyTensorDesc {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         self.with(py, |d| {
             let fmt = ascendir_ir::format::bits::serial_string(d.format);
-            let name = d.name.as_deref().map(|n| format!(" '{n}'")).unwrap_or_default();
-            format!("<TensorDesc{name} {:?} {} {fmt}>", d.shape.as_slice(), d.dtype.name())
+            let name = d
+                .name
+                .as_deref()
+                .map(|n| format!(" '{n}'"))
+                .unwrap_or_default();
+            format!(
+                "<TensorDesc{name} {:?} {} {fmt}>",
+                d.shape.as_slice(),
+                d.dtype.name()
+            )
         })
     }
 }
@@ -472,7 +498,8 @@ pub fn bytes_to_numpy<'py>(py: Python<'py>, data: &Bytes) -> PyResult<Bound<'py,
     // SAFETY: the array points into `owner.data`, an immutable `Bytes` that lives as long as
     // `owner`, which numpy keeps as the array's base object; the array is made read-only
     // right below so nothing can write through it.
-    let array = unsafe { numpy::PyArray1::<u8>::borrow_from_array(&view, owner.clone().into_any()) };
+    let array =
+        unsafe { numpy::PyArray1::<u8>::borrow_from_array(&view, owner.clone().into_any()) };
     array.getattr("flags")?.setattr("writeable", false)?;
     Ok(array.into_any())
 }
@@ -502,10 +529,15 @@ pub fn payload_of(obj: &Bound<'_, PyAny>) -> PyResult<Bytes> {
     let array = np.call_method1("ascontiguousarray", (obj,))?;
     let flags = array.getattr("flags")?;
     let writeable: bool = flags.getattr("writeable")?.extract()?;
-    let raw = array.call_method1("view", (np.getattr("uint8")?,))?.call_method1("reshape", (-1,))?;
+    let raw = array
+        .call_method1("view", (np.getattr("uint8")?,))?
+        .call_method1("reshape", (-1,))?;
     let base = array.getattr("base")?;
     if !writeable && (base.is_none() || base.is_instance_of::<PyBytes>()) {
-        let (ptr, _): (usize, bool) = raw.getattr("__array_interface__")?.get_item("data")?.extract()?;
+        let (ptr, _): (usize, bool) = raw
+            .getattr("__array_interface__")?
+            .get_item("data")?
+            .extract()?;
         let len: usize = raw.getattr("nbytes")?.extract()?;
         return Ok(Bytes::from_owner(ArrayOwner {
             _array: array.clone().unbind(),
@@ -587,7 +619,10 @@ impl PyTensor {
                 .py();
             }
             return Ok(PyTensor {
-                inner: Tensor { desc, data: payload },
+                inner: Tensor {
+                    desc,
+                    data: payload,
+                },
             });
         }
         if data.is_some() {
@@ -611,7 +646,9 @@ impl PyTensor {
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let array = bytes_to_numpy(py, &self.inner.data)?;
-        py.import("builtins")?.getattr("memoryview")?.call1((array,))
+        py.import("builtins")?
+            .getattr("memoryview")?
+            .call1((array,))
     }
 
     /// Payload size in bytes.
@@ -622,7 +659,9 @@ impl PyTensor {
 
     /// A zero-copy, read-only numpy view of the payload with the descriptor's shape.
     fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let dtype = py_dtype(py, self.inner.desc.dtype)?.bind(py).call_method0("to_numpy")?;
+        let dtype = py_dtype(py, self.inner.desc.dtype)?
+            .bind(py)
+            .call_method0("to_numpy")?;
         let flat = bytes_to_numpy(py, &self.inner.data)?.call_method1("view", (dtype,))?;
         let dims: Vec<i64> = self.inner.desc.shape.to_vec();
         if dims.iter().any(|&d| d < 0) {

@@ -10,7 +10,11 @@ use pyo3::types::{PyInt, PyString, PyType};
 
 use crate::errors::IntoPyResult;
 
-fn enum_class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyType>>, name: &str) -> PyResult<Bound<'py, PyType>> {
+fn enum_class<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    name: &str,
+) -> PyResult<Bound<'py, PyType>> {
     cell.get_or_try_init(py, || {
         py.import("ascendir.types")?
             .getattr(name)?
@@ -24,7 +28,9 @@ fn enum_class<'py>(py: Python<'py>, cell: &'static PyOnceLock<Py<PyType>>, name:
 /// The Python `DataType` member for `dt`.
 pub fn py_dtype(py: Python<'_>, dt: DataType) -> PyResult<Py<PyAny>> {
     static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    Ok(enum_class(py, &CELL, "DataType")?.call1((dt.ge_value(),))?.unbind())
+    Ok(enum_class(py, &CELL, "DataType")?
+        .call1((dt.ge_value(),))?
+        .unbind())
 }
 
 /// The Python `Format` member for a full format int, or the plain int when it carries
@@ -41,7 +47,9 @@ pub fn py_format(py: Python<'_>, format: i32) -> PyResult<Py<PyAny>> {
 /// The Python `AttrKind` member for `kind`.
 pub fn py_attr_kind(py: Python<'_>, kind: AttrKind) -> PyResult<Py<PyAny>> {
     static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    Ok(enum_class(py, &CELL, "AttrKind")?.call1((kind as i64,))?.unbind())
+    Ok(enum_class(py, &CELL, "AttrKind")?
+        .call1((kind as i64,))?
+        .unbind())
 }
 
 /// Accept a `DataType` member, its number, or its name (`"float16"`, `"DT_FLOAT16"`).
@@ -79,7 +87,10 @@ pub fn extract_format(obj: &Bound<'_, PyAny>) -> PyResult<i32> {
     let v: i64 = obj.extract()?;
     let primary = v & 0xFF;
     if !(0..=i64::from(u32::MAX)).contains(&v) || Format::from_value(primary).is_none() {
-        return Err(IrError::InvalidArgument(format!("{v} is not a valid format"))).py();
+        return Err(IrError::InvalidArgument(format!(
+            "{v} is not a valid format"
+        )))
+        .py();
     }
     Ok(v as u32 as i32)
 }
@@ -88,7 +99,15 @@ pub fn extract_format(obj: &Bound<'_, PyAny>) -> PyResult<i32> {
 fn _data_type_table() -> Vec<(&'static str, i32, i32, i32, &'static str)> {
     DataType::VALUES
         .iter()
-        .map(|d| (d.name(), d.ge_value(), d.to_proto(), d.size_code(), d.serial_name()))
+        .map(|d| {
+            (
+                d.name(),
+                d.ge_value(),
+                d.to_proto(),
+                d.size_code(),
+                d.serial_name(),
+            )
+        })
         .collect()
 }
 
@@ -102,7 +121,10 @@ fn _format_table() -> Vec<(&'static str, i32, &'static str, bool)> {
 
 #[pyfunction]
 fn _attr_kind_table() -> Vec<(&'static str, i64)> {
-    AttrKind::ALL.iter().map(|k| (k.name(), *k as i64)).collect()
+    AttrKind::ALL
+        .iter()
+        .map(|k| (k.name(), *k as i64))
+        .collect()
 }
 
 /// GE's `GetSizeInBytes(count, dtype)`: -1 for negative counts, unsized types or overflow.
@@ -113,7 +135,11 @@ fn size_in_bytes_of(count: i64, dtype: &Bound<'_, PyAny>) -> PyResult<i64> {
 
 /// GE's `CalcTensorMemSize(shape, format, dtype)`.
 #[pyfunction]
-fn calc_tensor_mem_size_of(shape: Vec<i64>, format: &Bound<'_, PyAny>, dtype: &Bound<'_, PyAny>) -> PyResult<i64> {
+fn calc_tensor_mem_size_of(
+    shape: Vec<i64>,
+    format: &Bound<'_, PyAny>,
+    dtype: &Bound<'_, PyAny>,
+) -> PyResult<i64> {
     calc_tensor_mem_size(&shape, extract_format(format)?, extract_dtype(dtype)?).py()
 }
 
@@ -141,7 +167,9 @@ fn make_format(primary: &Bound<'_, PyAny>, sub_format: i32, c0_format: i32) -> P
         )))
         .py();
     }
-    Ok(i64::from(bits::with_c0_format(bits::with_sub_format(p, sub_format), c0_format) as u32))
+    Ok(i64::from(
+        bits::with_c0_format(bits::with_sub_format(p, sub_format), c0_format) as u32,
+    ))
 }
 
 /// GE's serial string of a full format int (`"FRACTAL_Z:16"`).
