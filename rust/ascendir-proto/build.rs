@@ -25,14 +25,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     std::fs::write(out.join("ge_ir_descriptor.bin"), fds.encode_to_vec())?;
 
     // Fields kept as raw bytes by the Rust types: `attr_groups` (opaque, any GE version) and the
-    // op's tensor descriptors (decoded once per distinct encoding, shared, and cached on write).
+    // ops of a graph (decoded and encoded in parallel) and the op's tensor descriptors (decoded
+    // once per distinct encoding, shared, and cached on write).
     let mut opaque = fds.clone();
     for file in &mut opaque.file {
         for msg in &mut file.message_type {
             let is_op = msg.name.as_deref() == Some("OpDef");
+            let is_graph = msg.name.as_deref() == Some("GraphDef");
             for field in &mut msg.field {
-                let raw_desc =
-                    is_op && matches!(field.name.as_deref(), Some("input_desc" | "output_desc"));
+                let raw_desc = (is_op
+                    && matches!(field.name.as_deref(), Some("input_desc" | "output_desc")))
+                    || (is_graph && field.name.as_deref() == Some("op"));
                 if field.type_name.as_deref() == Some(".ge.proto.AttrGroups") || raw_desc {
                     field.r#type = Some(Type::Bytes as i32);
                     field.type_name = None;

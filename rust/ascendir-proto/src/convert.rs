@@ -16,7 +16,11 @@ use ascendir_ir::{
     OutAnchor, ParentLink, Tensor, TensorDesc,
 };
 use bytes::Bytes;
+use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+
+/// Ops per parallel work item when decoding or encoding a graph.
+const OP_CHUNK: usize = 2048;
 
 use crate::error::{ProtoError, ProtoResult};
 use crate::pb;
@@ -746,7 +750,22 @@ impl DescCache {
     }
 }
 
-fn op_from_def(mut def: pb::OpDef, cache: &mut DescCache) -> ProtoResult<PendingOp> {
+/// Decode op `i` of a graph from its encoding.
+fn op_from_raw(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResult<PendingOp> {
+    let mut def = <pb::OpDef as prost::Message>::decode(raw.clone()).map_err(|e| {
+        let w = crate::wire::locate(raw, "OpDef")
+            .map(|w| crate::wire::rebase(w, raw))
+            .unwrap_or_else(|| ProtoError::Wire {
+                offset: crate::wire::offset_of(raw),
+                path: "OpDef".to_string(),
+                message: e.to_string(),
+            });
+        w.within(|| format!("op[{i}]"))
+    })?;
+    op_from_def(&mut def, cache).map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))
+}
+
+fn op_from_def(def: &mut pb::OpDef, cache: &mut DescCache) -> ProtoResult<PendingOp> {
     let attrs = &mut def.attr;
     let n_in = def.input_desc.len();
     let n_out = def.output_desc.len();
@@ -925,7 +944,7 @@ fn op_from_def(mut def: pb::OpDef, cache: &mut DescCache) -> ProtoResult<Pending
     }
     Ok(PendingOp {
         op,
-        inputs: def.input,
+        inputs: std::mem::take(&mut def.input),
         in_ctrl,
         ctrl_to_data,
         fanout,
@@ -968,25 +987,30 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
         attr_groups,
     } = def;
     let mut g = Graph::with_capacity(&name, op.len());
-    let mut cache = DescCache::default();
-    let mut pending = Vec::with_capacity(op.len());
-    let mut ids = Vec::with_capacity(op.len());
-    for (i, od) in op.into_iter().enumerate() {
-        let name = od.name.clone();
-        let p = op_from_def(od, &mut cache).map_err(|e| e.within(|| format!("op[{i}]({name})")))?;
-        let p = PendingOp {
-            op: p.op,
-            inputs: p.inputs,
-            in_ctrl: p.in_ctrl,
-            ctrl_to_data: p.ctrl_to_data,
-            fanout: p.fanout,
-        };
-        let op_clone_name = p.op.name().to_string();
-        let mut p = p;
+    // Ops decode independently: in parallel, in chunks (each with its own desc cache).
+    let base = crate::wire::base();
+    let chunks: Vec<Vec<PendingOp>> = op
+        .par_chunks(OP_CHUNK)
+        .enumerate()
+        .map(|(c, chunk)| {
+            crate::wire::with_base_raw(base, || {
+                let mut cache = DescCache::default();
+                chunk
+                    .iter()
+                    .enumerate()
+                    .map(|(k, raw)| op_from_raw(raw, c * OP_CHUNK + k, &mut cache))
+                    .collect::<ProtoResult<Vec<_>>>()
+            })
+        })
+        .collect::<ProtoResult<_>>()?;
+    drop(op);
+    let mut pending = Vec::with_capacity(g.len());
+    let mut ids = Vec::with_capacity(pending.capacity());
+    for (i, mut p) in chunks.into_iter().flatten().enumerate() {
         let op = std::mem::replace(&mut p.op, OpDesc::new("", ""));
         let id = g
             .add_node_keep_id(op)
-            .map_err(|e| ProtoError::invalid(format!("op[{i}]({op_clone_name})"), e.to_string()))?;
+            .map_err(|e| ProtoError::invalid(format!("op[{i}]"), e.to_string()))?;
         ids.push(id);
         pending.push(p);
     }
@@ -1203,11 +1227,22 @@ pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
     for (i, id) in g.node_ids().enumerate() {
         pos.insert(id, i as u32);
     }
-    let mut ops = Vec::with_capacity(g.len());
-    let mut cache = DescEncCache::default();
-    for id in g.node_ids() {
-        ops.push(op_to_def(g, id, &pos, &mut cache)?);
-    }
+    // Ops encode independently: in parallel, in chunks (each with its own desc cache).
+    let ids: Vec<NodeId> = g.node_ids().collect();
+    let chunks: Vec<Vec<Bytes>> = ids
+        .par_chunks(OP_CHUNK)
+        .map(|chunk| {
+            let mut cache = DescEncCache::default();
+            chunk
+                .iter()
+                .map(|&id| {
+                    op_to_def(g, id, &pos, &mut cache)
+                        .map(|d| Bytes::from(prost::Message::encode_to_vec(&d)))
+                })
+                .collect::<ProtoResult<Vec<_>>>()
+        })
+        .collect::<ProtoResult<_>>()?;
+    let ops: Vec<Bytes> = chunks.into_iter().flatten().collect();
     let name_of = |id: NodeId| g.op(id).map(|o| o.name().to_string()).unwrap_or_default();
     let attr_groups = match g.attrs.get(ASC_ATTR_GROUPS) {
         Some(AttrValue::Bytes(b)) => b.clone(),

@@ -48,6 +48,19 @@ pub fn with_base<R>(data: &[u8], f: impl FnOnce() -> R) -> R {
     r
 }
 
+/// The registered buffer of this thread, to hand to worker threads.
+pub fn base() -> (usize, usize) {
+    BASE.with(|b| b.get())
+}
+
+/// Run `f` with a buffer registration taken from `base()` on another thread.
+pub fn with_base_raw<R>(base: (usize, usize), f: impl FnOnce() -> R) -> R {
+    let old = BASE.with(|b| b.replace(base));
+    let r = f();
+    BASE.with(|b| b.set(old));
+    r
+}
+
 /// Offset of `slice` in the registered buffer (0 when it is not inside it).
 pub fn offset_of(slice: &[u8]) -> usize {
     let (start, len) = BASE.with(|b| b.get());

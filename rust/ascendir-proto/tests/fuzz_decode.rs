@@ -45,7 +45,7 @@ fn seeds() -> Vec<Vec<u8>> {
             name: "m".into(),
             graph: vec![pb::GraphDef {
                 name: "g".into(),
-                op: vec![
+                op: [
                     pb::OpDef {
                         name: "a".into(),
                         r#type: "Data".into(),
@@ -59,7 +59,10 @@ fn seeds() -> Vec<Vec<u8>> {
                         input_desc: vec![pb::TensorDescriptor::default().encode_to_vec().into()],
                         ..Default::default()
                     },
-                ],
+                ]
+                .iter()
+                .map(|o| o.encode_to_vec().into())
+                .collect(),
                 ..Default::default()
             }],
             ..Default::default()
@@ -76,7 +79,11 @@ fn seeds() -> Vec<Vec<u8>> {
         if p.extension().is_some_and(|x| x == "txt") {
             let def = text::parse_model_def(&std::fs::read_to_string(&p).unwrap()).unwrap();
             let g = &def.graph[0];
-            for (k, chunk) in g.op.chunks(12).enumerate().take(40) {
+            let all: Vec<pb::OpDef> =
+                g.op.iter()
+                    .map(|b| pb::OpDef::decode(b.clone()).unwrap())
+                    .collect();
+            for (k, chunk) in all.chunks(12).enumerate().take(40) {
                 let inside: std::collections::HashSet<&str> =
                     chunk.iter().map(|o| o.name.as_str()).collect();
                 let ops = chunk
@@ -89,7 +96,7 @@ fn seeds() -> Vec<Vec<u8>> {
                                 s.clear();
                             }
                         }
-                        o
+                        o.encode_to_vec().into()
                     })
                     .collect();
                 let small = pb::ModelDef {

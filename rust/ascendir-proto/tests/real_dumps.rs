@@ -32,6 +32,12 @@ fn dumps() -> Vec<(String, String)> {
     out
 }
 
+fn ops(g: &pb::GraphDef) -> Vec<pb::OpDef> {
+    g.op.iter()
+        .map(|b| pb::OpDef::decode(b.clone()).unwrap())
+        .collect()
+}
+
 /// Keys GE's serializer writes on every save (so a re-save may add them to an older dump).
 const ADDED_DESC_KEYS: &[&str] = &[
     "origin_format_for_int",
@@ -90,7 +96,10 @@ fn normalize(orig: &pb::ModelDef, new: &mut pb::ModelDef) {
         }
     }
     for (og, ng) in orig.graph.iter().zip(new.graph.iter_mut()) {
-        for (oo, no) in og.op.iter().zip(ng.op.iter_mut()) {
+        for (ob, nb) in og.op.iter().zip(ng.op.iter_mut()) {
+            // Ops and tensor descriptors are raw bytes in the Rust types: compare decoded.
+            let oo = pb::OpDef::decode(ob.clone()).unwrap();
+            let mut no = pb::OpDef::decode(nb.clone()).unwrap();
             strip_added(&oo.attr, &mut no.attr, ADDED_OP_KEYS);
             let pairs = oo
                 .input_desc
@@ -98,13 +107,14 @@ fn normalize(orig: &pb::ModelDef, new: &mut pb::ModelDef) {
                 .zip(no.input_desc.iter_mut())
                 .chain(oo.output_desc.iter().zip(no.output_desc.iter_mut()));
             for (od, nd) in pairs {
-                // Tensor descriptors are raw bytes in the Rust types: compare decoded.
                 let o = pb::TensorDescriptor::decode(od.clone()).unwrap();
                 let mut n = pb::TensorDescriptor::decode(nd.clone()).unwrap();
                 norm_desc(&o, &mut n);
                 assert_eq!(o, n, "op {}", oo.name);
                 *nd = od.clone();
             }
+            assert_eq!(oo, no, "op {}", oo.name);
+            *nb = ob.clone();
         }
     }
 }
@@ -114,19 +124,13 @@ fn real_text_dumps_round_trip() {
     for (path, txt) in dumps() {
         let orig = text::parse_model_def(&txt).unwrap_or_else(|e| panic!("{path}: {e}"));
         let n_ops: usize = orig.graph.iter().map(|g| g.op.len()).sum();
-        let n_edges: usize = orig
-            .graph
+        let orig_ops: Vec<pb::OpDef> = orig.graph.iter().flat_map(ops).collect();
+        let n_edges: usize = orig_ops
             .iter()
-            .flat_map(|g| g.op.iter())
             .flat_map(|o| o.input.iter())
             .filter(|s| !s.is_empty())
             .count();
-        let n_attrs: usize = orig
-            .graph
-            .iter()
-            .flat_map(|g| g.op.iter())
-            .map(|o| o.attr.len())
-            .sum();
+        let n_attrs: usize = orig_ops.iter().map(|o| o.attr.len()).sum();
         assert!(n_ops > 100, "{path}: {n_ops} ops");
 
         let model = model_from_def(orig.clone()).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -145,12 +149,7 @@ fn real_text_dumps_round_trip() {
 
         let mut again =
             model_to_def(&model.meta, &model.graphs.iter().collect::<Vec<_>>()).unwrap();
-        let attrs_again: usize = again
-            .graph
-            .iter()
-            .flat_map(|g| g.op.iter())
-            .map(|o| o.attr.len())
-            .sum();
+        let attrs_again: usize = again.graph.iter().flat_map(ops).map(|o| o.attr.len()).sum();
         assert!(attrs_again >= n_attrs);
         normalize(&orig, &mut again);
         assert_eq!(orig.graph.len(), again.graph.len());
@@ -159,9 +158,7 @@ fn real_text_dumps_round_trip() {
             assert_eq!(go.input, gn.input);
             assert_eq!(go.output, gn.output);
             assert_eq!(go.attr, gn.attr);
-            for (oo, on) in go.op.iter().zip(&gn.op) {
-                assert_eq!(oo, on, "{path}: op {}", oo.name);
-            }
+            assert_eq!(go.op, gn.op, "{path}");
         }
         assert_eq!(orig, again, "{path}: model differs after a load/save");
 

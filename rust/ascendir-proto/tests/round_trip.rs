@@ -413,7 +413,7 @@ fn wire_details_follow_ge() {
     ] {
         assert!(def.attr.contains_key(k), "{k}");
     }
-    let conv = def.graph[0].op.iter().find(|o| o.name == "conv").unwrap();
+    let conv = op_named(&def.graph[0], "conv");
     // Unset optional input in the middle keeps its slot; the trailing one gets no string.
     assert_eq!(conv.input, vec!["data:0", "", "data2:0"]);
     assert_eq!(conv.input_desc.len(), 4);
@@ -436,15 +436,15 @@ fn wire_details_follow_ge() {
     }
     let fz = desc(&conv.input_desc[2]);
     assert_eq!(fz.layout, "FRACTAL_Z");
-    let relu = def.graph[0].op.iter().find(|o| o.name == "relu").unwrap();
+    let relu = op_named(&def.graph[0], "relu");
     assert_eq!(relu.input, vec!["add:0", "data:-1", "data2:-1"]);
     assert!(relu.attr.contains_key("_ascendir_in_ctrl"));
-    let add = def.graph[0].op.iter().find(|o| o.name == "add").unwrap();
+    let add = op_named(&def.graph[0], "add");
     assert!(add.attr.contains_key("_ascendir_fanout"));
-    let iff = def.graph[0].op.iter().find(|o| o.name == "if").unwrap();
+    let iff = op_named(&def.graph[0], "if");
     assert_eq!(iff.subgraph_name, vec!["if_then", ""]);
     // Sub-format string and integer.
-    let wide = def.graph[0].op.iter().find(|o| o.name == "wide").unwrap();
+    let wide = op_named(&def.graph[0], "wide");
     let d = desc(&wide.output_desc[4]);
     assert_eq!(
         d.attr.get("origin_format").unwrap().value,
@@ -462,7 +462,7 @@ fn plain_graph_needs_no_private_keys() {
     g.link(OutAnchor::data(a, 0), InAnchor::data(c, 0)).unwrap();
     g.link(OutAnchor::control(b), InAnchor::control(c)).unwrap();
     let def = model_to_def(&ModelMeta::new("plain"), &[&g]).unwrap();
-    for op in &def.graph[0].op {
+    for op in &ops(&def.graph[0]) {
         assert!(
             op.attr.keys().all(|k| !k.starts_with("_ascendir_")),
             "{:?}",
@@ -481,6 +481,22 @@ fn tiny_model() -> pb::ModelDef {
     model_to_def(&ModelMeta::new("m"), &[&g]).unwrap()
 }
 
+fn ops(g: &pb::GraphDef) -> Vec<pb::OpDef> {
+    g.op.iter()
+        .map(|b| pb::OpDef::decode(b.clone()).unwrap())
+        .collect()
+}
+
+fn op_named(g: &pb::GraphDef, name: &str) -> pb::OpDef {
+    ops(g).into_iter().find(|o| o.name == name).unwrap()
+}
+
+fn edit_op(m: &mut pb::ModelDef, gi: usize, oi: usize, f: impl FnOnce(&mut pb::OpDef)) {
+    let mut op = pb::OpDef::decode(m.graph[gi].op[oi].clone()).unwrap();
+    f(&mut op);
+    m.graph[gi].op[oi] = Bytes::from(op.encode_to_vec());
+}
+
 fn invalid_path(e: ProtoError) -> (String, String) {
     match e {
         ProtoError::Invalid { path, message } => (path, message),
@@ -491,32 +507,34 @@ fn invalid_path(e: ProtoError) -> (String, String) {
 #[test]
 fn semantic_errors_name_the_field() {
     let mut m = tiny_model();
-    m.graph[0].op[1].input[0] = "nope:0".into();
+    edit_op(&mut m, 0, 1, |o| o.input[0] = "nope:0".into());
     let (path, msg) = invalid_path(decode_model(&m.encode_to_vec()).unwrap_err());
     assert_eq!(path, "graph[0].op[1](b).input[0]");
     assert!(msg.contains("unknown edge source 'nope'"), "{msg}");
 
     let mut m = tiny_model();
-    m.graph[0].op[1].input[0] = "a:5".into();
+    edit_op(&mut m, 0, 1, |o| o.input[0] = "a:5".into());
     let (_, msg) = invalid_path(decode_model(&m.encode_to_vec()).unwrap_err());
     assert!(msg.contains("no output 5"), "{msg}");
 
     let mut m = tiny_model();
-    m.graph[0].op[1].name = "a".into();
+    edit_op(&mut m, 0, 1, |o| o.name = "a".into());
     let (path, msg) = invalid_path(decode_model(&m.encode_to_vec()).unwrap_err());
     assert!(path.starts_with("graph[0].op[1]"), "{path}");
     assert!(msg.contains("already has a node named 'a'"), "{msg}");
 
     let mut m = tiny_model();
-    m.graph[0].op[1].subgraph_name = vec!["missing".into()];
+    edit_op(&mut m, 0, 1, |o| o.subgraph_name = vec!["missing".into()]);
     let (path, msg) = invalid_path(decode_model(&m.encode_to_vec()).unwrap_err());
     assert!(path.contains("subgraph_name"), "{path}");
     assert!(msg.contains("missing subgraph 'missing'"), "{msg}");
 
     let mut m = tiny_model();
-    let mut d = pb::TensorDescriptor::decode(m.graph[0].op[0].output_desc[0].clone()).unwrap();
-    d.shape = Some(pb::ShapeDef { dim: vec![2, -7] });
-    m.graph[0].op[0].output_desc[0] = Bytes::from(d.encode_to_vec());
+    edit_op(&mut m, 0, 0, |o| {
+        let mut d = pb::TensorDescriptor::decode(o.output_desc[0].clone()).unwrap();
+        d.shape = Some(pb::ShapeDef { dim: vec![2, -7] });
+        o.output_desc[0] = Bytes::from(d.encode_to_vec());
+    });
     let (path, msg) = invalid_path(decode_model(&m.encode_to_vec()).unwrap_err());
     assert_eq!(path, "graph[0].op[0](a).output_desc[0].shape.dim[1]");
     assert!(msg.contains("bad dimension -7"), "{msg}");
