@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="small sizes, few repeats")
     parser.add_argument("--only", default="", help="comma-separated bench names")
+    parser.add_argument("--markdown", default="", help="also write the table to this file")
     args = parser.parse_args(argv)
     sys.path.insert(0, str(HERE))
     names = sorted(p.stem[len("bench_"):] for p in HERE.glob("bench_*.py"))
@@ -63,7 +64,27 @@ def main(argv: list[str] | None = None) -> int:
     out = {"machine": platform.platform(), "python": sys.version.split()[0],
            "quick": args.quick, "rows": rows}
     (HERE / "results.json").write_text(json.dumps(out, indent=2))
+    if args.markdown:
+        Path(args.markdown).write_text(markdown(rows, argv if argv is not None else sys.argv[1:]))
     return 0
+
+
+def markdown(rows: list[dict], argv: list[str]) -> str:
+    """The results as a markdown table (ratio = peer time / our time; > 1: we are faster)."""
+    lines = [
+        "| benchmark | ours | peer | peer time | ratio | note |",
+        "|---|---:|---|---:|---:|---|",
+    ]
+    for row in rows:
+        ratio = row.get("ratio")
+        lines.append(
+            f"| {row['name']} | {_fmt(row.get('ours_s'))} | {row.get('peer', '')} | "
+            f"{_fmt(row.get('peer_s'))} | {'' if ratio is None else f'{ratio:.2f}x'} | "
+            f"{row.get('note', '')} |"
+        )
+    command = " ".join(["python benches/run.py", *argv])
+    return (f"Command: `{command}` on {platform.platform()}, Python {sys.version.split()[0]}\n\n"
+            + "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":
