@@ -12,8 +12,10 @@ pub mod dump;
 pub mod error;
 pub mod expr;
 pub mod graph;
+pub mod infer;
 pub mod registry;
 pub mod transform;
+pub mod wire;
 
 pub use axis::{Axis, AxisId, AxisType};
 pub use error::{AscError, AscResult};
@@ -25,7 +27,3 @@ pub use graph::{
 };
 pub use registry::{AttrDef, AttrType, OpDef, PortDef, PortKind, Registry};
 pub use transform::{MergeReport, TransInfo, TransType, Transform};
-pub mod alloc;
-pub mod schedule;
-pub mod target;
-pub mod tiling;

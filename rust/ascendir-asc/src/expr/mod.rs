@@ -21,6 +21,8 @@ mod rat;
 pub use eval::{Bindings, EvalError, TriBool};
 pub use parse::ParseError;
 pub use rat::Rat;
+/// The hash map used for bindings and substitutions.
+pub use rustc_hash::FxHashMap;
 
 use std::cmp::Ordering;
 use std::fmt;
