@@ -188,13 +188,36 @@ impl OpProto {
         dynamic_outputs: usize,
         attrs: crate::attr::AttrMap,
     ) -> Result<OpDesc, RegistryError> {
+        let plan = self
+            .plan_inputs(input_descs.len())
+            .map_err(|m| RegistryError::Invalid(format!("op '{name}' ({}): {m}", self.op_type)))?;
+        self.build_planned(name, &plan, input_descs, dynamic_outputs, attrs)
+    }
+
+    /// Like `build` with an explicit slot count per declared input (`plan[k]` slots for input
+    /// `k`: 1 for required, 0 or 1 for optional, any for dynamic); `input_descs` has one entry
+    /// per slot.
+    pub fn build_planned(
+        &self,
+        name: &str,
+        plan: &[usize],
+        input_descs: &[Option<Arc<TensorDesc>>],
+        dynamic_outputs: usize,
+        attrs: crate::attr::AttrMap,
+    ) -> Result<OpDesc, RegistryError> {
         let ctx =
             |m: String| RegistryError::Invalid(format!("op '{name}' ({}): {m}", self.op_type));
-        let plan = self.plan_inputs(input_descs.len()).map_err(ctx)?;
+        if plan.len() != self.inputs.len() || plan.iter().sum::<usize>() != input_descs.len() {
+            return Err(ctx(format!(
+                "input plan {plan:?} does not match {} declared inputs and {} descs",
+                self.inputs.len(),
+                input_descs.len()
+            )));
+        }
         let mut op = OpDesc::new(name, &self.op_type);
         let mut k = 0usize;
         let default_desc = Arc::new(TensorDesc::default());
-        for (spec, count) in self.inputs.iter().zip(&plan) {
+        for (spec, count) in self.inputs.iter().zip(plan.iter()) {
             match spec.kind {
                 IrInputType::Required => {
                     let d = input_descs[k]

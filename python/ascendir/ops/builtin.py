@@ -1,0 +1,757 @@
+"""The builtin operator library: GE operator types with GE's port and attribute names.
+
+Registered lazily by :func:`ascendir.ops._ensure_loaded` (never at ``import ascendir``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import infer as I
+from ..types import DataType
+from . import (
+    Attr,
+    DynamicInput,
+    DynamicOutput,
+    Input,
+    OpDef,
+    OptionalInput,
+    Output,
+    Subgraph,
+    TensorType,
+    TypeVar,
+    register_op,
+)
+
+__all__ = ["register_all"]
+
+_F = DataType
+
+
+def _op(name: str, **decls: Any) -> None:
+    """Register ``name`` from keyword declarations (kept in keyword order)."""
+    cls = type(name, (OpDef,), dict(decls))
+    register_op(name)(cls)
+
+
+def _unary(name: str, **attrs: Any) -> None:
+    _op(name, x=Input("T"), y=Output("T"), **attrs, T=TypeVar(TensorType.ANY), infer=I.same_as("x"))
+
+
+def _binary(name: str, out: Any = "T", rule: I.Rule | None = None) -> None:
+    _op(
+        name,
+        x1=Input("T"),
+        x2=Input("T"),
+        y=Output(out),
+        T=TypeVar(TensorType.ANY),
+        infer=rule or I.broadcast("x1", "x2"),
+    )
+
+
+def _reduce(name: str) -> None:
+    _op(
+        name,
+        x=Input("T"),
+        axes=Input(TensorType.INDEX),
+        y=Output("T"),
+        keep_dims=Attr(bool, False),
+        T=TypeVar(TensorType.ANY),
+        infer=I.reduce(),
+    )
+    _op(
+        name + "D",
+        x=Input("T"),
+        y=Output("T"),
+        axes=Attr(list[int]),
+        keep_dims=Attr(bool, False),
+        T=TypeVar(TensorType.ANY),
+        infer=I.reduce(),
+    )
+
+
+UNARY = [
+    "Abs",
+    "Neg",
+    "Exp",
+    "Log",
+    "Sqrt",
+    "Rsqrt",
+    "Reciprocal",
+    "Tanh",
+    "Sigmoid",
+    "Relu",
+    "Relu6",
+    "Gelu",
+    "Erf",
+    "Sign",
+    "Square",
+    "Floor",
+    "Ceil",
+    "Round",
+    "Sin",
+    "Cos",
+    "Tan",
+    "Sinh",
+    "Cosh",
+    "Asin",
+    "Acos",
+    "Atan",
+    "Log1p",
+    "Expm1",
+    "Softplus",
+    "Softsign",
+    "Swish",
+    "HardSwish",
+    "HardSigmoid",
+    "Mish",
+    "ZerosLike",
+    "OnesLike",
+    "StopGradient",
+    "Invert",
+    "Snapshot",
+    "IsNan",
+    "IsInf",
+    "IsFinite",
+]
+"""Elementwise unary ops: ``x -> y`` of the same shape and dtype."""
+
+BINARY = [
+    "Add",
+    "AddV2",
+    "Sub",
+    "Mul",
+    "RealDiv",
+    "Div",
+    "DivNoNan",
+    "FloorDiv",
+    "FloorMod",
+    "Mod",
+    "Maximum",
+    "Minimum",
+    "Pow",
+    "SquaredDifference",
+    "Atan2",
+    "Xdivy",
+    "Xlogy",
+]
+"""Elementwise broadcasting binary ops: ``x1, x2 -> y``."""
+
+COMPARE = ["Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual"]
+"""Broadcasting comparisons: ``x1, x2 -> y`` (bool)."""
+
+LOGICAL = ["LogicalAnd", "LogicalOr"]
+"""Broadcasting logical ops on bool tensors."""
+
+REDUCE = [
+    "ReduceSum",
+    "ReduceMean",
+    "ReduceMax",
+    "ReduceMin",
+    "ReduceProd",
+    "ReduceAll",
+    "ReduceAny",
+]
+"""Reductions; each also has a ``...D`` form with an ``axes`` attribute."""
+
+
+def _io_and_graph() -> None:
+    _op("Data", x=Input(), y=Output(), index=Attr(int, 0), infer=I.data())
+    _op("RefData", x=Input(), y=Output(), index=Attr(int, 0), infer=I.data())
+    _op("Const", y=Output(), value=Attr("TENSOR"), infer=I.const())
+    _op("Constant", y=Output(), value=Attr("TENSOR"), infer=I.const())
+    _op("NetOutput", x=DynamicInput(), y=DynamicOutput(), infer=I.passthrough())
+    _op("Identity", x=Input("T"), y=Output("T"), T=TypeVar(), infer=I.same_as("x"))
+    _op("IdentityN", x=DynamicInput(), y=DynamicOutput(), infer=I.passthrough())
+    _op("Cast", x=Input(), y=Output(), dst_type=Attr(int), infer=I.cast())
+    _op(
+        "TransData",
+        src=Input(),
+        dst=Output(),
+        src_format=Attr(str),
+        dst_format=Attr(str),
+        groups=Attr(int, 1),
+        infer=I.trans_data(),
+    )
+
+
+def _elementwise() -> None:
+    for name in UNARY:
+        _unary(name)
+    _unary("LeakyRelu", negative_slope=Attr(float, 0.0))
+    _unary("Elu", alpha=Attr(float, 1.0))
+    _unary("Selu")
+    _op("LogicalNot", x=Input(_F.BOOL), y=Output(_F.BOOL), infer=I.same_as("x"))
+    for name in BINARY:
+        _binary(name)
+    for name in COMPARE:
+        _binary(name, out=_F.BOOL, rule=I.broadcast("x1", "x2", dtype=_F.BOOL))
+    for name in LOGICAL:
+        _op(
+            name,
+            x1=Input(_F.BOOL),
+            x2=Input(_F.BOOL),
+            y=Output(_F.BOOL),
+            infer=I.broadcast("x1", "x2"),
+        )
+    _op(
+        "AddN",
+        x=DynamicInput("T"),
+        y=Output("T"),
+        N=Attr(int),
+        T=TypeVar(TensorType.ANY),
+        infer=I.broadcast("x"),
+    )
+    _op(
+        "Eltwise",
+        x=DynamicInput("T"),
+        y=Output("T"),
+        N=Attr(int),
+        mode=Attr(int, 1),
+        coeff=Attr(list[float], []),
+        T=TypeVar(TensorType.ANY),
+        infer=I.broadcast("x"),
+    )
+    _op(
+        "BiasAdd",
+        x=Input("T"),
+        bias=Input("T"),
+        y=Output("T"),
+        data_format=Attr(str, "NHWC"),
+        T=TypeVar(TensorType.ANY),
+        infer=I.same_as("x"),
+    )
+    _op(
+        "Select",
+        condition=Input(_F.BOOL),
+        x1=Input("T"),
+        x2=Input("T"),
+        y=Output("T"),
+        T=TypeVar(TensorType.ANY),
+        infer=I.select(),
+    )
+    _op(
+        "SelectV2",
+        condition=Input(_F.BOOL),
+        x1=Input("T"),
+        x2=Input("T"),
+        y=Output("T"),
+        T=TypeVar(TensorType.ANY),
+        infer=I.select(broadcast_condition=True),
+    )
+
+
+def _reductions_and_norms() -> None:
+    for name in REDUCE:
+        _reduce(name)
+    for name in ("ArgMaxV2", "ArgMin"):
+        _op(
+            name,
+            x=Input(),
+            dimension=Input(TensorType.INDEX),
+            y=Output(),
+            dtype=Attr(int, int(_F.INT32)),
+            infer=I.arg_max(),
+        )
+    for name in ("ArgMaxD", "ArgMinD"):
+        _op(
+            name,
+            x=Input(),
+            y=Output(),
+            dimension=Attr(int),
+            dtype=Attr(int, int(_F.INT32)),
+            infer=I.arg_max(),
+        )
+    for name in ("TopK", "TopKV2"):
+        _op(
+            name,
+            x=Input("T"),
+            k=Input(_F.INT32),
+            values=Output("T"),
+            indices=Output(_F.INT32),
+            sorted=Attr(bool, True),
+            dim=Attr(int, -1),
+            largest=Attr(bool, True),
+            T=TypeVar(TensorType.ANY),
+            infer=I.topk(),
+        )
+    for name in ("SoftmaxV2", "LogSoftmaxV2"):
+        _op(
+            name,
+            x=Input("T"),
+            y=Output("T"),
+            axes=Attr(list[int], [-1]),
+            T=TypeVar(TensorType.ANY),
+            infer=I.same_as("x"),
+        )
+    _op(
+        "BatchNorm",
+        x=Input("T"),
+        scale=Input("U"),
+        offset=Input("U"),
+        mean=OptionalInput("U"),
+        variance=OptionalInput("U"),
+        y=Output("T"),
+        batch_mean=Output("U"),
+        batch_variance=Output("U"),
+        reserve_space_1=Output("U"),
+        reserve_space_2=Output("U"),
+        epsilon=Attr(float, 0.0001),
+        data_format=Attr(str, "NHWC"),
+        is_training=Attr(bool, True),
+        T=TypeVar(TensorType.ANY),
+        U=TypeVar(TensorType.ANY),
+        infer=I.same_as(outputs=["x", "scale", "scale", "scale", "scale"]),
+    )
+    _op(
+        "LayerNorm",
+        x=Input("T"),
+        gamma=Input("T"),
+        beta=Input("T"),
+        y=Output("T"),
+        mean=Output("T"),
+        variance=Output("T"),
+        begin_norm_axis=Attr(int, 0),
+        begin_params_axis=Attr(int, 0),
+        epsilon=Attr(float, 1e-7),
+        T=TypeVar(TensorType.ANY),
+        infer=I.layer_norm(),
+    )
+
+
+def _linear_and_conv() -> None:
+    mm = dict(x1=Input("T"), x2=Input("T"), bias=OptionalInput("T"))
+    _op(
+        "MatMul",
+        **mm,
+        y=Output("T"),
+        transpose_x1=Attr(bool, False),
+        transpose_x2=Attr(bool, False),
+        T=TypeVar(TensorType.ANY),
+        infer=I.matmul(),
+    )
+    _op(
+        "MatMulV2",
+        **mm,
+        offset_w=OptionalInput(),
+        y=Output("T"),
+        transpose_x1=Attr(bool, False),
+        transpose_x2=Attr(bool, False),
+        offset_x=Attr(int, 0),
+        T=TypeVar(TensorType.ANY),
+        infer=I.matmul(),
+    )
+    _op(
+        "BatchMatMul",
+        **mm,
+        y=Output("T"),
+        adj_x1=Attr(bool, False),
+        adj_x2=Attr(bool, False),
+        T=TypeVar(TensorType.ANY),
+        infer=I.batch_matmul(),
+    )
+    _op(
+        "BatchMatMulV2",
+        **mm,
+        offset_w=OptionalInput(),
+        y=Output("T"),
+        adj_x1=Attr(bool, False),
+        adj_x2=Attr(bool, False),
+        offset_x=Attr(int, 0),
+        T=TypeVar(TensorType.ANY),
+        infer=I.batch_matmul(),
+    )
+    _op(
+        "FullyConnection",
+        x=Input(),
+        w=Input(),
+        b=OptionalInput(),
+        offset_w=OptionalInput(),
+        y=Output(),
+        num_output=Attr(int),
+        transpose=Attr(bool, False),
+        axis=Attr(int, 1),
+        offset_x=Attr(int, 0),
+        infer=I.fully_connection(),
+    )
+    conv_attrs = dict(
+        strides=Attr(list[int]),
+        pads=Attr(list[int]),
+        dilations=Attr(list[int], [1, 1, 1, 1]),
+        groups=Attr(int, 1),
+        data_format=Attr(str, "NHWC"),
+    )
+    _op(
+        "Conv2D",
+        x=Input(),
+        filter=Input(),
+        bias=OptionalInput(),
+        offset_w=OptionalInput(),
+        y=Output(),
+        **conv_attrs,
+        offset_x=Attr(int, 0),
+        infer=I.conv(),
+    )
+    _op(
+        "Conv2DBackpropInput",
+        input_size=Input(TensorType.INDEX),
+        filter=Input(),
+        out_backprop=Input(),
+        y=Output(),
+        **conv_attrs,
+        infer=I.conv_backprop_input(),
+    )
+    _op(
+        "Conv2DBackpropInputD",
+        filter=Input(),
+        out_backprop=Input(),
+        y=Output(),
+        input_size=Attr(list[int]),
+        **conv_attrs,
+        infer=I.conv_backprop_input(),
+    )
+    for name in ("MaxPool", "AvgPool"):
+        _op(
+            name,
+            x=Input("T"),
+            y=Output("T"),
+            ksize=Attr(list[int]),
+            strides=Attr(list[int]),
+            padding=Attr(str),
+            data_format=Attr(str, "NHWC"),
+            T=TypeVar(TensorType.ANY),
+            infer=I.pool(),
+        )
+    _op(
+        "MaxPoolV3",
+        x=Input("T"),
+        y=Output("T"),
+        ksize=Attr(list[int]),
+        strides=Attr(list[int]),
+        padding_mode=Attr(str, "CALCULATED"),
+        pads=Attr(list[int], [0, 0, 0, 0]),
+        data_format=Attr(str, "NCHW"),
+        global_pooling=Attr(bool, False),
+        ceil_mode=Attr(bool, False),
+        T=TypeVar(TensorType.ANY),
+        infer=I.pool(),
+    )
+    _op(
+        "Pooling",
+        x=Input("T"),
+        y=Output("T"),
+        mode=Attr(int, 0),
+        global_pooling=Attr(bool, False),
+        window=Attr(list[int], [1, 1]),
+        stride=Attr(list[int], [1, 1]),
+        pad=Attr(list[int], [0, 0, 0, 0]),
+        dilation=Attr(list[int], [1, 1, 1, 1]),
+        ceil_mode=Attr(int, 0),
+        data_format=Attr(str, "NCHW"),
+        T=TypeVar(TensorType.ANY),
+        infer=I.caffe_pool(),
+    )
+
+
+def _shapes() -> None:
+    T = dict(T=TypeVar(TensorType.ANY))
+    _op(
+        "Reshape",
+        x=Input("T"),
+        shape=Input(TensorType.INDEX),
+        y=Output("T"),
+        axis=Attr(int, 0),
+        num_axes=Attr(int, -1),
+        **T,
+        infer=I.reshape(),
+    )
+    _op(
+        "Transpose",
+        x=Input("T"),
+        perm=Input(TensorType.INDEX),
+        y=Output("T"),
+        **T,
+        infer=I.transpose(),
+    )
+    _op("TransposeD", x=Input("T"), y=Output("T"), perm=Attr(list[int]), **T, infer=I.transpose())
+    _op("Squeeze", x=Input("T"), y=Output("T"), axis=Attr(list[int], []), **T, infer=I.squeeze())
+    _op(
+        "Unsqueeze", x=Input("T"), y=Output("T"), axes=Attr(list[int], []), **T, infer=I.unsqueeze()
+    )
+    _op(
+        "ExpandDims",
+        x=Input("T"),
+        axis=Input(TensorType.INDEX),
+        y=Output("T"),
+        **T,
+        infer=I.expand_dims(),
+    )
+    _op("Flatten", x=Input("T"), y=Output("T"), axis=Attr(int, 1), **T, infer=I.flatten())
+    _op(
+        "ConcatV2",
+        x=DynamicInput("T"),
+        concat_dim=Input(TensorType.INDEX),
+        y=Output("T"),
+        N=Attr(int, 1),
+        **T,
+        infer=I.concat(),
+    )
+    _op(
+        "ConcatV2D",
+        x=DynamicInput("T"),
+        y=Output("T"),
+        concat_dim=Attr(int),
+        N=Attr(int, 1),
+        **T,
+        infer=I.concat(),
+    )
+    _op(
+        "Concat",
+        concat_dim=Input(TensorType.INDEX),
+        x=DynamicInput("T"),
+        y=Output("T"),
+        N=Attr(int, 1),
+        **T,
+        infer=I.concat(),
+    )
+    _op(
+        "ConcatD",
+        x=DynamicInput("T"),
+        y=Output("T"),
+        concat_dim=Attr(int),
+        N=Attr(int, 1),
+        **T,
+        infer=I.concat(),
+    )
+    _op(
+        "Split",
+        split_dim=Input(_F.INT32),
+        x=Input("T"),
+        y=DynamicOutput("T", count_attr="num_split"),
+        num_split=Attr(int),
+        **T,
+        infer=I.split(),
+    )
+    _op(
+        "SplitD",
+        x=Input("T"),
+        y=DynamicOutput("T", count_attr="num_split"),
+        split_dim=Attr(int),
+        num_split=Attr(int),
+        **T,
+        infer=I.split(),
+    )
+    _op(
+        "SplitV",
+        x=Input("T"),
+        size_splits=Input(TensorType.INDEX),
+        split_dim=Input(_F.INT32),
+        y=DynamicOutput("T", count_attr="num_split"),
+        num_split=Attr(int),
+        **T,
+        infer=I.split(size_splits="size_splits"),
+    )
+    _op(
+        "SplitVD",
+        x=Input("T"),
+        y=DynamicOutput("T", count_attr="num_split"),
+        size_splits=Attr(list[int]),
+        split_dim=Attr(int),
+        num_split=Attr(int),
+        **T,
+        infer=I.split(size_splits="size_splits"),
+    )
+    _op(
+        "GatherV2",
+        x=Input("T"),
+        indices=Input(TensorType.INDEX),
+        axis=Input(TensorType.INDEX),
+        y=Output("T"),
+        batch_dims=Attr(int, 0),
+        **T,
+        infer=I.gather(),
+    )
+    _op(
+        "GatherV2D",
+        x=Input("T"),
+        indices=Input(TensorType.INDEX),
+        y=Output("T"),
+        axis=Attr(int),
+        **T,
+        infer=I.gather(),
+    )
+    _op(
+        "Gather",
+        x=Input("T"),
+        indices=Input(TensorType.INDEX),
+        y=Output("T"),
+        validate_indices=Attr(bool, True),
+        batch_dims=Attr(int, 0),
+        **T,
+        infer=I.gather(axis=None),
+    )
+    masks = dict(
+        begin_mask=Attr(int, 0),
+        end_mask=Attr(int, 0),
+        ellipsis_mask=Attr(int, 0),
+        new_axis_mask=Attr(int, 0),
+        shrink_axis_mask=Attr(int, 0),
+    )
+    _op(
+        "StridedSlice",
+        x=Input("T"),
+        begin=Input(TensorType.INDEX),
+        end=Input(TensorType.INDEX),
+        strides=Input(TensorType.INDEX),
+        y=Output("T"),
+        **masks,
+        **T,
+        infer=I.strided_slice(),
+    )
+    _op(
+        "StridedSliceD",
+        x=Input("T"),
+        y=Output("T"),
+        begin=Attr(list[int]),
+        end=Attr(list[int]),
+        strides=Attr(list[int]),
+        **masks,
+        **T,
+        infer=I.strided_slice(),
+    )
+    _op(
+        "Slice",
+        x=Input("T"),
+        offsets=Input(TensorType.INDEX),
+        size=Input(TensorType.INDEX),
+        y=Output("T"),
+        **T,
+        infer=I.slice_(),
+    )
+    _op(
+        "SliceD",
+        x=Input("T"),
+        y=Output("T"),
+        offsets=Attr(list[int]),
+        size=Attr(list[int]),
+        **T,
+        infer=I.slice_(),
+    )
+    _op("Tile", x=Input("T"), multiples=Input(TensorType.INDEX), y=Output("T"), **T, infer=I.tile())
+    _op("TileD", x=Input("T"), y=Output("T"), multiples=Attr(list[int]), **T, infer=I.tile())
+    _op("Expand", x=Input("T"), shape=Input(TensorType.INDEX), y=Output("T"), **T, infer=I.expand())
+    _op(
+        "BroadcastTo",
+        x=Input("T"),
+        shape=Input(TensorType.INDEX),
+        y=Output("T"),
+        **T,
+        infer=I.expand(),
+    )
+    _op("Pad", x=Input("T"), paddings=Input(TensorType.INDEX), y=Output("T"), **T, infer=I.pad())
+    _op("PadD", x=Input("T"), y=Output("T"), paddings=Attr(list[list[int]]), **T, infer=I.pad())
+    _op(
+        "PadV3",
+        x=Input("T"),
+        paddings=Input(TensorType.INDEX),
+        constant_values=OptionalInput("T"),
+        y=Output("T"),
+        mode=Attr(str, "constant"),
+        paddings_contiguous=Attr(bool, True),
+        **T,
+        infer=I.pad(),
+    )
+    _op("Shape", x=Input(), y=Output(), dtype=Attr(int, int(_F.INT32)), infer=I.shape())
+    _op("Size", x=Input(), y=Output(), dtype=Attr(int, int(_F.INT32)), infer=I.size())
+    _op("Fill", dims=Input(TensorType.INDEX), value=Input("T"), y=Output("T"), **T, infer=I.fill())
+    _op(
+        "Range",
+        start=Input("T"),
+        limit=Input("T"),
+        delta=Input("T"),
+        y=Output("T"),
+        **T,
+        infer=I.range_(),
+    )
+
+
+def _control_flow() -> None:
+    _op(
+        "If",
+        cond=Input(),
+        input=DynamicInput(),
+        output=DynamicOutput(),
+        then_branch=Subgraph(),
+        else_branch=Subgraph(),
+        infer=I.if_(),
+    )
+    _op(
+        "StatelessIf",
+        cond=Input(),
+        input=DynamicInput(),
+        output=DynamicOutput(),
+        then_branch=Subgraph(),
+        else_branch=Subgraph(),
+        infer=I.if_(),
+    )
+    _op(
+        "Case",
+        branch_index=Input(_F.INT32),
+        input=DynamicInput(),
+        output=DynamicOutput(),
+        branches=Subgraph(dynamic=True),
+        infer=I.if_(),
+    )
+    _op(
+        "While",
+        input=DynamicInput(),
+        output=DynamicOutput(),
+        cond=Subgraph(),
+        body=Subgraph(),
+        parallel_iterations=Attr(int, 10),
+        infer=I.while_(),
+    )
+    _op(
+        "PartitionedCall",
+        args=DynamicInput(),
+        output=DynamicOutput(),
+        f=Subgraph(),
+        config=Attr(str, ""),
+        config_proto=Attr(str, ""),
+        executor_type=Attr(str, ""),
+        infer=I.if_(),
+    )
+
+
+def _aipp_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
+    """AIPP: NHWC images become NCHW float16 features."""
+    x = ctx.input("images")
+    s = list(x.shape)
+    if len(s) != 4:
+        return [([-2], _F.FLOAT16)]
+    fmt = getattr(x.format, "name", str(x.format))
+    if fmt == "NCHW":
+        return [(s, _F.FLOAT16)]
+    return [([s[0], s[3], s[1], s[2]], _F.FLOAT16)]
+
+
+def _custom() -> None:
+    _op(
+        "Aipp",
+        images=Input(),
+        params=OptionalInput(),
+        features=Output(),
+        aipp_config_path=Attr(str, "./aipp.cfg"),
+        infer=_aipp_infer,
+    )
+
+
+def register_all() -> None:
+    """Register every builtin operator (called once, lazily)."""
+    _io_and_graph()
+    _elementwise()
+    _reductions_and_norms()
+    _linear_and_conv()
+    _shapes()
+    _control_flow()
+    _custom()

@@ -1,0 +1,807 @@
+//! Bindings of the operator registry and shape inference: the private `_ops_*` functions
+//! behind `ascendir.ops` / `ascendir.infer`, `Graph.infer_shapes`, and the registered-type
+//! path of `Graph.add_op` (prototype-driven ports, attributes, validation and inference).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use ascendir_ir::infer::{self, CustomInfer, InferError, OutDesc, Param, Params, RuleKind};
+use ascendir_ir::registry::{
+    self, AttrSpec, InputSpec, OpProto, OutputSpec, RegistryError, TypeVarSpec,
+};
+use ascendir_ir::{
+    AttrMap, AttrValue, DataType, Graph, InAnchor, IrError, IrInputType, IrOutputType, NodeId,
+    OpDesc, OutAnchor, Shape, SubgraphType, Tensor, TensorDesc,
+};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+
+use crate::errors::{inference_error, invalid_argument_error, raise, registry_error, IntoPyResult};
+use crate::ir::convert::{attrs_to_dict, infer_kind, py_to_attr};
+use crate::ir::graph::PyGraph;
+use crate::ir::node::{extract_source, PyNode};
+use crate::ir::tensor::{PyTensor, PyTensorDesc};
+use crate::ir::types::{extract_dtype, py_dtype};
+
+/// Python functions attached to registered types: (infer, verify).
+type PyFuncs = (Option<Py<PyAny>>, Option<Py<PyAny>>);
+
+static PY_FUNCS: Mutex<Option<HashMap<String, PyFuncs>>> = Mutex::new(None);
+static BUILTINS_LOADED: AtomicBool = AtomicBool::new(false);
+
+fn funcs_of(py: Python<'_>, ty: &str) -> PyFuncs {
+    let guard = PY_FUNCS.lock().unwrap_or_else(|e| e.into_inner());
+    match guard.as_ref().and_then(|m| m.get(ty)) {
+        Some((i, v)) => (
+            i.as_ref().map(|f| f.clone_ref(py)),
+            v.as_ref().map(|f| f.clone_ref(py)),
+        ),
+        None => (None, None),
+    }
+}
+
+fn registry_err(py: Python<'_>, e: RegistryError) -> PyErr {
+    match e {
+        RegistryError::Registration(m) => raise(py, registry_error(py), m, &[]),
+        RegistryError::Invalid(m) => raise(py, invalid_argument_error(py), m, &[]),
+    }
+}
+
+fn inference_err(py: Python<'_>, e: &InferError) -> PyErr {
+    let node: Py<PyAny> = e
+        .node
+        .clone()
+        .into_pyobject(py)
+        .map(|o| o.into_any().unbind())
+        .unwrap_or_else(|_| py.None());
+    let rule: Py<PyAny> = e
+        .rule
+        .clone()
+        .into_pyobject(py)
+        .map(|o| o.into_any().unbind())
+        .unwrap_or_else(|_| py.None());
+    raise(
+        py,
+        inference_error(py),
+        e.to_string(),
+        &[("node", node), ("rule", rule)],
+    )
+}
+
+/// Make sure the builtin op library is registered (imports `ascendir.ops` on first use).
+pub fn ensure_builtins(py: Python<'_>) -> PyResult<()> {
+    if BUILTINS_LOADED.load(Ordering::Acquire) {
+        return Ok(());
+    }
+    py.import("ascendir.ops")?.call_method0("_ensure_loaded")?;
+    BUILTINS_LOADED.store(true, Ordering::Release);
+    Ok(())
+}
+
+/// The prototype of `ty`, loading the builtin library first if needed.
+pub fn lookup(py: Python<'_>, ty: &str) -> PyResult<Option<Arc<OpProto>>> {
+    if let Some(p) = registry::lookup(ty) {
+        return Ok(Some(p));
+    }
+    if BUILTINS_LOADED.load(Ordering::Acquire) {
+        return Ok(None);
+    }
+    ensure_builtins(py)?;
+    Ok(registry::lookup(ty))
+}
+
+fn input_kind(s: &str) -> PyResult<IrInputType> {
+    Ok(match s {
+        "required" => IrInputType::Required,
+        "optional" => IrInputType::Optional,
+        "dynamic" => IrInputType::Dynamic,
+        _ => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "unknown input kind '{s}'"
+            )))
+        }
+    })
+}
+
+fn parse_params(d: &Bound<'_, PyDict>) -> PyResult<Params> {
+    let mut params = Params::new();
+    for (k, v) in d.iter() {
+        let key: String = k.extract()?;
+        let p = if let Ok(i) = v.extract::<i64>() {
+            Param::Int(i)
+        } else if let Ok(s) = v.extract::<String>() {
+            Param::Str(s)
+        } else if let Ok(l) = v.extract::<Vec<String>>() {
+            Param::Strs(l)
+        } else {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "rule parameter '{key}' must be an int, a string or a list of strings"
+            )));
+        };
+        params.insert(key, p);
+    }
+    Ok(params)
+}
+
+fn parse_proto(spec: &Bound<'_, PyDict>) -> PyResult<OpProto> {
+    let get = |k: &str| -> PyResult<Bound<'_, PyAny>> {
+        spec.get_item(k)?
+            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(format!("op spec has no '{k}'")))
+    };
+    let ty: String = get("type")?.extract()?;
+    let mut p = OpProto::new(&ty);
+    for item in get("inputs")?.try_iter()? {
+        let (name, kind, tv): (String, String, Option<String>) = item?.extract()?;
+        p.inputs.push(InputSpec {
+            name,
+            kind: input_kind(&kind)?,
+            type_var: tv,
+        });
+    }
+    for item in get("outputs")?.try_iter()? {
+        let (name, kind, tv): (String, String, Option<String>) = item?.extract()?;
+        let kind = match kind.as_str() {
+            "required" => IrOutputType::Required,
+            "dynamic" => IrOutputType::Dynamic,
+            _ => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown output kind '{kind}'"
+                )))
+            }
+        };
+        p.outputs.push(OutputSpec {
+            name,
+            kind,
+            type_var: tv,
+        });
+    }
+    for item in get("attrs")?.try_iter()? {
+        let item = item?;
+        let t = item.cast::<PyTuple>()?;
+        let name: String = t.get_item(0)?.extract()?;
+        let kind = crate::ir::convert::extract_kind(&t.get_item(1)?)?;
+        let has_default: bool = t.get_item(3)?.extract()?;
+        let default = if has_default {
+            Some(py_to_attr(&name, &t.get_item(2)?, Some(kind))?)
+        } else {
+            None
+        };
+        p.attrs.push(AttrSpec {
+            name,
+            kind,
+            default,
+        });
+    }
+    for item in get("type_vars")?.try_iter()? {
+        let item = item?;
+        let t = item.cast::<PyTuple>()?;
+        let name: String = t.get_item(0)?.extract()?;
+        let allowed = t
+            .get_item(1)?
+            .try_iter()?
+            .map(|d| extract_dtype(&d?))
+            .collect::<PyResult<Vec<DataType>>>()?;
+        p.type_vars.push(TypeVarSpec { name, allowed });
+    }
+    for item in get("subgraphs")?.try_iter()? {
+        let (name, kind): (String, String) = item?.extract()?;
+        let kind = if kind == "dynamic" {
+            SubgraphType::Dynamic
+        } else {
+            SubgraphType::Static
+        };
+        p.subgraphs.push((name, kind));
+    }
+    let rule = get("rule")?;
+    let rule = rule.cast::<PyTuple>()?;
+    let kind_name: String = rule.get_item(0)?.extract()?;
+    let kind = RuleKind::from_name(&kind_name).ok_or_else(|| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "unknown inference rule kind '{kind_name}'"
+        ))
+    })?;
+    let params = parse_params(rule.get_item(1)?.cast::<PyDict>()?)?;
+    p.rule = infer::InferRule::new(kind, params);
+    p.dynamic_output_count_attr = spec
+        .get_item("dynamic_output_count_attr")?
+        .and_then(|v| v.extract().ok());
+    Ok(p)
+}
+
+/// Register an op prototype (a spec dict built by `ascendir.ops`), with optional Python
+/// `infer` and `verify` functions.
+#[pyfunction]
+#[pyo3(signature = (spec, *, overriding=false, infer=None, verify=None))]
+fn _ops_register(
+    py: Python<'_>,
+    spec: &Bound<'_, PyDict>,
+    overriding: bool,
+    infer: Option<Py<PyAny>>,
+    verify: Option<Py<PyAny>>,
+) -> PyResult<()> {
+    let mut proto = parse_proto(spec)?;
+    if infer.is_some() && proto.rule.kind == RuleKind::None {
+        proto.rule = infer::InferRule::new(RuleKind::Custom, Params::new());
+    }
+    if proto.rule.kind == RuleKind::Custom && infer.is_none() {
+        return Err(raise(
+            py,
+            registry_error(py),
+            format!(
+                "op '{}': a custom inference rule needs an infer function",
+                proto.op_type
+            ),
+            &[],
+        ));
+    }
+    let ty = proto.op_type.clone();
+    registry::register(proto, overriding).map_err(|e| registry_err(py, e))?;
+    let mut guard = PY_FUNCS.lock().unwrap_or_else(|e| e.into_inner());
+    guard
+        .get_or_insert_with(HashMap::new)
+        .insert(ty, (infer, verify));
+    Ok(())
+}
+
+/// Remove a registration; returns whether it existed.
+#[pyfunction]
+fn _ops_unregister(ty: &str) -> bool {
+    let mut guard = PY_FUNCS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(m) = guard.as_mut() {
+        m.remove(ty);
+    }
+    registry::unregister(ty)
+}
+
+/// Whether `ty` is registered (no lazy loading).
+#[pyfunction]
+fn _ops_contains(ty: &str) -> bool {
+    registry::contains(ty)
+}
+
+/// Every registered type, sorted.
+#[pyfunction]
+fn _ops_types() -> Vec<String> {
+    registry::registered_types()
+}
+
+/// Open an op-library loading window (overrides allowed).
+#[pyfunction]
+fn _ops_begin_library() {
+    registry::begin_library();
+}
+
+/// Close an op-library loading window.
+#[pyfunction]
+fn _ops_end_library() {
+    registry::end_library();
+}
+
+/// Whether an op library is loading.
+#[pyfunction]
+fn _ops_library_loading() -> bool {
+    registry::library_loading()
+}
+
+/// Mark the builtin library as loaded (called by `ascendir.ops` after loading it).
+#[pyfunction]
+fn _ops_mark_builtins_loaded() {
+    BUILTINS_LOADED.store(true, Ordering::Release);
+}
+
+/// The names of the declarative rule kinds.
+#[pyfunction]
+fn _ops_rule_kinds() -> Vec<&'static str> {
+    RuleKind::ALL.iter().map(|k| k.name()).collect()
+}
+
+/// Check a rule against a registered prototype's ports (for `ascendir.infer` helpers).
+#[pyfunction]
+fn _ops_rule_of(ty: &str) -> Option<(String, Vec<(String, String)>)> {
+    let p = registry::lookup(ty)?;
+    let params = p
+        .rule
+        .params
+        .iter()
+        .map(|(k, v)| {
+            let s = match v {
+                Param::Int(i) => i.to_string(),
+                Param::Str(s) => s.clone(),
+                Param::Strs(l) => l.join(","),
+            };
+            (k.clone(), s)
+        })
+        .collect();
+    Some((p.rule.kind.name().to_string(), params))
+}
+
+/// Build the Python context object handed to `infer` / `verify` functions.
+fn py_context<'py>(
+    py: Python<'py>,
+    op: &OpDesc,
+    values: &dyn Fn(usize) -> Option<Tensor>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let inputs = PyList::empty(py);
+    let vals = PyList::empty(py);
+    for (i, p) in op.inputs().iter().enumerate() {
+        if p.desc.is_valid() {
+            inputs.append(Py::new(py, PyTensorDesc::owned(p.desc.clone()))?)?;
+        } else {
+            inputs.append(py.None())?;
+        }
+        match values(i) {
+            Some(t) => vals.append(Py::new(py, PyTensor { inner: t })?)?,
+            None => vals.append(py.None())?,
+        }
+    }
+    let input_names: Vec<String> = op.inputs().iter().map(|p| p.name.to_string()).collect();
+    let output_names: Vec<String> = op.outputs().iter().map(|p| p.name.to_string()).collect();
+    let attrs = attrs_to_dict(py, &op.attrs)?;
+    let cls = py.import("ascendir.ops")?.getattr("InferContext")?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("op_type", op.op_type())?;
+    kwargs.set_item("name", op.name())?;
+    kwargs.set_item("inputs", inputs)?;
+    kwargs.set_item("input_names", input_names)?;
+    kwargs.set_item("output_names", output_names)?;
+    kwargs.set_item("attrs", attrs)?;
+    kwargs.set_item("values", vals)?;
+    cls.call((), Some(&kwargs))
+}
+
+/// Convert what a Python infer function returned: a list of `TensorDesc` or `(shape, dtype)`.
+fn outputs_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Vec<OutDesc>> {
+    let mut outs = Vec::new();
+    for item in obj.try_iter()? {
+        let item = item?;
+        if let Ok(td) = item.cast::<PyTensorDesc>() {
+            let d = td.borrow().snapshot(item.py())?;
+            outs.push(OutDesc::new(
+                Shape::from_slice(infer::logical_shape(&d)),
+                d.dtype,
+            ));
+            continue;
+        }
+        let (shape, dtype): (Vec<i64>, Bound<'_, PyAny>) = item.extract().map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(
+                "an infer function must return a list of TensorDesc or (shape, dtype) pairs",
+            )
+        })?;
+        outs.push(OutDesc::new(Shape::from_vec(shape), extract_dtype(&dtype)?));
+    }
+    Ok(outs)
+}
+
+/// Python `infer` functions, called with the GIL re-acquired.
+struct PyCustom;
+
+impl CustomInfer for PyCustom {
+    fn infer(
+        &mut self,
+        proto: &OpProto,
+        op: &OpDesc,
+        values: &dyn Fn(usize) -> Option<Tensor>,
+    ) -> Result<Vec<OutDesc>, String> {
+        Python::attach(|py| {
+            let (f, _) = funcs_of(py, &proto.op_type);
+            let Some(f) = f else {
+                return Err(format!("'{}' has no Python infer function", proto.op_type));
+            };
+            let run = || -> PyResult<Vec<OutDesc>> {
+                let ctx = py_context(py, op, values)?;
+                outputs_from_py(&f.bind(py).call1((ctx,))?)
+            };
+            run().map_err(|e| format!("the Python infer function raised {e}"))
+        })
+    }
+}
+
+/// Run a Python verify function, if the type has one: `None` / `True` pass, `False` or a
+/// string fail, an exception propagates.
+fn run_verify(
+    py: Python<'_>,
+    op: &OpDesc,
+    values: &dyn Fn(usize) -> Option<Tensor>,
+) -> PyResult<()> {
+    let (_, v) = funcs_of(py, op.op_type());
+    let Some(v) = v else { return Ok(()) };
+    let ctx = py_context(py, op, values)?;
+    let r = v.bind(py).call1((ctx,))?;
+    let problem = if r.is_none() {
+        None
+    } else if let Ok(b) = r.extract::<bool>() {
+        (!b).then(|| "the verifier returned False".to_string())
+    } else if let Ok(s) = r.cast::<PyString>() {
+        Some(s.to_str()?.to_string())
+    } else {
+        None
+    };
+    match problem {
+        Some(m) => Err(raise(
+            py,
+            invalid_argument_error(py),
+            format!(
+                "op '{}' ({}) failed verification: {m}",
+                op.name(),
+                op.op_type()
+            ),
+            &[],
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Infer the outputs of `node` from its current input descs, attributes and constant inputs,
+/// without changing the graph: `[(shape, dtype), ...]`, or `None` for unregistered types.
+#[pyfunction]
+fn _ops_infer_node<'py>(
+    py: Python<'py>,
+    node: &Bound<'py, PyNode>,
+) -> PyResult<Option<Bound<'py, PyList>>> {
+    let n = node.get();
+    let ty = n.read(py, |g, id| Ok(g.op(id)?.op_type().to_string()))?;
+    let Some(proto) = lookup(py, &ty)? else {
+        return Ok(None);
+    };
+    let (op, vals): (OpDesc, Vec<Option<Tensor>>) = n.read(py, |g, id| {
+        let op = g.op(id)?.clone();
+        let vals = (0..op.num_inputs())
+            .map(|i| infer::engine::input_value(g, id, i))
+            .collect();
+        Ok((op, vals))
+    })?;
+    let values = |i: usize| vals.get(i).cloned().flatten();
+    let outs = infer::infer_op(&proto, &op, &values, &mut PyCustom).map_err(|m| {
+        inference_err(
+            py,
+            &InferError {
+                graph: String::new(),
+                node: op.name().to_string(),
+                op_type: ty.clone(),
+                rule: proto.rule.kind.name().to_string(),
+                message: m,
+            },
+        )
+    })?;
+    let list = PyList::empty(py);
+    for o in outs {
+        list.append((o.shape.to_vec(), py_dtype(py, o.dtype)?))?;
+    }
+    Ok(Some(list))
+}
+
+#[pymethods]
+impl PyGraph {
+    /// Infer output shapes, dtypes and formats over the whole graph (subgraphs included) in
+    /// topological order, with the registered rules; nodes of unregistered types keep their
+    /// descs. Runs without the GIL (Python infer functions take it back). Returns counters
+    /// `{"nodes", "inferred", "unknown"}`; a failure raises `InferenceError` naming the node and
+    /// rule (descs inferred before it are kept).
+    fn infer_shapes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
+        let py = slf.py();
+        ensure_builtins(py)?;
+        let res = PyGraph::write(slf, |g: &mut Graph| {
+            py.detach(|| infer::infer_graph(g, &mut PyCustom))
+        })?;
+        let stats = res.map_err(|e| inference_err(py, &e))?;
+        let d = PyDict::new(py);
+        d.set_item("nodes", stats.nodes)?;
+        d.set_item("inferred", stats.inferred)?;
+        d.set_item("unknown", stats.unknown)?;
+        Ok(d)
+    }
+}
+
+/// One positional input of `add_op`: unset, one source, or a group (dynamic input).
+enum InputArg {
+    Unset,
+    One(OutAnchor),
+    Group(Vec<OutAnchor>),
+}
+
+fn parse_input(graph: &Bound<'_, PyGraph>, obj: &Bound<'_, PyAny>) -> PyResult<InputArg> {
+    if obj.is_none() {
+        return Ok(InputArg::Unset);
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let mut v = Vec::new();
+        for item in obj.try_iter()? {
+            v.push(extract_source(graph, &item?)?);
+        }
+        return Ok(InputArg::Group(v));
+    }
+    Ok(InputArg::One(extract_source(graph, obj)?))
+}
+
+/// Map `add_op` inputs onto the prototype's IR inputs: one slot per required / optional input
+/// (`None` unsets an optional one), a list per dynamic input. Without lists, a single dynamic
+/// input takes the positional inputs left over. Returns the slots and the slot count of each
+/// declared input.
+fn plan_sources(
+    proto: &OpProto,
+    node: &str,
+    args: Vec<InputArg>,
+) -> Result<(Vec<Option<OutAnchor>>, Vec<usize>), String> {
+    let grouped = args.iter().any(|a| matches!(a, InputArg::Group(_)));
+    let mut slots = Vec::new();
+    let mut counts = Vec::with_capacity(proto.inputs.len());
+    if !grouped {
+        let plan = proto
+            .plan_inputs(args.len())
+            .map_err(|m| format!("{} '{node}' {m}", proto.op_type))?;
+        let mut it = args.into_iter();
+        for (spec, count) in proto.inputs.iter().zip(plan) {
+            if spec.kind == IrInputType::Optional && count == 0 {
+                slots.push(None);
+                counts.push(1);
+                continue;
+            }
+            counts.push(count);
+            for _ in 0..count {
+                match it.next() {
+                    Some(InputArg::One(s)) => slots.push(Some(s)),
+                    Some(InputArg::Unset) if spec.kind == IrInputType::Optional => slots.push(None),
+                    _ => {
+                        return Err(format!(
+                            "{} '{node}': input '{}' is required",
+                            proto.op_type, spec.name
+                        ))
+                    }
+                }
+            }
+        }
+        return Ok((slots, counts));
+    }
+    if args.len() > proto.inputs.len() {
+        return Err(format!(
+            "{} '{node}' takes {} inputs (a list for each dynamic one), {} given",
+            proto.op_type,
+            proto.inputs.len(),
+            args.len()
+        ));
+    }
+    let mut args = args.into_iter();
+    for spec in &proto.inputs {
+        let arg = args.next().unwrap_or(InputArg::Unset);
+        let before = slots.len();
+        match (spec.kind, arg) {
+            (IrInputType::Dynamic, InputArg::Group(v)) => slots.extend(v.into_iter().map(Some)),
+            (IrInputType::Dynamic, InputArg::One(s)) => slots.push(Some(s)),
+            (IrInputType::Dynamic, InputArg::Unset) => {}
+            (IrInputType::Optional, InputArg::Unset) => slots.push(None),
+            (_, InputArg::One(s)) => slots.push(Some(s)),
+            (_, InputArg::Group(_)) => {
+                return Err(format!(
+                    "{} '{node}': input '{}' takes one tensor, not a list",
+                    proto.op_type, spec.name
+                ))
+            }
+            (_, InputArg::Unset) => {
+                return Err(format!(
+                    "{} '{node}': input '{}' is required",
+                    proto.op_type, spec.name
+                ))
+            }
+        }
+        counts.push(slots.len() - before);
+    }
+    Ok((slots, counts))
+}
+
+/// Attributes for a registered type: declared ones converted to their kind.
+fn attrs_for(proto: &OpProto, obj: Option<&Bound<'_, PyAny>>) -> PyResult<AttrMap> {
+    let mut map = AttrMap::new();
+    let Some(obj) = obj else { return Ok(map) };
+    let d = obj.cast::<PyDict>()?;
+    for (k, v) in d.iter() {
+        let key: String = k.extract()?;
+        let value = match proto.attr(&key) {
+            Some(spec) => match py_to_attr(&key, &v, Some(spec.kind)) {
+                Ok(a) => a,
+                Err(first) => {
+                    let kind = infer_kind(&key, &v)?;
+                    let raw = py_to_attr(&key, &v, Some(kind))?;
+                    registry::coerce_attr(spec.kind, raw).ok_or(first)?
+                }
+            },
+            None => py_to_attr(&key, &v, None)?,
+        };
+        map.insert(key, value);
+    }
+    Ok(map)
+}
+
+/// The registered-type path of `Graph.add_op`.
+#[allow(clippy::too_many_arguments)]
+pub fn add_registered(
+    slf: &Bound<'_, PyGraph>,
+    proto: Arc<OpProto>,
+    inputs: Option<&Bound<'_, PyAny>>,
+    name: Option<&str>,
+    attrs: Option<&Bound<'_, PyAny>>,
+    outputs: Option<&Bound<'_, PyAny>>,
+    output_descs: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyNode>> {
+    let py = slf.py();
+    let mut args = Vec::new();
+    if let Some(list) = inputs {
+        for item in list.try_iter()? {
+            args.push(parse_input(slf, &item?)?);
+        }
+    }
+    let node_name = match name {
+        Some(n) => n.to_string(),
+        None => PyGraph::read(slf, |g| {
+            let mut k = g.len();
+            loop {
+                let c = format!("{}_{k}", proto.op_type);
+                if g.find(&c).is_none() {
+                    break c;
+                }
+                k += 1;
+            }
+        })?,
+    };
+    let (sources, counts) = plan_sources(&proto, &node_name, args)
+        .map_err(|m| raise(py, invalid_argument_error(py), m, &[]))?;
+    for s in sources.iter().flatten() {
+        if s.is_control() {
+            return Err(IrError::InvalidArgument(format!(
+                "op '{node_name}': a control anchor cannot feed a data input"
+            )))
+            .py();
+        }
+    }
+    // Producer descs and constant values (read once, then the graph is released).
+    let (descs, vals): (Vec<Option<Arc<TensorDesc>>>, Vec<Option<Tensor>>) =
+        PyGraph::try_read(slf, |g| {
+            let mut descs = Vec::with_capacity(sources.len());
+            let mut vals = Vec::with_capacity(sources.len());
+            for s in &sources {
+                match s {
+                    Some(s) => {
+                        let op = g.op(s.node)?;
+                        descs.push(Some(op.output_desc(s.index as usize)?.clone()));
+                        vals.push(infer::engine::const_value(op));
+                    }
+                    None => {
+                        descs.push(None);
+                        vals.push(None);
+                    }
+                }
+            }
+            Ok((descs, vals))
+        })?;
+    let mut attr_map = attrs_for(&proto, attrs)?;
+    // GE's `N` attribute counts the dynamic input instances; fill it when not given.
+    let dyn_inputs: usize = proto
+        .inputs
+        .iter()
+        .zip(&counts)
+        .filter(|(s, _)| s.kind == IrInputType::Dynamic)
+        .map(|(_, &c)| c)
+        .sum();
+    let has_dynamic_input = proto.inputs.iter().any(|i| i.kind == IrInputType::Dynamic);
+    if has_dynamic_input && !attr_map.contains_key("N") {
+        if let Some(spec) = proto.attr("N") {
+            if spec.kind == ascendir_ir::AttrKind::Int {
+                attr_map.insert("N".into(), AttrValue::Int(dyn_inputs as i64));
+            }
+        }
+    }
+    let explicit_descs: Option<Vec<Arc<TensorDesc>>> = match output_descs {
+        None => None,
+        Some(list) => Some(
+            list.try_iter()?
+                .map(|d| PyTensorDesc::extract_arc(&d?))
+                .collect::<PyResult<_>>()?,
+        ),
+    };
+    let has_dynamic_output = proto
+        .outputs
+        .iter()
+        .any(|o| o.kind == IrOutputType::Dynamic);
+    let fixed_outputs = proto.outputs.len() - usize::from(has_dynamic_output);
+    let dyn_outputs = match outputs {
+        Some(o) => {
+            let n: usize = o.extract().map_err(|_| {
+                IrError::InvalidArgument(format!(
+                    "op '{node_name}' ({}): outputs= must be the total output count for a registered type",
+                    proto.op_type
+                ))
+            }).py()?;
+            if !has_dynamic_output && n != fixed_outputs {
+                return Err(IrError::InvalidArgument(format!(
+                    "op '{node_name}' ({}) has {fixed_outputs} outputs, {n} requested",
+                    proto.op_type
+                )))
+                .py();
+            }
+            n.saturating_sub(fixed_outputs)
+        }
+        None => match (&explicit_descs, &proto.dynamic_output_count_attr) {
+            (Some(d), _) if has_dynamic_output => d.len().saturating_sub(fixed_outputs),
+            (_, Some(a)) => match attr_map
+                .get(a)
+                .or_else(|| proto.attr(a).and_then(|s| s.default.as_ref()))
+            {
+                Some(AttrValue::Int(n)) if *n >= 0 => *n as usize,
+                _ => 1,
+            },
+            _ if has_dynamic_output && has_dynamic_input => dyn_inputs,
+            _ => usize::from(has_dynamic_output),
+        },
+    };
+    let mut op = proto
+        .build_planned(&node_name, &counts, &descs, dyn_outputs, attr_map)
+        .map_err(|e| registry_err(py, e))?;
+    proto.check_dtypes(&op, false).map_err(|m| {
+        raise(
+            py,
+            invalid_argument_error(py),
+            format!("op '{node_name}' ({}): {m}", proto.op_type),
+            &[],
+        )
+    })?;
+    // Value lookup by op input slot.
+    let values = |i: usize| vals.get(i).cloned().flatten();
+    run_verify(py, &op, &values)?;
+    match &explicit_descs {
+        Some(d) => {
+            if d.len() != op.num_outputs() {
+                return Err(IrError::InvalidArgument(format!(
+                    "op '{node_name}' ({}) has {} outputs, {} output descs given",
+                    proto.op_type,
+                    op.num_outputs(),
+                    d.len()
+                )))
+                .py();
+            }
+            for (i, desc) in d.iter().enumerate() {
+                op.set_port_desc(ascendir_ir::Side::Output, i, desc.clone())
+                    .py()?;
+            }
+        }
+        None => {
+            // Best effort: a rule that cannot run (inputs not described yet) leaves the
+            // outputs as declared; `Graph.infer_shapes` reports such failures.
+            if let Ok(outs) = infer::infer_op(&proto, &op, &values, &mut PyCustom) {
+                if infer::engine::write_outputs(&mut op, &outs).is_ok()
+                    && !matches!(proto.rule.params.get("format"), Some(Param::Str(s)) if s == "keep")
+                {
+                    infer::format::default_infer_format(&mut op);
+                }
+            }
+        }
+    }
+    let id: NodeId = PyGraph::try_write(slf, |g| {
+        let id = g.add_node(op)?;
+        for (i, src) in sources.iter().enumerate() {
+            if let Some(s) = src {
+                if let Err(e) = g.link(*s, InAnchor::data(id, i)) {
+                    g.erase_node(id)?;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(id)
+    })?;
+    Py::new(py, PyNode::new(slf.clone().unbind(), id))
+}
+
+/// Register the registry functions.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_ops_register, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_unregister, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_contains, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_types, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_begin_library, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_end_library, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_library_loading, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_mark_builtins_loaded, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_rule_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_rule_of, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_infer_node, m)?)?;
+    Ok(())
+}
