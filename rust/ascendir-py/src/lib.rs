@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 mod asc;
 mod errors;
 pub mod ir;
+mod ops;
 mod proto;
 
 #[pymodule]
@@ -15,5 +16,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ir::register(m)?;
     asc::register(m)?;
     proto::register(m)?;
+    ops::register(m)?;
     Ok(())
 }
