@@ -376,7 +376,7 @@ def _linear_and_conv() -> None:
     )
     conv_attrs = dict(
         strides=Attr(list[int]),
-        pads=Attr(list[int]),
+        pads=Attr(list[int], [0, 0, 0, 0]),
         dilations=Attr(list[int], [1, 1, 1, 1]),
         groups=Attr(int, 1),
         data_format=Attr(str, "NHWC"),

@@ -729,7 +729,7 @@ pub fn add_registered(
                 Some(AttrValue::Int(n)) if *n >= 0 => *n as usize,
                 _ => 1,
             },
-            _ if has_dynamic_output && has_dynamic_input => dyn_inputs,
+            _ if has_dynamic_output && has_dynamic_input => dyn_inputs.max(1),
             _ => usize::from(has_dynamic_output),
         },
     };

@@ -344,11 +344,34 @@ impl InferCtx<'_> {
         }
     }
 
-    /// Index of the input called `name` (it must exist).
+    /// Index of the input called `name` (it must exist). An op whose inputs carry GE's
+    /// automatic names (`__input<k>`, as in some GE dumps) resolves `name` by its position
+    /// among the registered prototype's inputs.
     pub fn input(&self, name: &str) -> Result<usize, String> {
-        self.op
-            .input_index(name)
+        if let Some(i) = self.op.input_index(name) {
+            return Ok(i);
+        }
+        self.positional(name)
             .ok_or_else(|| format!("the op has no input named '{name}'"))
+    }
+
+    fn positional(&self, name: &str) -> Option<usize> {
+        let auto = |p: &crate::op_desc::Port| p.name.starts_with("__input");
+        if self.op.inputs().is_empty() || !self.op.inputs().iter().all(auto) {
+            return None;
+        }
+        let proto = crate::registry::lookup(self.op.op_type())?;
+        let mut pos = 0usize;
+        for spec in &proto.inputs {
+            if spec.name == name {
+                return (pos < self.op.num_inputs()).then_some(pos);
+            }
+            if spec.kind == crate::op_desc::IrInputType::Dynamic {
+                return None;
+            }
+            pos += 1;
+        }
+        None
     }
 
     /// Index of the input named by parameter `key` (default name `default`).
@@ -360,6 +383,7 @@ impl InferCtx<'_> {
     pub fn opt_input(&self, name: &str) -> Option<usize> {
         self.op
             .input_index(name)
+            .or_else(|| self.positional(name))
             .filter(|&i| self.op.inputs()[i].desc.is_valid())
     }
 
@@ -445,7 +469,7 @@ impl InferCtx<'_> {
     /// input, from the attribute `name`. `Ok(None)` when the input exists but its value is not
     /// constant; an error when neither exists.
     pub fn ints(&self, name: &str) -> Result<Option<Vec<i64>>, String> {
-        if let Some(i) = self.op.input_index(name) {
+        if let Some(i) = self.op.input_index(name).or_else(|| self.positional(name)) {
             if !self.op.inputs()[i].desc.is_valid() {
                 return Ok(self.attr_ints(name));
             }
@@ -469,7 +493,9 @@ impl InferCtx<'_> {
 
     /// Whether the op has an input or attribute called `name`.
     pub fn has(&self, name: &str) -> bool {
-        self.op.input_index(name).is_some() || self.attr(name).is_some()
+        self.op.input_index(name).is_some()
+            || self.attr(name).is_some()
+            || self.positional(name).is_some()
     }
 
     /// Number of elements of the constant feeding `name` when only its shape is known: the

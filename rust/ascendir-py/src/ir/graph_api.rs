@@ -345,7 +345,8 @@ impl PyGraph {
     /// attributes come from its prototype: inputs map to the IR inputs in order (a list for a
     /// dynamic input, `None` for an unset optional one), attributes are checked and converted,
     /// dtypes checked against the type variables, and the outputs inferred when the rule can
-    /// run (`output_descs` overrides). For other types port names default to GE's automatic
+    /// run (`output_descs` overrides). Giving `input_names` or a list of output names builds
+    /// the ports as listed instead, registered or not. Otherwise port names default to GE's automatic
     /// `__input<i>` / `__output<i>`; `outputs` is a count or a list of names; `output_descs`
     /// describes the outputs. Atomic.
     #[pyo3(signature = (r#type, inputs=None, *, name=None, attrs=None, input_names=None, outputs=None, output_descs=None))]
@@ -361,23 +362,22 @@ impl PyGraph {
         output_descs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyNode>> {
         // A registered type: ports, attributes, validation and inference from its prototype.
-        if let Some(proto) = crate::ops::lookup(slf.py(), r#type)? {
-            if input_names.is_some() {
-                return Err(IrError::InvalidArgument(format!(
-                    "'{}' is a registered type: its input names come from its prototype, input_names= is only for unregistered types",
-                    r#type
-                )))
-                .py();
+        // An explicit port layout (`input_names=`, or `outputs=` as a list of names) asks for
+        // the low-level construction below, registered or not.
+        let explicit_layout = input_names.is_some()
+            || outputs.is_some_and(|o| o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>());
+        if !explicit_layout {
+            if let Some(proto) = crate::ops::lookup(slf.py(), r#type)? {
+                return crate::ops::add_registered(
+                    slf,
+                    proto,
+                    inputs,
+                    name,
+                    attrs,
+                    outputs,
+                    output_descs,
+                );
             }
-            return crate::ops::add_registered(
-                slf,
-                proto,
-                inputs,
-                name,
-                attrs,
-                outputs,
-                output_descs,
-            );
         }
         let mut sources: Vec<Option<OutAnchor>> = Vec::new();
         if let Some(list) = inputs {
