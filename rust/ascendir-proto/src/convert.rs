@@ -1501,10 +1501,19 @@ fn op_to_def(
 
 /// Encode a model: every root graph followed by its registered subgraphs.
 pub fn model_to_def(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<pb::ModelDef> {
+    let all: Vec<&Graph> = graphs
+        .iter()
+        .flat_map(|g| std::iter::once(*g).chain(g.subgraphs.iter()))
+        .collect();
+    model_to_def_flat(meta, &all)
+}
+
+/// Encode a model from the exact `ModelDef.graph` list (`graphs[0]` first).
+pub fn model_to_def_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<pb::ModelDef> {
     let mut out = Vec::new();
     let mut names = rustc_hash::FxHashSet::default();
-    for g in graphs {
-        for sub in std::iter::once(*g).chain(g.subgraphs.iter()) {
+    {
+        for sub in graphs.iter().copied() {
             if !names.insert(sub.name().to_string()) {
                 return Err(ProtoError::Encode(format!(
                     "two graphs of the model are named '{}'; subgraphs are found by name",

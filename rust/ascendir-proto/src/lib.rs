@@ -62,3 +62,41 @@ pub fn encode_model(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8>>
 pub fn encode_graph(graph: &Graph) -> ProtoResult<Vec<u8>> {
     encode_model(&ModelMeta::new(graph.name()), &[graph])
 }
+
+/// The subgraphs of `root` that descend from its subgraph `name` (children, grandchildren, …),
+/// in registration order.
+pub fn descendants<'a>(root: &'a Graph, name: &str) -> Vec<&'a Graph> {
+    let mut keep: Vec<&str> = vec![name];
+    let mut out: Vec<&Graph> = Vec::new();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for s in &root.subgraphs {
+            let inside = s
+                .parent
+                .as_ref()
+                .is_some_and(|p| keep.contains(&p.graph.as_str()));
+            if inside && !keep.contains(&s.name()) {
+                keep.push(s.name());
+                changed = true;
+            }
+        }
+    }
+    for s in &root.subgraphs {
+        if s.name() != name && keep.contains(&s.name()) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Encode subgraph `name` of `root` as a model of its own: the subgraph first, then every
+/// subgraph below it.
+pub fn encode_subgraph(root: &Graph, name: &str) -> ProtoResult<Vec<u8>> {
+    let sub = root.subgraph(name).ok_or_else(|| {
+        ProtoError::Encode(format!("graph '{}' has no subgraph '{name}'", root.name()))
+    })?;
+    let mut list = vec![sub];
+    list.extend(descendants(root, name));
+    Ok(convert::model_to_def_flat(&ModelMeta::new(name), &list)?.encode_to_vec())
+}

@@ -620,3 +620,15 @@ fn model_keeps_several_graphs_and_attrs() {
         Err(ProtoError::Encode(_))
     ));
 }
+
+#[test]
+fn a_subgraph_encodes_with_everything_below_it() {
+    let g = build();
+    let bytes = ascendir_proto::encode_subgraph(&g, "if_then").unwrap();
+    let sub = decode_graph(&bytes).unwrap();
+    assert_eq!(sub.name(), "if_then");
+    assert_eq!(sub.subgraphs.len(), 1);
+    assert_eq!(sub.subgraphs[0].name(), "while_body");
+    assert_eq!(ascendir_proto::descendants(&g, "while_body").len(), 0);
+    assert!(ascendir_proto::encode_subgraph(&g, "nope").is_err());
+}

@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use crate::errors::{decode_error, invalid_argument_error, raise};
-use crate::ir::graph::PyGraph;
+use crate::ir::graph::{GraphSlot, PyGraph};
 
 /// Map a proto error to the Python exception tree (`DecodeError` with `.offset` / `.path`).
 pub fn proto_err(py: Python<'_>, err: ProtoError) -> PyErr {
@@ -46,10 +46,20 @@ fn graph_object(py: Python<'_>, g: Graph) -> PyResult<Py<PyGraph>> {
     Py::new(py, PyGraph::from_graph(g))
 }
 
-/// Encode the graph of `this` (with its subgraphs when it is a root) as a binary ModelDef.
+/// Encode the graph of `this` as a binary ModelDef: a root with its subgraphs, or a subgraph
+/// view with every subgraph below it.
 fn encode_one(this: &Bound<'_, PyGraph>) -> PyResult<Vec<u8>> {
     let py = this.py();
-    let res = PyGraph::read(this, |g| py.detach(|| ascendir_proto::encode_graph(g)))?;
+    let sub = match &this.try_borrow()?.slot {
+        GraphSlot::Own(_) => None,
+        GraphSlot::Sub { root, name } => Some((root.clone_ref(py), name.clone())),
+    };
+    let res = match sub {
+        None => PyGraph::read(this, |g| py.detach(|| ascendir_proto::encode_graph(g)))?,
+        Some((root, name)) => PyGraph::read(root.bind(py), |r| {
+            py.detach(|| ascendir_proto::encode_subgraph(r, &name))
+        })?,
+    };
     res.map_err(|e| proto_err(py, e))
 }
 
