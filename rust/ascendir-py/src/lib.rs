@@ -5,6 +5,7 @@
 use pyo3::prelude::*;
 
 mod asc;
+mod asc_backend;
 mod errors;
 pub mod ir;
 mod ops;
@@ -15,6 +16,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     ir::register(m)?;
     asc::register(m)?;
+    asc_backend::register(m)?;
     proto::register(m)?;
     ops::register(m)?;
     Ok(())
