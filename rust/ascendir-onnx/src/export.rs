@@ -11,7 +11,9 @@ use prost::Message;
 use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::error::{OnnxError, OnnxResult};
-use crate::import::{ATTR_DOMAIN, ATTR_IR_VERSION, ATTR_OPSET, ATTR_OPSET_IMPORT};
+use crate::import::{
+    ATTR_AUX, ATTR_CONSTANT_NODE, ATTR_DOMAIN, ATTR_IR_VERSION, ATTR_OPSET, ATTR_OPSET_IMPORT,
+};
 use crate::ops::{attr_to_proto, unmap_node, Source};
 use crate::pb;
 use crate::types::{tensor_to_proto, type_from_desc};
@@ -218,7 +220,8 @@ impl Exporter<'_> {
                         names.insert((id, 0), name);
                     }
                 }
-                "Const" | "Constant" => {
+                "Const" | "Constant" if op.attr(ATTR_AUX).is_some() => {}
+                "Const" | "Constant" if op.attr(ATTR_CONSTANT_NODE).is_none() => {
                     let Some(AttrValue::Tensor(t)) = op.attr("value") else {
                         return Err(OnnxError::Unsupported(format!(
                             "Const '{}' has no tensor value",

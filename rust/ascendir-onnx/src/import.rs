@@ -65,6 +65,8 @@ pub const ATTR_PRODUCER: &str = "_onnx_producer_name";
 pub const ATTR_DOMAIN: &str = "_onnx_domain";
 /// Op attribute marking a `Const` made for a GE input that ONNX holds as an attribute.
 pub const ATTR_AUX: &str = "_onnx_aux";
+/// Op attribute marking a `Const` that was an ONNX `Constant` node (not an initializer).
+pub const ATTR_CONSTANT_NODE: &str = "_onnx_constant_node";
 
 /// Decode ONNX bytes and build the graph. The buffer is kept alive by the graph's constants.
 pub fn import_model(data: Bytes, opts: &ImportOptions) -> OnnxResult<(Graph, ImportReport)> {
@@ -438,6 +440,9 @@ fn build_graph<'m>(
         };
         let mut op = OpDesc::new(&node_name, &ge_type);
         op.attrs = attrs;
+        if ge_type == "Const" {
+            op.set_attr(ATTR_CONSTANT_NODE, AttrValue::Bool(true));
+        }
         let mut links: Vec<(usize, &'m str)> = Vec::with_capacity(inputs.len());
         for (port, src, optional) in &inputs {
             let value = src.and_then(|k| n.input.get(k)).map_or("", String::as_str);
@@ -556,6 +561,14 @@ fn build_bodies<'m>(
         for g in &a.graphs {
             bodies.push((a.name.clone(), true, g));
         }
+    }
+    // GE's slot order (attributes may come sorted by name).
+    if ge_type == "If" {
+        bodies.sort_by_key(|(slot, _, _)| match slot.as_str() {
+            "then_branch" => 0,
+            "else_branch" => 1,
+            _ => 2,
+        });
     }
     // Formal inputs of a Loop body stand for the parent inputs in order; others have none
     // they could map to, so their formal inputs get fresh parent ports after the captures.

@@ -8,6 +8,7 @@ mod asc;
 mod asc_backend;
 mod errors;
 pub mod ir;
+mod onnx;
 mod ops;
 mod proto;
 
@@ -15,6 +16,7 @@ mod proto;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     ir::register(m)?;
+    onnx::register(m)?;
     asc::register(m)?;
     asc_backend::register(m)?;
     proto::register(m)?;

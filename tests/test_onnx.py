@@ -1,0 +1,367 @@
+"""ONNX frontend: import of real-architecture models, op mapping, subgraphs, export round trip,
+external data, malformed input, CLI commands."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+import ascendir as air  # noqa: E402
+from ascendir.onnx import ImportReport, UnknownOpWarning  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benches"))
+import models  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def small_models() -> dict[str, Any]:
+    return {
+        "resnet50": models.resnet50(width=4, image=32),
+        "bert": models.bert(layers=2, hidden=16, heads=2),
+        "decoder": models.decoder(layers=3, hidden=8, heads=2),
+    }
+
+
+def _op_nodes(g: air.Graph, n_inits: int, report_aux: int = 0) -> int:
+    """Nodes that stand for ONNX nodes: all but inputs, initializer Consts and the NetOutput."""
+    types = Counter(n.type for n in g.nodes)
+    return len(g) - types["Data"] - n_inits - types["NetOutput"] - report_aux
+
+
+def _aux(g: air.Graph) -> int:
+    return sum(1 for n in g.nodes if n.type == "Const" and "_onnx_aux" in n.attrs)
+
+
+@pytest.mark.parametrize("name", ["resnet50", "bert", "decoder"])
+def test_real_models_import_with_matching_node_counts(
+    small_models: dict[str, Any], name: str
+) -> None:
+    model = small_models[name]
+    g, report = air.onnx.load(model.SerializeToString(), return_report=True)
+    assert isinstance(report, ImportReport)
+    assert report.unknown_ops == {}
+    assert report.root_nodes == len(model.graph.node)
+    assert _op_nodes(g, len(model.graph.initializer), _aux(g)) == len(model.graph.node)
+    assert g.check_invariants() == []
+    # Inputs and outputs keep their ONNX names.
+    assert [n.name for n in g.inputs] == [i.name for i in model.graph.input]
+    assert len(g.outputs) == len(model.graph.output)
+
+
+def test_resnet_ops_use_ge_types_and_attrs(small_models: dict[str, Any]) -> None:
+    g = air.onnx.load(small_models["resnet50"])
+    types = Counter(n.type for n in g.nodes)
+    assert types["Conv2D"] == 53
+    assert types["BatchNorm"] == 53
+    assert types["MaxPoolV3"] == 1
+    assert types["GlobalAveragePool"] == 1
+    assert types["MatMulV2"] == 1
+    stem = next(n for n in g.nodes if n.type == "Conv2D")
+    a = stem.attrs
+    assert a["strides"] == [1, 1, 2, 2]
+    assert a["pads"] == [3, 3, 3, 3]
+    assert a["dilations"] == [1, 1, 1, 1]
+    assert a["groups"] == 1
+    assert a["data_format"] == "NCHW"
+    assert stem.op_desc.input_names == ["x", "filter"]
+    pool = next(n for n in g.nodes if n.type == "MaxPoolV3")
+    assert pool.attrs["ksize"] == [1, 1, 3, 3]
+    assert pool.attrs["padding_mode"] == "CALCULATED"
+    fc = next(n for n in g.nodes if n.type == "MatMulV2")
+    assert fc.attrs["transpose_x2"] is True
+    assert fc.op_desc.input_names == ["x1", "x2", "bias"]
+    bn = next(n for n in g.nodes if n.type == "BatchNorm")
+    assert bn.op_desc.input_names == ["x", "scale", "offset", "mean", "variance"]
+    assert bn.attrs["is_training"] is False
+
+
+def test_bert_ops_use_ge_types(small_models: dict[str, Any]) -> None:
+    g = air.onnx.load(small_models["bert"])
+    types = Counter(n.type for n in g.nodes)
+    for ge in (
+        "LayerNorm",
+        "SoftmaxV2",
+        "TransposeD",
+        "ConcatV2D",
+        "GatherV2D",
+        "RealDiv",
+        "BatchMatMulV2",
+        "UnsqueezeV3",
+        "Shape",
+        "Reshape",
+        "StridedSliceV2",
+        "Erf",
+        "If",
+    ):
+        assert types[ge] > 0, ge
+    sm = next(n for n in g.nodes if n.type == "SoftmaxV2")
+    assert sm.attrs["axes"] == [-1]
+    ln = next(n for n in g.nodes if n.type == "LayerNorm")
+    assert ln.attrs["begin_norm_axis"] == -1
+    assert ln.op_desc.input_names == ["x", "gamma", "beta"]
+    cat = next(n for n in g.nodes if n.type == "ConcatV2D")
+    assert cat.op_desc.input_names == ["x0", "x1", "x2", "x3"]
+    assert cat.attrs["N"] == 4 and cat.attrs["concat_dim"] == 0
+    cast = next(n for n in g.nodes if n.type == "Cast")
+    assert cast.attrs["dst_type"] == int(air.DataType.FLOAT)
+
+
+def test_if_and_loop_bodies_become_subgraphs_with_parent_links(
+    small_models: dict[str, Any],
+) -> None:
+    g = air.onnx.load(small_models["bert"])
+    if_node = next(n for n in g.nodes if n.type == "If")
+    names = if_node.op_desc.subgraph_names
+    assert names == ["if_then", "if_else"]
+    assert [ir for ir, _ in if_node.op_desc.subgraph_ir_names] == ["then_branch", "else_branch"]
+    # The pooled value the branches read becomes an explicit input of the If.
+    assert if_node.op_desc.input_names == ["cond", "input0"]
+    then = g.subgraph("if_then")
+    assert then.parent_node == if_node
+    data = [n for n in then.nodes if n.type == "Data"]
+    assert len(data) == 1 and data[0].attrs["index"] == 1
+    d = air.onnx.load(small_models["decoder"])
+    loop = next(n for n in d.nodes if n.type == "Loop")
+    assert loop.op_desc.input_names == ["max_trip_count", "cond", "input0", "input1"]
+    body = d.subgraph("loop_body")
+    assert sorted(n.attrs["index"] for n in body.nodes if n.type == "Data") == [0, 1, 2, 3]
+
+
+def test_value_descs_carry_onnx_names_and_types() -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT16, ["N", 8])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT16, ["N", 8])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="act")], "g", [x], [y])
+    g = air.onnx.load(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    d = g.node("act").op_desc.output_desc(0)
+    assert d.name == "y"
+    assert d.dtype == air.DataType.FLOAT16
+    assert list(d.shape) == [-1, 8]
+
+
+def test_initializers_share_and_keep_values(small_models: dict[str, Any]) -> None:
+    model = small_models["bert"]
+    g = air.onnx.load(model)
+    init = model.graph.initializer[0]
+    node = g.node(init.name)
+    assert node.type == "Const"
+    value = node.attrs["value"]
+    np.testing.assert_array_equal(np.asarray(value.numpy()), numpy_helper.to_array(init))
+
+
+def test_unknown_ops_are_kept_and_reported() -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"], name="r"),
+        helper.make_node(
+            "FancyOp", ["r"], ["y"], name="fancy", domain="com.example", alpha=0.5, tags=["a"]
+        ),
+    ]
+    model = helper.make_model(
+        helper.make_graph(nodes, "g", [x], [y]),
+        opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.example", 1)],
+    )
+    with pytest.warns(UnknownOpWarning, match="onnx::FancyOp"):
+        g, report = air.onnx.load(model, return_report=True)
+    assert report.unknown_ops == {"onnx::FancyOp": 1}
+    n = g.node("fancy")
+    assert n.type == "onnx::FancyOp"
+    assert n.attrs["alpha"] == pytest.approx(0.5)
+    assert n.attrs["tags"] == ["a"]
+    assert n.attrs["_onnx_domain"] == "com.example"
+    # Exported back verbatim, with its domain.
+    back = onnx.load_from_string(air.onnx.to_bytes(g))
+    onnx.checker.check_model(back)
+    assert back.graph.node[1].op_type == "FancyOp" and back.graph.node[1].domain == "com.example"
+
+
+@pytest.mark.parametrize("name", ["resnet50", "bert", "decoder"])
+def test_round_trip_passes_the_checker(
+    small_models: dict[str, Any], name: str, tmp_path: Path
+) -> None:
+    model = small_models[name]
+    g = air.onnx.load(model)
+    path = tmp_path / f"{name}.onnx"
+    air.onnx.save(g, path)
+    back = onnx.load(str(path))
+    onnx.checker.check_model(back)
+    assert [n.op_type for n in back.graph.node] == [n.op_type for n in model.graph.node]
+    assert [i.name for i in back.graph.input] == [i.name for i in model.graph.input]
+    assert [o.name for o in back.graph.output] == [o.name for o in model.graph.output]
+    assert len(back.graph.initializer) == len(model.graph.initializer)
+    # Shape inference sees the same graph again.
+    onnx.shape_inference.infer_shapes(back, strict_mode=True)
+    # And it imports again to the same node count.
+    g2 = air.onnx.load(back)
+    assert len(g2) == len(g)
+
+
+def test_round_trip_keeps_attribute_values(small_models: dict[str, Any]) -> None:
+    model = small_models["resnet50"]
+    back = onnx.load_from_string(air.onnx.to_bytes(air.onnx.load(model)))
+
+    def attrs(n: Any) -> dict[str, Any]:
+        return {a.name: helper.get_attribute_value(a) for a in n.attribute}
+
+    for a, b in zip(model.graph.node, back.graph.node, strict=True):
+        if a.op_type in ("Conv", "MaxPool"):
+            for key in ("strides", "pads", "kernel_shape"):
+                assert attrs(a)[key] == attrs(b)[key], (a.name, key)
+        if a.op_type == "Gemm":
+            assert attrs(b)["transB"] == 1
+
+
+def test_external_data_is_loaded(tmp_path: Path) -> None:
+    model = models.resnet50(width=4, image=32)
+    path = tmp_path / "ext.onnx"
+    ext = onnx.ModelProto()
+    ext.CopyFrom(model)
+    with open(tmp_path / "weights.bin", "wb") as f:
+        for t in ext.graph.initializer:
+            if len(t.raw_data) < 64:
+                continue
+            offset = f.tell()
+            f.write(t.raw_data)
+            t.ClearField("raw_data")
+            t.data_location = TensorProto.EXTERNAL
+            for key, value in (
+                ("location", "weights.bin"),
+                ("offset", str(offset)),
+                ("length", str(f.tell() - offset)),
+            ):
+                entry = t.external_data.add()
+                entry.key, entry.value = key, value
+    path.write_bytes(ext.SerializeToString())
+    assert (tmp_path / "weights.bin").exists()
+    g = air.onnx.load(path)
+    ref = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    name = "layer4.2.c.conv.weight"
+    np.testing.assert_array_equal(np.asarray(g.node(name).attrs["value"].numpy()), ref[name])
+    # From bytes, the directory must be given.
+    data = path.read_bytes()
+    with pytest.raises(air.InvalidArgumentError, match="weights.bin"):
+        air.onnx.load(data)
+    g2 = air.onnx.load(data, base_dir=tmp_path)
+    assert len(g2) == len(g)
+
+
+def test_malformed_bytes_raise_decode_error(small_models: dict[str, Any]) -> None:
+    data = small_models["bert"].SerializeToString()
+    with pytest.raises(air.DecodeError) as e:
+        air.onnx.load(data[: len(data) // 2])
+    assert e.value.offset is not None and e.value.path.startswith("ModelProto")
+    with pytest.raises(air.DecodeError):
+        air.onnx.load(b"\xff\xff\xff\xff")
+    # Flip bytes at many places: never a crash, only library errors.
+    rng = np.random.default_rng(0)
+    raw = bytearray(small_models["resnet50"].SerializeToString())
+    for _ in range(200):
+        bad = bytearray(raw)
+        for pos in rng.integers(0, len(bad), 4):
+            bad[pos] = int(rng.integers(0, 256))
+        try:
+            air.onnx.load(bytes(bad), warn_unknown=False)
+        except (air.AscendIRError, OSError):
+            pass
+
+
+def test_invalid_graphs_name_the_problem() -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["nowhere"], ["y"], name="r")], "g", [x], [y]
+    )
+    with pytest.raises(air.InvalidArgumentError, match="nowhere"):
+        air.onnx.load(helper.make_model(graph))
+    with pytest.raises(TypeError):
+        air.onnx.load(12345)
+
+
+def test_load_accepts_path_bytes_and_model(small_models: dict[str, Any], tmp_path: Path) -> None:
+    model = small_models["decoder"]
+    path = tmp_path / "m.onnx"
+    onnx.save(model, str(path))
+    sizes = {len(air.onnx.load(src)) for src in (path, str(path), path.read_bytes(), model)}
+    assert len(sizes) == 1
+
+
+def test_decoder_scale_model_has_20k_nodes() -> None:
+    model = models.decoder()
+    assert len(model.graph.node) >= 20000
+    g, report = air.onnx.load(model, return_report=True)
+    assert report.onnx_nodes == len(model.graph.node) + 2  # the Loop body's two nodes
+    assert _op_nodes(g, len(model.graph.initializer), _aux(g)) == len(model.graph.node)
+
+
+def _onnx_types(model: Any) -> dict[str, tuple[int, tuple[int, ...]]]:
+    inferred = onnx.shape_inference.infer_shapes(model)
+    out = {}
+    for vi in list(inferred.graph.value_info) + list(inferred.graph.output):
+        t = vi.type.tensor_type
+        if not t.HasField("shape"):
+            continue
+        dims = tuple(d.dim_value if d.HasField("dim_value") else -1 for d in t.shape.dim)
+        out[vi.name] = (t.elem_type, dims)
+    return out
+
+
+@pytest.mark.parametrize("name", ["resnet50", "bert", "decoder"])
+def test_shape_inference_agrees_with_onnx(small_models: dict[str, Any], name: str) -> None:
+    if not hasattr(air.Graph, "infer_shapes"):
+        pytest.skip("shape inference is not available in this build")
+    from ascendir.onnx import _onnx_dtype_of
+
+    model = small_models[name]
+    want = _onnx_types(model)
+    g = air.onnx.load(model)
+    g.infer_shapes()
+    got = {}
+    for n in g.nodes:
+        od = n.op_desc
+        for i in range(od.num_outputs):
+            d = od.output_desc(i)
+            if d.name in want:
+                got[d.name] = (_onnx_dtype_of(d.dtype), tuple(d.shape))
+    agree = sum(1 for k, v in want.items() if got.get(k) == v)
+    missing = [(k, want[k], got.get(k)) for k in want if got.get(k) != want[k]][:10]
+    assert agree >= 0.99 * len(want), missing
+
+
+def test_cli_commands(small_models: dict[str, Any], tmp_path: Path, capsys: Any) -> None:
+    import argparse
+
+    from ascendir.onnx.cli_commands import add_convert_command, add_inspect_command
+
+    path = tmp_path / "bert.onnx"
+    onnx.save(small_models["bert"], str(path))
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers()
+    add_convert_command(sub)
+    add_inspect_command(sub)
+    args = parser.parse_args(["inspect", str(path)])
+    assert args.func(args) == 0
+    text = capsys.readouterr().out
+    assert "LayerNorm" in text and "subgraphs: 2" in text and "unknown ops: none" in text
+    dst = tmp_path / "copy.onnx"
+    args = parser.parse_args(["convert", str(path), str(dst)])
+    assert args.func(args) == 0
+    onnx.checker.check_model(onnx.load(str(dst)))
+    if os.environ.get("ASCENDIR_SKIP_GE_CONVERT"):
+        return
+    try:
+        import ascendir.serialization  # noqa: F401
+    except ImportError:
+        return
+    pb = tmp_path / "bert.pb"
+    args = parser.parse_args(["convert", str(path), str(pb)])
+    assert args.func(args) == 0
+    assert pb.stat().st_size > 0
