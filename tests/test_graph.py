@@ -99,13 +99,14 @@ def test_add_op_is_atomic(chain, td):
 
 def test_add_op_names_and_outputs(chain, td):
     x = chain.node("x")
-    n = chain.add_op("Split", [x], outputs=2)
+    # Types without a registered prototype take GE's automatic port names.
+    n = chain.add_op("MySplit", [x], outputs=2)
     assert n.op_desc.output_names == ["__output0", "__output1"]
     assert n.op_desc.input_names == ["__input0"]
-    m = chain.add_op("Identity", [n.out(1), None], outputs=["y"])
+    m = chain.add_op("MyIdentity", [n.out(1), None], outputs=["y"])
     assert m.in_data_nodes == [n] and m.input_source(0) == n.out_data_anchor(1)
     assert m.input_source(1) is None
-    assert n.name.startswith("Split_")
+    assert n.name.startswith("MySplit_")
 
 
 def test_set_outputs_rewires_and_targets(chain, td):
