@@ -75,8 +75,21 @@ _LAZY_MODULES = {"asc", "cli", "onnx", "ops", "serialization", "topo", "infer"}
 _LAZY_NAMES = {
     "save": "serialization",
     "load": "serialization",
+    "load_model": "serialization",
     "Model": "serialization",
     "TopoMode": "topo",
+    "register_op": "ops",
+    "OpDef": "ops",
+    "Input": "ops",
+    "OptionalInput": "ops",
+    "DynamicInput": "ops",
+    "Output": "ops",
+    "DynamicOutput": "ops",
+    "Attr": "ops",
+    "TypeVar": "ops",
+    "Subgraph": "ops",
+    "TensorType": "ops",
+    "InferContext": "ops",
 }
 
 
