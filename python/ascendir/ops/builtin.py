@@ -45,7 +45,7 @@ def _binary(name: str, out: Any = "T", rule: I.Rule | None = None) -> None:
         x2=Input("T"),
         y=Output(out),
         T=TypeVar(TensorType.ANY),
-        infer=rule or I.broadcast("x1", "x2"),
+        infer=rule or I.broadcast(),
     )
 
 
@@ -185,14 +185,14 @@ def _elementwise() -> None:
     for name in BINARY:
         _binary(name)
     for name in COMPARE:
-        _binary(name, out=_F.BOOL, rule=I.broadcast("x1", "x2", dtype=_F.BOOL))
+        _binary(name, out=_F.BOOL, rule=I.broadcast(dtype=_F.BOOL))
     for name in LOGICAL:
         _op(
             name,
             x1=Input(_F.BOOL),
             x2=Input(_F.BOOL),
             y=Output(_F.BOOL),
-            infer=I.broadcast("x1", "x2"),
+            infer=I.broadcast(),
         )
     _op(
         "AddN",
