@@ -18,7 +18,6 @@ SizeExpr = _casc.Expr
 
 __all__ = ["AscGraph", "Axis", "HintGraph", "ImplGraph", "Node", "Output", "SizeExpr"]
 
-_AXIS_TYPES = {0: "ORIGINAL", 1: "BLOCK_OUT", 2: "BLOCK_IN", 3: "TILE_OUT", 4: "TILE_IN", 5: "MERGED"}
 
 
 class Axis:
@@ -413,7 +412,8 @@ class Output:
         return _FieldProxy(self, "buf")
 
     def set_contiguous(self, axes: Sequence[Axis | int]) -> None:
-        """Make this a contiguous view over ``axes`` (repeats = sizes, strides = suffix products)."""
+        """Make this a contiguous view over ``axes`` (repeats = sizes, strides = suffix
+        products, last 1)."""
         n = self._node
         n._attach_to(_axis_graph(axes))
         n._core.set_contiguous(n._id, self._index, [_axis_id(n._graph, a) for a in axes])
@@ -421,7 +421,9 @@ class Output:
     contiguous = property(None, set_contiguous, doc="Write-only: ``out.contiguous = [z0, z1]``.")
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Output) and other._node is self._node and other._index == self._index
+        if not isinstance(other, Output):
+            return False
+        return other._node is self._node and other._index == self._index
 
     def __hash__(self) -> int:
         return hash((id(self._node), self._index))

@@ -20,8 +20,11 @@ impl AscGraph {
         let order = self.topo_order()?;
         let mut assigned: Vec<(usize, usize, DataType)> = Vec::new();
         // Work on a scratch table so that a failure leaves the graph unchanged.
-        let mut out_dtypes: Vec<Vec<DataType>> =
-            self.nodes.iter().map(|n| n.outputs.iter().map(|t| t.dtype).collect()).collect();
+        let mut out_dtypes: Vec<Vec<DataType>> = self
+            .nodes
+            .iter()
+            .map(|n| n.outputs.iter().map(|t| t.dtype).collect())
+            .collect();
         for id in order {
             let n = &self.nodes[id.index()];
             let op = &n.op;
@@ -31,7 +34,9 @@ impl AscGraph {
                 let Some(r) = inp else { continue };
                 let dt = out_dtypes[r.node.index()][r.index as usize];
                 in_dts.push(dt);
-                let Some(port) = n.input_port_def(k) else { continue };
+                let Some(port) = n.input_port_def(k) else {
+                    continue;
+                };
                 if dt == DataType::UNDEFINED {
                     continue;
                 }
@@ -60,10 +65,18 @@ impl AscGraph {
             let cur_out: Vec<DataType> = out_dtypes[id.index()].clone();
             let mut new_out = cur_out.clone();
             for (k, dt) in cur_out.iter().enumerate() {
-                let Some(port) = n.output_port_def(k) else { continue };
+                let Some(port) = n.output_port_def(k) else {
+                    continue;
+                };
                 let var = port.dtype_var.as_str();
                 let allowed = op.allowed(var).unwrap_or(&[]);
-                let inferred = bind.get(var).copied().or_else(|| if allowed.len() == 1 { Some(allowed[0]) } else { None });
+                let inferred = bind.get(var).copied().or_else(|| {
+                    if allowed.len() == 1 {
+                        Some(allowed[0])
+                    } else {
+                        None
+                    }
+                });
                 let check_fail = |out: DataType| {
                     AscError::Inference(format!(
                         "Check dtype failed for {} {}; input_dtypes: {}, output_dytpes: {}",
@@ -90,7 +103,11 @@ impl AscGraph {
             }
             // Joint combinations (e.g. Cast's (from, to) pairs).
             if !op.dtype_combos.is_empty() {
-                let assign: Option<Vec<DataType>> = op.dtype_vars.iter().map(|(v, _)| bind.get(v.as_str()).copied()).collect();
+                let assign: Option<Vec<DataType>> = op
+                    .dtype_vars
+                    .iter()
+                    .map(|(v, _)| bind.get(v.as_str()).copied())
+                    .collect();
                 if let Some(assign) = assign {
                     if !op.dtype_combos.iter().any(|c| c == &assign) {
                         return Err(AscError::Inference(format!(

@@ -13,8 +13,8 @@ use crate::axis::{Axis, AxisType};
 use crate::error::{AscError, AscResult};
 use crate::expr::Expr;
 use crate::graph::{
-    AllocType, ApiInfo, ApiType, AscGraph, AttrValue, ComputeType, ComputeUnit, ExecCondition, GraphType, MemAttr,
-    MemHardware, Node, NodeId, OutRef, Position, SchedInfo, Tensor, TmpBuffer,
+    AllocType, ApiInfo, ApiType, AscGraph, AttrValue, ComputeType, ComputeUnit, ExecCondition,
+    GraphType, MemAttr, MemHardware, Node, NodeId, OutRef, Position, SchedInfo, Tensor, TmpBuffer,
 };
 use crate::registry::{self, AttrType, OpDef, PortDef, PortKind};
 
@@ -29,7 +29,10 @@ pub mod pb {
 pub const ASCGRAPH_ATTR_KEY: &str = "_ascendir_ascgraph";
 
 fn dec(msg: String, path: &str) -> AscError {
-    AscError::Decode { message: msg, path: Some(path.to_string()) }
+    AscError::Decode {
+        message: msg,
+        path: Some(path.to_string()),
+    }
 }
 
 fn parse_expr(text: &str, path: &str) -> AscResult<Expr> {
@@ -83,10 +86,14 @@ fn attr_to_pb(v: &AttrValue) -> pb::AttrDef {
 
 fn attr_from_pb(a: &pb::AttrDef, ty: Option<AttrType>, path: &str) -> AscResult<AttrValue> {
     use pb::attr_def::Value;
-    let v = a.value.as_ref().ok_or_else(|| dec(format!("{path}: attribute without a value"), path))?;
+    let v = a
+        .value
+        .as_ref()
+        .ok_or_else(|| dec(format!("{path}: attribute without a value"), path))?;
     Ok(match (v, ty) {
         (Value::S(s), t) => {
-            let text = String::from_utf8(s.clone()).map_err(|_| dec(format!("{path}: string is not UTF-8"), path))?;
+            let text = String::from_utf8(s.clone())
+                .map_err(|_| dec(format!("{path}: string is not UTF-8"), path))?;
             if t == Some(AttrType::Expr) {
                 AttrValue::Expr(parse_expr(&text, path)?)
             } else {
@@ -100,7 +107,8 @@ fn attr_from_pb(a: &pb::AttrDef, ty: Option<AttrType>, path: &str) -> AscResult<
         (Value::B(b), _) => AttrValue::Bool(*b),
         (Value::List(l), _) => AttrValue::ListInt(l.i.clone()),
         (Value::Dt(d), _) => AttrValue::DType(
-            DataType::from_ge(*d).ok_or_else(|| dec(format!("{path}: unknown data type number {d}"), path))?,
+            DataType::from_ge(*d)
+                .ok_or_else(|| dec(format!("{path}: unknown data type number {d}"), path))?,
         ),
     })
 }
@@ -116,8 +124,16 @@ fn tensor_to_pb(t: &Tensor) -> pb::AscTensorDef {
             vectorized_axis: t.vectorized_axis.clone(),
             vectorized_strides: s(&t.vectorized_strides),
             mem: Some(mem_to_pb(&t.mem)),
-            que: Some(pb::MemQueueAttrDef { id: t.que.id, depth: t.que.depth, buf_num: t.que.buf_num, name: t.que.name.clone() }),
-            buf: Some(pb::MemBufAttrDef { id: t.buf.id, name: t.buf.name.clone() }),
+            que: Some(pb::MemQueueAttrDef {
+                id: t.que.id,
+                depth: t.que.depth,
+                buf_num: t.que.buf_num,
+                name: t.que.name.clone(),
+            }),
+            buf: Some(pb::MemBufAttrDef {
+                id: t.buf.id,
+                name: t.buf.name.clone(),
+            }),
             opt: Some(pb::MemOptAttrDef {
                 reuse_id: t.opt.reuse_id,
                 ref_tensor: t.opt.ref_tensor,
@@ -130,9 +146,17 @@ fn tensor_to_pb(t: &Tensor) -> pb::AscTensorDef {
 fn tensor_from_pb(t: &pb::AscTensorDef, path: &str) -> AscResult<Tensor> {
     let mut out = Tensor::default();
     let Some(a) = &t.attr else { return Ok(out) };
-    out.dtype = DataType::from_ge(a.dtype).ok_or_else(|| dec(format!("{path}.dtype: unknown data type number {}", a.dtype), path))?;
+    out.dtype = DataType::from_ge(a.dtype).ok_or_else(|| {
+        dec(
+            format!("{path}.dtype: unknown data type number {}", a.dtype),
+            path,
+        )
+    })?;
     let ex = |v: &[String], f: &str| -> AscResult<Vec<Expr>> {
-        v.iter().enumerate().map(|(i, s)| parse_expr(s, &format!("{path}.{f}[{i}]"))).collect()
+        v.iter()
+            .enumerate()
+            .map(|(i, s)| parse_expr(s, &format!("{path}.{f}[{i}]")))
+            .collect()
     };
     out.axis = a.axis_ids.clone();
     out.repeats = ex(&a.repeats, "repeats")?;
@@ -141,13 +165,25 @@ fn tensor_from_pb(t: &pb::AscTensorDef, path: &str) -> AscResult<Tensor> {
     out.vectorized_strides = ex(&a.vectorized_strides, "vectorized_strides")?;
     out.mem = mem_from_pb(a.mem.as_ref());
     if let Some(q) = &a.que {
-        out.que = crate::graph::QueAttr { id: q.id, depth: q.depth, buf_num: q.buf_num, name: q.name.clone() };
+        out.que = crate::graph::QueAttr {
+            id: q.id,
+            depth: q.depth,
+            buf_num: q.buf_num,
+            name: q.name.clone(),
+        };
     }
     if let Some(b) = &a.buf {
-        out.buf = crate::graph::BufAttr { id: b.id, name: b.name.clone() };
+        out.buf = crate::graph::BufAttr {
+            id: b.id,
+            name: b.name.clone(),
+        };
     }
     if let Some(o) = &a.opt {
-        out.opt = crate::graph::OptAttr { reuse_id: o.reuse_id, ref_tensor: o.ref_tensor, merge_scope: o.merge_scope };
+        out.opt = crate::graph::OptAttr {
+            reuse_id: o.reuse_id,
+            ref_tensor: o.ref_tensor,
+            merge_scope: o.merge_scope,
+        };
     }
     Ok(out)
 }
@@ -156,7 +192,10 @@ fn count_instances(names: &[String], p: &PortDef) -> i64 {
     match p.kind {
         PortKind::Dynamic => names
             .iter()
-            .filter(|n| n.strip_prefix(p.name.as_str()).is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit())))
+            .filter(|n| {
+                n.strip_prefix(p.name.as_str())
+                    .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+            })
             .count() as i64,
         _ => names.iter().filter(|n| **n == p.name).count() as i64,
     }
@@ -166,10 +205,18 @@ fn node_to_pb(g: &AscGraph, n: &Node) -> pb::AscNodeDef {
     let input_src = n
         .inputs
         .iter()
-        .map(|i| match i.and_then(|r| g.nodes.get(r.node.index()).map(|p| (p, r))) {
-            Some((p, r)) => pb::AscInputSourceDef { src_node_name: p.name.clone(), src_out_index: r.index as i32 },
-            None => pb::AscInputSourceDef { src_node_name: String::new(), src_out_index: -1 },
-        })
+        .map(
+            |i| match i.and_then(|r| g.nodes.get(r.node.index()).map(|p| (p, r))) {
+                Some((p, r)) => pb::AscInputSourceDef {
+                    src_node_name: p.name.clone(),
+                    src_out_index: r.index as i32,
+                },
+                None => pb::AscInputSourceDef {
+                    src_node_name: String::new(),
+                    src_out_index: -1,
+                },
+            },
+        )
         .collect();
     let ir_def = pb::IrDef {
         input_names: n.op.inputs.iter().map(|p| p.name.clone()).collect(),
@@ -177,8 +224,18 @@ fn node_to_pb(g: &AscGraph, n: &Node) -> pb::AscNodeDef {
         input_ir_type: n.op.inputs.iter().map(|p| p.kind as i64).collect(),
         output_ir_type: n.op.outputs.iter().map(|p| p.kind as i64).collect(),
         r#type: n.op.op_type.clone(),
-        input_nums: n.op.inputs.iter().map(|p| count_instances(&n.input_names, p)).collect(),
-        output_nums: n.op.outputs.iter().map(|p| count_instances(&n.output_names, p)).collect(),
+        input_nums: n
+            .op
+            .inputs
+            .iter()
+            .map(|p| count_instances(&n.input_names, p))
+            .collect(),
+        output_nums: n
+            .op
+            .outputs
+            .iter()
+            .map(|p| count_instances(&n.output_names, p))
+            .collect(),
     };
     let attr = pb::AscNodeAttrGroupsDef {
         name: n.name.clone(),
@@ -196,20 +253,33 @@ fn node_to_pb(g: &AscGraph, n: &Node) -> pb::AscNodeDef {
             unit: n.attr.api.unit as i32,
         }),
         ir_attr_def: Some(pb::AscIrAttrDef {
-            attr: n.attr.ir_attr.iter().map(|(k, v)| (k.clone(), attr_to_pb(v))).collect(),
+            attr: n
+                .attr
+                .ir_attr
+                .iter()
+                .map(|(k, v)| (k.clone(), attr_to_pb(v)))
+                .collect(),
         }),
         tmp_buffers: n
             .attr
             .tmp_buffers
             .iter()
             .map(|t| pb::TmpBufferGroupDef {
-                buf_desc: Some(pb::TmpBufferDescDef { size: t.size.to_string(), life_time_axis_id: t.life_time_axis_id }),
+                buf_desc: Some(pb::TmpBufferDescDef {
+                    size: t.size.to_string(),
+                    life_time_axis_id: t.life_time_axis_id,
+                }),
                 mem: Some(mem_to_pb(&t.mem)),
                 id: t.id,
             })
             .collect(),
     };
-    pb::AscNodeDef { input_src, outputs: n.outputs.iter().map(tensor_to_pb).collect(), attr: Some(attr), ir_def: Some(ir_def) }
+    pb::AscNodeDef {
+        input_src,
+        outputs: n.outputs.iter().map(tensor_to_pb).collect(),
+        attr: Some(attr),
+        ir_def: Some(ir_def),
+    }
 }
 
 /// Rebuild a prototype for a node of a type the registry does not know.
@@ -226,7 +296,12 @@ fn adhoc_op(ir: &pb::IrDef, op_type: &str) -> OpDef {
     d
 }
 
-fn expand_ports(defs: &[PortDef], nums: &[i64], actual: usize, path: &str) -> AscResult<Vec<String>> {
+fn expand_ports(
+    defs: &[PortDef],
+    nums: &[i64],
+    actual: usize,
+    path: &str,
+) -> AscResult<Vec<String>> {
     let mut names = Vec::new();
     let fixed: usize = defs.iter().filter(|p| p.kind != PortKind::Dynamic).count();
     let dynamic_count = defs.iter().filter(|p| p.kind == PortKind::Dynamic).count();
@@ -235,7 +310,9 @@ fn expand_ports(defs: &[PortDef], nums: &[i64], actual: usize, path: &str) -> As
             PortKind::Dynamic => {
                 let n = match nums.get(i) {
                     Some(n) if *n >= 0 => *n as usize,
-                    Some(n) => return Err(dec(format!("{path}: negative instance count {n}"), path)),
+                    Some(n) => {
+                        return Err(dec(format!("{path}: negative instance count {n}"), path))
+                    }
                     None if dynamic_count == 1 => actual.saturating_sub(fixed),
                     None => 0,
                 };
@@ -245,7 +322,13 @@ fn expand_ports(defs: &[PortDef], nums: &[i64], actual: usize, path: &str) -> As
         }
     }
     if names.len() != actual {
-        return Err(dec(format!("{path}: {} ports declared but {actual} present", names.len()), path));
+        return Err(dec(
+            format!(
+                "{path}: {} ports declared but {actual} present",
+                names.len()
+            ),
+            path,
+        ));
     }
     Ok(names)
 }
@@ -287,8 +370,10 @@ impl AscGraph {
 
     /// Parse `AscGraphDef` bytes; errors name the field path.
     pub fn from_bytes(data: &[u8]) -> AscResult<AscGraph> {
-        let def = pb::AscGraphDef::decode(data)
-            .map_err(|e| AscError::Decode { message: format!("malformed AscGraphDef: {e}"), path: None })?;
+        let def = pb::AscGraphDef::decode(data).map_err(|e| AscError::Decode {
+            message: format!("malformed AscGraphDef: {e}"),
+            path: None,
+        })?;
         AscGraph::from_proto(&def)
     }
 
@@ -300,22 +385,40 @@ impl AscGraph {
         g.graph_type = match ga.r#type {
             0 => GraphType::Hint,
             1 => GraphType::Impl,
-            t => return Err(dec(format!("asc_graph_attr.type: unknown graph type {t}"), "asc_graph_attr.type")),
+            t => {
+                return Err(dec(
+                    format!("asc_graph_attr.type: unknown graph type {t}"),
+                    "asc_graph_attr.type",
+                ))
+            }
         };
         for (i, s) in ga.size_var.iter().enumerate() {
-            g.size_vars.push(parse_expr(s, &format!("asc_graph_attr.size_var[{i}]"))?);
+            g.size_vars
+                .push(parse_expr(s, &format!("asc_graph_attr.size_var[{i}]"))?);
         }
         for (i, a) in ga.axis.iter().enumerate() {
             let p = format!("asc_graph_attr.axis[{i}]");
             if a.id != i as i64 {
-                return Err(dec(format!("{p}: axis '{}' has id {} at index {i}", a.name, a.id), &p));
+                return Err(dec(
+                    format!("{p}: axis '{}' has id {} at index {i}", a.name, a.id),
+                    &p,
+                ));
             }
             if g.axes.iter().any(|x| x.name == a.name) {
                 return Err(dec(format!("{p}: duplicate axis name '{}'", a.name), &p));
             }
-            let mut ax = Axis::new(a.id, &a.name, AxisType::from_i32(a.axis_type), parse_expr(&a.size, &format!("{p}.size"))?);
+            let mut ax = Axis::new(
+                a.id,
+                &a.name,
+                AxisType::from_i32(a.axis_type),
+                parse_expr(&a.size, &format!("{p}.size"))?,
+            );
             ax.bind_block = a.bind_block;
-            ax.align = if a.align.is_empty() { Expr::int(1) } else { parse_expr(&a.align, &format!("{p}.align"))? };
+            ax.align = if a.align.is_empty() {
+                Expr::int(1)
+            } else {
+                parse_expr(&a.align, &format!("{p}.align"))?
+            };
             ax.from = a.from.clone();
             ax.split_pair_other_id = a.split_pair_other_id;
             ax.allow_oversize_axis = a.allow_oversize_axis;
@@ -327,15 +430,29 @@ impl AscGraph {
             let p = format!("asc_node[{i}]");
             let attr = nd.attr.clone().unwrap_or_default();
             let ir = nd.ir_def.clone().unwrap_or_default();
-            let op_type = if attr.r#type.is_empty() { ir.r#type.clone() } else { attr.r#type.clone() };
+            let op_type = if attr.r#type.is_empty() {
+                ir.r#type.clone()
+            } else {
+                attr.r#type.clone()
+            };
             let op: Arc<OpDef> = match registry::lookup(&op_type) {
                 Some(o) => o,
                 None => Arc::new(adhoc_op(&ir, &op_type)),
             };
             let mut node = Node::new(&attr.name, op.clone());
-            node.input_names = expand_ports(&op.inputs, &ir.input_nums, nd.input_src.len(), &format!("{p}.input_src"))?;
+            node.input_names = expand_ports(
+                &op.inputs,
+                &ir.input_nums,
+                nd.input_src.len(),
+                &format!("{p}.input_src"),
+            )?;
             node.inputs = vec![None; node.input_names.len()];
-            node.output_names = expand_ports(&op.outputs, &ir.output_nums, nd.outputs.len(), &format!("{p}.outputs"))?;
+            node.output_names = expand_ports(
+                &op.outputs,
+                &ir.output_nums,
+                nd.outputs.len(),
+                &format!("{p}.outputs"),
+            )?;
             node.outputs = nd
                 .outputs
                 .iter()
@@ -363,7 +480,10 @@ impl AscGraph {
             if let Some(ia) = &attr.ir_attr_def {
                 for (k, v) in &ia.attr {
                     let ty = op.find_attr(k).map(|d| d.ty);
-                    node.attr.ir_attr.insert(k.clone(), attr_from_pb(v, ty, &format!("{p}.attr.ir_attr_def.attr[{k}]"))?);
+                    node.attr.ir_attr.insert(
+                        k.clone(),
+                        attr_from_pb(v, ty, &format!("{p}.attr.ir_attr_def.attr[{k}]"))?,
+                    );
                 }
             }
             for (k, t) in attr.tmp_buffers.iter().enumerate() {
@@ -376,7 +496,8 @@ impl AscGraph {
                     id: t.id,
                 });
             }
-            g.add_node_value(node).map_err(|e| dec(format!("{p}: {e}"), &p))?;
+            g.add_node_value(node)
+                .map_err(|e| dec(format!("{p}: {e}"), &p))?;
         }
         // Pass 2: edges.
         for (i, nd) in def.asc_node.iter().enumerate() {
@@ -385,14 +506,27 @@ impl AscGraph {
                     continue;
                 }
                 let p = format!("asc_node[{i}].input_src[{k}]");
-                let from = g
-                    .find_node(&src.src_node_name)
-                    .ok_or_else(|| dec(format!("{p}: unknown source node '{}'", src.src_node_name), &p))?;
+                let from = g.find_node(&src.src_node_name).ok_or_else(|| {
+                    dec(
+                        format!("{p}: unknown source node '{}'", src.src_node_name),
+                        &p,
+                    )
+                })?;
                 if src.src_out_index < 0 {
-                    return Err(dec(format!("{p}: negative output index {}", src.src_out_index), &p));
+                    return Err(dec(
+                        format!("{p}: negative output index {}", src.src_out_index),
+                        &p,
+                    ));
                 }
-                g.connect(OutRef { node: from, index: src.src_out_index as u32 }, NodeId(i as u32), k)
-                    .map_err(|e| dec(format!("{p}: {e}"), &p))?;
+                g.connect(
+                    OutRef {
+                        node: from,
+                        index: src.src_out_index as u32,
+                    },
+                    NodeId(i as u32),
+                    k,
+                )
+                .map_err(|e| dec(format!("{p}: {e}"), &p))?;
             }
         }
         Ok(g)

@@ -1,12 +1,12 @@
 //! `ascendir._core.asc.Expr`: the symbolic size expression (`asc.SizeExpr`).
 
+use ascendir_asc::expr::FxHashMap;
 use ascendir_asc::expr::{Bindings, EvalError, Rel};
 use ascendir_asc::{AscError, Expr, TriBool};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt};
-use ascendir_asc::expr::FxHashMap;
 
 use super::AscPy;
 
@@ -28,11 +28,21 @@ pub fn to_expr(obj: &Bound<'_, PyAny>) -> PyResult<Expr> {
     }
     if obj.is_instance_of::<PyInt>() && !obj.is_instance_of::<PyBool>() {
         let v: i64 = obj.extract().map_err(|_| {
-            crate::errors::raise(obj.py(), crate::errors::overflow_error(obj.py()), "integer does not fit in int64".into(), &[])
+            crate::errors::raise(
+                obj.py(),
+                crate::errors::overflow_error(obj.py()),
+                "integer does not fit in int64".into(),
+                &[],
+            )
         })?;
         return Ok(Expr::int(v));
     }
-    Err(crate::errors::raise(obj.py(), crate::errors::invalid_argument_error(obj.py()), TYPE_MSG.into(), &[]))
+    Err(crate::errors::raise(
+        obj.py(),
+        crate::errors::invalid_argument_error(obj.py()),
+        TYPE_MSG.into(),
+        &[],
+    ))
 }
 
 fn opt_expr(obj: &Bound<'_, PyAny>) -> Option<Expr> {
@@ -54,7 +64,12 @@ fn bindings(d: &Bound<'_, PyDict>) -> PyResult<Bindings> {
     for (k, v) in d.iter() {
         let key: String = match k.cast::<PyExpr>() {
             Ok(e) => e.get().e.as_sym().map(str::to_string).ok_or_else(|| {
-                crate::errors::raise(d.py(), crate::errors::invalid_argument_error(d.py()), format!("binding key {} is not a symbol", e.get().e), &[])
+                crate::errors::raise(
+                    d.py(),
+                    crate::errors::invalid_argument_error(d.py()),
+                    format!("binding key {} is not a symbol", e.get().e),
+                    &[],
+                )
             })?,
             Err(_) => k.extract()?,
         };
@@ -88,15 +103,19 @@ impl PyExpr {
     /// Parse GE's printed form.
     #[staticmethod]
     fn parse(text: &str) -> PyResult<PyExpr> {
-        Ok(PyExpr { e: Expr::parse(text).map_err(AscError::from).py()? })
+        Ok(PyExpr {
+            e: Expr::parse(text).map_err(AscError::from).py()?,
+        })
     }
 
     /// A rational constant `n / d`.
     #[staticmethod]
     fn rational(n: i64, d: i64) -> PyResult<PyExpr> {
-        Expr::rational(n, d)
-            .map(|e| PyExpr { e })
-            .ok_or_else(|| super::asc_err(AscError::InvalidArgument("rational with a zero denominator".into())))
+        Expr::rational(n, d).map(|e| PyExpr { e }).ok_or_else(|| {
+            super::asc_err(AscError::InvalidArgument(
+                "rational with a zero denominator".into(),
+            ))
+        })
     }
 
     /// The printed form (GE's `Str()`).
@@ -145,14 +164,20 @@ impl PyExpr {
     /// Exact value with symbol values from `bindings` (`{"s0": 4}` or `{s0: 4}`); an `int`, or
     /// a `fractions.Fraction` when the value is not an integer.
     #[pyo3(signature = (bindings = None))]
-    fn evaluate(&self, py: Python<'_>, bindings: Option<&Bound<'_, PyDict>>) -> PyResult<Py<PyAny>> {
+    fn evaluate(
+        &self,
+        py: Python<'_>,
+        bindings: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Py<PyAny>> {
         let b = match bindings {
             Some(d) => self::bindings(d)?,
             None => Bindings::default(),
         };
         let v = self.e.evaluate_rational(&b).map_err(AscError::from).py()?;
         if v.is_int() {
-            let i = v.to_i64().ok_or_else(|| super::asc_err(AscError::Eval(EvalError::Overflow(self.e.to_string()))))?;
+            let i = v.to_i64().ok_or_else(|| {
+                super::asc_err(AscError::Eval(EvalError::Overflow(self.e.to_string())))
+            })?;
             return Ok(i.into_pyobject(py)?.into_any().unbind());
         }
         let frac = py.import("fractions")?.getattr("Fraction")?;
@@ -164,7 +189,12 @@ impl PyExpr {
         let mut m = FxHashMap::default();
         for (k, v) in mapping.iter() {
             let key: String = match k.cast::<PyExpr>() {
-                Ok(e) => e.get().e.as_sym().map(str::to_string).ok_or_else(|| PyTypeError::new_err("subs keys must be symbols"))?,
+                Ok(e) => e
+                    .get()
+                    .e
+                    .as_sym()
+                    .map(str::to_string)
+                    .ok_or_else(|| PyTypeError::new_err("subs keys must be symbols"))?,
                 Err(_) => k.extract()?,
             };
             m.insert(key, to_expr(&v)?);
@@ -174,7 +204,9 @@ impl PyExpr {
 
     /// Replace a sub-expression.
     fn replace(&self, old: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
-        Ok(PyExpr { e: self.e.replace(&to_expr(old)?, &to_expr(new)?) })
+        Ok(PyExpr {
+            e: self.e.replace(&to_expr(old)?, &to_expr(new)?),
+        })
     }
 
     /// `self == other` statically: True, False or None (unknown).
@@ -207,13 +239,22 @@ impl PyExpr {
         Ok(tri(Expr::static_ge(&self.e, &to_expr(other)?)))
     }
 
-    fn __richcmp__(&self, py: Python<'_>, other: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+    fn __richcmp__(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        op: CompareOp,
+    ) -> PyResult<Py<PyAny>> {
         let Some(o) = opt_expr(other) else {
             return Ok(py.NotImplemented());
         };
         let r = match op {
-            CompareOp::Eq => return Ok(PyBool::new(py, self.e == o).to_owned().into_any().unbind()),
-            CompareOp::Ne => return Ok(PyBool::new(py, self.e != o).to_owned().into_any().unbind()),
+            CompareOp::Eq => {
+                return Ok(PyBool::new(py, self.e == o).to_owned().into_any().unbind())
+            }
+            CompareOp::Ne => {
+                return Ok(PyBool::new(py, self.e != o).to_owned().into_any().unbind())
+            }
             CompareOp::Lt => Expr::static_lt(&self.e, &o),
             CompareOp::Le => Expr::static_le(&self.e, &o),
             CompareOp::Gt => Expr::static_gt(&self.e, &o),
@@ -252,64 +293,97 @@ impl PyExpr {
     }
 
     fn __int__(&self) -> PyResult<i64> {
-        self.e.as_i64().ok_or_else(|| PyTypeError::new_err(format!("{} is not an integer constant", self.e)))
+        self.e
+            .as_i64()
+            .ok_or_else(|| PyTypeError::new_err(format!("{} is not an integer constant", self.e)))
     }
 
     fn __add__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr { e: Expr::add(&self.e, &o) })
+        opt_expr(other).map(|o| PyExpr {
+            e: Expr::add(&self.e, &o),
+        })
     }
 
     fn __radd__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr { e: Expr::add(&o, &self.e) })
+        opt_expr(other).map(|o| PyExpr {
+            e: Expr::add(&o, &self.e),
+        })
     }
 
     fn __sub__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr { e: Expr::sub(&self.e, &o) })
+        opt_expr(other).map(|o| PyExpr {
+            e: Expr::sub(&self.e, &o),
+        })
     }
 
     fn __rsub__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr { e: Expr::sub(&o, &self.e) })
+        opt_expr(other).map(|o| PyExpr {
+            e: Expr::sub(&o, &self.e),
+        })
     }
 
     fn __mul__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr { e: Expr::mul(&self.e, &o) })
+        opt_expr(other).map(|o| PyExpr {
+            e: Expr::mul(&self.e, &o),
+        })
     }
 
     fn __rmul__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr { e: Expr::mul(&o, &self.e) })
+        opt_expr(other).map(|o| PyExpr {
+            e: Expr::mul(&o, &self.e),
+        })
     }
 
     fn __truediv__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr { e: Expr::div(&self.e, &o) })
+        opt_expr(other).map(|o| PyExpr {
+            e: Expr::div(&self.e, &o),
+        })
     }
 
     fn __rtruediv__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr { e: Expr::div(&o, &self.e) })
+        opt_expr(other).map(|o| PyExpr {
+            e: Expr::div(&o, &self.e),
+        })
     }
 
     fn __floordiv__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr { e: floordiv(&self.e, &o) })
+        opt_expr(other).map(|o| PyExpr {
+            e: floordiv(&self.e, &o),
+        })
     }
 
     fn __rfloordiv__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr { e: floordiv(&o, &self.e) })
+        opt_expr(other).map(|o| PyExpr {
+            e: floordiv(&o, &self.e),
+        })
     }
 
     fn __mod__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr { e: Expr::modulo(&self.e, &o) })
+        opt_expr(other).map(|o| PyExpr {
+            e: Expr::modulo(&self.e, &o),
+        })
     }
 
     fn __rmod__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr { e: Expr::modulo(&o, &self.e) })
+        opt_expr(other).map(|o| PyExpr {
+            e: Expr::modulo(&o, &self.e),
+        })
     }
 
-
-    fn __pow__(&self, other: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Option<PyExpr>> {
-        Ok(opt_expr(other).map(|o| PyExpr { e: Expr::pow(&self.e, &o) }))
+    fn __pow__(
+        &self,
+        other: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Option<PyExpr>> {
+        Ok(opt_expr(other).map(|o| PyExpr {
+            e: Expr::pow(&self.e, &o),
+        }))
     }
 
     fn __neg__(&self) -> PyExpr {
-        PyExpr { e: Expr::neg(&self.e) }
+        PyExpr {
+            e: Expr::neg(&self.e),
+        }
     }
 
     fn __pos__(&self) -> PyExpr {
@@ -317,11 +391,13 @@ impl PyExpr {
     }
 
     fn __abs__(&self) -> PyExpr {
-        PyExpr { e: Expr::abs(&self.e) }
+        PyExpr {
+            e: Expr::abs(&self.e),
+        }
     }
 
     fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, (String,))> {
-        let parse = py.get_type::<PyExpr>().getattr("parse")?.unbind();
+        let parse = py.import("ascendir.asc")?.getattr("parse_expr")?.unbind();
         Ok((parse, (self.e.to_string(),)))
     }
 }
@@ -330,7 +406,9 @@ fn exprs(args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<Vec<Expr>> {
     let v: PyResult<Vec<Expr>> = args.iter().map(|a| to_expr(&a)).collect();
     let v = v?;
     if v.is_empty() {
-        return Err(super::asc_err(AscError::InvalidArgument("at least one argument is required".into())));
+        return Err(super::asc_err(AscError::InvalidArgument(
+            "at least one argument is required".into(),
+        )));
     }
     Ok(v)
 }
@@ -338,49 +416,65 @@ fn exprs(args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<Vec<Expr>> {
 /// `Max(a, b, ...)`.
 #[pyfunction(name = "Max", signature = (*args))]
 fn py_max(args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<PyExpr> {
-    Ok(PyExpr { e: Expr::max_of(exprs(args)?.iter()) })
+    Ok(PyExpr {
+        e: Expr::max_of(exprs(args)?.iter()),
+    })
 }
 
 /// `Min(a, b, ...)`.
 #[pyfunction(name = "Min", signature = (*args))]
 fn py_min(args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<PyExpr> {
-    Ok(PyExpr { e: Expr::min_of(exprs(args)?.iter()) })
+    Ok(PyExpr {
+        e: Expr::min_of(exprs(args)?.iter()),
+    })
 }
 
 /// `Mod(a, b)`.
 #[pyfunction(name = "Mod")]
 fn py_mod(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
-    Ok(PyExpr { e: Expr::modulo(&to_expr(a)?, &to_expr(b)?) })
+    Ok(PyExpr {
+        e: Expr::modulo(&to_expr(a)?, &to_expr(b)?),
+    })
 }
 
 /// `Ceiling(a)`.
 #[pyfunction(name = "Ceiling")]
 fn py_ceiling(a: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
-    Ok(PyExpr { e: Expr::ceiling(&to_expr(a)?) })
+    Ok(PyExpr {
+        e: Expr::ceiling(&to_expr(a)?),
+    })
 }
 
 /// `Floor(a)`.
 #[pyfunction(name = "Floor")]
 fn py_floor(a: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
-    Ok(PyExpr { e: Expr::floor(&to_expr(a)?) })
+    Ok(PyExpr {
+        e: Expr::floor(&to_expr(a)?),
+    })
 }
 
 /// `Abs(a)`.
 #[pyfunction(name = "Abs")]
 fn py_abs(a: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
-    Ok(PyExpr { e: Expr::abs(&to_expr(a)?) })
+    Ok(PyExpr {
+        e: Expr::abs(&to_expr(a)?),
+    })
 }
 
 /// `Pow(a, b)`.
 #[pyfunction(name = "Pow")]
 fn py_pow(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
-    Ok(PyExpr { e: Expr::pow(&to_expr(a)?, &to_expr(b)?) })
+    Ok(PyExpr {
+        e: Expr::pow(&to_expr(a)?, &to_expr(b)?),
+    })
 }
 
 /// `align(x, n) = Ceiling(x / n) * n`.
 #[pyfunction(name = "align")]
 fn py_align(x: &Bound<'_, PyAny>, n: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
-    Ok(PyExpr { e: Expr::align(&to_expr(x)?, &to_expr(n)?) })
+    Ok(PyExpr {
+        e: Expr::align(&to_expr(x)?, &to_expr(n)?),
+    })
 }
 
 /// A relation `kind` in `"eq" | "ne" | "lt" | "le"`.
@@ -391,9 +485,15 @@ fn py_relation(kind: &str, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResu
         "ne" => Rel::Ne,
         "lt" => Rel::Lt,
         "le" => Rel::Le,
-        _ => return Err(super::asc_err(AscError::InvalidArgument(format!("unknown relation '{kind}'")))),
+        _ => {
+            return Err(super::asc_err(AscError::InvalidArgument(format!(
+                "unknown relation '{kind}'"
+            ))))
+        }
     };
-    Ok(PyExpr { e: Expr::relation(r, &to_expr(a)?, &to_expr(b)?) })
+    Ok(PyExpr {
+        e: Expr::relation(r, &to_expr(a)?, &to_expr(b)?),
+    })
 }
 
 /// Build `count` expressions `(s_i + k) * s_j / 2 ...` in a loop (benchmark helper that
@@ -405,7 +505,10 @@ fn bench_exprs(count: usize) -> usize {
     for k in 0..count {
         let a = &syms[k % 8];
         let b = &syms[(k / 8) % 8];
-        let e = Expr::ceiling(&Expr::div(&(&(a + (k as i64 % 17)) * b), &Expr::int(2 + (k as i64 % 5))));
+        let e = Expr::ceiling(&Expr::div(
+            &(&(a + (k as i64 % 17)) * b),
+            &Expr::int(2 + (k as i64 % 5)),
+        ));
         total += e.to_string().len();
     }
     total

@@ -4,13 +4,13 @@
 
 use ascendir_asc::transform::Transform;
 use ascendir_asc::{
-    AllocType, ApiType, AscError, AscGraph, AttrType, AttrValue, ComputeType, ComputeUnit, ExecCondition,
-    Expr, GraphType, MemHardware, NodeId, OutRef, Position,
+    AllocType, ApiType, AscError, AscGraph, AttrType, AttrValue, ComputeType, ComputeUnit,
+    ExecCondition, Expr, GraphType, MemHardware, NodeId, OutRef, Position,
 };
 use ascendir_ir::DataType;
 use pyo3::prelude::*;
-use pyo3::BoundObject;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::BoundObject;
 
 use super::expr::{to_expr, PyExpr, TYPE_MSG};
 use super::{asc_err, AscPy};
@@ -51,11 +51,21 @@ fn ids_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
 
 fn wrap_exprs(py: Python<'_>, v: &[Expr]) -> PyResult<Py<PyAny>> {
     let items: Vec<PyExpr> = v.iter().map(|e| PyExpr { e: e.clone() }).collect();
-    Ok(PyList::new(py, items.into_iter().map(|e| Py::new(py, e)).collect::<PyResult<Vec<_>>>()?)?.into_any().unbind())
+    Ok(PyList::new(
+        py,
+        items
+            .into_iter()
+            .map(|e| Py::new(py, e))
+            .collect::<PyResult<Vec<_>>>()?,
+    )?
+    .into_any()
+    .unbind())
 }
 
 fn obj<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: T) -> PyResult<Py<PyAny>> {
-    v.into_pyobject(py).map(|o| o.into_any().unbind()).map_err(Into::into)
+    v.into_pyobject(py)
+        .map(|o| o.into_any().unbind())
+        .map_err(Into::into)
 }
 
 /// Convert a Python value to an IR attribute value of type `ty` (or guess when undeclared).
@@ -69,7 +79,9 @@ fn attr_from_py(name: &str, ty: Option<AttrType>, v: &Bound<'_, PyAny>) -> PyRes
         },
         Some(AttrType::Int) if is_int => Ok(AttrValue::Int(v.extract()?)),
         Some(AttrType::Int) => bad("int"),
-        Some(AttrType::Float) if is_int || v.is_instance_of::<PyFloat>() => Ok(AttrValue::Float(v.extract()?)),
+        Some(AttrType::Float) if is_int || v.is_instance_of::<PyFloat>() => {
+            Ok(AttrValue::Float(v.extract()?))
+        }
         Some(AttrType::Float) => bad("float"),
         Some(AttrType::Bool) if v.is_instance_of::<PyBool>() => Ok(AttrValue::Bool(v.extract()?)),
         Some(AttrType::Bool) if is_int => Ok(AttrValue::Bool(v.extract::<i64>()? != 0)),
@@ -82,7 +94,9 @@ fn attr_from_py(name: &str, ty: Option<AttrType>, v: &Bound<'_, PyAny>) -> PyRes
         },
         Some(AttrType::DType) if is_int => {
             let n: i64 = v.extract()?;
-            DataType::from_ge(n).map(AttrValue::DType).map_or_else(|| bad("dtype"), Ok)
+            DataType::from_ge(n)
+                .map(AttrValue::DType)
+                .map_or_else(|| bad("dtype"), Ok)
         }
         Some(AttrType::DType) => bad("dtype"),
         None => {
@@ -117,14 +131,36 @@ fn attr_to_py(py: Python<'_>, v: &AttrValue) -> PyResult<Py<PyAny>> {
 
 fn transform_to_py(py: Python<'_>, t: &Transform) -> PyResult<Py<PyAny>> {
     let tup = match t {
-        Transform::TileSplit { axis, outer, inner } => ("tile_split", *axis, outer.clone(), inner.clone()).into_pyobject(py)?.into_any(),
-        Transform::BlockSplit { axis, outer, inner } => ("block_split", *axis, outer.clone(), inner.clone()).into_pyobject(py)?.into_any(),
-        Transform::Merge { axes, name } => ("merge", axes.clone(), name.clone()).into_pyobject(py)?.into_any(),
-        Transform::BindBlock { outer, inner } => ("bind_block", *outer, *inner).into_pyobject(py)?.into_any(),
-        Transform::ApplySplit { node, outer, inner } => ("apply_split", node.clone(), *outer, *inner).into_pyobject(py)?.into_any(),
-        Transform::ApplyMerge { node, merged } => ("apply_merge", node.clone(), *merged).into_pyobject(py)?.into_any(),
-        Transform::ApplySchedMerge { node, merged } => ("apply_sched_merge", node.clone(), *merged).into_pyobject(py)?.into_any(),
-        Transform::ApplyReorder { node, order } => ("apply_reorder", node.clone(), order.clone()).into_pyobject(py)?.into_any(),
+        Transform::TileSplit { axis, outer, inner } => {
+            ("tile_split", *axis, outer.clone(), inner.clone())
+                .into_pyobject(py)?
+                .into_any()
+        }
+        Transform::BlockSplit { axis, outer, inner } => {
+            ("block_split", *axis, outer.clone(), inner.clone())
+                .into_pyobject(py)?
+                .into_any()
+        }
+        Transform::Merge { axes, name } => ("merge", axes.clone(), name.clone())
+            .into_pyobject(py)?
+            .into_any(),
+        Transform::BindBlock { outer, inner } => {
+            ("bind_block", *outer, *inner).into_pyobject(py)?.into_any()
+        }
+        Transform::ApplySplit { node, outer, inner } => {
+            ("apply_split", node.clone(), *outer, *inner)
+                .into_pyobject(py)?
+                .into_any()
+        }
+        Transform::ApplyMerge { node, merged } => ("apply_merge", node.clone(), *merged)
+            .into_pyobject(py)?
+            .into_any(),
+        Transform::ApplySchedMerge { node, merged } => ("apply_sched_merge", node.clone(), *merged)
+            .into_pyobject(py)?
+            .into_any(),
+        Transform::ApplyReorder { node, order } => ("apply_reorder", node.clone(), order.clone())
+            .into_pyobject(py)?
+            .into_any(),
     };
     Ok(tup.unbind())
 }
@@ -134,14 +170,41 @@ fn transform_from_py(t: &Bound<'_, PyAny>) -> PyResult<Transform> {
     let kind: String = tup.get_item(0)?.extract()?;
     let g = |i: usize| tup.get_item(i);
     Ok(match kind.as_str() {
-        "tile_split" => Transform::TileSplit { axis: g(1)?.extract()?, outer: g(2)?.extract()?, inner: g(3)?.extract()? },
-        "block_split" => Transform::BlockSplit { axis: g(1)?.extract()?, outer: g(2)?.extract()?, inner: g(3)?.extract()? },
-        "merge" => Transform::Merge { axes: g(1)?.extract()?, name: g(2)?.extract()? },
-        "bind_block" => Transform::BindBlock { outer: g(1)?.extract()?, inner: g(2)?.extract()? },
-        "apply_split" => Transform::ApplySplit { node: g(1)?.extract()?, outer: g(2)?.extract()?, inner: g(3)?.extract()? },
-        "apply_merge" => Transform::ApplyMerge { node: g(1)?.extract()?, merged: g(2)?.extract()? },
-        "apply_sched_merge" => Transform::ApplySchedMerge { node: g(1)?.extract()?, merged: g(2)?.extract()? },
-        "apply_reorder" => Transform::ApplyReorder { node: g(1)?.extract()?, order: g(2)?.extract()? },
+        "tile_split" => Transform::TileSplit {
+            axis: g(1)?.extract()?,
+            outer: g(2)?.extract()?,
+            inner: g(3)?.extract()?,
+        },
+        "block_split" => Transform::BlockSplit {
+            axis: g(1)?.extract()?,
+            outer: g(2)?.extract()?,
+            inner: g(3)?.extract()?,
+        },
+        "merge" => Transform::Merge {
+            axes: g(1)?.extract()?,
+            name: g(2)?.extract()?,
+        },
+        "bind_block" => Transform::BindBlock {
+            outer: g(1)?.extract()?,
+            inner: g(2)?.extract()?,
+        },
+        "apply_split" => Transform::ApplySplit {
+            node: g(1)?.extract()?,
+            outer: g(2)?.extract()?,
+            inner: g(3)?.extract()?,
+        },
+        "apply_merge" => Transform::ApplyMerge {
+            node: g(1)?.extract()?,
+            merged: g(2)?.extract()?,
+        },
+        "apply_sched_merge" => Transform::ApplySchedMerge {
+            node: g(1)?.extract()?,
+            merged: g(2)?.extract()?,
+        },
+        "apply_reorder" => Transform::ApplyReorder {
+            node: g(1)?.extract()?,
+            order: g(2)?.extract()?,
+        },
         other => return inv(format!("unknown transform kind '{other}'")),
     })
 }
@@ -151,7 +214,9 @@ impl PyAscGraph {
     /// An empty HintGraph named `name`.
     #[new]
     fn new(name: &str) -> PyAscGraph {
-        PyAscGraph { g: AscGraph::new(name) }
+        PyAscGraph {
+            g: AscGraph::new(name),
+        }
     }
 
     /// Graph name.
@@ -201,12 +266,16 @@ impl PyAscGraph {
 
     /// Create a symbol size variable.
     fn create_size(&mut self, name: &str) -> PyResult<PyExpr> {
-        Ok(PyExpr { e: self.g.create_size(name).py()? })
+        Ok(PyExpr {
+            e: self.g.create_size(name).py()?,
+        })
     }
 
     /// Create a constant size variable.
     fn create_size_const(&mut self, value: i64) -> PyExpr {
-        PyExpr { e: self.g.create_size_const(value) }
+        PyExpr {
+            e: self.g.create_size_const(value),
+        }
     }
 
     /// Size variables in creation order.
@@ -233,7 +302,11 @@ impl PyAscGraph {
     /// All fields of axis `id` as a dict (NotFoundError for unknown ids).
     fn axis_info(&self, py: Python<'_>, id: i64) -> PyResult<Py<PyAny>> {
         let a = self.g.find_axis(id).ok_or_else(|| {
-            asc_err(AscError::NotFound(format!("graph '{}': no axis with id {id} (it has {})", self.g.name, self.g.axes().len())))
+            asc_err(AscError::NotFound(format!(
+                "graph '{}': no axis with id {id} (it has {})",
+                self.g.name,
+                self.g.axes().len()
+            )))
         })?;
         let d = PyDict::new(py);
         d.set_item("id", a.id)?;
@@ -278,13 +351,23 @@ impl PyAscGraph {
 
     /// Tile split; returns `(outer, inner)`.
     #[pyo3(signature = (axis, outer = None, inner = None))]
-    fn tile_split(&mut self, axis: i64, outer: Option<&str>, inner: Option<&str>) -> PyResult<(i64, i64)> {
+    fn tile_split(
+        &mut self,
+        axis: i64,
+        outer: Option<&str>,
+        inner: Option<&str>,
+    ) -> PyResult<(i64, i64)> {
         self.g.tile_split(axis, outer, inner).py()
     }
 
     /// Block split; returns `(outer, inner)`.
     #[pyo3(signature = (axis, outer = None, inner = None))]
-    fn block_split(&mut self, axis: i64, outer: Option<&str>, inner: Option<&str>) -> PyResult<(i64, i64)> {
+    fn block_split(
+        &mut self,
+        axis: i64,
+        outer: Option<&str>,
+        inner: Option<&str>,
+    ) -> PyResult<(i64, i64)> {
         self.g.block_split(axis, outer, inner).py()
     }
 
@@ -331,7 +414,11 @@ impl PyAscGraph {
 
     /// The replayable transform log as tuples.
     fn transform_log(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
-        self.g.transform_log().iter().map(|t| transform_to_py(py, t)).collect()
+        self.g
+            .transform_log()
+            .iter()
+            .map(|t| transform_to_py(py, t))
+            .collect()
     }
 
     /// Replay a transform log (tuples from `transform_log`).
@@ -345,7 +432,11 @@ impl PyAscGraph {
 
     /// GE's `trans_info_road`: `(kind, src, dst)` with kind 0 = split, 1 = merge.
     fn trans_info(&self) -> Vec<(i64, Vec<i64>, Vec<i64>)> {
-        self.g.trans_info().iter().map(|t| (t.trans_type as i64, t.src.clone(), t.dst.clone())).collect()
+        self.g
+            .trans_info()
+            .iter()
+            .map(|t| (t.trans_type as i64, t.src.clone(), t.dst.clone()))
+            .collect()
     }
 
     /// Record an axis map (`[(axis, [axes])]`).
@@ -372,7 +463,10 @@ impl PyAscGraph {
             let o = other.borrow();
             let n = o.g.node(NodeId(node)).py()?.clone();
             if n.inputs.iter().any(Option::is_some) {
-                return inv(format!("node '{}' has connected inputs in its own graph", n.name));
+                return inv(format!(
+                    "node '{}' has connected inputs in its own graph",
+                    n.name
+                ));
             }
             n
         };
@@ -416,25 +510,52 @@ impl PyAscGraph {
 
     /// Producers of each input: `(node, output index)` or None.
     fn node_inputs(&self, node: u32) -> PyResult<Vec<Option<(u32, u32)>>> {
-        Ok(self.g.node(NodeId(node)).py()?.inputs.iter().map(|i| i.map(|r| (r.node.0, r.index))).collect())
+        Ok(self
+            .g
+            .node(NodeId(node))
+            .py()?
+            .inputs
+            .iter()
+            .map(|i| i.map(|r| (r.node.0, r.index)))
+            .collect())
     }
 
     /// Consumers of a node: `(output index, consumer, input index)`.
     fn consumers(&self, node: u32) -> PyResult<Vec<(u32, u32, usize)>> {
         nid(&self.g, node)?;
-        Ok(self.g.consumers(NodeId(node)).into_iter().map(|(o, n, i)| (o, n.0, i)).collect())
+        Ok(self
+            .g
+            .consumers(NodeId(node))
+            .into_iter()
+            .map(|(o, n, i)| (o, n.0, i))
+            .collect())
     }
 
     /// Connect output `src_index` of `src` to input port `port` of `dst`.
     fn connect(&mut self, src: u32, src_index: u32, dst: u32, port: &str) -> PyResult<()> {
         let d = nid(&self.g, dst)?;
-        self.g.connect_by_name(OutRef { node: NodeId(src), index: src_index }, d, port).py()
+        self.g
+            .connect_by_name(
+                OutRef {
+                    node: NodeId(src),
+                    index: src_index,
+                },
+                d,
+                port,
+            )
+            .py()
     }
 
     /// Set the instances of a dynamic input.
     fn set_dynamic_inputs(&mut self, dst: u32, port: &str, srcs: Vec<(u32, u32)>) -> PyResult<()> {
         let d = nid(&self.g, dst)?;
-        let refs: Vec<OutRef> = srcs.into_iter().map(|(n, i)| OutRef { node: NodeId(n), index: i }).collect();
+        let refs: Vec<OutRef> = srcs
+            .into_iter()
+            .map(|(n, i)| OutRef {
+                node: NodeId(n),
+                index: i,
+            })
+            .collect();
         self.g.set_dynamic_inputs(d, port, &refs).py()
     }
 
@@ -520,15 +641,25 @@ impl PyAscGraph {
             }
             "type" => {
                 let s: String = value.extract()?;
-                api.api_type = ApiType::ALL.iter().copied().find(|x| x.name() == s).ok_or_else(|| {
-                    asc_err(AscError::InvalidArgument(format!("unknown api type '{s}'")))
-                })?;
+                api.api_type = ApiType::ALL
+                    .iter()
+                    .copied()
+                    .find(|x| x.name() == s)
+                    .ok_or_else(|| {
+                        asc_err(AscError::InvalidArgument(format!("unknown api type '{s}'")))
+                    })?;
             }
             "unit" => {
                 let s: String = value.extract()?;
-                api.unit = ComputeUnit::ALL.iter().copied().find(|x| x.name() == s).ok_or_else(|| {
-                    asc_err(AscError::InvalidArgument(format!("unknown compute unit '{s}'")))
-                })?;
+                api.unit = ComputeUnit::ALL
+                    .iter()
+                    .copied()
+                    .find(|x| x.name() == s)
+                    .ok_or_else(|| {
+                        asc_err(AscError::InvalidArgument(format!(
+                            "unknown compute unit '{s}'"
+                        )))
+                    })?;
             }
             other => return inv(format!("unknown api field '{other}'")),
         }
@@ -541,7 +672,11 @@ impl PyAscGraph {
         match n.attr.ir_attr.get(name) {
             Some(v) => attr_to_py(py, v),
             None if n.op.find_attr(name).is_some() || n.op.attrs.is_empty() => Ok(py.None()),
-            None => Err(asc_err(AscError::NotFound(format!("node '{}' ({}): no IR attribute '{name}'", n.name, n.op_type())))),
+            None => Err(asc_err(AscError::NotFound(format!(
+                "node '{}' ({}): no IR attribute '{name}'",
+                n.name,
+                n.op_type()
+            )))),
         }
     }
 
@@ -555,12 +690,26 @@ impl PyAscGraph {
 
     /// Names of the IR attributes that are set.
     fn ir_attr_names(&self, node: u32) -> PyResult<Vec<String>> {
-        Ok(self.g.node(NodeId(node)).py()?.attr.ir_attr.keys().cloned().collect())
+        Ok(self
+            .g
+            .node(NodeId(node))
+            .py()?
+            .attr
+            .ir_attr
+            .keys()
+            .cloned()
+            .collect())
     }
 
     /// Read a tensor field: `dtype` (GE number), `axis`, `repeats`, `strides`,
     /// `vectorized_axis`, `vectorized_strides`, `mem`, `que`, `buf`, `opt` (dicts).
-    fn tensor_get(&self, py: Python<'_>, node: u32, index: usize, field: &str) -> PyResult<Py<PyAny>> {
+    fn tensor_get(
+        &self,
+        py: Python<'_>,
+        node: u32,
+        index: usize,
+        field: &str,
+    ) -> PyResult<Py<PyAny>> {
         let t = self.g.tensor(NodeId(node), index).py()?;
         match field {
             "dtype" => obj(py, t.dtype.ge_value()),
@@ -602,12 +751,21 @@ impl PyAscGraph {
     }
 
     /// Write a tensor field (see `tensor_get`; `mem`/`que`/`buf`/`opt` take `(key, value)`).
-    fn tensor_set(&mut self, node: u32, index: usize, field: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn tensor_set(
+        &mut self,
+        node: u32,
+        index: usize,
+        field: &str,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         // Validate everything before touching the tensor.
         let axis_ok = |g: &AscGraph, ids: &[i64]| -> PyResult<()> {
             for a in ids {
                 if g.find_axis(*a).is_none() {
-                    return Err(asc_err(AscError::NotFound(format!("graph '{}': no axis with id {a}", g.name))));
+                    return Err(asc_err(AscError::NotFound(format!(
+                        "graph '{}': no axis with id {a}",
+                        g.name
+                    ))));
                 }
             }
             Ok(())
@@ -617,7 +775,11 @@ impl PyAscGraph {
         match field {
             "dtype" => {
                 let v: i64 = value.extract()?;
-                let dt = DataType::from_ge(v).ok_or_else(|| asc_err(AscError::InvalidArgument(format!("unknown data type number {v}"))))?;
+                let dt = DataType::from_ge(v).ok_or_else(|| {
+                    asc_err(AscError::InvalidArgument(format!(
+                        "unknown data type number {v}"
+                    )))
+                })?;
                 g.tensor_mut(NodeId(node), index).py()?.dtype = dt;
             }
             "axis" | "vectorized_axis" => {
@@ -700,7 +862,9 @@ impl PyAscGraph {
     /// Parse GE's `AscGraphDef` protobuf.
     #[staticmethod]
     fn from_bytes(data: &[u8]) -> PyResult<PyAscGraph> {
-        Ok(PyAscGraph { g: AscGraph::from_bytes(data).py()? })
+        Ok(PyAscGraph {
+            g: AscGraph::from_bytes(data).py()?,
+        })
     }
 }
 
@@ -710,25 +874,60 @@ fn exec_condition(v: &Bound<'_, PyAny>) -> PyResult<ExecCondition> {
             .iter()
             .copied()
             .find(|c| c.name() == s)
-            .ok_or_else(|| asc_err(AscError::InvalidArgument(format!("unknown exec condition '{s}'"))));
+            .ok_or_else(|| {
+                asc_err(AscError::InvalidArgument(format!(
+                    "unknown exec condition '{s}'"
+                )))
+            });
     }
     Ok(ExecCondition::from_i64(v.extract()?))
 }
 
-fn enum_by_name<T: Copy>(all: &[T], name: fn(T) -> &'static str, s: &str, what: &str) -> PyResult<T> {
+fn enum_by_name<T: Copy>(
+    all: &[T],
+    name: fn(T) -> &'static str,
+    s: &str,
+    what: &str,
+) -> PyResult<T> {
     all.iter()
         .copied()
         .find(|x| name(*x) == s)
         .ok_or_else(|| asc_err(AscError::InvalidArgument(format!("unknown {what} '{s}'"))))
 }
 
-fn set_mem_field(t: &mut ascendir_asc::Tensor, group: &str, key: &str, v: &Bound<'_, PyAny>) -> PyResult<()> {
+fn set_mem_field(
+    t: &mut ascendir_asc::Tensor,
+    group: &str,
+    key: &str,
+    v: &Bound<'_, PyAny>,
+) -> PyResult<()> {
     match (group, key) {
         ("mem", "tensor_id") => t.mem.tensor_id = v.extract()?,
         ("mem", "reuse_id") => t.mem.reuse_id = v.extract()?,
-        ("mem", "alloc_type") => t.mem.alloc_type = enum_by_name(AllocType::ALL, AllocType::name, &v.extract::<String>()?, "alloc type")?,
-        ("mem", "hardware") => t.mem.hardware = enum_by_name(MemHardware::ALL, MemHardware::name, &v.extract::<String>()?, "hardware")?,
-        ("mem", "position") => t.mem.position = enum_by_name(Position::ALL, Position::name, &v.extract::<String>()?, "position")?,
+        ("mem", "alloc_type") => {
+            t.mem.alloc_type = enum_by_name(
+                AllocType::ALL,
+                AllocType::name,
+                &v.extract::<String>()?,
+                "alloc type",
+            )?
+        }
+        ("mem", "hardware") => {
+            t.mem.hardware = enum_by_name(
+                MemHardware::ALL,
+                MemHardware::name,
+                &v.extract::<String>()?,
+                "hardware",
+            )?
+        }
+        ("mem", "position") => {
+            t.mem.position = enum_by_name(
+                Position::ALL,
+                Position::name,
+                &v.extract::<String>()?,
+                "position",
+            )?
+        }
         ("que", "id") => t.que.id = v.extract()?,
         ("que", "depth") => t.que.depth = v.extract()?,
         ("que", "buf_num") => t.que.buf_num = v.extract()?,
@@ -740,4 +939,3 @@ fn set_mem_field(t: &mut ascendir_asc::Tensor, group: &str, key: &str, v: &Bound
     }
     Ok(())
 }
-

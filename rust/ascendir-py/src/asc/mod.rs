@@ -15,12 +15,19 @@ pub fn asc_err(err: AscError) -> PyErr {
     Python::attach(|py| {
         let msg = err.to_string();
         match err {
-            AscError::InvalidArgument(_) => errors::raise(py, errors::invalid_argument_error(py), msg, &[]),
+            AscError::InvalidArgument(_) => {
+                errors::raise(py, errors::invalid_argument_error(py), msg, &[])
+            }
             AscError::NotFound(_) => errors::raise(py, errors::not_found_error(py), msg, &[]),
             AscError::Registry(_) => errors::raise(py, errors::registry_error(py), msg, &[]),
             AscError::Inference(_) => errors::raise(py, errors::inference_error(py), msg, &[]),
             AscError::Validation { problems, .. } => match problems.into_pyobject(py) {
-                Ok(p) => errors::raise(py, errors::validation_error(py), msg, &[("problems", p.into_any().unbind())]),
+                Ok(p) => errors::raise(
+                    py,
+                    errors::validation_error(py),
+                    msg,
+                    &[("problems", p.into_any().unbind())],
+                ),
                 Err(e) => e,
             },
             AscError::Decode { path, .. } => {
@@ -32,7 +39,12 @@ pub fn asc_err(err: AscError) -> PyErr {
             }
             AscError::Parse(p) => {
                 let off = pyo3::types::PyInt::new(py, p.offset).into_any().unbind();
-                errors::raise(py, errors::invalid_argument_error(py), msg, &[("offset", off)])
+                errors::raise(
+                    py,
+                    errors::invalid_argument_error(py),
+                    msg,
+                    &[("offset", off)],
+                )
             }
             AscError::Eval(ascendir_asc::expr::EvalError::Overflow(_)) => {
                 errors::raise(py, errors::overflow_error(py), msg, &[])

@@ -15,17 +15,27 @@ fn reg_err<T>(msg: String) -> PyResult<T> {
 
 fn dtypes(op: &str, v: Vec<i64>) -> PyResult<Vec<DataType>> {
     v.into_iter()
-        .map(|n| DataType::from_ge(n).map_or_else(|| reg_err(format!("op '{op}': unknown data type number {n}")), Ok))
+        .map(|n| {
+            DataType::from_ge(n).map_or_else(
+                || reg_err(format!("op '{op}': unknown data type number {n}")),
+                Ok,
+            )
+        })
         .collect()
 }
 
 fn default_value(op: &str, name: &str, ty: AttrType, v: &Bound<'_, PyAny>) -> PyResult<AttrValue> {
     let is_int = v.is_instance_of::<PyInt>() && !v.is_instance_of::<PyBool>();
-    let msg = format!("op '{op}': default of attribute '{name}' is not of type {}", ty.name());
+    let msg = format!(
+        "op '{op}': default of attribute '{name}' is not of type {}",
+        ty.name()
+    );
     let bad = || asc_err(AscError::Registry(msg.clone()));
     Ok(match ty {
         AttrType::Int if is_int => AttrValue::Int(v.extract()?),
-        AttrType::Float if is_int || v.is_instance_of::<PyFloat>() => AttrValue::Float(v.extract()?),
+        AttrType::Float if is_int || v.is_instance_of::<PyFloat>() => {
+            AttrValue::Float(v.extract()?)
+        }
         AttrType::Bool if v.is_instance_of::<PyBool>() => AttrValue::Bool(v.extract()?),
         AttrType::Str if v.is_instance_of::<PyString>() => AttrValue::Str(v.extract()?),
         AttrType::Expr if is_int || v.cast::<PyExpr>().is_ok() => AttrValue::Expr(to_expr(v)?),
@@ -59,16 +69,25 @@ fn register_op(
     tmp_buffer: Option<&Bound<'_, PyAny>>,
     replace: bool,
 ) -> PyResult<()> {
-    let ct = ComputeType::parse(compute_type).map_err(|e| asc_err(AscError::Registry(format!("op '{op_type}': {e}"))))?;
+    let ct = ComputeType::parse(compute_type)
+        .map_err(|e| asc_err(AscError::Registry(format!("op '{op_type}': {e}"))))?;
     let mut def = OpDef::new(op_type, ct);
     let port = |(n, k, v): (String, String, String)| -> PyResult<PortDef> {
-        Ok(PortDef { name: n, kind: PortKind::parse(&k).py()?, dtype_var: v })
+        Ok(PortDef {
+            name: n,
+            kind: PortKind::parse(&k).py()?,
+            dtype_var: v,
+        })
     };
     def.inputs = inputs.into_iter().map(port).collect::<PyResult<_>>()?;
     def.outputs = outputs.into_iter().map(port).collect::<PyResult<_>>()?;
     for (name, ty, default) in attrs {
         let ty = AttrType::parse(&ty).py()?;
-        let default = if default.is_none() { None } else { Some(default_value(op_type, &name, ty, &default)?) };
+        let default = if default.is_none() {
+            None
+        } else {
+            Some(default_value(op_type, &name, ty, &default)?)
+        };
         def.attrs.push(AttrDef { name, ty, default });
     }
     for (var, allowed) in dtype_vars {
@@ -96,8 +115,11 @@ fn registered_ops() -> Vec<String> {
 /// The prototype of `op_type` as a dict (NotFoundError when unknown).
 #[pyfunction]
 fn op_info(py: Python<'_>, op_type: &str) -> PyResult<Py<PyAny>> {
-    let def = registry::lookup(op_type)
-        .ok_or_else(|| asc_err(AscError::NotFound(format!("AscIR op type '{op_type}' is not registered"))))?;
+    let def = registry::lookup(op_type).ok_or_else(|| {
+        asc_err(AscError::NotFound(format!(
+            "AscIR op type '{op_type}' is not registered"
+        )))
+    })?;
     let d = PyDict::new(py);
     let ports = |ps: &[PortDef]| -> Vec<(String, String, String)> {
         ps.iter()
@@ -114,12 +136,23 @@ fn op_info(py: Python<'_>, op_type: &str) -> PyResult<Py<PyAny>> {
     d.set_item("type", &def.op_type)?;
     d.set_item("inputs", ports(&def.inputs))?;
     d.set_item("outputs", ports(&def.outputs))?;
-    let attrs: Vec<(String, String)> = def.attrs.iter().map(|a| (a.name.clone(), a.ty.name().to_string())).collect();
+    let attrs: Vec<(String, String)> = def
+        .attrs
+        .iter()
+        .map(|a| (a.name.clone(), a.ty.name().to_string()))
+        .collect();
     d.set_item("attrs", attrs)?;
-    let vars: Vec<(String, Vec<i32>)> =
-        def.dtype_vars.iter().map(|(v, l)| (v.clone(), l.iter().map(|t| t.ge_value()).collect())).collect();
+    let vars: Vec<(String, Vec<i32>)> = def
+        .dtype_vars
+        .iter()
+        .map(|(v, l)| (v.clone(), l.iter().map(|t| t.ge_value()).collect()))
+        .collect();
     d.set_item("dtype_vars", vars)?;
-    let combos: Vec<Vec<i32>> = def.dtype_combos.iter().map(|c| c.iter().map(|t| t.ge_value()).collect()).collect();
+    let combos: Vec<Vec<i32>> = def
+        .dtype_combos
+        .iter()
+        .map(|c| c.iter().map(|t| t.ge_value()).collect())
+        .collect();
     d.set_item("combos", combos)?;
     d.set_item("compute_type", def.compute_type.name())?;
     d.set_item("inplace", def.inplace)?;
