@@ -56,10 +56,14 @@ impl Target {
         max_que_num: usize,
     ) -> Result<Target, String> {
         if core_num <= 0 {
-            return Err(format!("target '{name}': core_num must be positive, got {core_num}"));
+            return Err(format!(
+                "target '{name}': core_num must be positive, got {core_num}"
+            ));
         }
         if ub_size <= 0 {
-            return Err(format!("target '{name}': ub_size must be positive, got {ub_size}"));
+            return Err(format!(
+                "target '{name}': ub_size must be positive, got {ub_size}"
+            ));
         }
         if block_size <= 0 || block_size & (block_size - 1) != 0 {
             return Err(format!(

@@ -55,7 +55,9 @@ impl B {
     ) -> NodeId {
         let id = self.g.add_node(name, d).unwrap();
         for (k, i) in inputs.iter().enumerate() {
-            self.g.connect(OutRef { node: *i, index: 0 }, id, k).unwrap();
+            self.g
+                .connect(OutRef { node: *i, index: 0 }, id, k)
+                .unwrap();
         }
         let axes = self.axes.clone();
         match view {
@@ -78,14 +80,48 @@ impl B {
 fn abs_chain(name: &str, sizes: &[Expr], n_abs: usize) -> AscGraph {
     let mut b = B::new(name, sizes);
     let f16 = DataType::FLOAT16;
-    let x = b.node("x", op("Data", ComputeType::Invalid, &[], false, None), &[], f16, None);
-    let mut cur = b.node("load", op("Load", ComputeType::Load, &["x"], false, None), &[x], f16, None);
+    let x = b.node(
+        "x",
+        op("Data", ComputeType::Invalid, &[], false, None),
+        &[],
+        f16,
+        None,
+    );
+    let mut cur = b.node(
+        "load",
+        op("Load", ComputeType::Load, &["x"], false, None),
+        &[x],
+        f16,
+        None,
+    );
     for i in 0..n_abs {
-        let nm = if n_abs == 1 { "abs".to_string() } else { format!("abs{i}") };
-        cur = b.node(&nm, op("Abs", ComputeType::Elewise, &["x"], true, Some(8192)), &[cur], f16, None);
+        let nm = if n_abs == 1 {
+            "abs".to_string()
+        } else {
+            format!("abs{i}")
+        };
+        cur = b.node(
+            &nm,
+            op("Abs", ComputeType::Elewise, &["x"], true, Some(8192)),
+            &[cur],
+            f16,
+            None,
+        );
     }
-    let st = b.node("store", op("Store", ComputeType::Store, &["x"], false, None), &[cur], f16, None);
-    b.node("y", op("Output", ComputeType::Invalid, &["x"], false, None), &[st], f16, None);
+    let st = b.node(
+        "store",
+        op("Store", ComputeType::Store, &["x"], false, None),
+        &[cur],
+        f16,
+        None,
+    );
+    b.node(
+        "y",
+        op("Output", ComputeType::Invalid, &["x"], false, None),
+        &[st],
+        f16,
+        None,
+    );
     b.g
 }
 
@@ -156,7 +192,14 @@ fn a15_three_axis_schedule() {
     };
     let impls = schedule(&g, &opts).unwrap();
     let names_: Vec<&str> = impls.iter().map(|i| i.name.as_str()).collect();
-    assert_eq!(names_, vec!["LoadAbsStore_B0Y0", "LoadAbsStore_B0Y1", "LoadAbsStore_B0Y2"]);
+    assert_eq!(
+        names_,
+        vec![
+            "LoadAbsStore_B0Y0",
+            "LoadAbsStore_B0Y1",
+            "LoadAbsStore_B0Y2"
+        ]
+    );
     let i = &impls[1];
     assert_eq!(i.axes()[3].name, "z1T");
     assert_eq!(i.axes()[4].name, "z1t");
@@ -166,7 +209,11 @@ fn a15_three_axis_schedule() {
     for n in i.nodes().iter().filter(|n| n.is_compute()) {
         assert_eq!(n.attr.sched.axis, vec![6, 7, 4, 2]);
         assert_eq!(n.outputs[0].vectorized_axis, vec![4, 2]);
-        let vs: Vec<String> = n.outputs[0].vectorized_strides.iter().map(|e| e.to_string()).collect();
+        let vs: Vec<String> = n.outputs[0]
+            .vectorized_strides
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
         assert_eq!(vs, vec!["s2", "1"]);
     }
     // With the contiguous merge the three axes become one.
@@ -182,14 +229,38 @@ fn a16_aligned_strides() {
     let sizes: Vec<Expr> = [7, 9, 8, 10].iter().map(|v| Expr::int(*v)).collect();
     let mut b = B::new("Aligned", &sizes);
     let f16 = DataType::FLOAT16;
-    let x = b.node("x", op("Data", ComputeType::Invalid, &[], false, None), &[], f16, None);
-    let ld = b.node("load", op("Load", ComputeType::Load, &["x"], false, None), &[x], f16, None);
+    let x = b.node(
+        "x",
+        op("Data", ComputeType::Invalid, &[], false, None),
+        &[],
+        f16,
+        None,
+    );
+    let ld = b.node(
+        "load",
+        op("Load", ComputeType::Load, &["x"], false, None),
+        &[x],
+        f16,
+        None,
+    );
     let sv = (
         vec![Expr::int(7), Expr::int(9), Expr::int(8), Expr::int(1)],
         vec![Expr::int(8), Expr::int(1), Expr::int(1), Expr::int(0)],
     );
-    let st = b.node("store", op("Store", ComputeType::Store, &["x"], false, None), &[ld], f16, Some(sv));
-    b.node("y", op("Output", ComputeType::Invalid, &["x"], false, None), &[st], f16, None);
+    let st = b.node(
+        "store",
+        op("Store", ComputeType::Store, &["x"], false, None),
+        &[ld],
+        f16,
+        Some(sv),
+    );
+    b.node(
+        "y",
+        op("Output", ComputeType::Invalid, &["x"], false, None),
+        &[st],
+        f16,
+        None,
+    );
     let opts = ScheduleOptions {
         merge_contiguous_axes: false,
         unaligned_template: false,
@@ -205,10 +276,24 @@ fn a16_aligned_strides() {
         assert_eq!(&vs[1..], &["128", "16", "1"], "{n}");
     }
     // Unaligned template exists for this graph (only discontinuous GM views need alignment).
-    let all = schedule(&b.g, &ScheduleOptions { merge_contiguous_axes: false, ..ScheduleOptions::default() }).unwrap();
-    let un = all.iter().find(|i| i.name.ends_with("Y0_unaligned")).unwrap();
+    let all = schedule(
+        &b.g,
+        &ScheduleOptions {
+            merge_contiguous_axes: false,
+            ..ScheduleOptions::default()
+        },
+    )
+    .unwrap();
+    let un = all
+        .iter()
+        .find(|i| i.name.ends_with("Y0_unaligned"))
+        .unwrap();
     let id = un.find_node("load").unwrap();
-    let vs: Vec<String> = un.node(id).unwrap().outputs[0].vectorized_strides.iter().map(|e| e.to_string()).collect();
+    let vs: Vec<String> = un.node(id).unwrap().outputs[0]
+        .vectorized_strides
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
     assert_eq!(&vs[1..], &["80", "10", "1"]);
     let keys: Vec<i64> = all.iter().map(|i| i.tiling_key).collect();
     assert_eq!(keys, (0..all.len() as i64).collect::<Vec<_>>());
@@ -292,16 +377,40 @@ fn queue_limit_inserts_ub2ub() {
     let f16 = DataType::FLOAT16;
     let mut loads = Vec::new();
     for k in 0..6 {
-        let x = b.node(&format!("x{k}"), op("Data", ComputeType::Invalid, &[], false, None), &[], f16, None);
-        loads.push(b.node(&format!("load{k}"), op("Load", ComputeType::Load, &["x"], false, None), &[x], f16, None));
+        let x = b.node(
+            &format!("x{k}"),
+            op("Data", ComputeType::Invalid, &[], false, None),
+            &[],
+            f16,
+            None,
+        );
+        loads.push(b.node(
+            &format!("load{k}"),
+            op("Load", ComputeType::Load, &["x"], false, None),
+            &[x],
+            f16,
+            None,
+        ));
     }
     let add = op("Add", ComputeType::Elewise, &["x1", "x2"], true, None);
     let mut cur = b.node("add0", add.clone(), &[loads[0], loads[1]], f16, None);
     for (k, l) in loads.iter().enumerate().skip(2) {
         cur = b.node(&format!("add{}", k - 1), add.clone(), &[cur, *l], f16, None);
     }
-    let st = b.node("store", op("Store", ComputeType::Store, &["x"], false, None), &[cur], f16, None);
-    b.node("y", op("Output", ComputeType::Invalid, &["x"], false, None), &[st], f16, None);
+    let st = b.node(
+        "store",
+        op("Store", ComputeType::Store, &["x"], false, None),
+        &[cur],
+        f16,
+        None,
+    );
+    b.node(
+        "y",
+        op("Output", ComputeType::Invalid, &["x"], false, None),
+        &[st],
+        f16,
+        None,
+    );
     let opts = ScheduleOptions {
         allocate: false,
         ..ScheduleOptions::default()

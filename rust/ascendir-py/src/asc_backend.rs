@@ -9,7 +9,9 @@ use ascendir_asc::expr::FxHashMap;
 use ascendir_asc::schedule::group::{merge_groups, AxisGroup};
 use ascendir_asc::schedule::{graph_group, merge_contiguous_axes, schedule, ScheduleOptions};
 use ascendir_asc::target::Target;
-use ascendir_asc::tiling::{base_of, TilingData, TilingError, TilingFunction, TilingProblem, VarKind};
+use ascendir_asc::tiling::{
+    base_of, TilingData, TilingError, TilingFunction, TilingProblem, VarKind,
+};
 use ascendir_asc::{AscError, AscGraph, AttrValue, AxisId, AxisType, Expr, NodeId};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -22,8 +24,21 @@ use crate::errors;
 fn tiling_err(e: TilingError) -> PyErr {
     Python::attach(|py| {
         let extra: Vec<(&str, Py<PyAny>)> = vec![
-            ("constraint", e.constraint.clone().into_pyobject(py).map(|o| o.into_any().unbind()).unwrap_or_else(|_| py.None())),
-            ("excess", e.excess.into_pyobject(py).map(|o| o.into_any().unbind()).unwrap_or_else(|_| py.None())),
+            (
+                "constraint",
+                e.constraint
+                    .clone()
+                    .into_pyobject(py)
+                    .map(|o| o.into_any().unbind())
+                    .unwrap_or_else(|_| py.None()),
+            ),
+            (
+                "excess",
+                e.excess
+                    .into_pyobject(py)
+                    .map(|o| o.into_any().unbind())
+                    .unwrap_or_else(|_| py.None()),
+            ),
         ];
         errors::raise(py, errors::tiling_error(py), e.message.clone(), &extra)
     })
@@ -46,7 +61,13 @@ impl PyTarget {
     /// A custom target.
     #[new]
     #[pyo3(signature = (name = "custom", core_num = 48, ub_size = 196352, block_size = 32, max_que_num = 4))]
-    fn new(name: &str, core_num: i64, ub_size: i64, block_size: i64, max_que_num: usize) -> PyResult<PyTarget> {
+    fn new(
+        name: &str,
+        core_num: i64,
+        ub_size: i64,
+        block_size: i64,
+        max_que_num: usize,
+    ) -> PyResult<PyTarget> {
         Target::custom(name, core_num, ub_size, block_size, max_que_num)
             .map(|t| PyTarget { t })
             .map_err(inv)
@@ -55,19 +76,25 @@ impl PyTarget {
     /// Atlas A2: 48 cores, UB 196352 bytes.
     #[staticmethod]
     fn ascend910b() -> PyTarget {
-        PyTarget { t: Target::ascend910b() }
+        PyTarget {
+            t: Target::ascend910b(),
+        }
     }
 
     /// Ascend910B3: 40 cores.
     #[staticmethod]
     fn ascend910b3() -> PyTarget {
-        PyTarget { t: Target::ascend910b3() }
+        PyTarget {
+            t: Target::ascend910b3(),
+        }
     }
 
     /// Ascend950: UB 253952 − 256 bytes, 14 queues.
     #[staticmethod]
     fn ascend950() -> PyTarget {
-        PyTarget { t: Target::ascend950() }
+        PyTarget {
+            t: Target::ascend950(),
+        }
     }
 
     /// A predefined target by name.
@@ -192,11 +219,18 @@ impl PyTilingData {
     fn __repr__(&self) -> String {
         format!(
             "TilingData(graph={}, tiling_key={}, block_dim={}, ub_used={}/{}, sizes={:?})",
-            self.d.graph, self.d.tiling_key, self.d.block_dim, self.d.ub_used, self.d.ub_size, self.d.sizes
+            self.d.graph,
+            self.d.tiling_key,
+            self.d.block_dim,
+            self.d.ub_used,
+            self.d.ub_size,
+            self.d.sizes
         )
     }
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<PyTilingData>().is_ok_and(|o| o.get().d == self.d)
+        other
+            .cast::<PyTilingData>()
+            .is_ok_and(|o| o.get().d == self.d)
     }
 }
 
@@ -214,7 +248,11 @@ fn graphs_of(impls: &Bound<'_, PyAny>) -> PyResult<Vec<AscGraph>> {
     let mut v = Vec::new();
     for item in impls.try_iter()? {
         let item = item?;
-        let core = if item.hasattr("_core")? { item.getattr("_core")? } else { item };
+        let core = if item.hasattr("_core")? {
+            item.getattr("_core")?
+        } else {
+            item
+        };
         let g = core
             .cast::<PyAscGraph>()
             .map_err(|_| inv("expected ImplGraph objects".into()))?;
@@ -253,10 +291,17 @@ impl PyTilingFunction {
 
     /// Solve for `sizes` (a dict, or keyword arguments): the best template's TilingData.
     #[pyo3(signature = (sizes = None, **kwargs))]
-    fn __call__(&self, sizes: Option<&Bound<'_, PyDict>>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyTilingData> {
+    fn __call__(
+        &self,
+        sizes: Option<&Bound<'_, PyDict>>,
+        kwargs: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<PyTilingData> {
         let mut m = shape_of(sizes)?;
         m.extend(shape_of(kwargs)?);
-        self.f.call(&m).map(|d| PyTilingData { d }).map_err(tiling_err)
+        self.f
+            .call(&m)
+            .map(|d| PyTilingData { d })
+            .map_err(tiling_err)
     }
 
     /// Solve with positional shape values in the order of `symbols` (the fastest call).
@@ -270,7 +315,10 @@ impl PyTilingFunction {
             )));
         }
         let m: FxHashMap<String, i64> = self.symbols.iter().cloned().zip(values).collect();
-        self.f.call(&m).map(|d| PyTilingData { d }).map_err(tiling_err)
+        self.f
+            .call(&m)
+            .map(|d| PyTilingData { d })
+            .map_err(tiling_err)
     }
 
     /// Solve every template separately (a list of TilingData or TilingError objects).
@@ -306,15 +354,29 @@ impl PyTilingFunction {
                 .map(|x| {
                     (
                         x.name.clone(),
-                        if x.kind == VarKind::Tile { "tile" } else { "block" },
+                        if x.kind == VarKind::Tile {
+                            "tile"
+                        } else {
+                            "block"
+                        },
                         x.align,
                         x.upper.to_string(),
                     )
                 })
                 .collect();
             d.set_item("vars", vars)?;
-            d.set_item("ub", PyExpr { e: p.ub_expr.clone() })?;
-            d.set_item("block_dim", PyExpr { e: p.block_dim_expr.clone() })?;
+            d.set_item(
+                "ub",
+                PyExpr {
+                    e: p.ub_expr.clone(),
+                },
+            )?;
+            d.set_item(
+                "block_dim",
+                PyExpr {
+                    e: p.block_dim_expr.clone(),
+                },
+            )?;
             d.set_item("shape_symbols", p.shape_symbols.clone())?;
             v.push(d.into_any().unbind());
         }
@@ -332,7 +394,11 @@ impl PyTilingFunction {
         let vals: Vec<i64> = p
             .slot_names()
             .iter()
-            .map(|s| m.get(s).copied().ok_or_else(|| inv(format!("'{s}' is not given"))))
+            .map(|s| {
+                m.get(s)
+                    .copied()
+                    .ok_or_else(|| inv(format!("'{s}' is not given")))
+            })
             .collect::<PyResult<_>>()?;
         p.ub_usage(&vals)
             .ok_or_else(|| inv("UB usage overflows".into()))
@@ -361,16 +427,25 @@ fn opts_from(kw: Option<&Bound<'_, PyDict>>) -> PyResult<ScheduleOptions> {
 /// Schedule a HintGraph: a list of ImplGraph engine objects (options as keywords).
 #[pyfunction]
 #[pyo3(name = "schedule", signature = (graph, **options))]
-fn py_schedule(graph: &PyAscGraph, options: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<PyAscGraph>> {
+fn py_schedule(
+    graph: &PyAscGraph,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<Vec<PyAscGraph>> {
     let o = opts_from(options)?;
-    Ok(schedule(&graph.g, &o).py()?.into_iter().map(|g| PyAscGraph { g }).collect())
+    Ok(schedule(&graph.g, &o)
+        .py()?
+        .into_iter()
+        .map(|g| PyAscGraph { g })
+        .collect())
 }
 
 /// The HintGraph after the contiguous-axis merge.
 #[pyfunction]
 #[pyo3(name = "merge_contiguous_axes")]
 fn py_merge_contiguous(graph: &PyAscGraph) -> PyResult<PyAscGraph> {
-    Ok(PyAscGraph { g: merge_contiguous_axes(&graph.g).py()? })
+    Ok(PyAscGraph {
+        g: merge_contiguous_axes(&graph.g).py()?,
+    })
 }
 
 fn group_dict<'py>(py: Python<'py>, g: &AxisGroup) -> PyResult<Bound<'py, PyDict>> {
@@ -389,7 +464,12 @@ fn group_from(d: &Bound<'_, PyDict>) -> PyResult<AxisGroup> {
             None => Ok(Vec::new()),
         }
     };
-    Ok(AxisGroup { x: get("x")?, y: get("y")?, r: get("r")?, n: get("n")? })
+    Ok(AxisGroup {
+        x: get("x")?,
+        y: get("y")?,
+        r: get("r")?,
+        n: get("n")?,
+    })
 }
 
 /// The merged tiling group of a HintGraph: `{"x", "y", "r", "n"}`.
@@ -402,14 +482,22 @@ fn py_tiling_group<'py>(py: Python<'py>, graph: &PyAscGraph) -> PyResult<Bound<'
 /// Merge two groups (dicts with `x`, `y`, `r`, `n`); None when they cannot be merged.
 #[pyfunction]
 #[pyo3(name = "merge_groups")]
-fn py_merge_groups<'py>(py: Python<'py>, a: &Bound<'py, PyDict>, b: &Bound<'py, PyDict>) -> PyResult<Option<Bound<'py, PyDict>>> {
+fn py_merge_groups<'py>(
+    py: Python<'py>,
+    a: &Bound<'py, PyDict>,
+    b: &Bound<'py, PyDict>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
     match merge_groups(&group_from(a)?, &group_from(b)?) {
         Some(g) => Ok(Some(group_dict(py, &g)?)),
         None => Ok(None),
     }
 }
 
-fn report_dict<'py>(py: Python<'py>, g: &AscGraph, r: &AllocReport) -> PyResult<Bound<'py, PyDict>> {
+fn report_dict<'py>(
+    py: Python<'py>,
+    g: &AscGraph,
+    r: &AllocReport,
+) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let cs = PyList::empty(py);
     for c in &r.containers {
@@ -438,12 +526,23 @@ fn report_dict<'py>(py: Python<'py>, g: &AscGraph, r: &AllocReport) -> PyResult<
             .map(|(n, k)| (g.nodes()[n.index()].name.clone(), *k))
             .collect();
         cd.set_item("tmps", tmps)?;
-        cd.set_item("slot_bytes", PyExpr { e: container_slot_bytes(g, c, 32) })?;
+        cd.set_item(
+            "slot_bytes",
+            PyExpr {
+                e: container_slot_bytes(g, c, 32),
+            },
+        )?;
         cs.append(cd)?;
     }
     d.set_item("containers", cs)?;
-    d.set_item("peak_ub_bytes", r.peak_ub_bytes.clone().map(|e| PyExpr { e }))?;
-    d.set_item("live_bytes_lower_bound", r.live_bytes_lower_bound.clone().map(|e| PyExpr { e }))?;
+    d.set_item(
+        "peak_ub_bytes",
+        r.peak_ub_bytes.clone().map(|e| PyExpr { e }),
+    )?;
+    d.set_item(
+        "live_bytes_lower_bound",
+        r.live_bytes_lower_bound.clone().map(|e| PyExpr { e }),
+    )?;
     d.set_item("inserted", r.inserted.clone())?;
     d.set_item("vecin_queues", r.vecin_queues)?;
     Ok(d)
@@ -452,9 +551,21 @@ fn report_dict<'py>(py: Python<'py>, g: &AscGraph, r: &AllocReport) -> PyResult<
 /// Run the UB allocator on `graph` in place; returns the report dict.
 #[pyfunction]
 #[pyo3(name = "allocate", signature = (graph, max_que_num = 4, insert_ub2ub = true))]
-fn py_allocate<'py>(py: Python<'py>, graph: &mut PyAscGraph, max_que_num: usize, insert_ub2ub: bool) -> PyResult<Bound<'py, PyDict>> {
+fn py_allocate<'py>(
+    py: Python<'py>,
+    graph: &mut PyAscGraph,
+    max_que_num: usize,
+    insert_ub2ub: bool,
+) -> PyResult<Bound<'py, PyDict>> {
     let mut g = graph.g.clone();
-    let r = allocate(&mut g, &AllocOptions { max_que_num, insert_ub2ub }).py()?;
+    let r = allocate(
+        &mut g,
+        &AllocOptions {
+            max_que_num,
+            insert_ub2ub,
+        },
+    )
+    .py()?;
     graph.g = g;
     report_dict(py, &graph.g, &r)
 }
@@ -462,7 +573,11 @@ fn py_allocate<'py>(py: Python<'py>, graph: &mut PyAscGraph, max_que_num: usize,
 /// Solve the best tiling of `impls` for `sizes` on `target`.
 #[pyfunction]
 #[pyo3(name = "solve_tiling", signature = (impls, target, sizes = None))]
-fn py_solve_tiling(impls: &Bound<'_, PyAny>, target: &PyTarget, sizes: Option<&Bound<'_, PyDict>>) -> PyResult<PyTilingData> {
+fn py_solve_tiling(
+    impls: &Bound<'_, PyAny>,
+    target: &PyTarget,
+    sizes: Option<&Bound<'_, PyDict>>,
+) -> PyResult<PyTilingData> {
     let gs = graphs_of(impls)?;
     let m = shape_of(sizes)?;
     ascendir_asc::tiling::solve_tiling(&gs, &target.t, &m)
@@ -482,7 +597,9 @@ fn ev(e: &Expr, b: &FxHashMap<String, i64>, what: &str) -> PyResult<i64> {
     let r = e
         .evaluate_rational(b)
         .map_err(|x| inv(format!("{what}: {x}")))?;
-    r.ceil().to_i64().ok_or_else(|| inv(format!("{what}: overflow")))
+    r.ceil()
+        .to_i64()
+        .ok_or_else(|| inv(format!("{what}: overflow")))
 }
 
 /// Fold split pairs of a view back into base axes: `[(base, repeat, stride)]`.
@@ -500,7 +617,11 @@ fn base_view(g: &AscGraph, t: &ascendir_asc::Tensor) -> Vec<(AxisId, Expr, Expr)
             let (a, b) = (v[k].0, v[k + 1].0);
             let (ax, bx) = (g.find_axis(a), g.find_axis(b));
             if let (Some(ax), Some(bx)) = (ax, bx) {
-                if ax.split_pair_other_id == b && bx.split_pair_other_id == a && ax.from.len() == 1 && ax.from == bx.from {
+                if ax.split_pair_other_id == b
+                    && bx.split_pair_other_id == a
+                    && ax.from.len() == 1
+                    && ax.from == bx.from
+                {
                     let rep = Expr::mul(&v[k].1, &v[k + 1].1);
                     let st = v[k + 1].2.clone();
                     v[k] = (ax.from[0], rep, st);
@@ -522,7 +643,12 @@ fn base_view(g: &AscGraph, t: &ascendir_asc::Tensor) -> Vec<(AxisId, Expr, Expr)
 /// evaluated with `bindings` (shape and tiling sizes).
 #[pyfunction]
 #[pyo3(name = "export_plan", signature = (graph, bindings, block_size = 32))]
-fn py_export_plan<'py>(py: Python<'py>, graph: &PyAscGraph, bindings: &Bound<'py, PyDict>, block_size: i64) -> PyResult<Bound<'py, PyDict>> {
+fn py_export_plan<'py>(
+    py: Python<'py>,
+    graph: &PyAscGraph,
+    bindings: &Bound<'py, PyDict>,
+    block_size: i64,
+) -> PyResult<Bound<'py, PyDict>> {
     let g = &graph.g;
     let b = shape_of(Some(bindings))?;
     let d = PyDict::new(py);
@@ -546,7 +672,10 @@ fn py_export_plan<'py>(py: Python<'py>, graph: &PyAscGraph, bindings: &Bound<'py
                 AxisType::Invalid => "invalid",
             },
         )?;
-        ad.set_item("size", ev(&ax.size, &b, &format!("size of axis '{}'", ax.name))?)?;
+        ad.set_item(
+            "size",
+            ev(&ax.size, &b, &format!("size of axis '{}'", ax.name))?,
+        )?;
         ad.set_item("from", ax.from.clone())?;
         ad.set_item("split_pair", ax.split_pair_other_id)?;
         axes.append(ad)?;
@@ -562,7 +691,11 @@ fn py_export_plan<'py>(py: Python<'py>, graph: &PyAscGraph, bindings: &Bound<'py
         nd.set_item("type", n.op_type())?;
         nd.set_item("compute_type", n.attr.api.compute_type.name())?;
         nd.set_item("compute", n.is_compute())?;
-        let inputs: Vec<Option<(u32, u32)>> = n.inputs.iter().map(|i| i.map(|r| (r.node.0, r.index))).collect();
+        let inputs: Vec<Option<(u32, u32)>> = n
+            .inputs
+            .iter()
+            .map(|i| i.map(|r| (r.node.0, r.index)))
+            .collect();
         nd.set_item("inputs", inputs)?;
         nd.set_item("sched", n.attr.sched.axis.clone())?;
         nd.set_item("loop_axis", n.attr.sched.loop_axis)?;
@@ -573,7 +706,9 @@ fn py_export_plan<'py>(py: Python<'py>, graph: &PyAscGraph, bindings: &Bound<'py
                 AttrValue::Float(f) => attrs.set_item(k, *f)?,
                 AttrValue::Bool(x) => attrs.set_item(k, *x)?,
                 AttrValue::Str(s) => attrs.set_item(k, s)?,
-                AttrValue::Expr(e) => attrs.set_item(k, ev(e, &b, &format!("attribute '{k}' of '{}'", n.name))?)?,
+                AttrValue::Expr(e) => {
+                    attrs.set_item(k, ev(e, &b, &format!("attribute '{k}' of '{}'", n.name))?)?
+                }
                 _ => {}
             }
         }
@@ -650,8 +785,16 @@ fn py_export_plan<'py>(py: Python<'py>, graph: &PyAscGraph, bindings: &Bound<'py
             )?;
             cd.set_item("id", c.id)?;
             cd.set_item("buf_num", c.buf_num)?;
-            cd.set_item("slot_bytes", ev(&container_slot_bytes(g, &c, block_size), &b, "container size")?)?;
-            let members: Vec<(u32, usize, i64)> = c.members.iter().map(|(n, o, r)| (n.0, *o, *r)).collect();
+            cd.set_item(
+                "slot_bytes",
+                ev(
+                    &container_slot_bytes(g, &c, block_size),
+                    &b,
+                    "container size",
+                )?,
+            )?;
+            let members: Vec<(u32, usize, i64)> =
+                c.members.iter().map(|(n, o, r)| (n.0, *o, *r)).collect();
             cd.set_item("members", members)?;
             conts.append(cd)?;
         }
@@ -664,17 +807,42 @@ fn py_export_plan<'py>(py: Python<'py>, graph: &PyAscGraph, bindings: &Bound<'py
 /// Variables of a compiled tiling problem for one ImplGraph.
 #[pyfunction]
 #[pyo3(name = "tiling_problem")]
-fn py_tiling_problem<'py>(py: Python<'py>, graph: &PyAscGraph, target: &PyTarget) -> PyResult<Bound<'py, PyDict>> {
+fn py_tiling_problem<'py>(
+    py: Python<'py>,
+    graph: &PyAscGraph,
+    target: &PyTarget,
+) -> PyResult<Bound<'py, PyDict>> {
     let p = TilingProblem::new(&graph.g, &target.t).map_err(tiling_err)?;
     let d = PyDict::new(py);
     let vars: Vec<(String, &str, i64, String)> = p
         .vars
         .iter()
-        .map(|x| (x.name.clone(), if x.kind == VarKind::Tile { "tile" } else { "block" }, x.align, x.upper.to_string()))
+        .map(|x| {
+            (
+                x.name.clone(),
+                if x.kind == VarKind::Tile {
+                    "tile"
+                } else {
+                    "block"
+                },
+                x.align,
+                x.upper.to_string(),
+            )
+        })
         .collect();
     d.set_item("vars", vars)?;
-    d.set_item("ub", PyExpr { e: p.ub_expr.clone() })?;
-    d.set_item("block_dim", PyExpr { e: p.block_dim_expr.clone() })?;
+    d.set_item(
+        "ub",
+        PyExpr {
+            e: p.ub_expr.clone(),
+        },
+    )?;
+    d.set_item(
+        "block_dim",
+        PyExpr {
+            e: p.block_dim_expr.clone(),
+        },
+    )?;
     d.set_item("shape_symbols", p.shape_symbols.clone())?;
     Ok(d)
 }

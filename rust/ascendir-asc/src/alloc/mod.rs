@@ -91,20 +91,22 @@ const INF: usize = usize::MAX;
 /// vectorized axis with a non-zero vectorized stride × that stride, rounded up to `block`.
 pub fn tensor_bytes(t: &Tensor, block: i64) -> Expr {
     let ds = crate::schedule::dtype_size(t);
-    let (va, vs): (Vec<AxisId>, Vec<Expr>) = if t.vectorized_strides.len() == t.vectorized_axis.len()
-        && !t.vectorized_axis.is_empty()
-    {
-        (t.vectorized_axis.clone(), t.vectorized_strides.clone())
-    } else {
-        let axes = if t.vectorized_axis.is_empty() {
-            t.axis.clone()
+    let (va, vs): (Vec<AxisId>, Vec<Expr>) =
+        if t.vectorized_strides.len() == t.vectorized_axis.len() && !t.vectorized_axis.is_empty() {
+            (t.vectorized_axis.clone(), t.vectorized_strides.clone())
         } else {
-            t.vectorized_axis.clone()
+            let axes = if t.vectorized_axis.is_empty() {
+                t.axis.clone()
+            } else {
+                t.vectorized_axis.clone()
+            };
+            let mut tmp = t.clone();
+            tmp.vectorized_axis = axes.clone();
+            (
+                axes,
+                crate::schedule::vectorized_strides(&tmp, false, block),
+            )
         };
-        let mut tmp = t.clone();
-        tmp.vectorized_axis = axes.clone();
-        (axes, crate::schedule::vectorized_strides(&tmp, false, block))
-    };
     let mut elems = Expr::int(1);
     for (k, a) in va.iter().enumerate() {
         if crate::schedule::is_const(&vs[k], 0) {
@@ -148,7 +150,10 @@ pub fn exec_order(g: &AscGraph) -> AscResult<Vec<NodeId>> {
     let all_set = g.nodes().iter().all(|x| x.attr.sched.exec_order >= 0);
     if all_set {
         let mut seen = rustc_hash::FxHashSet::default();
-        if g.nodes().iter().all(|x| seen.insert(x.attr.sched.exec_order)) {
+        if g.nodes()
+            .iter()
+            .all(|x| seen.insert(x.attr.sched.exec_order))
+        {
             ids.sort_by_key(|i| g.nodes()[i.index()].attr.sched.exec_order);
         }
     }
@@ -271,7 +276,10 @@ fn insert_ub2ub(g: &mut AscGraph, load: NodeId) -> AscResult<String> {
 }
 
 #[allow(clippy::type_complexity)]
-fn allocate_once(g: &mut AscGraph, opts: &AllocOptions) -> AscResult<(AllocReport, Option<NodeId>)> {
+fn allocate_once(
+    g: &mut AscGraph,
+    opts: &AllocOptions,
+) -> AscResult<(AllocReport, Option<NodeId>)> {
     let order = exec_order(g)?;
     let n = g.node_count();
     let mut pos = vec![0usize; n];
@@ -338,7 +346,11 @@ fn allocate_once(g: &mut AscGraph, opts: &AllocOptions) -> AscResult<(AllocRepor
             };
             let t = &g.nodes[nid.index()].outputs[oi];
             let start = pos[nid.index()];
-            let mut end = consumers.iter().map(|c| pos[c.index()]).max().unwrap_or(start);
+            let mut end = consumers
+                .iter()
+                .map(|c| pos[c.index()])
+                .max()
+                .unwrap_or(start);
             let scalar_like = position == Position::VecCalc
                 && t.axis
                     .iter()
@@ -392,7 +404,11 @@ fn allocate_once(g: &mut AscGraph, opts: &AllocOptions) -> AscResult<(AllocRepor
     for k in 0..infos.len() {
         let nid = infos[k].node;
         let node = &g.nodes[nid.index()];
-        if !node.op.inplace || node.outputs.len() != 1 || node.inputs.is_empty() || !infos[k].reusable {
+        if !node.op.inplace
+            || node.outputs.len() != 1
+            || node.inputs.is_empty()
+            || !infos[k].reusable
+        {
             continue;
         }
         if cons.get(&(nid.0, 0)).is_none_or(|c| c.is_empty()) {
@@ -419,7 +435,12 @@ fn allocate_once(g: &mut AscGraph, opts: &AllocOptions) -> AscResult<(AllocRepor
             continue;
         }
         let lvl = infos[k].level as i32;
-        cands.sort_by_key(|&j| ((infos[j].level as i32 - lvl).abs(), -(infos[j].level as i32)));
+        cands.sort_by_key(|&j| {
+            (
+                (infos[j].level as i32 - lvl).abs(),
+                -(infos[j].level as i32),
+            )
+        });
         infos[k].group = infos[cands[0]].group;
     }
     // Groups.
@@ -494,7 +515,10 @@ fn allocate_once(g: &mut AscGraph, opts: &AllocOptions) -> AscResult<(AllocRepor
                     .filter(|&b| {
                         blocks[b].kind == ContainerKind::Queue
                             && blocks[b].position == pos_kind
-                            && blocks[b].groups.iter().all(|&o| groups[o].reusable && !overlap(&groups[o], gr))
+                            && blocks[b]
+                                .groups
+                                .iter()
+                                .all(|&o| groups[o].reusable && !overlap(&groups[o], gr))
                     })
                     .collect();
                 let pick = |v: &[usize]| {
@@ -502,7 +526,11 @@ fn allocate_once(g: &mut AscGraph, opts: &AllocOptions) -> AscResult<(AllocRepor
                         .copied()
                         .min_by_key(|&b| ((blocks[b].level as i32 - gr.level as i32).abs(), b))
                 };
-                let others: Vec<usize> = cands.iter().copied().filter(|b| Some(*b) != last_used).collect();
+                let others: Vec<usize> = cands
+                    .iter()
+                    .copied()
+                    .filter(|b| Some(*b) != last_used)
+                    .collect();
                 chosen = pick(&others);
                 if chosen.is_none() && cands.len() == 1 && blocks.len() > 2 {
                     chosen = Some(cands[0]);
@@ -572,7 +600,10 @@ fn allocate_once(g: &mut AscGraph, opts: &AllocOptions) -> AscResult<(AllocRepor
             chosen = (0..blocks.len())
                 .filter(|&b| {
                     blocks[b].kind == ContainerKind::Buffer
-                        && blocks[b].groups.iter().all(|&o| groups[o].reusable && !overlap(&groups[o], gr))
+                        && blocks[b]
+                            .groups
+                            .iter()
+                            .all(|&o| groups[o].reusable && !overlap(&groups[o], gr))
                 })
                 .min_by_key(|&b| ((blocks[b].level as i32 - gr.level as i32).abs(), b));
         }
@@ -596,10 +627,23 @@ fn allocate_once(g: &mut AscGraph, opts: &AllocOptions) -> AscResult<(AllocRepor
     // Write back.
     let mut containers = Vec::new();
     for b in &blocks {
-        let buf_num = b.groups.iter().map(|&gi| groups[gi].buf_num).max().unwrap_or(1);
-        let buf_num = if b.kind == ContainerKind::Buffer { 1 } else { buf_num };
+        let buf_num = b
+            .groups
+            .iter()
+            .map(|&gi| groups[gi].buf_num)
+            .max()
+            .unwrap_or(1);
+        let buf_num = if b.kind == ContainerKind::Buffer {
+            1
+        } else {
+            buf_num
+        };
         let mut members = Vec::new();
-        let mut ms: Vec<usize> = b.groups.iter().flat_map(|&gi| groups[gi].members.clone()).collect();
+        let mut ms: Vec<usize> = b
+            .groups
+            .iter()
+            .flat_map(|&gi| groups[gi].members.clone())
+            .collect();
         ms.sort_unstable();
         for k in ms {
             let ti = &infos[k];
@@ -657,7 +701,10 @@ fn allocate_once(g: &mut AscGraph, opts: &AllocOptions) -> AscResult<(AllocRepor
             .collect();
         let mut best: Option<(usize, usize)> = None;
         for &a in &vin {
-            let c = vin.iter().filter(|&&b| b != a && overlap(&groups[a], &groups[b])).count();
+            let c = vin
+                .iter()
+                .filter(|&&b| b != a && overlap(&groups[a], &groups[b]))
+                .count();
             let node = infos[groups[a].members[0]].node;
             let already = cons
                 .get(&(node.0, 0))
@@ -723,7 +770,11 @@ pub fn container_slot_bytes(g: &AscGraph, c: &Container, block: i64) -> Expr {
     if c.kind == ContainerKind::Tmp {
         let mut m = Expr::int(8192);
         for (n, k) in &c.tmps {
-            if let Some(tb) = g.nodes().get(n.index()).and_then(|x| x.attr.tmp_buffers.get(*k)) {
+            if let Some(tb) = g
+                .nodes()
+                .get(n.index())
+                .and_then(|x| x.attr.tmp_buffers.get(*k))
+            {
                 m = Expr::max(&m, &Expr::align(&tb.size, &Expr::int(block)));
             }
         }
@@ -774,7 +825,11 @@ pub fn containers_of(g: &AscGraph) -> AscResult<Vec<Container>> {
                     t.mem.alloc_type.name()
                 )));
             }
-            let bn = if kind == ContainerKind::Queue { t.que.buf_num.max(1) } else { 1 };
+            let bn = if kind == ContainerKind::Queue {
+                t.que.buf_num.max(1)
+            } else {
+                1
+            };
             match out.iter_mut().find(|c| c.kind == kind && c.id == id) {
                 Some(c) => {
                     c.members.push((*nid, oi, rid));
@@ -794,7 +849,10 @@ pub fn containers_of(g: &AscGraph) -> AscResult<Vec<Container>> {
             if tb.id < 0 {
                 continue;
             }
-            match out.iter_mut().find(|c| c.kind == ContainerKind::Tmp && c.id == tb.id) {
+            match out
+                .iter_mut()
+                .find(|c| c.kind == ContainerKind::Tmp && c.id == tb.id)
+            {
                 Some(c) => c.tmps.push((*nid, k)),
                 None => out.push(Container {
                     kind: ContainerKind::Tmp,

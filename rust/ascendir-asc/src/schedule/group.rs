@@ -161,7 +161,12 @@ pub fn node_group(g: &AscGraph, node: &Node, loop_axes: &[AxisId]) -> Result<Axi
         ComputeType::Reduce => {
             let (inp, out) = match (input(0), node.outputs.first()) {
                 (Some(i), Some(o)) => (i, o),
-                _ => return Err(format!("reduce node '{}' has no input or output", node.name)),
+                _ => {
+                    return Err(format!(
+                        "reduce node '{}' has no input or output",
+                        node.name
+                    ))
+                }
             };
             let mut grp = AxisGroup::default();
             for a in loop_axes {
@@ -219,7 +224,12 @@ pub fn node_group(g: &AscGraph, node: &Node, loop_axes: &[AxisId]) -> Result<Axi
         ComputeType::Transpose => {
             let (inp, out) = match (input(0), node.outputs.first()) {
                 (Some(i), Some(o)) => (i, o),
-                _ => return Err(format!("transpose node '{}' has no input or output", node.name)),
+                _ => {
+                    return Err(format!(
+                        "transpose node '{}' has no input or output",
+                        node.name
+                    ))
+                }
             };
             Ok(transpose_group(&inp.axis, &out.axis))
         }

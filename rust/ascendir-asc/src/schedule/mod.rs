@@ -86,7 +86,12 @@ pub fn hint_loop_axes(g: &AscGraph) -> AscResult<Vec<AxisId>> {
     let cn = compute_nodes(g);
     let first = match cn.first() {
         Some(n) => *n,
-        None => return err(format!("graph '{}' has no compute node to schedule", g.name)),
+        None => {
+            return err(format!(
+                "graph '{}' has no compute node to schedule",
+                g.name
+            ))
+        }
     };
     let l = g.nodes()[first.index()].attr.sched.axis.clone();
     if l.is_empty() {
@@ -179,7 +184,10 @@ pub fn merge_contiguous_axes(g: &AscGraph) -> AscResult<AscGraph> {
         }
         if ct == ComputeType::Load {
             if let Some(t) = node.outputs.first() {
-                if let Some(p) = (0..t.axis.len()).rev().find(|&p| !is_const(&t.strides[p], 0)) {
+                if let Some(p) = (0..t.axis.len())
+                    .rev()
+                    .find(|&p| !is_const(&t.strides[p], 0))
+                {
                     if !is_const(&t.strides[p], 1) {
                         if let Some(lp) = l.iter().position(|a| *a == t.axis[p]) {
                             if lp > 0 {
@@ -268,7 +276,10 @@ pub fn merge_contiguous_axes(g: &AscGraph) -> AscResult<AscGraph> {
                 let run_len = runs[ni].len();
                 let end = (k + run_len).min(t.axis.len());
                 let members = &t.axis[k..end];
-                if run_len > 1 && members.len() == run_len && members.iter().all(|m| map.get(m) == Some(&ni)) {
+                if run_len > 1
+                    && members.len() == run_len
+                    && members.iter().all(|m| map.get(m) == Some(&ni))
+                {
                     axis.push(ni as AxisId);
                     reps.push(Expr::product(t.repeats[k..end].iter()));
                     strides.push(t.strides[end - 1].clone());
@@ -357,7 +368,11 @@ fn split_reduce_valid(g: &AscGraph, r: &[AxisId]) -> bool {
 }
 
 /// The tiling cases of a graph with merged group `grp`.
-pub fn tiling_cases(g: &AscGraph, grp: &AxisGroup, opts: &ScheduleOptions) -> AscResult<Vec<TilingCase>> {
+pub fn tiling_cases(
+    g: &AscGraph,
+    grp: &AxisGroup,
+    opts: &ScheduleOptions,
+) -> AscResult<Vec<TilingCase>> {
     let opt = |v: &[AxisId]| -> Vec<Option<AxisId>> {
         if v.is_empty() {
             vec![None]
@@ -448,9 +463,11 @@ fn traits(g: &AscGraph, grp: &AxisGroup, l: &[AxisId]) -> GraphTraits {
                 t.has_reduce = true;
                 t.needs_align_ops = true;
             }
-            ComputeType::Transpose | ComputeType::Concat | ComputeType::Split | ComputeType::Broadcast | ComputeType::Gather => {
-                t.needs_align_ops = true
-            }
+            ComputeType::Transpose
+            | ComputeType::Concat
+            | ComputeType::Split
+            | ComputeType::Broadcast
+            | ComputeType::Gather => t.needs_align_ops = true,
             _ => {}
         }
     }
@@ -557,8 +574,11 @@ pub fn schedule_case(
     let mut vect: Vec<(i64, AxisId)> = Vec::new();
     let mut nonred_outer: Vec<AxisId> = Vec::new();
     let mut red_outer: Vec<AxisId> = Vec::new();
-    let groups: [(&Vec<AxisId>, Option<AxisId>, bool); 3] =
-        [(&grp.x, case.x, false), (&grp.y, case.y, false), (&r_groups, case.r, true)];
+    let groups: [(&Vec<AxisId>, Option<AxisId>, bool); 3] = [
+        (&grp.x, case.x, false),
+        (&grp.y, case.y, false),
+        (&r_groups, case.r, true),
+    ];
     for (axes, chosen, is_r) in groups {
         let ch = match chosen {
             Some(c) => c,
@@ -566,7 +586,12 @@ pub fn schedule_case(
         };
         let k = match axes.iter().position(|a| *a == ch) {
             Some(k) => k,
-            None => return err(format!("case '{}': axis {ch} is not in its group", case.name)),
+            None => {
+                return err(format!(
+                    "case '{}': axis {ch} is not in its group",
+                    case.name
+                ))
+            }
         };
         let (to, ti) = g.tile_split(ch, None, None)?;
         for n in &cn {
@@ -574,7 +599,11 @@ pub fn schedule_case(
                 g.apply_split(*n, to, ti)?;
             }
         }
-        let outer = if is_r { &mut red_outer } else { &mut nonred_outer };
+        let outer = if is_r {
+            &mut red_outer
+        } else {
+            &mut nonred_outer
+        };
         outer.extend_from_slice(&axes[..k]);
         outer.push(to);
         vect.push((key(ch), ti));
@@ -676,8 +705,12 @@ fn set_vectorized_strides(g: &mut AscGraph, cn: &[NodeId], aligned: bool) {
     for n in cn {
         let is_store = g.nodes()[n.index()].attr.api.compute_type == ComputeType::Store;
         let input_vs = if is_store {
-            g.input_tensor(*n, 0)
-                .map(|t| (t.vectorized_axis.clone(), vectorized_strides(t, aligned, 32)))
+            g.input_tensor(*n, 0).map(|t| {
+                (
+                    t.vectorized_axis.clone(),
+                    vectorized_strides(t, aligned, 32),
+                )
+            })
         } else {
             None
         };

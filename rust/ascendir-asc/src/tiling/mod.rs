@@ -184,10 +184,7 @@ impl TilingProblem {
             }
             for t in &n.outputs {
                 for (k, a) in t.vectorized_axis.iter().enumerate().rev() {
-                    let nz = t
-                        .vectorized_strides
-                        .get(k)
-                        .is_none_or(|s| !is_const(s, 0));
+                    let nz = t.vectorized_strides.get(k).is_none_or(|s| !is_const(s, 0));
                     if nz {
                         if !innermost_axes.contains(a) {
                             innermost_axes.push(*a);
@@ -223,7 +220,11 @@ impl TilingProblem {
             let v = TilingVar {
                 name,
                 axis: ax.id,
-                kind: if is_tile { VarKind::Tile } else { VarKind::Block },
+                kind: if is_tile {
+                    VarKind::Tile
+                } else {
+                    VarKind::Block
+                },
                 upper: parent.size.clone(),
                 align: if innermost && is_tile {
                     (block / min_dsize).max(1)
@@ -308,7 +309,10 @@ impl TilingProblem {
         let slot_of = |s: &str| slots.iter().position(|x| x == s);
         let comp = |e: &Expr| CExpr::compile(e, &slot_of).map_err(|m| model_err(g, m));
         let c_ub = comp(&ub)?;
-        let c_upper = vars.iter().map(|v| comp(&v.upper)).collect::<Result<_, _>>()?;
+        let c_upper = vars
+            .iter()
+            .map(|v| comp(&v.upper))
+            .collect::<Result<_, _>>()?;
         let c_block_dim = comp(&block_dim)?;
         let c_iters = comp(&iters)?;
         let c_tensor_bytes = tensor_b.iter().map(comp).collect::<Result<_, _>>()?;
@@ -387,12 +391,18 @@ impl TilingProblem {
 
     /// Solve with shape values already placed in their slots (variables are overwritten).
     pub fn solve_slots(&self, mut vals: Vec<i64>) -> Result<TilingData, TilingError> {
-        let ovf = || terr("model", 0, format!("graph '{}': arithmetic overflow", self.graph));
+        let ovf = || {
+            terr(
+                "model",
+                0,
+                format!("graph '{}': arithmetic overflow", self.graph),
+            )
+        };
         let ub_size = self.target.ub_size;
         let nv = self.vars.len();
         // Tile variables start at their minimum.
-        for k in 0..nv {
-            vals[k] = 1;
+        for v in vals.iter_mut().take(nv) {
+            *v = 1;
         }
         let mut empty = false;
         for k in 0..nv {
@@ -448,7 +458,11 @@ impl TilingProblem {
                         hi = mid - 1;
                     }
                 }
-                vals[k] = if best > 0 { best * align } else { align.min(up) };
+                vals[k] = if best > 0 {
+                    best * align
+                } else {
+                    align.min(up)
+                };
             }
         }
         // Block variables: smallest value with block_dim <= cores.
@@ -484,7 +498,11 @@ impl TilingProblem {
         let ub_used = self.ub_usage(&vals).ok_or_else(ovf)?;
         let mut containers = Vec::new();
         for c in &self.containers {
-            containers.push((c.name.clone(), c.slot.eval_int(&vals).ok_or_else(ovf)?, c.buf_num));
+            containers.push((
+                c.name.clone(),
+                c.slot.eval_int(&vals).ok_or_else(ovf)?,
+                c.buf_num,
+            ));
         }
         // Cost: iterations per core × (launch overhead + bytes processed per iteration / 32).
         let iters = self.c_iters.eval_int(&vals).ok_or_else(ovf)?;
@@ -530,11 +548,8 @@ pub fn base_of(g: &AscGraph, a: AxisId) -> Vec<AxisId> {
             break;
         }
         match g.find_axis(x) {
-            Some(ax) if ax.from.is_empty() => {
-                if !out.contains(&x) {
-                    out.push(x)
-                }
-            }
+            Some(ax) if ax.from.is_empty() && !out.contains(&x) => out.push(x),
+            Some(ax) if ax.from.is_empty() => {}
             Some(ax) => stack.extend(ax.from.iter().copied()),
             None => {}
         }
