@@ -279,3 +279,46 @@ def test_subgraph_slots_and_dynamic_outputs_from_the_prototype():
     s = g.add_op("SplitD", [x], attrs={"split_dim": 0, "num_split": 2})
     assert s.op_desc.output_names == ["y0", "y1"]
     assert s.op_desc.output_desc(1).shape == (1,)
+
+
+def test_entry_point_libraries_are_discovered(tmp_path):
+    dist = tmp_path / "fake_oplib-0.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: fake-oplib\nVersion: 0.1\n")
+    (dist / "entry_points.txt").write_text("[ascendir.op_libraries]\nfake = fake_oplib_mod:load\n")
+    (tmp_path / "fake_oplib_mod.py").write_text(
+        textwrap.dedent(
+            """
+            import ascendir as air
+            from ascendir import ops
+
+            def load():
+                @ops.register_op("FromEntryPoint")
+                class FromEntryPoint(ops.OpDef):
+                    x = ops.Input()
+                    y = ops.Output()
+                    infer = air.infer.same_as("x")
+
+                @ops.register_op("Abs", override=True)
+                class MyAbs(ops.OpDef):
+                    x = ops.Input()
+                    y = ops.Output()
+                    flavour = ops.Attr(str, "entry point")
+                    infer = air.infer.same_as("x")
+            """
+        )
+    )
+    code = textwrap.dedent(
+        """
+        import ascendir as air
+        assert air.ops.get("FromEntryPoint").input_names() == ["x"]
+        g = air.Graph()
+        a = g.add_op("Abs", [g.add_input("x", air.TensorDesc([3], air.float32))])
+        assert a.attrs["flavour"] == "entry point"
+        print("ok")
+        """
+    )
+    env = dict(os.environ, PYTHONPATH=str(tmp_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
