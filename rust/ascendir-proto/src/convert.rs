@@ -19,8 +19,11 @@ use bytes::Bytes;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 
-/// Ops per parallel work item when decoding or encoding a graph.
-const OP_CHUNK: usize = 2048;
+/// Ops per parallel work item when decoding or encoding a graph of `n` ops: about four items
+/// per worker thread, at least 64 and at most 4096 ops each.
+fn op_chunk(n: usize) -> usize {
+    (n / (rayon::current_num_threads().max(1) * 4)).clamp(64, 4096)
+}
 
 use crate::error::{ProtoError, ProtoResult};
 use crate::pb;
@@ -989,8 +992,9 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     let mut g = Graph::with_capacity(&name, op.len());
     // Ops decode independently: in parallel, in chunks (each with its own desc cache).
     let base = crate::wire::base();
+    let chunk_len = op_chunk(op.len());
     let chunks: Vec<Vec<PendingOp>> = op
-        .par_chunks(OP_CHUNK)
+        .par_chunks(chunk_len)
         .enumerate()
         .map(|(c, chunk)| {
             crate::wire::with_base_raw(base, || {
@@ -998,7 +1002,7 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
                 chunk
                     .iter()
                     .enumerate()
-                    .map(|(k, raw)| op_from_raw(raw, c * OP_CHUNK + k, &mut cache))
+                    .map(|(k, raw)| op_from_raw(raw, c * chunk_len + k, &mut cache))
                     .collect::<ProtoResult<Vec<_>>>()
             })
         })
@@ -1230,7 +1234,7 @@ pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
     // Ops encode independently: in parallel, in chunks (each with its own desc cache).
     let ids: Vec<NodeId> = g.node_ids().collect();
     let chunks: Vec<Vec<Bytes>> = ids
-        .par_chunks(OP_CHUNK)
+        .par_chunks(op_chunk(ids.len()))
         .map(|chunk| {
             let mut cache = DescEncCache::default();
             chunk
