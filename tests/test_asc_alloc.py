@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_asc_sim_helpers import F16, F32, HB
 
 from ascendir.asc.schedule import AutofuserOptions, allocate, schedule
 from ascendir.asc.simulate import evaluate, simulate
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import solve_tiling
+from test_asc_sim_helpers import F16, F32, HB
 
 
 def _chain(n_abs: int) -> HB:

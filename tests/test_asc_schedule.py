@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-from test_asc_sim_helpers import F16, F32, HB
 
 from ascendir import asc
 from ascendir.asc.schedule import (
@@ -15,6 +14,7 @@ from ascendir.asc.schedule import (
     tiling_group,
 )
 from ascendir.errors import AscendIRError
+from test_asc_sim_helpers import F16, F32, HB
 
 NO_MERGE = AutofuserOptions(merge_contiguous_axes=False)
 

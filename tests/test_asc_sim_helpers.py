@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 import pytest
+from ascendir._core import asc as _casc
 
 from ascendir import asc
-from ascendir._core import asc as _casc
 from ascendir.asc.schedule import schedule
 from ascendir.asc.simulate import evaluate, simulate
 from ascendir.asc.target import Target
@@ -42,7 +42,7 @@ class HB:
         self.dtype = dtype
         self.sizes: list[Any] = []
         self.sym_names: list[str] = []
-        for k, s in enumerate(sizes):
+        for _k, s in enumerate(sizes):
             if isinstance(s, str):
                 e = self.g.create_size(s)
                 self.sym_names.append(s)
@@ -68,7 +68,8 @@ class HB:
     def _sched(self, node: Any) -> None:
         node.attr.sched.axis = self.axes
 
-    def load(self, reps: list[Any] | None = None, dtype: Any = None, strides: list[Any] | None = None,
+    def load(self, reps: list[Any] | None = None, dtype: Any = None,
+             strides: list[Any] | None = None,
              name: str | None = None) -> Any:
         dt = dtype or self.dtype
         reps = reps if reps is not None else list(self.sizes)
@@ -88,7 +89,7 @@ class HB:
            axes: list[Any] | None = None, **attrs: Any) -> Any:
         node = getattr(asc.ops, ty)(self._name(ty.lower()))
         names = [p[0] for p in _casc.op_info(ty)["inputs"]]
-        for p, v in zip(names, ins):
+        for p, v in zip(names, ins, strict=False):
             setattr(node, p, v)
         for k, v in attrs.items():
             setattr(node.attr.ir_attr, k, v)
@@ -139,7 +140,7 @@ class HB:
         return out
 
     def bindings(self, values: list[int]) -> dict[str, int]:
-        return dict(zip(self.sym_names, values))
+        return dict(zip(self.sym_names, values, strict=False))
 
     def make_inputs(self, sizes: dict[str, int], seed: int = 0) -> dict[str, np.ndarray]:
         rng = np.random.default_rng(seed)

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_asc_sim_helpers import F16, F32, HB, I32, check_all
 
 from ascendir.asc.target import Target
+from test_asc_sim_helpers import F16, F32, HB, I32, check_all
 
 LARGE = os.environ.get("ASCENDIR_ASC_SIM_LARGE") == "1"
 N_PATTERNS = 400 if LARGE else 56
@@ -37,7 +37,8 @@ def build(seed: int) -> tuple[HB, str]:
     ndim = rng.randint(max(lo, 1), 5 if kind != "concat" else 3)
     if kind == "broadcast":
         ndim = max(ndim, 2)
-    dtype = rng.choice([F16, F32, F32, I32] if kind in ("ew", "broadcast", "concat", "transpose") else [F16, F32])
+    ints_ok = kind in ("ew", "broadcast", "concat", "transpose")
+    dtype = rng.choice([F16, F32, F32, I32] if ints_ok else [F16, F32])
     symbolic = rng.random() < 0.6
     sizes = _sizes(rng, ndim, symbolic)
     if kind == "concat":

@@ -1,5 +1,5 @@
 """Tiling solver: A18, the compiled tiling function, errors, templates, and an exhaustive
-checker that the solver's tiles use as much UB as the best aligned tiling, never more than the UB."""
+checker that the solver's tiles use as much UB as the best aligned tiling and never exceed it."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import itertools
 import random
 
 import pytest
-from test_asc_sim_helpers import F16, F32, HB
 
 from ascendir.asc.schedule import schedule
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import compile_tiling, solve_tiling, tiling_problem
 from ascendir.errors import TilingError
+from test_asc_sim_helpers import F16, F32, HB
 
 
 def _las() -> HB:
@@ -117,7 +117,7 @@ def _exhaustive(fn, index: int, problem, shape, ub_size: int) -> tuple[int, dict
     tiles = [v for v in problem["vars"] if v[1] == "tile"]
     blocks = [v for v in problem["vars"] if v[1] == "block"]
     uppers = []
-    for name, _, align, upper in tiles:
+    for _name, _, align, upper in tiles:
         from ascendir.asc import SizeExpr
 
         up = SizeExpr.parse(upper).evaluate(shape)
@@ -126,7 +126,7 @@ def _exhaustive(fn, index: int, problem, shape, ub_size: int) -> tuple[int, dict
     best_vals: dict[str, int] = {}
     for combo in itertools.product(*uppers):
         vals = dict(shape)
-        vals.update({t[0]: v for t, v in zip(tiles, combo)})
+        vals.update({t[0]: v for t, v in zip(tiles, combo, strict=False)})
         vals.update({b[0]: 1 for b in blocks})
         ub = fn.ub_usage(index, vals)
         if ub <= ub_size and ub > best:

@@ -62,3 +62,21 @@ __all__ = [
     "parse_expr",
     "utils",
 ]
+
+# Backend: scheduling, UB allocation, tiling and simulation (spec §5–8).
+from .schedule import Autofuser, AutofuserOptions, allocate, schedule  # noqa: E402
+from .simulate import evaluate, simulate  # noqa: E402
+from .target import Target  # noqa: E402
+from .tiling import compile_tiling, solve_tiling  # noqa: E402
+
+__all__ += [
+    "Autofuser",
+    "AutofuserOptions",
+    "Target",
+    "allocate",
+    "compile_tiling",
+    "evaluate",
+    "schedule",
+    "simulate",
+    "solve_tiling",
+]

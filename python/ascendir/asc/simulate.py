@@ -170,7 +170,7 @@ class _Plan:
                     rem //= s
                 if rem:
                     return None
-                for c, v in zip(reversed(comps), vals):
+                for c, v in zip(reversed(comps), vals, strict=False):
                     idx[c] = v
                     pending.append((c, v))
             elif t == "tile_outer":
@@ -205,7 +205,7 @@ class _Interp:
                 self.gm[n["name"]] = np.ascontiguousarray(inputs[n["name"]]).reshape(-1).astype(dt)
         consumers: dict[tuple[int, int], list[dict[str, Any]]] = {}
         for n in plan.nodes:
-            for k, src in enumerate(n["inputs"]):
+            for _k, src in enumerate(n["inputs"]):
                 if src is not None:
                     consumers.setdefault(tuple(src), []).append(n)
         self.consumers = consumers
@@ -218,7 +218,7 @@ class _Interp:
             name = outs[0]["name"] if outs else n["name"]
             t = n["outputs"][0]
             size = int(n["attrs"].get("offset", 0)) + 1
-            for r, s in zip(t["base_repeats"], t["base_strides"]):
+            for r, s in zip(t["base_repeats"], t["base_strides"], strict=False):
                 size += (max(r, 1) - 1) * abs(s)
             dt = np_dtype(outs[0]["outputs"][0]["dtype"] if outs else t["dtype"])
             if name in self.gm:
@@ -234,7 +234,10 @@ class _Interp:
     def extents(self, t: dict[str, Any], rng: dict[int, tuple[int, int]]) -> list[tuple[int, int]]:
         """(start, len) per base axis for tensor `t` in the current ranges."""
         out = []
-        view = {a: (r, s) for a, r, s in zip(t["base_axes"], t["base_repeats"], t["base_strides"])}
+        view = {
+            a: (r, s)
+            for a, r, s in zip(t["base_axes"], t["base_repeats"], t["base_strides"], strict=False)
+        }
         for b in self.p.base:
             if b not in view:
                 out.append((0, 1))
@@ -250,7 +253,7 @@ class _Interp:
 
     def gm_index(self, t: dict[str, Any], ext: list[tuple[int, int]], offset: int) -> Any:
         np = _np()
-        view = {a: s for a, s in zip(t["base_axes"], t["base_strides"])}
+        view = {a: s for a, s in zip(t["base_axes"], t["base_strides"], strict=False)}
         idx = np.full([e[1] for e in ext], offset, dtype=np.int64)
         nd = len(ext)
         for k, b in enumerate(self.p.base):
@@ -305,8 +308,8 @@ class _Interp:
         raise SimulationError(f"node '{n['name']}': op {ty} is not supported by the simulator")
 
     def reduced_axes(self, in_t: dict[str, Any], out_t: dict[str, Any]) -> list[int]:
-        inv = {a: r for a, r in zip(in_t["base_axes"], in_t["base_repeats"])}
-        outv = {a: r for a, r in zip(out_t["base_axes"], out_t["base_repeats"])}
+        inv = {a: r for a, r in zip(in_t["base_axes"], in_t["base_repeats"], strict=False)}
+        outv = {a: r for a, r in zip(out_t["base_axes"], out_t["base_repeats"], strict=False)}
         ks = []
         for k, b in enumerate(self.p.base):
             if inv.get(b, 1) != 1 and outv.get(b, 1) == 1:
@@ -331,7 +334,7 @@ class _Interp:
             return np.any(x, axis=ks, keepdims=True)
         if ty == "Mean":
             total = 1
-            inv = {a: r for a, r in zip(in_t["base_axes"], in_t["base_repeats"])}
+            inv = {a: r for a, r in zip(in_t["base_axes"], in_t["base_repeats"], strict=False)}
             for k in ks:
                 total *= inv.get(self.p.base[k], 1)
             return np.sum(x.astype(np.float64), axis=ks, keepdims=True) / max(total, 1)
@@ -457,7 +460,7 @@ class _Sim(_Interp):
     def ub_offsets(self, t: dict[str, Any], ext: list[tuple[int, int]], what: str) -> Any:
         npm = _np()
         vs: dict[int, int] = {}
-        for b, s in zip(t["vect_base"], t["vect_strides"]):
+        for b, s in zip(t["vect_base"], t["vect_strides"], strict=False):
             if b >= 0 and s != 0:
                 vs[b] = s
         nd = len(ext)
@@ -468,7 +471,8 @@ class _Sim(_Interp):
                 continue
             if b not in vs:
                 raise SimulationError(
-                    f"{what}: base axis {self.p.axes[b]['name']} has extent {ln} but is not vectorized"
+                    f"{what}: base axis {self.p.axes[b]['name']} has extent {ln} "
+                    "but is not vectorized"
                 )
             shape = [1] * nd
             shape[k] = ln
@@ -502,7 +506,9 @@ class _Sim(_Interp):
         off = self.ub_offsets(t, ext, f"node '{name}'")
         end = base + (int(off.max()) + 1) * dt.itemsize if off.size else base
         if end > self.ub_size:
-            raise SimulationError(f"node '{name}': write [{base}, {end}) beyond the UB ({self.ub_size})")
+            raise SimulationError(
+                f"node '{name}': write [{base}, {end}) beyond the UB ({self.ub_size})"
+            )
         ci, _ = self.tensor_cont[key]
         c = self.containers[ci]
         rel = base - c["offset"]
@@ -605,7 +611,8 @@ def simulate(impl: Any, tiling: Any, inputs: dict[str, Any], *, plan: dict[str, 
         plan = export_plan(impl, bindings)
     if plan.get("tiling_key", -1) != tiling.tiling_key:
         raise SimulationError(
-            f"tiling is for template {tiling.tiling_key}, graph '{plan['name']}' is {plan['tiling_key']}"
+            f"tiling is for template {tiling.tiling_key}, "
+            f"graph '{plan['name']}' is {plan['tiling_key']}"
         )
     sim = _Sim(_Plan(plan), inputs, tiling, int(ub_size or tiling.ub_size))
     return sim.run()
@@ -622,7 +629,9 @@ def simulate_detailed(impl: Any, tiling: Any, inputs: dict[str, Any],
     return sim.run(), sim.warnings
 
 
-def evaluate(hint: Any, inputs: dict[str, Any], sizes: dict[str, int] | None = None) -> dict[str, Any]:
+def evaluate(
+    hint: Any, inputs: dict[str, Any], sizes: dict[str, int] | None = None
+) -> dict[str, Any]:
     """The HintGraph's result computed directly; ``{output name: 1-D array}``."""
     plan = export_plan(hint, dict(sizes or {}))
     return _Direct(_Plan(plan), inputs).run()

@@ -314,9 +314,8 @@ impl PyTilingFunction {
                 values.len()
             )));
         }
-        let m: FxHashMap<String, i64> = self.symbols.iter().cloned().zip(values).collect();
         self.f
-            .call(&m)
+            .call_values(&self.symbols, &values)
             .map(|d| PyTilingData { d })
             .map_err(tiling_err)
     }

@@ -389,6 +389,33 @@ impl TilingProblem {
         self.solve_slots(vals)
     }
 
+    /// Solve with shape values given positionally for the symbols `syms` (no map lookups).
+    pub fn solve_indexed(
+        &self,
+        syms: &[String],
+        values: &[i64],
+    ) -> Result<TilingData, TilingError> {
+        let nv = self.vars.len();
+        let mut vals = vec![1i64; self.slots.len()];
+        for (k, s) in self.shape_symbols.iter().enumerate() {
+            match syms.iter().position(|x| x == s).and_then(|p| values.get(p)) {
+                Some(v) if *v >= 0 => vals[nv + k] = *v,
+                _ => {
+                    return Err(terr(
+                        "shape",
+                        0,
+                        format!(
+                            "graph '{}': size '{s}' is not bound or negative (needs {})",
+                            self.graph,
+                            self.shape_symbols.join(", ")
+                        ),
+                    ))
+                }
+            }
+        }
+        self.solve_slots(vals)
+    }
+
     /// Solve with shape values already placed in their slots (variables are overwritten).
     pub fn solve_slots(&self, mut vals: Vec<i64>) -> Result<TilingData, TilingError> {
         let ovf = || {
@@ -442,27 +469,64 @@ impl TilingProblem {
                 let up = self.upper(k, &vals).ok_or_else(ovf)?.max(1);
                 let align = self.vars[k].align.max(1);
                 vals[k] = up;
-                if self.ub_usage(&vals).ok_or_else(ovf)? <= ub_size {
+                let u_up = self.ub_usage(&vals).ok_or_else(ovf)?;
+                if u_up <= ub_size {
                     continue;
                 }
-                // Largest multiple of align that fits.
-                let (mut lo, mut hi) = (1i64, up / align);
-                let mut best = 0i64;
-                while lo <= hi {
-                    let mid = lo + (hi - lo) / 2;
-                    vals[k] = mid * align;
-                    if self.ub_usage(&vals).ok_or_else(ovf)? <= ub_size {
-                        best = mid;
-                        lo = mid + 1;
-                    } else {
-                        hi = mid - 1;
+                // Largest multiple of align that fits: a linear guess from the two ends
+                // (UB usage is affine up to the 32-byte rounding), galloping, then bisection.
+                let hi_k = up / align;
+                if hi_k < 1 {
+                    vals[k] = up;
+                    continue;
+                }
+                vals[k] = align;
+                let u_lo = self.ub_usage(&vals).ok_or_else(ovf)?;
+                let fits = |kk: i64, vals: &mut [i64]| -> Result<bool, TilingError> {
+                    vals[k] = kk * align;
+                    Ok(self.ub_usage(vals).ok_or_else(ovf)? <= ub_size)
+                };
+                let span = (u_up - u_lo).max(1) as i128;
+                let guess = 1
+                    + ((ub_size - u_lo).max(0) as i128 * (up - align).max(0) as i128
+                        / (span * align as i128)) as i64;
+                let k0 = guess.clamp(1, hi_k);
+                let (mut lo, mut hi);
+                if fits(k0, &mut vals)? {
+                    lo = k0;
+                    hi = hi_k + 1;
+                    let mut step = 1;
+                    while lo + step <= hi_k {
+                        if fits(lo + step, &mut vals)? {
+                            lo += step;
+                            step *= 2;
+                        } else {
+                            hi = lo + step;
+                            break;
+                        }
+                    }
+                } else {
+                    hi = k0;
+                    lo = 0;
+                    let mut step = 1;
+                    while hi - step >= 1 {
+                        if fits(hi - step, &mut vals)? {
+                            lo = hi - step;
+                            break;
+                        }
+                        hi -= step;
+                        step *= 2;
                     }
                 }
-                vals[k] = if best > 0 {
-                    best * align
-                } else {
-                    align.min(up)
-                };
+                while hi - lo > 1 {
+                    let mid = lo + (hi - lo) / 2;
+                    if fits(mid, &mut vals)? {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                vals[k] = if lo > 0 { lo * align } else { align.min(up) };
             }
         }
         // Block variables: smallest value with block_dim <= cores.
@@ -630,13 +694,25 @@ impl TilingFunction {
         })
     }
 
+    /// Like [`TilingFunction::call`] with positional values for the symbols `syms`.
+    pub fn call_values(&self, syms: &[String], values: &[i64]) -> Result<TilingData, TilingError> {
+        self.pick(self.problems.iter().map(|p| p.solve_indexed(syms, values)))
+    }
+
     /// Solve every template for `shape` and pick the best; the error of the first template
     /// is returned when none fits.
     pub fn call(&self, shape: &FxHashMap<String, i64>) -> Result<TilingData, TilingError> {
+        self.pick(self.problems.iter().map(|p| p.solve(shape)))
+    }
+
+    fn pick(
+        &self,
+        results: impl Iterator<Item = Result<TilingData, TilingError>>,
+    ) -> Result<TilingData, TilingError> {
         let mut best: Option<TilingData> = None;
         let mut first_err = None;
-        for p in &self.problems {
-            match p.solve(shape) {
+        for r in results {
+            match r {
                 Ok(t) => {
                     let better = match &best {
                         None => true,
