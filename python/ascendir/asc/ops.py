@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._core import asc as _casc
-from ..errors import NotFoundError
 from ..types import DataType
 from ._graph import _PORTS_CACHE, Node
 
@@ -98,6 +97,10 @@ class AscIrDef:
 
     def register(self, replace: bool = False) -> type[Node]:
         """Push the prototype into the Rust registry; returns the node class."""
+        self._push(replace)
+        return _class_for(self.op_type)
+
+    def _push(self, replace: bool = False) -> None:
         _casc.register_op(
             self.op_type,
             self._inputs,
@@ -112,7 +115,6 @@ class AscIrDef:
         )
         _PORTS_CACHE.pop(self.op_type, None)
         _CLASSES.pop(self.op_type, None)
-        return _class_for(self.op_type)
 
 
 def REG_ASC_IR(op_type: str) -> AscIrDef:  # noqa: N802 - GE's name
@@ -131,11 +133,7 @@ _CLASSES: dict[str, type[Node]] = {}
 def _class_for(op_type: str) -> type[Node]:
     cls = _CLASSES.get(op_type)
     if cls is None:
-        try:
-            _casc.op_info(op_type)
-        except NotFoundError:
-            # Types only known from deserialized graphs still get a handle class.
-            pass
+        # Types only known from deserialized graphs get a handle class too.
         cls = type(op_type, (Node,), {"op_type": op_type, "__module__": __name__,
                                       "__doc__": f"The AscIR op ``{op_type}``."})
         _CLASSES[op_type] = cls
@@ -149,7 +147,7 @@ def _unary(name: str, *, allowed: Sequence[DataType] = NUMERIC, inplace: bool = 
         d.output("y", "T").dtypes("T", allowed)
     else:
         d.output("y", "T2").dtypes("T", allowed).dtypes("T2", out)
-    d.register()
+    d._push()
 
 
 def _binary(name: str, *, allowed: Sequence[DataType] = NUMERIC, inplace: bool = False,
@@ -160,27 +158,27 @@ def _binary(name: str, *, allowed: Sequence[DataType] = NUMERIC, inplace: bool =
         d.output("y", "T").dtypes("T", allowed)
     else:
         d.output("y", "T2").dtypes("T", allowed).dtypes("T2", out)
-    d.register()
+    d._push()
 
 
 def _register_builtins() -> None:
     if "Data" in _casc.registered_ops():
         return
-    REG_ASC_IR("Data").output("y").attr("index", "int").register()
-    REG_ASC_IR("Scalar").output("y").attr("value", "str").attr("index", "int").register()
-    REG_ASC_IR("IndexExpr").output("y").attr("expr", "int").register()
-    REG_ASC_IR("Output").input("x").output("y").attr("index", "int").register()
-    REG_ASC_IR("Workspace").input("x", kind="optional").output("y").register()
+    REG_ASC_IR("Data").output("y").attr("index", "int")._push()
+    REG_ASC_IR("Scalar").output("y").attr("value", "str").attr("index", "int")._push()
+    REG_ASC_IR("IndexExpr").output("y").attr("expr", "int")._push()
+    REG_ASC_IR("Output").input("x").output("y").attr("index", "int")._push()
+    REG_ASC_IR("Workspace").input("x", kind="optional").output("y")._push()
     (REG_ASC_IR("Load").input("x").output("y").dtypes("T", MOVABLE).attr("offset", "expr")
-     .compute_type("load").register())
+     .compute_type("load")._push())
     (REG_ASC_IR("Store").input("x").output("y").dtypes("T", MOVABLE).attr("offset", "expr")
-     .compute_type("store").register())
+     .compute_type("store")._push())
     (REG_ASC_IR("Gather").input("x1", "T1").input("x2", "T2").output("y", "T1")
      .dtypes("T1", NUMERIC).dtypes("T2", [_D.INT32, _D.INT64]).attr("axis", "int")
      .attr("negative_index_support", "bool", False).compute_type("gather").tmp_buffer(TMP)
-     .register())
+     ._push())
     (REG_ASC_IR("Broadcast").input("x").output("y").dtypes("T", MOVABLE)
-     .compute_type("broadcast").tmp_buffer(TMP).register())
+     .compute_type("broadcast").tmp_buffer(TMP)._push())
     inplace_ops = {"Abs", "Add", "Axpy", "Div", "Exp", "LeakyRelu", "Ln", "LogicalAnd",
                    "LogicalNot", "LogicalOr", "Maximum", "Minimum", "Mul", "Neg", "Reciprocal",
                    "Relu", "Rsqrt", "Sqrt", "Sub"}
@@ -195,10 +193,10 @@ def _register_builtins() -> None:
     _unary("LogicalNot", allowed=LOGICAL, inplace=True)
     (REG_ASC_IR("LeakyRelu").input("x").output("y").dtypes("T", FLOATS)
      .attr("negative_slope", "float", 0.0).compute_type("elewise").inplace().tmp_buffer(TMP)
-     .register())
+     ._push())
     (REG_ASC_IR("Cast").input("x", "T1").output("y", "T2").dtypes("T1", []).dtypes("T2", [])
      .combos([[a, b] for a, b in CAST_PAIRS]).compute_type("elewise").tmp_buffer(TMP)
-     .register())
+     ._push())
     for name in ["RemovePad", "Pad", "Nop", "Ub2ub"]:
         _unary(name, allowed=[], tmp=TMP if name == "Pad" else None)
     for name in ["Add", "Sub", "Mul", "Maximum", "Minimum"]:
@@ -211,30 +209,30 @@ def _register_builtins() -> None:
     for name in ["Eq", "Ne", "Gt", "Ge", "Lt", "Le"]:
         _binary(name, allowed=NUMERIC, out=MASK, tmp=TMP)
     (REG_ASC_IR("Axpy").input("x1").input("x2").output("y").dtypes("T", FLOATS)
-     .attr("alpha", "float", 1.0).compute_type("elewise").inplace().register())
+     .attr("alpha", "float", 1.0).compute_type("elewise").inplace()._push())
     for name in ["Where", "Select"]:
         (REG_ASC_IR(name).input("x1", "T1").input("x2", "T").input("x3", "T").output("y", "T")
          .dtypes("T1", MASK).dtypes("T", NUMERIC).compute_type("elewise").tmp_buffer(TMP)
-         .register())
+         ._push())
     (REG_ASC_IR("ClipByValue").input("x1").input("x2").input("x3").output("y")
-     .dtypes("T", NUMERIC).compute_type("elewise").tmp_buffer(TMP).register())
+     .dtypes("T", NUMERIC).compute_type("elewise").tmp_buffer(TMP)._push())
     for name in ["Sum", "Max", "Min", "Mean", "Prod"]:
         (REG_ASC_IR(name).input("x").output("y").dtypes("T", NUMERIC).compute_type("reduce")
-         .tmp_buffer(TMP).register())
+         .tmp_buffer(TMP)._push())
     for name in ["All", "Any"]:
         (REG_ASC_IR(name).input("x").output("y").dtypes("T", LOGICAL).compute_type("reduce")
-         .tmp_buffer(TMP).register())
+         .tmp_buffer(TMP)._push())
     (REG_ASC_IR("ArgMax").input("x", "T").output("y", "T2").dtypes("T", NUMERIC)
-     .dtypes("T2", [_D.INT64]).compute_type("reduce").tmp_buffer(TMP).register())
+     .dtypes("T2", [_D.INT64]).compute_type("reduce").tmp_buffer(TMP)._push())
     (REG_ASC_IR("Transpose").input("x").output("y").dtypes("T", NUMERIC)
-     .compute_type("transpose").tmp_buffer(TMP).register())
+     .compute_type("transpose").tmp_buffer(TMP)._push())
     (REG_ASC_IR("Concat").input("x", kind="dynamic").output("y").dtypes("T", MOVABLE)
-     .compute_type("concat").tmp_buffer(TMP).register())
+     .compute_type("concat").tmp_buffer(TMP)._push())
     (REG_ASC_IR("Split").input("x").output("y", kind="dynamic").dtypes("T", MOVABLE)
-     .attr("index", "int").attr("gid", "int").compute_type("split").register())
+     .attr("index", "int").attr("gid", "int").compute_type("split")._push())
     (REG_ASC_IR("MatMul").input("x1").input("x2").output("y").dtypes("T", FLOATS)
      .attr("enable_hf32", "int", 0).attr("transpose_x1", "int", 0).attr("transpose_x2", "int", 0)
-     .attr("has_relu", "int", 0).attr("offset_x", "int", 0).compute_type("cube").register())
+     .attr("has_relu", "int", 0).attr("offset_x", "int", 0).compute_type("cube")._push())
 
 
 _register_builtins()
