@@ -458,10 +458,20 @@ impl Exporter<'_> {
         while node.input.last().is_some_and(String::is_empty) {
             node.input.pop();
         }
-        for (k, port) in op.outputs().iter().enumerate() {
+        // GE ops with more outputs than the ONNX op needs drop their unused trailing ones.
+        let mut n_out = op.num_outputs();
+        if matches!(ty, "BatchNorm" | "LayerNorm" | "MaxPoolV3") {
+            let used_out = |k: usize| {
+                !nd.out_data_peers(k).is_empty()
+                    || g.outputs().iter().any(|&(n, i)| n == id && i as usize == k)
+            };
+            while n_out > 1 && !used_out(n_out - 1) {
+                n_out -= 1;
+            }
+        }
+        for port in &op.outputs()[..n_out] {
             let wanted = port.desc.name.as_deref();
             let name = fresh(used, wanted, format!("{}_{}", op.name(), port.name));
-            let _ = k;
             node.output.push(name);
         }
         let _ = Side::Input;

@@ -500,6 +500,17 @@ pub fn map_node(
             );
         }
         "BatchNormalization" => {
+            // GE's BatchNorm always has its five outputs; ONNX's fill the first ones.
+            m.outputs = [
+                "y",
+                "batch_mean",
+                "batch_variance",
+                "reserve_space_1",
+                "reserve_space_2",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
             a.insert(
                 "epsilon".into(),
                 AttrValue::Float(get_f(node, "epsilon", 1e-5)),
@@ -514,6 +525,10 @@ pub fn map_node(
             }
         }
         "LayerNormalization" => {
+            m.outputs = ["y", "mean", "variance"]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
             let axis = get_i(node, "axis", -1);
             a.insert("begin_norm_axis".into(), AttrValue::Int(axis));
             a.insert("begin_params_axis".into(), AttrValue::Int(axis));
@@ -599,7 +614,12 @@ pub fn map_node(
         }
         "Squeeze" | "Unsqueeze" => {
             let key = if e.onnx == "Squeeze" { "axis" } else { "axes" };
+            let const_axes = input(node, 1).and_then(|x| info.const_ints(x));
             if let Some(axes) = get_ints(node, "axes") {
+                a.insert(key.into(), AttrValue::ListInt(axes));
+            } else if let Some(axes) = const_axes {
+                // Constant axes become the attribute, as GE's parser folds them.
+                m.inputs.truncate(1);
                 a.insert(key.into(), AttrValue::ListInt(axes));
             } else if n_in > 1 || e.onnx == "Unsqueeze" {
                 m.ge_type = format!("{}V3", e.ge);
