@@ -537,3 +537,104 @@ fn node_errors() {
     assert!(g.set_contiguous_view(abs, 1, &[0]).is_err());
     g.check().unwrap();
 }
+
+#[test]
+fn broadcast_conventions() {
+    let mut g = AscGraph::new("b");
+    let s0 = g.create_size("s0").unwrap();
+    let s1 = g.create_size("s1").unwrap();
+    let z0 = g.create_axis("z0", s0).unwrap();
+    let z1 = g.create_axis("z1", s1).unwrap();
+    let axes = [z0, z1];
+    let data = g
+        .add_node("x", op("Data", ComputeType::Invalid, &[], &[]))
+        .unwrap();
+    let load = g
+        .add_node("load", op("Load", ComputeType::Load, &["x"], &[]))
+        .unwrap();
+    let abs = g
+        .add_node("abs", op("Abs", ComputeType::Elewise, &["x"], &[]))
+        .unwrap();
+    let bc = g
+        .add_node("bc", op("Broadcast", ComputeType::Broadcast, &["x"], &[]))
+        .unwrap();
+    g.connect(
+        OutRef {
+            node: data,
+            index: 0,
+        },
+        load,
+        0,
+    )
+    .unwrap();
+    g.connect(
+        OutRef {
+            node: load,
+            index: 0,
+        },
+        abs,
+        0,
+    )
+    .unwrap();
+    g.connect(
+        OutRef {
+            node: abs,
+            index: 0,
+        },
+        bc,
+        0,
+    )
+    .unwrap();
+    for n in [data, load, abs, bc] {
+        g.set_sched_axis(n, &axes).unwrap();
+        g.set_contiguous_view(n, 0, &axes).unwrap();
+    }
+    for n in [load, abs] {
+        let t = g.tensor_mut(n, 0).unwrap();
+        t.repeats = vec![Expr::int(1), Expr::int(1)];
+        t.strides = vec![Expr::int(0), Expr::int(0)];
+    }
+    let p = g.hint_convention_problems().join("\n");
+    assert!(
+        p.contains("node 'bc': Broadcast input 'x' comes from 'abs' (Abs), not from a Load"),
+        "{p}"
+    );
+    assert!(
+        p.contains("node 'bc': Broadcast expands 2 axes (z0, z1); use one Broadcast per axis"),
+        "{p}"
+    );
+    assert!(g.check_hint_conventions().is_err());
+}
+
+#[test]
+fn bind_block_and_axis_errors() {
+    let mut g = AscGraph::new("g");
+    let s0 = g.create_size("s0").unwrap();
+    let a = g.create_axis("A", s0).unwrap();
+    let (o, i) = g.tile_split(a, None, None).unwrap();
+    g.bind_block(o, i).unwrap();
+    assert_eq!(g.find_axis(o).unwrap().name, "ATB");
+    assert_eq!(g.find_axis(o).unwrap().axis_type, AxisType::BlockOuter);
+    assert_eq!(g.find_axis(i).unwrap().name, "Atb");
+    assert!(g.bind_block(o, o).is_err());
+    assert!(g.bind_block(o, 99).is_err());
+    assert!(g.axis_mut(99).is_err());
+    assert_eq!(g.transform_log().len(), 2);
+    // Failed transforms are not logged.
+    assert!(g.merge_axes(&[a, 42], None).is_err());
+    assert_eq!(g.transform_log().len(), 2);
+}
+
+#[test]
+fn equal_expressions_hash_equal() {
+    use std::collections::HashSet;
+    let (a, b, c) = (s("a"), s("b"), s("c"));
+    let forms = [
+        &(&a + &b) * &c,
+        &(&b + &a) * &c,
+        &c * &(&a + &b),
+        Expr::parse("(c * (a + b))").unwrap(),
+    ];
+    let set: HashSet<Expr> = forms.iter().cloned().collect();
+    assert_eq!(set.len(), 1);
+}
