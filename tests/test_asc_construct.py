@@ -202,3 +202,39 @@ def test_registry() -> None:
         asc.REG_ASC_IR("Bad3").output("y").compute_type("nonsense").register()
     with pytest.raises(AttributeError):
         _ = asc.ops.NoSuchOp
+
+
+def test_bytes_parse_with_protoc_generated_classes(tmp_path) -> None:  # noqa: ANN001
+    """An independent protobuf implementation reads our bytes with the field numbers of
+    proto/ascendc_ir.proto."""
+    protoc = pytest.importorskip("grpc_tools.protoc")
+    import importlib
+    import sys
+    from pathlib import Path
+
+    proto_dir = Path(__file__).resolve().parents[1] / "proto"
+    rc = protoc.main(["protoc", f"-I{proto_dir}", f"--python_out={tmp_path}",
+                      str(proto_dir / "ascendc_ir.proto")])
+    assert rc == 0
+    sys.path.insert(0, str(tmp_path))
+    try:
+        pb = importlib.import_module("ascendc_ir_pb2")
+    finally:
+        sys.path.remove(str(tmp_path))
+    graph = construct_graph()
+    msg = pb.AscGraphDef()
+    msg.ParseFromString(graph.to_bytes())
+    assert msg.graph_name == "LoadAbsStore"
+    assert list(msg.asc_graph_attr.size_var) == ["s0", "s1", "s2"]
+    assert msg.asc_graph_attr.axis[0].size == "(100 + s0)"
+    load = msg.asc_node[1]
+    assert load.attr.name == "load" and load.attr.type == "Load"
+    assert load.input_src[0].src_node_name == "arg3_1"
+    assert list(load.attr.sched.axis) == [0, 1, 2]
+    assert load.attr.api.compute_type == 0
+    assert load.attr.ir_attr_def.attr["offset"].s == b"0"
+    assert list(load.outputs[0].attr.strides) == ["(s1 * s2)", "s2", "1"]
+    assert load.outputs[0].attr.dtype == int(asc.dtypes.float16)
+    # And back: bytes written by protobuf decode into the same graph.
+    again = asc.AscGraph.from_bytes(msg.SerializeToString())
+    assert again.debug_str(True) == graph.debug_str(True)
