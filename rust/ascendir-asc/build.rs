@@ -9,8 +9,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .find(|d| d.join("ascendc_ir.proto").exists())
         .ok_or("ascendc_ir.proto not found")?
         .clone();
-    println!("cargo:rerun-if-changed={}", dir.join("ascendc_ir.proto").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        dir.join("ascendc_ir.proto").display()
+    );
     let fds = protox::compile(["ascendc_ir.proto"], [&dir])?;
-    prost_build::Config::new().btree_map(["."]).compile_fds(fds)?;
+    prost_build::Config::new()
+        .btree_map(["."])
+        .compile_fds(fds)?;
     Ok(())
 }
