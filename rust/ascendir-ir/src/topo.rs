@@ -205,6 +205,26 @@ pub fn output_bytes(node: &NodeData) -> i64 {
         .fold(0i64, |a, b| a.saturating_add(b))
 }
 
+/// `output_bytes` with a one-entry memo for single-output nodes sharing a descriptor.
+fn output_bytes_memo(
+    node: &NodeData,
+    memo: &mut Option<(*const crate::tensor::TensorDesc, i64)>,
+) -> i64 {
+    let outs = node.op().outputs();
+    if outs.len() == 1 {
+        let ptr = std::sync::Arc::as_ptr(&outs[0].desc);
+        if let Some((p, v)) = *memo {
+            if p == ptr {
+                return v;
+            }
+        }
+        let v = outs[0].desc.mem_size().unwrap_or(0);
+        *memo = Some((ptr, v));
+        return v;
+    }
+    output_bytes(node)
+}
+
 /// Number of out-data → in-data links (`GetOutDataNodesSize`).
 fn data_consumer_count(node: &NodeData) -> u32 {
     node.out_data
@@ -216,7 +236,18 @@ fn data_consumer_count(node: &NodeData) -> u32 {
 const NOT_WALKED: u8 = 0;
 const WALKING: u8 = 1;
 const WALKED: u8 = 2;
-const SIZE_UNKNOWN: i64 = i64::MIN;
+const FLAG_NI: u8 = 1;
+const FLAG_LONG_LIVED: u8 = 2;
+const FLAG_SEED_DATA: u8 = 4;
+
+/// The first 16 bytes of `name` as a big-endian number, zero-padded.
+fn name_prefix(name: &str) -> u128 {
+    let mut buf = [0u8; 16];
+    let b = name.as_bytes();
+    let k = b.len().min(16);
+    buf[..k].copy_from_slice(&b[..k]);
+    u128::from_be_bytes(buf)
+}
 
 /// A reusable topological sorter: its side tables survive between calls, so sorting the same
 /// (or a similar) graph again does not allocate.
@@ -228,10 +259,13 @@ pub struct TopoSorter {
     pos: Vec<u32>,
     /// Per slot: remaining in-degree (Kahn) or walk status (RDFS).
     count: Vec<u32>,
-    /// Per slot: bit 0 NextIteration-like.
+    /// Per slot: `FLAG_*` bits.
     flags: Vec<u8>,
-    /// Per slot: cached output bytes (RDFS, memory priority).
+    /// Per slot: output bytes (RDFS, memory priority).
     bytes: Vec<i64>,
+    /// Per slot: the first 16 bytes of the name, big-endian, zero-padded (name order: a
+    /// smaller prefix means a smaller name; equal prefixes need the full names).
+    prefix: Vec<u128>,
     /// The emitted order.
     out: Vec<NodeId>,
     stack: Vec<NodeId>,
@@ -253,13 +287,12 @@ impl TopoSorter {
         TopoSorter::default()
     }
 
-    /// Index the graph: list order, positions, flags; size the per-slot tables.
-    fn prepare(&mut self, g: &Graph) {
+    /// Index the graph in one sequential pass: list order, positions, flags, and (when
+    /// `keys`) output bytes and name prefixes; size the per-slot tables.
+    fn prepare(&mut self, g: &Graph, names: bool, sizes: bool, kahn: bool) {
         let nodes = g.arena();
-        self.list.clear();
-        self.list.extend(g.node_ids());
-        let max_slot = self.list.iter().map(|&id| slot(id)).max().unwrap_or(0);
-        let len = max_slot + 1;
+        // Slot indexes never exceed the arena's capacity.
+        let len = nodes.capacity() + 2;
         for v in [&mut self.pos, &mut self.count] {
             if v.len() < len {
                 v.resize(len, 0);
@@ -268,59 +301,108 @@ impl TopoSorter {
         if self.flags.len() < len {
             self.flags.resize(len, 0);
         }
-        if self.bytes.len() < len {
-            self.bytes.resize(len, SIZE_UNKNOWN);
+        if sizes && self.bytes.len() < len {
+            self.bytes.resize(len, 0);
         }
-        for (i, &id) in self.list.iter().enumerate() {
-            let s = slot(id);
-            self.pos[s] = i as u32;
-            self.flags[s] = u8::from(is_next_iteration(nodes[id].op_type()));
-            self.bytes[s] = SIZE_UNKNOWN;
+        if names && self.prefix.len() < len {
+            self.prefix.resize(len, 0);
         }
+        self.list.clear();
         self.out.clear();
+        self.seeds.clear();
+        self.batch.clear();
+        // Output sizes memoised on the shared descriptor: nodes built from one `Arc` descriptor
+        // are sized once.
+        let mut memo: Option<(*const crate::tensor::TensorDesc, i64)> = None;
+        let mut has_ni = false;
+        // One pass over the list: positions, flags, keys and (Kahn) raw in-degrees and sources.
+        let mut cursor = g.first();
+        while let Some(id) = cursor {
+            let n = &nodes[id];
+            cursor = n.next;
+            let s = slot(id);
+            let ty = n.op_type();
+            let ni = is_next_iteration(ty);
+            has_ni |= ni;
+            self.pos[s] = self.list.len() as u32;
+            self.list.push(id);
+            self.flags[s] = if ni { FLAG_NI } else { 0 }
+                | if is_long_lived(ty) {
+                    FLAG_LONG_LIVED
+                } else {
+                    0
+                }
+                | if is_seed_data(ty) { FLAG_SEED_DATA } else { 0 };
+            if sizes {
+                self.bytes[s] = output_bytes_memo(n, &mut memo);
+            }
+            if names {
+                self.prefix[s] = name_prefix(n.name());
+            }
+            if kahn {
+                let deg = n.in_ctrl.len() + n.in_data.iter().filter(|p| p.is_some()).count();
+                self.count[s] = deg as u32;
+                if deg == 0 {
+                    if self.flags[s] & FLAG_SEED_DATA != 0 {
+                        self.batch.push(id);
+                    } else {
+                        self.seeds.push(id);
+                    }
+                }
+            }
+        }
+        if kahn && has_ni {
+            // NextIteration data links do not count: recompute with every flag known.
+            self.seeds.clear();
+            self.batch.clear();
+            for i in 0..self.list.len() {
+                let id = self.list[i];
+                let n = &nodes[id];
+                let mut deg = n.in_ctrl.len() as u32;
+                for p in n.in_data.iter().flatten() {
+                    if p.is_control() || !self.is_ni(p.node) {
+                        deg += 1;
+                    }
+                }
+                let s = slot(id);
+                self.count[s] = deg;
+                if deg == 0 {
+                    if self.flags[s] & FLAG_SEED_DATA != 0 {
+                        self.batch.push(id);
+                    } else {
+                        self.seeds.push(id);
+                    }
+                }
+            }
+        }
+        if kahn {
+            // Seeds: [non-data sources, reverse list order] + [data sources, reverse list
+            // order]; taken from the back, so data-like sources come first, in list order.
+            self.seeds.reverse();
+            self.batch.reverse();
+            let data = std::mem::take(&mut self.batch);
+            self.seeds.extend_from_slice(&data);
+            self.batch = data;
+            self.batch.clear();
+        }
+    }
+
+    /// Name order of two nodes (prefixes first, full names on a tie).
+    #[inline]
+    fn name_cmp(
+        &self,
+        nodes: &SlotMap<NodeId, NodeData>,
+        a: NodeId,
+        b: NodeId,
+    ) -> std::cmp::Ordering {
+        self.prefix[slot(a)]
+            .cmp(&self.prefix[slot(b)])
+            .then_with(|| nodes[a].name().cmp(nodes[b].name()))
     }
 
     #[inline]
     fn is_ni(&self, id: NodeId) -> bool {
-        self.flags[slot(id)] & 1 != 0
-    }
-
-    fn bytes_of(&mut self, nodes: &SlotMap<NodeId, NodeData>, id: NodeId) -> i64 {
-        let s = slot(id);
-        if self.bytes[s] == SIZE_UNKNOWN {
-            self.bytes[s] = output_bytes(&nodes[id]);
-        }
-        self.bytes[s]
-    }
-
-    /// Kahn in-degrees (NextIteration data links excluded) and the seed vector.
-    fn init_in_degrees(&mut self, g: &Graph) {
-        let nodes = g.arena();
-        for i in 0..self.list.len() {
-            let id = self.list[i];
-            let n = &nodes[id];
-            let mut deg = n.in_ctrl.len() as u32;
-            for p in n.in_data.iter().flatten() {
-                if p.is_control() || !self.is_ni(p.node) {
-                    deg += 1;
-                }
-            }
-            self.count[slot(id)] = deg;
-        }
-        // Seeds: [non-data sources, reverse list order] + [data sources, reverse list order];
-        // taken from the back, so data-like sources come first, each group in list order.
-        self.seeds.clear();
-        let mut data = Vec::new();
-        for &id in self.list.iter().rev() {
-            if self.count[slot(id)] == 0 {
-                if is_seed_data(nodes[id].op_type()) {
-                    data.push(id);
-                } else {
-                    self.seeds.push(id);
-                }
-            }
-        }
-        self.seeds.extend(data);
+        self.flags[slot(id)] & FLAG_NI != 0
     }
 
     /// Decrement the in-degree of the consumer of a link from `src` and report readiness.
@@ -339,7 +421,6 @@ impl TopoSorter {
 
     fn dfs(&mut self, g: &Graph, reverse: bool, memory_priority: bool) {
         let nodes = g.arena();
-        self.init_in_degrees(g);
         if memory_priority && !reverse {
             let mut heap = BinaryHeap::new();
             let seeds = std::mem::take(&mut self.seeds);
@@ -347,7 +428,7 @@ impl TopoSorter {
                 heap.push(Reverse(self.mp_key(nodes, id)));
             }
             self.seeds = seeds;
-            while let Some(Reverse((_, _, _, id))) = heap.pop() {
+            while let Some(Reverse((_, _, _, _, id))) = heap.pop() {
                 self.out.push(id);
                 let n = &nodes[id];
                 let ni = self.is_ni(id);
@@ -398,15 +479,18 @@ impl TopoSorter {
         }
     }
 
+    #[allow(clippy::type_complexity)]
     fn mp_key<'a>(
-        &mut self,
+        &self,
         nodes: &'a SlotMap<NodeId, NodeData>,
         id: NodeId,
-    ) -> (u32, i64, &'a str, NodeId) {
+    ) -> (u32, i64, u128, &'a str, NodeId) {
         let n = &nodes[id];
+        let s = slot(id);
         (
             data_consumer_count(n),
-            self.bytes_of(nodes, id),
+            self.bytes[s],
+            self.prefix[s],
             n.name(),
             id,
         )
@@ -414,13 +498,12 @@ impl TopoSorter {
 
     fn bfs(&mut self, g: &Graph, memory_priority: bool) {
         let nodes = g.arena();
-        self.init_in_degrees(g);
         let mut heap = BinaryHeap::new();
         self.queue.clear();
         loop {
             let id = if memory_priority {
                 match heap.pop() {
-                    Some(Reverse((_, _, _, id))) => id,
+                    Some(Reverse((_, _, _, _, id))) => id,
                     None => match self.seeds.pop() {
                         Some(id) => id,
                         None => break,
@@ -458,8 +541,9 @@ impl TopoSorter {
             }
             // Nodes made ready by this node are queued by name.
             if self.batch.len() > 1 {
-                self.batch
-                    .sort_unstable_by(|a, b| nodes[*a].name().cmp(nodes[*b].name()));
+                let mut batch = std::mem::take(&mut self.batch);
+                batch.sort_unstable_by(|a, b| self.name_cmp(nodes, *a, *b));
+                self.batch = batch;
             }
             let batch = std::mem::take(&mut self.batch);
             for &b in &batch {
@@ -520,15 +604,13 @@ impl TopoSorter {
                         break 'outer;
                     }
                     // Largest (bytes, name) first, so the smallest ends on top.
-                    for &p in producers.iter() {
-                        self.bytes_of(nodes, p);
+                    if producers.len() > 1 {
+                        producers.sort_unstable_by(|a, b| {
+                            self.bytes[slot(*b)]
+                                .cmp(&self.bytes[slot(*a)])
+                                .then_with(|| self.name_cmp(nodes, *b, *a))
+                        });
                     }
-                    let bytes = &self.bytes;
-                    producers.sort_unstable_by(|a, b| {
-                        bytes[slot(*b)]
-                            .cmp(&bytes[slot(*a)])
-                            .then_with(|| nodes[*b].name().cmp(nodes[*a].name()))
-                    });
                     producers.dedup();
                     self.stack.extend_from_slice(&producers);
                     continue;
@@ -619,7 +701,7 @@ impl TopoSorter {
                 let mut matched = false;
                 let mut all = true;
                 for p in ln.in_data.iter().flatten().filter(|p| !p.is_control()) {
-                    if is_long_lived(nodes[p.node].op_type()) {
+                    if self.flags[slot(p.node)] & FLAG_LONG_LIVED != 0 {
                         matched = true;
                     } else {
                         all = false;
@@ -687,7 +769,15 @@ impl TopoSorter {
 
     /// The sorted order of `g` (nothing is changed). A cycle → `IrError::Cycle`.
     pub fn order(&mut self, g: &Graph, opts: &TopoOptions) -> IrResult<&[NodeId]> {
-        self.prepare(g);
+        let mp = opts.memory_priority && !opts.reverse;
+        let (names, sizes) = match opts.mode {
+            TopoMode::Bfs => (true, mp),
+            TopoMode::Dfs => (mp, mp),
+            TopoMode::Rdfs => (true, true),
+            TopoMode::StableRdfs => (false, false),
+        };
+        let kahn = matches!(opts.mode, TopoMode::Bfs | TopoMode::Dfs);
+        self.prepare(g, names, sizes, kahn);
         let ok = match opts.mode {
             TopoMode::Bfs => {
                 self.bfs(g, opts.memory_priority);
@@ -718,17 +808,17 @@ impl TopoSorter {
 
     /// Sort `g` in place: the node order becomes the sorted order and every `op.id` its
     /// position. On a cycle nothing changes.
-    pub fn sort(&mut self, g: &mut Graph, opts: &TopoOptions) -> IrResult<()> {
+    pub fn sort(&mut self, g: &mut Graph, opts: &TopoOptions) -> IrResult<&[NodeId]> {
         self.order(g, opts)?;
         apply_order(g, &self.out);
-        Ok(())
+        Ok(&self.out)
     }
 
     /// One cycle of `g` (in link order: each node links to the next, the last to the first),
     /// over every kind of link except NextIteration data links; `None` if acyclic.
     pub fn find_cycle(&mut self, g: &Graph) -> Option<Vec<NodeId>> {
         let nodes = g.arena();
-        self.prepare(g);
+        self.prepare(g, false, false, false);
         // Peel sources (Kahn) until only nodes on or behind cycles are left.
         self.stack.clear();
         for i in 0..self.list.len() {
@@ -793,11 +883,7 @@ impl TopoSorter {
 
 /// Write `order` (a permutation of the live nodes) into the node list and `op.id`.
 pub(crate) fn apply_order(g: &mut Graph, order: &[NodeId]) {
-    g.relink_order(order);
-    let nodes = g.arena_mut();
-    for (i, &id) in order.iter().enumerate() {
-        nodes[id].op.id = i as i64;
-    }
+    g.relink_order(order, true);
 }
 
 impl Graph {
@@ -805,7 +891,7 @@ impl Graph {
     /// becomes the sorted order and `op.id` the position. A cycle → `IrError::Cycle` naming one
     /// cycle, and nothing changes.
     pub fn topo_sort(&mut self, opts: &TopoOptions) -> IrResult<()> {
-        TopoSorter::new().sort(self, opts)
+        TopoSorter::new().sort(self, opts).map(|_| ())
     }
 
     /// The order `topo_sort` would produce, without changing anything.

@@ -96,7 +96,12 @@ fn build(sp: &Spec) -> Graph {
         };
         ids.push(
             g.add_node(op_sized(
-                &format!("n{:02}_{}", (i * 7) % 13, i),
+                // Long names share a 16-byte prefix, so the name order needs the full names.
+                &if i % 3 == 0 {
+                    format!("model/layer_blocks/n{:02}_{}", (i * 7) % 13, i)
+                } else {
+                    format!("n{:02}_{}", (i * 7) % 13, i)
+                },
                 ty,
                 n_in,
                 n_out,

@@ -243,8 +243,7 @@ impl PyGraph {
             py.detach(|| {
                 SORTER.with(|s| {
                     let mut s = s.borrow_mut();
-                    s.sort(g, &opts)?;
-                    Ok(g.node_ids().collect::<Vec<_>>())
+                    s.sort(g, &opts).map(|o| o.to_vec())
                 })
             })
         })?;
