@@ -883,7 +883,11 @@ impl TopoSorter {
 
 /// Write `order` (a permutation of the live nodes) into the node list and `op.id`.
 pub(crate) fn apply_order(g: &mut Graph, order: &[NodeId]) {
-    g.relink_order(order, true);
+    g.relink_order(order);
+    let nodes = g.arena_mut();
+    for (i, &id) in order.iter().enumerate() {
+        nodes[id].op.id = i as i64;
+    }
 }
 
 impl Graph {
