@@ -215,6 +215,37 @@ pub fn kahn_order(g: &Graph) -> Result<Vec<NodeId>, Vec<String>> {
     Ok(order)
 }
 
+/// The dense slot index of a node id (for bitsets over the arena).
+fn slot(id: NodeId) -> usize {
+    use slotmap::Key;
+    (id.data().as_ffi() & 0xffff_ffff) as usize
+}
+
+/// The node order itself when every producer (data or control) comes before its consumers —
+/// the common case, checked with a bitset over arena slots — else `None`.
+pub fn list_order_if_topological(g: &Graph) -> Option<Vec<NodeId>> {
+    let arena = g.arena();
+    let order: Vec<NodeId> = g.node_ids().collect();
+    let max = order.iter().map(|&id| slot(id)).max().unwrap_or(0);
+    let mut seen = vec![0u64; max / 64 + 1];
+    let is_seen = |seen: &[u64], id: NodeId| {
+        let s = slot(id);
+        seen.get(s / 64).is_some_and(|w| (w >> (s % 64)) & 1 == 1)
+    };
+    for &id in &order {
+        let n = &arena[id];
+        let producers = n.in_data.iter().flatten().chain(n.in_ctrl.iter());
+        for p in producers {
+            if !is_seen(&seen, p.node) {
+                return None;
+            }
+        }
+        let s = slot(id);
+        seen[s / 64] |= 1 << (s % 64);
+    }
+    Some(order)
+}
+
 struct Engine<'a> {
     custom: &'a mut dyn CustomInfer,
     cache: Vec<(Sym, Option<Arc<OpProto>>)>,
@@ -238,6 +269,12 @@ impl Engine<'_> {
     }
 
     fn graph(&mut self, g: &mut Graph, subs: &mut Vec<Graph>) -> Result<(), InferError> {
+        if let Some(order) = list_order_if_topological(g) {
+            for id in order {
+                self.node(g, subs, id)?;
+            }
+            return Ok(());
+        }
         let order = kahn_order(g).map_err(|left| InferError {
             graph: g.name().to_string(),
             node: left.first().cloned().unwrap_or_default(),

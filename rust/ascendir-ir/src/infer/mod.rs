@@ -361,15 +361,13 @@ impl InferCtx<'_> {
             return None;
         }
         let proto = crate::registry::lookup(self.op.op_type())?;
-        let mut pos = 0usize;
-        for spec in &proto.inputs {
+        for (pos, spec) in proto.inputs.iter().enumerate() {
             if spec.name == name {
                 return (pos < self.op.num_inputs()).then_some(pos);
             }
             if spec.kind == crate::op_desc::IrInputType::Dynamic {
                 return None;
             }
-            pos += 1;
         }
         None
     }
