@@ -190,3 +190,13 @@ def test_impls_are_valid_and_allocated() -> None:
         for n in _compute(i):
             if n.type != "Store":
                 assert n.y.mem.alloc_type in ("queue", "buffer")
+
+
+def test_merge_keeps_partial_views_apart() -> None:
+    # A size-1 entry with a non-zero stride is "contiguous" but not whole: no merge across it.
+    b = HB("Part", ["s0", 5, 4], F16)
+    x = b.load()
+    y = b.load(reps=[b.sizes[0], 1, 4], strides=[4, 4, 1])
+    b.store(b.op("Add", x, b.broadcast(y, 1)))
+    m = merge_contiguous_axes(b.g)
+    assert [a.name for a in m.axes] == ["z0", "z1", "z2"]

@@ -26,7 +26,7 @@ def _contig(reps: list[Any]) -> list[Any]:
     strides: list[Any] = [0] * len(reps)
     acc: Any = 1
     for k in range(len(reps) - 1, -1, -1):
-        if isinstance(reps[k], int) and reps[k] == 1:
+        if reps[k] == 1:
             strides[k] = 0
         else:
             strides[k] = acc

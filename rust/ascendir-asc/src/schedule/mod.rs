@@ -209,8 +209,20 @@ pub fn merge_contiguous_axes(g: &AscGraph) -> AscResult<AscGraph> {
                 let (a, b) = (l[k], l[k + 1]);
                 let ok = match (view_pos(t, a), view_pos(t, b)) {
                     (Some(pa), Some(pb)) if pb == pa + 1 => {
-                        Expr::static_eq(&t.strides[pa], &Expr::mul(&t.strides[pb], &t.repeats[pb]))
-                            == TriBool::True
+                        // Both entries whole (or both collapsed) so that the merged entry is
+                        // again whole (or collapsed), and contiguous.
+                        let full = |p: usize, ax: AxisId| {
+                            g.find_axis(ax).is_some_and(|x| {
+                                Expr::static_eq(&t.repeats[p], &x.size) == TriBool::True
+                            })
+                        };
+                        let shape_ok = (full(pa, a) && full(pb, b))
+                            || (is_const(&t.repeats[pa], 1) && is_const(&t.repeats[pb], 1));
+                        shape_ok
+                            && Expr::static_eq(
+                                &t.strides[pa],
+                                &Expr::mul(&t.strides[pb], &t.repeats[pb]),
+                            ) == TriBool::True
                     }
                     (None, None) => !node.is_compute(),
                     _ => false,

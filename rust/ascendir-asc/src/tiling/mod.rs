@@ -138,7 +138,6 @@ pub struct TilingProblem {
     c_upper: Vec<CExpr>,
     c_block_dim: CExpr,
     c_iters: CExpr,
-    c_tensor_bytes: Vec<CExpr>,
     containers: Vec<CContainer>,
     reserved: i64,
 }
@@ -315,7 +314,6 @@ impl TilingProblem {
             .collect::<Result<_, _>>()?;
         let c_block_dim = comp(&block_dim)?;
         let c_iters = comp(&iters)?;
-        let c_tensor_bytes = tensor_b.iter().map(comp).collect::<Result<_, _>>()?;
         let mut ccont = Vec::new();
         for (name, slot, bn, _k) in &cont_exprs {
             ccont.push(CContainer {
@@ -338,7 +336,6 @@ impl TilingProblem {
             c_upper,
             c_block_dim,
             c_iters,
-            c_tensor_bytes,
             containers: ccont,
             reserved,
         })
@@ -568,12 +565,10 @@ impl TilingProblem {
                 c.buf_num,
             ));
         }
-        // Cost: iterations per core × (launch overhead + bytes processed per iteration / 32).
+        // Cost: iterations per core × (launch overhead + bytes processed per iteration / 32),
+        // the bytes being approximated by the container slots.
         let iters = self.c_iters.eval_int(&vals).ok_or_else(ovf)?;
-        let mut per_iter = 64i64;
-        for e in &self.c_tensor_bytes {
-            per_iter += e.eval_int(&vals).ok_or_else(ovf)? / 32;
-        }
+        let per_iter = 64 + containers.iter().map(|c| c.1).sum::<i64>() / 32;
         let cost = iters.saturating_mul(per_iter) + 1000;
         let _ = self.reserved;
         Ok(TilingData {
