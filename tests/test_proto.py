@@ -23,13 +23,31 @@ pb2 = pytest.importorskip("ascendir._proto.ge_ir_pb2")
 text_format = pytest.importorskip("google.protobuf.text_format")
 
 
+def _op(g: air.Graph, name: str, op_type: str, inputs: list, n_out: int = 1) -> air.Node:
+    """A node built from an OpDesc (independent of the operator registry)."""
+    td = air.TensorDesc([1, 64], air.float32)
+    od = air.OpDesc(name, op_type)
+    for i in range(len(inputs)):
+        od.add_input(f"x{i}", td)
+    for i in range(n_out):
+        od.add_output(f"y{i}", td)
+    node = g.add_node(od)
+    for i, src in enumerate(inputs):
+        src.out_data_anchor(0).link_to(node.in_data_anchor(i))
+    return node
+
+
 def small_graph() -> air.Graph:
     g = air.Graph("small")
-    x = g.add_input("x")
-    y = g.add_input("y")
-    a = g.add_op("Add", [x, y], name="add", attrs={"alpha": 1.5, "tags": ["a", "b"], "n": 3})
-    r = g.add_op("Relu", [a], name="relu")
-    s = g.add_op("Relu", [a], name="relu2")
+    td = air.TensorDesc([1, 64], air.float32)
+    x = g.add_input("x", td)
+    y = g.add_input("y", td)
+    a = _op(g, "add", "Add", [x, y])
+    a.attrs["alpha"] = 1.5
+    a.attrs["tags"] = ["a", "b"]
+    a.attrs["n"] = 3
+    r = _op(g, "relu", "Relu", [a])
+    s = _op(g, "relu2", "Relu", [a])
     s.out_control_anchor.link_to(r.in_control_anchor)
     g.attrs["note"] = "hello"
     return g
@@ -163,7 +181,7 @@ def test_decode_errors_carry_offset_or_path() -> None:
 def test_model_with_several_graphs(tmp_path: Path) -> None:
     g1 = small_graph()
     g2 = air.Graph("second")
-    g2.add_input("z")
+    g2.add_input("z", air.TensorDesc([2], air.int32))
     m = Model("net", [g1, g2], version=3, custom_version="1.0", attrs={"extra": 7})
     assert m.attrs["target_type"] == "MINI"
     assert m.attrs["extra"] == 7
