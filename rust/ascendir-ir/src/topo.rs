@@ -266,6 +266,12 @@ pub struct TopoSorter {
     /// Per slot: the first 16 bytes of the name, big-endian, zero-padded (name order: a
     /// smaller prefix means a smaller name; equal prefixes need the full names).
     prefix: Vec<u128>,
+    /// Per slot: number of data consumer links (memory priority).
+    consumers: Vec<u32>,
+    /// Per slot: name length in bytes.
+    name_len: Vec<u32>,
+    /// Whether some name is longer than the 16-byte prefix (then keys carry the full name).
+    long_names: bool,
     /// The emitted order.
     out: Vec<NodeId>,
     stack: Vec<NodeId>,
@@ -306,7 +312,12 @@ impl TopoSorter {
         }
         if names && self.prefix.len() < len {
             self.prefix.resize(len, 0);
+            self.name_len.resize(len, 0);
         }
+        if sizes && self.consumers.len() < len {
+            self.consumers.resize(len, 0);
+        }
+        self.long_names = false;
         self.list.clear();
         self.out.clear();
         self.seeds.clear();
@@ -335,9 +346,13 @@ impl TopoSorter {
                 | if is_seed_data(ty) { FLAG_SEED_DATA } else { 0 };
             if sizes {
                 self.bytes[s] = output_bytes_memo(n, &mut memo);
+                self.consumers[s] = data_consumer_count(n);
             }
             if names {
-                self.prefix[s] = name_prefix(n.name());
+                let name = n.name();
+                self.prefix[s] = name_prefix(name);
+                self.name_len[s] = name.len() as u32;
+                self.long_names |= name.len() > 16;
             }
             if kahn {
                 let deg = n.in_ctrl.len() + n.in_data.iter().filter(|p| p.is_some()).count();
@@ -428,7 +443,7 @@ impl TopoSorter {
                 heap.push(Reverse(self.mp_key(nodes, id)));
             }
             self.seeds = seeds;
-            while let Some(Reverse((_, _, _, _, id))) = heap.pop() {
+            while let Some(Reverse((_, _, _, _, _, id))) = heap.pop() {
                 self.out.push(id);
                 let n = &nodes[id];
                 let ni = self.is_ni(id);
@@ -479,19 +494,26 @@ impl TopoSorter {
         }
     }
 
+    /// The memory-priority key: (data consumers, output bytes, name, id). Names up to 16
+    /// bytes are ordered exactly by (prefix, length); longer ones need the full name.
     #[allow(clippy::type_complexity)]
     fn mp_key<'a>(
         &self,
         nodes: &'a SlotMap<NodeId, NodeData>,
         id: NodeId,
-    ) -> (u32, i64, u128, &'a str, NodeId) {
-        let n = &nodes[id];
+    ) -> (u32, i64, u128, u32, &'a str, NodeId) {
         let s = slot(id);
+        let (len, name) = if self.long_names {
+            (0, nodes[id].name())
+        } else {
+            (self.name_len[s], "")
+        };
         (
-            data_consumer_count(n),
+            self.consumers[s],
             self.bytes[s],
             self.prefix[s],
-            n.name(),
+            len,
+            name,
             id,
         )
     }
@@ -503,7 +525,7 @@ impl TopoSorter {
         loop {
             let id = if memory_priority {
                 match heap.pop() {
-                    Some(Reverse((_, _, _, _, id))) => id,
+                    Some(Reverse((_, _, _, _, _, id))) => id,
                     None => match self.seeds.pop() {
                         Some(id) => id,
                         None => break,
@@ -771,7 +793,7 @@ impl TopoSorter {
     pub fn order(&mut self, g: &Graph, opts: &TopoOptions) -> IrResult<&[NodeId]> {
         let mp = opts.memory_priority && !opts.reverse;
         let (names, sizes) = match opts.mode {
-            TopoMode::Bfs => (true, mp),
+            TopoMode::Bfs => (true, opts.memory_priority),
             TopoMode::Dfs => (mp, mp),
             TopoMode::Rdfs => (true, true),
             TopoMode::StableRdfs => (false, false),

@@ -97,7 +97,8 @@ fn build(sp: &Spec) -> Graph {
         ids.push(
             g.add_node(op_sized(
                 // Long names share a 16-byte prefix, so the name order needs the full names.
-                &if i % 3 == 0 {
+                // (Only in graphs of even size: odd ones keep every name short.)
+                &if i % 3 == 0 && sp.nodes.len() % 2 == 0 {
                     format!("model/layer_blocks/n{:02}_{}", (i * 7) % 13, i)
                 } else {
                     format!("n{:02}_{}", (i * 7) % 13, i)
