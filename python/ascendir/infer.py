@@ -42,6 +42,7 @@ __all__ = [
     "flatten",
     "fully_connection",
     "gather",
+    "global_pool",
     "if_",
     "infer_node",
     "infer_shapes",
@@ -59,6 +60,7 @@ __all__ = [
     "shape",
     "size",
     "slice_",
+    "slice_axes",
     "split",
     "squeeze",
     "strided_slice",
@@ -142,9 +144,9 @@ def select(*, broadcast_condition: bool = False) -> Rule:
     return _rule("select", broadcast_condition=1 if broadcast_condition else 0)
 
 
-def passthrough() -> Rule:
-    """Output *i* is input *i* (``Identity``, ``IdentityN``)."""
-    return Rule("passthrough")
+def passthrough(skip: int = 0) -> Rule:
+    """Output *i* is input *i + skip* (``Identity``, ``IdentityN``; ``Loop`` with skip 2)."""
+    return Rule("passthrough", {"skip": skip} if skip else {})
 
 
 def data() -> Rule:
@@ -226,6 +228,16 @@ def pool() -> Rule:
 def caffe_pool() -> Rule:
     """Caffe-style ``Pooling``: ``window``, ``stride``, ``pad``, ``ceil_mode``, global."""
     return Rule("caffe_pool")
+
+
+def global_pool() -> Rule:
+    """``GlobalAveragePool`` / ``GlobalMaxPool``: ``x[:2]`` followed by 1s."""
+    return Rule("global_pool")
+
+
+def slice_axes() -> Rule:
+    """ONNX-style slicing: ``begin``, ``end`` and optional ``axes`` / ``strides``."""
+    return Rule("slice_axes")
 
 
 def reshape(x: str = "x", shape: str = "shape") -> Rule:

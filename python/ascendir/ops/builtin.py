@@ -675,6 +675,74 @@ def _shapes() -> None:
     )
 
 
+def _onnx_style() -> None:
+    """Types produced by the ONNX frontend's mapping."""
+    T = dict(T=TypeVar(TensorType.ANY))
+    for name in ("GlobalAveragePool", "GlobalMaxPool"):
+        _op(name, x=Input("T"), y=Output("T"), **T, infer=I.global_pool())
+    _op(
+        "StridedSliceV2",
+        x=Input("T"),
+        begin=Input(TensorType.INDEX),
+        end=Input(TensorType.INDEX),
+        axes=OptionalInput(TensorType.INDEX),
+        strides=OptionalInput(TensorType.INDEX),
+        y=Output("T"),
+        begin_mask=Attr(int, 0),
+        end_mask=Attr(int, 0),
+        ellipsis_mask=Attr(int, 0),
+        new_axis_mask=Attr(int, 0),
+        shrink_axis_mask=Attr(int, 0),
+        **T,
+        infer=I.slice_axes(),
+    )
+    _op(
+        "AvgPoolV2",
+        x=Input("T"),
+        y=Output("T"),
+        ksize=Attr(list[int]),
+        strides=Attr(list[int]),
+        padding_mode=Attr(str, "CALCULATED"),
+        pads=Attr(list[int], [0, 0, 0, 0]),
+        data_format=Attr(str, "NCHW"),
+        global_pooling=Attr(bool, False),
+        ceil_mode=Attr(bool, False),
+        exclusive=Attr(bool, True),
+        **T,
+        infer=I.pool(),
+    )
+    _op(
+        "ClipByValue",
+        x=Input("T"),
+        clip_value_min=Input("T"),
+        clip_value_max=Input("T"),
+        y=Output("T"),
+        **T,
+        infer=I.same_as("x"),
+    )
+    _op("PRelu", x=Input("T"), weight=Input("T"), y=Output("T"), **T, infer=I.same_as("x"))
+    _unary("Celu", alpha=Attr(float, 1.0))
+    _op(
+        "Cumsum",
+        x=Input("T"),
+        axis=Input(TensorType.INDEX),
+        y=Output("T"),
+        exclusive=Attr(bool, False),
+        reverse=Attr(bool, False),
+        **T,
+        infer=I.same_as("x"),
+    )
+    _op(
+        "GatherElements",
+        x=Input("T"),
+        index=Input(TensorType.INDEX),
+        y=Output("T"),
+        dim=Attr(int, 0),
+        **T,
+        infer=I.same_as("index", dtype="input:x"),
+    )
+
+
 def _control_flow() -> None:
     _op(
         "If",
@@ -710,6 +778,15 @@ def _control_flow() -> None:
         body=Subgraph(),
         parallel_iterations=Attr(int, 10),
         infer=I.while_(),
+    )
+    _op(
+        "Loop",
+        max_trip_count=OptionalInput(),
+        cond=OptionalInput(),
+        input=DynamicInput(),
+        output=DynamicOutput(),
+        body=Subgraph(),
+        infer=I.passthrough(skip=2),
     )
     _op(
         "PartitionedCall",
@@ -753,5 +830,6 @@ def register_all() -> None:
     _reductions_and_norms()
     _linear_and_conv()
     _shapes()
+    _onnx_style()
     _control_flow()
     _custom()

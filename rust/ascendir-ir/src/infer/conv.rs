@@ -282,3 +282,22 @@ pub fn caffe_pool(ctx: &InferCtx<'_>) -> RuleResult {
     }
     Ok(ctx.all_outputs(OutDesc::new(out, dtype)))
 }
+
+/// `GlobalAveragePool` / `GlobalMaxPool` (ONNX layout): `x[..2]` followed by 1s.
+pub fn global_pool(ctx: &InferCtx<'_>) -> RuleResult {
+    let x = ctx.input_param("x", "x")?;
+    let xs = ctx.shape(x);
+    let dtype = ctx.out_dtype(x)?;
+    if unknown_rank(xs) {
+        return Ok(ctx.all_outputs(OutDesc::new(rank_unknown(), dtype)));
+    }
+    if xs.len() < 3 {
+        return Err(format!("x must have rank >= 3, got {xs:?}"));
+    }
+    let out: Shape = xs
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| if i < 2 { d } else { 1 })
+        .collect();
+    Ok(ctx.all_outputs(OutDesc::new(out, dtype)))
+}

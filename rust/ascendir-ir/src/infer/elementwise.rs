@@ -85,17 +85,21 @@ pub fn select(ctx: &InferCtx<'_>) -> RuleResult {
     Ok(ctx.all_outputs(OutDesc::new(shape, ctx.out_dtype(a)?)))
 }
 
-/// Output `i` is input `i` (`Identity`, `IdentityN`, `While`).
+/// Output `i` is input `i` (`Identity`, `IdentityN`, `While`). With the integer parameter
+/// `skip = k`, output `i` is input `i + k` and outputs beyond the inputs are left as they are
+/// (ONNX `Loop`: loop-carried values follow the trip count and condition).
 pub fn passthrough(ctx: &InferCtx<'_>) -> RuleResult {
     let n = ctx.op.num_outputs();
-    if ctx.op.num_inputs() < n {
+    let skip = ctx.param_int("skip").unwrap_or(0).max(0) as usize;
+    if skip == 0 && ctx.op.num_inputs() < n {
         return Err(format!(
             "has {n} outputs but only {} inputs to pass through",
             ctx.op.num_inputs()
         ));
     }
-    Ok((0..n)
-        .map(|i| OutDesc::new(Shape::from_slice(ctx.shape(i)), ctx.dtype(i)))
+    let avail = ctx.op.num_inputs().saturating_sub(skip).min(n);
+    Ok((0..avail)
+        .map(|i| OutDesc::new(Shape::from_slice(ctx.shape(i + skip)), ctx.dtype(i + skip)))
         .collect())
 }
 

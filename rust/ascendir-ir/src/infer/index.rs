@@ -430,3 +430,59 @@ pub fn pad(ctx: &InferCtx<'_>) -> RuleResult {
     };
     Ok(ctx.all_outputs(OutDesc::new(out, dtype)))
 }
+
+/// ONNX-style slicing (`StridedSliceV2`): `begin`, `end` and optional `axes` / `strides`
+/// inputs (or attributes); dims not listed in `axes` are kept. Non-constant bounds keep the
+/// rank with every dim unknown.
+pub fn slice_axes(ctx: &InferCtx<'_>) -> RuleResult {
+    let x = ctx.input_param("x", "x")?;
+    let dtype = ctx.out_dtype(x)?;
+    let xs = ctx.shape(x);
+    if unknown_rank(xs) {
+        return Ok(ctx.all_outputs(OutDesc::new(rank_unknown(), dtype)));
+    }
+    let rank = xs.len();
+    let opt = |name: &str| -> Result<Option<Vec<i64>>, String> {
+        if ctx.opt_input(name).is_some() || ctx.attr(name).is_some() {
+            ctx.ints(name)
+        } else {
+            Ok(Some(Vec::new()))
+        }
+    };
+    let begin = ctx.ints(ctx.param_or("begin", "begin"))?;
+    let end = ctx.ints(ctx.param_or("end", "end"))?;
+    let axes = opt("axes")?;
+    let strides = opt("strides")?;
+    let (Some(begin), Some(end), Some(axes), Some(strides)) = (begin, end, axes, strides) else {
+        // Non-constant bounds: the rank is kept, every dim unknown (as GE and ONNX do).
+        return Ok(ctx.all_outputs(OutDesc::new(unknown_dims(rank), dtype)));
+    };
+    let n = begin.len();
+    if end.len() != n {
+        return Err(format!("begin {begin:?} and end {end:?} differ in length"));
+    }
+    let axes: Vec<i64> = if axes.is_empty() {
+        (0..n as i64).collect()
+    } else {
+        axes
+    };
+    let strides = if strides.is_empty() {
+        vec![1; n]
+    } else {
+        strides
+    };
+    if axes.len() != n || strides.len() != n {
+        return Err(format!(
+            "begin {begin:?}, axes {axes:?} and strides {strides:?} differ in length"
+        ));
+    }
+    let mut out = Shape::from_slice(xs);
+    for k in 0..n {
+        if strides[k] == 0 {
+            return Err(format!("strides {strides:?} contain 0"));
+        }
+        let a = norm_axis(axes[k], rank)?;
+        out[a] = slice_len(xs[a], begin[k], end[k], strides[k], false, false);
+    }
+    Ok(ctx.all_outputs(OutDesc::new(out, dtype)))
+}

@@ -700,3 +700,50 @@ fn engine_reports_cycles_and_skips_unknown_types() {
     assert!(e.message.contains("cycle"), "{e}");
     let _ = AttrMap::new();
 }
+
+#[test]
+fn onnx_style_slices_and_global_pools() {
+    let c = Case::new("StridedSliceV2")
+        .input("x", f32d(&[8, 10, 12]))
+        .value("begin", i32_tensor(&[1, -4]))
+        .value("end", i32_tensor(&[i32::MAX, 100]))
+        .value("axes", i32_tensor(&[0, 2]))
+        .value("strides", i32_tensor(&[2, 1]));
+    assert_eq!(c.shape(RuleKind::SliceAxes), vec![4, 10, 4]);
+    let c = Case::new("StridedSliceV2")
+        .input("x", f32d(&[8, 10]))
+        .value("begin", i32_tensor(&[0]))
+        .input("end", td(&[1], DataType::INT32))
+        .value("axes", i32_tensor(&[-1]));
+    assert_eq!(c.shape(RuleKind::SliceAxes), vec![-1, -1]);
+    let c = Case::new("StridedSliceV2")
+        .input("x", f32d(&[8, 10]))
+        .value("begin", i32_tensor(&[9]))
+        .value("end", i32_tensor(&[0]))
+        .value("strides", i32_tensor(&[-3]));
+    assert_eq!(c.shape(RuleKind::SliceAxes), vec![3, 10]);
+    let c = Case::new("GlobalAveragePool").input("x", f32d(&[-1, 128, 7, 7]));
+    assert_eq!(c.shape(RuleKind::GlobalPool), vec![-1, 128, 1, 1]);
+    assert!(Case::new("GlobalAveragePool")
+        .input("x", f32d(&[3]))
+        .run(RuleKind::GlobalPool)
+        .is_err());
+}
+
+#[test]
+fn passthrough_with_skip() {
+    let c = Case::new("Loop")
+        .input("max_trip_count", td(&[], DataType::INT64))
+        .input("cond", td(&[], DataType::BOOL))
+        .input("input0", f32d(&[2, 3]))
+        .outputs(2);
+    let mut c = c;
+    c.params.insert("skip".into(), Param::Int(2));
+    let o = c.run(RuleKind::Passthrough).unwrap();
+    assert_eq!(o.len(), 1);
+    assert_eq!(o[0].shape.to_vec(), vec![2, 3]);
+    c.params.clear();
+    assert!(c.run(RuleKind::Passthrough).is_ok());
+    let c = Case::new("IdentityN").input("x0", f32d(&[1])).outputs(2);
+    assert!(c.run(RuleKind::Passthrough).is_err());
+}
