@@ -979,8 +979,38 @@ fn parse_index(text: &str) -> Option<i64> {
     text.parse::<i64>().ok()
 }
 
+thread_local! {
+    /// How many `graph_from_def` calls are active on this thread (graphs nested in attributes).
+    static GRAPH_DEPTH: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Deepest nesting of graphs inside graph attributes accepted when decoding.
+pub const MAX_GRAPH_NESTING: usize = 32;
+
+/// Restores the nesting depth when a graph decode ends (normally or by error).
+struct DepthGuard(usize);
+
+impl Drop for DepthGuard {
+    fn drop(&mut self) {
+        GRAPH_DEPTH.with(|d| d.set(self.0));
+    }
+}
+
+fn enter_graph(depth: usize) -> ProtoResult<DepthGuard> {
+    if depth >= MAX_GRAPH_NESTING {
+        return Err(ProtoError::invalid(
+            "",
+            format!("graphs nested more than {MAX_GRAPH_NESTING} deep in graph attributes"),
+        ));
+    }
+    let old = GRAPH_DEPTH.with(|d| d.replace(depth + 1));
+    Ok(DepthGuard(old))
+}
+
 /// Decode a `GraphDef` into a graph (subgraph links are resolved by the model decoder).
 pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
+    let depth = GRAPH_DEPTH.with(|d| d.get());
+    let _guard = enter_graph(depth)?;
     let pb::GraphDef {
         name,
         input,
@@ -998,6 +1028,7 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
         .enumerate()
         .map(|(c, chunk)| {
             crate::wire::with_base_raw(base, || {
+                let _guard = enter_graph(depth)?;
                 let mut cache = DescCache::default();
                 chunk
                     .iter()

@@ -632,3 +632,35 @@ fn a_subgraph_encodes_with_everything_below_it() {
     assert_eq!(ascendir_proto::descendants(&g, "while_body").len(), 0);
     assert!(ascendir_proto::encode_subgraph(&g, "nope").is_err());
 }
+
+#[test]
+fn deeply_nested_graph_attributes_are_rejected_not_overflowed() {
+    let mut inner = pb::GraphDef {
+        name: "leaf".into(),
+        ..Default::default()
+    };
+    for level in 0..400 {
+        let mut op = pb::OpDef {
+            name: format!("n{level}"),
+            r#type: "T".into(),
+            ..Default::default()
+        };
+        op.attr.insert(
+            "g".into(),
+            pb::AttrDef {
+                value: Some(pb::attr_def::Value::G(inner)),
+            },
+        );
+        inner = pb::GraphDef {
+            name: format!("g{level}"),
+            op: vec![Bytes::from(op.encode_to_vec())],
+            ..Default::default()
+        };
+    }
+    let m = pb::ModelDef {
+        graph: vec![inner],
+        ..Default::default()
+    };
+    let e = decode_model(&m.encode_to_vec()).unwrap_err();
+    assert!(e.to_string().contains("nested more than"), "{e}");
+}
