@@ -477,3 +477,179 @@ fn empty_and_single_node_graphs() {
         assert_eq!(names(&g), s(&["only"]));
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Graphs and expected orders of GE's own unit tests (compute_graph_unittest.cc).
+
+/// GE's `BuildComplexGraph`: four 3-output sources, twelve 1-in/1-out nodes of growing output
+/// sizes, three 4-input joins and a control-only sink.
+fn ge_complex_graph() -> Graph {
+    let mut g = Graph::new("graph_reverse_dfs");
+    let shapes: [(&str, usize, usize, &[i64]); 20] = [
+        ("node1", 0, 3, &[1, 1]),
+        ("node2", 0, 3, &[1, 1]),
+        ("node3", 0, 3, &[1, 1]),
+        ("node4", 0, 3, &[1, 1]),
+        ("node5", 1, 1, &[1, 2]),
+        ("node6", 1, 1, &[1, 3]),
+        ("node7", 1, 1, &[1, 4]),
+        ("node8", 1, 1, &[1, 5]),
+        ("node9", 1, 1, &[2, 2]),
+        ("node10", 1, 1, &[2, 3]),
+        ("node11", 1, 1, &[2, 3]),
+        ("node12", 1, 1, &[2, 4]),
+        ("node13", 1, 1, &[3, 2]),
+        ("node14", 1, 1, &[3, 3]),
+        ("node15", 1, 1, &[3, 4]),
+        ("node16", 1, 1, &[3, 5]),
+        ("node17", 4, 1, &[4, 2]),
+        ("node18", 4, 1, &[4, 2]),
+        ("node19", 4, 1, &[4, 2]),
+        ("node20", 3, 0, &[1, 1, 224, 224]),
+    ];
+    let ids: Vec<_> = shapes
+        .iter()
+        .map(|(n, i, o, s)| g.add_node(op_sized(n, n, *i, *o, s)).unwrap())
+        .collect();
+    for src in 0..4 {
+        for out in 0..3 {
+            data(&mut g, ids[src], out, ids[4 + out * 4 + src], 0);
+        }
+    }
+    for join in 0..3 {
+        for k in 0..4 {
+            data(&mut g, ids[4 + join * 4 + k], 0, ids[16 + join], k);
+        }
+        ctrl(&mut g, ids[16 + join], ids[19]);
+    }
+    g
+}
+
+#[test]
+fn ge_ut_complex_graph_rdfs_ids() {
+    let mut g = ge_complex_graph();
+    g.topo_sort(&TopoOptions::new(TopoMode::from_ge_options(
+        Some("2"),
+        None,
+    )))
+    .unwrap();
+    let expected = [
+        ("node1", 0),
+        ("node2", 2),
+        ("node3", 4),
+        ("node4", 6),
+        ("node5", 1),
+        ("node6", 3),
+        ("node7", 5),
+        ("node8", 7),
+        ("node9", 9),
+        ("node10", 10),
+        ("node11", 11),
+        ("node12", 12),
+        ("node13", 14),
+        ("node14", 15),
+        ("node15", 16),
+        ("node16", 17),
+        ("node17", 8),
+        ("node18", 13),
+        ("node19", 18),
+        ("node20", 19),
+    ];
+    for (name, id) in expected {
+        assert_eq!(g.op(g.find(name).unwrap()).unwrap().id, id, "{name}");
+    }
+}
+
+/// GE's `BuildDelayTopoGraph` (note: the `data` node's type is the literal `"DATA"`), sorted
+/// once with `first` as GE's builder graphs are before each test.
+fn ge_delay_graph(first: TopoMode) -> Graph {
+    let mut g = Graph::new("test_delay_topo_graph");
+    let big = [1, 1, 224, 224];
+    let variable = g
+        .add_node(op_sized("variable", "Variable", 0, 2, &big))
+        .unwrap();
+    let n1 = g.add_node(op_sized("node1", "node1", 1, 1, &big)).unwrap();
+    let n2 = g.add_node(op_sized("node2", "node2", 1, 1, &big)).unwrap();
+    let n3 = g.add_node(op_sized("node3", "node3", 1, 1, &big)).unwrap();
+    let n4 = g.add_node(op_sized("node4", "node4", 1, 1, &big)).unwrap();
+    let n5 = g.add_node(op_sized("node5", "node5", 3, 0, &big)).unwrap();
+    let d = g.add_node(op_sized("data", "DATA", 0, 1, &big)).unwrap();
+    data(&mut g, variable, 0, n1, 0);
+    data(&mut g, variable, 1, n2, 0);
+    data(&mut g, n1, 0, n5, 0);
+    data(&mut g, n2, 0, n5, 1);
+    data(&mut g, d, 0, n3, 0);
+    data(&mut g, n3, 0, n4, 0);
+    data(&mut g, n4, 0, n5, 2);
+    ctrl(&mut g, n2, n3);
+    g.topo_sort(&TopoOptions::new(first)).unwrap();
+    g
+}
+
+#[test]
+fn ge_ut_delay_topological_sorting() {
+    let mut g = ge_delay_graph(TopoMode::Dfs);
+    assert_eq!(
+        names(&g),
+        s(&["variable", "node2", "node1", "data", "node3", "node4", "node5"])
+    );
+    // ge.topoSortingMode=2, ge.exec.memoryOptimizationPolicy=MemoryPriority.
+    let opts = TopoOptions {
+        mode: TopoMode::from_ge_options(Some("2"), None),
+        memory_priority: ascendir_ir::topo::memory_priority_from_ge_option(Some("MemoryPriority")),
+        ..TopoOptions::default()
+    };
+    g.topo_sort_all(&opts).unwrap();
+    assert_eq!(
+        names(&g),
+        s(&["variable", "data", "node2", "node3", "node4", "node1", "node5"])
+    );
+}
+
+#[test]
+fn ge_ut_stable_rdfs_keeps_dfs_and_bfs_orders() {
+    let mut g = ge_delay_graph(TopoMode::Dfs);
+    g.topo_sort(&mode(TopoMode::StableRdfs)).unwrap();
+    assert_eq!(
+        names(&g),
+        s(&["variable", "node2", "node1", "data", "node3", "node4", "node5"])
+    );
+    let mut g = ge_delay_graph(TopoMode::Bfs);
+    assert_eq!(
+        names(&g),
+        s(&["variable", "node1", "node2", "data", "node3", "node4", "node5"])
+    );
+    g.topo_sort(&mode(TopoMode::StableRdfs)).unwrap();
+    assert_eq!(
+        names(&g),
+        s(&["variable", "node1", "node2", "data", "node3", "node4", "node5"])
+    );
+}
+
+#[test]
+fn ge_ut_stable_rdfs_vs_dfs_after_appending_noops() {
+    let build = || {
+        let mut g = ge_delay_graph(TopoMode::Dfs);
+        let d = g.find("data").unwrap();
+        let n4 = g.find("node4").unwrap();
+        let a = add(&mut g, "noop1", "noop", 0, 0);
+        let b = add(&mut g, "noop2", "noop", 0, 0);
+        ctrl(&mut g, d, a);
+        ctrl(&mut g, a, n4);
+        ctrl(&mut g, d, b);
+        ctrl(&mut g, b, n4);
+        g
+    };
+    let mut g = build();
+    g.topo_sort(&mode(TopoMode::StableRdfs)).unwrap();
+    assert_eq!(
+        names(&g),
+        s(&["variable", "node2", "node1", "data", "node3", "noop1", "noop2", "node4", "node5"])
+    );
+    let mut g = build();
+    g.topo_sort(&mode(TopoMode::Dfs)).unwrap();
+    assert_eq!(
+        names(&g),
+        s(&["variable", "node2", "node1", "data", "noop2", "noop1", "node3", "node4", "node5"])
+    );
+}
