@@ -43,8 +43,43 @@ def _check_same_result(g: Any, model: Any) -> None:
     assert tuple(last.shape) == tuple(dims) == (1, 64), (last.shape, dims)
 
 
+def _model_rows(quick: bool) -> list[dict]:
+    """The real-model workloads (benches/models.py) imported through the ONNX frontend:
+    ``Graph.infer_shapes`` on the imported graph vs ``onnx.shape_inference.infer_shapes`` on
+    the model."""
+    try:
+        from onnx import shape_inference
+
+        import ascendir as air
+        import models
+
+        air.onnx  # noqa: B018 - the frontend must be importable
+    except (ImportError, AttributeError):
+        return []
+    rows = []
+    cases = {
+        "resnet50": lambda: models.resnet50(),
+        "bert": lambda: models.bert(),
+        "decoder": lambda: models.decoder(layers=20 if quick else 180),
+    }
+    for name, make in cases.items():
+        model = make()
+        g = air.onnx.load(model)
+        ours = measure(g.infer_shapes, 5)[0]
+        peer_s = measure(lambda m=model: shape_inference.infer_shapes(m), 3)[0]
+        rows.append(
+            row(
+                f"infer_shapes {name} ({len(g)} nodes)",
+                ours,
+                "onnx.shape_inference.infer_shapes",
+                peer_s,
+            )
+        )
+    return rows
+
+
 def run(quick: bool) -> list[dict]:
-    """Rows for G(100k) (quick) or G(100k) and G(1M)."""
+    """Rows for G(100k) (quick) or G(100k) and G(1M), then the real models."""
     rows = []
     sizes = [100_000] if quick else [100_000, 1_000_000]
     repeat = 3 if quick else 5
@@ -72,6 +107,7 @@ def run(quick: bool) -> list[dict]:
         rows.append(row(f"infer_shapes G({n})", ours, "onnx.shape_inference.infer_shapes", peer_s))
         del g
         gc.collect()
+    rows.extend(_model_rows(quick))
     return rows
 
 
