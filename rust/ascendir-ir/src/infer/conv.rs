@@ -94,27 +94,33 @@ fn window_out(
     if input < 0 || k < 0 {
         return Ok(UNKNOWN_DIM);
     }
-    let dk = dilation * (k - 1) + 1;
+    let dk = dilation
+        .saturating_mul(k.saturating_sub(1))
+        .saturating_add(1);
     let out = match mode {
-        "SAME" => (input + stride - 1) / stride,
+        "SAME" => input.saturating_add(stride - 1) / stride,
         "VALID" => {
             if input < dk {
                 return Err(format!(
                     "input size {input} is smaller than the window {dk}"
                 ));
             }
-            (input - dk + stride) / stride
+            (input - dk).saturating_add(stride) / stride
         }
         _ => {
-            let span = input + pads.0 + pads.1 - dk;
+            let padded = input.saturating_add(pads.0).saturating_add(pads.1);
+            if pads.0 < 0 || pads.1 < 0 {
+                return Err(format!("pads must not be negative, got {pads:?}"));
+            }
+            let span = padded - dk;
             if span < 0 {
                 return Err(format!(
                     "window {dk} is larger than the padded input {}",
-                    input + pads.0 + pads.1
+                    padded
                 ));
             }
             if ceil {
-                (span + stride - 1) / stride + 1
+                span.saturating_add(stride - 1) / stride + 1
             } else {
                 span / stride + 1
             }
@@ -275,7 +281,7 @@ pub fn caffe_pool(ctx: &InferCtx<'_>) -> RuleResult {
     ] {
         let input = xs[pos];
         let mut o = window_out(input, k, s, 1, (p0, p1), "", ceil)?;
-        if o > 0 && (p0 > 0 || p1 > 0) && (o - 1) * s >= input + p0 {
+        if o > 0 && (p0 > 0 || p1 > 0) && (o - 1).saturating_mul(s) >= input.saturating_add(p0) {
             o -= 1;
         }
         out[pos] = o;

@@ -159,7 +159,7 @@ pub fn gather(ctx: &InferCtx<'_>) -> RuleResult {
     }
     let Some(axis) = axis else {
         return Ok(ctx.all_outputs(OutDesc::new(
-            unknown_dims(xs.len() + is.len() - 1 - bd as usize),
+            unknown_dims((xs.len() + is.len()).saturating_sub(1 + bd as usize)),
             dtype,
         )));
     };
@@ -249,12 +249,12 @@ fn slice_len(dim: i64, begin: i64, end: i64, stride: i64, begin_full: bool, end_
     };
     if stride > 0 {
         if e > b {
-            (e - b + stride - 1) / stride
+            (e - b).saturating_add(stride - 1) / stride
         } else {
             0
         }
     } else if b > e {
-        (b - e + (-stride) - 1) / (-stride)
+        (b - e).saturating_add(stride.saturating_neg() - 1) / stride.saturating_neg()
     } else {
         0
     }
@@ -374,7 +374,7 @@ pub fn tile(ctx: &InferCtx<'_>) -> RuleResult {
                     if d < 0 || k < 0 {
                         UNKNOWN_DIM
                     } else {
-                        d * k
+                        d.saturating_mul(k)
                     }
                 })
                 .collect()
@@ -418,7 +418,7 @@ pub fn pad(ctx: &InferCtx<'_>) -> RuleResult {
                 let v = if d < 0 {
                     UNKNOWN_DIM
                 } else {
-                    d + p[2 * i] + p[2 * i + 1]
+                    d.saturating_add(p[2 * i]).saturating_add(p[2 * i + 1])
                 };
                 if d >= 0 && v < 0 {
                     return Err(format!("paddings {p:?} make dim {i} of {xs:?} negative"));

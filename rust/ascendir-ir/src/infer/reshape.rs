@@ -47,7 +47,7 @@ pub fn reshape(ctx: &InferCtx<'_>) -> RuleResult {
     let end = if num_axes < 0 {
         rank
     } else {
-        (axis + num_axes as usize).min(rank)
+        axis.saturating_add(num_axes as usize).min(rank)
     };
     let (head, mid, tail) = (&xs[..axis], &xs[axis..end], &xs[end..]);
     let mut new_mid: Shape = Shape::with_capacity(target.len());

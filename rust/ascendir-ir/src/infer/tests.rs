@@ -747,3 +747,54 @@ fn passthrough_with_skip() {
     let c = Case::new("IdentityN").input("x0", f32d(&[1])).outputs(2);
     assert!(c.run(RuleKind::Passthrough).is_err());
 }
+
+#[test]
+fn extreme_attribute_values_do_not_overflow() {
+    let big = i64::MAX;
+    let c = Case::new("Conv2D")
+        .input("x", nchw(&[1, 3, 8, 8]))
+        .input("filter", nchw(&[2, 3, 3, 3]))
+        .ints("strides", &[1, 1, big, big])
+        .ints("dilations", &[1, 1, big, big]);
+    assert!(c.run(RuleKind::Conv).is_err());
+    let c = Case::new("Conv2D")
+        .input("x", nchw(&[1, 3, 8, 8]))
+        .input("filter", nchw(&[2, 3, 3, 3]))
+        .ints("pads", &[big, big, 0, 0]);
+    assert!(c.run(RuleKind::Conv).is_ok());
+    let c = Case::new("Conv2D")
+        .input("x", nchw(&[1, 3, 8, 8]))
+        .input("filter", nchw(&[2, 3, 3, 3]))
+        .ints("pads", &[-5, 0, 0, 0]);
+    assert!(c.run(RuleKind::Conv).is_err());
+    let c = Case::new("TileD")
+        .input("x", f32d(&[big, 2]))
+        .ints("multiples", &[big, 1]);
+    assert_eq!(c.shape(RuleKind::Tile), vec![big, 2]);
+    let c = Case::new("PadD")
+        .input("x", f32d(&[2]))
+        .ints("paddings", &[big, big]);
+    assert_eq!(c.shape(RuleKind::Pad), vec![big]);
+    let c = Case::new("StridedSliceD")
+        .input("x", f32d(&[10]))
+        .ints("begin", &[0])
+        .ints("end", &[10])
+        .ints("strides", &[big]);
+    assert_eq!(c.shape(RuleKind::StridedSlice), vec![1]);
+    let c = Case::new("StridedSliceD")
+        .input("x", f32d(&[10]))
+        .ints("begin", &[9])
+        .ints("end", &[-11])
+        .ints("strides", &[i64::MIN]);
+    assert_eq!(c.shape(RuleKind::StridedSlice), vec![1]);
+    let c = Case::new("Reshape")
+        .input("x", f32d(&[2, 3]))
+        .ints("shape", &[6])
+        .attr("num_axes", AttrValue::Int(big));
+    assert_eq!(c.shape(RuleKind::Reshape), vec![6]);
+    let c = Case::new("Gather")
+        .input("x", f32d(&[]))
+        .input("indices", f32d(&[]))
+        .input("axis", td(&[1], DataType::INT32));
+    assert!(c.run(RuleKind::Gather).is_ok());
+}
