@@ -73,18 +73,12 @@ impl Graph {
     /// Every distinct predecessor of `id` over any link (data producers in input order, then
     /// in-control peers), itself excluded.
     fn distinct_predecessors(&self, id: NodeId) -> Vec<NodeId> {
-        let mut seen = HashSet::new();
-        self.predecessors(id)
-            .filter(|&p| p != id && seen.insert(p))
-            .collect()
+        dedup_except(self.predecessors(id), id)
     }
 
     /// Every distinct successor of `id` over any link, in anchor then link order, itself excluded.
     fn distinct_successors(&self, id: NodeId) -> Vec<NodeId> {
-        let mut seen = HashSet::new();
-        self.successors(id)
-            .filter(|&s| s != id && seen.insert(s))
-            .collect()
+        dedup_except(self.successors(id), id)
     }
 
     /// The default `io_map`: output 0 takes the first connected input fed by a data link from a
@@ -164,18 +158,12 @@ impl Graph {
             .filter(|p| !skip_preds.contains(p))
             .collect();
         let succs = self.distinct_successors(id);
-        // Existing direct links between the two sides (plus the planned data relinks).
-        let mut linked: HashSet<(NodeId, NodeId)> = HashSet::new();
-        for &p in &preds {
-            for s in self.successors(p) {
-                if s != id {
-                    linked.insert((p, s));
-                }
-            }
-        }
-        for &(src, dst) in &relinked {
-            linked.insert((src.node, dst.node));
-        }
+        // Whether `p` already links to `c` directly (or will, through a planned data relink):
+        // checked on the consumer side, whose in-degree is small.
+        let linked = |p: NodeId, c: NodeId| {
+            relinked.iter().any(|(s, d)| s.node == p && d.node == c)
+                || self.predecessors(c).any(|x| x == p)
+        };
         let mut sorted_preds = preds.clone();
         sorted_preds.sort_by(|a, b| self.name_of(*a).cmp(self.name_of(*b)));
         let mut sorted_succs = succs.clone();
@@ -183,7 +171,7 @@ impl Graph {
         let mut pairs = Vec::new();
         for &p in &sorted_preds {
             for &c in &sorted_succs {
-                if p != c && !linked.contains(&(p, c)) {
+                if p != c && !linked(p, c) {
                     pairs.push((p, c));
                 }
             }
@@ -719,6 +707,31 @@ impl Graph {
         }
         Ok(out)
     }
+}
+
+/// The distinct items of `items` other than `skip`, in first-seen order.
+fn dedup_except(items: impl Iterator<Item = NodeId>, skip: NodeId) -> Vec<NodeId> {
+    let mut out: Vec<NodeId> = Vec::new();
+    let mut seen: Option<HashSet<NodeId>> = None;
+    for x in items {
+        if x == skip {
+            continue;
+        }
+        let fresh = match seen.as_mut() {
+            Some(set) => set.insert(x),
+            None => {
+                let fresh = !out.contains(&x);
+                if fresh && out.len() >= 32 {
+                    seen = Some(out.iter().copied().chain([x]).collect());
+                }
+                fresh
+            }
+        };
+        if fresh {
+            out.push(x);
+        }
+    }
+    out
 }
 
 /// C++ `std::stoi` with the whole string consumed: leading whitespace, optional sign, digits.
