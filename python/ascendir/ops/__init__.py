@@ -70,6 +70,7 @@ __all__ = [
     "list_ops",
     "load_library",
     "register_op",
+    "unregister",
 ]
 
 ENTRY_POINT_GROUP = "ascendir.op_libraries"
