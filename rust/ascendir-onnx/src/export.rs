@@ -237,11 +237,12 @@ impl Exporter<'_> {
                 _ => {
                     let node = self.node(g, id, &names, &mut used, &mut gp, &mut fresh)?;
                     for (k, out) in node.output.iter().enumerate() {
+                        let out = pb::text(out).to_string();
                         names.insert((id, k), out.clone());
                         let desc = op.output_desc(k)?;
                         if desc.dtype != ascendir_ir::DataType::UNDEFINED {
                             value_info.push(pb::ValueInfoProto {
-                                name: out.clone(),
+                                name: out,
                                 r#type: Some(type_from_desc(desc)),
                                 ..Default::default()
                             });
@@ -372,9 +373,9 @@ impl Exporter<'_> {
             });
         }
         let mut node = pb::NodeProto {
-            name: op.name().to_string(),
-            op_type: em.op_type.clone(),
-            domain: em.domain.clone(),
+            name: bytes::Bytes::copy_from_slice(op.name().as_bytes()),
+            op_type: bytes::Bytes::from(em.op_type.clone()),
+            domain: bytes::Bytes::from(em.domain.clone()),
             attribute: em.attrs,
             ..Default::default()
         };
@@ -449,13 +450,13 @@ impl Exporter<'_> {
                 .retain(|s| !matches!(s, Source::Port(k) if *k >= n_formal));
         }
         for s in &em.inputs {
-            node.input.push(match s {
+            node.input.push(bytes::Bytes::from(match s {
                 Source::Port(k) => input_name(*k)?,
                 Source::Absent => String::new(),
                 Source::Const(j) => const_names[*j].clone(),
-            });
+            }));
         }
-        while node.input.last().is_some_and(String::is_empty) {
+        while node.input.last().is_some_and(|b| b.is_empty()) {
             node.input.pop();
         }
         // GE ops with more outputs than the ONNX op needs drop their unused trailing ones.
@@ -472,7 +473,7 @@ impl Exporter<'_> {
         for port in &op.outputs()[..n_out] {
             let wanted = port.desc.name.as_deref();
             let name = fresh(used, wanted, format!("{}_{}", op.name(), port.name));
-            node.output.push(name);
+            node.output.push(bytes::Bytes::from(name));
         }
         let _ = Side::Input;
         Ok(node)

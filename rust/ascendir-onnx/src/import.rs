@@ -7,6 +7,7 @@
 //! body reads from an enclosing graph become explicit inputs of the parent node and `Data`
 //! nodes of the body, as GE requires. Every port desc carries the ONNX value name (`desc.name`).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
@@ -71,7 +72,14 @@ pub const ATTR_CONSTANT_NODE: &str = "_onnx_constant_node";
 /// Decode ONNX bytes and build the graph. The buffer is kept alive by the graph's constants.
 pub fn import_model(data: Bytes, opts: &ImportOptions) -> OnnxResult<(Graph, ImportReport)> {
     let model = pb::ModelProto::decode(data.clone()).map_err(|e| crate::wire::locate(&data, &e))?;
-    import_proto(&model, opts)
+    let result = import_proto(&model, opts);
+    // Freeing a large decoded model takes a while; do it off the caller's path.
+    if data.len() > (1 << 20) {
+        let _ = std::thread::Builder::new()
+            .name("onnx-free".into())
+            .spawn(move || drop(model));
+    }
+    result
 }
 
 /// Build the graph of an already decoded model.
@@ -238,15 +246,15 @@ impl<'m> Builder<'m, '_> {
         d
     }
 
-    fn unique_node_name(&self, base: &str) -> String {
+    fn unique_node_name<'a>(&self, base: &'a str) -> Cow<'a, str> {
         if self.g.find(base).is_none() {
-            return base.to_string();
+            return Cow::Borrowed(base);
         }
         let mut k = 1;
         loop {
             let n = format!("{base}_{k}");
             if self.g.find(&n).is_none() {
-                return n;
+                return Cow::Owned(n);
             }
             k += 1;
         }
@@ -307,7 +315,7 @@ fn defined_names(gp: &pb::GraphProto) -> FxHashSet<&str> {
         s.extend(
             n.output
                 .iter()
-                .map(String::as_str)
+                .map(|o| pb::text(o))
                 .filter(|o| !o.is_empty()),
         );
     }
@@ -337,6 +345,7 @@ fn build_graph<'m>(
     };
     b.values.reserve(gp.node.len() * 2 + extra);
     b.types.reserve(gp.value_info.len() + extra);
+    b.descs.reserve(gp.node.len() * 2 + extra);
     for v in gp.value_info.iter().chain(&gp.output).chain(&gp.input) {
         if let Some(t) = &v.r#type {
             b.types.insert(v.name.as_str(), t);
@@ -391,18 +400,33 @@ fn build_graph<'m>(
     let mut pending: Vec<Pending<'m>> = Vec::with_capacity(gp.node.len() * 2);
     let mut aux_links: Vec<(NodeId, usize, NodeId)> = Vec::new();
     for (i, n) in gp.node.iter().enumerate() {
-        let standard = n.domain.is_empty() || n.domain == "ai.onnx";
+        for t in n
+            .input
+            .iter()
+            .chain(&n.output)
+            .chain([&n.name, &n.op_type, &n.domain])
+        {
+            if std::str::from_utf8(t).is_err() {
+                return Err(OnnxError::Decode {
+                    offset: 0,
+                    path: format!("GraphProto({name}).node[{i}]"),
+                    message: "a name is not valid UTF-8".into(),
+                });
+            }
+        }
+        let (n_name, n_type, n_domain) =
+            (pb::text(&n.name), pb::text(&n.op_type), pb::text(&n.domain));
+        let standard = n_domain.is_empty() || n_domain == "ai.onnx";
         let mapped = if standard {
             ops::map_node(n, ctx.opset, &b)?
         } else {
             None
         };
-        let base = if n.name.is_empty() {
-            format!("{}_{i}", n.op_type)
+        let node_name = if n_name.is_empty() {
+            Cow::Owned(b.unique_node_name(&format!("{n_type}_{i}")).into_owned())
         } else {
-            n.name.clone()
+            b.unique_node_name(n_name)
         };
-        let node_name = b.unique_node_name(&base);
         let Mapped {
             ge_type,
             inputs,
@@ -412,7 +436,7 @@ fn build_graph<'m>(
         } = match mapped {
             Some(m) => m,
             None => {
-                let ge = format!("onnx::{}", n.op_type);
+                let ge = format!("onnx::{n_type}");
                 *ctx.report.unknown_ops.entry(ge.clone()).or_default() += 1;
                 let mut attrs = ascendir_ir::AttrMap::new();
                 for a in &n.attribute {
@@ -423,15 +447,15 @@ fn build_graph<'m>(
                     }
                 }
                 if !standard {
-                    attrs.insert(ATTR_DOMAIN.into(), AttrValue::String(n.domain.clone()));
+                    attrs.insert(ATTR_DOMAIN.into(), AttrValue::String(n_domain.to_string()));
                 }
                 Mapped {
                     ge_type: ge,
                     inputs: (0..n.input.len())
-                        .map(|k| (format!("__input{k}"), Some(k), false))
+                        .map(|k| (Cow::Owned(format!("__input{k}")), Some(k), false))
                         .collect(),
                     outputs: (0..n.output.len())
-                        .map(|k| format!("__output{k}"))
+                        .map(|k| Cow::Owned(format!("__output{k}")))
                         .collect(),
                     attrs,
                     aux: Vec::new(),
@@ -445,7 +469,7 @@ fn build_graph<'m>(
         }
         let mut links: Vec<(usize, &'m str)> = Vec::with_capacity(inputs.len());
         for (port, src, optional) in &inputs {
-            let value = src.and_then(|k| n.input.get(k)).map_or("", String::as_str);
+            let value = src.and_then(|k| n.input.get(k)).map_or("", |v| pb::text(v));
             let index = if value.is_empty() {
                 if *optional {
                     op.add_optional_input(port, Arc::new(TensorDesc::invalid()))
@@ -465,27 +489,28 @@ fn build_graph<'m>(
             let _ = index;
         }
         for (k, port) in outputs.iter().enumerate() {
-            let value = n.output.get(k).map_or("", String::as_str);
+            let value = n.output.get(k).map_or("", |v| pb::text(v));
             op.add_output(port, b.desc(value))?;
         }
         let mut aux_ports = Vec::new();
         for (port, tensor) in aux {
-            let idx = op.add_input(&port, tensor.desc.clone());
+            let idx = op.add_input(port, tensor.desc.clone());
             aux_ports.push((idx, port, tensor));
         }
         let id = b.g.add_node(op)?;
         for (k, out) in n.output.iter().enumerate() {
             if !out.is_empty() {
-                b.values.insert(out.as_str(), (id, k));
+                b.values.insert(pb::text(out), (id, k));
             }
         }
         if ge_type == "Const" {
             if let Some(out) = n.output.first() {
-                b.consts.insert(out.as_str(), id);
+                b.consts.insert(pb::text(out), id);
             }
         }
         for (idx, port, tensor) in aux_ports {
-            let cname = b.unique_node_name(&format!("{node_name}/{port}"));
+            let wanted = format!("{node_name}/{port}");
+            let cname = b.unique_node_name(&wanted);
             let mut cop = OpDesc::new(&cname, "Const");
             cop.add_output("y", tensor.desc.clone())?;
             cop.set_attr("value", AttrValue::Tensor(tensor));

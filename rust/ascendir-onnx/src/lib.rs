@@ -25,6 +25,12 @@ pub mod wire;
 )]
 pub mod pb {
     include!(concat!(env!("OUT_DIR"), "/onnx.rs"));
+
+    /// A text field stored as bytes (NodeProto names), as `&str`; `""` when it is not UTF-8
+    /// (the importer rejects such nodes before reading them).
+    pub fn text(b: &[u8]) -> &str {
+        std::str::from_utf8(b).unwrap_or("")
+    }
 }
 
 pub use error::{OnnxError, OnnxResult};

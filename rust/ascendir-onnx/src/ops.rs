@@ -6,6 +6,8 @@
 //! Port lists use `name` for a required port, `?name` for an optional one and `name*` for a
 //! dynamic group taking every remaining ONNX input or output (`name0, name1, ...`).
 
+use std::borrow::Cow;
+
 use ascendir_ir::{AttrMap, AttrValue, DataType, Tensor};
 
 use crate::error::{OnnxError, OnnxResult};
@@ -151,9 +153,14 @@ entries! {
     "Loop" => "Loop" ["?max_trip_count", "?cond", "input*"] -> ["output*"];
 }
 
-/// The table entry of an ONNX op type.
+/// The table entry of an ONNX op type (hashed look-up).
 pub fn entry(onnx: &str) -> Option<&'static Entry> {
-    TABLE.iter().find(|e| e.onnx == onnx)
+    static INDEX: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, &'static Entry>> =
+        std::sync::OnceLock::new();
+    INDEX
+        .get_or_init(|| TABLE.iter().map(|e| (e.onnx, e)).collect())
+        .get(onnx)
+        .copied()
 }
 
 /// Look-ups the mapping needs about a node's inputs.
@@ -171,13 +178,13 @@ pub struct Mapped {
     /// GE op type.
     pub ge_type: String,
     /// `(GE port name, ONNX input index or None, optional)`.
-    pub inputs: Vec<(String, Option<usize>, bool)>,
+    pub inputs: Vec<(Cow<'static, str>, Option<usize>, bool)>,
     /// GE output port names, one per ONNX output.
-    pub outputs: Vec<String>,
+    pub outputs: Vec<Cow<'static, str>>,
     /// GE attributes.
     pub attrs: AttrMap,
     /// Extra constant inputs to create: `(GE port name, value)`, appended after `inputs`.
-    pub aux: Vec<(String, Tensor)>,
+    pub aux: Vec<(&'static str, Tensor)>,
 }
 
 /// Convert an ONNX attribute value (graphs excluded: the builder turns them into subgraphs).
@@ -247,39 +254,39 @@ fn get_s(node: &pb::NodeProto, name: &str) -> Option<String> {
 fn input(node: &pb::NodeProto, i: usize) -> Option<&str> {
     node.input
         .get(i)
-        .map(String::as_str)
+        .map(|b| pb::text(b))
         .filter(|s| !s.is_empty())
 }
 
 /// Lay out ports from a port list over the node's actual inputs/outputs.
-fn layout_inputs(spec: &[&str], n: usize) -> Vec<(String, Option<usize>, bool)> {
+fn layout_inputs(spec: &[&'static str], n: usize) -> Vec<(Cow<'static, str>, Option<usize>, bool)> {
     let mut out = Vec::with_capacity(n.max(spec.len()));
     let mut k = 0usize;
     for s in spec {
         if let Some(group) = s.strip_suffix('*') {
             let start = k;
             while k < n {
-                out.push((format!("{group}{}", k - start), Some(k), false));
+                out.push((Cow::Owned(format!("{group}{}", k - start)), Some(k), false));
                 k += 1;
             }
         } else if let Some(opt) = s.strip_prefix('?') {
             if k < n {
-                out.push((opt.to_string(), Some(k), true));
+                out.push((Cow::Borrowed(opt), Some(k), true));
             }
             k += 1;
         } else {
-            out.push((s.to_string(), (k < n).then_some(k), false));
+            out.push((Cow::Borrowed(*s), (k < n).then_some(k), false));
             k += 1;
         }
     }
     while k < n {
-        out.push((format!("__input{k}"), Some(k), false));
+        out.push((Cow::Owned(format!("__input{k}")), Some(k), false));
         k += 1;
     }
     out
 }
 
-fn layout_outputs(spec: &[&str], n: usize) -> Vec<String> {
+fn layout_outputs(spec: &[&'static str], n: usize) -> Vec<Cow<'static, str>> {
     let mut out = Vec::with_capacity(n);
     let mut k = 0usize;
     for s in spec {
@@ -289,16 +296,16 @@ fn layout_outputs(spec: &[&str], n: usize) -> Vec<String> {
         if let Some(group) = s.strip_suffix('*') {
             let start = k;
             while k < n {
-                out.push(format!("{group}{}", k - start));
+                out.push(Cow::Owned(format!("{group}{}", k - start)));
                 k += 1;
             }
         } else {
-            out.push(s.trim_start_matches('?').to_string());
+            out.push(Cow::Borrowed(s.trim_start_matches('?')));
             k += 1;
         }
     }
     while k < n {
-        out.push(format!("__output{k}"));
+        out.push(Cow::Owned(format!("__output{k}")));
         k += 1;
     }
     out
@@ -373,7 +380,7 @@ pub fn map_node(
     opset: i64,
     info: &dyn InputInfo,
 ) -> OnnxResult<Option<Mapped>> {
-    let Some(e) = entry(&node.op_type) else {
+    let Some(e) = entry(pb::text(&node.op_type)) else {
         return Ok(None);
     };
     let n_in = node.input.len();
@@ -386,7 +393,7 @@ pub fn map_node(
         aux: Vec::new(),
     };
     let a = &mut m.attrs;
-    let name = node.name.as_str();
+    let name = pb::text(&node.name);
     match e.onnx {
         "Conv" => {
             let k = get_ints(node, "kernel_shape")
@@ -508,8 +515,8 @@ pub fn map_node(
                 "reserve_space_1",
                 "reserve_space_2",
             ]
-            .iter()
-            .map(|s| s.to_string())
+            .into_iter()
+            .map(Cow::Borrowed)
             .collect();
             a.insert(
                 "epsilon".into(),
@@ -526,8 +533,8 @@ pub fn map_node(
         }
         "LayerNormalization" => {
             m.outputs = ["y", "mean", "variance"]
-                .iter()
-                .map(|s| s.to_string())
+                .into_iter()
+                .map(Cow::Borrowed)
                 .collect();
             let axis = get_i(node, "axis", -1);
             a.insert("begin_norm_axis".into(), AttrValue::Int(axis));
@@ -571,7 +578,7 @@ pub fn map_node(
                     bytes::Bytes::from_static(&[0, 0, 0, 0]),
                 ),
             };
-            m.aux.push(("value".into(), value));
+            m.aux.push(("value", value));
         }
         "Concat" => {
             a.insert("concat_dim".into(), AttrValue::Int(get_i(node, "axis", 0)));
@@ -1247,7 +1254,7 @@ mod tests {
         );
         let d = layout_inputs(&["x*"], 3);
         assert_eq!(
-            d.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
+            d.iter().map(|p| &*p.0).collect::<Vec<_>>(),
             ["x0", "x1", "x2"]
         );
         assert_eq!(

@@ -39,10 +39,16 @@ fn node(
     attrs: Vec<pb::AttributeProto>,
 ) -> pb::NodeProto {
     pb::NodeProto {
-        op_type: op.into(),
-        name: name.into(),
-        input: inputs.iter().map(|s| s.to_string()).collect(),
-        output: outputs.iter().map(|s| s.to_string()).collect(),
+        op_type: Bytes::copy_from_slice(op.as_bytes()),
+        name: Bytes::copy_from_slice(name.as_bytes()),
+        input: inputs
+            .iter()
+            .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+            .collect(),
+        output: outputs
+            .iter()
+            .map(|s| Bytes::copy_from_slice(s.as_bytes()))
+            .collect(),
         attribute: attrs,
         ..Default::default()
     }
@@ -154,7 +160,7 @@ fn export_round_trip_keeps_structure() {
     let out = export_model(&g, &ExportOptions::default()).unwrap();
     let m = pb::ModelProto::decode(out.as_slice()).unwrap();
     let gp = m.graph.unwrap();
-    let types: Vec<&str> = gp.node.iter().map(|n| n.op_type.as_str()).collect();
+    let types: Vec<&str> = gp.node.iter().map(|n| pb::text(&n.op_type)).collect();
     assert_eq!(types, ["Conv", "Relu", "Custom"]);
     let conv = &gp.node[0];
     let pads = conv.attribute.iter().find(|a| a.name == "pads").unwrap();
@@ -164,7 +170,10 @@ fn export_round_trip_keeps_structure() {
     assert_eq!(gp.input[0].name, "x");
     assert_eq!(gp.output[0].name, "y");
     assert_eq!(gp.initializer[0].name, "w");
-    assert_eq!(conv.input, vec!["x", "w"]);
+    assert_eq!(
+        conv.input,
+        vec![Bytes::from_static(b"x"), Bytes::from_static(b"w")]
+    );
 }
 
 #[test]
@@ -233,7 +242,7 @@ fn if_bodies_capture_outer_values() {
     let out = export_model(&g, &ExportOptions::default()).unwrap();
     let m = pb::ModelProto::decode(out.as_slice()).unwrap();
     let n = &m.graph.unwrap().node[0];
-    assert_eq!(n.input, vec!["c"]);
+    assert_eq!(n.input, vec![Bytes::from_static(b"c")]);
     let body = n
         .attribute
         .iter()
@@ -243,7 +252,7 @@ fn if_bodies_capture_outer_values() {
         .as_ref()
         .unwrap();
     assert!(body.input.is_empty());
-    assert_eq!(body.node[0].input, vec!["x"]);
+    assert_eq!(body.node[0].input, vec![Bytes::from_static(b"x")]);
 }
 
 #[test]
@@ -269,7 +278,7 @@ fn malformed_bytes_are_decode_errors_with_offsets() {
 #[test]
 fn dangling_inputs_are_reported_not_panicking() {
     let mut m = conv_model();
-    m.graph.as_mut().unwrap().node[1].input[0] = "nowhere".into();
+    m.graph.as_mut().unwrap().node[1].input[0] = Bytes::from_static(b"nowhere");
     match import_model(Bytes::from(m.encode_to_vec()), &ImportOptions::default()) {
         Err(OnnxError::Invalid(msg)) => assert!(msg.contains("nowhere"), "{msg}"),
         other => panic!("{other:?}"),
