@@ -214,7 +214,6 @@ impl Exporter<'_> {
                             pb::ValueInfoProto {
                                 name: name.clone(),
                                 r#type: Some(type_from_desc(desc)),
-                                ..Default::default()
                             },
                         ));
                         names.insert((id, 0), name);
@@ -244,7 +243,6 @@ impl Exporter<'_> {
                             value_info.push(pb::ValueInfoProto {
                                 name: out,
                                 r#type: Some(type_from_desc(desc)),
-                                ..Default::default()
                             });
                         }
                     }
@@ -279,7 +277,6 @@ impl Exporter<'_> {
             gp.output.push(pb::ValueInfoProto {
                 name,
                 r#type: Some(type_from_desc(desc)),
-                ..Default::default()
             });
         }
         gp.value_info = value_info
