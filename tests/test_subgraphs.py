@@ -103,6 +103,15 @@ def test_remove_node_removes_its_subgraphs():
     g.validate()
 
 
+def test_sorting_a_subgraph_view():
+    g = model()
+    then = g.subgraph("then")
+    order = then.topo_sort("bfs")
+    assert order.names == ["then_in", "t_op", "Node_Output"]
+    assert [n.id for n in then.nodes] == [0, 1, 2]
+    assert all(n.graph.name == "then" for n in order)
+
+
 def test_copy_of_subgraph_is_standalone():
     g = model()
     then = g.subgraph("then")
