@@ -4,6 +4,7 @@
 
 use pyo3::prelude::*;
 
+mod algo;
 mod asc;
 mod asc_backend;
 mod errors;
@@ -17,6 +18,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     ir::register(m)?;
     onnx::register(m)?;
+    algo::register(m)?;
     asc::register(m)?;
     asc_backend::register(m)?;
     proto::register(m)?;
