@@ -43,7 +43,14 @@ impl NodeSeq {
                 ids.push(self.ids[i as usize]);
                 i += ind.step;
             }
-            return Ok(Py::new(py, NodeSeq { graph: self.graph.clone_ref(py), ids })?.into_any());
+            return Ok(Py::new(
+                py,
+                NodeSeq {
+                    graph: self.graph.clone_ref(py),
+                    ids,
+                },
+            )?
+            .into_any());
         }
         let index: isize = key.extract()?;
         let n = self.ids.len() as isize;
@@ -53,7 +60,11 @@ impl NodeSeq {
                 "node index {index} out of range for {n} nodes"
             )));
         }
-        Ok(Py::new(py, PyNode::new(self.graph.clone_ref(py), self.ids[i as usize]))?.into_any())
+        Ok(Py::new(
+            py,
+            PyNode::new(self.graph.clone_ref(py), self.ids[i as usize]),
+        )?
+        .into_any())
     }
 
     fn __iter__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
@@ -81,7 +92,8 @@ impl NodeSeq {
     fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
         if let Ok(o) = other.cast::<NodeSeq>() {
             let (a, b) = (slf.get(), o.get());
-            return Ok(a.ids == b.ids && PyGraph::same_graph(a.graph.bind(slf.py()), b.graph.bind(slf.py())));
+            return Ok(a.ids == b.ids
+                && PyGraph::same_graph(a.graph.bind(slf.py()), b.graph.bind(slf.py())));
         }
         let Ok(items) = other.try_iter() else {
             return Ok(false);
@@ -115,7 +127,11 @@ fn parse_mode(obj: &Bound<'_, PyAny>) -> PyResult<TopoMode> {
     }
     let v: i64 = obj.extract()?;
     TopoMode::from_value(v)
-        .ok_or_else(|| IrError::InvalidArgument(format!("unknown topological sorting mode {v} (expected 0..3)")))
+        .ok_or_else(|| {
+            IrError::InvalidArgument(format!(
+                "unknown topological sorting mode {v} (expected 0..3)"
+            ))
+        })
         .py()
 }
 
@@ -132,9 +148,9 @@ fn tree_index(root: &Bound<'_, PyGraph>, name: &Option<String>) -> PyResult<Opti
     match name {
         None => Ok(None),
         Some(n) => PyGraph::try_read(root, |g| {
-            g.subgraph_index(n)
-                .map(Some)
-                .ok_or_else(|| IrError::StaleHandle(format!("subgraph '{n}' is no longer registered")))
+            g.subgraph_index(n).map(Some).ok_or_else(|| {
+                IrError::StaleHandle(format!("subgraph '{n}' is no longer registered"))
+            })
         }),
     }
 }
@@ -226,7 +242,8 @@ impl PyGraph {
         if subgraphs {
             if !matches!(slf.try_borrow()?.slot, GraphSlot::Own(_)) {
                 return Err(IrError::InvalidArgument(
-                    "topo_sort(subgraphs=True) sorts a whole model: call it on the root graph".into(),
+                    "topo_sort(subgraphs=True) sorts a whole model: call it on the root graph"
+                        .into(),
                 ))
                 .py();
             }
@@ -290,7 +307,11 @@ impl PyGraph {
     /// `NoOp` hub `<name>_noop` above 1000 such pairs). The node stays in the graph. Returns
     /// the hub node, if one was created.
     #[pyo3(signature = (node, io_map=None))]
-    fn isolate_node(slf: &Bound<'_, Self>, node: &Bound<'_, PyAny>, io_map: Option<Vec<i64>>) -> PyResult<Option<Py<PyNode>>> {
+    fn isolate_node(
+        slf: &Bound<'_, Self>,
+        node: &Bound<'_, PyAny>,
+        io_map: Option<Vec<i64>>,
+    ) -> PyResult<Option<Py<PyNode>>> {
         let id = PyNode::extract_id(slf, node)?;
         let iso = PyGraph::try_write(slf, |g| g.isolate_node(id, io_map.as_deref()))?;
         iso.hub.map(|h| node_handle(slf.py(), slf, h)).transpose()
@@ -309,7 +330,11 @@ impl PyGraph {
     /// Replace `old` by a new node made from `op_desc`: same place and id, every link moved
     /// to the same port index, graph input/output entries kept; `old` is erased. The op may
     /// reuse `old`'s name. Returns the new node (the `OpDesc` becomes its view).
-    fn replace_node(slf: &Bound<'_, Self>, old: &Bound<'_, PyAny>, op_desc: &Bound<'_, PyOpDesc>) -> PyResult<Py<PyNode>> {
+    fn replace_node(
+        slf: &Bound<'_, Self>,
+        old: &Bound<'_, PyAny>,
+        op_desc: &Bound<'_, PyOpDesc>,
+    ) -> PyResult<Py<PyNode>> {
         let id = PyNode::extract_id(slf, old)?;
         let op = PyOpDesc::snapshot(op_desc)?;
         let new = PyGraph::try_write(slf, |g| g.replace_node(id, op))?;
@@ -350,7 +375,10 @@ impl PyGraph {
 
     /// GE `AddNodeFront`: add a node from `op_desc` first in the order (second when the first
     /// node is a `Data`), with id = the node count.
-    fn add_node_front(slf: &Bound<'_, Self>, op_desc: &Bound<'_, PyOpDesc>) -> PyResult<Py<PyNode>> {
+    fn add_node_front(
+        slf: &Bound<'_, Self>,
+        op_desc: &Bound<'_, PyOpDesc>,
+    ) -> PyResult<Py<PyNode>> {
         let op = PyOpDesc::snapshot(op_desc)?;
         let new = PyGraph::try_write(slf, |g| g.add_node_front(op))?;
         PyOpDesc::attach(op_desc, slf.clone().unbind(), new)?;
@@ -372,7 +400,9 @@ impl PyGraph {
         let s = out_anchor(slf, src)?;
         let d = in_anchor(slf, dst)?;
         let op = PyOpDesc::snapshot(op_desc)?;
-        let new = PyGraph::try_write(slf, |g| g.insert_between_data(s, d, op, in_index, out_index))?;
+        let new = PyGraph::try_write(slf, |g| {
+            g.insert_between_data(s, d, op, in_index, out_index)
+        })?;
         PyOpDesc::attach(op_desc, slf.clone().unbind(), new)?;
         node_handle(slf.py(), slf, new)
     }
@@ -420,7 +450,11 @@ impl PyGraph {
 
     /// GE `MoveOutputEdges`: every consumer of `origin` (per output index, then its control
     /// consumers) moves to `new`; both need the same number of outputs.
-    fn move_output_edges(slf: &Bound<'_, Self>, origin: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn move_output_edges(
+        slf: &Bound<'_, Self>,
+        origin: &Bound<'_, PyAny>,
+        new: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         let a = PyNode::extract_id(slf, origin)?;
         let b = PyNode::extract_id(slf, new)?;
         PyGraph::try_write(slf, |g| g.move_output_edges(a, b))
@@ -451,7 +485,10 @@ impl PyGraph {
     }
 
     /// Why `nodes` cannot be fused (GE `IsSupportFuse`), or `None` when they can.
-    fn fusion_conflict(slf: &Bound<'_, Self>, nodes: Vec<Bound<'_, PyAny>>) -> PyResult<Option<String>> {
+    fn fusion_conflict(
+        slf: &Bound<'_, Self>,
+        nodes: Vec<Bound<'_, PyAny>>,
+    ) -> PyResult<Option<String>> {
         let ids: Vec<NodeId> = nodes
             .iter()
             .map(|o| PyNode::extract_id(slf, o))
@@ -509,10 +546,16 @@ impl PyGraph {
         let id = PyNode::extract_id(slf, parent)?;
         let (root, name) = root_of(slf)?;
         if sub.is(&root) || sub.is(slf) {
-            return Err(IrError::InvalidArgument("a graph cannot be its own subgraph".into())).py();
+            return Err(IrError::InvalidArgument(
+                "a graph cannot be its own subgraph".into(),
+            ))
+            .py();
         }
         if !matches!(sub.try_borrow()?.slot, GraphSlot::Own(_)) {
-            return Err(IrError::InvalidArgument("this graph is already a subgraph; copy() it first".into())).py();
+            return Err(IrError::InvalidArgument(
+                "this graph is already a subgraph; copy() it first".into(),
+            ))
+            .py();
         }
         let owner = tree_index(&root, &name)?;
         {
@@ -520,7 +563,10 @@ impl PyGraph {
             let GraphSlot::Own(body) = &me.slot else {
                 unreachable!("checked above")
             };
-            PyGraph::try_read(&root, |g| g.check_add_subgraph(owner, id, slot, dynamic, body).map(|_| ()))?;
+            PyGraph::try_read(&root, |g| {
+                g.check_add_subgraph(owner, id, slot, dynamic, body)
+                    .map(|_| ())
+            })?;
         }
         let body = {
             let mut me = sub.try_borrow_mut()?;
@@ -550,8 +596,12 @@ impl PyGraph {
     fn subgraph(slf: &Bound<'_, Self>, name: &str) -> PyResult<Py<PyGraph>> {
         let (root, _) = root_of(slf)?;
         let index = PyGraph::try_read(&root, |g| {
-            g.subgraph_index(name)
-                .ok_or_else(|| IrError::NotFound(format!("graph '{}' has no subgraph named '{name}'", g.name())))
+            g.subgraph_index(name).ok_or_else(|| {
+                IrError::NotFound(format!(
+                    "graph '{}' has no subgraph named '{name}'",
+                    g.name()
+                ))
+            })
         })?;
         view(slf.py(), &root, Some(index))
     }
@@ -576,7 +626,10 @@ impl PyGraph {
                 Ok(out)
             }
         })?;
-        indexes.into_iter().map(|k| view(slf.py(), &root, Some(k))).collect()
+        indexes
+            .into_iter()
+            .map(|k| view(slf.py(), &root, Some(k)))
+            .collect()
     }
 
     /// The graph holding this subgraph's parent node (`None` for a root).
@@ -625,14 +678,17 @@ impl PyGraph {
         let (root, name) = root_of(slf)?;
         let start = tree_index(&root, &name)?;
         let walk = PyGraph::read(&root, |g| g.all_nodes_from(start))?;
-        let mut views: std::collections::HashMap<Option<usize>, Py<PyGraph>> = std::collections::HashMap::new();
+        let mut views: std::collections::HashMap<Option<usize>, Py<PyGraph>> =
+            std::collections::HashMap::new();
         views.insert(start, slf.clone().unbind());
         let mut items = Vec::with_capacity(walk.len());
         for (graph, id) in walk {
-            if !views.contains_key(&graph) {
-                views.insert(graph, view(py, &root, graph)?);
-            }
-            let g = views[&graph].clone_ref(py);
+            let g = match views.entry(graph) {
+                std::collections::hash_map::Entry::Occupied(e) => e.get().clone_ref(py),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(view(py, &root, graph)?).clone_ref(py)
+                }
+            };
             items.push(Py::new(py, PyNode::new(g, id))?);
         }
         PyList::new(py, items)
