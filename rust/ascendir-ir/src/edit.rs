@@ -176,8 +176,11 @@ impl Graph {
                 }
             }
         }
-        let use_hub =
-            pairs.len() > FULL_CONNECT_HUB_THRESHOLD && pairs.len() > preds.len() + succs.len();
+        // GE's rule on the whole producer and consumer sets; an unused hub is not created.
+        let full = preds.len() * succs.len();
+        let use_hub = full > FULL_CONNECT_HUB_THRESHOLD
+            && full > preds.len() + succs.len()
+            && !pairs.is_empty();
         let hub_name = use_hub.then(|| self.unique_name(&format!("{}_noop", self.name_of(id))));
         // Mutate: nothing below can fail.
         for &(src, dst) in &relinked {
