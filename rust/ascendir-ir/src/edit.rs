@@ -103,7 +103,8 @@ impl Graph {
     /// takes the first connected non-`Const` data producer, other outputs are unlinked); then
     /// every producer (data, control, data→control or control→data) gets a control link to
     /// every consumer it is not linked to already, through a `NoOp` hub `<name>_noop` when
-    /// there are more than 1000 such pairs (GE's full-connect); no duplicate link is created.
+    /// producers × consumers exceed 1000 and their sum (GE's full-connect rule); no duplicate
+    /// link is created.
     /// Finally every link of the node is removed; the node stays in the graph.
     pub fn isolate_node(&mut self, id: NodeId, io_map: Option<&[i64]>) -> IrResult<Isolation> {
         self.isolate_impl(id, io_map, &[])

@@ -304,7 +304,7 @@ impl PyGraph {
     /// output `i` are re-linked to the producer of input `io_map[i]` (negative = none; by
     /// default output 0 takes the first connected non-Const data producer), and every other
     /// producer gets a control link to every consumer it is not linked to yet (through a
-    /// `NoOp` hub `<name>_noop` above 1000 such pairs). The node stays in the graph. Returns
+    /// `NoOp` hub `<name>_noop` when producers × consumers exceed 1000). The node stays in the graph. Returns
     /// the hub node, if one was created.
     #[pyo3(signature = (node, io_map=None))]
     fn isolate_node(
