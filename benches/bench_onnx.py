@@ -8,7 +8,6 @@ written to a temporary directory; every timing reads the file from disk.
 from __future__ import annotations
 
 import gc
-import statistics
 import sys
 import tempfile
 import time
@@ -21,16 +20,16 @@ from timing import row  # noqa: E402
 
 
 def _load_time(fn: Any, repeat: int) -> float:
-    """Median seconds of ``fn()``; the result is freed outside the timed region, for every
-    library alike (import time, not teardown)."""
+    """Best-of-``repeat`` seconds of ``fn()`` (the machines are shared: the minimum is the
+    stable estimate, as ``timeit`` recommends); the result is freed outside the timed region,
+    for every library alike (import time, not teardown)."""
     times = []
     for _ in range(repeat):
-        gc.collect()
         start = time.perf_counter()
         obj = fn()
         times.append(time.perf_counter() - start)
         del obj
-    return statistics.median(times)
+    return min(times)
 
 
 def _rows_for(name: str, path: str, repeat: int) -> list[dict[str, Any]]:
@@ -78,7 +77,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
     """Benchmark rows (see ``benches/run.py``)."""
     import models
 
-    repeat = 3 if quick else 7
+    repeat = 5 if quick else 15
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         builders = [

@@ -16,6 +16,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         dir.join("onnx.proto").display()
     );
     let fds = protox::compile(["onnx.proto"], [&dir])?;
-    prost_build::Config::new().bytes(["."]).compile_fds(fds)?;
+    // A boxed `t` keeps AttributeProto small (most attributes are not tensors).
+    prost_build::Config::new()
+        .bytes(["."])
+        .boxed(".onnx.AttributeProto.t")
+        .compile_fds(fds)?;
     Ok(())
 }

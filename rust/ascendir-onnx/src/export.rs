@@ -365,7 +365,7 @@ impl Exporter<'_> {
             em.attrs.push(pb::AttributeProto {
                 name: "value".into(),
                 r#type: pb::attribute_proto::AttributeType::Tensor as i32,
-                t: Some(tensor_to_proto("", &t)?),
+                t: Some(Box::new(tensor_to_proto("", &t)?)),
                 ..Default::default()
             });
         }

@@ -399,6 +399,7 @@ fn build_graph<'m>(
     // Pass 1: nodes.
     let mut pending: Vec<Pending<'m>> = Vec::with_capacity(gp.node.len() * 2);
     let mut aux_links: Vec<(NodeId, usize, NodeId)> = Vec::new();
+    let id_placeholder = NodeId::default();
     for (i, n) in gp.node.iter().enumerate() {
         for t in n
             .input
@@ -467,7 +468,7 @@ fn build_graph<'m>(
         if ge_type == "Const" {
             op.set_attr(ATTR_CONSTANT_NODE, AttrValue::Bool(true));
         }
-        let mut links: Vec<(usize, &'m str)> = Vec::with_capacity(inputs.len());
+        let first_pending = pending.len();
         for (port, src, optional) in &inputs {
             let value = src.and_then(|k| n.input.get(k)).map_or("", |v| pb::text(v));
             let index = if value.is_empty() {
@@ -483,7 +484,11 @@ fn build_graph<'m>(
                 } else {
                     op.add_input(port, d)
                 };
-                links.push((index, value));
+                pending.push(Pending {
+                    node: id_placeholder,
+                    port: index,
+                    name: value,
+                });
                 index
             };
             let _ = index;
@@ -519,12 +524,8 @@ fn build_graph<'m>(
             aux_links.push((cid, idx, id));
             ctx.report.aux_consts += 1;
         }
-        for (port, value) in links {
-            pending.push(Pending {
-                node: id,
-                port,
-                name: value,
-            });
+        for p in &mut pending[first_pending..] {
+            p.node = id;
         }
         if has_subgraphs(n) {
             let extra_inputs = build_bodies(&mut b, ctx, &scope, id, n, &ge_type)?;

@@ -855,7 +855,7 @@ pub fn attr_to_proto(name: &str, v: &AttrValue) -> OnnxResult<Option<pb::Attribu
         AttrValue::Tensor(t) => pb::AttributeProto {
             name: name.into(),
             r#type: T::Tensor as i32,
-            t: Some(crate::types::tensor_to_proto("", t)?),
+            t: Some(Box::new(crate::types::tensor_to_proto("", t)?)),
             ..Default::default()
         },
         AttrValue::DataType(dt) => a_int(name, i64::from(onnx_dtype(*dt).unwrap_or(0))),
@@ -1143,7 +1143,7 @@ pub fn unmap_node(
             em.attrs.push(pb::AttributeProto {
                 name: "value".into(),
                 r#type: pb::attribute_proto::AttributeType::Tensor as i32,
-                t: Some(crate::types::tensor_to_proto("", t)?),
+                t: Some(Box::new(crate::types::tensor_to_proto("", t)?)),
                 ..Default::default()
             });
             em.inputs.clear();
