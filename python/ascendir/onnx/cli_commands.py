@@ -37,6 +37,16 @@ def _load_any(path: str) -> tuple[Any, dict[str, Any]]:
     return graph, {"format": "GE ModelDef", "unknown_ops": dict(unknown)}
 
 
+def _dt(dtype: Any) -> str:
+    """A dtype's name (``FLOAT``), whatever form the binding returns it in."""
+    from ..types import DataType
+
+    try:
+        return DataType(dtype).name
+    except (ValueError, TypeError):
+        return str(dtype).split(".")[-1]
+
+
 def summarize(graph: Any, extra: dict[str, Any] | None = None) -> str:
     """A readable summary: node counts by type, inputs/outputs, subgraphs, dtypes, unknown ops."""
     extra = extra or {}
@@ -51,16 +61,16 @@ def summarize(graph: Any, extra: dict[str, Any] | None = None) -> str:
     for n in graph.nodes:
         od = n.op_desc
         for i in range(od.num_outputs):
-            dtypes[str(od.output_desc(i).dtype).split(".")[-1]] += 1
+            dtypes[_dt(od.output_desc(i).dtype)] += 1
     lines.append("  inputs:")
     for n in graph.inputs:
         d = n.op_desc.output_desc(0)
-        lines.append(f"    {n.name}: {str(d.dtype).split('.')[-1]} {list(d.shape)}")
+        lines.append(f"    {n.name}: {_dt(d.dtype)} {list(d.shape)}")
     lines.append("  outputs:")
     for entry in graph.outputs:
         node, index = entry if isinstance(entry, tuple) else (entry.node, entry.index)
         d = node.op_desc.output_desc(index)
-        lines.append(f"    {node.name}:{index}: {str(d.dtype).split('.')[-1]} {list(d.shape)}")
+        lines.append(f"    {node.name}:{index}: {_dt(d.dtype)} {list(d.shape)}")
     subs = list(getattr(graph, "subgraphs", []) or [])
     lines.append(f"  subgraphs: {len(subs)}")
     for s in subs:
@@ -75,8 +85,14 @@ def summarize(graph: Any, extra: dict[str, Any] | None = None) -> str:
 
 
 def inspect_file(path: str) -> str:
-    """The summary of an ONNX model or GE dump file."""
+    """The summary of an ONNX model or GE dump file (shapes inferred first when possible)."""
     graph, extra = _load_any(path)
+    infer = getattr(graph, "infer_shapes", None)
+    if infer is not None:
+        try:
+            infer()
+        except Exception as exc:  # the summary still shows what the file holds
+            extra["format"] = f"{extra.get('format', '')} (shape inference stopped: {exc})"
     return summarize(graph, extra)
 
 
