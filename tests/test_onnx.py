@@ -367,3 +367,50 @@ def test_cli_commands(small_models: dict[str, Any], tmp_path: Path, capsys: Any)
     args = parser.parse_args(["convert", str(path), str(pb)])
     assert args.func(args) == 0
     assert pb.stat().st_size > 0
+
+
+def test_scan_is_kept_with_its_body_and_round_trips() -> None:
+    sv = helper.make_tensor_value_info
+    body = helper.make_graph(
+        [
+            helper.make_node("Add", ["sum_in", "next"], ["sum_out"], name="acc"),
+            helper.make_node("Identity", ["sum_out"], ["scan_out"], name="emit"),
+        ],
+        "scan_body",
+        [sv("sum_in", TensorProto.FLOAT, [2]), sv("next", TensorProto.FLOAT, [2])],
+        [sv("sum_out", TensorProto.FLOAT, [2]), sv("scan_out", TensorProto.FLOAT, [2])],
+    )
+    node = helper.make_node(
+        "Scan", ["init", "xs"], ["final", "ys"], name="scan", num_scan_inputs=1, body=body
+    )
+    graph = helper.make_graph(
+        [node],
+        "g",
+        [sv("init", TensorProto.FLOAT, [2]), sv("xs", TensorProto.FLOAT, [3, 2])],
+        [sv("final", TensorProto.FLOAT, [2]), sv("ys", TensorProto.FLOAT, [3, 2])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.checker.check_model(model)
+    g, report = air.onnx.load(model, return_report=True, warn_unknown=False)
+    assert report.unknown_ops == {"onnx::Scan": 1}
+    scan = g.node("scan")
+    assert scan.op_desc.subgraph_names == ["scan_body"]
+    assert scan.attrs["num_scan_inputs"] == 1
+    sub = g.subgraph("scan_body")
+    assert sorted(n.attrs["index"] for n in sub.nodes if n.type == "Data") == [0, 1]
+    back = onnx.load_from_string(air.onnx.to_bytes(g))
+    onnx.checker.check_model(back)
+    b = back.graph.node[0]
+    assert b.op_type == "Scan" and list(b.input) == ["init", "xs"]
+    body_attr = next(a for a in b.attribute if a.name == "body")
+    assert [i.name for i in body_attr.g.input] == ["sum_in", "next"]
+
+
+def test_non_utf8_node_names_are_decode_errors() -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="NAME")], "g", [x], [y])
+    data = helper.make_model(graph).SerializeToString().replace(b"NAME", b"N\xffME")
+    with pytest.raises(air.DecodeError) as e:
+        air.onnx.load(data)
+    assert "node[0]" in e.value.path
