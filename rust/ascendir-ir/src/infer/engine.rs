@@ -293,8 +293,8 @@ impl Engine<'_> {
         // 1. Refresh input descs from the producers.
         let peers: SmallVec<[(usize, Arc<TensorDesc>); 4]> = {
             let arena = g.arena();
-            arena[id]
-                .in_data
+            let me = &arena[id];
+            me.in_data
                 .iter()
                 .enumerate()
                 .filter_map(|(i, p)| {
@@ -302,14 +302,17 @@ impl Engine<'_> {
                     if a.is_control() {
                         return None;
                     }
-                    let desc = arena
-                        .get(a.node)?
+                    let desc = &arena.get(a.node)?.op.outputs.get(a.index as usize)?.desc;
+                    // Shared with the input already: nothing to refresh.
+                    if me
                         .op
-                        .outputs
-                        .get(a.index as usize)?
-                        .desc
-                        .clone();
-                    Some((i, desc))
+                        .inputs
+                        .get(i)
+                        .is_some_and(|p| Arc::ptr_eq(&p.desc, desc))
+                    {
+                        return None;
+                    }
+                    Some((i, desc.clone()))
                 })
                 .collect()
         };
