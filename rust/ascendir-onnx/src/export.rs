@@ -126,7 +126,7 @@ fn topo_order(g: &Graph) -> OnnxResult<Vec<NodeId>> {
         out.push(ids[i]);
         for s in g.successors(ids[i]) {
             if let Some(&j) = pos.get(&s) {
-                indeg[j] -= 1;
+                indeg[j] = indeg[j].saturating_sub(1);
                 if indeg[j] == 0 {
                     heap.push(std::cmp::Reverse(j));
                 }
