@@ -414,3 +414,36 @@ def test_non_utf8_node_names_are_decode_errors() -> None:
     with pytest.raises(air.DecodeError) as e:
         air.onnx.load(data)
     assert "node[0]" in e.value.path
+
+
+@pytest.mark.parametrize("name", ["resnet50", "bert"])
+def test_round_trip_computes_the_same_outputs(small_models: dict[str, Any], name: str) -> None:
+    from onnx.reference import ReferenceEvaluator
+
+    model = small_models[name]
+    back = onnx.load_from_string(air.onnx.to_bytes(air.onnx.load(model)))
+    rng = np.random.default_rng(0)
+    if name == "resnet50":
+        feeds = {"input": rng.standard_normal((2, 3, 32, 32)).astype(np.float32)}
+    else:
+        ids = rng.integers(0, 100, (2, 5)).astype(np.int64)
+        feeds = {
+            "input_ids": ids,
+            "attention_mask": np.ones_like(ids),
+            "token_type_ids": np.zeros_like(ids),
+        }
+    want = ReferenceEvaluator(model).run(None, feeds)
+    got = ReferenceEvaluator(back).run(None, feeds)
+    for a, b in zip(want, got, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_export_of_a_graph_built_in_python_passes_the_full_check() -> None:
+    from ascendir.cli import build_demo_graph
+
+    model = onnx.load_from_string(air.onnx.to_bytes(build_demo_graph()))
+    onnx.checker.check_model(model, full_check=True)
+    assert [n.op_type for n in model.graph.node][:3] == ["Conv", "BatchNormalization", "Relu"]
+    conv = model.graph.node[0]
+    pads = next(a for a in conv.attribute if a.name == "pads")
+    assert list(pads.ints) == [1, 1, 1, 1]
