@@ -104,12 +104,13 @@ def shapes_for(b: HB, seed: int, count: int) -> list[dict[str, int]]:
     rng = random.Random(seed * 7 + 1)
     out = []
     for _ in range(count):
-        while True:
-            sh = {s: rng.choice([1, 3, 7, 13, 17, 31, 40]) for s in b.sym_names}
+        for attempt in range(100):
+            choices = [1, 3, 7, 13, 17, 31, 40] if attempt < 50 else [1, 2, 3]
+            sh = {s: rng.choice(choices) for s in b.sym_names}
             total = 1
             for v in b.sizes:
                 total *= sh[v.expression] if not isinstance(v, int) else v
-            if total <= 20000:
+            if total <= 20000 or not b.sym_names:
                 break
         out.append(sh)
     if not b.sym_names:
