@@ -1,7 +1,8 @@
 """The ``ascendir`` command line.
 
 ``ascendir demo`` builds a small ResNet-style block through the Python API, sorts it and
-prints a readable summary.
+prints a readable summary; ``ascendir convert SRC DST`` converts between ONNX, GE ModelDef
+(binary or text) and OM files; ``ascendir inspect FILE`` summarizes a model.
 """
 
 from __future__ import annotations
@@ -83,10 +84,8 @@ def summary(graph: Graph) -> str:
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     graph = build_demo_graph()
-    sort = getattr(graph, "topo_sort", None)
-    if sort is not None:
-        sort(mode=args.mode)
-    problems = graph.check_invariants()
+    graph.topo_sort(mode=args.mode)
+    problems = graph.problems()
     print(summary(graph))
     if problems:
         print("invariant problems:", *problems, sep="\n  ", file=sys.stderr)
@@ -101,6 +100,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     demo = sub.add_parser("demo", help="build, sort and summarize a small ResNet block")
     demo.add_argument("--mode", default="dfs", choices=["bfs", "dfs", "rdfs", "stable_rdfs"])
     demo.set_defaults(func=_cmd_demo)
+    from .onnx.cli_commands import add_convert_command, add_inspect_command
+
+    add_convert_command(sub)
+    add_inspect_command(sub)
     args = parser.parse_args(argv)
     return int(args.func(args))
 
