@@ -1,0 +1,261 @@
+//! Backend properties: reduce schedules, block reuse order, tiling invariants over many shapes.
+
+use std::sync::Arc;
+
+use ascendir_asc::expr::FxHashMap;
+use ascendir_asc::schedule::{schedule, ScheduleOptions};
+use ascendir_asc::target::Target;
+use ascendir_asc::tiling::{TilingFunction, TilingProblem, VarKind};
+use ascendir_asc::{
+    AscGraph, AttrType, AxisId, ComputeType, Expr, NodeId, OpDef, OutRef, PortKind,
+};
+use ascendir_ir::DataType;
+
+fn op(ty: &str, ct: ComputeType, ins: &[&str], inplace: bool, tmp: Option<i64>) -> Arc<OpDef> {
+    let mut d = OpDef::new(ty, ct).dtype_var("T", &[]);
+    for i in ins {
+        d = d.input(i, PortKind::Required, "T");
+    }
+    d = d.output("y", PortKind::Required, "T");
+    if ty == "Data" || ty == "Output" {
+        d = d.attr("index", AttrType::Int, None);
+    }
+    d.inplace = inplace;
+    d.tmp_buffer = tmp.map(Expr::int);
+    Arc::new(d)
+}
+
+fn node(
+    g: &mut AscGraph,
+    axes: &[AxisId],
+    name: &str,
+    d: Arc<OpDef>,
+    inputs: &[NodeId],
+    reps: Option<Vec<Expr>>,
+) -> NodeId {
+    let id = g.add_node(name, d).unwrap();
+    for (k, i) in inputs.iter().enumerate() {
+        g.connect(OutRef { node: *i, index: 0 }, id, k).unwrap();
+    }
+    match reps {
+        Some(r) => {
+            let mut strides = vec![Expr::int(0); r.len()];
+            let mut acc = Expr::int(1);
+            for k in (0..r.len()).rev() {
+                if !r[k].is_int_value(1) {
+                    strides[k] = acc.clone();
+                    acc = Expr::mul(&acc, &r[k]);
+                }
+            }
+            let t = g.tensor_mut(id, 0).unwrap();
+            t.axis = axes.to_vec();
+            t.repeats = r;
+            t.strides = strides;
+        }
+        None => g.set_contiguous_view(id, 0, axes).unwrap(),
+    }
+    g.tensor_mut(id, 0).unwrap().dtype = DataType::FLOAT;
+    if g.node(id).unwrap().is_compute() {
+        g.set_sched_axis(id, axes).unwrap();
+    }
+    id
+}
+
+fn reduce_graph() -> AscGraph {
+    let mut g = AscGraph::new("Red");
+    let s0 = g.create_size("s0").unwrap();
+    let s1 = g.create_size("s1").unwrap();
+    let axes = vec![
+        g.create_axis("z0", s0.clone()).unwrap(),
+        g.create_axis("z1", s1).unwrap(),
+    ];
+    let x = node(
+        &mut g,
+        &axes,
+        "x",
+        op("Data", ComputeType::Invalid, &[], false, None),
+        &[],
+        None,
+    );
+    let l = node(
+        &mut g,
+        &axes,
+        "load",
+        op("Load", ComputeType::Load, &["x"], false, None),
+        &[x],
+        None,
+    );
+    let r = node(
+        &mut g,
+        &axes,
+        "sum",
+        op("Sum", ComputeType::Reduce, &["x"], false, Some(8192)),
+        &[l],
+        Some(vec![s0.clone(), Expr::int(1)]),
+    );
+    let st = node(
+        &mut g,
+        &axes,
+        "store",
+        op("Store", ComputeType::Store, &["x"], false, None),
+        &[r],
+        Some(vec![s0.clone(), Expr::int(1)]),
+    );
+    node(
+        &mut g,
+        &axes,
+        "y",
+        op("Output", ComputeType::Invalid, &["x"], false, None),
+        &[st],
+        Some(vec![s0, Expr::int(1)]),
+    );
+    g
+}
+
+#[test]
+fn reduce_split_and_all_load_templates() {
+    let impls = schedule(&reduce_graph(), &ScheduleOptions::default()).unwrap();
+    let names: Vec<&str> = impls.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, vec!["Red_B0Y0R1", "Red_B0Y0"]);
+    let split = &impls[0];
+    let ax = |n: &str| split.find_axis_by_name(n).unwrap().id;
+    let load = split.node(split.find_node("load").unwrap()).unwrap();
+    assert_eq!(
+        load.attr.sched.axis,
+        vec![ax("z0TB"), ax("z0Tb"), ax("z1T"), ax("z0t"), ax("z1t")]
+    );
+    assert_eq!(load.attr.sched.loop_axis, ax("z1T"));
+    let store = split.node(split.find_node("store").unwrap()).unwrap();
+    assert_eq!(store.attr.sched.loop_axis, ax("z0Tb"));
+    // AR reduce: the reduce axis' aligned stride comes last, the sum output is aligned on z0t.
+    let sum = split.node(split.find_node("sum").unwrap()).unwrap();
+    let vs: Vec<String> = sum.outputs[0]
+        .vectorized_strides
+        .iter()
+        .map(|e| e.to_string())
+        .collect();
+    assert_eq!(vs, vec!["1", "0"]);
+    let p = TilingProblem::new(split, &Target::ascend910b()).unwrap();
+    // Reduce variable first.
+    assert_eq!(p.vars[0].name, "z1t_size");
+    assert_eq!(p.vars[0].kind, VarKind::Tile);
+    let all = &impls[1];
+    let load = all.node(all.find_node("load").unwrap()).unwrap();
+    assert_eq!(load.outputs[0].vectorized_axis.len(), 2);
+    for i in &impls {
+        i.check().unwrap();
+    }
+}
+
+#[test]
+fn tiling_invariants_over_shapes() {
+    let impls = schedule(&reduce_graph(), &ScheduleOptions::default()).unwrap();
+    for target in [
+        Target::ascend910b(),
+        Target::custom("s", 7, 20000, 32, 4).unwrap(),
+    ] {
+        let f = TilingFunction::new(&impls, &target).unwrap();
+        for s0 in [1i64, 3, 17, 48, 1000, 65536] {
+            for s1 in [1i64, 7, 64, 4097, 100_000] {
+                let mut shape = FxHashMap::default();
+                shape.insert("s0".to_string(), s0);
+                shape.insert("s1".to_string(), s1);
+                for p in &f.problems {
+                    let t = match p.solve(&shape) {
+                        Ok(t) => t,
+                        Err(e) => {
+                            assert_eq!(e.constraint, "ub", "{e}");
+                            continue;
+                        }
+                    };
+                    assert!(t.ub_used <= target.ub_size);
+                    assert!(t.block_dim <= target.core_num);
+                    // Maximal: one more alignment step of any tile variable overflows the UB
+                    // or the parent size.
+                    let names = p.slot_names().to_vec();
+                    let vals: Vec<i64> = names.iter().map(|n| t.get(n).unwrap()).collect();
+                    for (k, v) in p.vars.iter().enumerate() {
+                        if v.kind != VarKind::Tile {
+                            continue;
+                        }
+                        let up = p.upper(k, &vals).unwrap();
+                        let next = (vals[k] / v.align + 1) * v.align;
+                        if next <= up && vals[k] < up {
+                            let mut g = vals.clone();
+                            g[k] = next;
+                            assert!(p.ub_usage(&g).unwrap() > target.ub_size, "{} {t:?}", v.name);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn queue_reuse_avoids_the_block_used_just_before() {
+    // Three independent load -> abs -> store chains in sequence: lifetimes never overlap.
+    let mut g = AscGraph::new("Seq");
+    let s0 = g.create_size("s0").unwrap();
+    let axes = vec![g.create_axis("z0", s0).unwrap()];
+    for k in 0..3 {
+        let x = node(
+            &mut g,
+            &axes,
+            &format!("x{k}"),
+            op("Data", ComputeType::Invalid, &[], false, None),
+            &[],
+            None,
+        );
+        let l = node(
+            &mut g,
+            &axes,
+            &format!("load{k}"),
+            op("Load", ComputeType::Load, &["x"], false, None),
+            &[x],
+            None,
+        );
+        let a = node(
+            &mut g,
+            &axes,
+            &format!("abs{k}"),
+            op("Abs", ComputeType::Elewise, &["x"], true, None),
+            &[l],
+            None,
+        );
+        let s = node(
+            &mut g,
+            &axes,
+            &format!("store{k}"),
+            op("Store", ComputeType::Store, &["x"], false, None),
+            &[a],
+            None,
+        );
+        node(
+            &mut g,
+            &axes,
+            &format!("y{k}"),
+            op("Output", ComputeType::Invalid, &["x"], false, None),
+            &[s],
+            None,
+        );
+    }
+    let impls = schedule(&g, &ScheduleOptions::default()).unwrap();
+    let q = |n: &str| {
+        let i = &impls[0];
+        i.node(i.find_node(n).unwrap()).unwrap().outputs[0].que.id
+    };
+    assert_eq!((q("load0"), q("load1"), q("load2")), (0, 1, 0));
+}
+
+#[test]
+fn schedule_errors_do_not_touch_the_input() {
+    let mut g = reduce_graph();
+    let before = format!("{:?}", g.nodes().len());
+    // Disconnect the store's input: scheduling fails with a message naming the node.
+    let st = g.find_node("store").unwrap();
+    g.node_mut(st).unwrap().inputs[0] = None;
+    let e = schedule(&g, &ScheduleOptions::default()).unwrap_err();
+    assert!(e.to_string().contains("store"), "{e}");
+    assert_eq!(before, format!("{:?}", g.nodes().len()));
+}
