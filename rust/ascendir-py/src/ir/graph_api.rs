@@ -365,7 +365,8 @@ impl PyGraph {
         // An explicit port layout (`input_names=`, or `outputs=` as a list of names) asks for
         // the low-level construction below, registered or not.
         let explicit_layout = input_names.is_some()
-            || outputs.is_some_and(|o| o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>());
+            || outputs
+                .is_some_and(|o| o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>());
         if !explicit_layout {
             if let Some(proto) = crate::ops::lookup(slf.py(), r#type)? {
                 return crate::ops::add_registered(

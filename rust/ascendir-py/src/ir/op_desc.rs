@@ -538,10 +538,12 @@ impl PyOpDesc {
                 "required" => IrInputType::Required,
                 "optional" => IrInputType::Optional,
                 "dynamic" => IrInputType::Dynamic,
-                other => return Err(IrError::InvalidArgument(format!(
+                other => {
+                    return Err(IrError::InvalidArgument(format!(
                     "IR input '{name}': kind must be required, optional or dynamic, not '{other}'"
                 )))
-                .py(),
+                    .py()
+                }
             };
             parsed.push((Arc::<str>::from(name.as_str()), t));
         }
