@@ -6,6 +6,8 @@ use pyo3::prelude::*;
 use crate::errors::{foreign_handle_error, raise, IntoPyResult};
 
 /// Where a Python `Graph` object's data lives.
+// `Own` is the common case and is read on every call; keeping it inline avoids an indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum GraphSlot {
     /// A root (or standalone) graph owned by this object.

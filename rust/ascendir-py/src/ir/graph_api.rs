@@ -53,6 +53,10 @@ fn output_entry(graph: &Bound<'_, PyGraph>, obj: &Bound<'_, PyAny>) -> PyResult<
     Ok((src.node, src.index))
 }
 
+/// Interned port names of one side of a bulk-built type (`None`: as many automatic names as the
+/// edges use).
+type PortNames = Option<Vec<Sym>>;
+
 /// One node type of the bulk builder: its name and port names.
 struct BulkType {
     name: Sym,
@@ -148,7 +152,7 @@ fn build_bulk(
     let auto_out: Vec<Sym> = (0..n_out.iter().copied().max().unwrap_or(0))
         .map(|i| g.intern(&format!("__output{i}")))
         .collect();
-    let type_syms: Vec<(Sym, Option<Vec<Sym>>, Option<Vec<Sym>>)> = table
+    let type_syms: Vec<(Sym, PortNames, PortNames)> = table
         .iter()
         .map(|t| {
             let ty = g.intern(&t.name);
