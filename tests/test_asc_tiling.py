@@ -33,7 +33,8 @@ def test_a18_tile_and_blocks() -> None:
     assert t["s0"] == 2**20
     names = [c[0] for c in t.containers]
     assert names == ["q0_size", "q1_size", "b0_size"]
-    assert t["q0_size"] == 2 * 47040
+    assert t["q0_size"] == 47040
+    assert t.containers[0] == ("q0_size", 47040, 2)
     p = tiling_problem(impls[0])
     assert [v[0] for v in p["vars"]] == ["z0t_size", "z0Tb_size"]
     assert p["vars"][0][2] == 16

@@ -207,10 +207,10 @@ impl PyTilingData {
     fn containers(&self) -> Vec<(String, i64, i64)> {
         self.d.containers.clone()
     }
-    /// A searched or shape size.
+    /// A searched or shape size, or a container's per-buffer bytes (`q0_size`, `b0_size`).
     fn __getitem__(&self, name: &str) -> PyResult<i64> {
-        if let Some((_, v, bn)) = self.d.containers.iter().find(|c| c.0 == name) {
-            return Ok(v * bn);
+        if let Some((_, v, _)) = self.d.containers.iter().find(|c| c.0 == name) {
+            return Ok(*v);
         }
         self.d
             .get(name)
