@@ -754,7 +754,119 @@ impl DescCache {
 }
 
 /// Decode op `i` of a graph from its encoding.
-fn op_from_raw(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResult<PendingOp> {
+/// Per-chunk decode caches: tensor descriptors and attribute sections by their encoding.
+#[derive(Default)]
+struct ChunkCache {
+    descs: DescCache,
+    sections: FxHashMap<(Bytes, usize, usize, usize), AttrSection>,
+}
+
+/// The byte range of the op's attribute entries (field 10) when they are contiguous.
+fn attr_span(raw: &[u8]) -> Option<(usize, usize)> {
+    let mut pos = 0usize;
+    let mut span: Option<(usize, usize)> = None;
+    let mut closed = false;
+    while pos < raw.len() {
+        let start = pos;
+        let key = read_varint(raw, &mut pos)?;
+        let wt = key & 7;
+        match wt {
+            0 => {
+                read_varint(raw, &mut pos)?;
+            }
+            1 => pos = pos.checked_add(8)?,
+            5 => pos = pos.checked_add(4)?,
+            2 => {
+                let len = usize::try_from(read_varint(raw, &mut pos)?).ok()?;
+                pos = pos.checked_add(len)?;
+            }
+            _ => return None,
+        }
+        if pos > raw.len() {
+            return None;
+        }
+        if key >> 3 == 10 && wt == 2 {
+            match &mut span {
+                None => span = Some((start, pos)),
+                Some((_, end)) if !closed && *end == start => *end = pos,
+                Some(_) => return None,
+            }
+        } else if span.is_some() {
+            closed = true;
+        }
+    }
+    span
+}
+
+fn read_varint(data: &[u8], pos: &mut usize) -> Option<u64> {
+    let mut v: u64 = 0;
+    for shift in 0..10 {
+        let b = *data.get(*pos)?;
+        *pos += 1;
+        v |= u64::from(b & 0x7f) << (7 * shift);
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Decode op `i`, reusing a cached attribute section when another op had the same one.
+fn op_from_raw(raw: &Bytes, i: usize, cache: &mut ChunkCache) -> ProtoResult<PendingOp> {
+    let Some((s, e)) = attr_span(raw) else {
+        return op_from_raw_plain(raw, i, &mut cache.descs);
+    };
+    // The op without its attribute entries (prost then skips parsing them).
+    let mut stripped = Vec::with_capacity(raw.len() - (e - s));
+    stripped.extend_from_slice(&raw[..s]);
+    stripped.extend_from_slice(&raw[e..]);
+    let stripped = Bytes::from(stripped);
+    let Ok(mut def) = <pb::OpDef as prost::Message>::decode(stripped.clone()) else {
+        // Malformed outside the attributes: the plain path reports where.
+        return op_from_raw_plain(raw, i, &mut cache.descs);
+    };
+    let key = (
+        raw.slice(s..e),
+        def.input_desc.len(),
+        def.output_desc.len(),
+        def.subgraph_name.len(),
+    );
+    let section = match cache.sections.get(&key) {
+        Some(sec) => sec.clone(),
+        None => {
+            let attrs = match <pb::OpDef as prost::Message>::decode(key.0.clone()) {
+                Ok(d) => d.attr,
+                Err(_) => return op_from_raw_plain(raw, i, &mut cache.descs),
+            };
+            let sec = attr_section(attrs, key.1, key.2, key.3)
+                .map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
+            cache.sections.insert(key, sec.clone());
+            sec
+        }
+    };
+    // Offsets found in the stripped copy map back to the original op bytes.
+    let op_at = crate::wire::offset_of(raw);
+    let res = crate::wire::with_base_raw((stripped.as_ptr() as usize, stripped.len()), || {
+        op_from_def(&mut def, &mut cache.descs, Some(section))
+    });
+    res.map_err(|err| {
+        let err = match err {
+            ProtoError::Wire {
+                offset,
+                path,
+                message,
+            } => ProtoError::Wire {
+                offset: op_at + if offset < s { offset } else { offset + (e - s) },
+                path,
+                message,
+            },
+            other => other,
+        };
+        err.within(|| format!("op[{i}]({})", def.name))
+    })
+}
+
+fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResult<PendingOp> {
     let mut def = <pb::OpDef as prost::Message>::decode(raw.clone()).map_err(|e| {
         let w = crate::wire::locate(raw, "OpDef")
             .map(|w| crate::wire::rebase(w, raw))
@@ -765,13 +877,33 @@ fn op_from_raw(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResult<Pend
             });
         w.within(|| format!("op[{i}]"))
     })?;
-    op_from_def(&mut def, cache).map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))
+    op_from_def(&mut def, cache, None).map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))
 }
 
-fn op_from_def(def: &mut pb::OpDef, cache: &mut DescCache) -> ProtoResult<PendingOp> {
-    let attrs = &mut def.attr;
-    let n_in = def.input_desc.len();
-    let n_out = def.output_desc.len();
+/// Everything an op's attribute map decodes to, given its port and subgraph-slot counts.
+/// Identical attribute sections (most ops of a graph share them) are decoded once.
+#[derive(Clone)]
+struct AttrSection {
+    in_names: Vec<String>,
+    out_names: Vec<String>,
+    opt: Option<Vec<String>>,
+    ir_attr_names: Option<Vec<String>>,
+    ir_in: Option<Vec<(String, i64)>>,
+    ir_out: Option<Vec<(String, i64)>>,
+    sub_ir: Option<Vec<(String, i64)>>,
+    in_ctrl: Option<Vec<String>>,
+    ctrl_to_data: Option<Vec<String>>,
+    fanout: Option<Vec<String>>,
+    user: AttrMap,
+}
+
+fn attr_section(
+    mut map: BTreeMap<String, pb::AttrDef>,
+    n_in: usize,
+    n_out: usize,
+    n_sub: usize,
+) -> ProtoResult<AttrSection> {
+    let attrs = &mut map;
     let in_map = take_name_map(attrs, INPUT_NAME_KEY, INPUT_NAME_VALUE, n_in > 0)
         .or_else(|| take_name_map(attrs, LEGACY_INPUT_NAME_KEY, LEGACY_INPUT_NAME_VALUE, false));
     let out_map =
@@ -808,9 +940,7 @@ fn op_from_def(def: &mut pb::OpDef, cache: &mut DescCache) -> ProtoResult<Pendin
             .and_then(|d| as_list_i(d).map(<[i64]>::to_vec)),
     ) {
         (Some(n), Some(t))
-            if n.len() == t.len()
-                && n.len() == def.subgraph_name.len()
-                && t.iter().all(|&x| x == 0 || x == 1) =>
+            if n.len() == t.len() && n.len() == n_sub && t.iter().all(|&x| x == 0 || x == 1) =>
         {
             attrs.remove(ASC_SUBGRAPH_IR_NAMES);
             attrs.remove(ASC_SUBGRAPH_IR_TYPES);
@@ -821,7 +951,49 @@ fn op_from_def(def: &mut pb::OpDef, cache: &mut DescCache) -> ProtoResult<Pendin
     let in_ctrl = take_if(attrs, ASC_IN_CTRL, as_list_s);
     let ctrl_to_data = take_if(attrs, ASC_CTRL_TO_DATA, as_list_s);
     let fanout = take_if(attrs, ASC_FANOUT, as_list_s);
+    let user = attrs_from_map(map)?;
+    Ok(AttrSection {
+        in_names,
+        out_names,
+        opt,
+        ir_attr_names,
+        ir_in,
+        ir_out,
+        sub_ir,
+        in_ctrl,
+        ctrl_to_data,
+        fanout,
+        user,
+    })
+}
 
+fn op_from_def(
+    def: &mut pb::OpDef,
+    cache: &mut DescCache,
+    section: Option<AttrSection>,
+) -> ProtoResult<PendingOp> {
+    let section = match section {
+        Some(s) => s,
+        None => attr_section(
+            std::mem::take(&mut def.attr),
+            def.input_desc.len(),
+            def.output_desc.len(),
+            def.subgraph_name.len(),
+        )?,
+    };
+    let AttrSection {
+        in_names,
+        out_names,
+        opt,
+        ir_attr_names,
+        ir_in,
+        ir_out,
+        sub_ir,
+        in_ctrl,
+        ctrl_to_data,
+        fanout,
+        mut user,
+    } = section;
     let mut op = OpDesc::new(&def.name, &def.r#type);
     op.id = def.id;
     op.stream_id = def.stream_id;
@@ -846,7 +1018,6 @@ fn op_from_def(def: &mut pb::OpDef, cache: &mut DescCache) -> ProtoResult<Pendin
         op.add_output(name, d)
             .map_err(|e| ProtoError::invalid(format!("output_desc[{i}]"), e.to_string()))?;
     }
-    let mut user = attrs_from_map(std::mem::take(&mut def.attr))?;
     if !def.attr_groups.is_empty() {
         user.insert(
             ASC_ATTR_GROUPS.to_string(),
@@ -1029,7 +1200,7 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
         .map(|(c, chunk)| {
             crate::wire::with_base_raw(base, || {
                 let _guard = enter_graph(depth)?;
-                let mut cache = DescCache::default();
+                let mut cache = ChunkCache::default();
                 chunk
                     .iter()
                     .enumerate()
