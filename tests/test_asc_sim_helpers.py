@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from ascendir._core import asc as _casc
 
 from ascendir import asc
+from ascendir._core import asc as _casc
 from ascendir.asc.schedule import schedule
 from ascendir.asc.simulate import evaluate, simulate
 from ascendir.asc.target import Target
