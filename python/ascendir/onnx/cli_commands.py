@@ -1,6 +1,6 @@
 """The ``convert`` and ``inspect`` commands of the ``ascendir`` command line.
 
-The CLI owner wires them with :func:`add_convert_command` and :func:`add_inspect_command`;
+``ascendir.cli`` registers them with :func:`add_convert_command` and :func:`add_inspect_command`;
 each registers a sub-command whose handler is stored as ``func`` in the parsed namespace
 (``args.func(args)`` returns the process exit code).
 """
