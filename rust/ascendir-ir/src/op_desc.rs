@@ -116,6 +116,45 @@ pub enum IrOutputType {
     Dynamic = 1,
 }
 
+impl IrInputType {
+    /// The lower-case name used by the Python API (`"required"`, `"optional"`, `"dynamic"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            IrInputType::Required => "required",
+            IrInputType::Optional => "optional",
+            IrInputType::Dynamic => "dynamic",
+        }
+    }
+
+    /// The type called `name` (see [`IrInputType::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        [
+            IrInputType::Required,
+            IrInputType::Optional,
+            IrInputType::Dynamic,
+        ]
+        .into_iter()
+        .find(|t| t.name() == name)
+    }
+}
+
+impl IrOutputType {
+    /// The lower-case name used by the Python API (`"required"`, `"dynamic"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            IrOutputType::Required => "required",
+            IrOutputType::Dynamic => "dynamic",
+        }
+    }
+
+    /// The type called `name` (see [`IrOutputType::name`]).
+    pub fn from_name(name: &str) -> Option<Self> {
+        [IrOutputType::Required, IrOutputType::Dynamic]
+            .into_iter()
+            .find(|t| t.name() == name)
+    }
+}
+
 /// How a subgraph IR name is declared (`SubgraphType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SubgraphType {

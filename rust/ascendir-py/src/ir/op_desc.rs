@@ -149,6 +149,24 @@ impl PyOpDesc {
     }
 }
 
+/// Parse `(name, kind)` pairs of IR ports, naming the first bad kind.
+fn parse_ir_ports<T>(
+    value: Vec<(String, String)>,
+    side: &str,
+    parse: fn(&str) -> Option<T>,
+) -> PyResult<Vec<(Arc<str>, T)>> {
+    value
+        .into_iter()
+        .map(|(name, kind)| match parse(&kind) {
+            Some(t) => Ok((Arc::<str>::from(name.as_str()), t)),
+            None => Err(IrError::InvalidArgument(format!(
+                "IR {side} '{name}': '{kind}' is not a valid kind"
+            )))
+            .py(),
+        })
+        .collect()
+}
+
 fn desc_arg(desc: Option<&Bound<'_, PyAny>>) -> PyResult<Arc<TensorDesc>> {
     match desc {
         Some(d) => PyTensorDesc::extract_arc(d),
@@ -518,35 +536,14 @@ impl PyOpDesc {
             Ok(op.meta().map_or(Vec::new(), |m| {
                 m.ir_inputs
                     .iter()
-                    .map(|(n, t)| {
-                        let kind = match t {
-                            IrInputType::Required => "required",
-                            IrInputType::Optional => "optional",
-                            IrInputType::Dynamic => "dynamic",
-                        };
-                        (n.to_string(), kind)
-                    })
+                    .map(|(n, t)| (n.to_string(), t.name()))
                     .collect()
             }))
         })
     }
     #[setter]
     fn set_ir_inputs(slf: &Bound<'_, Self>, value: Vec<(String, String)>) -> PyResult<()> {
-        let mut parsed = Vec::with_capacity(value.len());
-        for (name, kind) in value {
-            let t = match kind.as_str() {
-                "required" => IrInputType::Required,
-                "optional" => IrInputType::Optional,
-                "dynamic" => IrInputType::Dynamic,
-                other => {
-                    return Err(IrError::InvalidArgument(format!(
-                    "IR input '{name}': kind must be required, optional or dynamic, not '{other}'"
-                )))
-                    .py()
-                }
-            };
-            parsed.push((Arc::<str>::from(name.as_str()), t));
-        }
+        let parsed = parse_ir_ports(value, "input", IrInputType::from_name)?;
         PyOpDesc::try_with_mut(slf, |op| {
             op.meta_mut().ir_inputs = parsed;
             Ok(())
@@ -560,33 +557,14 @@ impl PyOpDesc {
             Ok(op.meta().map_or(Vec::new(), |m| {
                 m.ir_outputs
                     .iter()
-                    .map(|(n, t)| {
-                        let kind = match t {
-                            IrOutputType::Required => "required",
-                            IrOutputType::Dynamic => "dynamic",
-                        };
-                        (n.to_string(), kind)
-                    })
+                    .map(|(n, t)| (n.to_string(), t.name()))
                     .collect()
             }))
         })
     }
     #[setter]
     fn set_ir_outputs(slf: &Bound<'_, Self>, value: Vec<(String, String)>) -> PyResult<()> {
-        let mut parsed = Vec::with_capacity(value.len());
-        for (name, kind) in value {
-            let t = match kind.as_str() {
-                "required" => IrOutputType::Required,
-                "dynamic" => IrOutputType::Dynamic,
-                other => {
-                    return Err(IrError::InvalidArgument(format!(
-                        "IR output '{name}': kind must be required or dynamic, not '{other}'"
-                    )))
-                    .py()
-                }
-            };
-            parsed.push((Arc::<str>::from(name.as_str()), t));
-        }
+        let parsed = parse_ir_ports(value, "output", IrOutputType::from_name)?;
         PyOpDesc::try_with_mut(slf, |op| {
             op.meta_mut().ir_outputs = parsed;
             Ok(())
