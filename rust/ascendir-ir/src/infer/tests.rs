@@ -561,6 +561,12 @@ fn transformed_descs_use_origin_shapes() {
 }
 
 fn register_test_ops() {
+    // Tests run in parallel and share the process-wide registry: register once.
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(register_test_ops_now);
+}
+
+fn register_test_ops_now() {
     for (ty, rule, n_in) in [
         ("EngTestAdd", InferRule::broadcast(), 2),
         ("EngTestRelu", InferRule::same_as("x0"), 1),
