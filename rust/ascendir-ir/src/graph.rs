@@ -284,11 +284,10 @@ impl Graph {
     }
 
     fn intern_op(&mut self, op: &mut OpDesc) {
-        let ty = self.strings.intern_sym(op.op_type_sym());
-        op.set_type_sym(ty);
+        self.strings.intern_in_place(&mut op.ty);
         for side in [Side::Input, Side::Output] {
             for port in op.ports_mut(side).iter_mut() {
-                port.name = self.strings.intern_sym(&port.name);
+                self.strings.intern_in_place(&mut port.name);
             }
         }
     }
@@ -346,7 +345,13 @@ impl Graph {
                 self.name
             )));
         }
-        if self.find(op.name()).is_some() {
+        let hash = name_hash(op.name());
+        let nodes = &self.nodes;
+        if self
+            .names
+            .find(hash, |&k| nodes[k].op.name() == op.name())
+            .is_some()
+        {
             return Err(IrError::Duplicate(format!(
                 "graph '{}' already has a node named '{}'",
                 self.name,
@@ -356,7 +361,6 @@ impl Graph {
         op.id = id.unwrap_or(self.nodes.len() as i64);
         self.intern_op(&mut op);
         let data_like = DATA_LIKE_TYPES.contains(&op.op_type());
-        let hash = name_hash(op.name());
         let id = self.nodes.insert(NodeData::new(op));
         let nodes = &self.nodes;
         self.names

@@ -314,10 +314,6 @@ impl OpDesc {
         self.ty = Sym::new(ty);
     }
 
-    pub(crate) fn set_type_sym(&mut self, ty: Sym) {
-        self.ty = ty;
-    }
-
     /// Ports on one side.
     pub fn ports(&self, side: Side) -> &[Port] {
         match side {
