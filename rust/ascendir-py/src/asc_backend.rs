@@ -12,7 +12,7 @@ use ascendir_asc::target::Target;
 use ascendir_asc::tiling::{
     base_of, TilingData, TilingError, TilingFunction, TilingProblem, VarKind,
 };
-use ascendir_asc::{AscError, AscGraph, AttrValue, AxisId, AxisType, Expr, NodeId};
+use ascendir_asc::{AscError, AscGraph, AttrValue, AxisId, AxisType, Expr};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -344,39 +344,9 @@ impl PyTilingFunction {
     fn problems(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
         let mut v = Vec::new();
         for p in &self.f.problems {
-            let d = PyDict::new(py);
+            let d = problem_dict(py, p)?;
             d.set_item("graph", &p.graph)?;
             d.set_item("tiling_key", p.tiling_key)?;
-            let vars: Vec<(String, &str, i64, String)> = p
-                .vars
-                .iter()
-                .map(|x| {
-                    (
-                        x.name.clone(),
-                        if x.kind == VarKind::Tile {
-                            "tile"
-                        } else {
-                            "block"
-                        },
-                        x.align,
-                        x.upper.to_string(),
-                    )
-                })
-                .collect();
-            d.set_item("vars", vars)?;
-            d.set_item(
-                "ub",
-                PyExpr {
-                    e: p.ub_expr.clone(),
-                },
-            )?;
-            d.set_item(
-                "block_dim",
-                PyExpr {
-                    e: p.block_dim_expr.clone(),
-                },
-            )?;
-            d.set_item("shape_symbols", p.shape_symbols.clone())?;
             v.push(d.into_any().unbind());
         }
         Ok(v)
@@ -799,19 +769,12 @@ fn py_export_plan<'py>(
         }
     }
     d.set_item("containers", conts)?;
-    let _ = NodeId(0);
     Ok(d)
 }
 
-/// Variables of a compiled tiling problem for one ImplGraph.
-#[pyfunction]
-#[pyo3(name = "tiling_problem")]
-fn py_tiling_problem<'py>(
-    py: Python<'py>,
-    graph: &PyAscGraph,
-    target: &PyTarget,
-) -> PyResult<Bound<'py, PyDict>> {
-    let p = TilingProblem::new(&graph.g, &target.t).map_err(tiling_err)?;
+/// A tiling problem as a dict: variables `(name, kind, align, upper)` in priority order, the UB
+/// and block_dim expressions, and the shape symbols.
+fn problem_dict<'py>(py: Python<'py>, p: &TilingProblem) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let vars: Vec<(String, &str, i64, String)> = p
         .vars
@@ -844,6 +807,18 @@ fn py_tiling_problem<'py>(
     )?;
     d.set_item("shape_symbols", p.shape_symbols.clone())?;
     Ok(d)
+}
+
+/// Variables of a compiled tiling problem for one ImplGraph.
+#[pyfunction]
+#[pyo3(name = "tiling_problem")]
+fn py_tiling_problem<'py>(
+    py: Python<'py>,
+    graph: &PyAscGraph,
+    target: &PyTarget,
+) -> PyResult<Bound<'py, PyDict>> {
+    let p = TilingProblem::new(&graph.g, &target.t).map_err(tiling_err)?;
+    problem_dict(py, &p)
 }
 
 /// Register the `asc_backend` submodule.
