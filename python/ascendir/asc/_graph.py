@@ -352,9 +352,13 @@ class Output:
 
     @axis.setter
     def axis(self, value: Sequence[Axis | int]) -> None:
+        self._set_axes("axis", value)
+
+    def _set_axes(self, field: str, value: Sequence[Axis | int]) -> None:
+        """Set an axis-id list field, attaching the node to the axes' graph first."""
         n = self._node
         n._attach_to(_axis_graph(value))
-        self._set("axis", [_axis_id(n._graph, a) for a in value])
+        self._set(field, [_axis_id(n._graph, a) for a in value])
 
     @property
     def size(self) -> list[SizeExpr]:
@@ -383,9 +387,7 @@ class Output:
 
     @vectorized_axis.setter
     def vectorized_axis(self, value: Sequence[Axis | int]) -> None:
-        n = self._node
-        n._attach_to(_axis_graph(value))
-        self._set("vectorized_axis", [_axis_id(n._graph, a) for a in value])
+        self._set_axes("vectorized_axis", value)
 
     @property
     def vectorized_strides(self) -> list[SizeExpr]:
