@@ -1,6 +1,6 @@
 //! The tiling solver: a symbolic UB model per ImplGraph (spec §6), variables in priority
-//! order, maximal aligned tiles by binary search, minimal block inners with
-//! `block_dim ≤ cores`, and template choice by cost.
+//! order, the aligned tile sizes that use the most UB (exact search), minimal block inners
+//! with `block_dim ≤ cores`, and template choice by cost.
 
 pub mod compiled;
 
@@ -8,7 +8,7 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-use crate::alloc::{container_total, containers_of, tensor_bytes, ContainerKind};
+use crate::alloc::{container_total, containers_of, tensor_bytes};
 use crate::axis::{AxisId, AxisType};
 use crate::error::AscError;
 use crate::expr::Expr;
@@ -139,7 +139,6 @@ pub struct TilingProblem {
     c_block_dim: CExpr,
     c_iters: CExpr,
     containers: Vec<CContainer>,
-    reserved: i64,
 }
 
 fn model_err(g: &AscGraph, m: String) -> TilingError {
@@ -322,7 +321,6 @@ impl TilingProblem {
                 buf_num: *bn,
             });
         }
-        let _ = ContainerKind::Queue;
         Ok(TilingProblem {
             graph: g.name.clone(),
             tiling_key: g.tiling_key,
@@ -337,7 +335,6 @@ impl TilingProblem {
             c_block_dim,
             c_iters,
             containers: ccont,
-            reserved,
         })
     }
 
@@ -415,13 +412,7 @@ impl TilingProblem {
 
     /// Solve with shape values already placed in their slots (variables are overwritten).
     pub fn solve_slots(&self, mut vals: Vec<i64>) -> Result<TilingData, TilingError> {
-        let ovf = || {
-            terr(
-                "model",
-                0,
-                format!("graph '{}': arithmetic overflow", self.graph),
-            )
-        };
+        let ovf = || self.overflow();
         let ub_size = self.target.ub_size;
         let nv = self.vars.len();
         // Tile variables start at their minimum.
@@ -459,72 +450,15 @@ impl TilingProblem {
                     ),
                 ));
             }
-            for k in 0..nv {
-                if self.vars[k].kind != VarKind::Tile {
-                    continue;
-                }
-                let up = self.upper(k, &vals).ok_or_else(ovf)?.max(1);
-                let align = self.vars[k].align.max(1);
-                vals[k] = up;
-                let u_up = self.ub_usage(&vals).ok_or_else(ovf)?;
-                if u_up <= ub_size {
-                    continue;
-                }
-                // Largest multiple of align that fits: a linear guess from the two ends
-                // (UB usage is affine up to the 32-byte rounding), galloping, then bisection.
-                let hi_k = up / align;
-                if hi_k < 1 {
-                    vals[k] = up;
-                    continue;
-                }
-                vals[k] = align;
-                let u_lo = self.ub_usage(&vals).ok_or_else(ovf)?;
-                let fits = |kk: i64, vals: &mut [i64]| -> Result<bool, TilingError> {
-                    vals[k] = kk * align;
-                    Ok(self.ub_usage(vals).ok_or_else(ovf)? <= ub_size)
-                };
-                let span = (u_up - u_lo).max(1) as i128;
-                let guess = 1
-                    + ((ub_size - u_lo).max(0) as i128 * (up - align).max(0) as i128
-                        / (span * align as i128)) as i64;
-                let k0 = guess.clamp(1, hi_k);
-                let (mut lo, mut hi);
-                if fits(k0, &mut vals)? {
-                    lo = k0;
-                    hi = hi_k + 1;
-                    let mut step = 1;
-                    while lo + step <= hi_k {
-                        if fits(lo + step, &mut vals)? {
-                            lo += step;
-                            step *= 2;
-                        } else {
-                            hi = lo + step;
-                            break;
-                        }
-                    }
-                } else {
-                    hi = k0;
-                    lo = 0;
-                    let mut step = 1;
-                    while hi - step >= 1 {
-                        if fits(hi - step, &mut vals)? {
-                            lo = hi - step;
-                            break;
-                        }
-                        hi -= step;
-                        step *= 2;
-                    }
-                }
-                while hi - lo > 1 {
-                    let mid = lo + (hi - lo) / 2;
-                    if fits(mid, &mut vals)? {
-                        lo = mid;
-                    } else {
-                        hi = mid;
-                    }
-                }
-                vals[k] = if lo > 0 { lo * align } else { align.min(up) };
-            }
+            let tiles: Vec<usize> = (0..nv)
+                .filter(|k| self.vars[*k].kind == VarKind::Tile)
+                .collect();
+            let mut best = Best {
+                ub: -1,
+                vals: vals.clone(),
+            };
+            self.search(&tiles, &mut vals, &mut best)?;
+            vals = best.vals;
         }
         // Block variables: smallest value with block_dim <= cores.
         let cores = self.target.core_num;
@@ -570,7 +504,6 @@ impl TilingProblem {
         let iters = self.c_iters.eval_int(&vals).ok_or_else(ovf)?;
         let per_iter = 64 + containers.iter().map(|c| c.1).sum::<i64>() / 32;
         let cost = iters.saturating_mul(per_iter) + 1000;
-        let _ = self.reserved;
         Ok(TilingData {
             graph: self.graph.clone(),
             tiling_key: self.tiling_key,
@@ -593,6 +526,239 @@ impl TilingProblem {
             containers,
             cost,
         })
+    }
+}
+
+/// The best assignment found so far by [`TilingProblem::search`].
+struct Best {
+    ub: i64,
+    vals: Vec<i64>,
+}
+
+impl TilingProblem {
+    fn overflow(&self) -> TilingError {
+        terr(
+            "model",
+            0,
+            format!("graph '{}': arithmetic overflow", self.graph),
+        )
+    }
+
+    fn usage(&self, vals: &[i64]) -> Result<i64, TilingError> {
+        self.ub_usage(vals).ok_or_else(|| self.overflow())
+    }
+
+    /// Upper bound of tile variable `k` (at least 1) with the current values.
+    fn tile_upper(&self, k: usize, vals: &[i64]) -> Result<i64, TilingError> {
+        Ok(self.upper(k, vals).ok_or_else(|| self.overflow())?.max(1))
+    }
+
+    /// Smallest candidate of tile variable `k`: its alignment, or the bound when smaller.
+    fn tile_min(&self, k: usize, vals: &[i64]) -> Result<i64, TilingError> {
+        Ok(self.vars[k].align.max(1).min(self.tile_upper(k, vals)?))
+    }
+
+    /// The candidate of tile variable `k` just above `v` (multiples of the alignment, then the
+    /// bound itself), or `None` when `v` is already the bound.
+    fn tile_next(&self, k: usize, v: i64, vals: &[i64]) -> Result<Option<i64>, TilingError> {
+        let up = self.tile_upper(k, vals)?;
+        let align = self.vars[k].align.max(1);
+        if v >= up {
+            return Ok(None);
+        }
+        Ok(Some(((v / align + 1) * align).min(up)))
+    }
+
+    /// The candidate of tile variable `k` just below `v`, or `None` at the smallest.
+    fn tile_prev(&self, k: usize, v: i64, vals: &[i64]) -> Result<Option<i64>, TilingError> {
+        let align = self.vars[k].align.max(1);
+        let prev = if v % align == 0 {
+            v - align
+        } else {
+            v / align * align
+        };
+        Ok((prev >= self.tile_min(k, vals)? && prev >= 1).then_some(prev))
+    }
+
+    /// Sets tile variable `k` to the largest candidate whose UB usage fits, the others fixed;
+    /// `None` (and `k` at its smallest candidate) when not even the smallest fits. The usage is
+    /// monotone in each variable, so the search is exact: the bound first, then a linear guess
+    /// (the usage is affine up to the 32-byte rounding), galloping and bisection over the
+    /// multiples of the alignment.
+    fn fit_max(&self, k: usize, vals: &mut [i64]) -> Result<Option<i64>, TilingError> {
+        let ub_size = self.target.ub_size;
+        let up = self.tile_upper(k, vals)?;
+        let align = self.vars[k].align.max(1);
+        vals[k] = up;
+        let u_up = self.usage(vals)?;
+        if u_up <= ub_size {
+            return Ok(Some(up));
+        }
+        let hi_k = up / align;
+        vals[k] = self.tile_min(k, vals)?;
+        if hi_k < 1 {
+            return Ok(None);
+        }
+        let u_lo = self.usage(vals)?;
+        if u_lo > ub_size {
+            return Ok(None);
+        }
+        let fits = |kk: i64, vals: &mut [i64]| -> Result<bool, TilingError> {
+            vals[k] = kk * align;
+            Ok(self.usage(vals)? <= ub_size)
+        };
+        let span = (u_up - u_lo).max(1) as i128;
+        let guess = 1
+            + ((ub_size - u_lo).max(0) as i128 * (up - align).max(0) as i128
+                / (span * align as i128)) as i64;
+        let k0 = guess.clamp(1, hi_k);
+        let (mut lo, mut hi);
+        if fits(k0, vals)? {
+            lo = k0;
+            hi = hi_k + 1;
+            let mut step = 1;
+            while lo + step <= hi_k {
+                if fits(lo + step, vals)? {
+                    lo += step;
+                    step *= 2;
+                } else {
+                    hi = lo + step;
+                    break;
+                }
+            }
+        } else {
+            hi = k0;
+            lo = 1;
+            let mut step = 1;
+            while hi - step > 1 {
+                if fits(hi - step, vals)? {
+                    lo = hi - step;
+                    break;
+                }
+                hi -= step;
+                step *= 2;
+            }
+        }
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if fits(mid, vals)? {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        vals[k] = lo * align;
+        Ok(Some(lo * align))
+    }
+
+    /// Sets every tile variable of `tiles` to its smallest candidate, in order.
+    fn set_min(&self, tiles: &[usize], vals: &mut [i64]) -> Result<(), TilingError> {
+        for &k in tiles {
+            vals[k] = self.tile_min(k, vals)?;
+        }
+        Ok(())
+    }
+
+    /// UB usage with every variable of `tiles` at its bound (an upper bound of what they reach).
+    fn usage_at_bounds(&self, tiles: &[usize], vals: &[i64]) -> Result<i64, TilingError> {
+        let mut v = vals.to_vec();
+        for &k in tiles {
+            v[k] = self.tile_upper(k, &v)?;
+        }
+        self.usage(&v)
+    }
+
+    fn record(&self, vals: &[i64], best: &mut Best) -> Result<(), TilingError> {
+        let u = self.usage(vals)?;
+        if u <= self.target.ub_size && u > best.ub {
+            best.ub = u;
+            best.vals.copy_from_slice(vals);
+        }
+        Ok(())
+    }
+
+    /// Exact search for the tile sizes (variables `tiles`, in priority order) that use the most
+    /// UB without exceeding it; among equal usages the first found wins, which gives the
+    /// higher-priority variables the larger values.
+    ///
+    /// One variable: its largest fitting candidate. Two: a walk over the corners of the
+    /// feasible staircase — for the largest fitting first variable, the largest second; then
+    /// the second one step up and the first as large as still fits — so only `min(#x, #y)`
+    /// points are visited instead of every pair. More: the first variable from its largest
+    /// fitting candidate downwards, the rest solved recursively, stopping when even the rest
+    /// at their bounds cannot beat the best.
+    fn search(
+        &self,
+        tiles: &[usize],
+        vals: &mut [i64],
+        best: &mut Best,
+    ) -> Result<(), TilingError> {
+        let ub_size = self.target.ub_size;
+        match tiles {
+            [] => self.record(vals, best),
+            [k] => {
+                if self.fit_max(*k, vals)?.is_some() {
+                    self.record(vals, best)?;
+                }
+                Ok(())
+            }
+            [x, y] => {
+                let (x, y) = (*x, *y);
+                vals[y] = self.tile_min(y, vals)?;
+                let mut xv = match self.fit_max(x, vals)? {
+                    Some(v) => v,
+                    None => return Ok(()),
+                };
+                loop {
+                    vals[x] = xv;
+                    let yv = match self.fit_max(y, vals)? {
+                        Some(v) => v,
+                        None => break,
+                    };
+                    self.record(vals, best)?;
+                    if best.ub >= ub_size {
+                        break;
+                    }
+                    let ny = match self.tile_next(y, yv, vals)? {
+                        Some(v) => v,
+                        None => break,
+                    };
+                    if self.usage_at_bounds(&[y], vals)? <= best.ub {
+                        break;
+                    }
+                    vals[y] = ny;
+                    xv = match self.fit_max(x, vals)? {
+                        Some(v) => v,
+                        None => break,
+                    };
+                }
+                Ok(())
+            }
+            [k, rest @ ..] => {
+                let k = *k;
+                self.set_min(rest, vals)?;
+                let mut v = match self.fit_max(k, vals)? {
+                    Some(v) => v,
+                    None => return Ok(()),
+                };
+                loop {
+                    vals[k] = v;
+                    if self.usage_at_bounds(rest, vals)? <= best.ub {
+                        break;
+                    }
+                    self.set_min(rest, vals)?;
+                    self.search(rest, vals, best)?;
+                    if best.ub >= ub_size {
+                        break;
+                    }
+                    v = match self.tile_prev(k, v, vals)? {
+                        Some(p) => p,
+                        None => break,
+                    };
+                }
+                Ok(())
+            }
+        }
     }
 }
 
