@@ -178,7 +178,7 @@ def check_all(b: HB, shapes: list[dict[str, int]], target: Any = None, seed: int
                 else:
                     tol = 2e-2 if a.dtype == np.float16 else 1e-4
                     assert np.allclose(a.astype(np.float64), r.astype(np.float64), rtol=tol,
-                                       atol=tol), (impl.name, shape, name)
+                                       atol=tol, equal_nan=True), (impl.name, shape, name)
             runs += 1
     assert runs > 0
     return runs

@@ -1,7 +1,8 @@
 """Generated fused patterns: every ImplGraph × solved tiling simulates to the HintGraph result.
 
-The CI suite runs 56 patterns (elementwise chains, broadcasts, reductions over inner, outer and
-middle axes, concat, transpose; 1–5 axes; float16 / float32 / int32; static and symbolic sizes)
+The CI suite runs 64 patterns (elementwise chains, broadcasts, reductions over inner, outer,
+middle and all axes, concat along any axis, transpose; 1–5 axes; float16 / float32 / int32;
+static and symbolic sizes)
 on two shapes each, with a small-UB target so that tiles are small and tails do not divide.
 ``ASCENDIR_ASC_SIM_LARGE=1`` runs 400 patterns with more shapes.
 """
@@ -15,12 +16,17 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ascendir.asc.schedule import schedule
 from ascendir.asc.target import Target
+from ascendir.asc.tiling import compile_tiling
 from test_asc_sim_helpers import F16, F32, HB, I32, check_all
 
 LARGE = os.environ.get("ASCENDIR_ASC_SIM_LARGE") == "1"
-N_PATTERNS = 400 if LARGE else 56
-KINDS = ["ew", "broadcast", "reduce_inner", "reduce_outer", "reduce_mid", "concat", "transpose"]
+N_PATTERNS = 400 if LARGE else 64
+KINDS = [
+    "ew", "broadcast", "reduce_inner", "reduce_outer", "reduce_mid", "reduce_all", "concat",
+    "transpose",
+]
 SMALL = Target("small", core_num=4, ub_size=16384, block_size=32, max_que_num=4)
 
 
@@ -28,10 +34,20 @@ def _sizes(rng: random.Random, ndim: int, symbolic: bool) -> list[Any]:
     return [f"s{k}" if symbolic and rng.random() < 0.7 else rng.randint(1, 9) for k in range(ndim)]
 
 
+def _small_extent(b: HB, axes: list[int]) -> bool:
+    """Whether the reduced axes are static and hold at most 256 values together."""
+    total = 1
+    for k in axes:
+        if not isinstance(b.sizes[k], int):
+            return False
+        total *= b.sizes[k]
+    return total <= 256
+
+
 def build(seed: int) -> tuple[HB, str]:
     rng = random.Random(seed)
     kind = KINDS[seed % len(KINDS)]
-    lo = 2 if kind != "ew" and kind != "broadcast" else 1
+    lo = 2 if kind not in ("ew", "broadcast", "reduce_all") else 1
     if kind == "reduce_mid":
         lo = 3
     ndim = rng.randint(max(lo, 1), 5 if kind != "concat" else 3)
@@ -42,7 +58,7 @@ def build(seed: int) -> tuple[HB, str]:
     symbolic = rng.random() < 0.6
     sizes = _sizes(rng, ndim, symbolic)
     if kind == "concat":
-        d = rng.randint(1, ndim - 1)
+        d = rng.randint(0, ndim - 1)
         a, c = rng.choice([(8, 24), (5, 11), (16, 16)])
         sizes[d] = a + c
     b = HB(f"P{seed}", sizes, dtype)
@@ -72,8 +88,14 @@ def build(seed: int) -> tuple[HB, str]:
             axes = [ndim - 1] if rng.random() < 0.6 else list(range(rng.randint(1, ndim - 1), ndim))
         elif kind == "reduce_outer":
             axes = [0] if rng.random() < 0.6 else list(range(0, rng.randint(1, ndim - 1)))
+        elif kind == "reduce_all":
+            axes = list(range(ndim))
         else:
             axes = [rng.randint(1, ndim - 2)]
+        if dtype == F16 and op in ("Sum", "Mean") and not _small_extent(b, axes):
+            # A float16 sum accumulated tile by tile in UB rounds differently from numpy's
+            # pairwise sum by more than any fixed tolerance once thousands of values are added.
+            op = "Max" if op == "Sum" else "Min"
         x = b.load()
         if rng.random() < 0.5:
             x = b.op(rng.choice(["Abs", "Exp"]), x)
@@ -148,3 +170,23 @@ def test_int_chain_is_exact() -> None:
     b.store(b.op("Mul", b.op("Sub", x, y), b.op("Abs", y)))
     assert check_all(b, [{"s0": 1000}, {"s0": 33}], target=SMALL) >= 1
     assert np.int32(0).dtype == np.int32
+
+
+@pytest.mark.parametrize("op", ["Sum", "Max", "Mean"])
+def test_reduction_over_every_axis_runs_on_one_core(op: str) -> None:
+    # No axis is left to split over cores: a unit outer axis takes the block split.
+    b = HB(f"All{op}", ["s0", 7], F32)
+    b.store(b.reduce(op, b.op("Abs", b.load()), [0, 1]))
+    fn = compile_tiling(schedule(b.g), SMALL)
+    t = fn({"s0": 3001})
+    assert t.block_dim == 1
+    assert check_all(b, [{"s0": 1}, {"s0": 3001}], target=SMALL) >= 2
+
+
+def test_concat_along_the_first_axis() -> None:
+    b = HB("Cat0", [24, "s1"], F16)
+    x = b.op("Exp", b.load(reps=[8, b.sizes[1]]))
+    y = b.load(reps=[16, b.sizes[1]])
+    b.store(b.concat([x, y], 0))
+    # The concat axis and everything after it stay whole in UB, on one core.
+    assert check_all(b, [{"s1": 5}, {"s1": 17}], target=SMALL) >= 2

@@ -62,9 +62,15 @@ fn node(
 }
 
 fn reduce_graph() -> AscGraph {
+    reduce_graph_over(false)
+}
+
+/// `Sum` over the last axis, or over both axes when `all` is set.
+fn reduce_graph_over(all: bool) -> AscGraph {
     let mut g = AscGraph::new("Red");
     let s0 = g.create_size("s0").unwrap();
     let s1 = g.create_size("s1").unwrap();
+    let kept = |s: &Expr| if all { Expr::int(1) } else { s.clone() };
     let axes = vec![
         g.create_axis("z0", s0.clone()).unwrap(),
         g.create_axis("z1", s1).unwrap(),
@@ -91,7 +97,7 @@ fn reduce_graph() -> AscGraph {
         "sum",
         op("Sum", ComputeType::Reduce, &["x"], false, Some(8192)),
         &[l],
-        Some(vec![s0.clone(), Expr::int(1)]),
+        Some(vec![kept(&s0), Expr::int(1)]),
     );
     let st = node(
         &mut g,
@@ -99,7 +105,7 @@ fn reduce_graph() -> AscGraph {
         "store",
         op("Store", ComputeType::Store, &["x"], false, None),
         &[r],
-        Some(vec![s0.clone(), Expr::int(1)]),
+        Some(vec![kept(&s0), Expr::int(1)]),
     );
     node(
         &mut g,
@@ -107,7 +113,7 @@ fn reduce_graph() -> AscGraph {
         "y",
         op("Output", ComputeType::Invalid, &["x"], false, None),
         &[st],
-        Some(vec![s0, Expr::int(1)]),
+        Some(vec![kept(&s0), Expr::int(1)]),
     );
     g
 }
@@ -258,4 +264,72 @@ fn schedule_errors_do_not_touch_the_input() {
     let e = schedule(&g, &ScheduleOptions::default()).unwrap_err();
     assert!(e.to_string().contains("store"), "{e}");
     assert_eq!(before, format!("{:?}", g.nodes().len()));
+}
+
+#[test]
+fn full_reduction_runs_on_one_core() {
+    let impls = schedule(&reduce_graph_over(true), &ScheduleOptions::default()).unwrap();
+    assert!(!impls.is_empty());
+    let f = TilingFunction::new(&impls, &Target::ascend910b()).unwrap();
+    for i in &impls {
+        i.check().unwrap();
+        assert!(i.find_axis_by_name("z_unit").is_some(), "{}", i.name);
+    }
+    let mut shape = FxHashMap::default();
+    shape.insert("s0".to_string(), 1000);
+    shape.insert("s1".to_string(), 3000);
+    // The all-load template cannot hold 3 million values; the split reduce can.
+    let t = f.call(&shape).unwrap();
+    assert_eq!(t.block_dim, 1, "{}", t.graph);
+    for p in &f.problems {
+        if let Ok(t) = p.solve(&shape) {
+            assert_eq!(t.block_dim, 1, "{}", t.graph);
+        }
+    }
+}
+
+/// Every aligned candidate of each tile variable (multiples of the alignment and the bound).
+fn candidates(align: i64, upper: i64) -> Vec<i64> {
+    let mut v: Vec<i64> = (1..=upper / align).map(|k| k * align).collect();
+    if v.last() != Some(&upper) {
+        v.push(upper);
+    }
+    v
+}
+
+#[test]
+fn two_tile_variables_reach_the_exhaustive_optimum() {
+    // The split reduce tiles the kept axis and the reduce axis; a small UB keeps the search
+    // space small enough to try every pair.
+    let impls = schedule(&reduce_graph(), &ScheduleOptions::default()).unwrap();
+    let target = Target::custom("small", 4, 12288, 32, 4).unwrap();
+    let p = TilingProblem::new(&impls[0], &target).unwrap();
+    let tiles: Vec<usize> = (0..p.vars.len())
+        .filter(|k| p.vars[*k].kind == VarKind::Tile)
+        .collect();
+    assert_eq!(tiles.len(), 2);
+    let nv = p.vars.len();
+    for (s0, s1) in [(3, 5), (33, 64), (100, 333), (257, 31), (7, 1000)] {
+        let mut shape = FxHashMap::default();
+        shape.insert("s0".to_string(), s0);
+        shape.insert("s1".to_string(), s1);
+        let t = p.solve(&shape).unwrap();
+        let mut vals = vec![1i64; p.slot_names().len()];
+        for (k, s) in p.slot_names().iter().enumerate().skip(nv) {
+            vals[k] = shape[s];
+        }
+        let mut best = -1;
+        let (a, b) = (tiles[0], tiles[1]);
+        for va in candidates(p.vars[a].align, p.upper(a, &vals).unwrap()) {
+            vals[a] = va;
+            for vb in candidates(p.vars[b].align, p.upper(b, &vals).unwrap()) {
+                vals[b] = vb;
+                let u = p.ub_usage(&vals).unwrap();
+                if u <= target.ub_size {
+                    best = best.max(u);
+                }
+            }
+        }
+        assert_eq!(t.ub_used, best, "s0={s0} s1={s1}: {t:?}");
+    }
 }

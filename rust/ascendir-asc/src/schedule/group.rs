@@ -209,11 +209,14 @@ pub fn node_group(g: &AscGraph, node: &Node, loop_axes: &[AxisId]) -> Result<Axi
             }
             let d = d.unwrap_or(whole.axis.len());
             if d == 0 {
-                return Err(format!(
-                    "node '{}' ({}) works along the first axis; this needs a template that is not implemented",
-                    node.name,
-                    node.op_type()
-                ));
+                // Along the first axis the later axes are the same in every part: they are
+                // tiled (y) while the concat axis stays whole in UB (n). A one-axis concat
+                // leaves nothing to split; the scheduler then adds a unit outer axis.
+                return Ok(AxisGroup {
+                    y: whole.axis[1..].to_vec(),
+                    n: whole.axis[..1].to_vec(),
+                    ..AxisGroup::default()
+                });
             }
             Ok(AxisGroup {
                 y: whole.axis[..d].to_vec(),

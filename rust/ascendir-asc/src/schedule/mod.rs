@@ -822,6 +822,31 @@ fn unaligned_valid(base: &AscGraph, grp: &AxisGroup, general: &AscGraph) -> bool
     !tr.needs_align_ops && needs_align_views(general, &compute_nodes(general))
 }
 
+/// The HintGraph with a size-1 ORIGINAL axis in front of every loop nest and view (repeat 1,
+/// stride 0): the y group of a graph that has none (a reduction over every axis, a concat along
+/// the first axis), so that the general case applies with one block (`block_dim` = 1). The
+/// results are the same: the axis only adds a loop of one iteration.
+fn with_unit_outer_axis(hint: &AscGraph) -> AscResult<AscGraph> {
+    let mut g = hint.clone();
+    let mut name = String::from("z_unit");
+    while g.axes().iter().any(|a| a.name == name) {
+        name.push('_');
+    }
+    let one = g.create_size_const(1);
+    let a = g.create_axis(&name, one)?;
+    for node in g.nodes.iter_mut() {
+        if node.is_compute() {
+            node.attr.sched.axis.insert(0, a);
+        }
+        for t in node.outputs.iter_mut() {
+            t.axis.insert(0, a);
+            t.repeats.insert(0, Expr::int(1));
+            t.strides.insert(0, Expr::int(0));
+        }
+    }
+    Ok(g)
+}
+
 /// Schedule a HintGraph into ImplGraphs (one per tiling case and template), each with its
 /// `tiling_key` and (unless disabled) its UB allocation.
 pub fn schedule(hint: &AscGraph, opts: &ScheduleOptions) -> AscResult<Vec<AscGraph>> {
@@ -831,7 +856,14 @@ pub fn schedule(hint: &AscGraph, opts: &ScheduleOptions) -> AscResult<Vec<AscGra
     } else {
         hint.clone()
     };
-    let grp = graph_group(&base)?;
+    let mut grp = graph_group(&base)?;
+    let base = if grp.x.is_empty() && grp.y.is_empty() {
+        let b = with_unit_outer_axis(&base)?;
+        grp = graph_group(&b)?;
+        b
+    } else {
+        base
+    };
     let cases = tiling_cases(&base, &grp, opts)?;
     let mut out = Vec::new();
     let mut first_err = None;
