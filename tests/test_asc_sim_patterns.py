@@ -9,6 +9,7 @@ on two shapes each, with a small-UB target so that tiles are small and tails do 
 
 from __future__ import annotations
 
+import math
 import os
 import random
 from typing import Any
@@ -16,7 +17,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from ascendir import asc
 from ascendir.asc.schedule import schedule
+from ascendir.asc.simulate import evaluate, simulate
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import compile_tiling
 from test_asc_sim_helpers import F16, F32, HB, I32, check_all
@@ -190,3 +193,42 @@ def test_concat_along_the_first_axis() -> None:
     b.store(b.concat([x, y], 0))
     # The concat axis and everything after it stay whole in UB, on one core.
     assert check_all(b, [{"s1": 5}, {"s1": 17}], target=SMALL) >= 2
+
+
+@pytest.mark.parametrize("op", ["Erf", "Gelu"])
+def test_erf_and_gelu_simulate(op: str) -> None:
+    b = HB(f"U{op}", ["s0", 5], F32)
+    b.store(b.op(op, b.op("Neg", b.load())))
+    assert check_all(b, [{"s0": 3}, {"s0": 1001}], target=SMALL) >= 2
+    inputs = b.make_inputs({"s0": 3})
+    (x,) = (v.astype(np.float64) for v in inputs.values())
+    ref = evaluate(b.g, inputs, {"s0": 3})[b.outputs[0]]
+    if op == "Erf":
+        want = np.array([-math.erf(v) for v in x])
+    else:
+        want = 0.5 * -x * (1 + np.tanh(math.sqrt(2 / math.pi) * (-x - 0.044715 * x**3)))
+    assert np.allclose(ref, want, rtol=1e-5, atol=1e-6)
+
+
+def test_argmax_keeps_the_reduce_axis_whole() -> None:
+    b = HB("Arg", ["s0", "s1"], F32)
+    x = b.op("Exp", b.load())
+    b.store(b.op("ArgMax", x, reps=[b.sizes[0], 1], dtype=asc.dtypes.int64))
+    impls = schedule(b.g)
+    # Partial arg-maxima of two tiles cannot be combined: only the all-load case exists.
+    assert [i.name for i in impls if "R" in i.name.split("_B0")[1]] == []
+    shapes = [{"s0": 7, "s1": 33}, {"s0": 100, "s1": 9}]
+    runs = 0
+    fn = compile_tiling(impls, SMALL)
+    for shape in shapes:
+        inputs = b.make_inputs(shape)
+        (x,) = inputs.values()
+        want = np.argmax(x.reshape(shape["s0"], shape["s1"]), axis=1)
+        assert np.array_equal(evaluate(b.g, inputs, shape)[b.outputs[0]], want)
+        for k, impl in enumerate(impls):
+            t = fn.solve_each(shape)[k]
+            if isinstance(t, Exception):
+                continue
+            assert np.array_equal(simulate(impl, t, inputs)[b.outputs[0]], want), impl.name
+            runs += 1
+    assert runs >= 2

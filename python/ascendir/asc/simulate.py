@@ -17,6 +17,7 @@ numpy is imported lazily.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from .._core import asc_backend as _be
@@ -79,8 +80,22 @@ def _unary(name: str) -> Any:
         "RemovePad": lambda x: x,
         "Cast": lambda x: x,
         "Transpose": lambda x: x,
+        "Erf": _erf,
+        "Gelu": _gelu,
     }
     return table.get(name)
+
+
+def _erf(x: Any) -> Any:
+    np = _np()
+    return np.vectorize(math.erf, otypes=[np.float64])(x)
+
+
+def _gelu(x: Any) -> Any:
+    # The tanh form the vector units compute.
+    np = _np()
+    x64 = x.astype(np.float64)
+    return 0.5 * x64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64**3)))
 
 
 def _binary(name: str) -> Any:
@@ -332,6 +347,12 @@ class _Interp:
             return np.all(x, axis=ks, keepdims=True)
         if ty == "Any":
             return np.any(x, axis=ks, keepdims=True)
+        if ty == "ArgMax":
+            if len(ks) != 1:
+                raise SimulationError(
+                    f"node '{n['name']}': ArgMax reduces one axis, not {len(ks)}"
+                )
+            return np.expand_dims(np.argmax(x, axis=ks[0]), ks[0])
         if ty == "Mean":
             total = 1
             inv = {a: r for a, r in zip(in_t["base_axes"], in_t["base_repeats"], strict=False)}

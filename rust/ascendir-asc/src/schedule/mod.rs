@@ -346,6 +346,13 @@ fn split_reduce_valid(g: &AscGraph, r: &[AxisId]) -> bool {
     if reds.is_empty() {
         return true;
     }
+    // An arg-reduction keeps no value to compare the next tile's partial result with.
+    if reds
+        .iter()
+        .any(|n| matches!(g.nodes()[n.index()].op_type(), "ArgMax" | "ArgMin"))
+    {
+        return false;
+    }
     // Downstream of any reduce.
     let mut down = vec![false; g.node_count()];
     for rn in &reds {
