@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from ascendir import asc
-from ascendir.asc.schedule import schedule
+from ascendir.asc.schedule import AutofuserOptions, schedule
 from ascendir.asc.simulate import evaluate, simulate
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import compile_tiling
@@ -175,15 +175,35 @@ def test_int_chain_is_exact() -> None:
     assert np.int32(0).dtype == np.int32
 
 
-@pytest.mark.parametrize("op", ["Sum", "Max", "Mean"])
-def test_reduction_over_every_axis_runs_on_one_core(op: str) -> None:
-    # No axis is left to split over cores: a unit outer axis takes the block split.
+@pytest.mark.parametrize("op", ["Sum", "Max", "Min", "Mean", "Prod"])
+def test_reduction_over_every_axis(op: str) -> None:
+    # No kept axis: Sum/Mean/Max/Min split the reduce over cores (partial results combined by
+    # atomic Stores); every op also has one-core cases on a unit outer axis.
     b = HB(f"All{op}", ["s0", 7], F32)
     b.store(b.reduce(op, b.op("Abs", b.load()), [0, 1]))
-    fn = compile_tiling(schedule(b.g), SMALL)
+    impls = schedule(b.g)
+    over = [i for i in impls if i.name.endswith("_reduce_over_cores")]
+    assert len(over) == (0 if op == "Prod" else 1)
+    fn = compile_tiling(impls, SMALL)
     t = fn({"s0": 3001})
-    assert t.block_dim == 1
-    assert check_all(b, [{"s0": 1}, {"s0": 3001}], target=SMALL) >= 2
+    if op == "Prod":
+        assert t.block_dim == 1
+    else:
+        assert t.graph == over[0].name and t.block_dim == SMALL.core_num
+        assert all(k.block_dim == 1 for k in fn.solve_each({"s0": 3001})
+                   if not isinstance(k, Exception) and k.graph != t.graph)
+    shapes = [{"s0": 1}, {"s0": 3001}] if op != "Prod" else [{"s0": 1}, {"s0": 5}]
+    assert check_all(b, shapes, target=SMALL) >= 2
+    off = schedule(b.g, AutofuserOptions(reduce_over_cores=False))
+    assert not any(i.name.endswith("_reduce_over_cores") for i in off)
+
+
+def test_reduction_over_cores_needs_combinable_partials() -> None:
+    # A node after the reduce would run once per core on a partial result.
+    b = HB("AllSumAbs", ["s0"], F32)
+    b.store(b.op("Abs", b.reduce("Sum", b.load(), [0])))
+    assert not any(i.name.endswith("_reduce_over_cores") for i in schedule(b.g))
+    assert check_all(b, [{"s0": 5}, {"s0": 999}], target=SMALL) >= 2
 
 
 def test_concat_along_the_first_axis() -> None:

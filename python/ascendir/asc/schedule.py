@@ -33,7 +33,9 @@ class AutofuserOptions:
 
     ``merge_contiguous_axes``: merge adjacent loop axes that are contiguous in every view
     first; ``unaligned_template``: also emit the ``_unaligned`` template where valid;
-    ``all_load_reduce``: also emit the all-load reduce template; ``allocate``: run the UB
+    ``all_load_reduce``: also emit the all-load reduce template; ``reduce_over_cores``: for a
+    reduction over every axis, also emit the template that splits the reduce over cores and
+    combines the partial results with atomic Stores; ``allocate``: run the UB
     allocator on every ImplGraph; ``max_que_num``: VECIN queue limit of the allocator;
     ``insert_ub2ub``: insert ``Ub2ub`` copies to respect that limit.
     """
@@ -41,6 +43,7 @@ class AutofuserOptions:
     merge_contiguous_axes: bool = True
     unaligned_template: bool = True
     all_load_reduce: bool = True
+    reduce_over_cores: bool = True
     allocate: bool = True
     max_que_num: int = 4
     insert_ub2ub: bool = True
@@ -51,6 +54,7 @@ class AutofuserOptions:
             "merge_contiguous_axes": self.merge_contiguous_axes,
             "unaligned_template": self.unaligned_template,
             "all_load_reduce": self.all_load_reduce,
+            "reduce_over_cores": self.reduce_over_cores,
             "allocate": self.allocate,
             "max_que_num": self.max_que_num,
             "insert_ub2ub": self.insert_ub2ub,

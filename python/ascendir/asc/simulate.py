@@ -124,7 +124,24 @@ def _binary(name: str) -> Any:
     return table.get(name)
 
 
-_REDUCE = {"Sum", "Max", "Min", "Mean", "Prod", "All", "Any"}
+_REDUCE = {"Sum", "Max", "Min", "Mean", "Prod", "All", "Any", "ArgMax"}
+
+_ATOMIC = {
+    "add": lambda a, b: a + b,
+    "max": lambda a, b: _np().maximum(a, b),
+    "min": lambda a, b: _np().minimum(a, b),
+}
+
+
+def _atomic_identity(kind: str | None, dt: Any) -> Any:
+    np = _np()
+    if kind == "max":
+        return -np.inf if dt.kind == "f" else np.iinfo(dt).min
+    if kind == "min":
+        return np.inf if dt.kind == "f" else np.iinfo(dt).max
+    if kind in (None, "add"):
+        return 0
+    raise SimulationError(f"unknown atomic store operation '{kind}'")
 
 
 class _Plan:
@@ -240,7 +257,10 @@ class _Interp:
                 if self.gm[name].size < size:
                     self.gm[name] = np.resize(self.gm[name], size)
             else:
-                self.gm[name] = np.zeros(size, dtype=dt)
+                # An atomic Store needs its output cleared to the identity of its operation
+                # before the kernel (as the runtime does); otherwise the buffer starts at zero.
+                self.gm[name] = np.full(size, _atomic_identity(n["attrs"].get("atomic"), dt),
+                                        dtype=dt)
                 self.out_names.append(name)
             self.store_target[n["id"]] = name
 
@@ -472,8 +492,10 @@ class _Sim(_Interp):
                 src = n["inputs"][0]
                 in_t = self.p.by_id[src[0]]["outputs"][src[1]]
                 rks = {self.p.base[k] for k in self.reduced_axes(in_t, n["outputs"][0])}
+                # Each core starts its own partial result: block loops never accumulate.
                 self.red_loops[n["id"]] = [
-                    a for a in n["sched"][: n["_depth"]] if self.p.bases_of(a) & rks
+                    a for a in n["sched"][: n["_depth"]]
+                    if self.p.bases_of(a) & rks and self.p.axes[a]["type"] != "block_outer"
                 ]
 
     # --- UB placement ------------------------------------------------------------------
@@ -599,7 +621,11 @@ class _Sim(_Interp):
         if ct in ("store", "reduce_store"):
             idx = self.gm_index(t, ext, int(n["attrs"].get("offset", 0)))
             g = self.gm[self.store_target[n["id"]]]
-            g[idx] = _bc(ins[0], idx.shape).astype(g.dtype)
+            val = _bc(ins[0], idx.shape).astype(g.dtype)
+            atomic = n["attrs"].get("atomic")
+            if atomic:
+                val = _ATOMIC[atomic](g[idx], val).astype(g.dtype)
+            g[idx] = val
             return
         val = self.compute(n, ins, in_t, ext, rng)
         if n["id"] in self.red_loops:

@@ -2,8 +2,10 @@
 
 use std::sync::Arc;
 
+use ascendir_asc::axis::AxisType;
 use ascendir_asc::expr::FxHashMap;
-use ascendir_asc::schedule::{schedule, ScheduleOptions};
+use ascendir_asc::graph::AttrValue;
+use ascendir_asc::schedule::{schedule, ScheduleOptions, ATOMIC_ATTR};
 use ascendir_asc::target::Target;
 use ascendir_asc::tiling::{TilingFunction, TilingProblem, VarKind};
 use ascendir_asc::{
@@ -267,21 +269,40 @@ fn schedule_errors_do_not_touch_the_input() {
 }
 
 #[test]
-fn full_reduction_runs_on_one_core() {
+fn full_reduction_splits_over_cores() {
     let impls = schedule(&reduce_graph_over(true), &ScheduleOptions::default()).unwrap();
-    assert!(!impls.is_empty());
-    let f = TilingFunction::new(&impls, &Target::ascend910b()).unwrap();
+    let names: Vec<&str> = impls.iter().map(|i| i.name.as_str()).collect();
+    // The contiguous merge makes the two reduce axes one (z0).
+    assert_eq!(
+        names,
+        vec!["Red_B0R0_reduce_over_cores", "Red_B0Y1R0", "Red_B0Y1"]
+    );
     for i in &impls {
         i.check().unwrap();
+    }
+    // The Store combines the partial result of each core atomically.
+    let over = &impls[0];
+    let store = over.node(over.find_node("store").unwrap()).unwrap();
+    assert_eq!(
+        store.attr.ir_attr.get(ATOMIC_ATTR),
+        Some(&AttrValue::Str("add".into()))
+    );
+    let bo = over.find_axis(store.attr.sched.loop_axis).unwrap();
+    assert_eq!(bo.axis_type, AxisType::BlockOuter);
+    // The one-core cases put a unit axis in front.
+    for i in &impls[1..] {
         assert!(i.find_axis_by_name("z_unit").is_some(), "{}", i.name);
     }
+    let f = TilingFunction::new(&impls, &Target::ascend910b()).unwrap();
     let mut shape = FxHashMap::default();
     shape.insert("s0".to_string(), 1000);
     shape.insert("s1".to_string(), 3000);
-    // The all-load template cannot hold 3 million values; the split reduce can.
     let t = f.call(&shape).unwrap();
-    assert_eq!(t.block_dim, 1, "{}", t.graph);
-    for p in &f.problems {
+    assert_eq!(t.graph, "Red_B0R0_reduce_over_cores");
+    // The smallest block inner with block_dim <= 48: every core but a few gets work.
+    assert!(t.block_dim > 40 && t.block_dim <= 48, "{t:?}");
+    // The all-load case cannot hold 3 million values; the split reduce runs on one core.
+    for p in &f.problems[1..] {
         if let Ok(t) = p.solve(&shape) {
             assert_eq!(t.block_dim, 1, "{}", t.graph);
         }

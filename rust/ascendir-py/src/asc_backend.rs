@@ -383,6 +383,7 @@ fn opts_from(kw: Option<&Bound<'_, PyDict>>) -> PyResult<ScheduleOptions> {
                 "merge_contiguous_axes" => o.merge_contiguous_axes = v.extract()?,
                 "unaligned_template" => o.unaligned_template = v.extract()?,
                 "all_load_reduce" => o.all_load_reduce = v.extract()?,
+                "reduce_over_cores" => o.reduce_over_cores = v.extract()?,
                 "allocate" => o.allocate = v.extract()?,
                 "max_que_num" => o.alloc.max_que_num = v.extract()?,
                 "insert_ub2ub" => o.alloc.insert_ub2ub = v.extract()?,

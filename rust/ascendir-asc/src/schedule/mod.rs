@@ -7,6 +7,9 @@
 //! the unaligned template where valid and run the UB allocator on every result.
 
 pub mod group;
+mod rcore;
+
+pub use rcore::ATOMIC_ATTR;
 
 use rustc_hash::FxHashMap;
 
@@ -26,6 +29,9 @@ pub struct ScheduleOptions {
     pub unaligned_template: bool,
     /// Also emit the all-load reduce template (reduce axes entirely in UB).
     pub all_load_reduce: bool,
+    /// Also emit the reduce-over-cores template for a reduction over every axis (partial
+    /// results per core combined by atomic Stores).
+    pub reduce_over_cores: bool,
     /// Run the UB allocator on every ImplGraph.
     pub allocate: bool,
     /// Allocator options (queue limit).
@@ -38,6 +44,7 @@ impl Default for ScheduleOptions {
             merge_contiguous_axes: true,
             unaligned_template: true,
             all_load_reduce: true,
+            reduce_over_cores: true,
             allocate: true,
             alloc: AllocOptions::default(),
         }
@@ -863,17 +870,41 @@ pub fn schedule(hint: &AscGraph, opts: &ScheduleOptions) -> AscResult<Vec<AscGra
     } else {
         hint.clone()
     };
-    let mut grp = graph_group(&base)?;
-    let base = if grp.x.is_empty() && grp.y.is_empty() {
+    let hint_grp = graph_group(&base)?;
+    let no_kept_axis = hint_grp.x.is_empty() && hint_grp.y.is_empty();
+    // A reduction over every axis: besides the one-core cases below, split the reduce over
+    // cores when the partial results can be combined in GM.
+    let mut over_cores = Vec::new();
+    if no_kept_axis && opts.reduce_over_cores {
+        if let Some(stores) = rcore::atomic_stores(&base) {
+            for r in &hint_grp.r {
+                let size1 = base.find_axis(*r).is_some_and(|ax| is_const(&ax.size, 1));
+                if !size1 {
+                    over_cores.push(rcore::schedule_reduce_over_cores(
+                        &base, &hint_grp, *r, &stores,
+                    ));
+                }
+            }
+        }
+    }
+    let (base, grp) = if no_kept_axis {
         let b = with_unit_outer_axis(&base)?;
-        grp = graph_group(&b)?;
-        b
+        let grp = graph_group(&b)?;
+        (b, grp)
     } else {
-        base
+        (base, hint_grp)
     };
     let cases = tiling_cases(&base, &grp, opts)?;
     let mut out = Vec::new();
     let mut first_err = None;
+    for g in over_cores {
+        match g {
+            Ok(g) => out.push(g),
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
     for case in &cases {
         let general = match schedule_case(&base, &grp, case, Template::General) {
             Ok(g) => g,
