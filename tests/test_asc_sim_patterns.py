@@ -19,7 +19,7 @@ import pytest
 
 from ascendir import asc
 from ascendir.asc.schedule import AutofuserOptions, schedule
-from ascendir.asc.simulate import evaluate, simulate
+from ascendir.asc.simulate import SimulationError, evaluate, simulate
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import compile_tiling
 from test_asc_sim_helpers import F16, F32, HB, I32, check_all
@@ -252,3 +252,20 @@ def test_argmax_keeps_the_reduce_axis_whole() -> None:
             assert np.array_equal(simulate(impl, t, inputs)[b.outputs[0]], want), impl.name
             runs += 1
     assert runs >= 2
+
+
+def test_scalar_operands() -> None:
+    b = HB("Scal", ["s0", 8], F32)
+    sc = asc.ops.Scalar("c", b.g)
+    sc.attr.ir_attr.value = "2.5"
+    sc.y.dtype = F32
+    y = b.op("Maximum", b.op("Mul", b.load(), sc), sc)
+    b.store(y)
+    assert check_all(b, [{"s0": 5}, {"s0": 1000}], target=SMALL) >= 2
+    inputs = b.make_inputs({"s0": 5})
+    (x,) = inputs.values()
+    got = evaluate(b.g, inputs, {"s0": 5})[b.outputs[0]]
+    assert np.allclose(got, np.maximum(x * 2.5, 2.5))
+    sc.attr.ir_attr.value = "two"
+    with pytest.raises(SimulationError, match="Scalar 'c' has value 'two'"):
+        evaluate(b.g, inputs, {"s0": 5})

@@ -264,6 +264,27 @@ class _Interp:
                 self.out_names.append(name)
             self.store_target[n["id"]] = name
 
+    def scalar_input(self, src: list[int], consumer: str) -> Any:
+        """The value of input ``src`` when a Scalar node produces it, else None."""
+        prod = self.p.by_id[src[0]]
+        if prod["type"] != "Scalar":
+            return None
+        dt = np_dtype(prod["outputs"][src[1]]["dtype"])
+        text = str(prod["attrs"].get("value", ""))
+        try:
+            if dt.kind == "b":
+                value = text.strip().lower() in ("1", "true")
+            elif dt.kind in "iu":
+                value = int(text)
+            else:
+                value = float(text)
+        except ValueError:
+            raise SimulationError(
+                f"node '{consumer}': Scalar '{prod['name']}' has value {text!r}, "
+                f"not a {dt.name}"
+            ) from None
+        return _np().asarray(value, dtype=dt)
+
     # --- views -------------------------------------------------------------------------
 
     def extents(self, t: dict[str, Any], rng: dict[int, tuple[int, int]]) -> list[tuple[int, int]]:
@@ -416,7 +437,18 @@ class _Direct(_Interp):
                 idx = self.gm_index(t, ext, int(n["attrs"].get("offset", 0)))
                 vals[(n["id"], 0)] = self.gm[src["name"]][idx].astype(np_dtype(t["dtype"]))
                 continue
-            ins = [vals[tuple(s)] for s in n["inputs"]]
+            ins = []
+            for s in n["inputs"]:
+                v = self.scalar_input(s, n["name"])
+                if v is None:
+                    if tuple(s) not in vals:
+                        prod = self.p.by_id[s[0]]
+                        raise SimulationError(
+                            f"node '{n['name']}': input from '{prod['name']}' ({prod['type']}) "
+                            "is not supported by the simulator"
+                        )
+                    v = vals[tuple(s)]
+                ins.append(v)
             if ct in ("store", "reduce_store"):
                 ext = self.extents(t, rng)
                 idx = self.gm_index(t, ext, int(n["attrs"].get("offset", 0)))
@@ -617,7 +649,10 @@ class _Sim(_Interp):
         for s in n["inputs"]:
             pt = self.p.by_id[s[0]]["outputs"][s[1]]
             in_t.append(pt)
-            ins.append(self.ub_read(tuple(s), pt, self.extents(pt, rng), n["name"]))
+            v = self.scalar_input(s, n["name"])
+            if v is None:
+                v = self.ub_read(tuple(s), pt, self.extents(pt, rng), n["name"])
+            ins.append(v)
         if ct in ("store", "reduce_store"):
             idx = self.gm_index(t, ext, int(n["attrs"].get("offset", 0)))
             g = self.gm[self.store_target[n["id"]]]
