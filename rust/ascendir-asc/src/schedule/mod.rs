@@ -17,7 +17,7 @@ use crate::alloc::{allocate, AllocOptions};
 use crate::axis::{AxisId, AxisType};
 use crate::error::{AscError, AscResult};
 use crate::expr::{Expr, TriBool};
-use crate::graph::{AscGraph, ComputeType, GraphType, NodeId, Tensor, TmpBuffer};
+use crate::graph::{AscGraph, ComputeType, GraphType, Node, NodeId, Tensor, TmpBuffer};
 use group::{merge_groups, node_group, AxisGroup};
 
 /// Options of [`schedule`] (GE's `AutofuserOptions`).
@@ -675,17 +675,7 @@ pub fn schedule_case(
         }
         sched.extend_from_slice(&vect);
         let node = &mut g.nodes[n.index()];
-        let mut have = node.attr.sched.axis.clone();
-        let mut want = sched.clone();
-        have.sort_unstable();
-        want.sort_unstable();
-        if have != want {
-            return err(format!(
-                "case '{}': node '{}' sched.axis {:?} does not match the scheduled axes {:?}",
-                case.name, node.name, node.attr.sched.axis, sched
-            ));
-        }
-        node.attr.sched.axis = sched;
+        set_sched_axes(node, &case.name, sched)?;
         for t in node.outputs.iter_mut() {
             let mut v = vect.clone();
             if !tr.has_reduce {
@@ -693,16 +683,7 @@ pub fn schedule_case(
             }
             t.vectorized_axis = v;
         }
-        if node.attr.tmp_buffers.is_empty() {
-            if let Some(sz) = node.op.tmp_buffer.clone() {
-                node.attr.tmp_buffers.push(TmpBuffer {
-                    size: sz,
-                    life_time_axis_id: -1,
-                    mem: Default::default(),
-                    id: -1,
-                });
-            }
-        }
+        attach_tmp_buffer(node);
     }
     // Alignment of vectorized strides.
     let aligned = match template {
@@ -712,6 +693,37 @@ pub fn schedule_case(
     set_vectorized_strides(&mut g, &cn, aligned);
     set_loop_axes(&mut g, &cn, tr.has_reduce)?;
     Ok(g)
+}
+
+/// Replace the sched axes of `node` (after its splits and merges) by `sched`, the same axes in
+/// scheduled order; an error names the node when they are not the same set.
+fn set_sched_axes(node: &mut Node, case: &str, sched: Vec<AxisId>) -> AscResult<()> {
+    let mut have = node.attr.sched.axis.clone();
+    let mut want = sched.clone();
+    have.sort_unstable();
+    want.sort_unstable();
+    if have != want {
+        return err(format!(
+            "case '{case}': node '{}' sched.axis {:?} does not match the scheduled axes {:?}",
+            node.name, node.attr.sched.axis, sched
+        ));
+    }
+    node.attr.sched.axis = sched;
+    Ok(())
+}
+
+/// The temporary buffer the op prototype declares, unless the node already has one.
+fn attach_tmp_buffer(node: &mut Node) {
+    if node.attr.tmp_buffers.is_empty() {
+        if let Some(sz) = node.op.tmp_buffer.clone() {
+            node.attr.tmp_buffers.push(TmpBuffer {
+                size: sz,
+                life_time_axis_id: -1,
+                mem: Default::default(),
+                id: -1,
+            });
+        }
+    }
 }
 
 fn needs_align_views(g: &AscGraph, cn: &[NodeId]) -> bool {

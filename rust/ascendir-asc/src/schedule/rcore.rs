@@ -12,8 +12,8 @@
 use ascendir_ir::DataType;
 
 use super::{
-    compute_nodes, err, hint_loop_axes, reduce_nodes, set_vectorized_strides, AscGraph, AscResult,
-    AxisGroup, AxisId, ComputeType, GraphType, NodeId, TmpBuffer,
+    attach_tmp_buffer, compute_nodes, err, hint_loop_axes, reduce_nodes, set_sched_axes,
+    set_vectorized_strides, AscGraph, AscResult, AxisGroup, AxisId, ComputeType, GraphType, NodeId,
 };
 use crate::graph::AttrValue;
 
@@ -113,30 +113,11 @@ pub(super) fn schedule_reduce_over_cores(
         }
         g.apply_split(*n, bo, bi)?;
         let node = &mut g.nodes[n.index()];
-        let mut have = node.attr.sched.axis.clone();
-        let mut want = sched.clone();
-        have.sort_unstable();
-        want.sort_unstable();
-        if have != want {
-            return err(format!(
-                "graph '{}': node '{}' sched.axis {:?} does not match the scheduled axes {:?}",
-                g.name, node.name, node.attr.sched.axis, sched
-            ));
-        }
-        node.attr.sched.axis = sched.clone();
+        set_sched_axes(node, &g.name, sched.clone())?;
         for t in node.outputs.iter_mut() {
             t.vectorized_axis = vect.clone();
         }
-        if node.attr.tmp_buffers.is_empty() {
-            if let Some(sz) = node.op.tmp_buffer.clone() {
-                node.attr.tmp_buffers.push(TmpBuffer {
-                    size: sz,
-                    life_time_axis_id: -1,
-                    mem: Default::default(),
-                    id: -1,
-                });
-            }
-        }
+        attach_tmp_buffer(node);
     }
     set_vectorized_strides(&mut g, &cn, true);
     // Nodes up to the reduce loop over the tiles of their core; the Stores run once per core,
