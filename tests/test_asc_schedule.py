@@ -13,6 +13,8 @@ from ascendir.asc.schedule import (
     schedule,
     tiling_group,
 )
+from ascendir.asc.target import Target
+from ascendir.asc.tiling import compile_tiling
 from ascendir.errors import AscendIRError
 from test_asc_sim_helpers import F16, F32, HB
 
@@ -118,7 +120,32 @@ def test_broadcast_blocks_the_merge_and_gives_one_case_per_axis() -> None:
     y = b.load(reps=[1, b.sizes[1]])
     b.store(b.op("Add", x, b.broadcast(y, 0)))
     names = [i.name for i in schedule(b.g)]
-    assert names == ["Brc_B0Y0", "Brc_B0Y1"]
+    # Splitting z0 keeps rows of z1 in UB: the unaligned template pads only the broadcast.
+    assert names == ["Brc_B0Y0", "Brc_B0Y0_unaligned", "Brc_B0Y1"]
+
+
+def test_unaligned_template_pads_only_the_broadcast() -> None:
+    b = HB("Brc", ["s0", "s1"], F32)
+    x = b.load()
+    y = b.load(reps=[1, b.sizes[1]])
+    b.store(b.op("Add", x, b.broadcast(y, 0)))
+    general, unaligned = schedule(b.g)[:2]
+    strides = {n.name: [str(e) for e in n.y.vectorized_strides] for n in unaligned.nodes
+               if n.type not in ("Data", "Output")}
+    padded = "(8 * Ceiling((Rational(1 , 8) * s1)))"
+    assert strides["broadcast5"] == [padded, "1"]
+    assert strides["remove_pad_broadcast5"] == ["s1", "1"]
+    assert strides["load2"] == strides["add6"] == strides["store7"] == ["s1", "1"]
+    # The RemovePad runs right after the broadcast and feeds its consumer.
+    order = sorted((n.attr.sched.exec_order, n.name) for n in unaligned.nodes)
+    names = [nm for _, nm in order]
+    assert names.index("remove_pad_broadcast5") == names.index("broadcast5") + 1
+    assert unaligned.node("add6").x2.node.name == "remove_pad_broadcast5"
+    assert [str(e) for e in general.node("add6").y.vectorized_strides] == [padded, "1"]
+    # Dense rows leave more room: with 5-float rows the unaligned tile holds more rows.
+    fn = compile_tiling(schedule(b.g), Target("small", core_num=4, ub_size=16384))
+    g_t, u_t = fn.solve_each({"s0": 10000, "s1": 5})[:2]
+    assert u_t["z0t_size"] > g_t["z0t_size"]
 
 
 def test_reduce_cases_split_and_all_load() -> None:

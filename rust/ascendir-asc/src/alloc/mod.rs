@@ -222,10 +222,12 @@ pub fn allocate(g: &mut AscGraph, opts: &AllocOptions) -> AscResult<AllocReport>
     Ok(report)
 }
 
-fn ub2ub_op() -> Arc<OpDef> {
-    registry::lookup("Ub2ub").unwrap_or_else(|| {
+/// The registered prototype of a one-input UB copy op (`Ub2ub`, `RemovePad`), or an
+/// elementwise `x → y` prototype of that type when none is registered.
+pub(crate) fn copy_op(ty: &str) -> Arc<OpDef> {
+    registry::lookup(ty).unwrap_or_else(|| {
         Arc::new(
-            OpDef::new("Ub2ub", ComputeType::Elewise)
+            OpDef::new(ty, ComputeType::Elewise)
                 .input("x", PortKind::Required, "T")
                 .output("y", PortKind::Required, "T")
                 .dtype_var("T", &[]),
@@ -234,45 +236,57 @@ fn ub2ub_op() -> Arc<OpDef> {
 }
 
 fn insert_ub2ub(g: &mut AscGraph, load: NodeId) -> AscResult<String> {
+    let id = insert_after(g, load, copy_op("Ub2ub"), "ub_cpy")?;
+    Ok(g.node(id)?.name.clone())
+}
+
+/// Insert a one-input node of `op` (named `<prefix>_<producer>`) right after `producer` in the
+/// execution order: it takes the producer's output 0 (same view, sched axes and loop axis)
+/// and every consumer of that output reads the new node instead.
+pub(crate) fn insert_after(
+    g: &mut AscGraph,
+    producer: NodeId,
+    op: Arc<OpDef>,
+    prefix: &str,
+) -> AscResult<NodeId> {
     let order = exec_order(g)?;
-    let lnode = g.node(load)?.clone();
-    let mut name = format!("ub_cpy_{}", lnode.name);
+    let pnode = g.node(producer)?.clone();
+    let mut name = format!("{prefix}_{}", pnode.name);
     let mut k = 0;
     while g.find_node(&name).is_some() {
         k += 1;
-        name = format!("ub_cpy_{}_{k}", lnode.name);
+        name = format!("{prefix}_{}_{k}", pnode.name);
     }
-    let mut node = crate::graph::Node::new(&name, ub2ub_op());
-    node.attr.sched.axis = lnode.attr.sched.axis.clone();
-    node.attr.sched.loop_axis = lnode.attr.sched.loop_axis;
-    let mut t = lnode.outputs[0].clone();
+    let mut node = crate::graph::Node::new(&name, op);
+    node.attr.sched.axis = pnode.attr.sched.axis.clone();
+    node.attr.sched.loop_axis = pnode.attr.sched.loop_axis;
+    let mut t = pnode.outputs[0].clone();
     t.mem = Default::default();
     t.que = Default::default();
     t.buf = Default::default();
     node.outputs = vec![t];
     node.inputs = vec![Some(OutRef {
-        node: load,
+        node: producer,
         index: 0,
     })];
-    let consumers = g.consumers(load);
+    let consumers = g.consumers(producer);
     let id = g.add_node_value(node)?;
     for (oi, c, inp) in consumers {
         if oi == 0 && c != id {
             g.nodes[c.index()].inputs[inp] = Some(OutRef { node: id, index: 0 });
         }
     }
-    // New execution order: the copy right after the load.
     let mut new_order = Vec::with_capacity(order.len() + 1);
     for n in order {
         new_order.push(n);
-        if n == load {
+        if n == producer {
             new_order.push(id);
         }
     }
     for (p, n) in new_order.iter().enumerate() {
         g.nodes[n.index()].attr.sched.exec_order = p as i64;
     }
-    Ok(name)
+    Ok(id)
 }
 
 #[allow(clippy::type_complexity)]

@@ -7,6 +7,7 @@
 //! the unaligned template where valid and run the UB allocator on every result.
 
 pub mod group;
+mod pad;
 mod rcore;
 
 pub use rcore::ATOMIC_ATTR;
@@ -475,6 +476,8 @@ struct GraphTraits {
     has_reduce: bool,
     reduce_last: bool,
     needs_align_ops: bool,
+    /// An op other than Broadcast needs aligned strides (no unaligned template).
+    aligns_beyond_broadcast: bool,
 }
 
 fn traits(g: &AscGraph, grp: &AxisGroup, l: &[AxisId]) -> GraphTraits {
@@ -482,21 +485,23 @@ fn traits(g: &AscGraph, grp: &AxisGroup, l: &[AxisId]) -> GraphTraits {
         has_reduce: false,
         reduce_last: false,
         needs_align_ops: false,
+        aligns_beyond_broadcast: false,
     };
     for n in g.nodes() {
         match n.attr.api.compute_type {
             ComputeType::Reduce => {
                 t.has_reduce = true;
-                t.needs_align_ops = true;
+                t.aligns_beyond_broadcast = true;
             }
             ComputeType::Transpose
             | ComputeType::Concat
             | ComputeType::Split
-            | ComputeType::Broadcast
-            | ComputeType::Gather => t.needs_align_ops = true,
+            | ComputeType::Gather => t.aligns_beyond_broadcast = true,
+            ComputeType::Broadcast => t.needs_align_ops = true,
             _ => {}
         }
     }
+    t.needs_align_ops |= t.aligns_beyond_broadcast;
     if let Some(last) = l.last() {
         t.reduce_last = grp.r.contains(last);
     }
@@ -685,12 +690,14 @@ pub fn schedule_case(
         }
         attach_tmp_buffer(node);
     }
-    // Alignment of vectorized strides.
-    let aligned = match template {
-        Template::Unaligned => false,
-        Template::General => tr.needs_align_ops || needs_align_views(&g, &cn),
+    // Alignment of vectorized strides: all or nothing in the general template; in the
+    // unaligned one only the producers that cannot write densely, each followed by a RemovePad.
+    let (aligned, padded) = match template {
+        Template::Unaligned => (false, pad::insert_remove_pads(&mut g, &cn)?),
+        Template::General => (tr.needs_align_ops || needs_align_views(&g, &cn), Vec::new()),
     };
-    set_vectorized_strides(&mut g, &cn, aligned);
+    let cn = compute_nodes(&g);
+    set_vectorized_strides_by(&mut g, &cn, |n| aligned || padded.contains(&n));
     set_loop_axes(&mut g, &cn, tr.has_reduce)?;
     Ok(g)
 }
@@ -740,18 +747,27 @@ fn needs_align_views(g: &AscGraph, cn: &[NodeId]) -> bool {
 }
 
 fn set_vectorized_strides(g: &mut AscGraph, cn: &[NodeId], aligned: bool) {
+    set_vectorized_strides_by(g, cn, |_| aligned);
+}
+
+/// Vectorized strides of every output of `cn`, aligned where `aligned(producer)` says so;
+/// a Store copies the strides of its input.
+fn set_vectorized_strides_by(g: &mut AscGraph, cn: &[NodeId], aligned: impl Fn(NodeId) -> bool) {
     for n in cn {
         let is_store = g.nodes()[n.index()].attr.api.compute_type == ComputeType::Store;
         let input_vs = if is_store {
-            g.input_tensor(*n, 0).map(|t| {
-                (
+            let src = g.nodes()[n.index()].inputs.first().copied().flatten();
+            src.and_then(|r| {
+                let t = g.input_tensor(*n, 0)?;
+                Some((
                     t.vectorized_axis.clone(),
-                    vectorized_strides(t, aligned, 32),
-                )
+                    vectorized_strides(t, aligned(r.node), 32),
+                ))
             })
         } else {
             None
         };
+        let aligned = aligned(*n);
         let node = &mut g.nodes[n.index()];
         for t in node.outputs.iter_mut() {
             match &input_vs {
@@ -845,7 +861,9 @@ fn unaligned_valid(base: &AscGraph, grp: &AxisGroup, general: &AscGraph) -> bool
         Err(_) => return false,
     };
     let tr = traits(base, grp, &l);
-    !tr.needs_align_ops && needs_align_views(general, &compute_nodes(general))
+    let cn = compute_nodes(general);
+    !tr.aligns_beyond_broadcast
+        && (needs_align_views(general, &cn) || !pad::padded_producers(general, &cn).is_empty())
 }
 
 /// The HintGraph with a size-1 ORIGINAL axis in front of every loop nest and view (repeat 1,
