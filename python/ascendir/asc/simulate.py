@@ -285,6 +285,40 @@ class _Interp:
             ) from None
         return _np().asarray(value, dtype=dt)
 
+    def gather(self, n: dict[str, Any], rng: dict[int, tuple[int, int]]) -> Any:
+        """Gather's output over the current ranges: ``x1`` (params) and ``x2`` (indices) are read
+        from GM; the indices replace the params axis ``axis``."""
+        np = _np()
+        params, indices = (self.p.by_id[s[0]] for s in n["inputs"][:2])
+        for src in (params, indices):
+            if src["name"] not in self.gm:
+                raise SimulationError(
+                    f"node '{n['name']}': Gather reads '{src['name']}' ({src['type']}), "
+                    "the simulator supports Data inputs only"
+                )
+        t1, t2 = params["outputs"][0], indices["outputs"][0]
+        axis = int(n["attrs"].get("axis", 0))
+        rank = len(t1["base_axes"])
+        if axis < 0:
+            axis += rank
+        if not 0 <= axis < rank:
+            raise SimulationError(f"node '{n['name']}': Gather axis {axis} outside params rank")
+        gathered = t1["base_axes"][axis]
+        count = int(t1["base_repeats"][axis])
+        idx = self.gm[indices["name"]][self.gm_index(t2, self.extents(t2, rng), 0)]
+        idx = idx.astype(np.int64)
+        if n["attrs"].get("negative_index_support"):
+            idx = np.where(idx < 0, idx + count, idx)
+        bad = (idx < 0) | (idx >= count)
+        if bad.any():
+            raise SimulationError(
+                f"node '{n['name']}': index {int(idx[bad].flat[0])} outside [0, {count})"
+            )
+        ext1 = self.extents(t1, rng)
+        ext1[self.p.base_pos[gathered]] = (0, 1)
+        pos = self.gm_index(t1, ext1, 0) + idx * int(t1["base_strides"][axis])
+        return self.gm[params["name"]][pos]
+
     # --- views -------------------------------------------------------------------------
 
     def extents(self, t: dict[str, Any], rng: dict[int, tuple[int, int]]) -> list[tuple[int, int]]:
@@ -436,6 +470,9 @@ class _Direct(_Interp):
                 ext = self.extents(t, rng)
                 idx = self.gm_index(t, ext, int(n["attrs"].get("offset", 0)))
                 vals[(n["id"], 0)] = self.gm[src["name"]][idx].astype(np_dtype(t["dtype"]))
+                continue
+            if ct == "gather":
+                vals[(n["id"], 0)] = self.gather(n, rng).astype(np_dtype(t["dtype"]))
                 continue
             ins = []
             for s in n["inputs"]:
@@ -643,6 +680,10 @@ class _Sim(_Interp):
             val = self.gm[src["name"]][idx]
             base = self.acquire(key, True)
             self.ub_write(key, t, val, ext, base, n["name"])
+            return
+        if ct == "gather":
+            base = self.acquire(key, True)
+            self.ub_write(key, t, self.gather(n, rng), ext, base, n["name"])
             return
         ins = []
         in_t = []

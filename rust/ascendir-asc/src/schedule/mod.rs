@@ -253,6 +253,7 @@ pub fn merge_contiguous_axes(g: &AscGraph) -> AscResult<AscGraph> {
         runs.push(vec![p]);
     }
     let mut out = g.clone();
+    let loop_runs = runs.len();
     let mut new_axes = Vec::with_capacity(runs.len());
     let mut map: FxHashMap<AxisId, usize> = FxHashMap::default();
     for (ni, run) in runs.iter().enumerate() {
@@ -273,9 +274,31 @@ pub fn merge_contiguous_axes(g: &AscGraph) -> AscResult<AscGraph> {
             map.insert(l[p], ni);
         }
     }
+    // Axes that are not loop axes in the views of buffer nodes (the gathered axis of a
+    // Gather's params) are kept after the loop axes; a compute node may not have any.
+    for node in g.nodes().iter().filter(|n| !n.is_compute()) {
+        for t in &node.outputs {
+            for a in &t.axis {
+                if !map.contains_key(a) && !l.contains(a) {
+                    let old = g.axis_checked(*a)?;
+                    let ni = new_axes.len();
+                    let mut ax = crate::axis::Axis::new(
+                        ni as AxisId,
+                        &old.name,
+                        AxisType::Original,
+                        old.size.clone(),
+                    );
+                    ax.align = old.align.clone();
+                    new_axes.push(ax);
+                    map.insert(*a, ni);
+                    runs.push(Vec::new());
+                }
+            }
+        }
+    }
     for node in out.nodes.iter_mut() {
         if !node.attr.sched.axis.is_empty() {
-            node.attr.sched.axis = runs.iter().enumerate().map(|(i, _)| i as AxisId).collect();
+            node.attr.sched.axis = (0..loop_runs).map(|i| i as AxisId).collect();
         }
         for t in node.outputs.iter_mut() {
             let mut axis = Vec::new();
@@ -293,7 +316,7 @@ pub fn merge_contiguous_axes(g: &AscGraph) -> AscResult<AscGraph> {
                         ))
                     }
                 };
-                let run_len = runs[ni].len();
+                let run_len = runs[ni].len().max(1);
                 let end = (k + run_len).min(t.axis.len());
                 let members = &t.axis[k..end];
                 if run_len > 1
