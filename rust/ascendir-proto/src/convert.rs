@@ -6,7 +6,7 @@
 //! again. What GE would lose is kept under keys prefixed `_ascendir_` (see `docs/WIRE_FORMAT.md`).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use ascendir_ir::format::bits;
 use ascendir_ir::op_desc::{IrInputType, IrOutputType, OpMeta, SubgraphType};
@@ -87,6 +87,12 @@ pub mod keys {
     pub const ASC_ATTR_GROUPS: &str = "_ascendir_attr_groups";
     /// Our key: the legacy `TensorDescriptor.has_out_attr` flag (older GE writes it).
     pub const ASC_HAS_OUT_ATTR: &str = "_ascendir_has_out_attr";
+    /// Our key: fields of an OpDef, TensorDescriptor, GraphDef or ModelDef that `ge_ir.proto`
+    /// does not define (raw tags and values, written back after the known fields).
+    pub const ASC_UNKNOWN: &str = "_ascendir_unknown_fields";
+    /// Our key: unknown fields of the `AttrDef` values of an attribute map, by attribute name
+    /// (a named-attrs value whose entries are raw bytes, written back inside those values).
+    pub const ASC_ATTR_UNKNOWN: &str = "_ascendir_attr_unknown_fields";
 }
 
 use keys::*;
@@ -345,7 +351,7 @@ pub fn attr_to_def(value: &AttrValue) -> ProtoResult<pb::AttrDef> {
 fn attrs_to_map(attrs: &AttrMap, skip: &[&str]) -> ProtoResult<BTreeMap<String, pb::AttrDef>> {
     let mut out = BTreeMap::new();
     for (k, v) in attrs {
-        if skip.contains(&k.as_str()) {
+        if skip.contains(&k.as_str()) || k == ASC_UNKNOWN || k == ASC_ATTR_UNKNOWN {
             continue;
         }
         out.insert(k.clone(), attr_to_def(v)?);
@@ -726,144 +732,301 @@ struct PendingOp {
     fanout: Option<Vec<String>>,
 }
 
-/// Decoded tensor descriptors by their encoding: identical descs decode once and share one
-/// `Arc` (a graph's descs repeat a lot).
+/// Decode caches shared by the worker threads decoding one graph: tensor descriptors and
+/// attribute sections by their encoding (a graph's descs and attribute maps repeat a lot).
 #[derive(Default)]
-struct DescCache {
-    map: FxHashMap<Bytes, Arc<TensorDesc>>,
+struct SharedCache {
+    descs: Mutex<FxHashMap<Bytes, Arc<TensorDesc>>>,
+    sections: Mutex<FxHashMap<SectionKey, Arc<AttrSection>>>,
 }
 
-impl DescCache {
+/// An attribute section's encoding with the op's input, output and subgraph-slot counts.
+type SectionKey = (Bytes, usize, usize, usize);
+
+/// Decoded tensor descriptors by their encoding: identical descs decode once and share one
+/// `Arc`. A local map in front of the graph's shared one.
+#[derive(Default)]
+struct DescCache<'s> {
+    map: FxHashMap<Bytes, Arc<TensorDesc>>,
+    shared: Option<&'s SharedCache>,
+}
+
+impl DescCache<'_> {
     fn get(&mut self, raw: &Bytes) -> ProtoResult<Arc<TensorDesc>> {
         if let Some(d) = self.map.get(raw) {
             return Ok(d.clone());
         }
-        let def = <pb::TensorDescriptor as prost::Message>::decode(raw.clone()).map_err(|e| {
-            crate::wire::locate(raw, "TensorDescriptor")
-                .map(|w| crate::wire::rebase(w, raw))
-                .unwrap_or_else(|| ProtoError::Wire {
-                    offset: crate::wire::offset_of(raw),
-                    path: "TensorDescriptor".to_string(),
-                    message: e.to_string(),
-                })
-        })?;
-        let d = Arc::new(desc_from_def(def)?);
+        let found = self
+            .shared
+            .and_then(|s| s.descs.lock().ok().and_then(|m| m.get(raw).cloned()));
+        let d = match found {
+            Some(d) => d,
+            None => {
+                let d = Arc::new(desc_from_raw(raw)?);
+                if let Some(Ok(mut m)) = self.shared.map(|s| s.descs.lock()) {
+                    m.insert(raw.clone(), d.clone());
+                }
+                d
+            }
+        };
         self.map.insert(raw.clone(), d.clone());
         Ok(d)
     }
 }
 
-/// Decode op `i` of a graph from its encoding.
+/// Decode a `TensorDescriptor` from its encoding, unknown fields kept.
+fn desc_from_raw(raw: &Bytes) -> ProtoResult<TensorDesc> {
+    let def = <pb::TensorDescriptor as prost::Message>::decode(raw.clone()).map_err(|e| {
+        crate::wire::locate(raw, "TensorDescriptor")
+            .map(|w| crate::wire::rebase(w, raw))
+            .unwrap_or_else(|| ProtoError::Wire {
+                offset: crate::wire::offset_of(raw),
+                path: "TensorDescriptor".to_string(),
+                message: e.to_string(),
+            })
+    })?;
+    let mut d = desc_from_def(def)?;
+    let unknown = crate::wire::unknown_fields(raw, crate::wire::TENSOR_DESC_FIELDS);
+    let attr_unknown = attr_unknown_value(crate::wire::attr_unknown_fields(raw, 5));
+    if !unknown.is_empty() || attr_unknown.is_some() {
+        let attrs = d.attrs.get_or_insert_with(Default::default);
+        if !unknown.is_empty() {
+            attrs.insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
+        }
+        if let Some(v) = attr_unknown {
+            attrs.insert(ASC_ATTR_UNKNOWN.to_string(), v);
+        }
+    }
+    Ok(d)
+}
+
+/// The `_ascendir_attr_unknown_fields` value for a list of (key, unknown AttrDef fields).
+fn attr_unknown_value(list: Vec<(String, Vec<u8>)>) -> Option<AttrValue> {
+    if list.is_empty() {
+        return None;
+    }
+    Some(AttrValue::NamedAttrs(Box::new(NamedAttrs {
+        name: String::new(),
+        attrs: list
+            .into_iter()
+            .map(|(k, v)| (k, AttrValue::Bytes(v.into())))
+            .collect(),
+    })))
+}
+
 /// Per-chunk decode caches: tensor descriptors and attribute sections by their encoding.
 #[derive(Default)]
-struct ChunkCache {
-    descs: DescCache,
-    sections: FxHashMap<(Bytes, usize, usize, usize), AttrSection>,
+struct ChunkCache<'s> {
+    descs: DescCache<'s>,
+    sections: FxHashMap<SectionKey, Arc<AttrSection>>,
 }
 
-/// The byte range of the op's attribute entries (field 10) when they are contiguous.
-fn attr_span(raw: &[u8]) -> Option<(usize, usize)> {
-    let mut pos = 0usize;
+impl<'s> ChunkCache<'s> {
+    fn new(shared: &'s SharedCache) -> Self {
+        ChunkCache {
+            descs: DescCache {
+                map: FxHashMap::default(),
+                shared: Some(shared),
+            },
+            sections: FxHashMap::default(),
+        }
+    }
+
+    /// The decoded attribute section of `key` (decoded once per graph); `None` when its bytes
+    /// need the full decoder of the op.
+    fn section(&mut self, key: SectionKey) -> ProtoResult<Option<Arc<AttrSection>>> {
+        if let Some(s) = self.sections.get(&key) {
+            return Ok(Some(s.clone()));
+        }
+        let shared = self.descs.shared;
+        let found = shared.and_then(|s| s.sections.lock().ok().and_then(|m| m.get(&key).cloned()));
+        let sec = match found {
+            Some(s) => s,
+            None => {
+                let sec = match attrs_direct(&key.0, 10, OP_RESERVED)? {
+                    Some(d) => attr_section(d.reserved, key.1, key.2, key.3, d.unknown, d.user)?,
+                    None => {
+                        let Ok(def) = <pb::OpDef as prost::Message>::decode(key.0.clone()) else {
+                            return Ok(None);
+                        };
+                        let attrs = def.attr;
+                        let unknown = crate::wire::attr_unknown_fields(&key.0, 10);
+                        attr_section(attrs, key.1, key.2, key.3, unknown, AttrMap::new())?
+                    }
+                };
+                let sec = Arc::new(sec);
+                if let Some(Ok(mut m)) = shared.map(|s| s.sections.lock()) {
+                    m.insert(key.clone(), sec.clone());
+                }
+                sec
+            }
+        };
+        self.sections.insert(key, sec.clone());
+        Ok(Some(sec))
+    }
+}
+
+/// An OpDef read straight from its encoding: the scalar and list fields, descs as slices of
+/// the input, the byte range of the attribute entries and the unknown fields.
+struct FastOp {
+    def: pb::OpDef,
+    span: Option<(usize, usize)>,
+    unknown: Vec<u8>,
+}
+
+fn fast_str(b: &[u8]) -> Option<String> {
+    std::str::from_utf8(b).ok().map(str::to_string)
+}
+
+/// Read an OpDef in one pass. `None` whenever the bytes need the full decoder: malformed
+/// input, a known field with an unexpected wire type, groups, attribute entries that are not
+/// contiguous. Accepts nothing that prost rejects, so the result equals prost's.
+fn parse_op_fast(raw: &Bytes) -> Option<FastOp> {
+    let data: &[u8] = raw;
+    let mut def = pb::OpDef::default();
     let mut span: Option<(usize, usize)> = None;
     let mut closed = false;
-    while pos < raw.len() {
-        let start = pos;
-        let key = read_varint(raw, &mut pos)?;
-        let wt = key & 7;
-        match wt {
-            0 => {
-                read_varint(raw, &mut pos)?;
+    let mut unknown = Vec::new();
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let f = crate::wire::next_field(data, &mut pos)?;
+        let body = &data[f.value_start..f.end];
+        if f.number == 10 {
+            if f.wire_type != 2 {
+                return None;
             }
-            1 => pos = pos.checked_add(8)?,
-            5 => pos = pos.checked_add(4)?,
-            2 => {
-                let len = usize::try_from(read_varint(raw, &mut pos)?).ok()?;
-                pos = pos.checked_add(len)?;
-            }
-            _ => return None,
-        }
-        if pos > raw.len() {
-            return None;
-        }
-        if key >> 3 == 10 && wt == 2 {
             match &mut span {
-                None => span = Some((start, pos)),
-                Some((_, end)) if !closed && *end == start => *end = pos,
+                None => span = Some((f.start, f.end)),
+                Some((_, end)) if !closed && *end == f.start => *end = f.end,
                 Some(_) => return None,
             }
-        } else if span.is_some() {
+            continue;
+        }
+        if span.is_some() {
             closed = true;
         }
-    }
-    span
-}
-
-fn read_varint(data: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v: u64 = 0;
-    for shift in 0..10 {
-        let b = *data.get(*pos)?;
-        *pos += 1;
-        v |= u64::from(b & 0x7f) << (7 * shift);
-        if b & 0x80 == 0 {
-            return Some(v);
+        let v = f.varint;
+        match (f.number, f.wire_type) {
+            (1, 2) => def.name = fast_str(body)?,
+            (2, 2) => def.r#type = fast_str(body)?,
+            (5, 2) => def.input.push(fast_str(body)?),
+            (11, 2) => def.attr_groups = raw.slice(f.value_start..f.end),
+            (20, 0) => def.has_out_attr = v != 0,
+            (21, 0) => def.id = v as i64,
+            (22, 0) => def.stream_id = v as i64,
+            (23, 2) => def.input_name.push(fast_str(body)?),
+            (24, 2) => def.src_name.push(fast_str(body)?),
+            (26, 2) => def.dst_name.push(fast_str(body)?),
+            (35, 2) => def.subgraph_name.push(fast_str(body)?),
+            (33, 2) => def.input_desc.push(raw.slice(f.value_start..f.end)),
+            (34, 2) => def.output_desc.push(raw.slice(f.value_start..f.end)),
+            (n @ (25 | 27 | 28 | 29 | 30 | 31), wt @ (0 | 2)) => {
+                let list = match n {
+                    25 => &mut def.src_index,
+                    27 => &mut def.dst_index,
+                    28 => &mut def.input_i,
+                    29 => &mut def.output_i,
+                    30 => &mut def.workspace,
+                    _ => &mut def.workspace_bytes,
+                };
+                if wt == 0 {
+                    list.push(v as i64);
+                } else {
+                    let mut p = 0usize;
+                    while p < body.len() {
+                        list.push(crate::wire::varint(body, &mut p)? as i64);
+                    }
+                }
+            }
+            (32, 0) => def.is_input_const.push(v != 0),
+            (32, 2) => {
+                let mut p = 0usize;
+                while p < body.len() {
+                    def.is_input_const
+                        .push(crate::wire::varint(body, &mut p)? != 0);
+                }
+            }
+            (n, _) if crate::wire::OP_DEF_FIELDS.contains(&n) => return None,
+            _ => unknown.extend_from_slice(&data[f.start..f.end]),
         }
     }
-    None
+    Some(FastOp { def, span, unknown })
 }
 
-/// Decode op `i`, reusing a cached attribute section when another op had the same one.
+thread_local! {
+    /// Whether this thread decodes ops with the full decoder only (the reference the one-pass
+    /// decoder is checked against).
+    static FULL_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Sets `FULL_ONLY` for a scope and restores it.
+struct FullOnly(bool);
+
+impl FullOnly {
+    fn set(on: bool) -> Self {
+        FullOnly(FULL_ONLY.with(|f| f.replace(on)))
+    }
+}
+
+impl Drop for FullOnly {
+    fn drop(&mut self) {
+        FULL_ONLY.with(|f| f.set(self.0));
+    }
+}
+
+/// Run `f` with every op decoded by the full decoder (prost messages, then conversion) instead
+/// of the one-pass decoder. Both give the same graphs and the same errors; this is the
+/// reference the tests compare against.
+pub fn with_full_decoder<R>(f: impl FnOnce() -> R) -> R {
+    let _guard = FullOnly::set(true);
+    f()
+}
+
+/// Decode op `i`: one pass over its bytes, attribute sections and descs from the caches. Any
+/// problem goes to the full decoder, which reports it with its offset and field path.
 fn op_from_raw(raw: &Bytes, i: usize, cache: &mut ChunkCache) -> ProtoResult<PendingOp> {
-    let Some((s, e)) = attr_span(raw) else {
-        return op_from_raw_plain(raw, i, &mut cache.descs);
+    let fast = if FULL_ONLY.with(|f| f.get()) {
+        None
+    } else {
+        parse_op_fast(raw)
     };
-    // The op without its attribute entries (prost then skips parsing them).
-    let mut stripped = Vec::with_capacity(raw.len() - (e - s));
-    stripped.extend_from_slice(&raw[..s]);
-    stripped.extend_from_slice(&raw[e..]);
-    let stripped = Bytes::from(stripped);
-    let Ok(mut def) = <pb::OpDef as prost::Message>::decode(stripped.clone()) else {
-        // Malformed outside the attributes: the plain path reports where.
-        return op_from_raw_plain(raw, i, &mut cache.descs);
-    };
+    if let Some(fast) = fast {
+        let name = fast.def.name.clone();
+        match op_from_fast(raw, fast, cache) {
+            Ok(Some(p)) => return Ok(p),
+            Ok(None) => {}
+            Err(e) => return Err(e.within(|| format!("op[{i}]({name})"))),
+        }
+    }
+    op_from_raw_plain(raw, i, &mut cache.descs)
+}
+
+/// `Ok(None)` when the op needs the full decoder (decided before anything is converted).
+fn op_from_fast(
+    raw: &Bytes,
+    fast: FastOp,
+    cache: &mut ChunkCache,
+) -> ProtoResult<Option<PendingOp>> {
+    let FastOp {
+        mut def,
+        span,
+        unknown,
+    } = fast;
     let key = (
-        raw.slice(s..e),
+        span.map(|(s, e)| raw.slice(s..e)).unwrap_or_default(),
         def.input_desc.len(),
         def.output_desc.len(),
         def.subgraph_name.len(),
     );
-    let section = match cache.sections.get(&key) {
-        Some(sec) => sec.clone(),
-        None => {
-            let attrs = match <pb::OpDef as prost::Message>::decode(key.0.clone()) {
-                Ok(d) => d.attr,
-                Err(_) => return op_from_raw_plain(raw, i, &mut cache.descs),
-            };
-            let sec = attr_section(attrs, key.1, key.2, key.3)
-                .map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
-            cache.sections.insert(key, sec.clone());
-            sec
-        }
+    let Some(section) = cache.section(key)? else {
+        return Ok(None);
     };
-    // Offsets found in the stripped copy map back to the original op bytes.
-    let op_at = crate::wire::offset_of(raw);
-    let res = crate::wire::with_base_raw((stripped.as_ptr() as usize, stripped.len()), || {
-        op_from_def(&mut def, &mut cache.descs, Some(section))
-    });
-    res.map_err(|err| {
-        let err = match err {
-            ProtoError::Wire {
-                offset,
-                path,
-                message,
-            } => ProtoError::Wire {
-                offset: op_at + if offset < s { offset } else { offset + (e - s) },
-                path,
-                message,
-            },
-            other => other,
-        };
-        err.within(|| format!("op[{i}]({})", def.name))
-    })
+    let mut p = op_from_def(&mut def, &mut cache.descs, &section)?;
+    if !unknown.is_empty() {
+        p.op.attrs
+            .insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
+    }
+    Ok(Some(p))
 }
 
 fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResult<PendingOp> {
@@ -877,9 +1040,24 @@ fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResul
             });
         w.within(|| format!("op[{i}]"))
     })?;
-    op_from_def(&mut def, cache, None).map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))
+    let unknown = crate::wire::unknown_fields(raw, crate::wire::OP_DEF_FIELDS);
+    let section = attr_section(
+        std::mem::take(&mut def.attr),
+        def.input_desc.len(),
+        def.output_desc.len(),
+        def.subgraph_name.len(),
+        crate::wire::attr_unknown_fields(raw, 10),
+        AttrMap::new(),
+    )
+    .map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
+    let mut p = op_from_def(&mut def, cache, &section)
+        .map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
+    if !unknown.is_empty() {
+        p.op.attrs
+            .insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
+    }
+    Ok(p)
 }
-
 /// Everything an op's attribute map decodes to, given its port and subgraph-slot counts.
 /// Identical attribute sections (most ops of a graph share them) are decoded once.
 #[derive(Clone)]
@@ -902,6 +1080,8 @@ fn attr_section(
     n_in: usize,
     n_out: usize,
     n_sub: usize,
+    unknown: Vec<(String, Vec<u8>)>,
+    direct: AttrMap,
 ) -> ProtoResult<AttrSection> {
     let attrs = &mut map;
     let in_map = take_name_map(attrs, INPUT_NAME_KEY, INPUT_NAME_VALUE, n_in > 0)
@@ -951,7 +1131,11 @@ fn attr_section(
     let in_ctrl = take_if(attrs, ASC_IN_CTRL, as_list_s);
     let ctrl_to_data = take_if(attrs, ASC_CTRL_TO_DATA, as_list_s);
     let fanout = take_if(attrs, ASC_FANOUT, as_list_s);
-    let user = attrs_from_map(map)?;
+    let mut user = direct;
+    user.extend(attrs_from_map(map)?);
+    if let Some(v) = attr_unknown_value(unknown) {
+        user.insert(ASC_ATTR_UNKNOWN.to_string(), v);
+    }
     Ok(AttrSection {
         in_names,
         out_names,
@@ -970,17 +1154,8 @@ fn attr_section(
 fn op_from_def(
     def: &mut pb::OpDef,
     cache: &mut DescCache,
-    section: Option<AttrSection>,
+    section: &AttrSection,
 ) -> ProtoResult<PendingOp> {
-    let section = match section {
-        Some(s) => s,
-        None => attr_section(
-            std::mem::take(&mut def.attr),
-            def.input_desc.len(),
-            def.output_desc.len(),
-            def.subgraph_name.len(),
-        )?,
-    };
     let AttrSection {
         in_names,
         out_names,
@@ -992,14 +1167,15 @@ fn op_from_def(
         in_ctrl,
         ctrl_to_data,
         fanout,
-        mut user,
+        user,
     } = section;
+    let mut user = user.clone();
     let mut op = OpDesc::new(&def.name, &def.r#type);
     op.id = def.id;
     op.stream_id = def.stream_id;
     for (i, (td, name)) in std::mem::take(&mut def.input_desc)
         .into_iter()
-        .zip(&in_names)
+        .zip(in_names)
         .enumerate()
     {
         let d = cache
@@ -1009,7 +1185,7 @@ fn op_from_def(
     }
     for (i, (td, name)) in std::mem::take(&mut def.output_desc)
         .into_iter()
-        .zip(&out_names)
+        .zip(out_names)
         .enumerate()
     {
         let d = cache
@@ -1046,15 +1222,15 @@ fn op_from_def(
         let meta: &mut OpMeta = op.meta_mut();
         meta.has_out_attr = def.has_out_attr;
         meta.optional_inputs = opt
-            .unwrap_or_default()
             .iter()
+            .flatten()
             .map(|s| Arc::from(s.as_str()))
             .collect();
-        meta.ir_attr_names = ir_attr_names.unwrap_or_default();
+        meta.ir_attr_names = ir_attr_names.clone().unwrap_or_default();
         meta.ir_inputs = ir_in
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(n, t)| {
+            .iter()
+            .flatten()
+            .map(|&(ref n, t)| {
                 let t = match t {
                     0 => IrInputType::Required,
                     1 => IrInputType::Optional,
@@ -1064,9 +1240,9 @@ fn op_from_def(
             })
             .collect();
         meta.ir_outputs = ir_out
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(n, t)| {
+            .iter()
+            .flatten()
+            .map(|&(ref n, t)| {
                 let t = if t == 0 {
                     IrOutputType::Required
                 } else {
@@ -1078,10 +1254,10 @@ fn op_from_def(
         match sub_ir {
             Some(pairs) => {
                 meta.subgraph_ir_names = pairs
-                    .into_iter()
-                    .map(|(n, t)| {
+                    .iter()
+                    .map(|&(ref n, t)| {
                         (
-                            n,
+                            n.clone(),
                             if t == 0 {
                                 SubgraphType::Static
                             } else {
@@ -1119,9 +1295,9 @@ fn op_from_def(
     Ok(PendingOp {
         op,
         inputs: std::mem::take(&mut def.input),
-        in_ctrl,
-        ctrl_to_data,
-        fanout,
+        in_ctrl: in_ctrl.clone(),
+        ctrl_to_data: ctrl_to_data.clone(),
+        fanout: fanout.clone(),
     })
 }
 
@@ -1194,13 +1370,16 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     // Ops decode independently: in parallel, in chunks (each with its own desc cache).
     let base = crate::wire::base();
     let chunk_len = op_chunk(op.len());
+    let shared = SharedCache::default();
+    let full_only = FULL_ONLY.with(|f| f.get());
     let chunks: Vec<Vec<PendingOp>> = op
         .par_chunks(chunk_len)
         .enumerate()
         .map(|(c, chunk)| {
             crate::wire::with_base_raw(base, || {
                 let _guard = enter_graph(depth)?;
-                let mut cache = ChunkCache::default();
+                let _full = FullOnly::set(full_only);
+                let mut cache = ChunkCache::new(&shared);
                 chunk
                     .iter()
                     .enumerate()
@@ -1414,6 +1593,100 @@ fn itoa(v: i32) -> String {
     v.to_string()
 }
 
+/// What an IR object keeps of its message's unknown fields, to write after the known fields:
+/// the map entries (field `field`) of the attributes whose `AttrDef` had unknown fields
+/// (taken out of `map` and written again with those fields inside), then the message's own
+/// unknown fields.
+fn extras(attrs: &AttrMap, map: &mut BTreeMap<String, pb::AttrDef>, field: u32) -> Vec<u8> {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    let mut out = Vec::new();
+    if let Some(AttrValue::NamedAttrs(na)) = attrs.get(ASC_ATTR_UNKNOWN) {
+        for (k, v) in &na.attrs {
+            let AttrValue::Bytes(unknown) = v else {
+                continue;
+            };
+            let mut value = map
+                .remove(k)
+                .map(|d| prost::Message::encode_to_vec(&d))
+                .unwrap_or_default();
+            value.extend_from_slice(unknown);
+            let mut entry = Vec::with_capacity(k.len() + value.len() + 12);
+            encode_key(1, WireType::LengthDelimited, &mut entry);
+            encode_varint(k.len() as u64, &mut entry);
+            entry.extend_from_slice(k.as_bytes());
+            encode_key(2, WireType::LengthDelimited, &mut entry);
+            encode_varint(value.len() as u64, &mut entry);
+            entry.extend_from_slice(&value);
+            encode_key(field, WireType::LengthDelimited, &mut out);
+            encode_varint(entry.len() as u64, &mut out);
+            out.extend_from_slice(&entry);
+        }
+    }
+    if let Some(AttrValue::Bytes(b)) = attrs.get(ASC_UNKNOWN) {
+        out.extend_from_slice(b);
+    }
+    out
+}
+
+/// Encode a graph's own nodes as `GraphDef` bytes, unknown fields kept.
+pub fn graph_to_bytes(g: &Graph) -> ProtoResult<Vec<u8>> {
+    let mut d = graph_to_def(g)?;
+    let extra = extras(&g.attrs, &mut d.attr, 11);
+    let mut v = prost::Message::encode_to_vec(&d);
+    v.extend_from_slice(&extra);
+    Ok(v)
+}
+
+/// Encode a model as `ModelDef` bytes: every root graph followed by its registered subgraphs,
+/// unknown fields kept.
+pub fn model_to_bytes(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8>> {
+    let all: Vec<&Graph> = graphs
+        .iter()
+        .flat_map(|g| std::iter::once(*g).chain(g.subgraphs.iter()))
+        .collect();
+    model_to_bytes_flat(meta, &all)
+}
+
+/// Encode a model from the exact `ModelDef.graph` list (`graphs[0]` first) as bytes, unknown
+/// fields kept. The same bytes as encoding [`model_to_def_flat`] when there are none.
+pub fn model_to_bytes_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8>> {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    let mut names = rustc_hash::FxHashSet::default();
+    for sub in graphs {
+        if !names.insert(sub.name()) {
+            return Err(ProtoError::Encode(format!(
+                "two graphs of the model are named '{}'; subgraphs are found by name",
+                sub.name()
+            )));
+        }
+    }
+    // Field order as prost writes a ModelDef: 1, 2, 3, then the graphs (7), then 11, 12.
+    let mut out = prost::Message::encode_to_vec(&pb::ModelDef {
+        name: meta.name.clone(),
+        version: meta.version,
+        custom_version: meta.custom_version.clone(),
+        ..Default::default()
+    });
+    for g in graphs {
+        let b = graph_to_bytes(g)?;
+        encode_key(7, WireType::LengthDelimited, &mut out);
+        encode_varint(b.len() as u64, &mut out);
+        out.extend_from_slice(&b);
+    }
+    let mut tail = pb::ModelDef {
+        attr: attrs_to_map(&meta.attrs, &[ASC_ATTR_GROUPS])?,
+        attr_groups: match meta.attrs.get(ASC_ATTR_GROUPS) {
+            Some(AttrValue::Bytes(b)) => b.clone(),
+            _ => Bytes::new(),
+        },
+        ..Default::default()
+    };
+    let extra = extras(&meta.attrs, &mut tail.attr, 11);
+    prost::Message::encode(&tail, &mut out).map_err(|e| ProtoError::Encode(e.to_string()))?;
+    out.extend_from_slice(&extra);
+    Ok(out)
+}
+
 /// Encoded tensor descriptors by `Arc` identity (shared descs are encoded once).
 type DescEncCache = FxHashMap<usize, Bytes>;
 
@@ -1422,7 +1695,14 @@ fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoRes
     if let Some(b) = cache.get(&key) {
         return Ok(b.clone());
     }
-    let b = Bytes::from(prost::Message::encode_to_vec(&desc_to_def(d)?));
+    let mut def = desc_to_def(d)?;
+    let extra = match d.attrs.as_deref() {
+        Some(attrs) => extras(attrs, &mut def.attr, 5),
+        None => Vec::new(),
+    };
+    let mut v = prost::Message::encode_to_vec(&def);
+    v.extend_from_slice(&extra);
+    let b = Bytes::from(v);
     cache.insert(key, b.clone());
     Ok(b)
 }
@@ -1442,8 +1722,14 @@ pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
             chunk
                 .iter()
                 .map(|&id| {
-                    op_to_def(g, id, &pos, &mut cache)
-                        .map(|d| Bytes::from(prost::Message::encode_to_vec(&d)))
+                    let mut d = op_to_def(g, id, &pos, &mut cache)?;
+                    let extra = match g.op(id) {
+                        Ok(op) => extras(&op.attrs, &mut d.attr, 10),
+                        Err(_) => Vec::new(),
+                    };
+                    let mut v = prost::Message::encode_to_vec(&d);
+                    v.extend_from_slice(&extra);
+                    Ok(Bytes::from(v))
                 })
                 .collect::<ProtoResult<Vec<_>>>()
         })
@@ -1746,6 +2032,38 @@ pub fn model_to_def_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<pb:
 /// Decode a model: every GraphDef, then subgraph ownership rebuilt from the instance names
 /// (breadth first from each root); the root's subgraph list keeps the file order.
 pub fn model_from_def(def: pb::ModelDef) -> ProtoResult<Model> {
+    model_from_def_raw(def, &[])
+}
+
+/// Keep the unknown fields of a message (and of its attribute map's values, field
+/// `attr_field`) found in its encoding `raw` under our keys of `attrs`.
+fn keep_unknown(attrs: &mut AttrMap, raw: &[u8], known: &[u32], attr_field: u32) {
+    let unknown = crate::wire::unknown_fields(raw, known);
+    if !unknown.is_empty() {
+        attrs.insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
+    }
+    if let Some(v) = attr_unknown_value(crate::wire::attr_unknown_fields(raw, attr_field)) {
+        attrs.insert(ASC_ATTR_UNKNOWN.to_string(), v);
+    }
+}
+
+/// [`model_from_def`] for `def` decoded from `raw`: the unknown fields of the ModelDef, its
+/// GraphDefs and their attribute values are kept (see `docs/WIRE_FORMAT.md`).
+pub fn model_from_def_raw(def: pb::ModelDef, raw: &[u8]) -> ProtoResult<Model> {
+    let mut graph_raw: Vec<&[u8]> = Vec::new();
+    let mut pos = 0usize;
+    while pos < raw.len() {
+        match crate::wire::next_field(raw, &mut pos) {
+            Some(f) if f.number == 7 && f.wire_type == 2 => {
+                graph_raw.push(&raw[f.value_start..f.end])
+            }
+            Some(_) => {}
+            None => {
+                graph_raw.clear();
+                break;
+            }
+        }
+    }
     let pb::ModelDef {
         name,
         version,
@@ -1761,6 +2079,9 @@ pub fn model_from_def(def: pb::ModelDef) -> ProtoResult<Model> {
     if !attr_groups.is_empty() {
         attrs.insert(ASC_ATTR_GROUPS.to_string(), AttrValue::Bytes(attr_groups));
     }
+    if !graph_raw.is_empty() {
+        keep_unknown(&mut attrs, raw, crate::wire::MODEL_DEF_FIELDS, 11);
+    }
     let mut by_name: FxHashMap<String, usize> = FxHashMap::default();
     for (i, g) in graph.iter().enumerate() {
         if by_name.insert(g.name.clone(), i).is_some() {
@@ -1771,10 +2092,18 @@ pub fn model_from_def(def: pb::ModelDef) -> ProtoResult<Model> {
         }
     }
     let mut slots: Vec<Option<Graph>> = Vec::with_capacity(graph.len());
+    let keep = graph_raw.len() == graph.len();
     for (i, gd) in graph.into_iter().enumerate() {
-        slots.push(Some(
-            graph_from_def(gd).map_err(|e| e.within(|| format!("graph[{i}]")))?,
-        ));
+        let mut g = graph_from_def(gd).map_err(|e| e.within(|| format!("graph[{i}]")))?;
+        if keep {
+            keep_unknown(
+                &mut g.attrs,
+                graph_raw[i],
+                crate::wire::GRAPH_DEF_FIELDS,
+                11,
+            );
+        }
+        slots.push(Some(g));
     }
     let mut taken = vec![false; slots.len()];
     let mut roots = Vec::new();
@@ -1850,5 +2179,247 @@ pub fn model_from_def(def: pb::ModelDef) -> ProtoResult<Model> {
             attrs,
         },
         graphs: roots,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attribute maps straight from the wire
+// ---------------------------------------------------------------------------------------------
+
+/// OpDef attribute keys that `attr_section` reads itself (decoded as prost messages).
+const OP_RESERVED: &[&str] = &[
+    INPUT_NAME_KEY,
+    INPUT_NAME_VALUE,
+    OUTPUT_NAME_KEY,
+    OUTPUT_NAME_VALUE,
+    LEGACY_INPUT_NAME_KEY,
+    LEGACY_INPUT_NAME_VALUE,
+    LEGACY_OUTPUT_NAME_KEY,
+    LEGACY_OUTPUT_NAME_VALUE,
+    OPT_INPUT,
+    IR_ATTR_NAMES,
+    IR_INPUTS_KEY,
+    IR_INPUTS_VALUE,
+    IR_OUTPUTS_KEY,
+    IR_OUTPUTS_VALUE,
+    ASC_SUBGRAPH_IR_NAMES,
+    ASC_SUBGRAPH_IR_TYPES,
+    ASC_IN_CTRL,
+    ASC_CTRL_TO_DATA,
+    ASC_FANOUT,
+];
+
+/// Attribute entries read straight from the wire.
+struct DirectAttrs {
+    /// Reserved keys, as prost messages (for the caller's own reading).
+    reserved: BTreeMap<String, pb::AttrDef>,
+    /// Every other key, decoded.
+    user: AttrMap,
+    /// Keys whose `AttrDef` carried unknown fields, with those fields.
+    unknown: Vec<(String, Vec<u8>)>,
+}
+
+/// Decode a run of `map<string, AttrDef>` entries (field `field`, nothing else in `entries`).
+/// `Ok(None)` when the entries need the full decoder (malformed bytes, unusual entry layout);
+/// that is decided before any value is converted, so nothing is converted twice. Conversion
+/// errors name the attribute as the full decoder does.
+fn attrs_direct(
+    entries: &Bytes,
+    field: u32,
+    reserved: &[&str],
+) -> ProtoResult<Option<DirectAttrs>> {
+    enum Parsed {
+        Reserved(pb::AttrDef),
+        Fast(Option<AttrValue>),
+        Def(pb::AttrDef),
+    }
+    let data: &[u8] = entries;
+    // 1. The entries' layout, 2. every value parsed (no conversion yet).
+    let mut parsed: Vec<(&str, Parsed, Vec<u8>)> = Vec::new();
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let Some(f) = crate::wire::next_field(data, &mut pos) else {
+            return Ok(None);
+        };
+        if f.number != field || f.wire_type != 2 {
+            return Ok(None);
+        }
+        let entry = &data[..f.end];
+        let mut key: &[u8] = b"";
+        let mut val: Option<(usize, usize)> = None;
+        let mut p = f.value_start;
+        while p < f.end {
+            let Some(e) = crate::wire::next_field(entry, &mut p) else {
+                return Ok(None);
+            };
+            match (e.number, e.wire_type) {
+                (1, 2) => key = &data[e.value_start..e.end],
+                (2, 2) if val.is_none() => val = Some((e.value_start, e.end)),
+                _ => return Ok(None),
+            }
+        }
+        let Ok(key) = std::str::from_utf8(key) else {
+            return Ok(None);
+        };
+        let vb = match val {
+            Some((s, e)) => entries.slice(s..e),
+            None => Bytes::new(),
+        };
+        let item = if reserved.contains(&key) {
+            None
+        } else {
+            fast_attr(&vb).map(|(v, u)| (Parsed::Fast(v), u))
+        };
+        let item = match item {
+            Some(x) => x,
+            None => {
+                let Ok(d) = <pb::AttrDef as prost::Message>::decode(vb.clone()) else {
+                    return Ok(None);
+                };
+                let u = crate::wire::unknown_fields(&vb, crate::wire::ATTR_DEF_FIELDS);
+                if reserved.contains(&key) {
+                    (Parsed::Reserved(d), u)
+                } else {
+                    (Parsed::Def(d), u)
+                }
+            }
+        };
+        parsed.push((key, item.0, item.1));
+    }
+    // 3. Conversion, in wire order (a later entry of a key replaces an earlier one).
+    let mut out = DirectAttrs {
+        reserved: BTreeMap::new(),
+        user: AttrMap::new(),
+        unknown: Vec::new(),
+    };
+    for (key, item, u) in parsed {
+        if !out.unknown.is_empty() {
+            out.unknown.retain(|(k, _)| k != key);
+        }
+        if !u.is_empty() {
+            out.unknown.push((key.to_string(), u));
+        }
+        let value = match item {
+            Parsed::Reserved(d) => {
+                out.reserved.insert(key.to_string(), d);
+                continue;
+            }
+            Parsed::Fast(v) => v,
+            Parsed::Def(d) => {
+                attr_from_def(d).map_err(|e| e.within(|| format!("attr[{key:?}]")))?
+            }
+        };
+        match value {
+            Some(v) => {
+                out.user.insert(key.to_string(), v);
+            }
+            None => {
+                out.user.remove(key);
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+fn utf8_string(b: &[u8]) -> Option<String> {
+    std::str::from_utf8(b).ok().map(str::to_string)
+}
+
+/// One `AttrDef` of a common kind (scalars, scalar lists) with its unknown fields; `None` for
+/// the others (the full decoder handles them).
+fn fast_attr(vb: &Bytes) -> Option<(Option<AttrValue>, Vec<u8>)> {
+    let data: &[u8] = vb;
+    let mut val: Option<Option<AttrValue>> = None;
+    let mut unknown = Vec::new();
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let f = crate::wire::next_field(data, &mut pos)?;
+        let v = f.varint;
+        let body = &data[f.value_start..f.end];
+        let got = match (f.number, f.wire_type) {
+            (2, 2) => Some(AttrValue::String(utf8_string(body)?)),
+            (3, 0) => Some(AttrValue::Int(v as i64)),
+            (4, 5) => Some(AttrValue::Float(f32::from_le_bytes(body.try_into().ok()?))),
+            (5, 0) => Some(AttrValue::Bool(v != 0)),
+            (7, 2) => Some(AttrValue::Bytes(vb.slice(f.value_start..f.end))),
+            (15, 0) => Some(AttrValue::DataType(DataType::from_ge(v as i64)?)),
+            (17, 2) => Some(AttrValue::Expression(utf8_string(body)?)),
+            (1, 2) => fast_list(body)?,
+            (n, _) if crate::wire::ATTR_DEF_FIELDS.contains(&n) => return None,
+            _ => {
+                unknown.extend_from_slice(&data[f.start..f.end]);
+                continue;
+            }
+        };
+        if val.is_some() {
+            return None;
+        }
+        val = Some(got);
+    }
+    Some((val.flatten(), unknown))
+}
+
+/// A `ListValue` of scalars: `Some(None)` for an untyped list (GE skips it), `None` when the
+/// full decoder is needed.
+fn fast_list(data: &[u8]) -> Option<Option<AttrValue>> {
+    let mut s: Vec<&[u8]> = Vec::new();
+    let mut i: Vec<i64> = Vec::new();
+    let mut fl: Vec<f32> = Vec::new();
+    let mut b: Vec<bool> = Vec::new();
+    let mut dt: Vec<i64> = Vec::new();
+    let mut vt: i32 = 0;
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let f = crate::wire::next_field(data, &mut pos)?;
+        let v = f.varint;
+        let body = &data[f.value_start..f.end];
+        match (f.number, f.wire_type) {
+            (2, 2) => s.push(body),
+            (3, 0) => i.push(v as i64),
+            (12, 0) => dt.push(v as i64),
+            (3 | 12, 2) => {
+                let list = if f.number == 3 { &mut i } else { &mut dt };
+                let mut p = 0usize;
+                while p < body.len() {
+                    list.push(crate::wire::varint(body, &mut p)? as i64);
+                }
+            }
+            (4, 5) => fl.push(f32::from_le_bytes(body.try_into().ok()?)),
+            (4, 2) => {
+                if body.len() % 4 != 0 {
+                    return None;
+                }
+                fl.extend(
+                    body.chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                );
+            }
+            (5, 0) => b.push(v != 0),
+            (5, 2) => {
+                let mut p = 0usize;
+                while p < body.len() {
+                    b.push(crate::wire::varint(body, &mut p)? != 0);
+                }
+            }
+            (20, 0) => vt = v as i32,
+            // Bytes, descs, tensors, graphs, named attrs, or a wrong wire type.
+            (7 | 8 | 9 | 10 | 11 | 2 | 3 | 4 | 5 | 12 | 20, _) => return None,
+            _ => {}
+        }
+    }
+    Some(match Vt::try_from(vt).unwrap_or(Vt::VtListNone) {
+        Vt::VtListNone => None,
+        Vt::VtListString => Some(AttrValue::ListString(
+            s.into_iter().map(utf8_string).collect::<Option<_>>()?,
+        )),
+        Vt::VtListInt => Some(AttrValue::ListInt(i)),
+        Vt::VtListFloat => Some(AttrValue::ListFloat(fl)),
+        Vt::VtListBool => Some(AttrValue::ListBool(b)),
+        Vt::VtListDataType => Some(AttrValue::ListDataType(
+            dt.into_iter()
+                .map(DataType::from_ge)
+                .collect::<Option<_>>()?,
+        )),
+        _ => return None,
     })
 }
