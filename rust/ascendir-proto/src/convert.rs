@@ -712,9 +712,19 @@ fn remove_untyped(attrs: &mut BTreeMap<String, pb::AttrDef>, key: &str) {
 
 /// Insert a reserved key unless the attribute map already holds an equal list (kept with its
 /// own `val_type`).
-fn put_reserved(attr: &mut BTreeMap<String, pb::AttrDef>, key: &str, new: pb::AttrDef) {
-    if let (Some(Some(V::List(old))), Some(V::List(n))) =
-        (attr.get(key).map(|d| &d.value), &new.value)
+fn put_reserved(
+    attr: &mut BTreeMap<String, pb::AttrDef>,
+    user: &AttrMap,
+    key: &str,
+    new: pb::AttrDef,
+) {
+    let old = user.get(key).and_then(|v| attr_to_def(v).ok());
+    if let (
+        Some(pb::AttrDef {
+            value: Some(V::List(old)),
+        }),
+        Some(V::List(n)),
+    ) = (old, &new.value)
     {
         if old.s == n.s && old.i == n.i && old.f.is_empty() && old.b.is_empty() {
             return;
@@ -1721,16 +1731,7 @@ pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
             let mut cache = DescEncCache::default();
             chunk
                 .iter()
-                .map(|&id| {
-                    let mut d = op_to_def(g, id, &pos, &mut cache)?;
-                    let extra = match g.op(id) {
-                        Ok(op) => extras(&op.attrs, &mut d.attr, 10),
-                        Err(_) => Vec::new(),
-                    };
-                    let mut v = prost::Message::encode_to_vec(&d);
-                    v.extend_from_slice(&extra);
-                    Ok(Bytes::from(v))
-                })
+                .map(|&id| op_to_bytes(g, id, &pos, &mut cache).map(Bytes::from))
                 .collect::<ProtoResult<Vec<_>>>()
         })
         .collect::<ProtoResult<_>>()?;
@@ -1752,6 +1753,36 @@ pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
         attr: attrs_to_map(&g.attrs, &[ASC_ATTR_GROUPS])?,
         attr_groups,
     })
+}
+
+/// Encode op `id` as OpDef bytes: the fields prost writes before the attribute map, the map
+/// written straight from the op's attributes, the fields after it, then unknown fields.
+fn op_to_bytes(
+    g: &Graph,
+    id: NodeId,
+    pos: &slotmap::SecondaryMap<NodeId, u32>,
+    cache: &mut DescEncCache,
+) -> ProtoResult<Vec<u8>> {
+    let op = g.op(id).map_err(|e| ProtoError::Encode(e.to_string()))?;
+    let mut def = op_to_def(g, id, pos, cache)?;
+    let generated = std::mem::take(&mut def.attr);
+    let head = pb::OpDef {
+        name: std::mem::take(&mut def.name),
+        r#type: std::mem::take(&mut def.r#type),
+        input: std::mem::take(&mut def.input),
+        ..Default::default()
+    };
+    let mut out = Vec::with_capacity(
+        prost::Message::encoded_len(&head)
+            + prost::Message::encoded_len(&def)
+            + 64 * op.attrs.len(),
+    );
+    prost::Message::encode_raw(&head, &mut out);
+    let extra = encode_attr_map(&op.attrs, &generated, &[ASC_ATTR_GROUPS], 10, &mut out)
+        .map_err(|e| e.within(|| format!("op '{}'", op.name())))?;
+    prost::Message::encode_raw(&def, &mut out);
+    out.extend_from_slice(&extra);
+    Ok(out)
 }
 
 fn sorted_name_map(ports: &[ascendir_ir::Port]) -> (pb::AttrDef, pb::AttrDef) {
@@ -1809,7 +1840,9 @@ fn op_to_def(
         input.push(edge(name_of(p.node), -1));
     }
 
-    let mut attr = attrs_to_map(&op.attrs, &[ASC_ATTR_GROUPS]).map_err(|e| e.within(path))?;
+    // Generated entries only: the op's own attributes are written by `op_to_bytes`.
+    let mut attr: BTreeMap<String, pb::AttrDef> = BTreeMap::new();
+    let user = &op.attrs;
     if has_data_ctrl {
         attr.insert(
             ASC_IN_CTRL.to_string(),
@@ -1872,19 +1905,20 @@ fn op_to_def(
     // GE's reserved keys.
     if op.num_inputs() > 0 {
         let (k, v) = sorted_name_map(op.inputs());
-        put_reserved(&mut attr, INPUT_NAME_KEY, k);
-        put_reserved(&mut attr, INPUT_NAME_VALUE, v);
+        put_reserved(&mut attr, user, INPUT_NAME_KEY, k);
+        put_reserved(&mut attr, user, INPUT_NAME_VALUE, v);
     }
     if op.num_outputs() > 0 {
         let (k, v) = sorted_name_map(op.outputs());
-        put_reserved(&mut attr, OUTPUT_NAME_KEY, k);
-        put_reserved(&mut attr, OUTPUT_NAME_VALUE, v);
+        put_reserved(&mut attr, user, OUTPUT_NAME_KEY, k);
+        put_reserved(&mut attr, user, OUTPUT_NAME_VALUE, v);
     }
     let default_meta = OpMeta::default();
     let meta = op.meta().unwrap_or(&default_meta);
     if !meta.optional_inputs.is_empty() {
         put_reserved(
             &mut attr,
+            user,
             OPT_INPUT,
             ge_list_s(meta.optional_inputs.iter().map(|s| &**s)),
         );
@@ -1892,6 +1926,7 @@ fn op_to_def(
     if !meta.ir_attr_names.is_empty() {
         put_reserved(
             &mut attr,
+            user,
             IR_ATTR_NAMES,
             ge_list_s(meta.ir_attr_names.iter().map(String::as_str)),
         );
@@ -1899,11 +1934,13 @@ fn op_to_def(
     if !meta.ir_inputs.is_empty() {
         put_reserved(
             &mut attr,
+            user,
             IR_INPUTS_KEY,
             ge_list_s(meta.ir_inputs.iter().map(|p| &*p.0)),
         );
         put_reserved(
             &mut attr,
+            user,
             IR_INPUTS_VALUE,
             ge_list_i(meta.ir_inputs.iter().map(|p| p.1 as i64)),
         );
@@ -1911,11 +1948,13 @@ fn op_to_def(
     if !meta.ir_outputs.is_empty() {
         put_reserved(
             &mut attr,
+            user,
             IR_OUTPUTS_KEY,
             ge_list_s(meta.ir_outputs.iter().map(|p| &*p.0)),
         );
         put_reserved(
             &mut attr,
+            user,
             IR_OUTPUTS_VALUE,
             ge_list_i(meta.ir_outputs.iter().map(|p| p.1 as i64)),
         );
@@ -2422,4 +2461,184 @@ fn fast_list(data: &[u8]) -> Option<Option<AttrValue>> {
         )),
         _ => return None,
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attribute maps straight to the wire
+// ---------------------------------------------------------------------------------------------
+
+fn put_len_delimited(field: u32, body: &[u8], out: &mut Vec<u8>) {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    encode_key(field, WireType::LengthDelimited, out);
+    encode_varint(body.len() as u64, out);
+    out.extend_from_slice(body);
+}
+
+fn put_packed_varints(field: u32, values: impl Iterator<Item = u64> + Clone, out: &mut Vec<u8>) {
+    use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
+    let len: usize = values.clone().map(encoded_len_varint).sum();
+    if len == 0 && values.clone().next().is_none() {
+        return;
+    }
+    encode_key(field, WireType::LengthDelimited, out);
+    encode_varint(len as u64, out);
+    for v in values {
+        encode_varint(v, out);
+    }
+}
+
+fn put_packed_floats(field: u32, values: &[f32], out: &mut Vec<u8>) {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    if values.is_empty() {
+        return;
+    }
+    encode_key(field, WireType::LengthDelimited, out);
+    encode_varint((values.len() * 4) as u64, out);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// The encoding of `attr_to_def(value)`, written without building the message for the common
+/// kinds (the same bytes as prost writes).
+fn encode_attr_value(value: &AttrValue, out: &mut Vec<u8>) -> ProtoResult<()> {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    let list = |out: &mut Vec<u8>, vt: Vt, body: &dyn Fn(&mut Vec<u8>)| {
+        let mut l = Vec::new();
+        body(&mut l);
+        encode_key(20, WireType::Varint, &mut l);
+        encode_varint(vt as u64, &mut l);
+        put_len_delimited(1, &l, out);
+    };
+    match value {
+        AttrValue::Int(i) => {
+            encode_key(3, WireType::Varint, out);
+            encode_varint(*i as u64, out);
+        }
+        AttrValue::Float(f) => {
+            encode_key(4, WireType::ThirtyTwoBit, out);
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        AttrValue::Bool(b) => {
+            encode_key(5, WireType::Varint, out);
+            encode_varint(u64::from(*b), out);
+        }
+        AttrValue::String(s) => put_len_delimited(2, s.as_bytes(), out),
+        AttrValue::Bytes(b) => put_len_delimited(7, b, out),
+        AttrValue::Expression(s) => put_len_delimited(17, s.as_bytes(), out),
+        AttrValue::DataType(d) => {
+            encode_key(15, WireType::Varint, out);
+            encode_varint(i64::from(d.ge_value()) as u64, out);
+        }
+        AttrValue::ListInt(x) => list(out, Vt::VtListInt, &|l| {
+            put_packed_varints(3, x.iter().map(|&v| v as u64), l)
+        }),
+        AttrValue::ListFloat(x) => list(out, Vt::VtListFloat, &|l| put_packed_floats(4, x, l)),
+        AttrValue::ListBool(x) => list(out, Vt::VtListBool, &|l| {
+            put_packed_varints(5, x.iter().map(|&v| u64::from(v)), l)
+        }),
+        AttrValue::ListString(x) => list(out, Vt::VtListString, &|l| {
+            for s in x {
+                put_len_delimited(2, s.as_bytes(), l);
+            }
+        }),
+        AttrValue::ListBytes(x) => list(out, Vt::VtListBytes, &|l| {
+            for b in x {
+                put_len_delimited(7, b, l);
+            }
+        }),
+        AttrValue::ListDataType(x) => list(out, Vt::VtListDataType, &|l| {
+            put_packed_varints(12, x.iter().map(|d| i64::from(d.ge_value()) as u64), l)
+        }),
+        other => prost::Message::encode_raw(&attr_to_def(other)?, out),
+    }
+    Ok(())
+}
+
+/// Write the attribute map of a message (field `field`): `user` (minus `skip` and our private
+/// keys) merged with `generated` entries (which replace user entries of the same key), in key
+/// order as prost writes a map; then the entries of attributes with unknown `AttrDef` fields
+/// and the message's own unknown fields (from `user`), which the caller writes after the
+/// message's other fields: returned separately.
+fn encode_attr_map(
+    user: &AttrMap,
+    generated: &BTreeMap<String, pb::AttrDef>,
+    skip: &[&str],
+    field: u32,
+    out: &mut Vec<u8>,
+) -> ProtoResult<Vec<u8>> {
+    let unknown_attrs = match user.get(ASC_ATTR_UNKNOWN) {
+        Some(AttrValue::NamedAttrs(na)) => Some(&na.attrs),
+        _ => None,
+    };
+    let private = |k: &str| {
+        skip.contains(&k)
+            || k == ASC_UNKNOWN
+            || k == ASC_ATTR_UNKNOWN
+            || unknown_attrs.is_some_and(|u| u.contains_key(k))
+    };
+    let mut value = Vec::new();
+    let write = |key: &str, value: &[u8], out: &mut Vec<u8>| {
+        use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
+        let key_len = if key.is_empty() {
+            0
+        } else {
+            1 + encoded_len_varint(key.len() as u64) + key.len()
+        };
+        let len = key_len + 1 + encoded_len_varint(value.len() as u64) + value.len();
+        encode_key(field, WireType::LengthDelimited, out);
+        encode_varint(len as u64, out);
+        if !key.is_empty() {
+            put_len_delimited(1, key.as_bytes(), out);
+        }
+        put_len_delimited(2, value, out);
+    };
+    let mut u = user.iter().filter(|(k, _)| !private(k)).peekable();
+    let mut gi = generated.iter().peekable();
+    loop {
+        let take_user = match (u.peek(), gi.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some((uk, _)), Some((gk, _))) => uk.as_str() < gk.as_str(),
+        };
+        value.clear();
+        if take_user {
+            let Some((k, v)) = u.next() else { break };
+            encode_attr_value(v, &mut value).map_err(|e| e.within(|| format!("attr[{k:?}]")))?;
+            write(k, &value, out);
+        } else {
+            let Some((k, d)) = gi.next() else { break };
+            if u.peek().is_some_and(|(uk, _)| *uk == k) {
+                u.next();
+            }
+            prost::Message::encode_raw(d, &mut value);
+            write(k, &value, out);
+        }
+    }
+    // Attributes with unknown AttrDef fields, then the message's unknown fields.
+    let mut extra = Vec::new();
+    if let Some(list) = unknown_attrs {
+        for (k, v) in list {
+            let AttrValue::Bytes(unknown) = v else {
+                continue;
+            };
+            value.clear();
+            match (generated.get(k), user.get(k)) {
+                (Some(d), _) => prost::Message::encode_raw(d, &mut value),
+                (None, Some(v)) if !skip.contains(&k.as_str()) => encode_attr_value(v, &mut value)
+                    .map_err(|e| e.within(|| format!("attr[{k:?}]")))?,
+                _ => {}
+            }
+            value.extend_from_slice(unknown);
+            let mut entry = Vec::with_capacity(k.len() + value.len() + 8);
+            put_len_delimited(1, k.as_bytes(), &mut entry);
+            put_len_delimited(2, &value, &mut entry);
+            put_len_delimited(field, &entry, &mut extra);
+        }
+    }
+    if let Some(AttrValue::Bytes(b)) = user.get(ASC_UNKNOWN) {
+        extra.extend_from_slice(b);
+    }
+    Ok(extra)
 }
