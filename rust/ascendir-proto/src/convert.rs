@@ -713,9 +713,9 @@ fn remove_untyped(attrs: &mut BTreeMap<String, pb::AttrDef>, key: &str) {
 /// Insert a reserved key unless the attribute map already holds an equal list (kept with its
 /// own `val_type`).
 fn put_reserved(
-    attr: &mut BTreeMap<String, pb::AttrDef>,
+    attr: &mut BTreeMap<&'static str, pb::AttrDef>,
     user: &AttrMap,
-    key: &str,
+    key: &'static str,
     new: pb::AttrDef,
 ) {
     let old = user.get(key).and_then(|v| attr_to_def(v).ok());
@@ -730,7 +730,7 @@ fn put_reserved(
             return;
         }
     }
-    attr.insert(key.to_string(), new);
+    attr.insert(key, new);
 }
 
 /// An op decoded from an OpDef, with its edge strings still to be resolved.
@@ -1697,13 +1697,21 @@ pub fn model_to_bytes_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<V
     Ok(out)
 }
 
-/// Encoded tensor descriptors by `Arc` identity (shared descs are encoded once).
-type DescEncCache = FxHashMap<usize, Bytes>;
+/// Encoded tensor descriptors by `Arc` identity (shared descs are encoded once per graph): a
+/// local map in front of the graph's shared one.
+struct DescEncCache<'s> {
+    local: FxHashMap<usize, Bytes>,
+    shared: &'s Mutex<FxHashMap<usize, Bytes>>,
+}
 
 fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoResult<Bytes> {
     let key = Arc::as_ptr(d) as usize;
-    if let Some(b) = cache.get(&key) {
+    if let Some(b) = cache.local.get(&key) {
         return Ok(b.clone());
+    }
+    if let Some(b) = cache.shared.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        cache.local.insert(key, b.clone());
+        return Ok(b);
     }
     let mut def = desc_to_def(d)?;
     let extra = match d.attrs.as_deref() {
@@ -1713,7 +1721,10 @@ fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoRes
     let mut v = prost::Message::encode_to_vec(&def);
     v.extend_from_slice(&extra);
     let b = Bytes::from(v);
-    cache.insert(key, b.clone());
+    if let Ok(mut m) = cache.shared.lock() {
+        m.insert(key, b.clone());
+    }
+    cache.local.insert(key, b.clone());
     Ok(b)
 }
 
@@ -1725,10 +1736,14 @@ pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
     }
     // Ops encode independently: in parallel, in chunks (each with its own desc cache).
     let ids: Vec<NodeId> = g.node_ids().collect();
+    let shared = Mutex::new(FxHashMap::default());
     let chunks: Vec<Vec<Bytes>> = ids
         .par_chunks(op_chunk(ids.len()))
         .map(|chunk| {
-            let mut cache = DescEncCache::default();
+            let mut cache = DescEncCache {
+                local: FxHashMap::default(),
+                shared: &shared,
+            };
             chunk
                 .iter()
                 .map(|&id| op_to_bytes(g, id, &pos, &mut cache).map(Bytes::from))
@@ -1764,8 +1779,7 @@ fn op_to_bytes(
     cache: &mut DescEncCache,
 ) -> ProtoResult<Vec<u8>> {
     let op = g.op(id).map_err(|e| ProtoError::Encode(e.to_string()))?;
-    let mut def = op_to_def(g, id, pos, cache)?;
-    let generated = std::mem::take(&mut def.attr);
+    let (mut def, generated) = op_to_def(g, id, pos, cache)?;
     let head = pb::OpDef {
         name: std::mem::take(&mut def.name),
         r#type: std::mem::take(&mut def.r#type),
@@ -1803,7 +1817,7 @@ fn op_to_def(
     id: NodeId,
     pos: &slotmap::SecondaryMap<NodeId, u32>,
     cache: &mut DescEncCache,
-) -> ProtoResult<pb::OpDef> {
+) -> ProtoResult<(pb::OpDef, BTreeMap<&'static str, pb::AttrDef>)> {
     let node = g.node(id).map_err(|e| ProtoError::Encode(e.to_string()))?;
     let op = node.op();
     let name_of = |n: NodeId| g.op(n).map(|o| o.name()).unwrap_or("");
@@ -1841,11 +1855,11 @@ fn op_to_def(
     }
 
     // Generated entries only: the op's own attributes are written by `op_to_bytes`.
-    let mut attr: BTreeMap<String, pb::AttrDef> = BTreeMap::new();
+    let mut attr: BTreeMap<&'static str, pb::AttrDef> = BTreeMap::new();
     let user = &op.attrs;
     if has_data_ctrl {
         attr.insert(
-            ASC_IN_CTRL.to_string(),
+            ASC_IN_CTRL,
             list_s_attr(
                 in_ctrl
                     .iter()
@@ -1858,7 +1872,7 @@ fn op_to_def(
     }
     if !ctrl_to_data.is_empty() {
         attr.insert(
-            ASC_CTRL_TO_DATA.to_string(),
+            ASC_CTRL_TO_DATA,
             list_s_attr(ctrl_to_data.iter().map(String::as_str)),
         );
     }
@@ -1896,10 +1910,7 @@ fn op_to_def(
         }
     }
     if !fanout.is_empty() {
-        attr.insert(
-            ASC_FANOUT.to_string(),
-            list_s_attr(fanout.iter().map(String::as_str)),
-        );
+        attr.insert(ASC_FANOUT, list_s_attr(fanout.iter().map(String::as_str)));
     }
 
     // GE's reserved keys.
@@ -1977,11 +1988,11 @@ fn op_to_def(
             )));
         }
         attr.insert(
-            ASC_SUBGRAPH_IR_NAMES.to_string(),
+            ASC_SUBGRAPH_IR_NAMES,
             list_s_attr(meta.subgraph_ir_names.iter().map(|p| p.0.as_str())),
         );
         attr.insert(
-            ASC_SUBGRAPH_IR_TYPES.to_string(),
+            ASC_SUBGRAPH_IR_TYPES,
             list_i_attr(meta.subgraph_ir_names.iter().map(|p| p.1 as i64)),
         );
     }
@@ -2001,11 +2012,11 @@ fn op_to_def(
         Some(AttrValue::Bytes(b)) => b.clone(),
         _ => Bytes::new(),
     };
-    Ok(pb::OpDef {
+    let def = pb::OpDef {
         name: op.name().to_string(),
         r#type: op.op_type().to_string(),
         input,
-        attr,
+        attr: BTreeMap::new(),
         attr_groups,
         has_out_attr: meta.has_out_attr,
         id: op.id,
@@ -2023,7 +2034,8 @@ fn op_to_def(
         input_desc,
         output_desc,
         subgraph_name: inst.clone(),
-    })
+    };
+    Ok((def, attr))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -2467,6 +2479,25 @@ fn fast_list(data: &[u8]) -> Option<Option<AttrValue>> {
 // Attribute maps straight to the wire
 // ---------------------------------------------------------------------------------------------
 
+/// Write field `field` with the bytes `body` writes, length first (one byte reserved for it,
+/// moved when the length needs more).
+fn put_nested<R>(field: u32, out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    encode_key(field, WireType::LengthDelimited, out);
+    let at = out.len();
+    out.push(0);
+    let r = body(out);
+    let len = out.len() - at - 1;
+    if len < 0x80 {
+        out[at] = len as u8;
+    } else {
+        let mut head = Vec::with_capacity(10);
+        encode_varint(len as u64, &mut head);
+        out.splice(at..at + 1, head);
+    }
+    r
+}
+
 fn put_len_delimited(field: u32, body: &[u8], out: &mut Vec<u8>) {
     use prost::encoding::{encode_key, encode_varint, WireType};
     encode_key(field, WireType::LengthDelimited, out);
@@ -2504,11 +2535,11 @@ fn put_packed_floats(field: u32, values: &[f32], out: &mut Vec<u8>) {
 fn encode_attr_value(value: &AttrValue, out: &mut Vec<u8>) -> ProtoResult<()> {
     use prost::encoding::{encode_key, encode_varint, WireType};
     let list = |out: &mut Vec<u8>, vt: Vt, body: &dyn Fn(&mut Vec<u8>)| {
-        let mut l = Vec::new();
-        body(&mut l);
-        encode_key(20, WireType::Varint, &mut l);
-        encode_varint(vt as u64, &mut l);
-        put_len_delimited(1, &l, out);
+        put_nested(1, out, |l| {
+            body(l);
+            encode_key(20, WireType::Varint, l);
+            encode_varint(vt as u64, l);
+        })
     };
     match value {
         AttrValue::Int(i) => {
@@ -2562,7 +2593,7 @@ fn encode_attr_value(value: &AttrValue, out: &mut Vec<u8>) -> ProtoResult<()> {
 /// message's other fields: returned separately.
 fn encode_attr_map(
     user: &AttrMap,
-    generated: &BTreeMap<String, pb::AttrDef>,
+    generated: &BTreeMap<&'static str, pb::AttrDef>,
     skip: &[&str],
     field: u32,
     out: &mut Vec<u8>,
@@ -2600,16 +2631,21 @@ fn encode_attr_map(
             (None, None) => break,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (Some((uk, _)), Some((gk, _))) => uk.as_str() < gk.as_str(),
+            (Some((uk, _)), Some((gk, _))) => uk.as_str() < **gk,
         };
         value.clear();
         if take_user {
             let Some((k, v)) = u.next() else { break };
-            encode_attr_value(v, &mut value).map_err(|e| e.within(|| format!("attr[{k:?}]")))?;
-            write(k, &value, out);
+            put_nested(field, out, |o| {
+                if !k.is_empty() {
+                    put_len_delimited(1, k.as_bytes(), o);
+                }
+                put_nested(2, o, |o| encode_attr_value(v, o))
+            })
+            .map_err(|e| e.within(|| format!("attr[{k:?}]")))?;
         } else {
             let Some((k, d)) = gi.next() else { break };
-            if u.peek().is_some_and(|(uk, _)| *uk == k) {
+            if u.peek().is_some_and(|(uk, _)| uk.as_str() == *k) {
                 u.next();
             }
             prost::Message::encode_raw(d, &mut value);
@@ -2624,7 +2660,7 @@ fn encode_attr_map(
                 continue;
             };
             value.clear();
-            match (generated.get(k), user.get(k)) {
+            match (generated.get(k.as_str()), user.get(k)) {
                 (Some(d), _) => prost::Message::encode_raw(d, &mut value),
                 (None, Some(v)) if !skip.contains(&k.as_str()) => encode_attr_value(v, &mut value)
                     .map_err(|e| e.within(|| format!("attr[{k:?}]")))?,
