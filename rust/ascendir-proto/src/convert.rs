@@ -383,28 +383,6 @@ fn i_attr(i: i64) -> pb::AttrDef {
         value: Some(V::I(i)),
     }
 }
-fn list_s_attr<'a>(it: impl Iterator<Item = &'a str>) -> pb::AttrDef {
-    pb::AttrDef {
-        value: Some(list(Vt::VtListString, |l| {
-            l.s = it.map(|s| Bytes::copy_from_slice(s.as_bytes())).collect()
-        })),
-    }
-}
-/// A list as GE writes its reserved OpDef keys: no `val_type`.
-fn ge_list_s<'a>(it: impl Iterator<Item = &'a str>) -> pb::AttrDef {
-    let mut d = list_s_attr(it);
-    if let Some(V::List(l)) = &mut d.value {
-        l.val_type = Vt::VtListNone as i32;
-    }
-    d
-}
-fn ge_list_i(it: impl Iterator<Item = i64>) -> pb::AttrDef {
-    let mut d = list_i_attr(it);
-    if let Some(V::List(l)) = &mut d.value {
-        l.val_type = Vt::VtListNone as i32;
-    }
-    d
-}
 fn list_i_attr(it: impl Iterator<Item = i64>) -> pb::AttrDef {
     pb::AttrDef {
         value: Some(list(Vt::VtListInt, |l| l.i = it.collect())),
@@ -712,25 +690,82 @@ fn remove_untyped(attrs: &mut BTreeMap<String, pb::AttrDef>, key: &str) {
 
 /// Insert a reserved key unless the attribute map already holds an equal list (kept with its
 /// own `val_type`).
-fn put_reserved(
-    attr: &mut BTreeMap<&'static str, pb::AttrDef>,
-    user: &AttrMap,
-    key: &'static str,
-    new: pb::AttrDef,
-) {
-    let old = user.get(key).and_then(|v| attr_to_def(v).ok());
-    if let (
-        Some(pb::AttrDef {
-            value: Some(V::List(old)),
-        }),
-        Some(V::List(n)),
-    ) = (old, &new.value)
-    {
-        if old.s == n.s && old.i == n.i && old.f.is_empty() && old.b.is_empty() {
-            return;
+fn put_reserved(attr: &mut GenAttrs, user: &AttrMap, key: &'static str, new: Vec<u8>) {
+    if let Some(old) = user.get(key) {
+        let old = attr_to_def(old).ok();
+        let n = <pb::AttrDef as prost::Message>::decode(new.as_slice()).ok();
+        if let (
+            Some(pb::AttrDef {
+                value: Some(V::List(old)),
+            }),
+            Some(pb::AttrDef {
+                value: Some(V::List(n)),
+            }),
+        ) = (old, n)
+        {
+            if old.s == n.s && old.i == n.i && old.f.is_empty() && old.b.is_empty() {
+                return;
+            }
         }
     }
     attr.insert(key, new);
+}
+
+/// The attribute entries the encoder adds to an op (reserved keys, our keys), as encoded
+/// `AttrDef`s; a later insert of a key replaces the earlier one.
+#[derive(Default)]
+struct GenAttrs(Vec<(&'static str, Vec<u8>)>);
+
+impl GenAttrs {
+    fn insert(&mut self, key: &'static str, value: Vec<u8>) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((key, value)),
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&[u8]> {
+        self.0
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.as_slice())
+    }
+
+    /// The entries in key order.
+    fn sorted(&self) -> Vec<(&'static str, &[u8])> {
+        let mut v: Vec<_> = self.0.iter().map(|(k, b)| (*k, b.as_slice())).collect();
+        v.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+}
+
+/// An encoded `AttrDef` holding a list of strings with list type `vt` (written when not 0).
+fn gen_s<'a>(vt: Vt, it: impl Iterator<Item = &'a str>) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_nested(1, &mut out, |l| {
+        for s in it {
+            put_len_delimited(2, s.as_bytes(), l);
+        }
+        put_val_type(vt, l);
+    });
+    out
+}
+
+/// An encoded `AttrDef` holding a list of integers with list type `vt` (written when not 0).
+fn gen_i(vt: Vt, it: impl Iterator<Item = i64> + Clone) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_nested(1, &mut out, |l| {
+        put_packed_varints(3, it.map(|v| v as u64), l);
+        put_val_type(vt, l);
+    });
+    out
+}
+
+fn put_val_type(vt: Vt, out: &mut Vec<u8>) {
+    if vt != Vt::VtListNone {
+        prost::encoding::encode_key(20, prost::encoding::WireType::Varint, out);
+        prost::encoding::encode_varint(vt as u64, out);
+    }
 }
 
 /// An op decoded from an OpDef, with its edge strings still to be resolved.
@@ -1799,7 +1834,7 @@ fn op_to_bytes(
     Ok(out)
 }
 
-fn sorted_name_map(ports: &[ascendir_ir::Port]) -> (pb::AttrDef, pb::AttrDef) {
+fn sorted_name_map(ports: &[ascendir_ir::Port]) -> (Vec<u8>, Vec<u8>) {
     let mut pairs: Vec<(&str, i64)> = ports
         .iter()
         .enumerate()
@@ -1807,8 +1842,8 @@ fn sorted_name_map(ports: &[ascendir_ir::Port]) -> (pb::AttrDef, pb::AttrDef) {
         .collect();
     pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
     (
-        ge_list_s(pairs.iter().map(|p| p.0)),
-        ge_list_i(pairs.iter().map(|p| p.1)),
+        gen_s(Vt::VtListNone, pairs.iter().map(|p| p.0)),
+        gen_i(Vt::VtListNone, pairs.iter().map(|p| p.1)),
     )
 }
 
@@ -1817,7 +1852,7 @@ fn op_to_def(
     id: NodeId,
     pos: &slotmap::SecondaryMap<NodeId, u32>,
     cache: &mut DescEncCache,
-) -> ProtoResult<(pb::OpDef, BTreeMap<&'static str, pb::AttrDef>)> {
+) -> ProtoResult<(pb::OpDef, GenAttrs)> {
     let node = g.node(id).map_err(|e| ProtoError::Encode(e.to_string()))?;
     let op = node.op();
     let name_of = |n: NodeId| g.op(n).map(|o| o.name()).unwrap_or("");
@@ -1855,12 +1890,13 @@ fn op_to_def(
     }
 
     // Generated entries only: the op's own attributes are written by `op_to_bytes`.
-    let mut attr: BTreeMap<&'static str, pb::AttrDef> = BTreeMap::new();
+    let mut attr = GenAttrs::default();
     let user = &op.attrs;
     if has_data_ctrl {
         attr.insert(
             ASC_IN_CTRL,
-            list_s_attr(
+            gen_s(
+                Vt::VtListString,
                 in_ctrl
                     .iter()
                     .map(|p| edge(name_of(p.node), p.index))
@@ -1873,7 +1909,7 @@ fn op_to_def(
     if !ctrl_to_data.is_empty() {
         attr.insert(
             ASC_CTRL_TO_DATA,
-            list_s_attr(ctrl_to_data.iter().map(String::as_str)),
+            gen_s(Vt::VtListString, ctrl_to_data.iter().map(String::as_str)),
         );
     }
     // Fan-out order, when it is not what a reader rebuilds (consumer op order).
@@ -1910,7 +1946,10 @@ fn op_to_def(
         }
     }
     if !fanout.is_empty() {
-        attr.insert(ASC_FANOUT, list_s_attr(fanout.iter().map(String::as_str)));
+        attr.insert(
+            ASC_FANOUT,
+            gen_s(Vt::VtListString, fanout.iter().map(String::as_str)),
+        );
     }
 
     // GE's reserved keys.
@@ -1931,7 +1970,7 @@ fn op_to_def(
             &mut attr,
             user,
             OPT_INPUT,
-            ge_list_s(meta.optional_inputs.iter().map(|s| &**s)),
+            gen_s(Vt::VtListNone, meta.optional_inputs.iter().map(|s| &**s)),
         );
     }
     if !meta.ir_attr_names.is_empty() {
@@ -1939,7 +1978,10 @@ fn op_to_def(
             &mut attr,
             user,
             IR_ATTR_NAMES,
-            ge_list_s(meta.ir_attr_names.iter().map(String::as_str)),
+            gen_s(
+                Vt::VtListNone,
+                meta.ir_attr_names.iter().map(String::as_str),
+            ),
         );
     }
     if !meta.ir_inputs.is_empty() {
@@ -1947,13 +1989,13 @@ fn op_to_def(
             &mut attr,
             user,
             IR_INPUTS_KEY,
-            ge_list_s(meta.ir_inputs.iter().map(|p| &*p.0)),
+            gen_s(Vt::VtListNone, meta.ir_inputs.iter().map(|p| &*p.0)),
         );
         put_reserved(
             &mut attr,
             user,
             IR_INPUTS_VALUE,
-            ge_list_i(meta.ir_inputs.iter().map(|p| p.1 as i64)),
+            gen_i(Vt::VtListNone, meta.ir_inputs.iter().map(|p| p.1 as i64)),
         );
     }
     if !meta.ir_outputs.is_empty() {
@@ -1961,13 +2003,13 @@ fn op_to_def(
             &mut attr,
             user,
             IR_OUTPUTS_KEY,
-            ge_list_s(meta.ir_outputs.iter().map(|p| &*p.0)),
+            gen_s(Vt::VtListNone, meta.ir_outputs.iter().map(|p| &*p.0)),
         );
         put_reserved(
             &mut attr,
             user,
             IR_OUTPUTS_VALUE,
-            ge_list_i(meta.ir_outputs.iter().map(|p| p.1 as i64)),
+            gen_i(Vt::VtListNone, meta.ir_outputs.iter().map(|p| p.1 as i64)),
         );
     }
     let inst = &meta.subgraph_instance_names;
@@ -1989,11 +2031,17 @@ fn op_to_def(
         }
         attr.insert(
             ASC_SUBGRAPH_IR_NAMES,
-            list_s_attr(meta.subgraph_ir_names.iter().map(|p| p.0.as_str())),
+            gen_s(
+                Vt::VtListString,
+                meta.subgraph_ir_names.iter().map(|p| p.0.as_str()),
+            ),
         );
         attr.insert(
             ASC_SUBGRAPH_IR_TYPES,
-            list_i_attr(meta.subgraph_ir_names.iter().map(|p| p.1 as i64)),
+            gen_i(
+                Vt::VtListInt,
+                meta.subgraph_ir_names.iter().map(|p| p.1 as i64),
+            ),
         );
     }
     let input_desc = op
@@ -2593,7 +2641,7 @@ fn encode_attr_value(value: &AttrValue, out: &mut Vec<u8>) -> ProtoResult<()> {
 /// message's other fields: returned separately.
 fn encode_attr_map(
     user: &AttrMap,
-    generated: &BTreeMap<&'static str, pb::AttrDef>,
+    generated: &GenAttrs,
     skip: &[&str],
     field: u32,
     out: &mut Vec<u8>,
@@ -2625,13 +2673,17 @@ fn encode_attr_map(
         put_len_delimited(2, value, out);
     };
     let mut u = user.iter().filter(|(k, _)| !private(k)).peekable();
-    let mut gi = generated.iter().peekable();
+    let sorted = generated.sorted();
+    let mut gi = sorted
+        .iter()
+        .filter(|(k, _)| !unknown_attrs.is_some_and(|u| u.contains_key(*k)))
+        .peekable();
     loop {
         let take_user = match (u.peek(), gi.peek()) {
             (None, None) => break,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (Some((uk, _)), Some((gk, _))) => uk.as_str() < **gk,
+            (Some((uk, _)), Some((gk, _))) => uk.as_str() < *gk,
         };
         value.clear();
         if take_user {
@@ -2648,8 +2700,7 @@ fn encode_attr_map(
             if u.peek().is_some_and(|(uk, _)| uk.as_str() == *k) {
                 u.next();
             }
-            prost::Message::encode_raw(d, &mut value);
-            write(k, &value, out);
+            write(k, d, out);
         }
     }
     // Attributes with unknown AttrDef fields, then the message's unknown fields.
@@ -2661,7 +2712,7 @@ fn encode_attr_map(
             };
             value.clear();
             match (generated.get(k.as_str()), user.get(k)) {
-                (Some(d), _) => prost::Message::encode_raw(d, &mut value),
+                (Some(d), _) => value.extend_from_slice(d),
                 (None, Some(v)) if !skip.contains(&k.as_str()) => encode_attr_value(v, &mut value)
                     .map_err(|e| e.within(|| format!("attr[{k:?}]")))?,
                 _ => {}
