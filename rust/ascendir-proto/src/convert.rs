@@ -821,6 +821,23 @@ impl DescCache<'_> {
 
 /// Decode a `TensorDescriptor` from its encoding, unknown fields kept.
 fn desc_from_raw(raw: &Bytes) -> ProtoResult<TensorDesc> {
+    if !FULL_ONLY.with(|f| f.get()) {
+        if let Some((def, user, attr_unknown, unknown)) = parse_desc_fast(raw) {
+            let mut d = desc_from_def(def)?;
+            let attr_unknown = attr_unknown_value(attr_unknown);
+            if !user.is_empty() || !unknown.is_empty() || attr_unknown.is_some() {
+                let attrs = d.attrs.get_or_insert_with(Default::default);
+                attrs.extend(user);
+                if !unknown.is_empty() {
+                    attrs.insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
+                }
+                if let Some(v) = attr_unknown {
+                    attrs.insert(ASC_ATTR_UNKNOWN.to_string(), v);
+                }
+            }
+            return Ok(d);
+        }
+    }
     let def = <pb::TensorDescriptor as prost::Message>::decode(raw.clone()).map_err(|e| {
         crate::wire::locate(raw, "TensorDescriptor")
             .map(|w| crate::wire::rebase(w, raw))
@@ -843,6 +860,106 @@ fn desc_from_raw(raw: &Bytes) -> ProtoResult<TensorDesc> {
         }
     }
     Ok(d)
+}
+
+/// TensorDescriptor attribute keys that `desc_from_def` reads itself.
+const DESC_RESERVED: &[&str] = &[
+    FORMAT_FOR_INT,
+    ORIGIN_FORMAT_FOR_INT,
+    ORIGIN_FORMAT,
+    ORIGIN_DATA_TYPE,
+    ORIGIN_SHAPE_INITIALIZED,
+    ORIGIN_SHAPE,
+];
+
+/// Unknown AttrDef fields by attribute name.
+type AttrUnknown = Vec<(String, Vec<u8>)>;
+
+/// Read a TensorDescriptor in one pass: the message with only its reserved attribute keys (for
+/// `desc_from_def`), the other attributes decoded, and the unknown fields. `None` whenever the
+/// full decoder is needed (malformed input, a repeated `shape`, an attribute value that is not
+/// a scalar or scalar list, ...); nothing has been converted then.
+fn parse_desc_fast(raw: &Bytes) -> Option<(pb::TensorDescriptor, AttrMap, AttrUnknown, Vec<u8>)> {
+    let data: &[u8] = raw;
+    let mut td = pb::TensorDescriptor::default();
+    let mut unknown = Vec::new();
+    let mut attr_span: Option<(usize, usize)> = None;
+    let mut closed = false;
+    let mut shape_seen = false;
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let f = crate::wire::next_field(data, &mut pos)?;
+        let body = &data[f.value_start..f.end];
+        if f.number == 5 {
+            if f.wire_type != 2 {
+                return None;
+            }
+            match &mut attr_span {
+                None => attr_span = Some((f.start, f.end)),
+                Some((_, end)) if !closed && *end == f.start => *end = f.end,
+                Some(_) => return None,
+            }
+            continue;
+        }
+        if attr_span.is_some() {
+            closed = true;
+        }
+        let v = f.varint;
+        match (f.number, f.wire_type) {
+            (1, 2) => td.name = fast_str(body)?,
+            (2, 0) => td.dtype = v as i32,
+            (3, 2) => {
+                if shape_seen {
+                    return None;
+                }
+                shape_seen = true;
+                let mut dims = Vec::new();
+                let mut p = 0usize;
+                while p < body.len() {
+                    let d = crate::wire::next_field(body, &mut p)?;
+                    match (d.number, d.wire_type) {
+                        (1, 0) => dims.push(d.varint as i64),
+                        (1, 2) => {
+                            let packed = &body[d.value_start..d.end];
+                            let mut q = 0usize;
+                            while q < packed.len() {
+                                dims.push(crate::wire::varint(packed, &mut q)? as i64);
+                            }
+                        }
+                        (1, _) => return None,
+                        _ => {}
+                    }
+                }
+                td.shape = Some(pb::ShapeDef { dim: dims });
+            }
+            (4, 2) => td.layout = fast_str(body)?,
+            (6, 2) => td.attr_groups = raw.slice(f.value_start..f.end),
+            (9, 0) => td.has_out_attr = v != 0,
+            (10, 0) => td.size = v as i64,
+            (11, 0) => td.weight_size = v as i64,
+            (12, 0) => td.reuse_input = v != 0,
+            (13, 0) => td.output_tensor = v != 0,
+            (14, 2) => td.device_type = fast_str(body)?,
+            (15, 0) => td.input_tensor = v != 0,
+            (16, 0) => td.real_dim_cnt = v as i64,
+            (17, 0) => td.reuse_input_index = v as i64,
+            (18, 0) => td.data_offset = v as i64,
+            (19, 0) => td.cmps_size = v as i64,
+            (20, 2) => td.cmps_tab = fast_str(body)?,
+            (21, 0) => td.cmps_tab_offset = v as i64,
+            (n, _) if crate::wire::TENSOR_DESC_FIELDS.contains(&n) => return None,
+            _ => unknown.extend_from_slice(&data[f.start..f.end]),
+        }
+    }
+    let (user, attr_unknown) = match attr_span {
+        Some((s, e)) => {
+            let d = attrs_direct(&raw.slice(s..e), 5, DESC_RESERVED, true).ok()??;
+            td.attr = d.reserved;
+            (d.user, d.unknown)
+        }
+        None => (AttrMap::new(), Vec::new()),
+    };
+    Some((td, user, attr_unknown, unknown))
 }
 
 /// The `_ascendir_attr_unknown_fields` value for a list of (key, unknown AttrDef fields).
@@ -888,7 +1005,7 @@ impl<'s> ChunkCache<'s> {
         let sec = match found {
             Some(s) => s,
             None => {
-                let sec = match attrs_direct(&key.0, 10, OP_RESERVED)? {
+                let sec = match attrs_direct(&key.0, 10, OP_RESERVED, false)? {
                     Some(d) => attr_section(d.reserved, key.1, key.2, key.3, d.unknown, d.user)?,
                     None => {
                         let Ok(def) = <pb::OpDef as prost::Message>::decode(key.0.clone()) else {
@@ -2326,6 +2443,7 @@ fn attrs_direct(
     entries: &Bytes,
     field: u32,
     reserved: &[&str],
+    fast_only: bool,
 ) -> ProtoResult<Option<DirectAttrs>> {
     enum Parsed {
         Reserved(pb::AttrDef),
@@ -2334,7 +2452,7 @@ fn attrs_direct(
     }
     let data: &[u8] = entries;
     // 1. The entries' layout, 2. every value parsed (no conversion yet).
-    let mut parsed: Vec<(&str, Parsed, Vec<u8>)> = Vec::new();
+    let mut parsed: Vec<(&str, Parsed, Vec<u8>)> = Vec::with_capacity(data.len() / 24 + 1);
     let mut pos = 0usize;
     while pos < data.len() {
         let Some(f) = crate::wire::next_field(data, &mut pos) else {
@@ -2371,6 +2489,7 @@ fn attrs_direct(
         };
         let item = match item {
             Some(x) => x,
+            None if fast_only && !reserved.contains(&key) => return Ok(None),
             None => {
                 let Ok(d) = <pb::AttrDef as prost::Message>::decode(vb.clone()) else {
                     return Ok(None);
@@ -2444,6 +2563,34 @@ fn fast_attr(vb: &Bytes) -> Option<(Option<AttrValue>, Vec<u8>)> {
             (15, 0) => Some(AttrValue::DataType(DataType::from_ge(v as i64)?)),
             (17, 2) => Some(AttrValue::Expression(utf8_string(body)?)),
             (1, 2) => fast_list(body)?,
+            (14, 2) => Some(AttrValue::ListListInt(fast_list_list(
+                body,
+                |b, out| {
+                    let mut p = 0usize;
+                    while p < b.len() {
+                        out.push(crate::wire::varint(b, &mut p)? as i64);
+                    }
+                    Some(())
+                },
+                |v, out| {
+                    out.push(v as i64);
+                    Some(())
+                },
+            )?)),
+            (16, 2) => Some(AttrValue::ListListFloat(fast_list_list(
+                body,
+                |b, out| {
+                    if b.len() % 4 != 0 {
+                        return None;
+                    }
+                    out.extend(
+                        b.chunks_exact(4)
+                            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                    );
+                    Some(())
+                },
+                |_, _| None,
+            )?)),
             (n, _) if crate::wire::ATTR_DEF_FIELDS.contains(&n) => return None,
             _ => {
                 unknown.extend_from_slice(&data[f.start..f.end]);
@@ -2456,6 +2603,62 @@ fn fast_attr(vb: &Bytes) -> Option<(Option<AttrValue>, Vec<u8>)> {
         val = Some(got);
     }
     Some((val.flatten(), unknown))
+}
+
+/// A `ListListInt` / `ListListFloat`: field 1 repeated, each a message whose field 1 is the
+/// list (`packed` reads a packed run, `one` a single varint; floats come as fixed32 too).
+fn fast_list_list<T>(
+    data: &[u8],
+    packed: impl Fn(&[u8], &mut Vec<T>) -> Option<()>,
+    one: impl Fn(u64, &mut Vec<T>) -> Option<()>,
+) -> Option<Vec<Vec<T>>>
+where
+    T: FromFixed32,
+{
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let f = crate::wire::next_field(data, &mut pos)?;
+        match (f.number, f.wire_type) {
+            (1, 2) => {
+                let inner = &data[f.value_start..f.end];
+                let mut list = Vec::new();
+                let mut p = 0usize;
+                while p < inner.len() {
+                    let e = crate::wire::next_field(inner, &mut p)?;
+                    match (e.number, e.wire_type) {
+                        (1, 2) => packed(&inner[e.value_start..e.end], &mut list)?,
+                        (1, 0) => one(e.varint, &mut list)?,
+                        (1, 5) => list.push(T::from_fixed32(&inner[e.value_start..e.end])?),
+                        (1, _) => return None,
+                        _ => {}
+                    }
+                }
+                out.push(list);
+            }
+            (1, _) => return None,
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+/// Element types of the list-of-lists attributes read from fixed32 values.
+trait FromFixed32: Sized {
+    fn from_fixed32(b: &[u8]) -> Option<Self>;
+}
+
+impl FromFixed32 for i64 {
+    // An int64 list never holds fixed32 values: the full decoder rejects them.
+    fn from_fixed32(_: &[u8]) -> Option<Self> {
+        None
+    }
+}
+
+impl FromFixed32 for f32 {
+    fn from_fixed32(b: &[u8]) -> Option<Self> {
+        Some(f32::from_le_bytes(b.try_into().ok()?))
+    }
 }
 
 /// A `ListValue` of scalars: `Some(None)` for an untyped list (GE skips it), `None` when the
