@@ -1,6 +1,8 @@
 //! Timing loop for profiling: decode and encode a binary `ModelDef` file repeatedly.
 //!
 //! `cargo run -r -p ascendir-proto --example proto_timing -- FILE [ROUNDS] [dec|enc|both]`
+#![allow(clippy::print_stdout)] // a command-line timing tool
+
 use std::time::Instant;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -783,6 +783,15 @@ struct PendingOp {
 struct SharedCache {
     descs: Mutex<FxHashMap<Bytes, Arc<TensorDesc>>>,
     sections: Mutex<FxHashMap<SectionKey, Arc<AttrSection>>>,
+    /// Hashes of the attribute sections met once: a section is cached when it comes again
+    /// (the first op that has it takes it without a copy).
+    seen: Mutex<rustc_hash::FxHashSet<u64>>,
+}
+
+/// An attribute section for one op: its own (first time met), or shared from the cache.
+enum SectionRef {
+    Owned(AttrSection),
+    Shared(Arc<AttrSection>),
 }
 
 /// An attribute section's encoding with the op's input, output and subgraph-slot counts.
@@ -996,9 +1005,9 @@ impl<'s> ChunkCache<'s> {
 
     /// The decoded attribute section of `key` (decoded once per graph); `None` when its bytes
     /// need the full decoder of the op.
-    fn section(&mut self, key: SectionKey) -> ProtoResult<Option<Arc<AttrSection>>> {
+    fn section(&mut self, key: SectionKey) -> ProtoResult<Option<SectionRef>> {
         if let Some(s) = self.sections.get(&key) {
-            return Ok(Some(s.clone()));
+            return Ok(Some(SectionRef::Shared(s.clone())));
         }
         let shared = self.descs.shared;
         let found = shared.and_then(|s| s.sections.lock().ok().and_then(|m| m.get(&key).cloned()));
@@ -1016,6 +1025,17 @@ impl<'s> ChunkCache<'s> {
                         attr_section(attrs, key.1, key.2, key.3, unknown, AttrMap::new())?
                     }
                 };
+                let hash = {
+                    use std::hash::BuildHasher;
+                    rustc_hash::FxBuildHasher.hash_one(&key)
+                };
+                let first = match shared.map(|s| s.seen.lock()) {
+                    Some(Ok(mut seen)) => seen.insert(hash),
+                    _ => false,
+                };
+                if first {
+                    return Ok(Some(SectionRef::Owned(sec)));
+                }
                 let sec = Arc::new(sec);
                 if let Some(Ok(mut m)) = shared.map(|s| s.sections.lock()) {
                     m.insert(key.clone(), sec.clone());
@@ -1024,14 +1044,17 @@ impl<'s> ChunkCache<'s> {
             }
         };
         self.sections.insert(key, sec.clone());
-        Ok(Some(sec))
+        Ok(Some(SectionRef::Shared(sec)))
     }
 }
 
 /// An OpDef read straight from its encoding: the scalar and list fields, descs as slices of
 /// the input, the byte range of the attribute entries and the unknown fields.
 struct FastOp {
+    /// The op without name and type (those are `name` / `ty`, byte ranges of valid UTF-8).
     def: pb::OpDef,
+    name: (usize, usize),
+    ty: (usize, usize),
     span: Option<(usize, usize)>,
     unknown: Vec<u8>,
 }
@@ -1046,6 +1069,8 @@ fn fast_str(b: &[u8]) -> Option<String> {
 fn parse_op_fast(raw: &Bytes) -> Option<FastOp> {
     let data: &[u8] = raw;
     let mut def = pb::OpDef::default();
+    let mut name = (0usize, 0usize);
+    let mut ty = (0usize, 0usize);
     let mut span: Option<(usize, usize)> = None;
     let mut closed = false;
     let mut unknown = Vec::new();
@@ -1069,8 +1094,14 @@ fn parse_op_fast(raw: &Bytes) -> Option<FastOp> {
         }
         let v = f.varint;
         match (f.number, f.wire_type) {
-            (1, 2) => def.name = fast_str(body)?,
-            (2, 2) => def.r#type = fast_str(body)?,
+            (1, 2) => {
+                std::str::from_utf8(body).ok()?;
+                name = (f.value_start, f.end);
+            }
+            (2, 2) => {
+                std::str::from_utf8(body).ok()?;
+                ty = (f.value_start, f.end);
+            }
             (5, 2) => def.input.push(fast_str(body)?),
             (11, 2) => def.attr_groups = raw.slice(f.value_start..f.end),
             (20, 0) => def.has_out_attr = v != 0,
@@ -1112,7 +1143,13 @@ fn parse_op_fast(raw: &Bytes) -> Option<FastOp> {
             _ => unknown.extend_from_slice(&data[f.start..f.end]),
         }
     }
-    Some(FastOp { def, span, unknown })
+    Some(FastOp {
+        def,
+        name,
+        ty,
+        span,
+        unknown,
+    })
 }
 
 thread_local! {
@@ -1153,11 +1190,14 @@ fn op_from_raw(raw: &Bytes, i: usize, cache: &mut ChunkCache) -> ProtoResult<Pen
         parse_op_fast(raw)
     };
     if let Some(fast) = fast {
-        let name = fast.def.name.clone();
+        let name = fast.name;
         match op_from_fast(raw, fast, cache) {
             Ok(Some(p)) => return Ok(p),
             Ok(None) => {}
-            Err(e) => return Err(e.within(|| format!("op[{i}]({name})"))),
+            Err(e) => {
+                let name = String::from_utf8_lossy(&raw[name.0..name.1]);
+                return Err(e.within(|| format!("op[{i}]({name})")));
+            }
         }
     }
     op_from_raw_plain(raw, i, &mut cache.descs)
@@ -1171,9 +1211,14 @@ fn op_from_fast(
 ) -> ProtoResult<Option<PendingOp>> {
     let FastOp {
         mut def,
+        name,
+        ty,
         span,
         unknown,
     } = fast;
+    // Both ranges were checked to be UTF-8.
+    let name = std::str::from_utf8(&raw[name.0..name.1]).unwrap_or_default();
+    let ty = std::str::from_utf8(&raw[ty.0..ty.1]).unwrap_or_default();
     let key = (
         span.map(|(s, e)| raw.slice(s..e)).unwrap_or_default(),
         def.input_desc.len(),
@@ -1183,7 +1228,13 @@ fn op_from_fast(
     let Some(section) = cache.section(key)? else {
         return Ok(None);
     };
-    let mut p = op_from_def(&mut def, &mut cache.descs, &section)?;
+    let mut p = match section {
+        SectionRef::Shared(s) => op_from_def(&mut def, name, ty, &mut cache.descs, &s, None)?,
+        SectionRef::Owned(mut s) => {
+            let user = std::mem::take(&mut s.user);
+            op_from_def(&mut def, name, ty, &mut cache.descs, &s, Some(user))?
+        }
+    };
     if !unknown.is_empty() {
         p.op.attrs
             .insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
@@ -1203,7 +1254,7 @@ fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResul
         w.within(|| format!("op[{i}]"))
     })?;
     let unknown = crate::wire::unknown_fields(raw, crate::wire::OP_DEF_FIELDS);
-    let section = attr_section(
+    let mut section = attr_section(
         std::mem::take(&mut def.attr),
         def.input_desc.len(),
         def.output_desc.len(),
@@ -1212,8 +1263,13 @@ fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResul
         AttrMap::new(),
     )
     .map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
-    let mut p = op_from_def(&mut def, cache, &section)
-        .map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
+    let user = std::mem::take(&mut section.user);
+    let (name, ty) = (
+        std::mem::take(&mut def.name),
+        std::mem::take(&mut def.r#type),
+    );
+    let mut p = op_from_def(&mut def, &name, &ty, cache, &section, Some(user))
+        .map_err(|e| e.within(|| format!("op[{i}]({name})")))?;
     if !unknown.is_empty() {
         p.op.attrs
             .insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
@@ -1315,8 +1371,11 @@ fn attr_section(
 
 fn op_from_def(
     def: &mut pb::OpDef,
+    name: &str,
+    ty: &str,
     cache: &mut DescCache,
     section: &AttrSection,
+    own_user: Option<AttrMap>,
 ) -> ProtoResult<PendingOp> {
     let AttrSection {
         in_names,
@@ -1331,8 +1390,11 @@ fn op_from_def(
         fanout,
         user,
     } = section;
-    let mut user = user.clone();
-    let mut op = OpDesc::new(&def.name, &def.r#type);
+    let mut user = match own_user {
+        Some(u) => u,
+        None => user.clone(),
+    };
+    let mut op = OpDesc::new(name, ty);
     op.id = def.id;
     op.stream_id = def.stream_id;
     for (i, (td, name)) in std::mem::take(&mut def.input_desc)
