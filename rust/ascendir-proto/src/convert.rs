@@ -790,7 +790,7 @@ struct SharedCache {
 
 /// An attribute section for one op: its own (first time met), or shared from the cache.
 enum SectionRef {
-    Owned(AttrSection),
+    Owned(Box<AttrSection>),
     Shared(Arc<AttrSection>),
 }
 
@@ -1034,7 +1034,7 @@ impl<'s> ChunkCache<'s> {
                     _ => false,
                 };
                 if first {
-                    return Ok(Some(SectionRef::Owned(sec)));
+                    return Ok(Some(SectionRef::Owned(Box::new(sec))));
                 }
                 let sec = Arc::new(sec);
                 if let Some(Ok(mut m)) = shared.map(|s| s.sections.lock()) {
