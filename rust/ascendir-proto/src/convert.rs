@@ -771,6 +771,11 @@ fn put_val_type(vt: Vt, out: &mut Vec<u8>) {
 /// An op decoded from an OpDef, with its edge strings still to be resolved.
 struct PendingOp {
     op: OpDesc,
+    links: Links,
+}
+
+/// The edge strings of an op, resolved once every node is in the graph.
+struct Links {
     inputs: Vec<String>,
     in_ctrl: Option<Vec<String>>,
     ctrl_to_data: Option<Vec<String>>,
@@ -1518,10 +1523,12 @@ fn op_from_def(
     }
     Ok(PendingOp {
         op,
-        inputs: std::mem::take(&mut def.input),
-        in_ctrl: in_ctrl.clone(),
-        ctrl_to_data: ctrl_to_data.clone(),
-        fanout: fanout.clone(),
+        links: Links {
+            inputs: std::mem::take(&mut def.input),
+            in_ctrl: in_ctrl.clone(),
+            ctrl_to_data: ctrl_to_data.clone(),
+            fanout: fanout.clone(),
+        },
     })
 }
 
@@ -1613,15 +1620,16 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
         })
         .collect::<ProtoResult<_>>()?;
     drop(op);
-    let mut pending = Vec::with_capacity(g.len());
-    let mut ids = Vec::with_capacity(pending.capacity());
-    for (i, mut p) in chunks.into_iter().flatten().enumerate() {
-        let op = std::mem::replace(&mut p.op, OpDesc::new("", ""));
+    let n_ops: usize = chunks.iter().map(Vec::len).sum();
+    let mut pending: Vec<Links> = Vec::with_capacity(n_ops);
+    let mut ids = Vec::with_capacity(n_ops);
+    for (i, p) in chunks.into_iter().flatten().enumerate() {
+        let PendingOp { op, links } = p;
         let id = g
             .add_node_keep_id(op)
             .map_err(|e| ProtoError::invalid(format!("op[{i}]"), e.to_string()))?;
         ids.push(id);
-        pending.push(p);
+        pending.push(links);
     }
     for (i, p) in pending.iter().enumerate() {
         let dst = ids[i];
@@ -1692,7 +1700,7 @@ fn resolve_src(g: &Graph, s: &str, path: &dyn Fn() -> String) -> ProtoResult<(No
     Ok((id, index))
 }
 
-fn link_inputs(g: &mut Graph, dst: NodeId, p: &PendingOp) -> ProtoResult<()> {
+fn link_inputs(g: &mut Graph, dst: NodeId, p: &Links) -> ProtoResult<()> {
     let n_in = g.node(dst).map(|n| n.num_in_data()).unwrap_or(0);
     let mut ctrl_data: FxHashMap<usize, &str> = FxHashMap::default();
     if let Some(list) = &p.ctrl_to_data {
