@@ -6,7 +6,7 @@
 //! again. What GE would lose is kept under keys prefixed `_ascendir_` (see `docs/WIRE_FORMAT.md`).
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use ascendir_ir::format::bits;
 use ascendir_ir::op_desc::{IrInputType, IrOutputType, OpMeta, SubgraphType};
@@ -87,6 +87,12 @@ pub mod keys {
     pub const ASC_ATTR_GROUPS: &str = "_ascendir_attr_groups";
     /// Our key: the legacy `TensorDescriptor.has_out_attr` flag (older GE writes it).
     pub const ASC_HAS_OUT_ATTR: &str = "_ascendir_has_out_attr";
+    /// Our key: fields of an OpDef, TensorDescriptor, GraphDef or ModelDef that `ge_ir.proto`
+    /// does not define (raw tags and values, written back after the known fields).
+    pub const ASC_UNKNOWN: &str = "_ascendir_unknown_fields";
+    /// Our key: unknown fields of the `AttrDef` values of an attribute map, by attribute name
+    /// (a named-attrs value whose entries are raw bytes, written back inside those values).
+    pub const ASC_ATTR_UNKNOWN: &str = "_ascendir_attr_unknown_fields";
 }
 
 use keys::*;
@@ -345,7 +351,7 @@ pub fn attr_to_def(value: &AttrValue) -> ProtoResult<pb::AttrDef> {
 fn attrs_to_map(attrs: &AttrMap, skip: &[&str]) -> ProtoResult<BTreeMap<String, pb::AttrDef>> {
     let mut out = BTreeMap::new();
     for (k, v) in attrs {
-        if skip.contains(&k.as_str()) {
+        if skip.contains(&k.as_str()) || k == ASC_UNKNOWN || k == ASC_ATTR_UNKNOWN {
             continue;
         }
         out.insert(k.clone(), attr_to_def(v)?);
@@ -376,28 +382,6 @@ fn i_attr(i: i64) -> pb::AttrDef {
     pb::AttrDef {
         value: Some(V::I(i)),
     }
-}
-fn list_s_attr<'a>(it: impl Iterator<Item = &'a str>) -> pb::AttrDef {
-    pb::AttrDef {
-        value: Some(list(Vt::VtListString, |l| {
-            l.s = it.map(|s| Bytes::copy_from_slice(s.as_bytes())).collect()
-        })),
-    }
-}
-/// A list as GE writes its reserved OpDef keys: no `val_type`.
-fn ge_list_s<'a>(it: impl Iterator<Item = &'a str>) -> pb::AttrDef {
-    let mut d = list_s_attr(it);
-    if let Some(V::List(l)) = &mut d.value {
-        l.val_type = Vt::VtListNone as i32;
-    }
-    d
-}
-fn ge_list_i(it: impl Iterator<Item = i64>) -> pb::AttrDef {
-    let mut d = list_i_attr(it);
-    if let Some(V::List(l)) = &mut d.value {
-        l.val_type = Vt::VtListNone as i32;
-    }
-    d
 }
 fn list_i_attr(it: impl Iterator<Item = i64>) -> pb::AttrDef {
     pb::AttrDef {
@@ -706,164 +690,561 @@ fn remove_untyped(attrs: &mut BTreeMap<String, pb::AttrDef>, key: &str) {
 
 /// Insert a reserved key unless the attribute map already holds an equal list (kept with its
 /// own `val_type`).
-fn put_reserved(attr: &mut BTreeMap<String, pb::AttrDef>, key: &str, new: pb::AttrDef) {
-    if let (Some(Some(V::List(old))), Some(V::List(n))) =
-        (attr.get(key).map(|d| &d.value), &new.value)
-    {
-        if old.s == n.s && old.i == n.i && old.f.is_empty() && old.b.is_empty() {
-            return;
+fn put_reserved(attr: &mut GenAttrs, user: &AttrMap, key: &'static str, new: Vec<u8>) {
+    if let Some(old) = user.get(key) {
+        let old = attr_to_def(old).ok();
+        let n = <pb::AttrDef as prost::Message>::decode(new.as_slice()).ok();
+        if let (
+            Some(pb::AttrDef {
+                value: Some(V::List(old)),
+            }),
+            Some(pb::AttrDef {
+                value: Some(V::List(n)),
+            }),
+        ) = (old, n)
+        {
+            if old.s == n.s && old.i == n.i && old.f.is_empty() && old.b.is_empty() {
+                return;
+            }
         }
     }
-    attr.insert(key.to_string(), new);
+    attr.insert(key, new);
+}
+
+/// The attribute entries the encoder adds to an op (reserved keys, our keys), as encoded
+/// `AttrDef`s; a later insert of a key replaces the earlier one.
+#[derive(Default)]
+struct GenAttrs(Vec<(&'static str, Vec<u8>)>);
+
+impl GenAttrs {
+    fn insert(&mut self, key: &'static str, value: Vec<u8>) {
+        match self.0.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((key, value)),
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<&[u8]> {
+        self.0
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v.as_slice())
+    }
+
+    /// The entries in key order.
+    fn sorted(&self) -> Vec<(&'static str, &[u8])> {
+        let mut v: Vec<_> = self.0.iter().map(|(k, b)| (*k, b.as_slice())).collect();
+        v.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+}
+
+/// An encoded `AttrDef` holding a list of strings with list type `vt` (written when not 0).
+fn gen_s<'a>(vt: Vt, it: impl Iterator<Item = &'a str>) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_nested(1, &mut out, |l| {
+        for s in it {
+            put_len_delimited(2, s.as_bytes(), l);
+        }
+        put_val_type(vt, l);
+    });
+    out
+}
+
+/// An encoded `AttrDef` holding a list of integers with list type `vt` (written when not 0).
+fn gen_i(vt: Vt, it: impl Iterator<Item = i64> + Clone) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_nested(1, &mut out, |l| {
+        put_packed_varints(3, it.map(|v| v as u64), l);
+        put_val_type(vt, l);
+    });
+    out
+}
+
+fn put_val_type(vt: Vt, out: &mut Vec<u8>) {
+    if vt != Vt::VtListNone {
+        prost::encoding::encode_key(20, prost::encoding::WireType::Varint, out);
+        prost::encoding::encode_varint(vt as u64, out);
+    }
 }
 
 /// An op decoded from an OpDef, with its edge strings still to be resolved.
 struct PendingOp {
     op: OpDesc,
+    links: Links,
+}
+
+/// The edge strings of an op, resolved once every node is in the graph.
+struct Links {
     inputs: Vec<String>,
     in_ctrl: Option<Vec<String>>,
     ctrl_to_data: Option<Vec<String>>,
     fanout: Option<Vec<String>>,
 }
 
-/// Decoded tensor descriptors by their encoding: identical descs decode once and share one
-/// `Arc` (a graph's descs repeat a lot).
+/// Decode caches shared by the worker threads decoding one graph: tensor descriptors and
+/// attribute sections by their encoding (a graph's descs and attribute maps repeat a lot).
 #[derive(Default)]
-struct DescCache {
-    map: FxHashMap<Bytes, Arc<TensorDesc>>,
+struct SharedCache {
+    descs: Mutex<FxHashMap<Bytes, Arc<TensorDesc>>>,
+    sections: Mutex<FxHashMap<SectionKey, Arc<AttrSection>>>,
+    /// Hashes of the attribute sections met once: a section is cached when it comes again
+    /// (the first op that has it takes it without a copy).
+    seen: Mutex<rustc_hash::FxHashSet<u64>>,
 }
 
-impl DescCache {
+/// An attribute section for one op: its own (first time met), or shared from the cache.
+enum SectionRef {
+    Owned(Box<AttrSection>),
+    Shared(Arc<AttrSection>),
+}
+
+/// An attribute section's encoding with the op's input, output and subgraph-slot counts.
+type SectionKey = (Bytes, usize, usize, usize);
+
+/// Decoded tensor descriptors by their encoding: identical descs decode once and share one
+/// `Arc`. A local map in front of the graph's shared one.
+#[derive(Default)]
+struct DescCache<'s> {
+    map: FxHashMap<Bytes, Arc<TensorDesc>>,
+    shared: Option<&'s SharedCache>,
+}
+
+impl DescCache<'_> {
     fn get(&mut self, raw: &Bytes) -> ProtoResult<Arc<TensorDesc>> {
         if let Some(d) = self.map.get(raw) {
             return Ok(d.clone());
         }
-        let def = <pb::TensorDescriptor as prost::Message>::decode(raw.clone()).map_err(|e| {
-            crate::wire::locate(raw, "TensorDescriptor")
-                .map(|w| crate::wire::rebase(w, raw))
-                .unwrap_or_else(|| ProtoError::Wire {
-                    offset: crate::wire::offset_of(raw),
-                    path: "TensorDescriptor".to_string(),
-                    message: e.to_string(),
-                })
-        })?;
-        let d = Arc::new(desc_from_def(def)?);
+        let found = self
+            .shared
+            .and_then(|s| s.descs.lock().ok().and_then(|m| m.get(raw).cloned()));
+        let d = match found {
+            Some(d) => d,
+            None => {
+                let d = Arc::new(desc_from_raw(raw)?);
+                if let Some(Ok(mut m)) = self.shared.map(|s| s.descs.lock()) {
+                    m.insert(raw.clone(), d.clone());
+                }
+                d
+            }
+        };
         self.map.insert(raw.clone(), d.clone());
         Ok(d)
     }
 }
 
-/// Decode op `i` of a graph from its encoding.
-/// Per-chunk decode caches: tensor descriptors and attribute sections by their encoding.
-#[derive(Default)]
-struct ChunkCache {
-    descs: DescCache,
-    sections: FxHashMap<(Bytes, usize, usize, usize), AttrSection>,
+/// Decode a `TensorDescriptor` from its encoding, unknown fields kept.
+fn desc_from_raw(raw: &Bytes) -> ProtoResult<TensorDesc> {
+    if !FULL_ONLY.with(|f| f.get()) {
+        if let Some((def, user, attr_unknown, unknown)) = parse_desc_fast(raw) {
+            let mut d = desc_from_def(def)?;
+            let attr_unknown = attr_unknown_value(attr_unknown);
+            if !user.is_empty() || !unknown.is_empty() || attr_unknown.is_some() {
+                let attrs = d.attrs.get_or_insert_with(Default::default);
+                attrs.extend(user);
+                if !unknown.is_empty() {
+                    attrs.insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
+                }
+                if let Some(v) = attr_unknown {
+                    attrs.insert(ASC_ATTR_UNKNOWN.to_string(), v);
+                }
+            }
+            return Ok(d);
+        }
+    }
+    let def = <pb::TensorDescriptor as prost::Message>::decode(raw.clone()).map_err(|e| {
+        crate::wire::locate(raw, "TensorDescriptor")
+            .map(|w| crate::wire::rebase(w, raw))
+            .unwrap_or_else(|| ProtoError::Wire {
+                offset: crate::wire::offset_of(raw),
+                path: "TensorDescriptor".to_string(),
+                message: e.to_string(),
+            })
+    })?;
+    let mut d = desc_from_def(def)?;
+    let unknown = crate::wire::unknown_fields(raw, crate::wire::TENSOR_DESC_FIELDS);
+    let attr_unknown = attr_unknown_value(crate::wire::attr_unknown_fields(raw, 5));
+    if !unknown.is_empty() || attr_unknown.is_some() {
+        let attrs = d.attrs.get_or_insert_with(Default::default);
+        if !unknown.is_empty() {
+            attrs.insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
+        }
+        if let Some(v) = attr_unknown {
+            attrs.insert(ASC_ATTR_UNKNOWN.to_string(), v);
+        }
+    }
+    Ok(d)
 }
 
-/// The byte range of the op's attribute entries (field 10) when they are contiguous.
-fn attr_span(raw: &[u8]) -> Option<(usize, usize)> {
-    let mut pos = 0usize;
-    let mut span: Option<(usize, usize)> = None;
+/// TensorDescriptor attribute keys that `desc_from_def` reads itself.
+const DESC_RESERVED: &[&str] = &[
+    FORMAT_FOR_INT,
+    ORIGIN_FORMAT_FOR_INT,
+    ORIGIN_FORMAT,
+    ORIGIN_DATA_TYPE,
+    ORIGIN_SHAPE_INITIALIZED,
+    ORIGIN_SHAPE,
+];
+
+/// Unknown AttrDef fields by attribute name.
+type AttrUnknown = Vec<(String, Vec<u8>)>;
+
+/// Read a TensorDescriptor in one pass: the message with only its reserved attribute keys (for
+/// `desc_from_def`), the other attributes decoded, and the unknown fields. `None` whenever the
+/// full decoder is needed (malformed input, a repeated `shape`, an attribute value that is not
+/// a scalar or scalar list, ...); nothing has been converted then.
+fn parse_desc_fast(raw: &Bytes) -> Option<(pb::TensorDescriptor, AttrMap, AttrUnknown, Vec<u8>)> {
+    let data: &[u8] = raw;
+    let mut td = pb::TensorDescriptor::default();
+    let mut unknown = Vec::new();
+    let mut attr_span: Option<(usize, usize)> = None;
     let mut closed = false;
-    while pos < raw.len() {
-        let start = pos;
-        let key = read_varint(raw, &mut pos)?;
-        let wt = key & 7;
-        match wt {
-            0 => {
-                read_varint(raw, &mut pos)?;
+    let mut shape_seen = false;
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let f = crate::wire::next_field(data, &mut pos)?;
+        let body = &data[f.value_start..f.end];
+        if f.number == 5 {
+            if f.wire_type != 2 {
+                return None;
             }
-            1 => pos = pos.checked_add(8)?,
-            5 => pos = pos.checked_add(4)?,
-            2 => {
-                let len = usize::try_from(read_varint(raw, &mut pos)?).ok()?;
-                pos = pos.checked_add(len)?;
-            }
-            _ => return None,
-        }
-        if pos > raw.len() {
-            return None;
-        }
-        if key >> 3 == 10 && wt == 2 {
-            match &mut span {
-                None => span = Some((start, pos)),
-                Some((_, end)) if !closed && *end == start => *end = pos,
+            match &mut attr_span {
+                None => attr_span = Some((f.start, f.end)),
+                Some((_, end)) if !closed && *end == f.start => *end = f.end,
                 Some(_) => return None,
             }
-        } else if span.is_some() {
+            continue;
+        }
+        if attr_span.is_some() {
             closed = true;
         }
-    }
-    span
-}
-
-fn read_varint(data: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v: u64 = 0;
-    for shift in 0..10 {
-        let b = *data.get(*pos)?;
-        *pos += 1;
-        v |= u64::from(b & 0x7f) << (7 * shift);
-        if b & 0x80 == 0 {
-            return Some(v);
+        let v = f.varint;
+        match (f.number, f.wire_type) {
+            (1, 2) => td.name = fast_str(body)?,
+            (2, 0) => td.dtype = v as i32,
+            (3, 2) => {
+                if shape_seen {
+                    return None;
+                }
+                shape_seen = true;
+                let mut dims = Vec::new();
+                let mut p = 0usize;
+                while p < body.len() {
+                    let d = crate::wire::next_field(body, &mut p)?;
+                    match (d.number, d.wire_type) {
+                        (1, 0) => dims.push(d.varint as i64),
+                        (1, 2) => {
+                            let packed = &body[d.value_start..d.end];
+                            let mut q = 0usize;
+                            while q < packed.len() {
+                                dims.push(crate::wire::varint(packed, &mut q)? as i64);
+                            }
+                        }
+                        (1, _) => return None,
+                        _ => {}
+                    }
+                }
+                td.shape = Some(pb::ShapeDef { dim: dims });
+            }
+            (4, 2) => td.layout = fast_str(body)?,
+            (6, 2) => td.attr_groups = raw.slice(f.value_start..f.end),
+            (9, 0) => td.has_out_attr = v != 0,
+            (10, 0) => td.size = v as i64,
+            (11, 0) => td.weight_size = v as i64,
+            (12, 0) => td.reuse_input = v != 0,
+            (13, 0) => td.output_tensor = v != 0,
+            (14, 2) => td.device_type = fast_str(body)?,
+            (15, 0) => td.input_tensor = v != 0,
+            (16, 0) => td.real_dim_cnt = v as i64,
+            (17, 0) => td.reuse_input_index = v as i64,
+            (18, 0) => td.data_offset = v as i64,
+            (19, 0) => td.cmps_size = v as i64,
+            (20, 2) => td.cmps_tab = fast_str(body)?,
+            (21, 0) => td.cmps_tab_offset = v as i64,
+            (n, _) if crate::wire::TENSOR_DESC_FIELDS.contains(&n) => return None,
+            _ => unknown.extend_from_slice(&data[f.start..f.end]),
         }
     }
-    None
+    let (user, attr_unknown) = match attr_span {
+        Some((s, e)) => {
+            let d = attrs_direct(&raw.slice(s..e), 5, DESC_RESERVED, true).ok()??;
+            td.attr = d.reserved;
+            (d.user, d.unknown)
+        }
+        None => (AttrMap::new(), Vec::new()),
+    };
+    Some((td, user, attr_unknown, unknown))
 }
 
-/// Decode op `i`, reusing a cached attribute section when another op had the same one.
+/// The `_ascendir_attr_unknown_fields` value for a list of (key, unknown AttrDef fields).
+fn attr_unknown_value(list: Vec<(String, Vec<u8>)>) -> Option<AttrValue> {
+    if list.is_empty() {
+        return None;
+    }
+    Some(AttrValue::NamedAttrs(Box::new(NamedAttrs {
+        name: String::new(),
+        attrs: list
+            .into_iter()
+            .map(|(k, v)| (k, AttrValue::Bytes(v.into())))
+            .collect(),
+    })))
+}
+
+/// Per-chunk decode caches: tensor descriptors and attribute sections by their encoding.
+#[derive(Default)]
+struct ChunkCache<'s> {
+    descs: DescCache<'s>,
+    sections: FxHashMap<SectionKey, Arc<AttrSection>>,
+}
+
+impl<'s> ChunkCache<'s> {
+    fn new(shared: &'s SharedCache) -> Self {
+        ChunkCache {
+            descs: DescCache {
+                map: FxHashMap::default(),
+                shared: Some(shared),
+            },
+            sections: FxHashMap::default(),
+        }
+    }
+
+    /// The decoded attribute section of `key` (decoded once per graph); `None` when its bytes
+    /// need the full decoder of the op.
+    fn section(&mut self, key: SectionKey) -> ProtoResult<Option<SectionRef>> {
+        if let Some(s) = self.sections.get(&key) {
+            return Ok(Some(SectionRef::Shared(s.clone())));
+        }
+        let shared = self.descs.shared;
+        let found = shared.and_then(|s| s.sections.lock().ok().and_then(|m| m.get(&key).cloned()));
+        let sec = match found {
+            Some(s) => s,
+            None => {
+                let sec = match attrs_direct(&key.0, 10, OP_RESERVED, false)? {
+                    Some(d) => attr_section(d.reserved, key.1, key.2, key.3, d.unknown, d.user)?,
+                    None => {
+                        let Ok(def) = <pb::OpDef as prost::Message>::decode(key.0.clone()) else {
+                            return Ok(None);
+                        };
+                        let attrs = def.attr;
+                        let unknown = crate::wire::attr_unknown_fields(&key.0, 10);
+                        attr_section(attrs, key.1, key.2, key.3, unknown, AttrMap::new())?
+                    }
+                };
+                let hash = {
+                    use std::hash::BuildHasher;
+                    rustc_hash::FxBuildHasher.hash_one(&key)
+                };
+                let first = match shared.map(|s| s.seen.lock()) {
+                    Some(Ok(mut seen)) => seen.insert(hash),
+                    _ => false,
+                };
+                if first {
+                    return Ok(Some(SectionRef::Owned(Box::new(sec))));
+                }
+                let sec = Arc::new(sec);
+                if let Some(Ok(mut m)) = shared.map(|s| s.sections.lock()) {
+                    m.insert(key.clone(), sec.clone());
+                }
+                sec
+            }
+        };
+        self.sections.insert(key, sec.clone());
+        Ok(Some(SectionRef::Shared(sec)))
+    }
+}
+
+/// An OpDef read straight from its encoding: the scalar and list fields, descs as slices of
+/// the input, the byte range of the attribute entries and the unknown fields.
+struct FastOp {
+    /// The op without name and type (those are `name` / `ty`, byte ranges of valid UTF-8).
+    def: pb::OpDef,
+    name: (usize, usize),
+    ty: (usize, usize),
+    span: Option<(usize, usize)>,
+    unknown: Vec<u8>,
+}
+
+fn fast_str(b: &[u8]) -> Option<String> {
+    std::str::from_utf8(b).ok().map(str::to_string)
+}
+
+/// Read an OpDef in one pass. `None` whenever the bytes need the full decoder: malformed
+/// input, a known field with an unexpected wire type, groups, attribute entries that are not
+/// contiguous. Accepts nothing that prost rejects, so the result equals prost's.
+fn parse_op_fast(raw: &Bytes) -> Option<FastOp> {
+    let data: &[u8] = raw;
+    let mut def = pb::OpDef::default();
+    let mut name = (0usize, 0usize);
+    let mut ty = (0usize, 0usize);
+    let mut span: Option<(usize, usize)> = None;
+    let mut closed = false;
+    let mut unknown = Vec::new();
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let f = crate::wire::next_field(data, &mut pos)?;
+        let body = &data[f.value_start..f.end];
+        if f.number == 10 {
+            if f.wire_type != 2 {
+                return None;
+            }
+            match &mut span {
+                None => span = Some((f.start, f.end)),
+                Some((_, end)) if !closed && *end == f.start => *end = f.end,
+                Some(_) => return None,
+            }
+            continue;
+        }
+        if span.is_some() {
+            closed = true;
+        }
+        let v = f.varint;
+        match (f.number, f.wire_type) {
+            (1, 2) => {
+                std::str::from_utf8(body).ok()?;
+                name = (f.value_start, f.end);
+            }
+            (2, 2) => {
+                std::str::from_utf8(body).ok()?;
+                ty = (f.value_start, f.end);
+            }
+            (5, 2) => def.input.push(fast_str(body)?),
+            (11, 2) => def.attr_groups = raw.slice(f.value_start..f.end),
+            (20, 0) => def.has_out_attr = v != 0,
+            (21, 0) => def.id = v as i64,
+            (22, 0) => def.stream_id = v as i64,
+            (23, 2) => def.input_name.push(fast_str(body)?),
+            (24, 2) => def.src_name.push(fast_str(body)?),
+            (26, 2) => def.dst_name.push(fast_str(body)?),
+            (35, 2) => def.subgraph_name.push(fast_str(body)?),
+            (33, 2) => def.input_desc.push(raw.slice(f.value_start..f.end)),
+            (34, 2) => def.output_desc.push(raw.slice(f.value_start..f.end)),
+            (n @ (25 | 27 | 28 | 29 | 30 | 31), wt @ (0 | 2)) => {
+                let list = match n {
+                    25 => &mut def.src_index,
+                    27 => &mut def.dst_index,
+                    28 => &mut def.input_i,
+                    29 => &mut def.output_i,
+                    30 => &mut def.workspace,
+                    _ => &mut def.workspace_bytes,
+                };
+                if wt == 0 {
+                    list.push(v as i64);
+                } else {
+                    let mut p = 0usize;
+                    while p < body.len() {
+                        list.push(crate::wire::varint(body, &mut p)? as i64);
+                    }
+                }
+            }
+            (32, 0) => def.is_input_const.push(v != 0),
+            (32, 2) => {
+                let mut p = 0usize;
+                while p < body.len() {
+                    def.is_input_const
+                        .push(crate::wire::varint(body, &mut p)? != 0);
+                }
+            }
+            (n, _) if crate::wire::OP_DEF_FIELDS.contains(&n) => return None,
+            _ => unknown.extend_from_slice(&data[f.start..f.end]),
+        }
+    }
+    Some(FastOp {
+        def,
+        name,
+        ty,
+        span,
+        unknown,
+    })
+}
+
+thread_local! {
+    /// Whether this thread decodes ops with the full decoder only (the reference the one-pass
+    /// decoder is checked against).
+    static FULL_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Sets `FULL_ONLY` for a scope and restores it.
+struct FullOnly(bool);
+
+impl FullOnly {
+    fn set(on: bool) -> Self {
+        FullOnly(FULL_ONLY.with(|f| f.replace(on)))
+    }
+}
+
+impl Drop for FullOnly {
+    fn drop(&mut self) {
+        FULL_ONLY.with(|f| f.set(self.0));
+    }
+}
+
+/// Run `f` with every op decoded by the full decoder (prost messages, then conversion) instead
+/// of the one-pass decoder. Both give the same graphs and the same errors; this is the
+/// reference the tests compare against.
+pub fn with_full_decoder<R>(f: impl FnOnce() -> R) -> R {
+    let _guard = FullOnly::set(true);
+    f()
+}
+
+/// Decode op `i`: one pass over its bytes, attribute sections and descs from the caches. Any
+/// problem goes to the full decoder, which reports it with its offset and field path.
 fn op_from_raw(raw: &Bytes, i: usize, cache: &mut ChunkCache) -> ProtoResult<PendingOp> {
-    let Some((s, e)) = attr_span(raw) else {
-        return op_from_raw_plain(raw, i, &mut cache.descs);
+    let fast = if FULL_ONLY.with(|f| f.get()) {
+        None
+    } else {
+        parse_op_fast(raw)
     };
-    // The op without its attribute entries (prost then skips parsing them).
-    let mut stripped = Vec::with_capacity(raw.len() - (e - s));
-    stripped.extend_from_slice(&raw[..s]);
-    stripped.extend_from_slice(&raw[e..]);
-    let stripped = Bytes::from(stripped);
-    let Ok(mut def) = <pb::OpDef as prost::Message>::decode(stripped.clone()) else {
-        // Malformed outside the attributes: the plain path reports where.
-        return op_from_raw_plain(raw, i, &mut cache.descs);
-    };
+    if let Some(fast) = fast {
+        let name = fast.name;
+        match op_from_fast(raw, fast, cache) {
+            Ok(Some(p)) => return Ok(p),
+            Ok(None) => {}
+            Err(e) => {
+                let name = String::from_utf8_lossy(&raw[name.0..name.1]);
+                return Err(e.within(|| format!("op[{i}]({name})")));
+            }
+        }
+    }
+    op_from_raw_plain(raw, i, &mut cache.descs)
+}
+
+/// `Ok(None)` when the op needs the full decoder (decided before anything is converted).
+fn op_from_fast(
+    raw: &Bytes,
+    fast: FastOp,
+    cache: &mut ChunkCache,
+) -> ProtoResult<Option<PendingOp>> {
+    let FastOp {
+        mut def,
+        name,
+        ty,
+        span,
+        unknown,
+    } = fast;
+    // Both ranges were checked to be UTF-8.
+    let name = std::str::from_utf8(&raw[name.0..name.1]).unwrap_or_default();
+    let ty = std::str::from_utf8(&raw[ty.0..ty.1]).unwrap_or_default();
     let key = (
-        raw.slice(s..e),
+        span.map(|(s, e)| raw.slice(s..e)).unwrap_or_default(),
         def.input_desc.len(),
         def.output_desc.len(),
         def.subgraph_name.len(),
     );
-    let section = match cache.sections.get(&key) {
-        Some(sec) => sec.clone(),
-        None => {
-            let attrs = match <pb::OpDef as prost::Message>::decode(key.0.clone()) {
-                Ok(d) => d.attr,
-                Err(_) => return op_from_raw_plain(raw, i, &mut cache.descs),
-            };
-            let sec = attr_section(attrs, key.1, key.2, key.3)
-                .map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
-            cache.sections.insert(key, sec.clone());
-            sec
+    let Some(section) = cache.section(key)? else {
+        return Ok(None);
+    };
+    let mut p = match section {
+        SectionRef::Shared(s) => op_from_def(&mut def, name, ty, &mut cache.descs, &s, None)?,
+        SectionRef::Owned(mut s) => {
+            let user = std::mem::take(&mut s.user);
+            op_from_def(&mut def, name, ty, &mut cache.descs, &s, Some(user))?
         }
     };
-    // Offsets found in the stripped copy map back to the original op bytes.
-    let op_at = crate::wire::offset_of(raw);
-    let res = crate::wire::with_base_raw((stripped.as_ptr() as usize, stripped.len()), || {
-        op_from_def(&mut def, &mut cache.descs, Some(section))
-    });
-    res.map_err(|err| {
-        let err = match err {
-            ProtoError::Wire {
-                offset,
-                path,
-                message,
-            } => ProtoError::Wire {
-                offset: op_at + if offset < s { offset } else { offset + (e - s) },
-                path,
-                message,
-            },
-            other => other,
-        };
-        err.within(|| format!("op[{i}]({})", def.name))
-    })
+    if !unknown.is_empty() {
+        p.op.attrs
+            .insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
+    }
+    Ok(Some(p))
 }
 
 fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResult<PendingOp> {
@@ -877,9 +1258,29 @@ fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResul
             });
         w.within(|| format!("op[{i}]"))
     })?;
-    op_from_def(&mut def, cache, None).map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))
+    let unknown = crate::wire::unknown_fields(raw, crate::wire::OP_DEF_FIELDS);
+    let mut section = attr_section(
+        std::mem::take(&mut def.attr),
+        def.input_desc.len(),
+        def.output_desc.len(),
+        def.subgraph_name.len(),
+        crate::wire::attr_unknown_fields(raw, 10),
+        AttrMap::new(),
+    )
+    .map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
+    let user = std::mem::take(&mut section.user);
+    let (name, ty) = (
+        std::mem::take(&mut def.name),
+        std::mem::take(&mut def.r#type),
+    );
+    let mut p = op_from_def(&mut def, &name, &ty, cache, &section, Some(user))
+        .map_err(|e| e.within(|| format!("op[{i}]({name})")))?;
+    if !unknown.is_empty() {
+        p.op.attrs
+            .insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
+    }
+    Ok(p)
 }
-
 /// Everything an op's attribute map decodes to, given its port and subgraph-slot counts.
 /// Identical attribute sections (most ops of a graph share them) are decoded once.
 #[derive(Clone)]
@@ -902,6 +1303,8 @@ fn attr_section(
     n_in: usize,
     n_out: usize,
     n_sub: usize,
+    unknown: Vec<(String, Vec<u8>)>,
+    direct: AttrMap,
 ) -> ProtoResult<AttrSection> {
     let attrs = &mut map;
     let in_map = take_name_map(attrs, INPUT_NAME_KEY, INPUT_NAME_VALUE, n_in > 0)
@@ -951,7 +1354,11 @@ fn attr_section(
     let in_ctrl = take_if(attrs, ASC_IN_CTRL, as_list_s);
     let ctrl_to_data = take_if(attrs, ASC_CTRL_TO_DATA, as_list_s);
     let fanout = take_if(attrs, ASC_FANOUT, as_list_s);
-    let user = attrs_from_map(map)?;
+    let mut user = direct;
+    user.extend(attrs_from_map(map)?);
+    if let Some(v) = attr_unknown_value(unknown) {
+        user.insert(ASC_ATTR_UNKNOWN.to_string(), v);
+    }
     Ok(AttrSection {
         in_names,
         out_names,
@@ -969,18 +1376,12 @@ fn attr_section(
 
 fn op_from_def(
     def: &mut pb::OpDef,
+    name: &str,
+    ty: &str,
     cache: &mut DescCache,
-    section: Option<AttrSection>,
+    section: &AttrSection,
+    own_user: Option<AttrMap>,
 ) -> ProtoResult<PendingOp> {
-    let section = match section {
-        Some(s) => s,
-        None => attr_section(
-            std::mem::take(&mut def.attr),
-            def.input_desc.len(),
-            def.output_desc.len(),
-            def.subgraph_name.len(),
-        )?,
-    };
     let AttrSection {
         in_names,
         out_names,
@@ -992,14 +1393,18 @@ fn op_from_def(
         in_ctrl,
         ctrl_to_data,
         fanout,
-        mut user,
+        user,
     } = section;
-    let mut op = OpDesc::new(&def.name, &def.r#type);
+    let mut user = match own_user {
+        Some(u) => u,
+        None => user.clone(),
+    };
+    let mut op = OpDesc::new(name, ty);
     op.id = def.id;
     op.stream_id = def.stream_id;
     for (i, (td, name)) in std::mem::take(&mut def.input_desc)
         .into_iter()
-        .zip(&in_names)
+        .zip(in_names)
         .enumerate()
     {
         let d = cache
@@ -1009,7 +1414,7 @@ fn op_from_def(
     }
     for (i, (td, name)) in std::mem::take(&mut def.output_desc)
         .into_iter()
-        .zip(&out_names)
+        .zip(out_names)
         .enumerate()
     {
         let d = cache
@@ -1046,15 +1451,15 @@ fn op_from_def(
         let meta: &mut OpMeta = op.meta_mut();
         meta.has_out_attr = def.has_out_attr;
         meta.optional_inputs = opt
-            .unwrap_or_default()
             .iter()
+            .flatten()
             .map(|s| Arc::from(s.as_str()))
             .collect();
-        meta.ir_attr_names = ir_attr_names.unwrap_or_default();
+        meta.ir_attr_names = ir_attr_names.clone().unwrap_or_default();
         meta.ir_inputs = ir_in
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(n, t)| {
+            .iter()
+            .flatten()
+            .map(|&(ref n, t)| {
                 let t = match t {
                     0 => IrInputType::Required,
                     1 => IrInputType::Optional,
@@ -1064,9 +1469,9 @@ fn op_from_def(
             })
             .collect();
         meta.ir_outputs = ir_out
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(n, t)| {
+            .iter()
+            .flatten()
+            .map(|&(ref n, t)| {
                 let t = if t == 0 {
                     IrOutputType::Required
                 } else {
@@ -1078,10 +1483,10 @@ fn op_from_def(
         match sub_ir {
             Some(pairs) => {
                 meta.subgraph_ir_names = pairs
-                    .into_iter()
-                    .map(|(n, t)| {
+                    .iter()
+                    .map(|&(ref n, t)| {
                         (
-                            n,
+                            n.clone(),
                             if t == 0 {
                                 SubgraphType::Static
                             } else {
@@ -1118,10 +1523,12 @@ fn op_from_def(
     }
     Ok(PendingOp {
         op,
-        inputs: std::mem::take(&mut def.input),
-        in_ctrl,
-        ctrl_to_data,
-        fanout,
+        links: Links {
+            inputs: std::mem::take(&mut def.input),
+            in_ctrl: in_ctrl.clone(),
+            ctrl_to_data: ctrl_to_data.clone(),
+            fanout: fanout.clone(),
+        },
     })
 }
 
@@ -1194,13 +1601,16 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     // Ops decode independently: in parallel, in chunks (each with its own desc cache).
     let base = crate::wire::base();
     let chunk_len = op_chunk(op.len());
+    let shared = SharedCache::default();
+    let full_only = FULL_ONLY.with(|f| f.get());
     let chunks: Vec<Vec<PendingOp>> = op
         .par_chunks(chunk_len)
         .enumerate()
         .map(|(c, chunk)| {
             crate::wire::with_base_raw(base, || {
                 let _guard = enter_graph(depth)?;
-                let mut cache = ChunkCache::default();
+                let _full = FullOnly::set(full_only);
+                let mut cache = ChunkCache::new(&shared);
                 chunk
                     .iter()
                     .enumerate()
@@ -1210,15 +1620,16 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
         })
         .collect::<ProtoResult<_>>()?;
     drop(op);
-    let mut pending = Vec::with_capacity(g.len());
-    let mut ids = Vec::with_capacity(pending.capacity());
-    for (i, mut p) in chunks.into_iter().flatten().enumerate() {
-        let op = std::mem::replace(&mut p.op, OpDesc::new("", ""));
+    let n_ops: usize = chunks.iter().map(Vec::len).sum();
+    let mut pending: Vec<Links> = Vec::with_capacity(n_ops);
+    let mut ids = Vec::with_capacity(n_ops);
+    for (i, p) in chunks.into_iter().flatten().enumerate() {
+        let PendingOp { op, links } = p;
         let id = g
             .add_node_keep_id(op)
             .map_err(|e| ProtoError::invalid(format!("op[{i}]"), e.to_string()))?;
         ids.push(id);
-        pending.push(p);
+        pending.push(links);
     }
     for (i, p) in pending.iter().enumerate() {
         let dst = ids[i];
@@ -1289,7 +1700,7 @@ fn resolve_src(g: &Graph, s: &str, path: &dyn Fn() -> String) -> ProtoResult<(No
     Ok((id, index))
 }
 
-fn link_inputs(g: &mut Graph, dst: NodeId, p: &PendingOp) -> ProtoResult<()> {
+fn link_inputs(g: &mut Graph, dst: NodeId, p: &Links) -> ProtoResult<()> {
     let n_in = g.node(dst).map(|n| n.num_in_data()).unwrap_or(0);
     let mut ctrl_data: FxHashMap<usize, &str> = FxHashMap::default();
     if let Some(list) = &p.ctrl_to_data {
@@ -1414,16 +1825,128 @@ fn itoa(v: i32) -> String {
     v.to_string()
 }
 
-/// Encoded tensor descriptors by `Arc` identity (shared descs are encoded once).
-type DescEncCache = FxHashMap<usize, Bytes>;
+/// What an IR object keeps of its message's unknown fields, to write after the known fields:
+/// the map entries (field `field`) of the attributes whose `AttrDef` had unknown fields
+/// (taken out of `map` and written again with those fields inside), then the message's own
+/// unknown fields.
+fn extras(attrs: &AttrMap, map: &mut BTreeMap<String, pb::AttrDef>, field: u32) -> Vec<u8> {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    let mut out = Vec::new();
+    if let Some(AttrValue::NamedAttrs(na)) = attrs.get(ASC_ATTR_UNKNOWN) {
+        for (k, v) in &na.attrs {
+            let AttrValue::Bytes(unknown) = v else {
+                continue;
+            };
+            let mut value = map
+                .remove(k)
+                .map(|d| prost::Message::encode_to_vec(&d))
+                .unwrap_or_default();
+            value.extend_from_slice(unknown);
+            let mut entry = Vec::with_capacity(k.len() + value.len() + 12);
+            encode_key(1, WireType::LengthDelimited, &mut entry);
+            encode_varint(k.len() as u64, &mut entry);
+            entry.extend_from_slice(k.as_bytes());
+            encode_key(2, WireType::LengthDelimited, &mut entry);
+            encode_varint(value.len() as u64, &mut entry);
+            entry.extend_from_slice(&value);
+            encode_key(field, WireType::LengthDelimited, &mut out);
+            encode_varint(entry.len() as u64, &mut out);
+            out.extend_from_slice(&entry);
+        }
+    }
+    if let Some(AttrValue::Bytes(b)) = attrs.get(ASC_UNKNOWN) {
+        out.extend_from_slice(b);
+    }
+    out
+}
+
+/// Encode a graph's own nodes as `GraphDef` bytes, unknown fields kept.
+pub fn graph_to_bytes(g: &Graph) -> ProtoResult<Vec<u8>> {
+    let mut d = graph_to_def(g)?;
+    let extra = extras(&g.attrs, &mut d.attr, 11);
+    let mut v = prost::Message::encode_to_vec(&d);
+    v.extend_from_slice(&extra);
+    Ok(v)
+}
+
+/// Encode a model as `ModelDef` bytes: every root graph followed by its registered subgraphs,
+/// unknown fields kept.
+pub fn model_to_bytes(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8>> {
+    let all: Vec<&Graph> = graphs
+        .iter()
+        .flat_map(|g| std::iter::once(*g).chain(g.subgraphs.iter()))
+        .collect();
+    model_to_bytes_flat(meta, &all)
+}
+
+/// Encode a model from the exact `ModelDef.graph` list (`graphs[0]` first) as bytes, unknown
+/// fields kept. The same bytes as encoding [`model_to_def_flat`] when there are none.
+pub fn model_to_bytes_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8>> {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    let mut names = rustc_hash::FxHashSet::default();
+    for sub in graphs {
+        if !names.insert(sub.name()) {
+            return Err(ProtoError::Encode(format!(
+                "two graphs of the model are named '{}'; subgraphs are found by name",
+                sub.name()
+            )));
+        }
+    }
+    // Field order as prost writes a ModelDef: 1, 2, 3, then the graphs (7), then 11, 12.
+    let mut out = prost::Message::encode_to_vec(&pb::ModelDef {
+        name: meta.name.clone(),
+        version: meta.version,
+        custom_version: meta.custom_version.clone(),
+        ..Default::default()
+    });
+    for g in graphs {
+        let b = graph_to_bytes(g)?;
+        encode_key(7, WireType::LengthDelimited, &mut out);
+        encode_varint(b.len() as u64, &mut out);
+        out.extend_from_slice(&b);
+    }
+    let mut tail = pb::ModelDef {
+        attr: attrs_to_map(&meta.attrs, &[ASC_ATTR_GROUPS])?,
+        attr_groups: match meta.attrs.get(ASC_ATTR_GROUPS) {
+            Some(AttrValue::Bytes(b)) => b.clone(),
+            _ => Bytes::new(),
+        },
+        ..Default::default()
+    };
+    let extra = extras(&meta.attrs, &mut tail.attr, 11);
+    prost::Message::encode(&tail, &mut out).map_err(|e| ProtoError::Encode(e.to_string()))?;
+    out.extend_from_slice(&extra);
+    Ok(out)
+}
+
+/// Encoded tensor descriptors by `Arc` identity (shared descs are encoded once per graph): a
+/// local map in front of the graph's shared one.
+struct DescEncCache<'s> {
+    local: FxHashMap<usize, Bytes>,
+    shared: &'s Mutex<FxHashMap<usize, Bytes>>,
+}
 
 fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoResult<Bytes> {
     let key = Arc::as_ptr(d) as usize;
-    if let Some(b) = cache.get(&key) {
+    if let Some(b) = cache.local.get(&key) {
         return Ok(b.clone());
     }
-    let b = Bytes::from(prost::Message::encode_to_vec(&desc_to_def(d)?));
-    cache.insert(key, b.clone());
+    if let Some(b) = cache.shared.lock().ok().and_then(|m| m.get(&key).cloned()) {
+        cache.local.insert(key, b.clone());
+        return Ok(b);
+    }
+    let mut def = desc_to_def(d)?;
+    let extra = match d.attrs.as_deref() {
+        Some(attrs) => extras(attrs, &mut def.attr, 5),
+        None => Vec::new(),
+    };
+    let mut v = prost::Message::encode_to_vec(&def);
+    v.extend_from_slice(&extra);
+    let b = Bytes::from(v);
+    if let Ok(mut m) = cache.shared.lock() {
+        m.insert(key, b.clone());
+    }
+    cache.local.insert(key, b.clone());
     Ok(b)
 }
 
@@ -1435,16 +1958,17 @@ pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
     }
     // Ops encode independently: in parallel, in chunks (each with its own desc cache).
     let ids: Vec<NodeId> = g.node_ids().collect();
+    let shared = Mutex::new(FxHashMap::default());
     let chunks: Vec<Vec<Bytes>> = ids
         .par_chunks(op_chunk(ids.len()))
         .map(|chunk| {
-            let mut cache = DescEncCache::default();
+            let mut cache = DescEncCache {
+                local: FxHashMap::default(),
+                shared: &shared,
+            };
             chunk
                 .iter()
-                .map(|&id| {
-                    op_to_def(g, id, &pos, &mut cache)
-                        .map(|d| Bytes::from(prost::Message::encode_to_vec(&d)))
-                })
+                .map(|&id| op_to_bytes(g, id, &pos, &mut cache).map(Bytes::from))
                 .collect::<ProtoResult<Vec<_>>>()
         })
         .collect::<ProtoResult<_>>()?;
@@ -1468,7 +1992,36 @@ pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
     })
 }
 
-fn sorted_name_map(ports: &[ascendir_ir::Port]) -> (pb::AttrDef, pb::AttrDef) {
+/// Encode op `id` as OpDef bytes: the fields prost writes before the attribute map, the map
+/// written straight from the op's attributes, the fields after it, then unknown fields.
+fn op_to_bytes(
+    g: &Graph,
+    id: NodeId,
+    pos: &slotmap::SecondaryMap<NodeId, u32>,
+    cache: &mut DescEncCache,
+) -> ProtoResult<Vec<u8>> {
+    let op = g.op(id).map_err(|e| ProtoError::Encode(e.to_string()))?;
+    let (mut def, generated) = op_to_def(g, id, pos, cache)?;
+    let head = pb::OpDef {
+        name: std::mem::take(&mut def.name),
+        r#type: std::mem::take(&mut def.r#type),
+        input: std::mem::take(&mut def.input),
+        ..Default::default()
+    };
+    let mut out = Vec::with_capacity(
+        prost::Message::encoded_len(&head)
+            + prost::Message::encoded_len(&def)
+            + 64 * op.attrs.len(),
+    );
+    prost::Message::encode_raw(&head, &mut out);
+    let extra = encode_attr_map(&op.attrs, &generated, &[ASC_ATTR_GROUPS], 10, &mut out)
+        .map_err(|e| e.within(|| format!("op '{}'", op.name())))?;
+    prost::Message::encode_raw(&def, &mut out);
+    out.extend_from_slice(&extra);
+    Ok(out)
+}
+
+fn sorted_name_map(ports: &[ascendir_ir::Port]) -> (Vec<u8>, Vec<u8>) {
     let mut pairs: Vec<(&str, i64)> = ports
         .iter()
         .enumerate()
@@ -1476,8 +2029,8 @@ fn sorted_name_map(ports: &[ascendir_ir::Port]) -> (pb::AttrDef, pb::AttrDef) {
         .collect();
     pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
     (
-        ge_list_s(pairs.iter().map(|p| p.0)),
-        ge_list_i(pairs.iter().map(|p| p.1)),
+        gen_s(Vt::VtListNone, pairs.iter().map(|p| p.0)),
+        gen_i(Vt::VtListNone, pairs.iter().map(|p| p.1)),
     )
 }
 
@@ -1486,7 +2039,7 @@ fn op_to_def(
     id: NodeId,
     pos: &slotmap::SecondaryMap<NodeId, u32>,
     cache: &mut DescEncCache,
-) -> ProtoResult<pb::OpDef> {
+) -> ProtoResult<(pb::OpDef, GenAttrs)> {
     let node = g.node(id).map_err(|e| ProtoError::Encode(e.to_string()))?;
     let op = node.op();
     let name_of = |n: NodeId| g.op(n).map(|o| o.name()).unwrap_or("");
@@ -1523,11 +2076,14 @@ fn op_to_def(
         input.push(edge(name_of(p.node), -1));
     }
 
-    let mut attr = attrs_to_map(&op.attrs, &[ASC_ATTR_GROUPS]).map_err(|e| e.within(path))?;
+    // Generated entries only: the op's own attributes are written by `op_to_bytes`.
+    let mut attr = GenAttrs::default();
+    let user = &op.attrs;
     if has_data_ctrl {
         attr.insert(
-            ASC_IN_CTRL.to_string(),
-            list_s_attr(
+            ASC_IN_CTRL,
+            gen_s(
+                Vt::VtListString,
                 in_ctrl
                     .iter()
                     .map(|p| edge(name_of(p.node), p.index))
@@ -1539,8 +2095,8 @@ fn op_to_def(
     }
     if !ctrl_to_data.is_empty() {
         attr.insert(
-            ASC_CTRL_TO_DATA.to_string(),
-            list_s_attr(ctrl_to_data.iter().map(String::as_str)),
+            ASC_CTRL_TO_DATA,
+            gen_s(Vt::VtListString, ctrl_to_data.iter().map(String::as_str)),
         );
     }
     // Fan-out order, when it is not what a reader rebuilds (consumer op order).
@@ -1578,60 +2134,69 @@ fn op_to_def(
     }
     if !fanout.is_empty() {
         attr.insert(
-            ASC_FANOUT.to_string(),
-            list_s_attr(fanout.iter().map(String::as_str)),
+            ASC_FANOUT,
+            gen_s(Vt::VtListString, fanout.iter().map(String::as_str)),
         );
     }
 
     // GE's reserved keys.
     if op.num_inputs() > 0 {
         let (k, v) = sorted_name_map(op.inputs());
-        put_reserved(&mut attr, INPUT_NAME_KEY, k);
-        put_reserved(&mut attr, INPUT_NAME_VALUE, v);
+        put_reserved(&mut attr, user, INPUT_NAME_KEY, k);
+        put_reserved(&mut attr, user, INPUT_NAME_VALUE, v);
     }
     if op.num_outputs() > 0 {
         let (k, v) = sorted_name_map(op.outputs());
-        put_reserved(&mut attr, OUTPUT_NAME_KEY, k);
-        put_reserved(&mut attr, OUTPUT_NAME_VALUE, v);
+        put_reserved(&mut attr, user, OUTPUT_NAME_KEY, k);
+        put_reserved(&mut attr, user, OUTPUT_NAME_VALUE, v);
     }
     let default_meta = OpMeta::default();
     let meta = op.meta().unwrap_or(&default_meta);
     if !meta.optional_inputs.is_empty() {
         put_reserved(
             &mut attr,
+            user,
             OPT_INPUT,
-            ge_list_s(meta.optional_inputs.iter().map(|s| &**s)),
+            gen_s(Vt::VtListNone, meta.optional_inputs.iter().map(|s| &**s)),
         );
     }
     if !meta.ir_attr_names.is_empty() {
         put_reserved(
             &mut attr,
+            user,
             IR_ATTR_NAMES,
-            ge_list_s(meta.ir_attr_names.iter().map(String::as_str)),
+            gen_s(
+                Vt::VtListNone,
+                meta.ir_attr_names.iter().map(String::as_str),
+            ),
         );
     }
     if !meta.ir_inputs.is_empty() {
         put_reserved(
             &mut attr,
+            user,
             IR_INPUTS_KEY,
-            ge_list_s(meta.ir_inputs.iter().map(|p| &*p.0)),
+            gen_s(Vt::VtListNone, meta.ir_inputs.iter().map(|p| &*p.0)),
         );
         put_reserved(
             &mut attr,
+            user,
             IR_INPUTS_VALUE,
-            ge_list_i(meta.ir_inputs.iter().map(|p| p.1 as i64)),
+            gen_i(Vt::VtListNone, meta.ir_inputs.iter().map(|p| p.1 as i64)),
         );
     }
     if !meta.ir_outputs.is_empty() {
         put_reserved(
             &mut attr,
+            user,
             IR_OUTPUTS_KEY,
-            ge_list_s(meta.ir_outputs.iter().map(|p| &*p.0)),
+            gen_s(Vt::VtListNone, meta.ir_outputs.iter().map(|p| &*p.0)),
         );
         put_reserved(
             &mut attr,
+            user,
             IR_OUTPUTS_VALUE,
-            ge_list_i(meta.ir_outputs.iter().map(|p| p.1 as i64)),
+            gen_i(Vt::VtListNone, meta.ir_outputs.iter().map(|p| p.1 as i64)),
         );
     }
     let inst = &meta.subgraph_instance_names;
@@ -1652,12 +2217,18 @@ fn op_to_def(
             )));
         }
         attr.insert(
-            ASC_SUBGRAPH_IR_NAMES.to_string(),
-            list_s_attr(meta.subgraph_ir_names.iter().map(|p| p.0.as_str())),
+            ASC_SUBGRAPH_IR_NAMES,
+            gen_s(
+                Vt::VtListString,
+                meta.subgraph_ir_names.iter().map(|p| p.0.as_str()),
+            ),
         );
         attr.insert(
-            ASC_SUBGRAPH_IR_TYPES.to_string(),
-            list_i_attr(meta.subgraph_ir_names.iter().map(|p| p.1 as i64)),
+            ASC_SUBGRAPH_IR_TYPES,
+            gen_i(
+                Vt::VtListInt,
+                meta.subgraph_ir_names.iter().map(|p| p.1 as i64),
+            ),
         );
     }
     let input_desc = op
@@ -1676,11 +2247,11 @@ fn op_to_def(
         Some(AttrValue::Bytes(b)) => b.clone(),
         _ => Bytes::new(),
     };
-    Ok(pb::OpDef {
+    let def = pb::OpDef {
         name: op.name().to_string(),
         r#type: op.op_type().to_string(),
         input,
-        attr,
+        attr: BTreeMap::new(),
         attr_groups,
         has_out_attr: meta.has_out_attr,
         id: op.id,
@@ -1698,7 +2269,8 @@ fn op_to_def(
         input_desc,
         output_desc,
         subgraph_name: inst.clone(),
-    })
+    };
+    Ok((def, attr))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1746,6 +2318,38 @@ pub fn model_to_def_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<pb:
 /// Decode a model: every GraphDef, then subgraph ownership rebuilt from the instance names
 /// (breadth first from each root); the root's subgraph list keeps the file order.
 pub fn model_from_def(def: pb::ModelDef) -> ProtoResult<Model> {
+    model_from_def_raw(def, &[])
+}
+
+/// Keep the unknown fields of a message (and of its attribute map's values, field
+/// `attr_field`) found in its encoding `raw` under our keys of `attrs`.
+fn keep_unknown(attrs: &mut AttrMap, raw: &[u8], known: &[u32], attr_field: u32) {
+    let unknown = crate::wire::unknown_fields(raw, known);
+    if !unknown.is_empty() {
+        attrs.insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
+    }
+    if let Some(v) = attr_unknown_value(crate::wire::attr_unknown_fields(raw, attr_field)) {
+        attrs.insert(ASC_ATTR_UNKNOWN.to_string(), v);
+    }
+}
+
+/// [`model_from_def`] for `def` decoded from `raw`: the unknown fields of the ModelDef, its
+/// GraphDefs and their attribute values are kept (see `docs/WIRE_FORMAT.md`).
+pub fn model_from_def_raw(def: pb::ModelDef, raw: &[u8]) -> ProtoResult<Model> {
+    let mut graph_raw: Vec<&[u8]> = Vec::new();
+    let mut pos = 0usize;
+    while pos < raw.len() {
+        match crate::wire::next_field(raw, &mut pos) {
+            Some(f) if f.number == 7 && f.wire_type == 2 => {
+                graph_raw.push(&raw[f.value_start..f.end])
+            }
+            Some(_) => {}
+            None => {
+                graph_raw.clear();
+                break;
+            }
+        }
+    }
     let pb::ModelDef {
         name,
         version,
@@ -1761,6 +2365,9 @@ pub fn model_from_def(def: pb::ModelDef) -> ProtoResult<Model> {
     if !attr_groups.is_empty() {
         attrs.insert(ASC_ATTR_GROUPS.to_string(), AttrValue::Bytes(attr_groups));
     }
+    if !graph_raw.is_empty() {
+        keep_unknown(&mut attrs, raw, crate::wire::MODEL_DEF_FIELDS, 11);
+    }
     let mut by_name: FxHashMap<String, usize> = FxHashMap::default();
     for (i, g) in graph.iter().enumerate() {
         if by_name.insert(g.name.clone(), i).is_some() {
@@ -1771,10 +2378,18 @@ pub fn model_from_def(def: pb::ModelDef) -> ProtoResult<Model> {
         }
     }
     let mut slots: Vec<Option<Graph>> = Vec::with_capacity(graph.len());
+    let keep = graph_raw.len() == graph.len();
     for (i, gd) in graph.into_iter().enumerate() {
-        slots.push(Some(
-            graph_from_def(gd).map_err(|e| e.within(|| format!("graph[{i}]")))?,
-        ));
+        let mut g = graph_from_def(gd).map_err(|e| e.within(|| format!("graph[{i}]")))?;
+        if keep {
+            keep_unknown(
+                &mut g.attrs,
+                graph_raw[i],
+                crate::wire::GRAPH_DEF_FIELDS,
+                11,
+            );
+        }
+        slots.push(Some(g));
     }
     let mut taken = vec![false; slots.len()];
     let mut roots = Vec::new();
@@ -1851,4 +2466,539 @@ pub fn model_from_def(def: pb::ModelDef) -> ProtoResult<Model> {
         },
         graphs: roots,
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attribute maps straight from the wire
+// ---------------------------------------------------------------------------------------------
+
+/// OpDef attribute keys that `attr_section` reads itself (decoded as prost messages).
+const OP_RESERVED: &[&str] = &[
+    INPUT_NAME_KEY,
+    INPUT_NAME_VALUE,
+    OUTPUT_NAME_KEY,
+    OUTPUT_NAME_VALUE,
+    LEGACY_INPUT_NAME_KEY,
+    LEGACY_INPUT_NAME_VALUE,
+    LEGACY_OUTPUT_NAME_KEY,
+    LEGACY_OUTPUT_NAME_VALUE,
+    OPT_INPUT,
+    IR_ATTR_NAMES,
+    IR_INPUTS_KEY,
+    IR_INPUTS_VALUE,
+    IR_OUTPUTS_KEY,
+    IR_OUTPUTS_VALUE,
+    ASC_SUBGRAPH_IR_NAMES,
+    ASC_SUBGRAPH_IR_TYPES,
+    ASC_IN_CTRL,
+    ASC_CTRL_TO_DATA,
+    ASC_FANOUT,
+];
+
+/// Attribute entries read straight from the wire.
+struct DirectAttrs {
+    /// Reserved keys, as prost messages (for the caller's own reading).
+    reserved: BTreeMap<String, pb::AttrDef>,
+    /// Every other key, decoded.
+    user: AttrMap,
+    /// Keys whose `AttrDef` carried unknown fields, with those fields.
+    unknown: Vec<(String, Vec<u8>)>,
+}
+
+/// Decode a run of `map<string, AttrDef>` entries (field `field`, nothing else in `entries`).
+/// `Ok(None)` when the entries need the full decoder (malformed bytes, unusual entry layout);
+/// that is decided before any value is converted, so nothing is converted twice. Conversion
+/// errors name the attribute as the full decoder does.
+fn attrs_direct(
+    entries: &Bytes,
+    field: u32,
+    reserved: &[&str],
+    fast_only: bool,
+) -> ProtoResult<Option<DirectAttrs>> {
+    enum Parsed {
+        Reserved(pb::AttrDef),
+        Fast(Option<AttrValue>),
+        Def(pb::AttrDef),
+    }
+    let data: &[u8] = entries;
+    // 1. The entries' layout, 2. every value parsed (no conversion yet).
+    let mut parsed: Vec<(&str, Parsed, Vec<u8>)> = Vec::with_capacity(data.len() / 24 + 1);
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let Some(f) = crate::wire::next_field(data, &mut pos) else {
+            return Ok(None);
+        };
+        if f.number != field || f.wire_type != 2 {
+            return Ok(None);
+        }
+        let entry = &data[..f.end];
+        let mut key: &[u8] = b"";
+        let mut val: Option<(usize, usize)> = None;
+        let mut p = f.value_start;
+        while p < f.end {
+            let Some(e) = crate::wire::next_field(entry, &mut p) else {
+                return Ok(None);
+            };
+            match (e.number, e.wire_type) {
+                (1, 2) => key = &data[e.value_start..e.end],
+                (2, 2) if val.is_none() => val = Some((e.value_start, e.end)),
+                _ => return Ok(None),
+            }
+        }
+        let Ok(key) = std::str::from_utf8(key) else {
+            return Ok(None);
+        };
+        let vb = match val {
+            Some((s, e)) => entries.slice(s..e),
+            None => Bytes::new(),
+        };
+        let item = if reserved.contains(&key) {
+            None
+        } else {
+            fast_attr(&vb).map(|(v, u)| (Parsed::Fast(v), u))
+        };
+        let item = match item {
+            Some(x) => x,
+            None if fast_only && !reserved.contains(&key) => return Ok(None),
+            None => {
+                let Ok(d) = <pb::AttrDef as prost::Message>::decode(vb.clone()) else {
+                    return Ok(None);
+                };
+                let u = crate::wire::unknown_fields(&vb, crate::wire::ATTR_DEF_FIELDS);
+                if reserved.contains(&key) {
+                    (Parsed::Reserved(d), u)
+                } else {
+                    (Parsed::Def(d), u)
+                }
+            }
+        };
+        parsed.push((key, item.0, item.1));
+    }
+    // 3. Conversion, in wire order (a later entry of a key replaces an earlier one).
+    let mut out = DirectAttrs {
+        reserved: BTreeMap::new(),
+        user: AttrMap::new(),
+        unknown: Vec::new(),
+    };
+    for (key, item, u) in parsed {
+        if !out.unknown.is_empty() {
+            out.unknown.retain(|(k, _)| k != key);
+        }
+        if !u.is_empty() {
+            out.unknown.push((key.to_string(), u));
+        }
+        let value = match item {
+            Parsed::Reserved(d) => {
+                out.reserved.insert(key.to_string(), d);
+                continue;
+            }
+            Parsed::Fast(v) => v,
+            Parsed::Def(d) => {
+                attr_from_def(d).map_err(|e| e.within(|| format!("attr[{key:?}]")))?
+            }
+        };
+        match value {
+            Some(v) => {
+                out.user.insert(key.to_string(), v);
+            }
+            None => {
+                out.user.remove(key);
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+fn utf8_string(b: &[u8]) -> Option<String> {
+    std::str::from_utf8(b).ok().map(str::to_string)
+}
+
+/// One `AttrDef` of a common kind (scalars, scalar lists) with its unknown fields; `None` for
+/// the others (the full decoder handles them).
+fn fast_attr(vb: &Bytes) -> Option<(Option<AttrValue>, Vec<u8>)> {
+    let data: &[u8] = vb;
+    let mut val: Option<Option<AttrValue>> = None;
+    let mut unknown = Vec::new();
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let f = crate::wire::next_field(data, &mut pos)?;
+        let v = f.varint;
+        let body = &data[f.value_start..f.end];
+        let got = match (f.number, f.wire_type) {
+            (2, 2) => Some(AttrValue::String(utf8_string(body)?)),
+            (3, 0) => Some(AttrValue::Int(v as i64)),
+            (4, 5) => Some(AttrValue::Float(f32::from_le_bytes(body.try_into().ok()?))),
+            (5, 0) => Some(AttrValue::Bool(v != 0)),
+            (7, 2) => Some(AttrValue::Bytes(vb.slice(f.value_start..f.end))),
+            (15, 0) => Some(AttrValue::DataType(DataType::from_ge(v as i64)?)),
+            (17, 2) => Some(AttrValue::Expression(utf8_string(body)?)),
+            (1, 2) => fast_list(body)?,
+            (14, 2) => Some(AttrValue::ListListInt(fast_list_list(
+                body,
+                |b, out| {
+                    let mut p = 0usize;
+                    while p < b.len() {
+                        out.push(crate::wire::varint(b, &mut p)? as i64);
+                    }
+                    Some(())
+                },
+                |v, out| {
+                    out.push(v as i64);
+                    Some(())
+                },
+            )?)),
+            (16, 2) => Some(AttrValue::ListListFloat(fast_list_list(
+                body,
+                |b, out| {
+                    if b.len() % 4 != 0 {
+                        return None;
+                    }
+                    out.extend(
+                        b.chunks_exact(4)
+                            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                    );
+                    Some(())
+                },
+                |_, _| None,
+            )?)),
+            (n, _) if crate::wire::ATTR_DEF_FIELDS.contains(&n) => return None,
+            _ => {
+                unknown.extend_from_slice(&data[f.start..f.end]);
+                continue;
+            }
+        };
+        if val.is_some() {
+            return None;
+        }
+        val = Some(got);
+    }
+    Some((val.flatten(), unknown))
+}
+
+/// A `ListListInt` / `ListListFloat`: field 1 repeated, each a message whose field 1 is the
+/// list (`packed` reads a packed run, `one` a single varint; floats come as fixed32 too).
+fn fast_list_list<T>(
+    data: &[u8],
+    packed: impl Fn(&[u8], &mut Vec<T>) -> Option<()>,
+    one: impl Fn(u64, &mut Vec<T>) -> Option<()>,
+) -> Option<Vec<Vec<T>>>
+where
+    T: FromFixed32,
+{
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let f = crate::wire::next_field(data, &mut pos)?;
+        match (f.number, f.wire_type) {
+            (1, 2) => {
+                let inner = &data[f.value_start..f.end];
+                let mut list = Vec::new();
+                let mut p = 0usize;
+                while p < inner.len() {
+                    let e = crate::wire::next_field(inner, &mut p)?;
+                    match (e.number, e.wire_type) {
+                        (1, 2) => packed(&inner[e.value_start..e.end], &mut list)?,
+                        (1, 0) => one(e.varint, &mut list)?,
+                        (1, 5) => list.push(T::from_fixed32(&inner[e.value_start..e.end])?),
+                        (1, _) => return None,
+                        _ => {}
+                    }
+                }
+                out.push(list);
+            }
+            (1, _) => return None,
+            _ => {}
+        }
+    }
+    Some(out)
+}
+
+/// Element types of the list-of-lists attributes read from fixed32 values.
+trait FromFixed32: Sized {
+    fn from_fixed32(b: &[u8]) -> Option<Self>;
+}
+
+impl FromFixed32 for i64 {
+    // An int64 list never holds fixed32 values: the full decoder rejects them.
+    fn from_fixed32(_: &[u8]) -> Option<Self> {
+        None
+    }
+}
+
+impl FromFixed32 for f32 {
+    fn from_fixed32(b: &[u8]) -> Option<Self> {
+        Some(f32::from_le_bytes(b.try_into().ok()?))
+    }
+}
+
+/// A `ListValue` of scalars: `Some(None)` for an untyped list (GE skips it), `None` when the
+/// full decoder is needed.
+fn fast_list(data: &[u8]) -> Option<Option<AttrValue>> {
+    let mut s: Vec<&[u8]> = Vec::new();
+    let mut i: Vec<i64> = Vec::new();
+    let mut fl: Vec<f32> = Vec::new();
+    let mut b: Vec<bool> = Vec::new();
+    let mut dt: Vec<i64> = Vec::new();
+    let mut vt: i32 = 0;
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let f = crate::wire::next_field(data, &mut pos)?;
+        let v = f.varint;
+        let body = &data[f.value_start..f.end];
+        match (f.number, f.wire_type) {
+            (2, 2) => s.push(body),
+            (3, 0) => i.push(v as i64),
+            (12, 0) => dt.push(v as i64),
+            (3 | 12, 2) => {
+                let list = if f.number == 3 { &mut i } else { &mut dt };
+                let mut p = 0usize;
+                while p < body.len() {
+                    list.push(crate::wire::varint(body, &mut p)? as i64);
+                }
+            }
+            (4, 5) => fl.push(f32::from_le_bytes(body.try_into().ok()?)),
+            (4, 2) => {
+                if body.len() % 4 != 0 {
+                    return None;
+                }
+                fl.extend(
+                    body.chunks_exact(4)
+                        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])),
+                );
+            }
+            (5, 0) => b.push(v != 0),
+            (5, 2) => {
+                let mut p = 0usize;
+                while p < body.len() {
+                    b.push(crate::wire::varint(body, &mut p)? != 0);
+                }
+            }
+            (20, 0) => vt = v as i32,
+            // Bytes, descs, tensors, graphs, named attrs, or a wrong wire type.
+            (7 | 8 | 9 | 10 | 11 | 2 | 3 | 4 | 5 | 12 | 20, _) => return None,
+            _ => {}
+        }
+    }
+    Some(match Vt::try_from(vt).unwrap_or(Vt::VtListNone) {
+        Vt::VtListNone => None,
+        Vt::VtListString => Some(AttrValue::ListString(
+            s.into_iter().map(utf8_string).collect::<Option<_>>()?,
+        )),
+        Vt::VtListInt => Some(AttrValue::ListInt(i)),
+        Vt::VtListFloat => Some(AttrValue::ListFloat(fl)),
+        Vt::VtListBool => Some(AttrValue::ListBool(b)),
+        Vt::VtListDataType => Some(AttrValue::ListDataType(
+            dt.into_iter()
+                .map(DataType::from_ge)
+                .collect::<Option<_>>()?,
+        )),
+        _ => return None,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attribute maps straight to the wire
+// ---------------------------------------------------------------------------------------------
+
+/// Write field `field` with the bytes `body` writes, length first (one byte reserved for it,
+/// moved when the length needs more).
+fn put_nested<R>(field: u32, out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    encode_key(field, WireType::LengthDelimited, out);
+    let at = out.len();
+    out.push(0);
+    let r = body(out);
+    let len = out.len() - at - 1;
+    if len < 0x80 {
+        out[at] = len as u8;
+    } else {
+        let mut head = Vec::with_capacity(10);
+        encode_varint(len as u64, &mut head);
+        out.splice(at..at + 1, head);
+    }
+    r
+}
+
+fn put_len_delimited(field: u32, body: &[u8], out: &mut Vec<u8>) {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    encode_key(field, WireType::LengthDelimited, out);
+    encode_varint(body.len() as u64, out);
+    out.extend_from_slice(body);
+}
+
+fn put_packed_varints(field: u32, values: impl Iterator<Item = u64> + Clone, out: &mut Vec<u8>) {
+    use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
+    let len: usize = values.clone().map(encoded_len_varint).sum();
+    if len == 0 && values.clone().next().is_none() {
+        return;
+    }
+    encode_key(field, WireType::LengthDelimited, out);
+    encode_varint(len as u64, out);
+    for v in values {
+        encode_varint(v, out);
+    }
+}
+
+fn put_packed_floats(field: u32, values: &[f32], out: &mut Vec<u8>) {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    if values.is_empty() {
+        return;
+    }
+    encode_key(field, WireType::LengthDelimited, out);
+    encode_varint((values.len() * 4) as u64, out);
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// The encoding of `attr_to_def(value)`, written without building the message for the common
+/// kinds (the same bytes as prost writes).
+fn encode_attr_value(value: &AttrValue, out: &mut Vec<u8>) -> ProtoResult<()> {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    let list = |out: &mut Vec<u8>, vt: Vt, body: &dyn Fn(&mut Vec<u8>)| {
+        put_nested(1, out, |l| {
+            body(l);
+            encode_key(20, WireType::Varint, l);
+            encode_varint(vt as u64, l);
+        })
+    };
+    match value {
+        AttrValue::Int(i) => {
+            encode_key(3, WireType::Varint, out);
+            encode_varint(*i as u64, out);
+        }
+        AttrValue::Float(f) => {
+            encode_key(4, WireType::ThirtyTwoBit, out);
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        AttrValue::Bool(b) => {
+            encode_key(5, WireType::Varint, out);
+            encode_varint(u64::from(*b), out);
+        }
+        AttrValue::String(s) => put_len_delimited(2, s.as_bytes(), out),
+        AttrValue::Bytes(b) => put_len_delimited(7, b, out),
+        AttrValue::Expression(s) => put_len_delimited(17, s.as_bytes(), out),
+        AttrValue::DataType(d) => {
+            encode_key(15, WireType::Varint, out);
+            encode_varint(i64::from(d.ge_value()) as u64, out);
+        }
+        AttrValue::ListInt(x) => list(out, Vt::VtListInt, &|l| {
+            put_packed_varints(3, x.iter().map(|&v| v as u64), l)
+        }),
+        AttrValue::ListFloat(x) => list(out, Vt::VtListFloat, &|l| put_packed_floats(4, x, l)),
+        AttrValue::ListBool(x) => list(out, Vt::VtListBool, &|l| {
+            put_packed_varints(5, x.iter().map(|&v| u64::from(v)), l)
+        }),
+        AttrValue::ListString(x) => list(out, Vt::VtListString, &|l| {
+            for s in x {
+                put_len_delimited(2, s.as_bytes(), l);
+            }
+        }),
+        AttrValue::ListBytes(x) => list(out, Vt::VtListBytes, &|l| {
+            for b in x {
+                put_len_delimited(7, b, l);
+            }
+        }),
+        AttrValue::ListDataType(x) => list(out, Vt::VtListDataType, &|l| {
+            put_packed_varints(12, x.iter().map(|d| i64::from(d.ge_value()) as u64), l)
+        }),
+        other => prost::Message::encode_raw(&attr_to_def(other)?, out),
+    }
+    Ok(())
+}
+
+/// Write the attribute map of a message (field `field`): `user` (minus `skip` and our private
+/// keys) merged with `generated` entries (which replace user entries of the same key), in key
+/// order as prost writes a map; then the entries of attributes with unknown `AttrDef` fields
+/// and the message's own unknown fields (from `user`), which the caller writes after the
+/// message's other fields: returned separately.
+fn encode_attr_map(
+    user: &AttrMap,
+    generated: &GenAttrs,
+    skip: &[&str],
+    field: u32,
+    out: &mut Vec<u8>,
+) -> ProtoResult<Vec<u8>> {
+    let unknown_attrs = match user.get(ASC_ATTR_UNKNOWN) {
+        Some(AttrValue::NamedAttrs(na)) => Some(&na.attrs),
+        _ => None,
+    };
+    let private = |k: &str| {
+        skip.contains(&k)
+            || k == ASC_UNKNOWN
+            || k == ASC_ATTR_UNKNOWN
+            || unknown_attrs.is_some_and(|u| u.contains_key(k))
+    };
+    let mut value = Vec::new();
+    let write = |key: &str, value: &[u8], out: &mut Vec<u8>| {
+        use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
+        let key_len = if key.is_empty() {
+            0
+        } else {
+            1 + encoded_len_varint(key.len() as u64) + key.len()
+        };
+        let len = key_len + 1 + encoded_len_varint(value.len() as u64) + value.len();
+        encode_key(field, WireType::LengthDelimited, out);
+        encode_varint(len as u64, out);
+        if !key.is_empty() {
+            put_len_delimited(1, key.as_bytes(), out);
+        }
+        put_len_delimited(2, value, out);
+    };
+    let mut u = user.iter().filter(|(k, _)| !private(k)).peekable();
+    let sorted = generated.sorted();
+    let mut gi = sorted
+        .iter()
+        .filter(|(k, _)| !unknown_attrs.is_some_and(|u| u.contains_key(*k)))
+        .peekable();
+    loop {
+        let take_user = match (u.peek(), gi.peek()) {
+            (None, None) => break,
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (Some((uk, _)), Some((gk, _))) => uk.as_str() < *gk,
+        };
+        value.clear();
+        if take_user {
+            let Some((k, v)) = u.next() else { break };
+            put_nested(field, out, |o| {
+                if !k.is_empty() {
+                    put_len_delimited(1, k.as_bytes(), o);
+                }
+                put_nested(2, o, |o| encode_attr_value(v, o))
+            })
+            .map_err(|e| e.within(|| format!("attr[{k:?}]")))?;
+        } else {
+            let Some((k, d)) = gi.next() else { break };
+            if u.peek().is_some_and(|(uk, _)| uk.as_str() == *k) {
+                u.next();
+            }
+            write(k, d, out);
+        }
+    }
+    // Attributes with unknown AttrDef fields, then the message's unknown fields.
+    let mut extra = Vec::new();
+    if let Some(list) = unknown_attrs {
+        for (k, v) in list {
+            let AttrValue::Bytes(unknown) = v else {
+                continue;
+            };
+            value.clear();
+            match (generated.get(k.as_str()), user.get(k)) {
+                (Some(d), _) => value.extend_from_slice(d),
+                (None, Some(v)) if !skip.contains(&k.as_str()) => encode_attr_value(v, &mut value)
+                    .map_err(|e| e.within(|| format!("attr[{k:?}]")))?,
+                _ => {}
+            }
+            value.extend_from_slice(unknown);
+            let mut entry = Vec::with_capacity(k.len() + value.len() + 8);
+            put_len_delimited(1, k.as_bytes(), &mut entry);
+            put_len_delimited(2, &value, &mut entry);
+            put_len_delimited(field, &entry, &mut extra);
+        }
+    }
+    if let Some(AttrValue::Bytes(b)) = user.get(ASC_UNKNOWN) {
+        extra.extend_from_slice(b);
+    }
+    Ok(extra)
 }

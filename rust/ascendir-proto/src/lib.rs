@@ -21,7 +21,6 @@ pub mod text;
 pub mod wire;
 
 use ascendir_ir::Graph;
-use prost::Message;
 
 pub use convert::{Model, ModelMeta};
 pub use error::{ProtoError, ProtoResult};
@@ -34,7 +33,7 @@ pub fn decode_model(data: &[u8]) -> ProtoResult<Model> {
 /// Decode a binary `ModelDef` held in shared bytes (byte payloads are not copied).
 pub fn decode_model_bytes(data: bytes::Bytes) -> ProtoResult<Model> {
     wire::with_base(&data.clone(), || {
-        convert::model_from_def(wire::parse_model_def_bytes(data)?)
+        convert::model_from_def_raw(wire::parse_model_def_bytes(data.clone())?, &data)
     })
 }
 
@@ -54,7 +53,7 @@ pub fn first_graph(model: Model) -> ProtoResult<Graph> {
 
 /// Encode a model as a binary `ModelDef`.
 pub fn encode_model(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8>> {
-    Ok(convert::model_to_def(meta, graphs)?.encode_to_vec())
+    convert::model_to_bytes(meta, graphs)
 }
 
 /// Encode one graph (and its subgraphs) as a binary `ModelDef` named after the graph, with
@@ -98,5 +97,5 @@ pub fn encode_subgraph(root: &Graph, name: &str) -> ProtoResult<Vec<u8>> {
     })?;
     let mut list = vec![sub];
     list.extend(descendants(root, name));
-    Ok(convert::model_to_def_flat(&ModelMeta::new(name), &list)?.encode_to_vec())
+    convert::model_to_bytes_flat(&ModelMeta::new(name), &list)
 }

@@ -259,3 +259,183 @@ fn walk(
     }
     Ok(())
 }
+
+// ---------------------------------------------------------------------------------------------
+// Byte-level field scanning (unknown fields, fast paths)
+// ---------------------------------------------------------------------------------------------
+
+/// Read a varint as prost does (at most 10 bytes, the tenth at most 1); `None` when malformed.
+#[inline]
+pub fn varint(data: &[u8], pos: &mut usize) -> Option<u64> {
+    let b = *data.get(*pos)?;
+    if b < 0x80 {
+        *pos += 1;
+        return Some(u64::from(b));
+    }
+    read_varint(data, pos)
+}
+
+/// One field of a message: number, wire type, the value (varint, or the byte range of a
+/// fixed-size or length-delimited value) and the range of the whole field (tag included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RawField {
+    /// Field number.
+    pub number: u32,
+    /// Wire type (0, 1, 2 or 5).
+    pub wire_type: u8,
+    /// The value of a varint field (0 for the others).
+    pub varint: u64,
+    /// Start of the value bytes (payload of a length-delimited field).
+    pub value_start: usize,
+    /// End of the field.
+    pub end: usize,
+    /// Start of the field (its tag).
+    pub start: usize,
+}
+
+/// Read the field at `*pos` and move past it; `None` when the bytes are malformed or the field
+/// is a group.
+#[inline]
+pub fn next_field(data: &[u8], pos: &mut usize) -> Option<RawField> {
+    let start = *pos;
+    let key = varint(data, pos)?;
+    let number = key >> 3;
+    if number == 0 || number > 0x1FFF_FFFF {
+        return None;
+    }
+    let wire_type = (key & 7) as u8;
+    let mut v = 0u64;
+    let value_start;
+    match wire_type {
+        0 => {
+            value_start = *pos;
+            v = varint(data, pos)?;
+        }
+        1 | 5 => {
+            value_start = *pos;
+            let n = if wire_type == 1 { 8 } else { 4 };
+            if data.len() - *pos < n {
+                return None;
+            }
+            *pos += n;
+        }
+        2 => {
+            let len = usize::try_from(varint(data, pos)?).ok()?;
+            if len > data.len() - *pos {
+                return None;
+            }
+            value_start = *pos;
+            *pos += len;
+        }
+        _ => return None,
+    }
+    Some(RawField {
+        number: number as u32,
+        wire_type,
+        varint: v,
+        value_start,
+        end: *pos,
+        start,
+    })
+}
+
+/// Field numbers of `ModelDef`.
+pub const MODEL_DEF_FIELDS: &[u32] = &[1, 2, 3, 7, 11, 12];
+/// Field numbers of `GraphDef`.
+pub const GRAPH_DEF_FIELDS: &[u32] = &[1, 4, 5, 6, 11, 12];
+/// Field numbers of `OpDef`.
+pub const OP_DEF_FIELDS: &[u32] = &[
+    1, 2, 5, 10, 11, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35,
+];
+/// Field numbers of `TensorDescriptor`.
+pub const TENSOR_DESC_FIELDS: &[u32] = &[
+    1, 2, 3, 4, 5, 6, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21,
+];
+/// Field numbers of `AttrDef`.
+pub const ATTR_DEF_FIELDS: &[u32] = &[1, 2, 3, 4, 5, 7, 10, 11, 12, 13, 14, 15, 16, 17];
+
+/// The fields of `data` whose numbers are not in `known`, as their raw bytes (tag and value),
+/// in their order. Empty when there are none, or when the bytes cannot be walked (groups,
+/// malformed input: the decoder reports those).
+pub fn unknown_fields(data: &[u8], known: &[u32]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let Some(f) = next_field(data, &mut pos) else {
+            return Vec::new();
+        };
+        if !known.contains(&f.number) {
+            out.extend_from_slice(&data[f.start..f.end]);
+        }
+    }
+    out
+}
+
+/// For the `map<string, AttrDef>` field `field` of the message `data`: the keys whose `AttrDef`
+/// carries unknown fields, with those fields' raw bytes (the last entry of a key wins, as in
+/// a decoded map).
+pub fn attr_unknown_fields(data: &[u8], field: u32) -> Vec<(String, Vec<u8>)> {
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut pos = 0usize;
+    while pos < data.len() {
+        let Some(f) = next_field(data, &mut pos) else {
+            return Vec::new();
+        };
+        if f.number != field || f.wire_type != 2 {
+            continue;
+        }
+        let entry = &data[f.value_start..f.end];
+        let mut key: &[u8] = b"";
+        let mut value: &[u8] = b"";
+        let mut p = 0usize;
+        while p < entry.len() {
+            let Some(e) = next_field(entry, &mut p) else {
+                return Vec::new();
+            };
+            match (e.number, e.wire_type) {
+                (1, 2) => key = &entry[e.value_start..e.end],
+                (2, 2) => value = &entry[e.value_start..e.end],
+                _ => {}
+            }
+        }
+        let Ok(key) = std::str::from_utf8(key) else {
+            return Vec::new();
+        };
+        out.retain(|(k, _)| k != key);
+        let unknown = unknown_fields(value, ATTR_DEF_FIELDS);
+        if !unknown.is_empty() {
+            out.push((key.to_string(), unknown));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::*;
+
+    #[test]
+    fn unknown_fields_are_collected_in_order() {
+        // name = "a" (1), field 99 varint 5, field 100 bytes "xy", version (2) = 1
+        let data = [
+            0x0a, 1, b'a', 0x98, 0x06, 5, 0xa2, 0x06, 2, b'x', b'y', 0x10, 1,
+        ];
+        assert_eq!(
+            unknown_fields(&data, MODEL_DEF_FIELDS),
+            vec![0x98, 0x06, 5, 0xa2, 0x06, 2, b'x', b'y']
+        );
+        assert!(unknown_fields(&data[..4], MODEL_DEF_FIELDS).is_empty());
+        // Truncated: nothing (the decoder reports the problem).
+        assert!(unknown_fields(&data[..8], MODEL_DEF_FIELDS).is_empty());
+    }
+
+    #[test]
+    fn varint_is_strict() {
+        let mut p = 0;
+        assert_eq!(varint(&[0x96, 0x01], &mut p), Some(150));
+        let mut p = 0;
+        assert_eq!(varint(&[0xff; 10], &mut p), None);
+        let mut p = 0;
+        assert_eq!(varint(&[0x80], &mut p), None);
+    }
+}

@@ -6,7 +6,7 @@
 
 use std::path::PathBuf;
 
-use ascendir_proto::{decode_model, om, pb, text};
+use ascendir_proto::{decode_model, om, pb, text, ProtoError};
 use prost::Message;
 
 /// xorshift64*: deterministic, seedable, no dependency.
@@ -182,8 +182,29 @@ fn mutate(rng: &mut Rng, seed: &[u8], pool: &[Vec<u8>]) -> Vec<u8> {
     b
 }
 
+/// The one-pass decoder and the full decoder agree: both accept (with the same encoding of
+/// the result) or both reject with the same error.
+fn same_as_full_decoder(input: &[u8], fast: &Result<ascendir_proto::Model, ProtoError>) {
+    let full = ascendir_proto::convert::with_full_decoder(|| decode_model(input));
+    match (fast, &full) {
+        (Ok(a), Ok(b)) => {
+            let ea = ascendir_proto::encode_model(&a.meta, &a.graphs.iter().collect::<Vec<_>>());
+            let eb = ascendir_proto::encode_model(&b.meta, &b.graphs.iter().collect::<Vec<_>>());
+            assert_eq!(ea, eb, "one-pass and full decoder disagree on {input:?}");
+        }
+        (Err(a), Err(b)) => assert_eq!(a, b, "different errors for {input:?}"),
+        _ => panic!(
+            "one-pass decoder gives {:?}, full decoder {:?}, for {input:?}",
+            fast.as_ref().map(|_| ()),
+            full.as_ref().map(|_| ())
+        ),
+    }
+}
+
 fn check(input: &[u8]) -> bool {
-    match decode_model(input) {
+    let res = decode_model(input);
+    same_as_full_decoder(input, &res);
+    match res {
         Ok(m) => {
             for g in m
                 .graphs

@@ -211,3 +211,29 @@ fn real_om_file_loads() {
     normalize(&orig, &mut again);
     assert_eq!(orig, again);
 }
+
+#[test]
+fn real_dumps_encode_as_prost_does() {
+    for (path, txt) in dumps() {
+        let data = text::parse_to_bytes(&txt, "ModelDef").unwrap();
+        let m = ascendir_proto::decode_model(&data).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let out =
+            ascendir_proto::encode_model(&m.meta, &m.graphs.iter().collect::<Vec<_>>()).unwrap();
+        let def = pb::ModelDef::decode(out.as_slice()).unwrap();
+        assert_eq!(def.encode_to_vec(), out, "{path}: ModelDef");
+        for g in &def.graph {
+            for raw in &g.op {
+                let op = pb::OpDef::decode(raw.clone()).unwrap();
+                assert_eq!(op.encode_to_vec(), raw.to_vec(), "{path}: op {}", op.name);
+            }
+        }
+        // The one-pass decoder and the full decoder build the same graphs.
+        let full =
+            ascendir_proto::convert::with_full_decoder(|| ascendir_proto::decode_model(&data))
+                .unwrap();
+        let out_full =
+            ascendir_proto::encode_model(&full.meta, &full.graphs.iter().collect::<Vec<_>>())
+                .unwrap();
+        assert_eq!(out, out_full, "{path}");
+    }
+}

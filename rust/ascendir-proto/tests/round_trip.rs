@@ -664,3 +664,42 @@ fn deeply_nested_graph_attributes_are_rejected_not_overflowed() {
     let e = decode_model(&m.encode_to_vec()).unwrap_err();
     assert!(e.to_string().contains("nested more than"), "{e}");
 }
+
+/// Every message we write is exactly what prost writes for the same message (our encoder
+/// writes attribute maps straight from the graph).
+fn assert_prost_canonical(model: &[u8]) {
+    let def = pb::ModelDef::decode(model).unwrap();
+    assert_eq!(def.encode_to_vec(), model, "ModelDef");
+    for g in &def.graph {
+        for raw in &g.op {
+            let op = pb::OpDef::decode(raw.clone()).unwrap();
+            assert_eq!(op.encode_to_vec(), raw.to_vec(), "OpDef {}", op.name);
+            for d in op.input_desc.iter().chain(&op.output_desc) {
+                let td = pb::TensorDescriptor::decode(d.clone()).unwrap();
+                assert_eq!(td.encode_to_vec(), d.to_vec(), "desc of {}", op.name);
+            }
+        }
+    }
+}
+
+#[test]
+fn encoding_matches_prost_for_every_attribute_kind() {
+    let g = build();
+    assert_prost_canonical(&encode_graph(&g).unwrap());
+    let mut a = Graph::new("attrs");
+    let mut op = simple_op("n", "T", 0, 1);
+    for (k, v) in every_attr(&g) {
+        op.attrs.insert(k, v);
+    }
+    op.attrs
+        .insert("empty_list".into(), AttrValue::ListInt(vec![]));
+    op.attrs
+        .insert("empty_s".into(), AttrValue::String(String::new()));
+    op.attrs.insert("zero".into(), AttrValue::Int(0));
+    op.attrs.insert(String::new(), AttrValue::Bool(false));
+    a.add_node(op).unwrap();
+    let bytes = encode_graph(&a).unwrap();
+    assert_prost_canonical(&bytes);
+    let back = decode_graph(&bytes).unwrap();
+    assert_eq!(encode_graph(&back).unwrap(), bytes);
+}

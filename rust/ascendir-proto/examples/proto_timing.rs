@@ -1,0 +1,40 @@
+//! Timing loop for profiling: decode and encode a binary `ModelDef` file repeatedly.
+//!
+//! `cargo run -r -p ascendir-proto --example proto_timing -- FILE [ROUNDS] [dec|enc|both]`
+#![allow(clippy::print_stdout)] // a command-line timing tool
+
+use std::time::Instant;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let path = args
+        .get(1)
+        .ok_or("usage: proto_timing FILE [ROUNDS] [dec|enc|both]")?;
+    let rounds: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(200);
+    let what = args.get(3).map(String::as_str).unwrap_or("both");
+    let data = std::fs::read(path)?;
+    let g = ascendir_proto::decode_graph(&data)?;
+    if what != "enc" {
+        let t = Instant::now();
+        for _ in 0..rounds {
+            let g = ascendir_proto::decode_graph(&data)?;
+            std::hint::black_box(&g);
+        }
+        println!(
+            "decode: {:.3} ms",
+            t.elapsed().as_secs_f64() * 1e3 / rounds as f64
+        );
+    }
+    if what != "dec" {
+        let t = Instant::now();
+        for _ in 0..rounds {
+            let b = ascendir_proto::encode_graph(&g)?;
+            std::hint::black_box(&b);
+        }
+        println!(
+            "encode: {:.3} ms",
+            t.elapsed().as_secs_f64() * 1e3 / rounds as f64
+        );
+    }
+    Ok(())
+}
