@@ -2548,24 +2548,25 @@ fn attrs_direct(
         let Ok(key) = std::str::from_utf8(key) else {
             return Ok(None);
         };
-        let vb = match val {
-            Some((s, e)) => entries.slice(s..e),
-            None => Bytes::new(),
-        };
-        let item = if reserved.contains(&key) {
+        // The value stays a borrowed range: a `Bytes` slice (a shared reference count that
+        // every worker thread would touch) is made only for a bytes value or the prost path.
+        let (vs, ve) = val.unwrap_or((0, 0));
+        let is_reserved = reserved.contains(&key);
+        let item = if is_reserved {
             None
         } else {
-            fast_attr(&vb).map(|(v, u)| (Parsed::Fast(v), u))
+            fast_attr(entries, vs, ve).map(|(v, u)| (Parsed::Fast(v), u))
         };
         let item = match item {
             Some(x) => x,
-            None if fast_only && !reserved.contains(&key) => return Ok(None),
+            None if fast_only && !is_reserved => return Ok(None),
             None => {
+                let vb = entries.slice(vs..ve);
                 let Ok(d) = <pb::AttrDef as prost::Message>::decode(vb.clone()) else {
                     return Ok(None);
                 };
                 let u = crate::wire::unknown_fields(&vb, crate::wire::ATTR_DEF_FIELDS);
-                if reserved.contains(&key) {
+                if is_reserved {
                     (Parsed::Reserved(d), u)
                 } else {
                     (Parsed::Def(d), u)
@@ -2613,10 +2614,10 @@ fn utf8_string(b: &[u8]) -> Option<String> {
     std::str::from_utf8(b).ok().map(str::to_string)
 }
 
-/// One `AttrDef` of a common kind (scalars, scalar lists) with its unknown fields; `None` for
-/// the others (the full decoder handles them).
-fn fast_attr(vb: &Bytes) -> Option<(Option<AttrValue>, Vec<u8>)> {
-    let data: &[u8] = vb;
+/// One `AttrDef` (bytes `start..end` of `entries`) of a common kind (scalars, scalar lists) with
+/// its unknown fields; `None` for the others (the full decoder handles them).
+fn fast_attr(entries: &Bytes, start: usize, end: usize) -> Option<(Option<AttrValue>, Vec<u8>)> {
+    let data: &[u8] = entries.get(start..end)?;
     let mut val: Option<Option<AttrValue>> = None;
     let mut unknown = Vec::new();
     let mut pos = 0usize;
@@ -2629,7 +2630,9 @@ fn fast_attr(vb: &Bytes) -> Option<(Option<AttrValue>, Vec<u8>)> {
             (3, 0) => Some(AttrValue::Int(v as i64)),
             (4, 5) => Some(AttrValue::Float(f32::from_le_bytes(body.try_into().ok()?))),
             (5, 0) => Some(AttrValue::Bool(v != 0)),
-            (7, 2) => Some(AttrValue::Bytes(vb.slice(f.value_start..f.end))),
+            (7, 2) => Some(AttrValue::Bytes(
+                entries.slice(start + f.value_start..start + f.end),
+            )),
             (15, 0) => Some(AttrValue::DataType(DataType::from_ge(v as i64)?)),
             (17, 2) => Some(AttrValue::Expression(utf8_string(body)?)),
             (1, 2) => fast_list(body)?,
