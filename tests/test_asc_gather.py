@@ -13,21 +13,16 @@ from ascendir.asc.schedule import schedule
 from ascendir.asc.simulate import SimulationError, evaluate, simulate
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import compile_tiling
-from test_asc_sim_helpers import F16, F32, I32
+from test_asc_sim_helpers import F16, F32, I32, _contig
 
 TARGET = Target("gather", core_num=4, ub_size=65536)
 
 
 def _view(node: Any, dtype: Any, axes: list[Any], sizes: list[Any]) -> None:
-    strides: list[Any] = [0] * len(sizes)
-    acc: Any = 1
-    for k in range(len(sizes) - 1, -1, -1):
-        strides[k] = acc
-        acc = sizes[k] * acc
     node.y.dtype = dtype
     node.y.axis = axes
     node.y.size = sizes
-    node.y.strides = strides
+    node.y.strides = _contig(sizes)
 
 
 def gather_graph(params: list[str], axis: int, indices: list[str], dtype: Any = F32,

@@ -14,27 +14,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let what = args.get(3).map(String::as_str).unwrap_or("both");
     let data = std::fs::read(path)?;
     let g = ascendir_proto::decode_graph(&data)?;
-    if what != "enc" {
+    let time = |label: &str, f: &dyn Fn() -> Result<(), Box<dyn std::error::Error>>| {
         let t = Instant::now();
         for _ in 0..rounds {
-            let g = ascendir_proto::decode_graph(&data)?;
-            std::hint::black_box(&g);
+            f()?;
         }
         println!(
-            "decode: {:.3} ms",
+            "{label}: {:.3} ms",
             t.elapsed().as_secs_f64() * 1e3 / rounds as f64
         );
+        Ok::<(), Box<dyn std::error::Error>>(())
+    };
+    if what != "enc" {
+        time("decode", &|| {
+            std::hint::black_box(ascendir_proto::decode_graph(&data)?);
+            Ok(())
+        })?;
     }
     if what != "dec" {
-        let t = Instant::now();
-        for _ in 0..rounds {
-            let b = ascendir_proto::encode_graph(&g)?;
-            std::hint::black_box(&b);
-        }
-        println!(
-            "encode: {:.3} ms",
-            t.elapsed().as_secs_f64() * 1e3 / rounds as f64
-        );
+        time("encode", &|| {
+            std::hint::black_box(ascendir_proto::encode_graph(&g)?);
+            Ok(())
+        })?;
     }
     Ok(())
 }

@@ -802,6 +802,35 @@ enum SectionRef {
 /// An attribute section's encoding with the op's input, output and subgraph-slot counts.
 type SectionKey = (Bytes, usize, usize, usize);
 
+/// The byte range of a message's attribute-map entries, which the one-pass decoders accept only
+/// as one contiguous run of length-delimited fields.
+#[derive(Default)]
+struct EntrySpan {
+    span: Option<(usize, usize)>,
+    closed: bool,
+}
+
+impl EntrySpan {
+    /// Takes field `f`: `Some(true)` when it is an entry of the map (field `number`),
+    /// `Some(false)` for another field, `None` when the entries are not one contiguous run of
+    /// length-delimited fields.
+    fn feed(&mut self, f: &crate::wire::RawField, number: u32) -> Option<bool> {
+        if f.number != number {
+            self.closed |= self.span.is_some();
+            return Some(false);
+        }
+        if f.wire_type != 2 {
+            return None;
+        }
+        match &mut self.span {
+            None => self.span = Some((f.start, f.end)),
+            Some((_, end)) if !self.closed && *end == f.start => *end = f.end,
+            Some(_) => return None,
+        }
+        Some(true)
+    }
+}
+
 /// Decoded tensor descriptors by their encoding: identical descs decode once and share one
 /// `Arc`. A local map in front of the graph's shared one.
 #[derive(Default)]
@@ -897,26 +926,14 @@ fn parse_desc_fast(raw: &Bytes) -> Option<(pb::TensorDescriptor, AttrMap, AttrUn
     let data: &[u8] = raw;
     let mut td = pb::TensorDescriptor::default();
     let mut unknown = Vec::new();
-    let mut attr_span: Option<(usize, usize)> = None;
-    let mut closed = false;
+    let mut attr_span = EntrySpan::default();
     let mut shape_seen = false;
     let mut pos = 0usize;
     while pos < data.len() {
         let f = crate::wire::next_field(data, &mut pos)?;
         let body = &data[f.value_start..f.end];
-        if f.number == 5 {
-            if f.wire_type != 2 {
-                return None;
-            }
-            match &mut attr_span {
-                None => attr_span = Some((f.start, f.end)),
-                Some((_, end)) if !closed && *end == f.start => *end = f.end,
-                Some(_) => return None,
-            }
+        if attr_span.feed(&f, 5)? {
             continue;
-        }
-        if attr_span.is_some() {
-            closed = true;
         }
         let v = f.varint;
         match (f.number, f.wire_type) {
@@ -965,7 +982,7 @@ fn parse_desc_fast(raw: &Bytes) -> Option<(pb::TensorDescriptor, AttrMap, AttrUn
             _ => unknown.extend_from_slice(&data[f.start..f.end]),
         }
     }
-    let (user, attr_unknown) = match attr_span {
+    let (user, attr_unknown) = match attr_span.span {
         Some((s, e)) => {
             let d = attrs_direct(&raw.slice(s..e), 5, DESC_RESERVED, true).ok()??;
             td.attr = d.reserved;
@@ -1076,26 +1093,14 @@ fn parse_op_fast(raw: &Bytes) -> Option<FastOp> {
     let mut def = pb::OpDef::default();
     let mut name = (0usize, 0usize);
     let mut ty = (0usize, 0usize);
-    let mut span: Option<(usize, usize)> = None;
-    let mut closed = false;
+    let mut span = EntrySpan::default();
     let mut unknown = Vec::new();
     let mut pos = 0usize;
     while pos < data.len() {
         let f = crate::wire::next_field(data, &mut pos)?;
         let body = &data[f.value_start..f.end];
-        if f.number == 10 {
-            if f.wire_type != 2 {
-                return None;
-            }
-            match &mut span {
-                None => span = Some((f.start, f.end)),
-                Some((_, end)) if !closed && *end == f.start => *end = f.end,
-                Some(_) => return None,
-            }
+        if span.feed(&f, 10)? {
             continue;
-        }
-        if span.is_some() {
-            closed = true;
         }
         let v = f.varint;
         match (f.number, f.wire_type) {
@@ -1152,7 +1157,7 @@ fn parse_op_fast(raw: &Bytes) -> Option<FastOp> {
         def,
         name,
         ty,
-        span,
+        span: span.span,
         unknown,
     })
 }
