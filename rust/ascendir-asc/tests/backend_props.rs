@@ -354,3 +354,112 @@ fn two_tile_variables_reach_the_exhaustive_optimum() {
         assert_eq!(t.ub_used, best, "s0={s0} s1={s1}: {t:?}");
     }
 }
+
+/// `x[s0, s1] + Broadcast(y[1, s1])`, float32.
+fn broadcast_graph() -> AscGraph {
+    let mut g = AscGraph::new("Brc");
+    let s0 = g.create_size("s0").unwrap();
+    let s1 = g.create_size("s1").unwrap();
+    let axes = vec![
+        g.create_axis("z0", s0.clone()).unwrap(),
+        g.create_axis("z1", s1.clone()).unwrap(),
+    ];
+    let data = |g: &mut AscGraph, name: &str, reps: Vec<Expr>| {
+        node(
+            g,
+            &axes,
+            name,
+            op("Data", ComputeType::Invalid, &[], false, None),
+            &[],
+            Some(reps),
+        )
+    };
+    let load = |g: &mut AscGraph, name: &str, src: NodeId, reps: Vec<Expr>| {
+        node(
+            g,
+            &axes,
+            name,
+            op("Load", ComputeType::Load, &["x"], false, None),
+            &[src],
+            Some(reps),
+        )
+    };
+    let full = vec![s0.clone(), s1.clone()];
+    let x = data(&mut g, "x", full.clone());
+    let y = data(&mut g, "y", vec![Expr::int(1), s1.clone()]);
+    let lx = load(&mut g, "load_x", x, full.clone());
+    let ly = load(&mut g, "load_y", y, vec![Expr::int(1), s1]);
+    let brc = node(
+        &mut g,
+        &axes,
+        "brc",
+        op("Broadcast", ComputeType::Broadcast, &["x"], false, None),
+        &[ly],
+        Some(full.clone()),
+    );
+    let add = node(
+        &mut g,
+        &axes,
+        "add",
+        op("Add", ComputeType::Elewise, &["x1", "x2"], false, None),
+        &[lx, brc],
+        Some(full.clone()),
+    );
+    let st = node(
+        &mut g,
+        &axes,
+        "store",
+        op("Store", ComputeType::Store, &["x"], false, None),
+        &[add],
+        Some(full.clone()),
+    );
+    node(
+        &mut g,
+        &axes,
+        "out",
+        op("Output", ComputeType::Invalid, &["x"], false, None),
+        &[st],
+        Some(full),
+    );
+    g
+}
+
+#[test]
+fn unaligned_template_pads_only_the_broadcast() {
+    let impls = schedule(&broadcast_graph(), &ScheduleOptions::default()).unwrap();
+    let names: Vec<&str> = impls.iter().map(|i| i.name.as_str()).collect();
+    assert_eq!(names, vec!["Brc_B0Y0", "Brc_B0Y0_unaligned", "Brc_B0Y1"]);
+    let u = &impls[1];
+    u.check().unwrap();
+    let strides = |n: &str| -> Vec<String> {
+        let node = u.node(u.find_node(n).unwrap()).unwrap();
+        node.outputs[0]
+            .vectorized_strides
+            .iter()
+            .map(|e| e.to_string())
+            .collect()
+    };
+    // The broadcast keeps 32-byte rows (8 floats); its RemovePad and everything else is dense.
+    assert_ne!(strides("brc")[0], "s1");
+    assert_eq!(strides("remove_pad_brc"), vec!["s1", "1"]);
+    for n in ["load_x", "add", "store"] {
+        assert_eq!(strides(n), vec!["s1", "1"], "{n}");
+    }
+    let order = |n: &str| {
+        u.node(u.find_node(n).unwrap())
+            .unwrap()
+            .attr
+            .sched
+            .exec_order
+    };
+    assert_eq!(order("remove_pad_brc"), order("brc") + 1);
+    let add = u.node(u.find_node("add").unwrap()).unwrap();
+    assert_eq!(
+        add.inputs[1].unwrap().node,
+        u.find_node("remove_pad_brc").unwrap()
+    );
+    // The general template pads every row instead.
+    let gen = &impls[0];
+    let add = gen.node(gen.find_node("add").unwrap()).unwrap();
+    assert_ne!(add.outputs[0].vectorized_strides[0].to_string(), "s1");
+}
