@@ -463,3 +463,77 @@ fn unaligned_template_pads_only_the_broadcast() {
     let add = gen.node(gen.find_node("add").unwrap()).unwrap();
     assert_ne!(add.outputs[0].vectorized_strides[0].to_string(), "s1");
 }
+
+#[test]
+fn gather_params_axis_survives_the_contiguous_merge() {
+    // params[v, h] gathered on v by indices[b]: loop axes (b, h); v is no loop axis.
+    let mut g = AscGraph::new("Gat");
+    let (sv, sb, sh) = (
+        g.create_size("sv").unwrap(),
+        g.create_size("sb").unwrap(),
+        g.create_size("sh").unwrap(),
+    );
+    let zb = g.create_axis("zb", sb.clone()).unwrap();
+    let zh = g.create_axis("zh", sh.clone()).unwrap();
+    let zv = g.create_axis("zv", sv.clone()).unwrap();
+    let loop_axes = [zb, zh];
+    let params = node(
+        &mut g,
+        &[zv, zh],
+        "params",
+        op("Data", ComputeType::Invalid, &[], false, None),
+        &[],
+        Some(vec![sv, sh.clone()]),
+    );
+    let indices = node(
+        &mut g,
+        &[zb],
+        "indices",
+        op("Data", ComputeType::Invalid, &[], false, None),
+        &[],
+        Some(vec![sb.clone()]),
+    );
+    let full = Some(vec![sb, sh]);
+    let gat = node(
+        &mut g,
+        &loop_axes,
+        "gather",
+        op("Gather", ComputeType::Gather, &["x1", "x2"], false, None),
+        &[params, indices],
+        full.clone(),
+    );
+    let st = node(
+        &mut g,
+        &loop_axes,
+        "store",
+        op("Store", ComputeType::Store, &["x"], false, None),
+        &[gat],
+        full.clone(),
+    );
+    node(
+        &mut g,
+        &loop_axes,
+        "out",
+        op("Output", ComputeType::Invalid, &["x"], false, None),
+        &[st],
+        full,
+    );
+    let impls = schedule(&g, &ScheduleOptions::default()).unwrap();
+    assert!(!impls.is_empty());
+    for i in &impls {
+        i.check().unwrap();
+        // b and h are never merged (the params view has h without b), and v stays an
+        // ORIGINAL axis of the params view.
+        let p = i.node(i.find_node("params").unwrap()).unwrap();
+        let names: Vec<&str> = p.outputs[0]
+            .axis
+            .iter()
+            .map(|a| i.find_axis(*a).unwrap().name.as_str())
+            .collect();
+        assert_eq!(names, vec!["zv", "zh"], "{}", i.name);
+        assert_eq!(
+            i.find_axis_by_name("zv").unwrap().axis_type,
+            AxisType::Original
+        );
+    }
+}
