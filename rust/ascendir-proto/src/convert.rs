@@ -178,6 +178,15 @@ fn attrs_from_map(map: BTreeMap<String, pb::AttrDef>) -> ProtoResult<AttrMap> {
     Ok(out)
 }
 
+/// Every element of list field `field` converted by `f`; an error names the element.
+fn each<T, U>(items: Vec<T>, field: &str, f: impl Fn(T) -> ProtoResult<U>) -> ProtoResult<Vec<U>> {
+    items
+        .into_iter()
+        .enumerate()
+        .map(|(i, x)| f(x).map_err(|e| e.within(|| format!("list.{field}[{i}]"))))
+        .collect()
+}
+
 /// Decode one `AttrDef`; `None` for a value GE skips (unset oneof, untyped list).
 pub fn attr_from_def(def: pb::AttrDef) -> ProtoResult<Option<AttrValue>> {
     let Some(value) = def.value else {
@@ -215,42 +224,16 @@ pub fn attr_from_def(def: pb::AttrDef) -> ProtoResult<Option<AttrValue>> {
                 Vt::VtListFloat => AttrValue::ListFloat(l.f),
                 Vt::VtListBool => AttrValue::ListBool(l.b),
                 Vt::VtListBytes => AttrValue::ListBytes(l.bt),
-                Vt::VtListTensorDesc => AttrValue::ListTensorDesc(
-                    l.td.into_iter()
-                        .enumerate()
-                        .map(|(i, td)| {
-                            desc_from_def(td)
-                                .map(Arc::new)
-                                .map_err(|e| e.within(|| format!("list.td[{i}]")))
-                        })
-                        .collect::<ProtoResult<_>>()?,
-                ),
-                Vt::VtListTensor => AttrValue::ListTensor(
-                    l.t.into_iter()
-                        .enumerate()
-                        .map(|(i, t)| {
-                            tensor_from_def(t).map_err(|e| e.within(|| format!("list.t[{i}]")))
-                        })
-                        .collect::<ProtoResult<_>>()?,
-                ),
-                Vt::VtListGraph => AttrValue::ListGraph(
-                    l.g.into_iter()
-                        .enumerate()
-                        .map(|(i, g)| {
-                            graph_from_def(g)
-                                .map(|g| GraphAttr(Arc::new(g)))
-                                .map_err(|e| e.within(|| format!("list.g[{i}]")))
-                        })
-                        .collect::<ProtoResult<_>>()?,
-                ),
-                Vt::VtListNamedAttrs => AttrValue::ListNamedAttrs(
-                    l.na.into_iter()
-                        .enumerate()
-                        .map(|(i, na)| {
-                            named_from_def(na).map_err(|e| e.within(|| format!("list.na[{i}]")))
-                        })
-                        .collect::<ProtoResult<_>>()?,
-                ),
+                Vt::VtListTensorDesc => AttrValue::ListTensorDesc(each(l.td, "td", |td| {
+                    desc_from_def(td).map(Arc::new)
+                })?),
+                Vt::VtListTensor => AttrValue::ListTensor(each(l.t, "t", tensor_from_def)?),
+                Vt::VtListGraph => AttrValue::ListGraph(each(l.g, "g", |g| {
+                    graph_from_def(g).map(|g| GraphAttr(Arc::new(g)))
+                })?),
+                Vt::VtListNamedAttrs => {
+                    AttrValue::ListNamedAttrs(each(l.na, "na", named_from_def)?)
+                }
                 Vt::VtListDataType => AttrValue::ListDataType(
                     l.dt.into_iter()
                         .map(data_type_ge)
