@@ -167,6 +167,17 @@ fn parse_ir_ports<T>(
         .collect()
 }
 
+/// IR ports as `(name, kind)` pairs for Python (the inverse of [`parse_ir_ports`]).
+fn ir_port_list<T: Copy>(
+    ports: &[(Arc<str>, T)],
+    kind: fn(T) -> &'static str,
+) -> Vec<(String, &'static str)> {
+    ports
+        .iter()
+        .map(|(n, t)| (n.to_string(), kind(*t)))
+        .collect()
+}
+
 fn desc_arg(desc: Option<&Bound<'_, PyAny>>) -> PyResult<Arc<TensorDesc>> {
     match desc {
         Some(d) => PyTensorDesc::extract_arc(d),
@@ -533,12 +544,9 @@ impl PyOpDesc {
     #[getter]
     fn ir_inputs(slf: &Bound<'_, Self>) -> PyResult<Vec<(String, &'static str)>> {
         PyOpDesc::try_with(slf, |op| {
-            Ok(op.meta().map_or(Vec::new(), |m| {
-                m.ir_inputs
-                    .iter()
-                    .map(|(n, t)| (n.to_string(), t.name()))
-                    .collect()
-            }))
+            Ok(op
+                .meta()
+                .map_or(Vec::new(), |m| ir_port_list(&m.ir_inputs, |t| t.name())))
         })
     }
     #[setter]
@@ -554,12 +562,9 @@ impl PyOpDesc {
     #[getter]
     fn ir_outputs(slf: &Bound<'_, Self>) -> PyResult<Vec<(String, &'static str)>> {
         PyOpDesc::try_with(slf, |op| {
-            Ok(op.meta().map_or(Vec::new(), |m| {
-                m.ir_outputs
-                    .iter()
-                    .map(|(n, t)| (n.to_string(), t.name()))
-                    .collect()
-            }))
+            Ok(op
+                .meta()
+                .map_or(Vec::new(), |m| ir_port_list(&m.ir_outputs, |t| t.name())))
         })
     }
     #[setter]
