@@ -207,41 +207,67 @@ pub fn conv_backprop_input(ctx: &InferCtx<'_>) -> RuleResult {
 /// by the data format, `padding` SAME / VALID / CALCULATED with `pads`, `ceil_mode`,
 /// `global_pooling`.
 pub fn pool(ctx: &InferCtx<'_>) -> RuleResult {
-    let x = ctx.input_param("x", "x")?;
-    let xs = ctx.shape(x);
-    let dtype = ctx.out_dtype(x)?;
-    if unknown_rank(xs) {
-        return Ok(ctx.all_outputs(OutDesc::new(rank_unknown(), dtype)));
-    }
-    if xs.len() != 4 {
-        return Err(format!("x must be 4-D, got {xs:?}"));
-    }
-    let l = data_layout(ctx, x);
-    let mut out = Shape::from_slice(xs);
-    if ctx.attr_bool("global_pooling", false) {
-        out[l.h] = 1;
-        out[l.w] = 1;
-        return Ok(ctx.all_outputs(OutDesc::new(out, dtype)));
-    }
-    let (kh, kw) = hw_attr(ctx, "ksize", l, 1)?;
-    let (sh, sw) = hw_attr(ctx, "strides", l, 1)?;
-    let mode = ctx
-        .attr_str("padding", ctx.attr_str("padding_mode", "VALID"))
-        .to_string();
-    let pads = ctx.attr_ints("pads").unwrap_or_else(|| vec![0, 0, 0, 0]);
-    if pads.len() != 4 {
-        return Err(format!("attribute 'pads' must have 4 values, got {pads:?}"));
-    }
-    let ceil = ctx.attr_bool("ceil_mode", false);
-    out[l.h] = window_out(xs[l.h], kh, sh, 1, (pads[0], pads[1]), &mode, ceil)?;
-    out[l.w] = window_out(xs[l.w], kw, sw, 1, (pads[2], pads[3]), &mode, ceil)?;
-    Ok(ctx.all_outputs(OutDesc::new(out, dtype)))
+    pool_rule(ctx, |l, h, w| {
+        let (kh, kw) = hw_attr(ctx, "ksize", *l, 1)?;
+        let (sh, sw) = hw_attr(ctx, "strides", *l, 1)?;
+        let mode = ctx
+            .attr_str("padding", ctx.attr_str("padding_mode", "VALID"))
+            .to_string();
+        let pads = ctx.attr_ints("pads").unwrap_or_else(|| vec![0, 0, 0, 0]);
+        if pads.len() != 4 {
+            return Err(format!("attribute 'pads' must have 4 values, got {pads:?}"));
+        }
+        let ceil = ctx.attr_bool("ceil_mode", false);
+        Ok((
+            window_out(h, kh, sh, 1, (pads[0], pads[1]), &mode, ceil)?,
+            window_out(w, kw, sw, 1, (pads[2], pads[3]), &mode, ceil)?,
+        ))
+    })
 }
 
 /// Caffe-style `Pooling`: `window` [h, w], `stride` [h, w], `pad` [top, bottom, left,
 /// right], `ceil_mode` (0 = ceil, 1 = floor), `global_pooling`; a last window that starts in
 /// the padding is dropped, as Caffe does.
 pub fn caffe_pool(ctx: &InferCtx<'_>) -> RuleResult {
+    pool_rule(ctx, |_, h, w| {
+        let two = |name: &str, default: i64| -> Result<(i64, i64), String> {
+            match ctx.attr_ints(name) {
+                None => Ok((default, default)),
+                Some(v) if v.len() == 2 => Ok((v[0], v[1])),
+                Some(v) if v.len() == 1 => Ok((v[0], v[0])),
+                Some(v) => Err(format!("attribute '{name}' must have 2 values, got {v:?}")),
+            }
+        };
+        let (kh, kw) = two("window", 1)?;
+        let (sh, sw) = two("stride", 1)?;
+        let pad = ctx.attr_ints("pad").unwrap_or_else(|| vec![0, 0, 0, 0]);
+        let pad = match pad.len() {
+            4 => pad,
+            2 => vec![pad[0], pad[0], pad[1], pad[1]],
+            _ => return Err(format!("attribute 'pad' must have 4 values, got {pad:?}")),
+        };
+        let ceil = ctx.attr_int("ceil_mode", 0) == 0;
+        let axis = |input: i64, k: i64, s: i64, (p0, p1): (i64, i64)| {
+            let mut o = window_out(input, k, s, 1, (p0, p1), "", ceil)?;
+            if o > 0 && (p0 > 0 || p1 > 0) && (o - 1).saturating_mul(s) >= input.saturating_add(p0)
+            {
+                o -= 1;
+            }
+            Ok::<i64, String>(o)
+        };
+        Ok((
+            axis(h, kh, sh, (pad[0], pad[1]))?,
+            axis(w, kw, sw, (pad[2], pad[3]))?,
+        ))
+    })
+}
+
+/// The frame both pooling rules share: `x` 4-D in its data layout, H and W replaced by 1 with
+/// `global_pooling`, else by `spatial(layout, h, w)`; the other dims are kept.
+fn pool_rule(
+    ctx: &InferCtx<'_>,
+    spatial: impl FnOnce(&Layout, i64, i64) -> Result<(i64, i64), String>,
+) -> RuleResult {
     let x = ctx.input_param("x", "x")?;
     let xs = ctx.shape(x);
     let dtype = ctx.out_dtype(x)?;
@@ -253,39 +279,11 @@ pub fn caffe_pool(ctx: &InferCtx<'_>) -> RuleResult {
     }
     let l = data_layout(ctx, x);
     let mut out = Shape::from_slice(xs);
-    if ctx.attr_bool("global_pooling", false) {
-        out[l.h] = 1;
-        out[l.w] = 1;
-        return Ok(ctx.all_outputs(OutDesc::new(out, dtype)));
-    }
-    let two = |name: &str, default: i64| -> Result<(i64, i64), String> {
-        match ctx.attr_ints(name) {
-            None => Ok((default, default)),
-            Some(v) if v.len() == 2 => Ok((v[0], v[1])),
-            Some(v) if v.len() == 1 => Ok((v[0], v[0])),
-            Some(v) => Err(format!("attribute '{name}' must have 2 values, got {v:?}")),
-        }
+    (out[l.h], out[l.w]) = if ctx.attr_bool("global_pooling", false) {
+        (1, 1)
+    } else {
+        spatial(&l, xs[l.h], xs[l.w])?
     };
-    let (kh, kw) = two("window", 1)?;
-    let (sh, sw) = two("stride", 1)?;
-    let pad = ctx.attr_ints("pad").unwrap_or_else(|| vec![0, 0, 0, 0]);
-    let pad = match pad.len() {
-        4 => pad,
-        2 => vec![pad[0], pad[0], pad[1], pad[1]],
-        _ => return Err(format!("attribute 'pad' must have 4 values, got {pad:?}")),
-    };
-    let ceil = ctx.attr_int("ceil_mode", 0) == 0;
-    for (pos, k, s, (p0, p1)) in [
-        (l.h, kh, sh, (pad[0], pad[1])),
-        (l.w, kw, sw, (pad[2], pad[3])),
-    ] {
-        let input = xs[pos];
-        let mut o = window_out(input, k, s, 1, (p0, p1), "", ceil)?;
-        if o > 0 && (p0 > 0 || p1 > 0) && (o - 1).saturating_mul(s) >= input.saturating_add(p0) {
-            o -= 1;
-        }
-        out[pos] = o;
-    }
     Ok(ctx.all_outputs(OutDesc::new(out, dtype)))
 }
 
