@@ -591,65 +591,54 @@ impl TopoSorter {
         into.extend(n.in_ctrl.iter().map(|p| p.node));
     }
 
-    /// Returns false when a cycle was met.
+    /// GE's reverse DFS from the sinks; returns false when a cycle was met.
     fn rdfs(&mut self, g: &Graph) -> bool {
         let nodes = g.arena();
-        for i in 0..self.list.len() {
-            self.count[slot(self.list[i])] = u32::from(NOT_WALKED);
-        }
-        let mut producers = std::mem::take(&mut self.batch);
-        let mut ok = true;
-        'outer: for i in 0..self.list.len() {
-            let root = self.list[i];
-            let n = &nodes[root];
-            // GE's sink: no in-data consumers and no peer at all on the out-control anchor (a
-            // NextIteration's loop-closing data links do not count).
-            let ni = self.is_ni(root);
-            let sink = n.out_ctrl.is_empty()
-                && (ni || n.out_data.iter().all(|p| p.iter().all(|a| a.is_control())));
-            if !sink || self.count[slot(root)] != u32::from(NOT_WALKED) {
-                continue;
-            }
-            self.stack.clear();
-            self.stack.push(root);
-            while let Some(&cur) = self.stack.last() {
-                let s = slot(cur);
-                if self.count[s] == u32::from(NOT_WALKED) {
-                    self.count[s] = u32::from(WALKING);
-                    self.producers(&nodes[cur], &mut producers);
-                    producers.retain(|p| self.count[slot(*p)] != u32::from(WALKED));
-                    if producers
-                        .iter()
-                        .any(|p| self.count[slot(*p)] == u32::from(WALKING))
-                    {
-                        ok = false;
-                        break 'outer;
-                    }
-                    // Largest (bytes, name) first, so the smallest ends on top.
-                    if producers.len() > 1 {
-                        producers.sort_unstable_by(|a, b| {
-                            self.bytes[slot(*b)]
-                                .cmp(&self.bytes[slot(*a)])
-                                .then_with(|| self.name_cmp(nodes, *b, *a))
-                        });
-                    }
-                    producers.dedup();
-                    self.stack.extend_from_slice(&producers);
-                    continue;
+        self.reverse_dfs(
+            g,
+            |this, root| {
+                // GE's sink: no in-data consumers and no peer at all on the out-control anchor
+                // (a NextIteration's loop-closing data links do not count).
+                let n = &nodes[root];
+                n.out_ctrl.is_empty()
+                    && (this.is_ni(root)
+                        || n.out_data.iter().all(|p| p.iter().all(|a| a.is_control())))
+            },
+            |this, producers| {
+                // Largest (bytes, name) first, so the smallest ends on top.
+                if producers.len() > 1 {
+                    producers.sort_unstable_by(|a, b| {
+                        this.bytes[slot(*b)]
+                            .cmp(&this.bytes[slot(*a)])
+                            .then_with(|| this.name_cmp(nodes, *b, *a))
+                    });
                 }
-                self.stack.pop();
-                if self.count[s] == u32::from(WALKING) {
-                    self.count[s] = u32::from(WALKED);
-                    self.out.push(cur);
-                }
-            }
-        }
-        self.batch = producers;
-        ok
+            },
+        )
     }
 
-    /// Returns false when a cycle was met.
+    /// Reverse DFS from every node in list order, producers by position; returns false when a
+    /// cycle was met.
     fn stable_rdfs(&mut self, g: &Graph) -> bool {
+        self.reverse_dfs(
+            g,
+            |_, _| true,
+            |this, producers| {
+                // Highest position first, so the lowest ends on top.
+                producers.sort_unstable_by_key(|p| Reverse(this.pos[slot(*p)]));
+            },
+        )
+    }
+
+    /// Post-order walk over producers from the roots `is_root` picks among `self.list` (in list
+    /// order), each node's unwalked producers pushed in the order `order` leaves them (the last
+    /// one is walked first); appends to `self.out`. Returns false when a cycle was met.
+    fn reverse_dfs(
+        &mut self,
+        g: &Graph,
+        is_root: impl Fn(&Self, NodeId) -> bool,
+        order: impl Fn(&Self, &mut Vec<NodeId>),
+    ) -> bool {
         let nodes = g.arena();
         for i in 0..self.list.len() {
             self.count[slot(self.list[i])] = u32::from(NOT_WALKED);
@@ -658,7 +647,7 @@ impl TopoSorter {
         let mut ok = true;
         'outer: for i in 0..self.list.len() {
             let root = self.list[i];
-            if self.count[slot(root)] == u32::from(WALKED) {
+            if self.count[slot(root)] != u32::from(NOT_WALKED) || !is_root(self, root) {
                 continue;
             }
             self.stack.clear();
@@ -676,9 +665,7 @@ impl TopoSorter {
                         break 'outer;
                     }
                     producers.retain(|p| self.count[slot(*p)] == u32::from(NOT_WALKED));
-                    // Highest position first, so the lowest ends on top.
-                    let pos = &self.pos;
-                    producers.sort_unstable_by_key(|p| Reverse(pos[slot(*p)]));
+                    order(self, &mut producers);
                     producers.dedup();
                     self.stack.extend_from_slice(&producers);
                     continue;
