@@ -119,56 +119,34 @@ pub fn is_om(data: &[u8]) -> bool {
     u32_at(data, 0) == Some(MAGIC)
 }
 
-/// Try a table at `at` in the 64-bit layout; returns the partitions and the end of the data.
-fn table64(d: &[u8], at: usize, end: usize) -> Option<(Vec<Partition>, usize)> {
-    let num = u64_at(d, at)?;
-    if num == 0 || num > 1024 {
-        return None;
-    }
-    let data_start = at.checked_add(8)?.checked_add(24 * num as usize)?;
-    if data_start > end {
-        return None;
-    }
-    let mut parts = Vec::new();
-    let mut data_end = data_start;
-    for k in 0..num as usize {
-        let e = at + 8 + 24 * k;
-        let kind = u32_at(d, e)?;
-        let off = usize::try_from(u64_at(d, e + 8)?).ok()?;
-        let size = usize::try_from(u64_at(d, e + 16)?).ok()?;
-        let s = data_start.checked_add(off)?;
-        let t = s.checked_add(size)?;
-        if t > end {
-            return None;
+/// Try a partition table at `at`; returns the partitions and the end of their data. `wide`:
+/// the 64-bit layout (count, offsets and sizes of 8 bytes, entries of 24 bytes), else the
+/// 32-bit one (4 bytes, entries of 12). An entry is `kind` (u32, padded to the word), offset
+/// from the end of the table, size.
+fn table(d: &[u8], at: usize, end: usize, wide: bool) -> Option<(Vec<Partition>, usize)> {
+    let w = if wide { 8 } else { 4 };
+    let word = |p: usize| -> Option<usize> {
+        if wide {
+            usize::try_from(u64_at(d, p)?).ok()
+        } else {
+            Some(u32_at(d, p)? as usize)
         }
-        data_end = data_end.max(t);
-        parts.push(Partition {
-            kind,
-            offset: s,
-            data: Bytes::copy_from_slice(&d[s..t]),
-        });
-    }
-    Some((parts, data_end))
-}
-
-fn table32(d: &[u8], at: usize, end: usize) -> Option<(Vec<Partition>, usize)> {
-    let num = u32_at(d, at)?;
+    };
+    let num = word(at)?;
     if num == 0 || num > 1024 {
         return None;
     }
-    let data_start = at.checked_add(4)?.checked_add(12 * num as usize)?;
+    let data_start = at.checked_add(w)?.checked_add(3 * w * num)?;
     if data_start > end {
         return None;
     }
     let mut parts = Vec::new();
     let mut data_end = data_start;
-    for k in 0..num as usize {
-        let e = at + 4 + 12 * k;
+    for k in 0..num {
+        let e = at + w + 3 * w * k;
         let kind = u32_at(d, e)?;
-        let off = u32_at(d, e + 4)? as usize;
-        let size = u32_at(d, e + 8)? as usize;
-        let s = data_start.checked_add(off)?;
-        let t = s.checked_add(size)?;
+        let s = data_start.checked_add(word(e + w)?)?;
+        let t = s.checked_add(word(e + 2 * w)?)?;
         if t > end {
             return None;
         }
@@ -240,7 +218,7 @@ pub fn read(d: &[u8]) -> ProtoResult<OmFile> {
     let mut partitions = Vec::new();
     let mut at = HEAD_SIZE;
     for m in 0..model_num {
-        let parsed = table64(d, at, end).or_else(|| table32(d, at, end));
+        let parsed = table(d, at, end, true).or_else(|| table(d, at, end, false));
         let Some((parts, data_end)) = parsed else {
             return Err(om_err(at, format!("bad partition table of model {m}")));
         };
