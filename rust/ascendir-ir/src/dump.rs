@@ -7,6 +7,7 @@ use crate::anchor::{InAnchor, OutAnchor};
 use crate::attr::{AttrMap, AttrValue};
 use crate::graph::Graph;
 use crate::tensor::TensorDesc;
+use crate::NodeId;
 
 fn desc_text(d: &TensorDesc) -> String {
     let mut s = format!("{}{:?}", d.dtype.name(), d.shape.as_slice());
@@ -50,26 +51,20 @@ fn attrs_text(attrs: &AttrMap) -> String {
 
 impl Graph {
     fn out_name(&self, a: OutAnchor) -> String {
-        let name = self
-            .node(a.node)
-            .map(|n| n.name().to_string())
-            .unwrap_or_default();
-        if a.is_control() {
-            format!("{name}:ctrl")
-        } else {
-            format!("{name}:{}", a.index)
-        }
+        self.anchor_name(a.node, a.is_control(), a.index)
     }
 
     fn in_name(&self, a: InAnchor) -> String {
-        let name = self
-            .node(a.node)
-            .map(|n| n.name().to_string())
-            .unwrap_or_default();
-        if a.is_control() {
+        self.anchor_name(a.node, a.is_control(), a.index)
+    }
+
+    /// `node:index`, or `node:ctrl` for a control anchor.
+    fn anchor_name(&self, node: NodeId, control: bool, index: impl std::fmt::Display) -> String {
+        let name = self.node(node).map(|n| n.name()).unwrap_or_default();
+        if control {
             format!("{name}:ctrl")
         } else {
-            format!("{name}:{}", a.index)
+            format!("{name}:{index}")
         }
     }
 
