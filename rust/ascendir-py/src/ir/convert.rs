@@ -10,23 +10,8 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 
 use super::graph::PyGraph;
 use super::tensor::{payload_of, PyTensor, PyTensorDesc};
-use super::types::{extract_dtype, py_dtype};
+use super::types::{extract_dtype, py_dtype, types_class};
 use crate::errors::IntoPyResult;
-
-fn types_class<'py>(
-    py: Python<'py>,
-    cell: &'static PyOnceLock<Py<PyType>>,
-    name: &str,
-) -> PyResult<Bound<'py, PyType>> {
-    cell.get_or_try_init(py, || {
-        py.import("ascendir.types")?
-            .getattr(name)?
-            .cast_into::<PyType>()
-            .map(Bound::unbind)
-            .map_err(PyErr::from)
-    })
-    .map(|c| c.bind(py).clone())
-}
 
 fn named_attrs_class(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
     static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();

@@ -10,7 +10,8 @@ use pyo3::types::{PyInt, PyString, PyType};
 
 use crate::errors::IntoPyResult;
 
-fn enum_class<'py>(
+/// The class `name` of `ascendir.types`, looked up once per `cell`.
+pub(crate) fn types_class<'py>(
     py: Python<'py>,
     cell: &'static PyOnceLock<Py<PyType>>,
     name: &str,
@@ -28,7 +29,7 @@ fn enum_class<'py>(
 /// The Python `DataType` member for `dt`.
 pub fn py_dtype(py: Python<'_>, dt: DataType) -> PyResult<Py<PyAny>> {
     static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    Ok(enum_class(py, &CELL, "DataType")?
+    Ok(types_class(py, &CELL, "DataType")?
         .call1((dt.ge_value(),))?
         .unbind())
 }
@@ -38,7 +39,7 @@ pub fn py_dtype(py: Python<'_>, dt: DataType) -> PyResult<Py<PyAny>> {
 pub fn py_format(py: Python<'_>, format: i32) -> PyResult<Py<PyAny>> {
     static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
     if Format::from_value(i64::from(format)).is_some() {
-        Ok(enum_class(py, &CELL, "Format")?.call1((format,))?.unbind())
+        Ok(types_class(py, &CELL, "Format")?.call1((format,))?.unbind())
     } else {
         Ok(format.into_pyobject(py)?.into_any().unbind())
     }
@@ -47,7 +48,7 @@ pub fn py_format(py: Python<'_>, format: i32) -> PyResult<Py<PyAny>> {
 /// The Python `AttrKind` member for `kind`.
 pub fn py_attr_kind(py: Python<'_>, kind: AttrKind) -> PyResult<Py<PyAny>> {
     static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    Ok(enum_class(py, &CELL, "AttrKind")?
+    Ok(types_class(py, &CELL, "AttrKind")?
         .call1((kind as i64,))?
         .unbind())
 }
@@ -66,7 +67,7 @@ pub fn extract_dtype(obj: &Bound<'_, PyAny>) -> PyResult<DataType> {
     // numpy dtypes and types: let the Python side map them.
     let py = obj.py();
     static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    let cls = enum_class(py, &CELL, "DataType")?;
+    let cls = types_class(py, &CELL, "DataType")?;
     let member = cls.call_method1("from_numpy", (obj,))?;
     extract_dtype(&member)
 }
