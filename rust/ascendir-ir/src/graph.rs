@@ -300,6 +300,26 @@ impl Graph {
         Ok(id)
     }
 
+    /// Add a node at the end of the order with input `i` fed by `sources[i]` (`None`: left
+    /// unlinked); all or nothing — when a link is refused the node is removed again and the
+    /// graph is as before.
+    pub fn add_node_linked(
+        &mut self,
+        op: OpDesc,
+        sources: &[Option<OutAnchor>],
+    ) -> IrResult<NodeId> {
+        let id = self.add_node(op)?;
+        for (i, src) in sources.iter().enumerate() {
+            if let Some(s) = src {
+                if let Err(e) = self.link(*s, InAnchor::data(id, i)) {
+                    self.erase_node(id)?;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(id)
+    }
+
     /// Add a node keeping the id already on its op (deserialization).
     pub fn add_node_keep_id(&mut self, op: OpDesc) -> IrResult<NodeId> {
         let keep = op.id;
@@ -1342,6 +1362,22 @@ mod tests {
         assert_eq!(std::mem::size_of::<Sym>(), 8);
         assert_eq!(std::mem::size_of::<InAnchor>(), 12);
         assert_eq!(std::mem::size_of::<Option<NodeId>>(), 8);
+    }
+
+    #[test]
+    fn add_node_linked_is_all_or_nothing() {
+        let mut g = Graph::new("g");
+        let a = g.add_node(op("a", 0, 1)).unwrap();
+        let b = g
+            .add_node_linked(op("b", 2, 1), &[Some(OutAnchor::data(a, 0)), None])
+            .unwrap();
+        assert_eq!(g.in_peer(InAnchor::data(b, 0)), Some(OutAnchor::data(a, 0)));
+        let before = g.dump();
+        // Output 5 of `a` does not exist: the new node must not stay behind.
+        let err = g.add_node_linked(op("c", 1, 1), &[Some(OutAnchor::data(a, 5))]);
+        assert!(err.is_err());
+        assert_eq!(g.dump(), before);
+        assert!(g.find("c").is_none());
     }
 
     #[test]

@@ -11,8 +11,8 @@ use ascendir_ir::registry::{
     self, AttrSpec, InputSpec, OpProto, OutputSpec, RegistryError, TypeVarSpec,
 };
 use ascendir_ir::{
-    AttrMap, AttrValue, DataType, Graph, InAnchor, IrError, IrInputType, IrOutputType, NodeId,
-    OpDesc, OutAnchor, Shape, SubgraphType, Tensor, TensorDesc,
+    AttrMap, AttrValue, DataType, Graph, IrError, IrInputType, IrOutputType, NodeId, OpDesc,
+    OutAnchor, Shape, SubgraphType, Tensor, TensorDesc,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
@@ -775,18 +775,7 @@ pub fn add_registered(
             }
         }
     }
-    let id: NodeId = PyGraph::try_write(slf, |g| {
-        let id = g.add_node(op)?;
-        for (i, src) in sources.iter().enumerate() {
-            if let Some(s) = src {
-                if let Err(e) = g.link(*s, InAnchor::data(id, i)) {
-                    g.erase_node(id)?;
-                    return Err(e);
-                }
-            }
-        }
-        Ok(id)
-    })?;
+    let id: NodeId = PyGraph::try_write(slf, |g| g.add_node_linked(op, &sources))?;
     Py::new(py, PyNode::new(slf.clone().unbind(), id))
 }
 

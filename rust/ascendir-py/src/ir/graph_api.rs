@@ -466,16 +466,7 @@ impl PyGraph {
             if let Some(a) = attr_map {
                 op.attrs = a;
             }
-            let id = g.add_node(op)?;
-            for (i, src) in sources.iter().enumerate() {
-                if let Some(s) = src {
-                    if let Err(e) = g.link(*s, InAnchor::data(id, i)) {
-                        g.erase_node(id)?;
-                        return Err(e);
-                    }
-                }
-            }
-            Ok(id)
+            g.add_node_linked(op, &sources)
         })?;
         handle(slf.py(), slf, id)
     }
