@@ -377,6 +377,17 @@ impl Default for Tensor {
     }
 }
 
+impl Tensor {
+    /// Extent of the view along axis `a` (1 when the view does not have the axis).
+    pub fn repeat_of(&self, a: AxisId) -> Expr {
+        self.axis
+            .iter()
+            .position(|x| *x == a)
+            .and_then(|p| self.repeats.get(p).cloned())
+            .unwrap_or_else(|| Expr::int(1))
+    }
+}
+
 /// A temporary UB buffer an API needs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TmpBuffer {

@@ -704,12 +704,7 @@ fn py_export_plan<'py>(
             for a in &t.vectorized_axis {
                 let bases = base_of(g, *a);
                 vb.push(if bases.len() == 1 { bases[0] } else { -1 });
-                let rep = t
-                    .axis
-                    .iter()
-                    .position(|x| x == a)
-                    .map(|p| t.repeats[p].clone())
-                    .unwrap_or_else(|| Expr::int(1));
+                let rep = t.repeat_of(*a);
                 vr.push(ev(&rep, &b, "vectorized repeat")?);
             }
             od.set_item("vect_axes", t.vectorized_axis.clone())?;

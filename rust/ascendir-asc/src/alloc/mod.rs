@@ -112,12 +112,7 @@ pub fn tensor_bytes(t: &Tensor, block: i64) -> Expr {
         if crate::schedule::is_const(&vs[k], 0) {
             continue;
         }
-        let rep = t
-            .axis
-            .iter()
-            .position(|x| x == a)
-            .map(|p| t.repeats[p].clone())
-            .unwrap_or_else(|| Expr::int(1));
+        let rep = t.repeat_of(*a);
         elems = Expr::mul(&rep, &vs[k]);
         break;
     }
