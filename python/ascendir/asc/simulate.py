@@ -125,6 +125,9 @@ def _binary(name: str) -> Any:
 
 
 _REDUCE = {"Sum", "Max", "Min", "Mean", "Prod", "All", "Any", "ArgMax"}
+# Reductions that are one numpy function over the reduced axes.
+_NP_REDUCE = {"Sum": "sum", "Max": "max", "Min": "min", "Prod": "prod", "All": "all",
+              "Any": "any"}
 
 _ATOMIC = {
     "add": lambda a, b: a + b,
@@ -410,18 +413,8 @@ class _Interp:
         np = _np()
         ks = tuple(self.reduced_axes(in_t, out_t))
         ty = n["type"]
-        if ty == "Sum":
-            return np.sum(x, axis=ks, keepdims=True)
-        if ty == "Max":
-            return np.max(x, axis=ks, keepdims=True)
-        if ty == "Min":
-            return np.min(x, axis=ks, keepdims=True)
-        if ty == "Prod":
-            return np.prod(x, axis=ks, keepdims=True)
-        if ty == "All":
-            return np.all(x, axis=ks, keepdims=True)
-        if ty == "Any":
-            return np.any(x, axis=ks, keepdims=True)
+        if ty in _NP_REDUCE:
+            return getattr(np, _NP_REDUCE[ty])(x, axis=ks, keepdims=True)
         if ty == "ArgMax":
             if len(ks) != 1:
                 raise SimulationError(

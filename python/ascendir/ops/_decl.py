@@ -181,53 +181,49 @@ class Subgraph(_Decl):
 _REQUIRED: Any = object()
 
 
+# Attribute kinds of a Python type, alone and as the element of a list.
+_KINDS_BY_TYPE: dict[Any, tuple[str, str]] = {
+    int: ("INT", "LIST_INT"),
+    float: ("FLOAT", "LIST_FLOAT"),
+    bool: ("BOOL", "LIST_BOOL"),
+    str: ("STRING", "LIST_STRING"),
+    bytes: ("BYTES", "LIST_BYTES"),
+    DataType: ("DATA_TYPE", "LIST_DATA_TYPE"),
+    NamedAttrs: ("NAMED_ATTRS", "LIST_NAMED_ATTRS"),
+}
+# The same for classes named in annotations without being imported here.
+_KINDS_BY_NAME = {
+    "Tensor": ("TENSOR", "LIST_TENSOR"),
+    "TensorDesc": ("TENSOR_DESC", "LIST_TENSOR_DESC"),
+    "Graph": ("GRAPH", "LIST_GRAPH"),
+}
+
+
+def _kinds(t: Any) -> tuple[str, str] | None:
+    try:
+        found = _KINDS_BY_TYPE.get(t)
+    except TypeError:  # an unhashable annotation
+        found = None
+    return found or _KINDS_BY_NAME.get(getattr(t, "__name__", ""))
+
+
 def _kind_of(t: Any) -> AttrKind:
     if isinstance(t, AttrKind):
         return t
     if isinstance(t, str):
         return AttrKind[t.upper()]
-    simple = {
-        int: AttrKind.INT,
-        float: AttrKind.FLOAT,
-        bool: AttrKind.BOOL,
-        str: AttrKind.STRING,
-        bytes: AttrKind.BYTES,
-        DataType: AttrKind.DATA_TYPE,
-        NamedAttrs: AttrKind.NAMED_ATTRS,
-    }
-    if t in simple:
-        return simple[t]
-    name = getattr(t, "__name__", "")
-    if name in ("Tensor", "TensorDesc", "Graph"):
-        return {
-            "Tensor": AttrKind.TENSOR,
-            "TensorDesc": AttrKind.TENSOR_DESC,
-            "Graph": AttrKind.GRAPH,
-        }[name]
+    kinds = _kinds(t)
+    if kinds is not None:
+        return AttrKind[kinds[0]]
     origin = typing.get_origin(t)
     if origin in (list, tuple):
         (arg,) = typing.get_args(t)[:1] or (int,)
         if typing.get_origin(arg) in (list, tuple):
             (inner,) = typing.get_args(arg)[:1] or (int,)
             return AttrKind.LIST_LIST_FLOAT if inner is float else AttrKind.LIST_LIST_INT
-        listed = {
-            int: AttrKind.LIST_INT,
-            float: AttrKind.LIST_FLOAT,
-            bool: AttrKind.LIST_BOOL,
-            str: AttrKind.LIST_STRING,
-            bytes: AttrKind.LIST_BYTES,
-            DataType: AttrKind.LIST_DATA_TYPE,
-            NamedAttrs: AttrKind.LIST_NAMED_ATTRS,
-        }
-        if arg in listed:
-            return listed[arg]
-        arg_name = getattr(arg, "__name__", "")
-        if arg_name in ("Tensor", "TensorDesc", "Graph"):
-            return {
-                "Tensor": AttrKind.LIST_TENSOR,
-                "TensorDesc": AttrKind.LIST_TENSOR_DESC,
-                "Graph": AttrKind.LIST_GRAPH,
-            }[arg_name]
+        kinds = _kinds(arg)
+        if kinds is not None:
+            return AttrKind[kinds[1]]
     raise TypeError(f"unsupported attribute type {t!r}")
 
 
