@@ -12,7 +12,7 @@ use crate::errors::IntoPyResult;
 use crate::ir::anchor::{AnchorKind, PyAnchor};
 use crate::ir::graph::{GraphSlot, PyGraph};
 use crate::ir::node::PyNode;
-use crate::ir::op_desc::PyOpDesc;
+use crate::ir::op_desc::{add_from_op_desc, PyOpDesc};
 
 thread_local! {
     /// One sorter per thread: repeated sorts reuse its tables instead of allocating.
@@ -336,10 +336,7 @@ impl PyGraph {
         op_desc: &Bound<'_, PyOpDesc>,
     ) -> PyResult<Py<PyNode>> {
         let id = PyNode::extract_id(slf, old)?;
-        let op = PyOpDesc::snapshot(op_desc)?;
-        let new = PyGraph::try_write(slf, |g| g.replace_node(id, op))?;
-        PyOpDesc::attach(op_desc, slf.clone().unbind(), new)?;
-        node_handle(slf.py(), slf, new)
+        add_from_op_desc(slf, op_desc, |g, op| g.replace_node(id, op))
     }
 
     /// Add a node from `op_desc` next to another in the node order, without links: right
@@ -352,25 +349,20 @@ impl PyGraph {
         after: Option<&Bound<'_, PyAny>>,
         before: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyNode>> {
-        let op = PyOpDesc::snapshot(op_desc)?;
-        let new = match (after, before) {
+        match (after, before) {
             (Some(a), None) => {
                 let a = PyNode::extract_id(slf, a)?;
-                PyGraph::try_write(slf, |g| g.insert_node_after(a, op))?
+                add_from_op_desc(slf, op_desc, |g, op| g.insert_node_after(a, op))
             }
             (None, Some(b)) => {
                 let b = PyNode::extract_id(slf, b)?;
-                PyGraph::try_write(slf, |g| g.insert_node_before(b, op))?
+                add_from_op_desc(slf, op_desc, |g, op| g.insert_node_before(b, op))
             }
-            _ => {
-                return Err(IrError::InvalidArgument(
-                    "insert_node needs exactly one of after= or before=".into(),
-                ))
-                .py()
-            }
-        };
-        PyOpDesc::attach(op_desc, slf.clone().unbind(), new)?;
-        node_handle(slf.py(), slf, new)
+            _ => Err(IrError::InvalidArgument(
+                "insert_node needs exactly one of after= or before=".into(),
+            ))
+            .py(),
+        }
     }
 
     /// GE `AddNodeFront`: add a node from `op_desc` first in the order (second when the first
@@ -379,10 +371,7 @@ impl PyGraph {
         slf: &Bound<'_, Self>,
         op_desc: &Bound<'_, PyOpDesc>,
     ) -> PyResult<Py<PyNode>> {
-        let op = PyOpDesc::snapshot(op_desc)?;
-        let new = PyGraph::try_write(slf, |g| g.add_node_front(op))?;
-        PyOpDesc::attach(op_desc, slf.clone().unbind(), new)?;
-        node_handle(slf.py(), slf, new)
+        add_from_op_desc(slf, op_desc, |g, op| g.add_node_front(op))
     }
 
     /// Splice a new node from `op_desc` into the data link `src → dst` (`src` an out-data
@@ -399,12 +388,9 @@ impl PyGraph {
     ) -> PyResult<Py<PyNode>> {
         let s = out_anchor(slf, src)?;
         let d = in_anchor(slf, dst)?;
-        let op = PyOpDesc::snapshot(op_desc)?;
-        let new = PyGraph::try_write(slf, |g| {
+        add_from_op_desc(slf, op_desc, |g, op| {
             g.insert_between_data(s, d, op, in_index, out_index)
-        })?;
-        PyOpDesc::attach(op_desc, slf.clone().unbind(), new)?;
-        node_handle(slf.py(), slf, new)
+        })
     }
 
     /// GE `InsertNodeAfter`: a new node fed by `src` that takes over the consumers
@@ -425,10 +411,9 @@ impl PyGraph {
             .iter()
             .map(|c| in_anchor(slf, c))
             .collect::<PyResult<_>>()?;
-        let op = PyOpDesc::snapshot(op_desc)?;
-        let new = PyGraph::try_write(slf, |g| g.insert_after(s, &dsts, op, in_index, out_index))?;
-        PyOpDesc::attach(op_desc, slf.clone().unbind(), new)?;
-        node_handle(slf.py(), slf, new)
+        add_from_op_desc(slf, op_desc, |g, op| {
+            g.insert_after(s, &dsts, op, in_index, out_index)
+        })
     }
 
     /// GE `InsertNodeBefore`: a new node between the in-data anchor `dst` and its producer;
@@ -442,10 +427,9 @@ impl PyGraph {
         out_index: usize,
     ) -> PyResult<Py<PyNode>> {
         let d = in_anchor(slf, dst)?;
-        let op = PyOpDesc::snapshot(op_desc)?;
-        let new = PyGraph::try_write(slf, |g| g.insert_before(d, op, in_index, out_index))?;
-        PyOpDesc::attach(op_desc, slf.clone().unbind(), new)?;
-        node_handle(slf.py(), slf, new)
+        add_from_op_desc(slf, op_desc, |g, op| {
+            g.insert_before(d, op, in_index, out_index)
+        })
     }
 
     /// GE `MoveOutputEdges`: every consumer of `origin` (per output index, then its control

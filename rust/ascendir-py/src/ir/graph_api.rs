@@ -14,7 +14,7 @@ use super::attrs::{AttrOwner, PyAttrMap};
 use super::convert::dict_to_attrs;
 use super::graph::PyGraph;
 use super::node::{extract_source, PyNode};
-use super::op_desc::PyOpDesc;
+use super::op_desc::{add_from_op_desc, PyOpDesc};
 use super::tensor::{PyTensor, PyTensorDesc};
 use super::types::extract_dtype;
 use crate::errors::IntoPyResult;
@@ -290,10 +290,7 @@ impl PyGraph {
     /// Add a node built from `op_desc` at the end (GE `AddNode`); the name must be new. The
     /// `OpDesc` object becomes a view of the node's op.
     fn add_node(slf: &Bound<'_, Self>, op_desc: &Bound<'_, PyOpDesc>) -> PyResult<Py<PyNode>> {
-        let op = PyOpDesc::snapshot(op_desc)?;
-        let id = PyGraph::try_write(slf, |g| g.add_node(op))?;
-        PyOpDesc::attach(op_desc, slf.clone().unbind(), id)?;
-        handle(slf.py(), slf, id)
+        add_from_op_desc(slf, op_desc, |g, op| g.add_node(op))
     }
 
     /// Add a graph input: a `Data` node with input `x` and output `y` described by `desc`,

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use ascendir_ir::{IrError, IrInputType, IrOutputType, IrResult, NodeId, OpDesc, Side, TensorDesc};
+use ascendir_ir::{
+    Graph, IrError, IrInputType, IrOutputType, IrResult, NodeId, OpDesc, Side, TensorDesc,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -742,3 +744,19 @@ meta_list!(
     String,
     "Compile state: GE's `input_name` list (not the port names)."
 );
+
+/// A node made by `add` from a snapshot of `op_desc` in `graph`; the `OpDesc` object becomes a
+/// view of the node's op.
+pub(crate) fn add_from_op_desc(
+    graph: &Bound<'_, PyGraph>,
+    op_desc: &Bound<'_, PyOpDesc>,
+    add: impl FnOnce(&mut Graph, OpDesc) -> IrResult<NodeId>,
+) -> PyResult<Py<super::node::PyNode>> {
+    let op = PyOpDesc::snapshot(op_desc)?;
+    let id = PyGraph::try_write(graph, |g| add(g, op))?;
+    PyOpDesc::attach(op_desc, graph.clone().unbind(), id)?;
+    Py::new(
+        graph.py(),
+        super::node::PyNode::new(graph.clone().unbind(), id),
+    )
+}
