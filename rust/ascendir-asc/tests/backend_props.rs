@@ -1,5 +1,9 @@
 //! Backend properties: reduce schedules, block reuse order, tiling invariants over many shapes.
 
+mod common;
+
+use common::op;
+
 use std::sync::Arc;
 
 use ascendir_asc::axis::AxisType;
@@ -8,24 +12,8 @@ use ascendir_asc::graph::AttrValue;
 use ascendir_asc::schedule::{schedule, ScheduleOptions, ATOMIC_ATTR};
 use ascendir_asc::target::Target;
 use ascendir_asc::tiling::{TilingFunction, TilingProblem, VarKind};
-use ascendir_asc::{
-    AscGraph, AttrType, AxisId, ComputeType, Expr, NodeId, OpDef, OutRef, PortKind,
-};
+use ascendir_asc::{AscGraph, AxisId, ComputeType, Expr, NodeId, OpDef, OutRef};
 use ascendir_ir::DataType;
-
-fn op(ty: &str, ct: ComputeType, ins: &[&str], inplace: bool, tmp: Option<i64>) -> Arc<OpDef> {
-    let mut d = OpDef::new(ty, ct).dtype_var("T", &[]);
-    for i in ins {
-        d = d.input(i, PortKind::Required, "T");
-    }
-    d = d.output("y", PortKind::Required, "T");
-    if ty == "Data" || ty == "Output" {
-        d = d.attr("index", AttrType::Int, None);
-    }
-    d.inplace = inplace;
-    d.tmp_buffer = tmp.map(Expr::int);
-    Arc::new(d)
-}
 
 fn node(
     g: &mut AscGraph,

@@ -1,5 +1,9 @@
 //! Scheduler, allocator and tiling solver: acceptance scenarios A12–A18 and properties.
 
+mod common;
+
+use common::op;
+
 use std::sync::Arc;
 
 use ascendir_asc::alloc::{allocate, AllocOptions};
@@ -9,24 +13,9 @@ use ascendir_asc::schedule::{graph_group, schedule, ScheduleOptions};
 use ascendir_asc::target::Target;
 use ascendir_asc::tiling::{solve_tiling, TilingProblem};
 use ascendir_asc::{
-    AllocType, AscGraph, AttrType, AxisId, ComputeType, Expr, NodeId, OpDef, OutRef, PortKind,
-    Position,
+    AllocType, AscGraph, AxisId, ComputeType, Expr, NodeId, OpDef, OutRef, Position,
 };
 use ascendir_ir::DataType;
-
-fn op(ty: &str, ct: ComputeType, ins: &[&str], inplace: bool, tmp: Option<i64>) -> Arc<OpDef> {
-    let mut d = OpDef::new(ty, ct).dtype_var("T", &[]);
-    for i in ins {
-        d = d.input(i, PortKind::Required, "T");
-    }
-    d = d.output("y", PortKind::Required, "T");
-    if ty == "Data" || ty == "Output" {
-        d = d.attr("index", AttrType::Int, None);
-    }
-    d.inplace = inplace;
-    d.tmp_buffer = tmp.map(Expr::int);
-    Arc::new(d)
-}
 
 struct B {
     g: AscGraph,
