@@ -529,6 +529,16 @@ impl TilingProblem {
     }
 }
 
+/// What [`TilingProblem::fit_max`] found for one variable.
+struct Fit {
+    /// The largest fitting candidate.
+    value: i64,
+    /// UB usage with it.
+    usage: i64,
+    /// UB usage with the variable at its bound (the same others).
+    at_upper: i64,
+}
+
 /// The best assignment found so far by [`TilingProblem::search`].
 struct Best {
     ub: i64,
@@ -585,14 +595,19 @@ impl TilingProblem {
     /// monotone in each variable, so the search is exact: the bound first, then a linear guess
     /// (the usage is affine up to the 32-byte rounding), galloping and bisection over the
     /// multiples of the alignment.
-    fn fit_max(&self, k: usize, vals: &mut [i64]) -> Result<Option<i64>, TilingError> {
+    fn fit_max(&self, k: usize, vals: &mut [i64]) -> Result<Option<Fit>, TilingError> {
         let ub_size = self.target.ub_size;
         let up = self.tile_upper(k, vals)?;
         let align = self.vars[k].align.max(1);
         vals[k] = up;
         let u_up = self.usage(vals)?;
+        let fit = |value, usage| Fit {
+            value,
+            usage,
+            at_upper: u_up,
+        };
         if u_up <= ub_size {
-            return Ok(Some(up));
+            return Ok(Some(fit(up, u_up)));
         }
         let hi_k = up / align;
         vals[k] = self.tile_min(k, vals)?;
@@ -603,23 +618,25 @@ impl TilingProblem {
         if u_lo > ub_size {
             return Ok(None);
         }
-        let fits = |kk: i64, vals: &mut [i64]| -> Result<bool, TilingError> {
+        // The usage at `kk` alignment steps when it fits.
+        let fits = |kk: i64, vals: &mut [i64]| -> Result<Option<i64>, TilingError> {
             vals[k] = kk * align;
-            Ok(self.usage(vals)? <= ub_size)
+            let u = self.usage(vals)?;
+            Ok((u <= ub_size).then_some(u))
         };
         let span = (u_up - u_lo).max(1) as i128;
         let guess = 1
             + ((ub_size - u_lo).max(0) as i128 * (up - align).max(0) as i128
                 / (span * align as i128)) as i64;
         let k0 = guess.clamp(1, hi_k);
-        let (mut lo, mut hi);
-        if fits(k0, vals)? {
-            lo = k0;
+        let (mut lo, mut lo_u, mut hi);
+        if let Some(u) = fits(k0, vals)? {
+            (lo, lo_u) = (k0, u);
             hi = hi_k + 1;
             let mut step = 1;
             while lo + step <= hi_k {
-                if fits(lo + step, vals)? {
-                    lo += step;
+                if let Some(u) = fits(lo + step, vals)? {
+                    (lo, lo_u) = (lo + step, u);
                     step *= 2;
                 } else {
                     hi = lo + step;
@@ -628,11 +645,11 @@ impl TilingProblem {
             }
         } else {
             hi = k0;
-            lo = 1;
+            (lo, lo_u) = (1, u_lo);
             let mut step = 1;
             while hi - step > 1 {
-                if fits(hi - step, vals)? {
-                    lo = hi - step;
+                if let Some(u) = fits(hi - step, vals)? {
+                    (lo, lo_u) = (hi - step, u);
                     break;
                 }
                 hi -= step;
@@ -641,14 +658,14 @@ impl TilingProblem {
         }
         while hi - lo > 1 {
             let mid = lo + (hi - lo) / 2;
-            if fits(mid, vals)? {
-                lo = mid;
+            if let Some(u) = fits(mid, vals)? {
+                (lo, lo_u) = (mid, u);
             } else {
                 hi = mid;
             }
         }
         vals[k] = lo * align;
-        Ok(Some(lo * align))
+        Ok(Some(fit(lo * align, lo_u)))
     }
 
     /// Sets every tile variable of `tiles` to its smallest candidate, in order.
@@ -668,13 +685,12 @@ impl TilingProblem {
         self.usage(&v)
     }
 
-    fn record(&self, vals: &[i64], best: &mut Best) -> Result<(), TilingError> {
-        let u = self.usage(vals)?;
+    /// Keep `vals` (whose UB usage is `u`) when it fits and beats the best.
+    fn record(&self, vals: &[i64], u: i64, best: &mut Best) {
         if u <= self.target.ub_size && u > best.ub {
             best.ub = u;
             best.vals.copy_from_slice(vals);
         }
-        Ok(())
     }
 
     /// Exact search for the tile sizes (variables `tiles`, in priority order) that use the most
@@ -695,10 +711,13 @@ impl TilingProblem {
     ) -> Result<(), TilingError> {
         let ub_size = self.target.ub_size;
         match tiles {
-            [] => self.record(vals, best),
+            [] => {
+                self.record(vals, self.usage(vals)?, best);
+                Ok(())
+            }
             [k] => {
-                if self.fit_max(*k, vals)?.is_some() {
-                    self.record(vals, best)?;
+                if let Some(f) = self.fit_max(*k, vals)? {
+                    self.record(vals, f.usage, best);
                 }
                 Ok(())
             }
@@ -706,29 +725,29 @@ impl TilingProblem {
                 let (x, y) = (*x, *y);
                 vals[y] = self.tile_min(y, vals)?;
                 let mut xv = match self.fit_max(x, vals)? {
-                    Some(v) => v,
+                    Some(f) => f.value,
                     None => return Ok(()),
                 };
                 loop {
                     vals[x] = xv;
-                    let yv = match self.fit_max(y, vals)? {
-                        Some(v) => v,
-                        None => break,
+                    let Some(yf) = self.fit_max(y, vals)? else {
+                        break;
                     };
-                    self.record(vals, best)?;
+                    self.record(vals, yf.usage, best);
                     if best.ub >= ub_size {
                         break;
                     }
-                    let ny = match self.tile_next(y, yv, vals)? {
-                        Some(v) => v,
-                        None => break,
+                    let Some(ny) = self.tile_next(y, yf.value, vals)? else {
+                        break;
                     };
-                    if self.usage_at_bounds(&[y], vals)? <= best.ub {
+                    // Later corners have a smaller first variable: even the second at its
+                    // bound cannot beat the best then.
+                    if yf.at_upper <= best.ub {
                         break;
                     }
                     vals[y] = ny;
                     xv = match self.fit_max(x, vals)? {
-                        Some(v) => v,
+                        Some(f) => f.value,
                         None => break,
                     };
                 }
@@ -738,7 +757,7 @@ impl TilingProblem {
                 let k = *k;
                 self.set_min(rest, vals)?;
                 let mut v = match self.fit_max(k, vals)? {
-                    Some(v) => v,
+                    Some(f) => f.value,
                     None => return Ok(()),
                 };
                 loop {
