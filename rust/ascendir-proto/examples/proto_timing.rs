@@ -5,6 +5,11 @@
 
 use std::time::Instant;
 
+/// The extension module's allocator, so that figures match the Python benchmarks.
+#[cfg(not(target_env = "msvc"))]
+#[global_allocator]
+static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let path = args
