@@ -1,6 +1,5 @@
 //! Attribute values: one enum for every GE `AttrDef` kind, and the ordered map that holds them.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -214,8 +213,7 @@ impl AttrValue {
     }
 }
 
-/// Attributes of a graph, op or tensor desc, ordered by name (as GE's `GetAllAttrs`).
-pub type AttrMap = BTreeMap<String, AttrValue>;
+pub use crate::attr_map::AttrMap;
 
 #[cfg(test)]
 mod tests {

@@ -7,6 +7,7 @@
 
 pub mod anchor;
 pub mod attr;
+pub mod attr_map;
 pub mod dtype;
 pub mod dump;
 pub mod edit;
@@ -24,7 +25,8 @@ pub mod verify;
 mod wire_support;
 
 pub use anchor::{Anchor, InAnchor, OutAnchor, CONTROL};
-pub use attr::{AttrKind, AttrMap, AttrValue, GraphAttr, NamedAttrs};
+pub use attr::{AttrKind, AttrValue, GraphAttr, NamedAttrs};
+pub use attr_map::{AttrEntry, AttrMap};
 pub use dtype::{size_in_bytes, DataType};
 pub use error::{IrError, IrResult};
 pub use format::Format;

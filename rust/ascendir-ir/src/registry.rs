@@ -704,8 +704,8 @@ mod tests {
         let p = proto("RegTestC");
         let d = Some(Arc::new(TensorDesc::default()));
         let mut attrs = crate::attr::AttrMap::new();
-        attrs.insert("axes".into(), AttrValue::ListInt(vec![1]));
-        attrs.insert("alpha".into(), AttrValue::Int(2));
+        attrs.insert("axes", AttrValue::ListInt(vec![1]));
+        attrs.insert("alpha", AttrValue::Int(2));
         let op = p
             .build("n", std::slice::from_ref(&d), 0, attrs.clone())
             .unwrap();
@@ -728,7 +728,7 @@ mod tests {
             )
             .is_err());
         let mut bad = attrs.clone();
-        bad.insert("alpha".into(), AttrValue::String("no".into()));
+        bad.insert("alpha", AttrValue::String("no".into()));
         let e = p.build("n", &[d], 0, bad).unwrap_err().to_string();
         assert!(e.contains("alpha"), "{e}");
     }
@@ -752,7 +752,7 @@ mod tests {
             crate::format::Format::ND,
         )));
         let mut attrs = crate::attr::AttrMap::new();
-        attrs.insert("axes".into(), AttrValue::ListInt(vec![]));
+        attrs.insert("axes", AttrValue::ListInt(vec![]));
         let ok = p
             .build("n", &[f.clone(), f.clone()], 0, attrs.clone())
             .unwrap();

@@ -119,9 +119,9 @@ pub fn import_proto(
     let (mut g, _) = build_graph(gp, root_name, &mut ctx, &[], &[])?;
     ctx.report.root_nodes = gp.node.len();
     ctx.report.subgraphs = g.subgraphs.len();
-    g.attrs.insert(ATTR_OPSET.into(), AttrValue::Int(opset));
+    g.attrs.insert(ATTR_OPSET, AttrValue::Int(opset));
     g.attrs.insert(
-        ATTR_OPSET_IMPORT.into(),
+        ATTR_OPSET_IMPORT,
         AttrValue::ListString(
             model
                 .opset_import
@@ -131,10 +131,10 @@ pub fn import_proto(
         ),
     );
     g.attrs
-        .insert(ATTR_IR_VERSION.into(), AttrValue::Int(model.ir_version));
+        .insert(ATTR_IR_VERSION, AttrValue::Int(model.ir_version));
     if !model.producer_name.is_empty() {
         g.attrs.insert(
-            ATTR_PRODUCER.into(),
+            ATTR_PRODUCER,
             AttrValue::String(model.producer_name.clone()),
         );
     }
@@ -448,7 +448,7 @@ fn build_graph<'m>(
                     }
                 }
                 if !standard {
-                    attrs.insert(ATTR_DOMAIN.into(), AttrValue::String(n_domain.to_string()));
+                    attrs.insert(ATTR_DOMAIN, AttrValue::String(n_domain.to_string()));
                 }
                 Mapped {
                     ge_type: ge,

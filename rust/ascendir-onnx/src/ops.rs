@@ -410,14 +410,14 @@ pub fn map_node(
             let strides = get_ints(node, "strides").unwrap_or_else(|| vec![1; k]);
             let dil = get_ints(node, "dilations").unwrap_or_else(|| vec![1; k]);
             let pads = get_ints(node, "pads").unwrap_or_else(|| vec![0; 2 * k]);
-            a.insert("strides".into(), AttrValue::ListInt(nchw(&strides, 1)));
-            a.insert("pads".into(), AttrValue::ListInt(ge_pads(&pads, k)));
-            a.insert("dilations".into(), AttrValue::ListInt(nchw(&dil, 1)));
-            a.insert("groups".into(), AttrValue::Int(get_i(node, "group", 1)));
-            a.insert("data_format".into(), AttrValue::String("NCHW".into()));
-            a.insert("offset_x".into(), AttrValue::Int(0));
+            a.insert("strides", AttrValue::ListInt(nchw(&strides, 1)));
+            a.insert("pads", AttrValue::ListInt(ge_pads(&pads, k)));
+            a.insert("dilations", AttrValue::ListInt(nchw(&dil, 1)));
+            a.insert("groups", AttrValue::Int(get_i(node, "group", 1)));
+            a.insert("data_format", AttrValue::String("NCHW".into()));
+            a.insert("offset_x", AttrValue::Int(0));
             if let Some(ks) = get_ints(node, "kernel_shape") {
-                a.insert("kernel_shape".into(), AttrValue::ListInt(ks));
+                a.insert("kernel_shape", AttrValue::ListInt(ks));
             }
             auto_pad(node, a, "padding");
         }
@@ -434,45 +434,45 @@ pub fn map_node(
             }
             let strides = get_ints(node, "strides").unwrap_or_else(|| vec![1; k]);
             let pads = get_ints(node, "pads").unwrap_or_else(|| vec![0; 2 * k]);
-            a.insert("ksize".into(), AttrValue::ListInt(nchw(&ks, 1)));
-            a.insert("strides".into(), AttrValue::ListInt(nchw(&strides, 1)));
-            a.insert("pads".into(), AttrValue::ListInt(ge_pads(&pads, k)));
+            a.insert("ksize", AttrValue::ListInt(nchw(&ks, 1)));
+            a.insert("strides", AttrValue::ListInt(nchw(&strides, 1)));
+            a.insert("pads", AttrValue::ListInt(ge_pads(&pads, k)));
             let mode = match get_s(node, "auto_pad").as_deref() {
                 Some("SAME_UPPER") | Some("SAME_LOWER") => "SAME",
                 Some("VALID") => "VALID",
                 _ => "CALCULATED",
             };
-            a.insert("padding_mode".into(), AttrValue::String(mode.into()));
-            a.insert("data_format".into(), AttrValue::String("NCHW".into()));
-            a.insert("global_pooling".into(), AttrValue::Bool(false));
+            a.insert("padding_mode", AttrValue::String(mode.into()));
+            a.insert("data_format", AttrValue::String("NCHW".into()));
+            a.insert("global_pooling", AttrValue::Bool(false));
             a.insert(
-                "ceil_mode".into(),
+                "ceil_mode",
                 AttrValue::Bool(get_i(node, "ceil_mode", 0) != 0),
             );
             if e.onnx == "AveragePool" {
                 a.insert(
-                    "exclusive".into(),
+                    "exclusive",
                     AttrValue::Bool(get_i(node, "count_include_pad", 0) == 0),
                 );
             } else if let Some(d) = get_ints(node, "dilations") {
-                a.insert("dilations".into(), AttrValue::ListInt(nchw(&d, 1)));
+                a.insert("dilations", AttrValue::ListInt(nchw(&d, 1)));
             }
         }
         "Gemm" => {
             let alpha = get_f(node, "alpha", 1.0);
             let beta = get_f(node, "beta", 1.0);
             a.insert(
-                "transpose_x1".into(),
+                "transpose_x1",
                 AttrValue::Bool(get_i(node, "transA", 0) != 0),
             );
             a.insert(
-                "transpose_x2".into(),
+                "transpose_x2",
                 AttrValue::Bool(get_i(node, "transB", 0) != 0),
             );
-            a.insert("offset_x".into(), AttrValue::Int(0));
+            a.insert("offset_x", AttrValue::Int(0));
             if alpha != 1.0 || beta != 1.0 {
-                a.insert("alpha".into(), AttrValue::Float(alpha));
-                a.insert("beta".into(), AttrValue::Float(beta));
+                a.insert("alpha", AttrValue::Float(alpha));
+                a.insert("beta", AttrValue::Float(beta));
             }
         }
         "MatMul" => {
@@ -480,13 +480,13 @@ pub fn map_node(
             let r1 = input(node, 1).and_then(|x| info.rank(x));
             if r0 == Some(2) && r1 == Some(2) {
                 m.ge_type = "MatMulV2".into();
-                a.insert("transpose_x1".into(), AttrValue::Bool(false));
-                a.insert("transpose_x2".into(), AttrValue::Bool(false));
+                a.insert("transpose_x1", AttrValue::Bool(false));
+                a.insert("transpose_x2", AttrValue::Bool(false));
             } else {
-                a.insert("adj_x1".into(), AttrValue::Bool(false));
-                a.insert("adj_x2".into(), AttrValue::Bool(false));
+                a.insert("adj_x1", AttrValue::Bool(false));
+                a.insert("adj_x2", AttrValue::Bool(false));
             }
-            a.insert("offset_x".into(), AttrValue::Int(0));
+            a.insert("offset_x", AttrValue::Int(0));
         }
         "Softmax" | "LogSoftmax" => {
             let default = if opset >= 13 { -1 } else { 1 };
@@ -502,7 +502,7 @@ pub fn map_node(
                 }
             }
             a.insert(
-                "axes".into(),
+                "axes",
                 AttrValue::ListInt(vec![get_i(node, "axis", default)]),
             );
         }
@@ -519,16 +519,16 @@ pub fn map_node(
             .map(Cow::Borrowed)
             .collect();
             a.insert(
-                "epsilon".into(),
+                "epsilon",
                 AttrValue::Float(get_f(node, "epsilon", 1e-5)),
             );
-            a.insert("data_format".into(), AttrValue::String("NCHW".into()));
+            a.insert("data_format", AttrValue::String("NCHW".into()));
             a.insert(
-                "is_training".into(),
+                "is_training",
                 AttrValue::Bool(get_i(node, "training_mode", 0) != 0),
             );
             if let Some(mo) = get(node, "momentum") {
-                a.insert("momentum".into(), AttrValue::Float(mo.f));
+                a.insert("momentum", AttrValue::Float(mo.f));
             }
         }
         "LayerNormalization" => {
@@ -537,14 +537,14 @@ pub fn map_node(
                 .map(Cow::Borrowed)
                 .collect();
             let axis = get_i(node, "axis", -1);
-            a.insert("begin_norm_axis".into(), AttrValue::Int(axis));
-            a.insert("begin_params_axis".into(), AttrValue::Int(axis));
+            a.insert("begin_norm_axis", AttrValue::Int(axis));
+            a.insert("begin_params_axis", AttrValue::Int(axis));
             a.insert(
-                "epsilon".into(),
+                "epsilon",
                 AttrValue::Float(get_f(node, "epsilon", 1e-5)),
             );
             if let Some(st) = get(node, "stash_type") {
-                a.insert("stash_type".into(), AttrValue::Int(st.i));
+                a.insert("stash_type", AttrValue::Int(st.i));
             }
         }
         "Cast" => {
@@ -553,21 +553,21 @@ pub fn map_node(
             if dt == DataType::UNDEFINED {
                 return Ok(None);
             }
-            a.insert("dst_type".into(), AttrValue::Int(i64::from(dt.ge_value())));
+            a.insert("dst_type", AttrValue::Int(i64::from(dt.ge_value())));
             if let Some(s) = get(node, "saturate") {
-                a.insert("saturate".into(), AttrValue::Int(s.i));
+                a.insert("saturate", AttrValue::Int(s.i));
             }
         }
         "Shape" => {
             a.insert(
-                "dtype".into(),
+                "dtype",
                 AttrValue::Int(i64::from(DataType::INT64.ge_value())),
             );
             if let Some(s) = get(node, "start") {
-                a.insert("start".into(), AttrValue::Int(s.i));
+                a.insert("start", AttrValue::Int(s.i));
             }
             if let Some(s) = get(node, "end") {
-                a.insert("end".into(), AttrValue::Int(s.i));
+                a.insert("end", AttrValue::Int(s.i));
             }
         }
         "ConstantOfShape" => {
@@ -581,12 +581,12 @@ pub fn map_node(
             m.aux.push(("value", value));
         }
         "Concat" => {
-            a.insert("concat_dim".into(), AttrValue::Int(get_i(node, "axis", 0)));
-            a.insert("N".into(), AttrValue::Int(n_in as i64));
+            a.insert("concat_dim", AttrValue::Int(get_i(node, "axis", 0)));
+            a.insert("N", AttrValue::Int(n_in as i64));
         }
         "Sum" | "Einsum" => {
             generic_attrs(node, e, &[], a)?;
-            a.insert("N".into(), AttrValue::Int(n_in as i64));
+            a.insert("N", AttrValue::Int(n_in as i64));
         }
         "Split" => {
             let axis = get_i(node, "axis", 0);
@@ -599,15 +599,15 @@ pub fn map_node(
             match sizes {
                 Some(s) => {
                     m.ge_type = "SplitVD".into();
-                    a.insert("size_splits".into(), AttrValue::ListInt(s));
+                    a.insert("size_splits", AttrValue::ListInt(s));
                 }
                 None => m.ge_type = "SplitD".into(),
             }
-            a.insert("split_dim".into(), AttrValue::Int(axis));
-            a.insert("num_split".into(), AttrValue::Int(n_out as i64));
+            a.insert("split_dim", AttrValue::Int(axis));
+            a.insert("num_split", AttrValue::Int(n_out as i64));
         }
         "Gather" => {
-            a.insert("axis".into(), AttrValue::Int(get_i(node, "axis", 0)));
+            a.insert("axis", AttrValue::Int(get_i(node, "axis", 0)));
         }
         "Transpose" => {
             let perm = match get_ints(node, "perm") {
@@ -617,49 +617,49 @@ pub fn map_node(
                     None => return Ok(None),
                 },
             };
-            a.insert("perm".into(), AttrValue::ListInt(perm));
+            a.insert("perm", AttrValue::ListInt(perm));
         }
         "Squeeze" | "Unsqueeze" => {
             let key = if e.onnx == "Squeeze" { "axis" } else { "axes" };
             let const_axes = input(node, 1).and_then(|x| info.const_ints(x));
             if let Some(axes) = get_ints(node, "axes") {
-                a.insert(key.into(), AttrValue::ListInt(axes));
+                a.insert(key, AttrValue::ListInt(axes));
             } else if let Some(axes) = const_axes {
                 // Constant axes become the attribute, as GE's parser folds them.
                 m.inputs.truncate(1);
-                a.insert(key.into(), AttrValue::ListInt(axes));
+                a.insert(key, AttrValue::ListInt(axes));
             } else if n_in > 1 || e.onnx == "Unsqueeze" {
                 m.ge_type = format!("{}V3", e.ge);
                 m.inputs = layout_inputs(&["x", "?axes"], n_in);
             } else {
-                a.insert(key.into(), AttrValue::ListInt(Vec::new()));
+                a.insert(key, AttrValue::ListInt(Vec::new()));
             }
         }
         "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" => {
             a.insert(
-                "keep_dims".into(),
+                "keep_dims",
                 AttrValue::Bool(get_i(node, "keepdims", 1) != 0),
             );
             let noop = get_i(node, "noop_with_empty_axes", 0);
             if noop != 0 {
-                a.insert("noop_with_empty_axes".into(), AttrValue::Bool(true));
+                a.insert("noop_with_empty_axes", AttrValue::Bool(true));
             }
             if let Some(axes) = get_ints(node, "axes") {
-                a.insert("axes".into(), AttrValue::ListInt(axes));
+                a.insert("axes", AttrValue::ListInt(axes));
             } else if n_in > 1 {
                 m.ge_type = e.ge.trim_end_matches('D').to_string();
                 m.inputs = layout_inputs(&["x", "?axes"], n_in);
             } else {
-                a.insert("axes".into(), AttrValue::ListInt(Vec::new()));
+                a.insert("axes", AttrValue::ListInt(Vec::new()));
             }
         }
         "ReduceL2" | "ReduceLogSumExp" => {
             a.insert(
-                "keep_dims".into(),
+                "keep_dims",
                 AttrValue::Bool(get_i(node, "keepdims", 1) != 0),
             );
             if let Some(axes) = get_ints(node, "axes") {
-                a.insert("axes".into(), AttrValue::ListInt(axes));
+                a.insert("axes", AttrValue::ListInt(axes));
             }
         }
         "Max" | "Min" => {
@@ -672,10 +672,10 @@ pub fn map_node(
                 return Ok(None);
             }
             a.insert(
-                "mode".into(),
+                "mode",
                 AttrValue::String(get_s(node, "mode").unwrap_or_else(|| "constant".into())),
             );
-            a.insert("paddings_contiguous".into(), AttrValue::Bool(false));
+            a.insert("paddings_contiguous", AttrValue::Bool(false));
         }
         "Constant" => {
             let Some(attr) = node.attribute.first() else {
@@ -687,29 +687,29 @@ pub fn map_node(
                 OnnxError::Invalid(msg) => OnnxError::Invalid(format!("Constant '{name}': {msg}")),
                 other => other,
             })?;
-            a.insert("value".into(), AttrValue::Tensor(t));
+            a.insert("value", AttrValue::Tensor(t));
         }
         "TopK" => {
             generic_attrs(node, e, &[], a)?;
-            a.entry("dim".into()).or_insert(AttrValue::Int(-1));
-            a.entry("largest".into()).or_insert(AttrValue::Int(1));
-            a.entry("sorted".into()).or_insert(AttrValue::Int(1));
+            a.get_or_insert("dim", AttrValue::Int(-1));
+            a.get_or_insert("largest", AttrValue::Int(1));
+            a.get_or_insert("sorted", AttrValue::Int(1));
             for key in ["largest", "sorted"] {
                 if let Some(AttrValue::Int(v)) = a.get(key) {
                     let b = *v != 0;
-                    a.insert(key.into(), AttrValue::Bool(b));
+                    a.insert(key, AttrValue::Bool(b));
                 }
             }
         }
         "Flatten" => {
-            a.insert("axis".into(), AttrValue::Int(get_i(node, "axis", 1)));
+            a.insert("axis", AttrValue::Int(get_i(node, "axis", 1)));
         }
         "Reshape" => {
-            a.insert("axis".into(), AttrValue::Int(0));
-            a.insert("num_axes".into(), AttrValue::Int(-1));
+            a.insert("axis", AttrValue::Int(0));
+            a.insert("num_axes", AttrValue::Int(-1));
             let allowzero = get_i(node, "allowzero", 0);
             if allowzero != 0 {
-                a.insert("allowzero".into(), AttrValue::Int(allowzero));
+                a.insert("allowzero", AttrValue::Int(allowzero));
             }
         }
         "If" | "Loop" => {}
@@ -1191,8 +1191,8 @@ pub fn unmap_node(
                 let name = e
                     .renames
                     .iter()
-                    .find(|(_, g)| g == k)
-                    .map_or(k.as_str(), |(o, _)| o);
+                    .find(|(_, g)| *g == k)
+                    .map_or(k, |(o, _)| o);
                 if let Some(a) = attr_to_proto(name, v)? {
                     at.push(a);
                 }

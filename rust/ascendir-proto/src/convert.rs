@@ -12,7 +12,7 @@ use ascendir_ir::format::bits;
 use ascendir_ir::op_desc::{IrInputType, IrOutputType, OpMeta, SubgraphType};
 use ascendir_ir::tensor::{DeviceType, ExtMeta, Shape};
 use ascendir_ir::{
-    AttrMap, AttrValue, DataType, Graph, GraphAttr, InAnchor, NamedAttrs, NodeId, OpDesc,
+    AttrEntry, AttrMap, AttrValue, DataType, Graph, GraphAttr, InAnchor, NamedAttrs, NodeId, OpDesc,
     OutAnchor, ParentLink, Tensor, TensorDesc,
 };
 use bytes::Bytes;
@@ -334,10 +334,10 @@ pub fn attr_to_def(value: &AttrValue) -> ProtoResult<pb::AttrDef> {
 fn attrs_to_map(attrs: &AttrMap, skip: &[&str]) -> ProtoResult<BTreeMap<String, pb::AttrDef>> {
     let mut out = BTreeMap::new();
     for (k, v) in attrs {
-        if skip.contains(&k.as_str()) || k == ASC_UNKNOWN || k == ASC_ATTR_UNKNOWN {
+        if skip.contains(&k) || k == ASC_UNKNOWN || k == ASC_ATTR_UNKNOWN {
             continue;
         }
-        out.insert(k.clone(), attr_to_def(v)?);
+        out.insert(k.to_string(), attr_to_def(v)?);
     }
     Ok(out)
 }
@@ -765,25 +765,12 @@ struct Links {
     fanout: Option<Vec<String>>,
 }
 
-/// Decode caches shared by the worker threads decoding one graph: tensor descriptors and
-/// attribute sections by their encoding (a graph's descs and attribute maps repeat a lot).
+/// Decoded tensor descriptors shared by the worker threads decoding one graph, by their
+/// encoding (a graph's descs repeat a lot).
 #[derive(Default)]
 struct SharedCache {
     descs: Mutex<FxHashMap<Bytes, Arc<TensorDesc>>>,
-    sections: Mutex<FxHashMap<SectionKey, Arc<AttrSection>>>,
-    /// Hashes of the attribute sections met once: a section is cached when it comes again
-    /// (the first op that has it takes it without a copy).
-    seen: Mutex<rustc_hash::FxHashSet<u64>>,
 }
-
-/// An attribute section for one op: its own (first time met), or shared from the cache.
-enum SectionRef {
-    Owned(Box<AttrSection>),
-    Shared(Arc<AttrSection>),
-}
-
-/// An attribute section's encoding with the op's input, output and subgraph-slot counts.
-type SectionKey = (Bytes, usize, usize, usize);
 
 /// The byte range of a message's attribute-map entries, which the one-pass decoders accept only
 /// as one contiguous run of length-delimited fields.
@@ -820,6 +807,8 @@ impl EntrySpan {
 struct DescCache<'s> {
     map: FxHashMap<Bytes, Arc<TensorDesc>>,
     shared: Option<&'s SharedCache>,
+    /// Attribute entries of descs and ops.
+    entries: EntryCache,
 }
 
 impl DescCache<'_> {
@@ -833,7 +822,7 @@ impl DescCache<'_> {
         let d = match found {
             Some(d) => d,
             None => {
-                let d = Arc::new(desc_from_raw(raw)?);
+                let d = Arc::new(desc_from_raw(raw, &mut self.entries)?);
                 if let Some(Ok(mut m)) = self.shared.map(|s| s.descs.lock()) {
                     m.insert(raw.clone(), d.clone());
                 }
@@ -846,14 +835,14 @@ impl DescCache<'_> {
 }
 
 /// Decode a `TensorDescriptor` from its encoding, unknown fields kept.
-fn desc_from_raw(raw: &Bytes) -> ProtoResult<TensorDesc> {
+fn desc_from_raw(raw: &Bytes, entries: &mut EntryCache) -> ProtoResult<TensorDesc> {
     if !FULL_ONLY.with(|f| f.get()) {
-        if let Some((def, user, attr_unknown, unknown)) = parse_desc_fast(raw) {
+        if let Some((def, user, attr_unknown, unknown)) = parse_desc_fast(raw, entries) {
             let mut d = desc_from_def(def)?;
             let attr_unknown = attr_unknown_value(attr_unknown);
             if !user.is_empty() || !unknown.is_empty() || attr_unknown.is_some() {
                 let attrs = d.attrs.get_or_insert_with(Default::default);
-                attrs.extend(user);
+                attrs.append(user);
                 if !unknown.is_empty() {
                     attrs.insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
                 }
@@ -905,7 +894,10 @@ type AttrUnknown = Vec<(String, Vec<u8>)>;
 /// `desc_from_def`), the other attributes decoded, and the unknown fields. `None` whenever the
 /// full decoder is needed (malformed input, a repeated `shape`, an attribute value that is not
 /// a scalar or scalar list, ...); nothing has been converted then.
-fn parse_desc_fast(raw: &Bytes) -> Option<(pb::TensorDescriptor, AttrMap, AttrUnknown, Vec<u8>)> {
+fn parse_desc_fast(
+    raw: &Bytes,
+    entries: &mut EntryCache,
+) -> Option<(pb::TensorDescriptor, AttrMap, AttrUnknown, Vec<u8>)> {
     let data: &[u8] = raw;
     let mut td = pb::TensorDescriptor::default();
     let mut unknown = Vec::new();
@@ -967,8 +959,9 @@ fn parse_desc_fast(raw: &Bytes) -> Option<(pb::TensorDescriptor, AttrMap, AttrUn
     }
     let (user, attr_unknown) = match attr_span.span {
         Some((s, e)) => {
-            let d = attrs_direct(&raw.slice(s..e), 5, DESC_RESERVED, true).ok()??;
-            td.attr = d.reserved;
+            let span = raw.slice(s..e);
+            let d = attrs_direct(&span, 5, DESC_RESERVED, true, entries).ok()??;
+            td.attr = decode_reserved(&span, &d.reserved)?;
             (d.user, d.unknown)
         }
         None => (AttrMap::new(), Vec::new()),
@@ -990,11 +983,14 @@ fn attr_unknown_value(list: Vec<(String, Vec<u8>)>) -> Option<AttrValue> {
     })))
 }
 
-/// Per-chunk decode caches: tensor descriptors and attribute sections by their encoding.
+/// Per-chunk decode caches: tensor descriptors, attribute entries and port sections.
 #[derive(Default)]
 struct ChunkCache<'s> {
     descs: DescCache<'s>,
-    sections: FxHashMap<SectionKey, Arc<AttrSection>>,
+    /// Port sections by the encoding of the op's reserved entries and its counts.
+    ports: FxHashMap<Box<[u8]>, Arc<PortSection>>,
+    /// The key being looked up (reused between ops).
+    key: Vec<u8>,
 }
 
 impl<'s> ChunkCache<'s> {
@@ -1003,53 +999,38 @@ impl<'s> ChunkCache<'s> {
             descs: DescCache {
                 map: FxHashMap::default(),
                 shared: Some(shared),
+                entries: EntryCache::default(),
             },
-            sections: FxHashMap::default(),
+            ports: FxHashMap::default(),
+            key: Vec::new(),
         }
     }
 
-    /// The decoded attribute section of `key` (decoded once per graph); `None` when its bytes
-    /// need the full decoder of the op.
-    fn section(&mut self, key: SectionKey) -> ProtoResult<Option<SectionRef>> {
-        if let Some(s) = self.sections.get(&key) {
-            return Ok(Some(SectionRef::Shared(s.clone())));
+    /// The port section of an op whose reserved entries are `reserved` (ranges of `entries`),
+    /// decoded once per chunk; `None` when their bytes need the full decoder of the op.
+    fn ports(
+        &mut self,
+        entries: &Bytes,
+        reserved: &[ReservedEntry],
+        counts: [usize; 3],
+    ) -> ProtoResult<Option<Arc<PortSection>>> {
+        self.key.clear();
+        for c in counts {
+            self.key.extend_from_slice(&(c as u64).to_le_bytes());
         }
-        let shared = self.descs.shared;
-        let found = shared.and_then(|s| s.sections.lock().ok().and_then(|m| m.get(&key).cloned()));
-        let sec = match found {
-            Some(s) => s,
-            None => {
-                let sec = match attrs_direct(&key.0, 10, OP_RESERVED, false)? {
-                    Some(d) => attr_section(d.reserved, key.1, key.2, key.3, d.unknown, d.user)?,
-                    None => {
-                        let Ok(def) = <pb::OpDef as prost::Message>::decode(key.0.clone()) else {
-                            return Ok(None);
-                        };
-                        let attrs = def.attr;
-                        let unknown = crate::wire::attr_unknown_fields(&key.0, 10);
-                        attr_section(attrs, key.1, key.2, key.3, unknown, AttrMap::new())?
-                    }
-                };
-                let hash = {
-                    use std::hash::BuildHasher;
-                    rustc_hash::FxBuildHasher.hash_one(&key)
-                };
-                let first = match shared.map(|s| s.seen.lock()) {
-                    Some(Ok(mut seen)) => seen.insert(hash),
-                    _ => false,
-                };
-                if first {
-                    return Ok(Some(SectionRef::Owned(Box::new(sec))));
-                }
-                let sec = Arc::new(sec);
-                if let Some(Ok(mut m)) = shared.map(|s| s.sections.lock()) {
-                    m.insert(key.clone(), sec.clone());
-                }
-                sec
-            }
+        for r in reserved {
+            self.key.extend_from_slice(&entries[r.entry.0..r.entry.1]);
+        }
+        if let Some(p) = self.ports.get(self.key.as_slice()) {
+            return Ok(Some(p.clone()));
+        }
+        let Some(map) = decode_reserved(entries, reserved) else {
+            return Ok(None);
         };
-        self.sections.insert(key, sec.clone());
-        Ok(Some(SectionRef::Shared(sec)))
+        let [n_in, n_out, n_sub] = counts;
+        let p = Arc::new(port_section(map, n_in, n_out, n_sub)?);
+        self.ports.insert(self.key.as_slice().into(), p.clone());
+        Ok(Some(p))
     }
 }
 
@@ -1212,22 +1193,25 @@ fn op_from_fast(
     // Both ranges were checked to be UTF-8.
     let name = std::str::from_utf8(&raw[name.0..name.1]).unwrap_or_default();
     let ty = std::str::from_utf8(&raw[ty.0..ty.1]).unwrap_or_default();
-    let key = (
-        span.map(|(s, e)| raw.slice(s..e)).unwrap_or_default(),
+    let entries = span.map(|(s, e)| raw.slice(s..e)).unwrap_or_default();
+    let Some(direct) = attrs_direct(&entries, 10, OP_RESERVED, false, &mut cache.descs.entries)?
+    else {
+        return Ok(None);
+    };
+    let counts = [
         def.input_desc.len(),
         def.output_desc.len(),
         def.subgraph_name.len(),
-    );
-    let Some(section) = cache.section(key)? else {
+    ];
+    let Some(ports) = cache.ports(&entries, &direct.reserved, counts)? else {
         return Ok(None);
     };
-    let mut p = match section {
-        SectionRef::Shared(s) => op_from_def(&mut def, name, ty, &mut cache.descs, &s, None)?,
-        SectionRef::Owned(mut s) => {
-            let user = std::mem::take(&mut s.user);
-            op_from_def(&mut def, name, ty, &mut cache.descs, &s, Some(user))?
-        }
-    };
+    let mut user = direct.user;
+    user.append(ports.leftover.clone());
+    if let Some(v) = attr_unknown_value(direct.unknown) {
+        user.insert(ASC_ATTR_UNKNOWN, v);
+    }
+    let mut p = op_from_def(&mut def, name, ty, &mut cache.descs, &ports, user)?;
     if !unknown.is_empty() {
         p.op.attrs
             .insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
@@ -1247,21 +1231,23 @@ fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResul
         w.within(|| format!("op[{i}]"))
     })?;
     let unknown = crate::wire::unknown_fields(raw, crate::wire::OP_DEF_FIELDS);
-    let mut section = attr_section(
+    let mut ports = port_section(
         std::mem::take(&mut def.attr),
         def.input_desc.len(),
         def.output_desc.len(),
         def.subgraph_name.len(),
-        crate::wire::attr_unknown_fields(raw, 10),
-        AttrMap::new(),
     )
     .map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
-    let user = std::mem::take(&mut section.user);
+    // Every attribute went through the port reading: the ones it did not take are the user's.
+    let mut user = std::mem::take(&mut ports.leftover);
+    if let Some(v) = attr_unknown_value(crate::wire::attr_unknown_fields(raw, 10)) {
+        user.insert(ASC_ATTR_UNKNOWN, v);
+    }
     let (name, ty) = (
         std::mem::take(&mut def.name),
         std::mem::take(&mut def.r#type),
     );
-    let mut p = op_from_def(&mut def, &name, &ty, cache, &section, Some(user))
+    let mut p = op_from_def(&mut def, &name, &ty, cache, &ports, user)
         .map_err(|e| e.within(|| format!("op[{i}]({name})")))?;
     if !unknown.is_empty() {
         p.op.attrs
@@ -1269,10 +1255,11 @@ fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResul
     }
     Ok(p)
 }
-/// Everything an op's attribute map decodes to, given its port and subgraph-slot counts.
-/// Identical attribute sections (most ops of a graph share them) are decoded once.
-#[derive(Clone)]
-struct AttrSection {
+
+/// What an op's reserved attribute keys decode to (port names, IR metadata, our edge keys),
+/// given its port and subgraph-slot counts. Reserved keys that do not read as GE writes them
+/// stay attributes (`leftover`). Ops with the same reserved entries share one section.
+struct PortSection {
     in_names: Vec<String>,
     out_names: Vec<String>,
     opt: Option<Vec<String>>,
@@ -1283,17 +1270,15 @@ struct AttrSection {
     in_ctrl: Option<Vec<String>>,
     ctrl_to_data: Option<Vec<String>>,
     fanout: Option<Vec<String>>,
-    user: AttrMap,
+    leftover: AttrMap,
 }
 
-fn attr_section(
+fn port_section(
     mut map: BTreeMap<String, pb::AttrDef>,
     n_in: usize,
     n_out: usize,
     n_sub: usize,
-    unknown: Vec<(String, Vec<u8>)>,
-    direct: AttrMap,
-) -> ProtoResult<AttrSection> {
+) -> ProtoResult<PortSection> {
     let attrs = &mut map;
     let in_map = take_name_map(attrs, INPUT_NAME_KEY, INPUT_NAME_VALUE, n_in > 0)
         .or_else(|| take_name_map(attrs, LEGACY_INPUT_NAME_KEY, LEGACY_INPUT_NAME_VALUE, false));
@@ -1342,12 +1327,7 @@ fn attr_section(
     let in_ctrl = take_if(attrs, ASC_IN_CTRL, as_list_s);
     let ctrl_to_data = take_if(attrs, ASC_CTRL_TO_DATA, as_list_s);
     let fanout = take_if(attrs, ASC_FANOUT, as_list_s);
-    let mut user = direct;
-    user.extend(attrs_from_map(map)?);
-    if let Some(v) = attr_unknown_value(unknown) {
-        user.insert(ASC_ATTR_UNKNOWN.to_string(), v);
-    }
-    Ok(AttrSection {
+    Ok(PortSection {
         in_names,
         out_names,
         opt,
@@ -1358,7 +1338,7 @@ fn attr_section(
         in_ctrl,
         ctrl_to_data,
         fanout,
-        user,
+        leftover: attrs_from_map(map)?,
     })
 }
 
@@ -1367,10 +1347,10 @@ fn op_from_def(
     name: &str,
     ty: &str,
     cache: &mut DescCache,
-    section: &AttrSection,
-    own_user: Option<AttrMap>,
+    section: &PortSection,
+    mut user: AttrMap,
 ) -> ProtoResult<PendingOp> {
-    let AttrSection {
+    let PortSection {
         in_names,
         out_names,
         opt,
@@ -1381,12 +1361,8 @@ fn op_from_def(
         in_ctrl,
         ctrl_to_data,
         fanout,
-        user,
+        leftover: _,
     } = section;
-    let mut user = match own_user {
-        Some(u) => u,
-        None => user.clone(),
-    };
     let mut op = OpDesc::new(name, ty);
     op.id = def.id;
     op.stream_id = def.stream_id;
@@ -2483,28 +2459,59 @@ const OP_RESERVED: &[&str] = &[
     ASC_FANOUT,
 ];
 
+/// A reserved attribute entry, left encoded: its name and the byte ranges of the whole map
+/// entry field and of its `AttrDef`.
+struct ReservedEntry<'a> {
+    key: &'a str,
+    entry: (usize, usize),
+    value: (usize, usize),
+}
+
+/// The reserved entries as prost messages, in wire order (a later entry of a name replaces an
+/// earlier one); `None` when one does not decode.
+fn decode_reserved(
+    entries: &Bytes,
+    reserved: &[ReservedEntry],
+) -> Option<BTreeMap<String, pb::AttrDef>> {
+    let mut map = BTreeMap::new();
+    for r in reserved {
+        let value = entries.slice(r.value.0..r.value.1);
+        let d = <pb::AttrDef as prost::Message>::decode(value).ok()?;
+        map.insert(r.key.to_string(), d);
+    }
+    Some(map)
+}
+
 /// Attribute entries read straight from the wire.
-struct DirectAttrs {
-    /// Reserved keys, as prost messages (for the caller's own reading).
-    reserved: BTreeMap<String, pb::AttrDef>,
+struct DirectAttrs<'a> {
+    /// Reserved keys, still encoded (for the caller's own reading).
+    reserved: Vec<ReservedEntry<'a>>,
     /// Every other key, decoded.
     user: AttrMap,
     /// Keys whose `AttrDef` carried unknown fields, with those fields.
     unknown: Vec<(String, Vec<u8>)>,
 }
 
+/// Decoded attribute entries by their encoding (the map entry: name and `AttrDef`), so that
+/// every distinct entry met by one decoding thread is decoded once and its repeats share it.
+/// Entries with unknown fields or without a value are not kept (they are rare).
+#[derive(Default)]
+struct EntryCache(FxHashMap<Box<[u8]>, Arc<AttrEntry>>);
+
 /// Decode a run of `map<string, AttrDef>` entries (field `field`, nothing else in `entries`).
 /// `Ok(None)` when the entries need the full decoder (malformed bytes, unusual entry layout);
 /// that is decided before any value is converted, so nothing is converted twice. Conversion
 /// errors name the attribute as the full decoder does.
-fn attrs_direct(
-    entries: &Bytes,
+fn attrs_direct<'a>(
+    entries: &'a Bytes,
     field: u32,
     reserved: &[&str],
     fast_only: bool,
-) -> ProtoResult<Option<DirectAttrs>> {
+    cache: &mut EntryCache,
+) -> ProtoResult<Option<DirectAttrs<'a>>> {
     enum Parsed {
-        Reserved(pb::AttrDef),
+        Reserved((usize, usize), (usize, usize)),
+        Shared(Arc<AttrEntry>),
         Fast(Option<AttrValue>),
         Def(pb::AttrDef),
     }
@@ -2518,6 +2525,11 @@ fn attrs_direct(
         };
         if f.number != field || f.wire_type != 2 {
             return Ok(None);
+        }
+        let encoding = &data[f.value_start..f.end];
+        if let Some(e) = cache.0.get(encoding) {
+            parsed.push(("", Parsed::Shared(e.clone()), Vec::new()));
+            continue;
         }
         let entry = &data[..f.end];
         let mut key: &[u8] = b"";
@@ -2539,37 +2551,51 @@ fn attrs_direct(
         // The value stays a borrowed range: a `Bytes` slice (a shared reference count that
         // every worker thread would touch) is made only for a bytes value or the prost path.
         let (vs, ve) = val.unwrap_or((0, 0));
-        let is_reserved = reserved.contains(&key);
-        let item = if is_reserved {
-            None
-        } else {
-            fast_attr(entries, vs, ve).map(|(v, u)| (Parsed::Fast(v), u))
+        if reserved.contains(&key) {
+            // Decoded by the caller (once per distinct set of reserved entries); the unknown
+            // fields are read here, which also checks the value's framing.
+            let u = crate::wire::unknown_fields(&data[vs..ve], crate::wire::ATTR_DEF_FIELDS);
+            parsed.push((key, Parsed::Reserved((f.start, f.end), (vs, ve)), u));
+            continue;
+        }
+        let item = {
+            fast_attr(entries, vs, ve).map(|(v, u)| match v {
+                Some(v) if u.is_empty() => {
+                    let e = Arc::new(AttrEntry::new(key, v));
+                    cache.0.insert(encoding.into(), e.clone());
+                    (Parsed::Shared(e), u)
+                }
+                v => (Parsed::Fast(v), u),
+            })
         };
         let item = match item {
             Some(x) => x,
-            None if fast_only && !is_reserved => return Ok(None),
+            None if fast_only => return Ok(None),
             None => {
                 let vb = entries.slice(vs..ve);
                 let Ok(d) = <pb::AttrDef as prost::Message>::decode(vb.clone()) else {
                     return Ok(None);
                 };
                 let u = crate::wire::unknown_fields(&vb, crate::wire::ATTR_DEF_FIELDS);
-                if is_reserved {
-                    (Parsed::Reserved(d), u)
-                } else {
-                    (Parsed::Def(d), u)
-                }
+                (Parsed::Def(d), u)
             }
         };
         parsed.push((key, item.0, item.1));
     }
     // 3. Conversion, in wire order (a later entry of a key replaces an earlier one).
     let mut out = DirectAttrs {
-        reserved: BTreeMap::new(),
-        user: AttrMap::new(),
+        reserved: Vec::new(),
+        user: AttrMap::with_capacity(parsed.len()),
         unknown: Vec::new(),
     };
     for (key, item, u) in parsed {
+        if let Parsed::Shared(e) = item {
+            if !out.unknown.is_empty() {
+                out.unknown.retain(|(k, _)| k != e.key());
+            }
+            out.user.insert_entry(e);
+            continue;
+        }
         if !out.unknown.is_empty() {
             out.unknown.retain(|(k, _)| k != key);
         }
@@ -2577,10 +2603,11 @@ fn attrs_direct(
             out.unknown.push((key.to_string(), u));
         }
         let value = match item {
-            Parsed::Reserved(d) => {
-                out.reserved.insert(key.to_string(), d);
+            Parsed::Reserved(entry, value) => {
+                out.reserved.push(ReservedEntry { key, entry, value });
                 continue;
             }
+            Parsed::Shared(_) => continue,
             Parsed::Fast(v) => v,
             Parsed::Def(d) => {
                 attr_from_def(d).map_err(|e| e.within(|| format!("attr[{key:?}]")))?
@@ -2588,7 +2615,7 @@ fn attrs_direct(
         };
         match value {
             Some(v) => {
-                out.user.insert(key.to_string(), v);
+                out.user.insert(key, v);
             }
             None => {
                 out.user.remove(key);
@@ -2947,7 +2974,7 @@ fn encode_attr_map(
             (None, None) => break,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (Some((uk, _)), Some((gk, _))) => uk.as_str() < *gk,
+            (Some((uk, _)), Some((gk, _))) => *uk < *gk,
         };
         value.clear();
         if take_user {
@@ -2961,7 +2988,7 @@ fn encode_attr_map(
             .map_err(|e| e.within(|| format!("attr[{k:?}]")))?;
         } else {
             let Some((k, d)) = gi.next() else { break };
-            if u.peek().is_some_and(|(uk, _)| uk.as_str() == *k) {
+            if u.peek().is_some_and(|(uk, _)| *uk == *k) {
                 u.next();
             }
             write(k, d, out);
@@ -2975,9 +3002,9 @@ fn encode_attr_map(
                 continue;
             };
             value.clear();
-            match (generated.get(k.as_str()), user.get(k)) {
+            match (generated.get(k), user.get(k)) {
                 (Some(d), _) => value.extend_from_slice(d),
-                (None, Some(v)) if !skip.contains(&k.as_str()) => encode_attr_value(v, &mut value)
+                (None, Some(v)) if !skip.contains(&k) => encode_attr_value(v, &mut value)
                     .map_err(|e| e.within(|| format!("attr[{k:?}]")))?,
                 _ => {}
             }

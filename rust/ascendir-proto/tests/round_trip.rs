@@ -150,16 +150,16 @@ fn every_attr(g_attr: &Graph) -> Vec<(String, AttrValue)> {
         name: "inner".into(),
         ..Default::default()
     };
-    inner.attrs.insert("k".into(), AttrValue::Int(7));
+    inner.attrs.insert("k", AttrValue::Int(7));
     inner
         .attrs
-        .insert("empty".into(), AttrValue::Bytes(Bytes::new()));
+        .insert("empty", AttrValue::Bytes(Bytes::new()));
     let mut na = NamedAttrs {
         name: "outer".into(),
         ..Default::default()
     };
     na.attrs.insert(
-        "nested".into(),
+        "nested",
         AttrValue::NamedAttrs(Box::new(inner.clone())),
     );
     vec![
@@ -283,7 +283,7 @@ fn build() -> Graph {
                 cmps_tab_offset: 9,
             }));
         }
-        d.attrs_mut().insert("k".into(), AttrValue::ListInt(vec![]));
+        d.attrs_mut().insert("k", AttrValue::ListInt(vec![]));
         wide.add_output(&format!("o{i}"), Arc::new(d)).unwrap();
     }
     for f in Format::VALUES.iter() {
@@ -332,7 +332,7 @@ fn build() -> Graph {
     g.set_input_nodes(vec![data2, data]).unwrap();
     g.add_output_node(relu, 0).unwrap();
     g.attrs
-        .insert("graph_attr".into(), AttrValue::ListString(vec!["x".into()]));
+        .insert("graph_attr", AttrValue::ListString(vec!["x".into()]));
 
     // Subgraphs: `if` has a then branch (which itself has a nested subgraph) and an empty slot.
     g.modify_op(iff, |op| {
@@ -606,7 +606,7 @@ fn model_keeps_several_graphs_and_attrs() {
     meta.version = 7;
     meta.custom_version = "v1.2".into();
     meta.attrs
-        .insert("extra".into(), AttrValue::String("x".into()));
+        .insert("extra", AttrValue::String("x".into()));
     let bytes = encode_model(&meta, &[&g1, &g2]).unwrap();
     let m = decode_model(&bytes).unwrap();
     assert_eq!(m.meta, meta);
@@ -692,10 +692,10 @@ fn encoding_matches_prost_for_every_attribute_kind() {
         op.attrs.insert(k, v);
     }
     op.attrs
-        .insert("empty_list".into(), AttrValue::ListInt(vec![]));
+        .insert("empty_list", AttrValue::ListInt(vec![]));
     op.attrs
-        .insert("empty_s".into(), AttrValue::String(String::new()));
-    op.attrs.insert("zero".into(), AttrValue::Int(0));
+        .insert("empty_s", AttrValue::String(String::new()));
+    op.attrs.insert("zero", AttrValue::Int(0));
     op.attrs.insert(String::new(), AttrValue::Bool(false));
     a.add_node(op).unwrap();
     let bytes = encode_graph(&a).unwrap();

@@ -686,7 +686,7 @@ pub fn add_registered(
     if has_dynamic_input && !attr_map.contains_key("N") {
         if let Some(spec) = proto.attr("N") {
             if spec.kind == ascendir_ir::AttrKind::Int {
-                attr_map.insert("N".into(), AttrValue::Int(dyn_inputs as i64));
+                attr_map.insert("N", AttrValue::Int(dyn_inputs as i64));
             }
         }
     }

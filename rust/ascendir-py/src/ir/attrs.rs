@@ -112,7 +112,7 @@ impl PyAttrMap {
 
     /// The attribute names, sorted.
     fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let keys = self.read(py, |m| m.keys().cloned().collect::<Vec<_>>())?;
+        let keys = self.read(py, |m| m.keys().map(str::to_string).collect::<Vec<_>>())?;
         PyList::new(py, keys)
     }
 
@@ -127,7 +127,7 @@ impl PyAttrMap {
     fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let pairs = self.read(py, |m| {
             m.iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
+                .map(|(k, v)| (k.to_string(), v.clone()))
                 .collect::<Vec<_>>()
         })?;
         let items: PyResult<Vec<_>> = pairs

@@ -1,0 +1,358 @@
+//! The attribute map of a graph, op or tensor desc: entries sorted by name (GE's `GetAllAttrs`
+//! order), each entry a shared, copy-on-write `(name, value)` pair.
+//!
+//! Why shared entries: the attributes of a real graph repeat a lot (one GE dump has 2,455 op
+//! attributes but only 506 distinct name/value pairs). A decoder gives every repeat of an entry
+//! the same allocation, copying an op or a map copies pointers, and an encoder can write each
+//! distinct entry once and copy its bytes for the repeats. Writes go through
+//! [`Arc::make_mut`], so sharing is never visible.
+
+use std::sync::Arc;
+
+use crate::attr::AttrValue;
+
+/// One attribute: its name and value. Shared between maps through `Arc`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttrEntry {
+    key: Box<str>,
+    value: AttrValue,
+}
+
+impl AttrEntry {
+    /// An entry named `key`.
+    pub fn new(key: impl Into<Box<str>>, value: AttrValue) -> Self {
+        AttrEntry {
+            key: key.into(),
+            value,
+        }
+    }
+
+    /// The attribute's name.
+    pub fn key(&self) -> &str {
+        &self.key
+    }
+
+    /// The attribute's value.
+    pub fn value(&self) -> &AttrValue {
+        &self.value
+    }
+
+    fn into_value(entry: Arc<AttrEntry>) -> AttrValue {
+        Arc::try_unwrap(entry)
+            .map(|e| e.value)
+            .unwrap_or_else(|shared| shared.value.clone())
+    }
+
+    fn into_pair(entry: Arc<AttrEntry>) -> (String, AttrValue) {
+        match Arc::try_unwrap(entry) {
+            Ok(e) => (e.key.into_string(), e.value),
+            Err(shared) => (shared.key.to_string(), shared.value.clone()),
+        }
+    }
+}
+
+/// Attributes ordered by name; a name appears at most once.
+#[derive(Clone, Default)]
+pub struct AttrMap {
+    entries: Vec<Arc<AttrEntry>>,
+}
+
+impl AttrMap {
+    /// An empty map.
+    pub const fn new() -> Self {
+        AttrMap {
+            entries: Vec::new(),
+        }
+    }
+
+    /// An empty map with room for `n` attributes.
+    pub fn with_capacity(n: usize) -> Self {
+        AttrMap {
+            entries: Vec::with_capacity(n),
+        }
+    }
+
+    /// A map of `entries` in any order; of two entries with one name the later one stays.
+    pub fn from_entries(mut entries: Vec<Arc<AttrEntry>>) -> Self {
+        let sorted = entries.windows(2).all(|w| w[0].key < w[1].key);
+        if !sorted {
+            // Stable, so equal names keep their order and the last one can be kept.
+            entries.sort_by(|a, b| a.key.cmp(&b.key));
+            let mut kept: Vec<Arc<AttrEntry>> = Vec::with_capacity(entries.len());
+            for e in entries {
+                match kept.last_mut() {
+                    Some(last) if last.key == e.key => *last = e,
+                    _ => kept.push(e),
+                }
+            }
+            entries = kept;
+        }
+        AttrMap { entries }
+    }
+
+    /// Number of attributes.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are no attributes.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Removes every attribute.
+    pub fn clear(&mut self) {
+        self.entries.clear();
+    }
+
+    fn find(&self, key: &str) -> Result<usize, usize> {
+        self.entries.binary_search_by(|e| (*e.key).cmp(key))
+    }
+
+    /// The value named `key`.
+    pub fn get(&self, key: &str) -> Option<&AttrValue> {
+        self.find(key).ok().map(|i| &self.entries[i].value)
+    }
+
+    /// The value named `key`, for changing in place (unshared first if another map holds it).
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut AttrValue> {
+        let i = self.find(key).ok()?;
+        Some(&mut Arc::make_mut(&mut self.entries[i]).value)
+    }
+
+    /// The shared entry named `key`.
+    pub fn get_entry(&self, key: &str) -> Option<&Arc<AttrEntry>> {
+        self.find(key).ok().map(|i| &self.entries[i])
+    }
+
+    /// Whether an attribute is named `key`.
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.find(key).is_ok()
+    }
+
+    /// Sets attribute `key`; returns the value it replaced.
+    pub fn insert(&mut self, key: impl Into<Box<str>>, value: AttrValue) -> Option<AttrValue> {
+        self.insert_entry(Arc::new(AttrEntry::new(key, value)))
+            .map(AttrEntry::into_value)
+    }
+
+    /// Sets a shared entry; returns the entry it replaced.
+    pub fn insert_entry(&mut self, entry: Arc<AttrEntry>) -> Option<Arc<AttrEntry>> {
+        // Names usually come in order (decoders, copies): append without a search.
+        if self.entries.last().is_none_or(|last| last.key < entry.key) {
+            self.entries.push(entry);
+            return None;
+        }
+        match self.find(&entry.key) {
+            Ok(i) => Some(std::mem::replace(&mut self.entries[i], entry)),
+            Err(i) => {
+                self.entries.insert(i, entry);
+                None
+            }
+        }
+    }
+
+    /// The value named `key`, set to `value` first when there is none.
+    pub fn get_or_insert(&mut self, key: &str, value: AttrValue) -> &mut AttrValue {
+        let i = match self.find(key) {
+            Ok(i) => i,
+            Err(i) => {
+                self.entries.insert(i, Arc::new(AttrEntry::new(key, value)));
+                i
+            }
+        };
+        &mut Arc::make_mut(&mut self.entries[i]).value
+    }
+
+    /// Removes attribute `key`; returns its value.
+    pub fn remove(&mut self, key: &str) -> Option<AttrValue> {
+        let i = self.find(key).ok()?;
+        Some(AttrEntry::into_value(self.entries.remove(i)))
+    }
+
+    /// Keeps the attributes for which `keep` is true.
+    pub fn retain(&mut self, mut keep: impl FnMut(&str, &AttrValue) -> bool) {
+        self.entries.retain(|e| keep(&e.key, &e.value));
+    }
+
+    /// Adds every entry of `other` (shared, not copied); its names win.
+    pub fn append(&mut self, other: AttrMap) {
+        if self.entries.is_empty() {
+            self.entries = other.entries;
+            return;
+        }
+        for e in other.entries {
+            self.insert_entry(e);
+        }
+    }
+
+    /// The attributes in name order.
+    pub fn iter(&self) -> Iter<'_> {
+        Iter(self.entries.iter())
+    }
+
+    /// The names in order.
+    pub fn keys(&self) -> impl DoubleEndedIterator<Item = &str> + ExactSizeIterator {
+        self.entries.iter().map(|e| e.key())
+    }
+
+    /// The values in name order.
+    pub fn values(&self) -> impl DoubleEndedIterator<Item = &AttrValue> + ExactSizeIterator {
+        self.entries.iter().map(|e| e.value())
+    }
+
+    /// The shared entries in name order.
+    pub fn entries(&self) -> &[Arc<AttrEntry>] {
+        &self.entries
+    }
+}
+
+impl PartialEq for AttrMap {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries.len() == other.entries.len()
+            && self
+                .entries
+                .iter()
+                .zip(&other.entries)
+                .all(|(a, b)| Arc::ptr_eq(a, b) || a == b)
+    }
+}
+
+impl std::fmt::Debug for AttrMap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl<K: Into<Box<str>>> FromIterator<(K, AttrValue)> for AttrMap {
+    fn from_iter<I: IntoIterator<Item = (K, AttrValue)>>(iter: I) -> Self {
+        AttrMap::from_entries(
+            iter.into_iter()
+                .map(|(k, v)| Arc::new(AttrEntry::new(k, v)))
+                .collect(),
+        )
+    }
+}
+
+impl<K: Into<Box<str>>> Extend<(K, AttrValue)> for AttrMap {
+    fn extend<I: IntoIterator<Item = (K, AttrValue)>>(&mut self, iter: I) {
+        for (k, v) in iter {
+            self.insert(k, v);
+        }
+    }
+}
+
+impl<K: Into<Box<str>>, const N: usize> From<[(K, AttrValue); N]> for AttrMap {
+    fn from(items: [(K, AttrValue); N]) -> Self {
+        items.into_iter().collect()
+    }
+}
+
+/// Iterator over `(name, value)` in name order.
+#[derive(Clone, Debug)]
+pub struct Iter<'a>(std::slice::Iter<'a, Arc<AttrEntry>>);
+
+impl<'a> Iterator for Iter<'a> {
+    type Item = (&'a str, &'a AttrValue);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|e| (e.key(), e.value()))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl DoubleEndedIterator for Iter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        self.0.next_back().map(|e| (e.key(), e.value()))
+    }
+}
+
+impl ExactSizeIterator for Iter<'_> {}
+
+impl<'a> IntoIterator for &'a AttrMap {
+    type Item = (&'a str, &'a AttrValue);
+    type IntoIter = Iter<'a>;
+
+    fn into_iter(self) -> Iter<'a> {
+        self.iter()
+    }
+}
+
+/// Owning iterator over `(name, value)` in name order (values copied out of shared entries).
+#[derive(Debug)]
+pub struct IntoIter(std::vec::IntoIter<Arc<AttrEntry>>);
+
+impl Iterator for IntoIter {
+    type Item = (String, AttrValue);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(AttrEntry::into_pair)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
+}
+
+impl IntoIterator for AttrMap {
+    type Item = (String, AttrValue);
+    type IntoIter = IntoIter;
+
+    fn into_iter(self) -> IntoIter {
+        IntoIter(self.entries.into_iter())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_names_sorted_and_unique() {
+        let mut m = AttrMap::new();
+        assert_eq!(m.insert("b", AttrValue::Int(2)), None);
+        assert_eq!(m.insert("a", AttrValue::Int(1)), None);
+        assert_eq!(m.insert("c", AttrValue::Int(3)), None);
+        assert_eq!(m.insert("b", AttrValue::Int(20)), Some(AttrValue::Int(2)));
+        assert_eq!(m.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(m.get("b"), Some(&AttrValue::Int(20)));
+        assert_eq!(m.remove("a"), Some(AttrValue::Int(1)));
+        assert_eq!(m.remove("a"), None);
+        assert_eq!(m.len(), 2);
+    }
+
+    #[test]
+    fn from_entries_sorts_and_keeps_the_last_repeat() {
+        let m: AttrMap = [
+            ("z", AttrValue::Int(1)),
+            ("a", AttrValue::Int(2)),
+            ("z", AttrValue::Int(3)),
+        ]
+        .into();
+        assert_eq!(
+            m.iter().collect::<Vec<_>>(),
+            [("a", &AttrValue::Int(2)), ("z", &AttrValue::Int(3))]
+        );
+    }
+
+    #[test]
+    fn writes_do_not_leak_into_maps_sharing_an_entry() {
+        let mut a = AttrMap::new();
+        a.insert("x", AttrValue::ListInt(vec![1, 2]));
+        let mut b = a.clone();
+        assert!(Arc::ptr_eq(&a.entries()[0], &b.entries()[0]));
+        if let Some(AttrValue::ListInt(v)) = b.get_mut("x") {
+            v.push(3);
+        }
+        assert_eq!(a.get("x"), Some(&AttrValue::ListInt(vec![1, 2])));
+        assert_eq!(b.get("x"), Some(&AttrValue::ListInt(vec![1, 2, 3])));
+        assert_ne!(a, b);
+        // Removing a shared entry copies its value out and leaves the other map whole.
+        let c = a.clone();
+        assert_eq!(a.remove("x"), Some(AttrValue::ListInt(vec![1, 2])));
+        assert_eq!(c.len(), 1);
+    }
+}
