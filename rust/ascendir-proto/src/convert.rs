@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use ascendir_ir::format::bits;
-use ascendir_ir::op_desc::{IrInputType, IrOutputType, OpMeta, SubgraphType};
+use ascendir_ir::intern::Interner;
+use ascendir_ir::op_desc::{IrInputType, IrOutputType, OpMeta, Side, SubgraphType, Sym};
 use ascendir_ir::tensor::{DeviceType, ExtMeta, Shape};
 use ascendir_ir::{
     AttrEntry, AttrMap, AttrValue, DataType, Graph, GraphAttr, InAnchor, NamedAttrs, NodeId, OpDesc,
@@ -812,25 +813,40 @@ struct DescCache<'s> {
 }
 
 impl DescCache<'_> {
-    fn get(&mut self, raw: &Bytes) -> ProtoResult<Arc<TensorDesc>> {
+    /// The desc encoded as `raw`, a part of `owner`.
+    fn get(&mut self, owner: &Bytes, raw: &[u8]) -> ProtoResult<Arc<TensorDesc>> {
         if let Some(d) = self.map.get(raw) {
             return Ok(d.clone());
         }
         let found = self
             .shared
             .and_then(|s| s.descs.lock().ok().and_then(|m| m.get(raw).cloned()));
+        // A `Bytes` (a shared reference count) is made only here, once per distinct desc.
+        let raw = part_of(owner, raw);
         let d = match found {
             Some(d) => d,
             None => {
-                let d = Arc::new(desc_from_raw(raw, &mut self.entries)?);
+                let d = Arc::new(desc_from_raw(&raw, &mut self.entries)?);
                 if let Some(Ok(mut m)) = self.shared.map(|s| s.descs.lock()) {
                     m.insert(raw.clone(), d.clone());
                 }
                 d
             }
         };
-        self.map.insert(raw.clone(), d.clone());
+        self.map.insert(raw, d.clone());
         Ok(d)
+    }
+}
+
+/// `part` (a slice of `owner`'s bytes) as a `Bytes` sharing `owner`'s buffer, or a copy when
+/// it is not inside `owner`.
+fn part_of(owner: &Bytes, part: &[u8]) -> Bytes {
+    let start = owner.as_ptr() as usize;
+    let p = part.as_ptr() as usize;
+    if p >= start && p + part.len() <= start + owner.len() {
+        owner.slice(p - start..p - start + part.len())
+    } else {
+        Bytes::copy_from_slice(part)
     }
 }
 
@@ -991,6 +1007,8 @@ struct ChunkCache<'s> {
     ports: FxHashMap<Box<[u8]>, Arc<PortSection>>,
     /// The key being looked up (reused between ops).
     key: Vec<u8>,
+    /// Op types.
+    types: Interner,
 }
 
 impl<'s> ChunkCache<'s> {
@@ -1003,6 +1021,7 @@ impl<'s> ChunkCache<'s> {
             },
             ports: FxHashMap::default(),
             key: Vec::new(),
+            types: Interner::default(),
         }
     }
 
@@ -1036,13 +1055,15 @@ impl<'s> ChunkCache<'s> {
 
 /// An OpDef read straight from its encoding: the scalar and list fields, descs as slices of
 /// the input, the byte range of the attribute entries and the unknown fields.
-struct FastOp {
+struct FastOp<'a> {
     /// The op without name and type (those are `name` / `ty`, byte ranges of valid UTF-8).
     def: pb::OpDef,
     name: (usize, usize),
     ty: (usize, usize),
     span: Option<(usize, usize)>,
     unknown: Vec<u8>,
+    /// The input and output descs' encodings.
+    descs: [Vec<&'a [u8]>; 2],
 }
 
 fn fast_str(b: &[u8]) -> Option<String> {
@@ -1052,8 +1073,9 @@ fn fast_str(b: &[u8]) -> Option<String> {
 /// Read an OpDef in one pass. `None` whenever the bytes need the full decoder: malformed
 /// input, a known field with an unexpected wire type, groups, attribute entries that are not
 /// contiguous. Accepts nothing that prost rejects, so the result equals prost's.
-fn parse_op_fast(raw: &Bytes) -> Option<FastOp> {
+fn parse_op_fast(raw: &Bytes) -> Option<FastOp<'_>> {
     let data: &[u8] = raw;
+    let mut descs: [Vec<&[u8]>; 2] = [Vec::new(), Vec::new()];
     let mut def = pb::OpDef::default();
     let mut name = (0usize, 0usize);
     let mut ty = (0usize, 0usize);
@@ -1085,8 +1107,8 @@ fn parse_op_fast(raw: &Bytes) -> Option<FastOp> {
             (24, 2) => def.src_name.push(fast_str(body)?),
             (26, 2) => def.dst_name.push(fast_str(body)?),
             (35, 2) => def.subgraph_name.push(fast_str(body)?),
-            (33, 2) => def.input_desc.push(raw.slice(f.value_start..f.end)),
-            (34, 2) => def.output_desc.push(raw.slice(f.value_start..f.end)),
+            (33, 2) => descs[0].push(body),
+            (34, 2) => descs[1].push(body),
             (n @ (25 | 27 | 28 | 29 | 30 | 31), wt @ (0 | 2)) => {
                 let list = match n {
                     25 => &mut def.src_index,
@@ -1123,6 +1145,7 @@ fn parse_op_fast(raw: &Bytes) -> Option<FastOp> {
         ty,
         span: span.span,
         unknown,
+        descs,
     })
 }
 
@@ -1189,6 +1212,7 @@ fn op_from_fast(
         ty,
         span,
         unknown,
+        descs,
     } = fast;
     // Both ranges were checked to be UTF-8.
     let name = std::str::from_utf8(&raw[name.0..name.1]).unwrap_or_default();
@@ -1198,11 +1222,7 @@ fn op_from_fast(
     else {
         return Ok(None);
     };
-    let counts = [
-        def.input_desc.len(),
-        def.output_desc.len(),
-        def.subgraph_name.len(),
-    ];
+    let counts = [descs[0].len(), descs[1].len(), def.subgraph_name.len()];
     let Some(ports) = cache.ports(&entries, &direct.reserved, counts)? else {
         return Ok(None);
     };
@@ -1211,7 +1231,8 @@ fn op_from_fast(
     if let Some(v) = attr_unknown_value(direct.unknown) {
         user.insert(ASC_ATTR_UNKNOWN, v);
     }
-    let mut p = op_from_def(&mut def, name, ty, &mut cache.descs, &ports, user)?;
+    let ty = cache.types.intern(ty);
+    let mut p = op_from_def(&mut def, name, ty, (raw, &descs), &mut cache.descs, &ports, user)?;
     if !unknown.is_empty() {
         p.op.attrs
             .insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
@@ -1247,7 +1268,13 @@ fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResul
         std::mem::take(&mut def.name),
         std::mem::take(&mut def.r#type),
     );
-    let mut p = op_from_def(&mut def, &name, &ty, cache, &ports, user)
+    let in_descs = std::mem::take(&mut def.input_desc);
+    let out_descs = std::mem::take(&mut def.output_desc);
+    let descs = [
+        in_descs.iter().map(|d| &d[..]).collect(),
+        out_descs.iter().map(|d| &d[..]).collect(),
+    ];
+    let mut p = op_from_def(&mut def, &name, Sym::from(ty), (raw, &descs), cache, &ports, user)
         .map_err(|e| e.within(|| format!("op[{i}]({name})")))?;
     if !unknown.is_empty() {
         p.op.attrs
@@ -1259,14 +1286,17 @@ fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResul
 /// What an op's reserved attribute keys decode to (port names, IR metadata, our edge keys),
 /// given its port and subgraph-slot counts. Reserved keys that do not read as GE writes them
 /// stay attributes (`leftover`). Ops with the same reserved entries share one section.
+/// Names come shared, ready for the op.
 struct PortSection {
-    in_names: Vec<String>,
-    out_names: Vec<String>,
-    opt: Option<Vec<String>>,
-    ir_attr_names: Option<Vec<String>>,
-    ir_in: Option<Vec<(String, i64)>>,
-    ir_out: Option<Vec<(String, i64)>>,
-    sub_ir: Option<Vec<(String, i64)>>,
+    in_names: Vec<Sym>,
+    out_names: Vec<Sym>,
+    /// Whether any of the IR keys below was present (the op then gets an `OpMeta`).
+    ir_keys: bool,
+    opt: Vec<Arc<str>>,
+    ir_attr_names: Vec<String>,
+    ir_in: Vec<(Arc<str>, IrInputType)>,
+    ir_out: Vec<(Arc<str>, IrOutputType)>,
+    sub_ir: Option<Vec<(String, SubgraphType)>>,
     in_ctrl: Option<Vec<String>>,
     ctrl_to_data: Option<Vec<String>>,
     fanout: Option<Vec<String>>,
@@ -1327,14 +1357,55 @@ fn port_section(
     let in_ctrl = take_if(attrs, ASC_IN_CTRL, as_list_s);
     let ctrl_to_data = take_if(attrs, ASC_CTRL_TO_DATA, as_list_s);
     let fanout = take_if(attrs, ASC_FANOUT, as_list_s);
+    let ir_keys = opt.is_some() || ir_attr_names.is_some() || ir_in.is_some() || ir_out.is_some();
+    let shared = |v: Vec<String>| v.into_iter().map(Sym::from).collect();
     Ok(PortSection {
-        in_names,
-        out_names,
-        opt,
-        ir_attr_names,
-        ir_in,
-        ir_out,
-        sub_ir,
+        in_names: shared(in_names),
+        out_names: shared(out_names),
+        ir_keys,
+        opt: opt
+            .into_iter()
+            .flatten()
+            .map(|s| Arc::from(s.as_str()))
+            .collect(),
+        ir_attr_names: ir_attr_names.unwrap_or_default(),
+        ir_in: ir_in
+            .into_iter()
+            .flatten()
+            .map(|(n, t)| {
+                let t = match t {
+                    0 => IrInputType::Required,
+                    1 => IrInputType::Optional,
+                    _ => IrInputType::Dynamic,
+                };
+                (Arc::from(n.as_str()), t)
+            })
+            .collect(),
+        ir_out: ir_out
+            .into_iter()
+            .flatten()
+            .map(|(n, t)| {
+                let t = if t == 0 {
+                    IrOutputType::Required
+                } else {
+                    IrOutputType::Dynamic
+                };
+                (Arc::from(n.as_str()), t)
+            })
+            .collect(),
+        sub_ir: sub_ir.map(|pairs| {
+            pairs
+                .into_iter()
+                .map(|(n, t)| {
+                    let t = if t == 0 {
+                        SubgraphType::Static
+                    } else {
+                        SubgraphType::Dynamic
+                    };
+                    (n, t)
+                })
+                .collect()
+        }),
         in_ctrl,
         ctrl_to_data,
         fanout,
@@ -1342,50 +1413,32 @@ fn port_section(
     })
 }
 
+/// `descs`: the input and output desc encodings, parts of the op's encoding (`descs.0`).
 fn op_from_def(
     def: &mut pb::OpDef,
     name: &str,
-    ty: &str,
+    ty: Sym,
+    descs: (&Bytes, &[Vec<&[u8]>; 2]),
     cache: &mut DescCache,
     section: &PortSection,
     mut user: AttrMap,
 ) -> ProtoResult<PendingOp> {
-    let PortSection {
-        in_names,
-        out_names,
-        opt,
-        ir_attr_names,
-        ir_in,
-        ir_out,
-        sub_ir,
-        in_ctrl,
-        ctrl_to_data,
-        fanout,
-        leftover: _,
-    } = section;
-    let mut op = OpDesc::new(name, ty);
+    let mut op = OpDesc::with_type_sym(name, ty);
     op.id = def.id;
     op.stream_id = def.stream_id;
-    for (i, (td, name)) in std::mem::take(&mut def.input_desc)
-        .into_iter()
-        .zip(in_names)
-        .enumerate()
-    {
+    // The names are distinct (checked when the section was read).
+    let (owner, [in_descs, out_descs]) = descs;
+    for (i, (td, name)) in in_descs.iter().zip(&section.in_names).enumerate() {
         let d = cache
-            .get(&td)
+            .get(owner, td)
             .map_err(|e| e.within(|| format!("input_desc[{i}]")))?;
-        op.add_input(name, d);
+        op.push_port(Side::Input, name.clone(), d);
     }
-    for (i, (td, name)) in std::mem::take(&mut def.output_desc)
-        .into_iter()
-        .zip(out_names)
-        .enumerate()
-    {
+    for (i, (td, name)) in out_descs.iter().zip(&section.out_names).enumerate() {
         let d = cache
-            .get(&td)
+            .get(owner, td)
             .map_err(|e| e.within(|| format!("output_desc[{i}]")))?;
-        op.add_output(name, d)
-            .map_err(|e| ProtoError::invalid(format!("output_desc[{i}]"), e.to_string()))?;
+        op.push_port(Side::Output, name.clone(), d);
     }
     if !def.attr_groups.is_empty() {
         user.insert(
@@ -1396,10 +1449,7 @@ fn op_from_def(
     op.attrs = user;
 
     let has_meta = !def.has_out_attr
-        || opt.is_some()
-        || ir_attr_names.is_some()
-        || ir_in.is_some()
-        || ir_out.is_some()
+        || section.ir_keys
         || !def.subgraph_name.is_empty()
         || !def.input_name.is_empty()
         || !def.src_name.is_empty()
@@ -1414,51 +1464,13 @@ fn op_from_def(
     if has_meta {
         let meta: &mut OpMeta = op.meta_mut();
         meta.has_out_attr = def.has_out_attr;
-        meta.optional_inputs = opt
-            .iter()
-            .flatten()
-            .map(|s| Arc::from(s.as_str()))
-            .collect();
-        meta.ir_attr_names = ir_attr_names.clone().unwrap_or_default();
-        meta.ir_inputs = ir_in
-            .iter()
-            .flatten()
-            .map(|&(ref n, t)| {
-                let t = match t {
-                    0 => IrInputType::Required,
-                    1 => IrInputType::Optional,
-                    _ => IrInputType::Dynamic,
-                };
-                (Arc::from(n.as_str()), t)
-            })
-            .collect();
-        meta.ir_outputs = ir_out
-            .iter()
-            .flatten()
-            .map(|&(ref n, t)| {
-                let t = if t == 0 {
-                    IrOutputType::Required
-                } else {
-                    IrOutputType::Dynamic
-                };
-                (Arc::from(n.as_str()), t)
-            })
-            .collect();
-        match sub_ir {
+        meta.optional_inputs = section.opt.clone();
+        meta.ir_attr_names = section.ir_attr_names.clone();
+        meta.ir_inputs = section.ir_in.clone();
+        meta.ir_outputs = section.ir_out.clone();
+        match &section.sub_ir {
             Some(pairs) => {
-                meta.subgraph_ir_names = pairs
-                    .iter()
-                    .map(|&(ref n, t)| {
-                        (
-                            n.clone(),
-                            if t == 0 {
-                                SubgraphType::Static
-                            } else {
-                                SubgraphType::Dynamic
-                            },
-                        )
-                    })
-                    .collect();
+                meta.subgraph_ir_names = pairs.clone();
                 meta.subgraph_instance_names = std::mem::take(&mut def.subgraph_name);
             }
             None => {
@@ -1489,9 +1501,9 @@ fn op_from_def(
         op,
         links: Links {
             inputs: std::mem::take(&mut def.input),
-            in_ctrl: in_ctrl.clone(),
-            ctrl_to_data: ctrl_to_data.clone(),
-            fanout: fanout.clone(),
+            in_ctrl: section.in_ctrl.clone(),
+            ctrl_to_data: section.ctrl_to_data.clone(),
+            fanout: section.fanout.clone(),
         },
     })
 }
@@ -2513,7 +2525,8 @@ fn attrs_direct<'a>(
         Reserved((usize, usize), (usize, usize)),
         Shared(Arc<AttrEntry>),
         Fast(Option<AttrValue>),
-        Def(pb::AttrDef),
+        // Boxed: a prost message is several times the size of the other variants.
+        Def(Box<pb::AttrDef>),
     }
     let data: &[u8] = entries;
     // 1. The entries' layout, 2. every value parsed (no conversion yet).
@@ -2577,7 +2590,7 @@ fn attrs_direct<'a>(
                     return Ok(None);
                 };
                 let u = crate::wire::unknown_fields(&vb, crate::wire::ATTR_DEF_FIELDS);
-                (Parsed::Def(d), u)
+                (Parsed::Def(Box::new(d)), u)
             }
         };
         parsed.push((key, item.0, item.1));
@@ -2610,7 +2623,7 @@ fn attrs_direct<'a>(
             Parsed::Shared(_) => continue,
             Parsed::Fast(v) => v,
             Parsed::Def(d) => {
-                attr_from_def(d).map_err(|e| e.within(|| format!("attr[{key:?}]")))?
+                attr_from_def(*d).map_err(|e| e.within(|| format!("attr[{key:?}]")))?
             }
         };
         match value {
