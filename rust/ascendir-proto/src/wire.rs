@@ -267,10 +267,18 @@ fn walk(
 /// Read a varint as prost does (at most 10 bytes, the tenth at most 1); `None` when malformed.
 #[inline]
 pub fn varint(data: &[u8], pos: &mut usize) -> Option<u64> {
-    let b = *data.get(*pos)?;
-    if b < 0x80 {
-        *pos += 1;
-        return Some(u64::from(b));
+    // One- and two-byte varints (tags of fields 1–2047, lengths below 16 KiB) are most of
+    // what a GE dump holds: read them without the loop.
+    let p = *pos;
+    let b0 = *data.get(p)?;
+    if b0 < 0x80 {
+        *pos = p + 1;
+        return Some(u64::from(b0));
+    }
+    let b1 = *data.get(p + 1)?;
+    if b1 < 0x80 {
+        *pos = p + 2;
+        return Some(u64::from(b0 & 0x7f) | u64::from(b1) << 7);
     }
     read_varint(data, pos)
 }
@@ -295,7 +303,7 @@ pub struct RawField {
 
 /// Read the field at `*pos` and move past it; `None` when the bytes are malformed or the field
 /// is a group.
-#[inline]
+#[inline(always)]
 pub fn next_field(data: &[u8], pos: &mut usize) -> Option<RawField> {
     let start = *pos;
     let key = varint(data, pos)?;
