@@ -435,13 +435,37 @@ fn i64_to_u32(v: i64, what: &str) -> ProtoResult<u32> {
 
 /// Decode a `TensorDescriptor` (reserved keys consumed, reference §2.5).
 pub fn desc_from_def(mut td: pb::TensorDescriptor) -> ProtoResult<TensorDesc> {
-    let attrs = &mut td.attr;
-    let dims: Shape = td.shape.map(|s| Shape::from_vec(s.dim)).unwrap_or_default();
-    check_dims(&dims).map_err(|e| e.within(|| "shape".to_string()))?;
+    let reserved = desc_reserved(std::mem::take(&mut td.attr), &td.layout);
+    desc_from_parts(td, &reserved)
+}
+
+/// What a desc's reserved attribute keys and layout string decode to. Failures are kept and
+/// reported by `desc_from_parts` in the order the fields are read (so that every decoder path
+/// names the same first problem). Descs with the same reserved entries share one.
+struct DescReserved {
+    /// Format, origin format, origin dtype and origin shape, or the first error among them.
+    formats: ProtoResult<(i32, i32, DataType, Option<Shape>)>,
+    /// The attributes not taken as reserved keys (they stay attributes).
+    leftover: ProtoResult<AttrMap>,
+}
+
+fn desc_reserved(mut attrs: BTreeMap<String, pb::AttrDef>, layout: &str) -> DescReserved {
+    let formats = desc_formats(&mut attrs, layout);
+    DescReserved {
+        formats,
+        leftover: attrs_from_map(attrs),
+    }
+}
+
+/// Takes the format keys out of `attrs`.
+fn desc_formats(
+    attrs: &mut BTreeMap<String, pb::AttrDef>,
+    layout: &str,
+) -> ProtoResult<(i32, i32, DataType, Option<Shape>)> {
     let format = match take_if(attrs, FORMAT_FOR_INT, as_i) {
         Some(f) => i32::try_from(f)
             .map_err(|_| ProtoError::invalid("attr[\"format_for_int\"]", "out of range"))?,
-        None => bits::parse_serial_string(&td.layout),
+        None => bits::parse_serial_string(layout),
     };
     // Keep the string only if it is the canonical spelling we would write again.
     let origin_format_int = take_if(attrs, ORIGIN_FORMAT_FOR_INT, |d| {
@@ -471,6 +495,14 @@ pub fn desc_from_def(mut td: pb::TensorDescriptor) -> ProtoResult<TensorDesc> {
     if let Some(s) = &origin_shape {
         check_dims(s).map_err(|e| e.within(|| "attr[\"origin_shape\"]".to_string()))?;
     }
+    Ok((format, origin_format, origin_dtype, origin_shape))
+}
+
+/// A desc from its fields (`td.attr` is not read: its reserved keys are in `reserved`).
+fn desc_from_parts(mut td: pb::TensorDescriptor, reserved: &DescReserved) -> ProtoResult<TensorDesc> {
+    let dims: Shape = td.shape.map(|s| Shape::from_vec(s.dim)).unwrap_or_default();
+    check_dims(&dims).map_err(|e| e.within(|| "shape".to_string()))?;
+    let (format, origin_format, origin_dtype, origin_shape) = reserved.formats.clone()?;
     let device_type = match td.device_type.as_str() {
         "CPU" => DeviceType::Cpu,
         _ => DeviceType::Npu,
@@ -489,7 +521,7 @@ pub fn desc_from_def(mut td: pb::TensorDescriptor) -> ProtoResult<TensorDesc> {
         cmps_tab: std::mem::take(&mut td.cmps_tab),
         cmps_tab_offset: td.cmps_tab_offset,
     };
-    let mut user = attrs_from_map(std::mem::take(&mut td.attr))?;
+    let mut user = reserved.leftover.clone()?;
     if td.has_out_attr {
         user.insert(ASC_HAS_OUT_ATTR.to_string(), AttrValue::Bool(true));
     }
@@ -810,6 +842,40 @@ struct DescCache<'s> {
     shared: Option<&'s SharedCache>,
     /// Attribute entries of descs and ops.
     entries: EntryCache,
+    /// Reserved desc keys.
+    reserved: ReservedDescs,
+}
+
+/// Decoded reserved desc keys by the encoding of the reserved entries and the layout string.
+#[derive(Default)]
+struct ReservedDescs {
+    map: FxHashMap<Box<[u8]>, Arc<DescReserved>>,
+    /// The key being looked up (reused between descs).
+    key: Vec<u8>,
+}
+
+impl ReservedDescs {
+    /// `None` when a reserved entry (a range of `entries`) does not decode.
+    fn get(
+        &mut self,
+        entries: &Bytes,
+        reserved: &[ReservedEntry],
+        layout: &str,
+    ) -> Option<Arc<DescReserved>> {
+        self.key.clear();
+        self.key
+            .extend_from_slice(&(layout.len() as u64).to_le_bytes());
+        self.key.extend_from_slice(layout.as_bytes());
+        for r in reserved {
+            self.key.extend_from_slice(&entries[r.entry.0..r.entry.1]);
+        }
+        if let Some(d) = self.map.get(self.key.as_slice()) {
+            return Some(d.clone());
+        }
+        let d = Arc::new(desc_reserved(decode_reserved(entries, reserved)?, layout));
+        self.map.insert(self.key.as_slice().into(), d.clone());
+        Some(d)
+    }
 }
 
 impl DescCache<'_> {
@@ -826,7 +892,7 @@ impl DescCache<'_> {
         let d = match found {
             Some(d) => d,
             None => {
-                let d = Arc::new(desc_from_raw(&raw, &mut self.entries)?);
+                let d = Arc::new(desc_from_raw(&raw, &mut self.entries, &mut self.reserved)?);
                 if let Some(Ok(mut m)) = self.shared.map(|s| s.descs.lock()) {
                     m.insert(raw.clone(), d.clone());
                 }
@@ -851,10 +917,16 @@ fn part_of(owner: &Bytes, part: &[u8]) -> Bytes {
 }
 
 /// Decode a `TensorDescriptor` from its encoding, unknown fields kept.
-fn desc_from_raw(raw: &Bytes, entries: &mut EntryCache) -> ProtoResult<TensorDesc> {
+fn desc_from_raw(
+    raw: &Bytes,
+    entries: &mut EntryCache,
+    reserved: &mut ReservedDescs,
+) -> ProtoResult<TensorDesc> {
     if !FULL_ONLY.with(|f| f.get()) {
-        if let Some((def, user, attr_unknown, unknown)) = parse_desc_fast(raw, entries) {
-            let mut d = desc_from_def(def)?;
+        if let Some((def, reserved, user, attr_unknown, unknown)) =
+            parse_desc_fast(raw, entries, reserved)
+        {
+            let mut d = desc_from_parts(def, &reserved)?;
             let attr_unknown = attr_unknown_value(attr_unknown);
             if !user.is_empty() || !unknown.is_empty() || attr_unknown.is_some() {
                 let attrs = d.attrs.get_or_insert_with(Default::default);
@@ -906,14 +978,15 @@ const DESC_RESERVED: &[&str] = &[
 /// Unknown AttrDef fields by attribute name.
 type AttrUnknown = Vec<(String, Vec<u8>)>;
 
-/// Read a TensorDescriptor in one pass: the message with only its reserved attribute keys (for
-/// `desc_from_def`), the other attributes decoded, and the unknown fields. `None` whenever the
+/// Read a TensorDescriptor in one pass: the message without attributes, its reserved keys
+/// decoded (shared between descs), the other attributes decoded, and the unknown fields. `None` whenever the
 /// full decoder is needed (malformed input, a repeated `shape`, an attribute value that is not
 /// a scalar or scalar list, ...); nothing has been converted then.
 fn parse_desc_fast(
     raw: &Bytes,
     entries: &mut EntryCache,
-) -> Option<(pb::TensorDescriptor, AttrMap, AttrUnknown, Vec<u8>)> {
+    reserved: &mut ReservedDescs,
+) -> Option<FastDesc> {
     let data: &[u8] = raw;
     let mut td = pb::TensorDescriptor::default();
     let mut unknown = Vec::new();
@@ -973,17 +1046,31 @@ fn parse_desc_fast(
             _ => unknown.extend_from_slice(&data[f.start..f.end]),
         }
     }
-    let (user, attr_unknown) = match attr_span.span {
+    let (taken, user, attr_unknown) = match attr_span.span {
         Some((s, e)) => {
             let span = raw.slice(s..e);
             let d = attrs_direct(&span, 5, DESC_RESERVED, true, entries).ok()??;
-            td.attr = decode_reserved(&span, &d.reserved)?;
-            (d.user, d.unknown)
+            let taken = reserved.get(&span, &d.reserved, &td.layout)?;
+            (taken, d.user, d.unknown)
         }
-        None => (AttrMap::new(), Vec::new()),
+        None => (
+            reserved.get(&Bytes::new(), &[], &td.layout)?,
+            AttrMap::new(),
+            Vec::new(),
+        ),
     };
-    Some((td, user, attr_unknown, unknown))
+    Some((td, taken, user, attr_unknown, unknown))
 }
+
+/// A desc read in one pass: its fields (no attributes), what its reserved keys decode to, its
+/// other attributes, unknown `AttrDef` fields by attribute, unknown fields.
+type FastDesc = (
+    pb::TensorDescriptor,
+    Arc<DescReserved>,
+    AttrMap,
+    AttrUnknown,
+    Vec<u8>,
+);
 
 /// The `_ascendir_attr_unknown_fields` value for a list of (key, unknown AttrDef fields).
 fn attr_unknown_value(list: Vec<(String, Vec<u8>)>) -> Option<AttrValue> {
@@ -1018,6 +1105,7 @@ impl<'s> ChunkCache<'s> {
                 map: FxHashMap::default(),
                 shared: Some(shared),
                 entries: EntryCache::default(),
+                reserved: ReservedDescs::default(),
             },
             ports: FxHashMap::default(),
             key: Vec::new(),
