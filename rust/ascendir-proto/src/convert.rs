@@ -402,7 +402,7 @@ fn as_b(d: &pb::AttrDef) -> Option<bool> {
 }
 fn as_s(d: &pb::AttrDef) -> Option<&str> {
     match &d.value {
-        Some(V::S(s)) => std::str::from_utf8(s).ok(),
+        Some(V::S(s)) => crate::wire::utf8(s),
         _ => None,
     }
 }
@@ -422,7 +422,7 @@ fn as_list_s(d: &pb::AttrDef) -> Option<Vec<String>> {
             if l.val_type == Vt::VtListString as i32 || (l.val_type == 0 && l.i.is_empty()) =>
         {
             l.s.iter()
-                .map(|s| std::str::from_utf8(s).ok().map(str::to_string))
+                .map(|s| crate::wire::utf8(s).map(str::to_string))
                 .collect()
         }
         _ => None,
@@ -1144,10 +1144,10 @@ impl<'s> ChunkCache<'s> {
 /// An OpDef read straight from its encoding: the scalar and list fields, descs as slices of
 /// the input, the byte range of the attribute entries and the unknown fields.
 struct FastOp<'a> {
-    /// The op without name and type (those are `name` / `ty`, byte ranges of valid UTF-8).
+    /// The op without name and type (those are `name` / `ty`).
     def: pb::OpDef,
-    name: (usize, usize),
-    ty: (usize, usize),
+    name: &'a str,
+    ty: &'a str,
     span: Option<(usize, usize)>,
     unknown: Vec<u8>,
     /// The input and output descs' encodings.
@@ -1155,7 +1155,7 @@ struct FastOp<'a> {
 }
 
 fn fast_str(b: &[u8]) -> Option<String> {
-    std::str::from_utf8(b).ok().map(str::to_string)
+    crate::wire::utf8(b).map(str::to_string)
 }
 
 /// Read an OpDef in one pass. `None` whenever the bytes need the full decoder: malformed
@@ -1165,8 +1165,8 @@ fn parse_op_fast(raw: &Bytes) -> Option<FastOp<'_>> {
     let data: &[u8] = raw;
     let mut descs: [Vec<&[u8]>; 2] = [Vec::new(), Vec::new()];
     let mut def = pb::OpDef::default();
-    let mut name = (0usize, 0usize);
-    let mut ty = (0usize, 0usize);
+    let mut name = "";
+    let mut ty = "";
     let mut span = EntrySpan::default();
     let mut unknown = Vec::new();
     let mut pos = 0usize;
@@ -1178,14 +1178,8 @@ fn parse_op_fast(raw: &Bytes) -> Option<FastOp<'_>> {
         }
         let v = f.varint;
         match (f.number, f.wire_type) {
-            (1, 2) => {
-                std::str::from_utf8(body).ok()?;
-                name = (f.value_start, f.end);
-            }
-            (2, 2) => {
-                std::str::from_utf8(body).ok()?;
-                ty = (f.value_start, f.end);
-            }
+            (1, 2) => name = crate::wire::utf8(body)?,
+            (2, 2) => ty = crate::wire::utf8(body)?,
             (5, 2) => def.input.push(fast_str(body)?),
             (11, 2) => def.attr_groups = raw.slice(f.value_start..f.end),
             (20, 0) => def.has_out_attr = v != 0,
@@ -1280,7 +1274,6 @@ fn op_from_raw(raw: &Bytes, i: usize, cache: &mut ChunkCache) -> ProtoResult<Pen
             Ok(Some(p)) => return Ok(p),
             Ok(None) => {}
             Err(e) => {
-                let name = String::from_utf8_lossy(&raw[name.0..name.1]);
                 return Err(e.within(|| format!("op[{i}]({name})")));
             }
         }
@@ -1302,9 +1295,6 @@ fn op_from_fast(
         unknown,
         descs,
     } = fast;
-    // Both ranges were checked to be UTF-8.
-    let name = std::str::from_utf8(&raw[name.0..name.1]).unwrap_or_default();
-    let ty = std::str::from_utf8(&raw[ty.0..ty.1]).unwrap_or_default();
     let entries = span.map(|(s, e)| raw.slice(s..e)).unwrap_or_default();
     let Some(direct) = attrs_direct(&entries, 10, OP_RESERVED, false, &mut cache.descs.entries)?
     else {
@@ -2646,7 +2636,7 @@ fn attrs_direct<'a>(
                 _ => return Ok(None),
             }
         }
-        let Ok(key) = std::str::from_utf8(key) else {
+        let Some(key) = crate::wire::utf8(key) else {
             return Ok(None);
         };
         // The value stays a borrowed range: a `Bytes` slice (a shared reference count that
@@ -2727,7 +2717,7 @@ fn attrs_direct<'a>(
 }
 
 fn utf8_string(b: &[u8]) -> Option<String> {
-    std::str::from_utf8(b).ok().map(str::to_string)
+    crate::wire::utf8(b).map(str::to_string)
 }
 
 /// One `AttrDef` (bytes `start..end` of `entries`) of a common kind (scalars, scalar lists) with
