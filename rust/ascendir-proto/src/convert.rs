@@ -19,6 +19,7 @@ use ascendir_ir::{
 use bytes::Bytes;
 use rayon::prelude::*;
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 
 /// Ops per parallel work item when decoding or encoding a graph of `n` ops: about four items
 /// per worker thread, at least 64 and at most 4096 ops each.
@@ -1151,8 +1152,11 @@ struct FastOp<'a> {
     span: Option<(usize, usize)>,
     unknown: Vec<u8>,
     /// The input and output descs' encodings.
-    descs: [Vec<&'a [u8]>; 2],
+    descs: [DescList<'a>; 2],
 }
+
+/// The desc encodings of one side of an op.
+type DescList<'a> = SmallVec<[&'a [u8]; 4]>;
 
 fn fast_str(b: &[u8]) -> Option<String> {
     crate::wire::utf8(b).map(str::to_string)
@@ -1163,7 +1167,7 @@ fn fast_str(b: &[u8]) -> Option<String> {
 /// contiguous. Accepts nothing that prost rejects, so the result equals prost's.
 fn parse_op_fast(raw: &Bytes) -> Option<FastOp<'_>> {
     let data: &[u8] = raw;
-    let mut descs: [Vec<&[u8]>; 2] = [Vec::new(), Vec::new()];
+    let mut descs: [DescList; 2] = Default::default();
     let mut def = pb::OpDef::default();
     let mut name = "";
     let mut ty = "";
@@ -1496,7 +1500,7 @@ fn op_from_def(
     def: &mut pb::OpDef,
     name: &str,
     ty: Sym,
-    descs: (&Bytes, &[Vec<&[u8]>; 2]),
+    descs: (&Bytes, &[DescList; 2]),
     cache: &mut DescCache,
     section: &PortSection,
     mut user: AttrMap,
@@ -2575,7 +2579,7 @@ fn decode_reserved(
 /// Attribute entries read straight from the wire.
 struct DirectAttrs<'a> {
     /// Reserved keys, still encoded (for the caller's own reading).
-    reserved: Vec<ReservedEntry<'a>>,
+    reserved: SmallVec<[ReservedEntry<'a>; 4]>,
     /// Every other key, decoded.
     user: AttrMap,
     /// Keys whose `AttrDef` carried unknown fields, with those fields.
@@ -2608,7 +2612,8 @@ fn attrs_direct<'a>(
     }
     let data: &[u8] = entries;
     // 1. The entries' layout, 2. every value parsed (no conversion yet).
-    let mut parsed: Vec<(&str, Parsed, Vec<u8>)> = Vec::with_capacity(data.len() / 24 + 1);
+    // On the stack: one of these per op and per desc.
+    let mut parsed: SmallVec<[(&str, Parsed, Vec<u8>); 24]> = SmallVec::new();
     let mut pos = 0usize;
     while pos < data.len() {
         let Some(f) = crate::wire::next_field(data, &mut pos) else {
@@ -2675,7 +2680,7 @@ fn attrs_direct<'a>(
     }
     // 3. Conversion, in wire order (a later entry of a key replaces an earlier one).
     let mut out = DirectAttrs {
-        reserved: Vec::new(),
+        reserved: SmallVec::new(),
         user: AttrMap::with_capacity(parsed.len()),
         unknown: Vec::new(),
     };
