@@ -9,6 +9,8 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use crate::errors::{decode_error, invalid_argument_error, raise};
+use crate::ir::tensor::PyBytesOwner;
+use bytes::Bytes;
 use crate::ir::graph::{GraphSlot, PyGraph};
 
 /// Map a proto error to the Python exception tree (`DecodeError` with `.offset` / `.path`).
@@ -63,11 +65,17 @@ fn encode_one(this: &Bound<'_, PyGraph>) -> PyResult<Vec<u8>> {
     res.map_err(|e| proto_err(py, e))
 }
 
-fn decode_one(py: Python<'_>, data: &[u8]) -> PyResult<Py<PyGraph>> {
+fn decode_one(py: Python<'_>, data: Bytes) -> PyResult<Py<PyGraph>> {
     let g = py
-        .detach(|| ascendir_proto::decode_graph(data))
+        .detach(|| ascendir_proto::first_graph(ascendir_proto::decode_model_bytes(data)?))
         .map_err(|e| proto_err(py, e))?;
     graph_object(py, g)
+}
+
+/// The buffer of a Python `bytes` object, shared instead of copied (the decoder slices byte
+/// payloads out of it, and the copy of a large model is not free).
+fn shared_input(data: &Bound<'_, PyBytes>) -> Bytes {
+    Bytes::from_owner(PyBytesOwner(data.clone().unbind()))
 }
 
 #[pymethods]
@@ -82,8 +90,8 @@ impl PyGraph {
     /// The main graph of a binary GE `ModelDef`. Malformed input raises
     /// `ascendir.errors.DecodeError` with `.offset` (bytes) or `.path` (field path).
     #[staticmethod]
-    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Py<PyGraph>> {
-        decode_one(py, data)
+    fn from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<Py<PyGraph>> {
+        decode_one(py, shared_input(data))
     }
 
     /// This graph as protobuf text format (GE's `ge_proto_*.txt` dump layout).
@@ -100,7 +108,7 @@ impl PyGraph {
         let data = py
             .detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef"))
             .map_err(|e| proto_err(py, e))?;
-        decode_one(py, &data)
+        decode_one(py, Bytes::from(data))
     }
 
     /// This graph as a `google.protobuf` `ModelDef` message (module
@@ -119,8 +127,7 @@ impl PyGraph {
     #[staticmethod]
     fn from_proto(py: Python<'_>, msg: &Bound<'_, PyAny>) -> PyResult<Py<PyGraph>> {
         let data = msg.call_method0("SerializeToString")?;
-        let data: &[u8] = data.cast::<PyBytes>()?.as_bytes();
-        decode_one(py, data)
+        decode_one(py, shared_input(data.cast::<PyBytes>()?))
     }
 
     /// Pickle support: a graph pickles as its ModelDef bytes.
@@ -134,8 +141,8 @@ impl PyGraph {
 
 /// Rebuild a graph from pickled bytes.
 #[pyfunction]
-fn _graph_from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<Py<PyGraph>> {
-    decode_one(py, data)
+fn _graph_from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<Py<PyGraph>> {
+    decode_one(py, shared_input(data))
 }
 
 type ModelParts = (String, u32, String, Py<PyGraph>, Vec<Py<PyGraph>>);
@@ -143,9 +150,10 @@ type ModelParts = (String, u32, String, Py<PyGraph>, Vec<Py<PyGraph>>);
 /// Decode a binary ModelDef into `(name, version, custom_version, attrs_holder, graphs)`; the
 /// model attributes are the attributes of the empty holder graph.
 #[pyfunction]
-fn _model_from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<ModelParts> {
+fn _model_from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<ModelParts> {
+    let data = shared_input(data);
     let model = py
-        .detach(|| ascendir_proto::decode_model(data))
+        .detach(|| ascendir_proto::decode_model_bytes(data))
         .map_err(|e| proto_err(py, e))?;
     let mut holder = Graph::new("__model_attrs__");
     holder.attrs = model.meta.attrs;

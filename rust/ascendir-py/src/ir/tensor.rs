@@ -549,7 +549,8 @@ pub fn payload_of(obj: &Bound<'_, PyAny>) -> PyResult<Bytes> {
     Ok(Bytes::from_owner(PyBytesOwner(bytes.unbind())))
 }
 
-struct PyBytesOwner(Py<PyBytes>);
+/// A Python `bytes` object as the owner of a `Bytes` buffer (no copy).
+pub(crate) struct PyBytesOwner(pub(crate) Py<PyBytes>);
 
 impl AsRef<[u8]> for PyBytesOwner {
     fn as_ref(&self) -> &[u8] {
