@@ -13,8 +13,8 @@ use ascendir_ir::intern::Interner;
 use ascendir_ir::op_desc::{IrInputType, IrOutputType, OpMeta, Side, SubgraphType, Sym};
 use ascendir_ir::tensor::{DeviceType, ExtMeta, Shape};
 use ascendir_ir::{
-    AttrEntry, AttrMap, AttrValue, DataType, Graph, GraphAttr, InAnchor, NamedAttrs, NodeId, OpDesc,
-    OutAnchor, ParentLink, Tensor, TensorDesc,
+    AttrEntry, AttrMap, AttrValue, DataType, Graph, GraphAttr, InAnchor, NamedAttrs, NodeId,
+    OpDesc, OutAnchor, ParentLink, Tensor, TensorDesc,
 };
 use bytes::Bytes;
 use rayon::prelude::*;
@@ -437,7 +437,7 @@ fn i64_to_u32(v: i64, what: &str) -> ProtoResult<u32> {
 /// Decode a `TensorDescriptor` (reserved keys consumed, reference §2.5).
 pub fn desc_from_def(mut td: pb::TensorDescriptor) -> ProtoResult<TensorDesc> {
     let reserved = desc_reserved(std::mem::take(&mut td.attr), &td.layout);
-    desc_from_parts(td, &reserved)
+    desc_from_parts(td, &reserved, None)
 }
 
 /// What a desc's reserved attribute keys and layout string decode to. Failures are kept and
@@ -499,11 +499,22 @@ fn desc_formats(
     Ok((format, origin_format, origin_dtype, origin_shape))
 }
 
-/// A desc from its fields (`td.attr` is not read: its reserved keys are in `reserved`).
-fn desc_from_parts(mut td: pb::TensorDescriptor, reserved: &DescReserved) -> ProtoResult<TensorDesc> {
+/// A desc from its fields (`td.attr` is not read: its reserved keys are in `reserved`, its
+/// origin shape there or in `origin_shape`).
+fn desc_from_parts(
+    mut td: pb::TensorDescriptor,
+    reserved: &DescReserved,
+    origin_shape: Option<Vec<i64>>,
+) -> ProtoResult<TensorDesc> {
     let dims: Shape = td.shape.map(|s| Shape::from_vec(s.dim)).unwrap_or_default();
     check_dims(&dims).map_err(|e| e.within(|| "shape".to_string()))?;
-    let (format, origin_format, origin_dtype, origin_shape) = reserved.formats.clone()?;
+    let (format, origin_format, origin_dtype, mut taken_shape) = reserved.formats.clone()?;
+    if let Some(v) = origin_shape {
+        let s = Shape::from_vec(v);
+        check_dims(&s).map_err(|e| e.within(|| "attr[\"origin_shape\"]".to_string()))?;
+        taken_shape = Some(s);
+    }
+    let origin_shape = taken_shape;
     let device_type = match td.device_type.as_str() {
         "CPU" => DeviceType::Cpu,
         _ => DeviceType::Npu,
@@ -924,10 +935,10 @@ fn desc_from_raw(
     reserved: &mut ReservedDescs,
 ) -> ProtoResult<TensorDesc> {
     if !FULL_ONLY.with(|f| f.get()) {
-        if let Some((def, reserved, user, attr_unknown, unknown)) =
+        if let Some((def, reserved, origin_shape, user, attr_unknown, unknown)) =
             parse_desc_fast(raw, entries, reserved)
         {
-            let mut d = desc_from_parts(def, &reserved)?;
+            let mut d = desc_from_parts(def, &reserved, origin_shape)?;
             let attr_unknown = attr_unknown_value(attr_unknown);
             if !user.is_empty() || !unknown.is_empty() || attr_unknown.is_some() {
                 let attrs = d.attrs.get_or_insert_with(Default::default);
@@ -1047,27 +1058,56 @@ fn parse_desc_fast(
             _ => unknown.extend_from_slice(&data[f.start..f.end]),
         }
     }
-    let (taken, user, attr_unknown) = match attr_span.span {
+    let (taken, origin_shape, user, attr_unknown) = match attr_span.span {
         Some((s, e)) => {
             let span = raw.slice(s..e);
-            let d = attrs_direct(&span, 5, DESC_RESERVED, true, entries).ok()??;
+            let mut d = attrs_direct(&span, 5, DESC_RESERVED, true, entries).ok()??;
+            let origin_shape = take_origin_shape(&span, &mut d.reserved);
             let taken = reserved.get(&span, &d.reserved, &td.layout)?;
-            (taken, d.user, d.unknown)
+            (taken, origin_shape, d.user, d.unknown)
         }
         None => (
             reserved.get(&Bytes::new(), &[], &td.layout)?,
+            None,
             AttrMap::new(),
             Vec::new(),
         ),
     };
-    Some((td, taken, user, attr_unknown, unknown))
+    Some((td, taken, origin_shape, user, attr_unknown, unknown))
+}
+
+/// Takes the `origin_shape` entry out of `reserved` when it is the only one and a typed int
+/// list: the value `desc_formats` would read. Origin shapes vary from desc to desc while the
+/// other reserved keys repeat, so without it the reserved sets are shared far more often.
+fn take_origin_shape(
+    entries: &Bytes,
+    reserved: &mut SmallVec<[ReservedEntry; 4]>,
+) -> Option<Vec<i64>> {
+    let mut at = reserved
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| r.key == ORIGIN_SHAPE);
+    let (i, r) = at.next()?;
+    if at.next().is_some() {
+        return None;
+    }
+    let Some((Some(AttrValue::ListInt(dims)), unknown)) = fast_attr(entries, r.value.0, r.value.1)
+    else {
+        return None;
+    };
+    if !unknown.is_empty() {
+        return None;
+    }
+    reserved.remove(i);
+    Some(dims)
 }
 
 /// A desc read in one pass: its fields (no attributes), what its reserved keys decode to, its
-/// other attributes, unknown `AttrDef` fields by attribute, unknown fields.
+/// origin shape when read apart from them, its other attributes, unknown `AttrDef` fields by attribute, unknown fields.
 type FastDesc = (
     pb::TensorDescriptor,
     Arc<DescReserved>,
+    Option<Vec<i64>>,
     AttrMap,
     AttrUnknown,
     Vec<u8>,
@@ -1314,7 +1354,15 @@ fn op_from_fast(
         user.insert(ASC_ATTR_UNKNOWN, v);
     }
     let ty = cache.types.intern(ty);
-    let mut p = op_from_def(&mut def, name, ty, (raw, &descs), &mut cache.descs, &ports, user)?;
+    let mut p = op_from_def(
+        &mut def,
+        name,
+        ty,
+        (raw, &descs),
+        &mut cache.descs,
+        &ports,
+        user,
+    )?;
     if !unknown.is_empty() {
         p.op.attrs
             .insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
@@ -1356,8 +1404,16 @@ fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResul
         in_descs.iter().map(|d| &d[..]).collect(),
         out_descs.iter().map(|d| &d[..]).collect(),
     ];
-    let mut p = op_from_def(&mut def, &name, Sym::from(ty), (raw, &descs), cache, &ports, user)
-        .map_err(|e| e.within(|| format!("op[{i}]({name})")))?;
+    let mut p = op_from_def(
+        &mut def,
+        &name,
+        Sym::from(ty),
+        (raw, &descs),
+        cache,
+        &ports,
+        user,
+    )
+    .map_err(|e| e.within(|| format!("op[{i}]({name})")))?;
     if !unknown.is_empty() {
         p.op.attrs
             .insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
@@ -2684,7 +2740,8 @@ fn attrs_direct<'a>(
         user: AttrMap::with_capacity(parsed.len()),
         unknown: Vec::new(),
     };
-    for (key, item, u) in parsed {
+    // Drained in place: moving the list out would copy its inline buffer.
+    for (key, item, u) in parsed.drain(..) {
         if let Parsed::Shared(e) = item {
             if !out.unknown.is_empty() {
                 out.unknown.retain(|(k, _)| k != e.key());

@@ -151,17 +151,13 @@ fn every_attr(g_attr: &Graph) -> Vec<(String, AttrValue)> {
         ..Default::default()
     };
     inner.attrs.insert("k", AttrValue::Int(7));
-    inner
-        .attrs
-        .insert("empty", AttrValue::Bytes(Bytes::new()));
+    inner.attrs.insert("empty", AttrValue::Bytes(Bytes::new()));
     let mut na = NamedAttrs {
         name: "outer".into(),
         ..Default::default()
     };
-    na.attrs.insert(
-        "nested",
-        AttrValue::NamedAttrs(Box::new(inner.clone())),
-    );
+    na.attrs
+        .insert("nested", AttrValue::NamedAttrs(Box::new(inner.clone())));
     vec![
         ("int".into(), AttrValue::Int(-5)),
         ("int_big".into(), AttrValue::Int(i64::MIN)),
@@ -605,8 +601,7 @@ fn model_keeps_several_graphs_and_attrs() {
     let mut meta = ModelMeta::new("net");
     meta.version = 7;
     meta.custom_version = "v1.2".into();
-    meta.attrs
-        .insert("extra", AttrValue::String("x".into()));
+    meta.attrs.insert("extra", AttrValue::String("x".into()));
     let bytes = encode_model(&meta, &[&g1, &g2]).unwrap();
     let m = decode_model(&bytes).unwrap();
     assert_eq!(m.meta, meta);
@@ -691,10 +686,8 @@ fn encoding_matches_prost_for_every_attribute_kind() {
     for (k, v) in every_attr(&g) {
         op.attrs.insert(k, v);
     }
-    op.attrs
-        .insert("empty_list", AttrValue::ListInt(vec![]));
-    op.attrs
-        .insert("empty_s", AttrValue::String(String::new()));
+    op.attrs.insert("empty_list", AttrValue::ListInt(vec![]));
+    op.attrs.insert("empty_s", AttrValue::String(String::new()));
     op.attrs.insert("zero", AttrValue::Int(0));
     op.attrs.insert(String::new(), AttrValue::Bool(false));
     a.add_node(op).unwrap();
