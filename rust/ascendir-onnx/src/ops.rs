@@ -518,10 +518,7 @@ pub fn map_node(
             .into_iter()
             .map(Cow::Borrowed)
             .collect();
-            a.insert(
-                "epsilon",
-                AttrValue::Float(get_f(node, "epsilon", 1e-5)),
-            );
+            a.insert("epsilon", AttrValue::Float(get_f(node, "epsilon", 1e-5)));
             a.insert("data_format", AttrValue::String("NCHW".into()));
             a.insert(
                 "is_training",
@@ -539,10 +536,7 @@ pub fn map_node(
             let axis = get_i(node, "axis", -1);
             a.insert("begin_norm_axis", AttrValue::Int(axis));
             a.insert("begin_params_axis", AttrValue::Int(axis));
-            a.insert(
-                "epsilon",
-                AttrValue::Float(get_f(node, "epsilon", 1e-5)),
-            );
+            a.insert("epsilon", AttrValue::Float(get_f(node, "epsilon", 1e-5)));
             if let Some(st) = get(node, "stash_type") {
                 a.insert("stash_type", AttrValue::Int(st.i));
             }

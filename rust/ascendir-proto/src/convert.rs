@@ -2049,19 +2049,110 @@ fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoRes
         cache.local.insert(key, b.clone());
         return Ok(b);
     }
-    let mut def = desc_to_def(d)?;
-    let extra = match d.attrs.as_deref() {
-        Some(attrs) => extras(attrs, &mut def.attr, 5),
-        None => Vec::new(),
-    };
-    let mut v = prost::Message::encode_to_vec(&def);
-    v.extend_from_slice(&extra);
+    let mut v = Vec::with_capacity(128);
+    encode_desc(d, &mut v)?;
     let b = Bytes::from(v);
     if let Ok(mut m) = cache.shared.lock() {
         m.insert(key, b.clone());
     }
     cache.local.insert(key, b.clone());
     Ok(b)
+}
+
+/// Write `d` as a `TensorDescriptor` (the bytes prost writes for `desc_to_def(d)`, then the
+/// unknown fields), straight from the desc: no message, no attribute map is built.
+fn encode_desc(d: &TensorDesc, out: &mut Vec<u8>) -> ProtoResult<()> {
+    use prost::encoding::{encode_key, encode_varint, WireType};
+    let varint = |field: u32, v: u64, out: &mut Vec<u8>| {
+        if v != 0 {
+            encode_key(field, WireType::Varint, out);
+            encode_varint(v, out);
+        }
+    };
+    let text = |field: u32, s: &str, out: &mut Vec<u8>| {
+        if !s.is_empty() {
+            put_len_delimited(field, s.as_bytes(), out);
+        }
+    };
+    let empty = AttrMap::new();
+    let user = d.attrs.as_deref().unwrap_or(&empty);
+    text(1, d.name.as_deref().unwrap_or(""), out);
+    varint(2, d.dtype.to_proto() as i64 as u64, out);
+    put_nested(3, out, |o| {
+        put_packed_varints(1, d.shape.iter().map(|&v| v as u64), o)
+    });
+    text(4, &bits::serial_string(d.format), out);
+    // The reserved keys, as `desc_to_def` sets them (they replace user entries of one name).
+    let mut reserved = GenAttrs::default();
+    let scalar = |field: u32, wire: WireType, v: u64| {
+        let mut b = Vec::with_capacity(10);
+        encode_key(field, wire, &mut b);
+        encode_varint(v, &mut b);
+        b
+    };
+    let string = |s: &str| {
+        let mut b = Vec::with_capacity(s.len() + 2);
+        put_len_delimited(2, s.as_bytes(), &mut b);
+        b
+    };
+    reserved.insert(ORIGIN_FORMAT, string(&bits::serial_string(d.origin_format)));
+    reserved.insert(
+        ORIGIN_FORMAT_FOR_INT,
+        scalar(3, WireType::Varint, i64::from(d.origin_format) as u64),
+    );
+    reserved.insert(
+        FORMAT_FOR_INT,
+        scalar(3, WireType::Varint, i64::from(d.format) as u64),
+    );
+    if d.origin_dtype != DataType::UNDEFINED {
+        reserved.insert(ORIGIN_DATA_TYPE, string(d.origin_dtype.serial_name()));
+    }
+    reserved.insert(
+        ORIGIN_SHAPE_INITIALIZED,
+        scalar(5, WireType::Varint, u64::from(d.origin_shape.is_some())),
+    );
+    if let Some(s) = &d.origin_shape {
+        reserved.insert(ORIGIN_SHAPE, gen_i(Vt::VtListInt, s.iter().copied()));
+    }
+    let extra = encode_attr_map(
+        user,
+        &reserved,
+        &[ASC_HAS_OUT_ATTR, ASC_ATTR_GROUPS],
+        5,
+        out,
+    )?;
+    if let Some(AttrValue::Bytes(b)) = user.get(ASC_ATTR_GROUPS) {
+        if !b.is_empty() {
+            put_len_delimited(6, b, out);
+        }
+    }
+    varint(
+        9,
+        u64::from(matches!(
+            user.get(ASC_HAS_OUT_ATTR),
+            Some(AttrValue::Bool(true))
+        )),
+        out,
+    );
+    let ext = d.ext.as_deref().cloned().unwrap_or_default();
+    varint(10, ext.size as u64, out);
+    varint(11, ext.weight_size as u64, out);
+    varint(12, u64::from(ext.reuse_input), out);
+    varint(13, u64::from(ext.output_tensor), out);
+    let device = match ext.device_type {
+        DeviceType::Npu => "NPU",
+        DeviceType::Cpu => "CPU",
+    };
+    text(14, device, out);
+    varint(15, u64::from(ext.input_tensor), out);
+    varint(16, u64::from(ext.real_dim_cnt), out);
+    varint(17, u64::from(ext.reuse_input_index), out);
+    varint(18, ext.data_offset as u64, out);
+    varint(19, ext.cmps_size as u64, out);
+    text(20, &ext.cmps_tab, out);
+    varint(21, ext.cmps_tab_offset as u64, out);
+    out.extend_from_slice(&extra);
+    Ok(())
 }
 
 /// Encode a graph's own nodes (not its subgraphs) as a `GraphDef`.
@@ -3120,7 +3211,7 @@ fn encode_attr_map(
     let sorted = generated.sorted();
     let mut gi = sorted
         .iter()
-        .filter(|(k, _)| !unknown_attrs.is_some_and(|u| u.contains_key(*k)))
+        .filter(|(k, _)| !unknown_attrs.is_some_and(|u| u.contains_key(k)))
         .peekable();
     loop {
         let take_user = match (u.peek(), gi.peek()) {

@@ -696,3 +696,51 @@ fn encoding_matches_prost_for_every_attribute_kind() {
     let back = decode_graph(&bytes).unwrap();
     assert_eq!(encode_graph(&back).unwrap(), bytes);
 }
+
+#[test]
+fn descs_encode_as_their_messages_do() {
+    // Every attribute kind, an origin shape and dtype, every extended field, on both sides.
+    let g = build();
+    let mut d = TensorDesc::new(&[2, -1, 7], DataType::FLOAT16, Format::FRACTAL_Z);
+    d.format = bits::with_sub_format(Format::FRACTAL_Z.value(), 3);
+    d.origin_format = Format::NCHW.value();
+    d.origin_dtype = DataType::FLOAT;
+    d.origin_shape = Some(Box::new(ascendir_ir::Shape::from_slice(&[2, 3, 7])));
+    d.name = Some("x".into());
+    d.ext = Some(Box::new(ExtMeta {
+        size: -5,
+        weight_size: 9,
+        reuse_input: true,
+        output_tensor: true,
+        input_tensor: true,
+        device_type: DeviceType::Cpu,
+        real_dim_cnt: 3,
+        reuse_input_index: 1,
+        data_offset: 64,
+        cmps_size: 2,
+        cmps_tab: "tab".into(),
+        cmps_tab_offset: 4,
+    }));
+    let attrs = d.attrs_mut();
+    for (k, v) in every_attr(&g) {
+        attrs.insert(k, v);
+    }
+    attrs.insert("origin_format", AttrValue::Int(1)); // replaced by the reserved key
+    let d = Arc::new(d);
+    let mut a = Graph::new("descs");
+    let mut op = OpDesc::new("n", "T");
+    op.add_input("x", d.clone());
+    op.add_output("y", d.clone()).unwrap();
+    a.add_node(op).unwrap();
+    let bytes = encode_graph(&a).unwrap();
+    assert_prost_canonical(&bytes);
+    let def = pb::ModelDef::decode(bytes.as_slice()).unwrap();
+    let op = pb::OpDef::decode(def.graph[0].op[0].clone()).unwrap();
+    let expected = ascendir_proto::convert::desc_to_def(&d)
+        .unwrap()
+        .encode_to_vec();
+    assert_eq!(op.input_desc[0].to_vec(), expected);
+    assert_eq!(op.output_desc[0].to_vec(), expected);
+    let back = decode_graph(&bytes).unwrap();
+    assert_eq!(encode_graph(&back).unwrap(), bytes);
+}

@@ -9,9 +9,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
 use crate::errors::{decode_error, invalid_argument_error, raise};
+use crate::ir::graph::{GraphSlot, PyGraph};
 use crate::ir::tensor::PyBytesOwner;
 use bytes::Bytes;
-use crate::ir::graph::{GraphSlot, PyGraph};
 
 /// Map a proto error to the Python exception tree (`DecodeError` with `.offset` / `.path`).
 pub fn proto_err(py: Python<'_>, err: ProtoError) -> PyErr {
