@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
+use crate::write::{put_len_delimited, put_nested, put_packed_floats, put_packed_varints};
 use ascendir_ir::format::bits;
 use ascendir_ir::intern::Interner;
 use ascendir_ir::op_desc::{IrInputType, IrOutputType, OpMeta, Side, SubgraphType, Sym};
@@ -791,8 +792,8 @@ fn gen_i(vt: Vt, it: impl Iterator<Item = i64> + Clone) -> Vec<u8> {
 
 fn put_val_type(vt: Vt, out: &mut Vec<u8>) {
     if vt != Vt::VtListNone {
-        prost::encoding::encode_key(20, prost::encoding::WireType::Varint, out);
-        prost::encoding::encode_varint(vt as u64, out);
+        crate::write::encode_key(20, prost::encoding::WireType::Varint, out);
+        crate::write::encode_varint(vt as u64, out);
     }
 }
 
@@ -1944,7 +1945,8 @@ fn itoa(v: i32) -> String {
 /// (taken out of `map` and written again with those fields inside), then the message's own
 /// unknown fields.
 fn extras(attrs: &AttrMap, map: &mut BTreeMap<String, pb::AttrDef>, field: u32) -> Vec<u8> {
-    use prost::encoding::{encode_key, encode_varint, WireType};
+    use crate::write::{encode_key, encode_varint};
+    use prost::encoding::WireType;
     let mut out = Vec::new();
     if let Some(AttrValue::NamedAttrs(na)) = attrs.get(ASC_ATTR_UNKNOWN) {
         for (k, v) in &na.attrs {
@@ -1996,7 +1998,8 @@ pub fn model_to_bytes(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8
 /// Encode a model from the exact `ModelDef.graph` list (`graphs[0]` first) as bytes, unknown
 /// fields kept. The same bytes as encoding [`model_to_def_flat`] when there are none.
 pub fn model_to_bytes_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8>> {
-    use prost::encoding::{encode_key, encode_varint, WireType};
+    use crate::write::{encode_key, encode_varint};
+    use prost::encoding::WireType;
     let mut names = rustc_hash::FxHashSet::default();
     for sub in graphs {
         if !names.insert(sub.name()) {
@@ -2062,7 +2065,8 @@ fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoRes
 /// Write `d` as a `TensorDescriptor` (the bytes prost writes for `desc_to_def(d)`, then the
 /// unknown fields), straight from the desc: no message, no attribute map is built.
 fn encode_desc(d: &TensorDesc, out: &mut Vec<u8>) -> ProtoResult<()> {
-    use prost::encoding::{encode_key, encode_varint, WireType};
+    use crate::write::{encode_key, encode_varint};
+    use prost::encoding::WireType;
     let varint = |field: u32, v: u64, out: &mut Vec<u8>| {
         if v != 0 {
             encode_key(field, WireType::Varint, out);
@@ -3062,61 +3066,11 @@ fn fast_list(data: &[u8]) -> Option<Option<AttrValue>> {
 // Attribute maps straight to the wire
 // ---------------------------------------------------------------------------------------------
 
-/// Write field `field` with the bytes `body` writes, length first (one byte reserved for it,
-/// moved when the length needs more).
-fn put_nested<R>(field: u32, out: &mut Vec<u8>, body: impl FnOnce(&mut Vec<u8>) -> R) -> R {
-    use prost::encoding::{encode_key, encode_varint, WireType};
-    encode_key(field, WireType::LengthDelimited, out);
-    let at = out.len();
-    out.push(0);
-    let r = body(out);
-    let len = out.len() - at - 1;
-    if len < 0x80 {
-        out[at] = len as u8;
-    } else {
-        let mut head = Vec::with_capacity(10);
-        encode_varint(len as u64, &mut head);
-        out.splice(at..at + 1, head);
-    }
-    r
-}
-
-fn put_len_delimited(field: u32, body: &[u8], out: &mut Vec<u8>) {
-    use prost::encoding::{encode_key, encode_varint, WireType};
-    encode_key(field, WireType::LengthDelimited, out);
-    encode_varint(body.len() as u64, out);
-    out.extend_from_slice(body);
-}
-
-fn put_packed_varints(field: u32, values: impl Iterator<Item = u64> + Clone, out: &mut Vec<u8>) {
-    use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
-    let len: usize = values.clone().map(encoded_len_varint).sum();
-    if len == 0 && values.clone().next().is_none() {
-        return;
-    }
-    encode_key(field, WireType::LengthDelimited, out);
-    encode_varint(len as u64, out);
-    for v in values {
-        encode_varint(v, out);
-    }
-}
-
-fn put_packed_floats(field: u32, values: &[f32], out: &mut Vec<u8>) {
-    use prost::encoding::{encode_key, encode_varint, WireType};
-    if values.is_empty() {
-        return;
-    }
-    encode_key(field, WireType::LengthDelimited, out);
-    encode_varint((values.len() * 4) as u64, out);
-    for v in values {
-        out.extend_from_slice(&v.to_le_bytes());
-    }
-}
-
 /// The encoding of `attr_to_def(value)`, written without building the message for the common
 /// kinds (the same bytes as prost writes).
 fn encode_attr_value(value: &AttrValue, out: &mut Vec<u8>) -> ProtoResult<()> {
-    use prost::encoding::{encode_key, encode_varint, WireType};
+    use crate::write::{encode_key, encode_varint};
+    use prost::encoding::WireType;
     let list = |out: &mut Vec<u8>, vt: Vt, body: &dyn Fn(&mut Vec<u8>)| {
         put_nested(1, out, |l| {
             body(l);
@@ -3193,7 +3147,8 @@ fn encode_attr_map(
     };
     let mut value = Vec::new();
     let write = |key: &str, value: &[u8], out: &mut Vec<u8>| {
-        use prost::encoding::{encode_key, encode_varint, encoded_len_varint, WireType};
+        use crate::write::{encode_key, encode_varint};
+        use prost::encoding::{encoded_len_varint, WireType};
         let key_len = if key.is_empty() {
             0
         } else {

@@ -19,6 +19,7 @@ pub mod error;
 pub mod om;
 pub mod text;
 pub mod wire;
+mod write;
 
 use ascendir_ir::Graph;
 
