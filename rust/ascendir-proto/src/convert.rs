@@ -2041,6 +2041,46 @@ pub fn model_to_bytes_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<V
 struct DescEncCache<'s> {
     local: FxHashMap<usize, Bytes>,
     shared: &'s Mutex<FxHashMap<usize, Bytes>>,
+    /// Attribute entries shared by several maps.
+    entries: EntryEncodings,
+}
+
+/// The encodings of attribute entries held by several maps (a decoded graph shares every
+/// repeated entry), by entry address and map field: written once per thread, then copied.
+/// Entries held by one map only are written directly (no bookkeeping).
+#[derive(Default)]
+struct EntryEncodings {
+    at: FxHashMap<(usize, u32), (usize, usize)>,
+    bytes: Vec<u8>,
+}
+
+impl EntryEncodings {
+    /// Write `entry` as map field `field`.
+    fn write(&mut self, entry: &Arc<AttrEntry>, field: u32, out: &mut Vec<u8>) -> ProtoResult<()> {
+        let shared = Arc::strong_count(entry) > 1;
+        let key = (Arc::as_ptr(entry) as usize, field);
+        if shared {
+            if let Some(&(start, end)) = self.at.get(&key) {
+                out.extend_from_slice(&self.bytes[start..end]);
+                return Ok(());
+            }
+        }
+        let begin = out.len();
+        let (k, v) = (entry.key(), entry.value());
+        put_nested(field, out, |o| {
+            if !k.is_empty() {
+                put_len_delimited(1, k.as_bytes(), o);
+            }
+            put_nested(2, o, |o| encode_attr_value(v, o))
+        })
+        .map_err(|e| e.within(|| format!("attr[{k:?}]")))?;
+        if shared {
+            let start = self.bytes.len();
+            self.bytes.extend_from_slice(&out[begin..]);
+            self.at.insert(key, (start, self.bytes.len()));
+        }
+        Ok(())
+    }
 }
 
 fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoResult<Bytes> {
@@ -2053,7 +2093,7 @@ fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoRes
         return Ok(b);
     }
     let mut v = Vec::with_capacity(128);
-    encode_desc(d, &mut v)?;
+    encode_desc(d, &mut cache.entries, &mut v)?;
     let b = Bytes::from(v);
     if let Ok(mut m) = cache.shared.lock() {
         m.insert(key, b.clone());
@@ -2064,7 +2104,7 @@ fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoRes
 
 /// Write `d` as a `TensorDescriptor` (the bytes prost writes for `desc_to_def(d)`, then the
 /// unknown fields), straight from the desc: no message, no attribute map is built.
-fn encode_desc(d: &TensorDesc, out: &mut Vec<u8>) -> ProtoResult<()> {
+fn encode_desc(d: &TensorDesc, enc: &mut EntryEncodings, out: &mut Vec<u8>) -> ProtoResult<()> {
     use crate::write::{encode_key, encode_varint};
     use prost::encoding::WireType;
     let varint = |field: u32, v: u64, out: &mut Vec<u8>| {
@@ -2123,6 +2163,7 @@ fn encode_desc(d: &TensorDesc, out: &mut Vec<u8>) -> ProtoResult<()> {
         &reserved,
         &[ASC_HAS_OUT_ATTR, ASC_ATTR_GROUPS],
         5,
+        enc,
         out,
     )?;
     if let Some(AttrValue::Bytes(b)) = user.get(ASC_ATTR_GROUPS) {
@@ -2174,6 +2215,7 @@ pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
             let mut cache = DescEncCache {
                 local: FxHashMap::default(),
                 shared: &shared,
+                entries: EntryEncodings::default(),
             };
             chunk
                 .iter()
@@ -2223,8 +2265,15 @@ fn op_to_bytes(
             + 64 * op.attrs.len(),
     );
     prost::Message::encode_raw(&head, &mut out);
-    let extra = encode_attr_map(&op.attrs, &generated, &[ASC_ATTR_GROUPS], 10, &mut out)
-        .map_err(|e| e.within(|| format!("op '{}'", op.name())))?;
+    let extra = encode_attr_map(
+        &op.attrs,
+        &generated,
+        &[ASC_ATTR_GROUPS],
+        10,
+        &mut cache.entries,
+        &mut out,
+    )
+    .map_err(|e| e.within(|| format!("op '{}'", op.name())))?;
     prost::Message::encode_raw(&def, &mut out);
     out.extend_from_slice(&extra);
     Ok(out)
@@ -3133,6 +3182,7 @@ fn encode_attr_map(
     generated: &GenAttrs,
     skip: &[&str],
     field: u32,
+    enc: &mut EntryEncodings,
     out: &mut Vec<u8>,
 ) -> ProtoResult<Vec<u8>> {
     let unknown_attrs = match user.get(ASC_ATTR_UNKNOWN) {
@@ -3162,7 +3212,11 @@ fn encode_attr_map(
         }
         put_len_delimited(2, value, out);
     };
-    let mut u = user.iter().filter(|(k, _)| !private(k)).peekable();
+    let mut u = user
+        .entries()
+        .iter()
+        .filter(|e| !private(e.key()))
+        .peekable();
     let sorted = generated.sorted();
     let mut gi = sorted
         .iter()
@@ -3173,21 +3227,15 @@ fn encode_attr_map(
             (None, None) => break,
             (Some(_), None) => true,
             (None, Some(_)) => false,
-            (Some((uk, _)), Some((gk, _))) => *uk < *gk,
+            (Some(e), Some((gk, _))) => e.key() < *gk,
         };
         value.clear();
         if take_user {
-            let Some((k, v)) = u.next() else { break };
-            put_nested(field, out, |o| {
-                if !k.is_empty() {
-                    put_len_delimited(1, k.as_bytes(), o);
-                }
-                put_nested(2, o, |o| encode_attr_value(v, o))
-            })
-            .map_err(|e| e.within(|| format!("attr[{k:?}]")))?;
+            let Some(e) = u.next() else { break };
+            enc.write(e, field, out)?;
         } else {
             let Some((k, d)) = gi.next() else { break };
-            if u.peek().is_some_and(|(uk, _)| *uk == *k) {
+            if u.peek().is_some_and(|e| e.key() == *k) {
                 u.next();
             }
             write(k, d, out);
