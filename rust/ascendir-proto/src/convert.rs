@@ -2251,20 +2251,43 @@ fn op_to_bytes(
     pos: &slotmap::SecondaryMap<NodeId, u32>,
     cache: &mut DescEncCache,
 ) -> ProtoResult<Vec<u8>> {
+    use crate::write::{encode_key, encode_varint};
+    use prost::encoding::WireType;
     let op = g.op(id).map_err(|e| ProtoError::Encode(e.to_string()))?;
-    let (mut def, generated) = op_to_def(g, id, pos, cache)?;
-    let head = pb::OpDef {
-        name: std::mem::take(&mut def.name),
-        r#type: std::mem::take(&mut def.r#type),
-        input: std::mem::take(&mut def.input),
-        ..Default::default()
+    let (parts, generated) = op_parts(g, id, pos, cache)?;
+    let default_meta = OpMeta::default();
+    let meta = op.meta().unwrap_or(&default_meta);
+    let descs: usize = parts
+        .input_desc
+        .iter()
+        .chain(&parts.output_desc)
+        .map(|d| d.len() + 3)
+        .sum();
+    let mut out = Vec::with_capacity(descs + 64 * (op.attrs.len() + 4));
+    // The fields in declaration order, as prost writes them (empty scalars left out,
+    // repeated elements always written, numeric lists packed).
+    let text = |field: u32, s: &str, out: &mut Vec<u8>| {
+        if !s.is_empty() {
+            put_len_delimited(field, s.as_bytes(), out);
+        }
     };
-    let mut out = Vec::with_capacity(
-        prost::Message::encoded_len(&head)
-            + prost::Message::encoded_len(&def)
-            + 64 * op.attrs.len(),
-    );
-    prost::Message::encode_raw(&head, &mut out);
+    let texts = |field: u32, list: &[String], out: &mut Vec<u8>| {
+        for s in list {
+            put_len_delimited(field, s.as_bytes(), out);
+        }
+    };
+    let varint = |field: u32, v: u64, out: &mut Vec<u8>| {
+        if v != 0 {
+            encode_key(field, WireType::Varint, out);
+            encode_varint(v, out);
+        }
+    };
+    let ints = |field: u32, list: &[i64], out: &mut Vec<u8>| {
+        put_packed_varints(field, list.iter().map(|&v| v as u64), out);
+    };
+    text(1, op.name(), &mut out);
+    text(2, op.op_type(), &mut out);
+    texts(5, &parts.input, &mut out);
     let extra = encode_attr_map(
         &op.attrs,
         &generated,
@@ -2274,7 +2297,33 @@ fn op_to_bytes(
         &mut out,
     )
     .map_err(|e| e.within(|| format!("op '{}'", op.name())))?;
-    prost::Message::encode_raw(&def, &mut out);
+    if !parts.attr_groups.is_empty() {
+        put_len_delimited(11, &parts.attr_groups, &mut out);
+    }
+    varint(20, u64::from(meta.has_out_attr), &mut out);
+    varint(21, op.id as u64, &mut out);
+    varint(22, op.stream_id as u64, &mut out);
+    texts(23, &meta.input_name, &mut out);
+    texts(24, &meta.src_name, &mut out);
+    ints(25, &meta.src_index, &mut out);
+    texts(26, &meta.dst_name, &mut out);
+    ints(27, &meta.dst_index, &mut out);
+    ints(28, &meta.input_offsets, &mut out);
+    ints(29, &meta.output_offsets, &mut out);
+    ints(30, &meta.workspace, &mut out);
+    ints(31, &meta.workspace_bytes, &mut out);
+    put_packed_varints(
+        32,
+        meta.is_input_const.iter().map(|&b| u64::from(b)),
+        &mut out,
+    );
+    for d in &parts.input_desc {
+        put_len_delimited(33, d, &mut out);
+    }
+    for d in &parts.output_desc {
+        put_len_delimited(34, d, &mut out);
+    }
+    texts(35, &meta.subgraph_instance_names, &mut out);
     out.extend_from_slice(&extra);
     Ok(out)
 }
@@ -2292,12 +2341,13 @@ fn sorted_name_map(ports: &[ascendir_ir::Port]) -> (Vec<u8>, Vec<u8>) {
     )
 }
 
-fn op_to_def(
+/// The edge strings, desc encodings and generated attribute entries of op `id`.
+fn op_parts(
     g: &Graph,
     id: NodeId,
     pos: &slotmap::SecondaryMap<NodeId, u32>,
     cache: &mut DescEncCache,
-) -> ProtoResult<(pb::OpDef, GenAttrs)> {
+) -> ProtoResult<(OpParts, GenAttrs)> {
     let node = g.node(id).map_err(|e| ProtoError::Encode(e.to_string()))?;
     let op = node.op();
     let name_of = |n: NodeId| g.op(n).map(|o| o.name()).unwrap_or("");
@@ -2505,30 +2555,21 @@ fn op_to_def(
         Some(AttrValue::Bytes(b)) => b.clone(),
         _ => Bytes::new(),
     };
-    let def = pb::OpDef {
-        name: op.name().to_string(),
-        r#type: op.op_type().to_string(),
+    let parts = OpParts {
         input,
-        attr: BTreeMap::new(),
-        attr_groups,
-        has_out_attr: meta.has_out_attr,
-        id: op.id,
-        stream_id: op.stream_id,
-        input_name: meta.input_name.clone(),
-        src_name: meta.src_name.clone(),
-        src_index: meta.src_index.clone(),
-        dst_name: meta.dst_name.clone(),
-        dst_index: meta.dst_index.clone(),
-        input_i: meta.input_offsets.clone(),
-        output_i: meta.output_offsets.clone(),
-        workspace: meta.workspace.clone(),
-        workspace_bytes: meta.workspace_bytes.clone(),
-        is_input_const: meta.is_input_const.clone(),
         input_desc,
         output_desc,
-        subgraph_name: inst.clone(),
+        attr_groups,
     };
-    Ok((def, attr))
+    Ok((parts, attr))
+}
+
+/// What an op's message holds besides what its `OpDesc` and `OpMeta` give directly.
+struct OpParts {
+    input: Vec<String>,
+    input_desc: Vec<Bytes>,
+    output_desc: Vec<Bytes>,
+    attr_groups: Bytes,
 }
 
 // ---------------------------------------------------------------------------------------------
