@@ -743,7 +743,7 @@ fn put_reserved(attr: &mut GenAttrs, user: &AttrMap, key: &'static str, new: Vec
 /// The attribute entries the encoder adds to an op (reserved keys, our keys), as encoded
 /// `AttrDef`s; a later insert of a key replaces the earlier one.
 #[derive(Default)]
-struct GenAttrs(Vec<(&'static str, Vec<u8>)>);
+struct GenAttrs(SmallVec<[(&'static str, Vec<u8>); 8]>);
 
 impl GenAttrs {
     fn insert(&mut self, key: &'static str, value: Vec<u8>) {
@@ -761,8 +761,8 @@ impl GenAttrs {
     }
 
     /// The entries in key order.
-    fn sorted(&self) -> Vec<(&'static str, &[u8])> {
-        let mut v: Vec<_> = self.0.iter().map(|(k, b)| (*k, b.as_slice())).collect();
+    fn sorted(&self) -> SmallVec<[(&'static str, &[u8]); 8]> {
+        let mut v: SmallVec<[_; 8]> = self.0.iter().map(|(k, b)| (*k, b.as_slice())).collect();
         v.sort_unstable_by(|a, b| a.0.cmp(b.0));
         v
     }
@@ -770,7 +770,7 @@ impl GenAttrs {
 
 /// An encoded `AttrDef` holding a list of strings with list type `vt` (written when not 0).
 fn gen_s<'a>(vt: Vt, it: impl Iterator<Item = &'a str>) -> Vec<u8> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(64);
     put_nested(1, &mut out, |l| {
         for s in it {
             put_len_delimited(2, s.as_bytes(), l);
@@ -782,7 +782,7 @@ fn gen_s<'a>(vt: Vt, it: impl Iterator<Item = &'a str>) -> Vec<u8> {
 
 /// An encoded `AttrDef` holding a list of integers with list type `vt` (written when not 0).
 fn gen_i(vt: Vt, it: impl Iterator<Item = i64> + Clone) -> Vec<u8> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(16);
     put_nested(1, &mut out, |l| {
         put_packed_varints(3, it.map(|v| v as u64), l);
         put_val_type(vt, l);
