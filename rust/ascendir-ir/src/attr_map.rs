@@ -109,25 +109,37 @@ impl AttrMap {
         self.entries.binary_search_by(|e| (*e.key).cmp(key))
     }
 
+    /// The index of `key`. Most maps are small and most names differ in length: comparing
+    /// lengths first is cheaper there than the byte comparisons of a binary search.
+    fn position(&self, key: &str) -> Option<usize> {
+        if self.entries.len() <= 16 {
+            self.entries
+                .iter()
+                .position(|e| e.key.len() == key.len() && *e.key == *key)
+        } else {
+            self.find(key).ok()
+        }
+    }
+
     /// The value named `key`.
     pub fn get(&self, key: &str) -> Option<&AttrValue> {
-        self.find(key).ok().map(|i| &self.entries[i].value)
+        self.position(key).map(|i| &self.entries[i].value)
     }
 
     /// The value named `key`, for changing in place (unshared first if another map holds it).
     pub fn get_mut(&mut self, key: &str) -> Option<&mut AttrValue> {
-        let i = self.find(key).ok()?;
+        let i = self.position(key)?;
         Some(&mut Arc::make_mut(&mut self.entries[i]).value)
     }
 
     /// The shared entry named `key`.
     pub fn get_entry(&self, key: &str) -> Option<&Arc<AttrEntry>> {
-        self.find(key).ok().map(|i| &self.entries[i])
+        self.position(key).map(|i| &self.entries[i])
     }
 
     /// Whether an attribute is named `key`.
     pub fn contains_key(&self, key: &str) -> bool {
-        self.find(key).is_ok()
+        self.position(key).is_some()
     }
 
     /// Sets attribute `key`; returns the value it replaced.
@@ -166,7 +178,7 @@ impl AttrMap {
 
     /// Removes attribute `key`; returns its value.
     pub fn remove(&mut self, key: &str) -> Option<AttrValue> {
-        let i = self.find(key).ok()?;
+        let i = self.position(key)?;
         Some(AttrEntry::into_value(self.entries.remove(i)))
     }
 
@@ -322,6 +334,24 @@ mod tests {
         assert_eq!(m.remove("a"), Some(AttrValue::Int(1)));
         assert_eq!(m.remove("a"), None);
         assert_eq!(m.len(), 2);
+    }
+
+    #[test]
+    fn lookups_agree_on_small_and_large_maps() {
+        for n in [0usize, 3, 16, 17, 40] {
+            let mut m = AttrMap::new();
+            for i in (0..n).rev() {
+                m.insert(format!("k{i:02}"), AttrValue::Int(i as i64));
+            }
+            for i in 0..n {
+                let k = format!("k{i:02}");
+                assert_eq!(m.get(&k), Some(&AttrValue::Int(i as i64)), "{n} {k}");
+            }
+            assert!(!m.contains_key("k"));
+            assert!(!m.contains_key("k999"));
+            assert_eq!(m.keys().count(), n);
+            assert!(m.keys().zip(m.keys().skip(1)).all(|(a, b)| a < b));
+        }
     }
 
     #[test]

@@ -2329,7 +2329,7 @@ fn op_to_bytes(
 }
 
 fn sorted_name_map(ports: &[ascendir_ir::Port]) -> (Vec<u8>, Vec<u8>) {
-    let mut pairs: Vec<(&str, i64)> = ports
+    let mut pairs: SmallVec<[(&str, i64); 8]> = ports
         .iter()
         .enumerate()
         .map(|(i, p)| (&*p.name, i as i64))
