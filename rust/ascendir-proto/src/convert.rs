@@ -1976,15 +1976,6 @@ fn extras(attrs: &AttrMap, map: &mut BTreeMap<String, pb::AttrDef>, field: u32) 
     out
 }
 
-/// Encode a graph's own nodes as `GraphDef` bytes, unknown fields kept.
-pub fn graph_to_bytes(g: &Graph) -> ProtoResult<Vec<u8>> {
-    let mut d = graph_to_def(g)?;
-    let extra = extras(&g.attrs, &mut d.attr, 11);
-    let mut v = prost::Message::encode_to_vec(&d);
-    v.extend_from_slice(&extra);
-    Ok(v)
-}
-
 /// Encode a model as `ModelDef` bytes: every root graph followed by its registered subgraphs,
 /// unknown fields kept.
 pub fn model_to_bytes(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8>> {
@@ -1998,8 +1989,11 @@ pub fn model_to_bytes(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8
 /// Encode a model from the exact `ModelDef.graph` list (`graphs[0]` first) as bytes, unknown
 /// fields kept. The same bytes as encoding [`model_to_def_flat`] when there are none.
 pub fn model_to_bytes_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8>> {
-    use crate::write::{encode_key, encode_varint};
-    use prost::encoding::WireType;
+    Ok(model_pieces(meta, graphs)?.concat())
+}
+
+/// `model_to_bytes_flat` in pieces.
+pub fn model_pieces(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Pieces> {
     let mut names = rustc_hash::FxHashSet::default();
     for sub in graphs {
         if !names.insert(sub.name()) {
@@ -2010,18 +2004,17 @@ pub fn model_to_bytes_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<V
         }
     }
     // Field order as prost writes a ModelDef: 1, 2, 3, then the graphs (7), then 11, 12.
-    let mut out = prost::Message::encode_to_vec(&pb::ModelDef {
+    let mut pieces = Pieces::default();
+    pieces.push(prost::Message::encode_to_vec(&pb::ModelDef {
         name: meta.name.clone(),
         version: meta.version,
         custom_version: meta.custom_version.clone(),
         ..Default::default()
-    });
+    }));
     for g in graphs {
-        let b = graph_to_bytes(g)?;
-        encode_key(7, WireType::LengthDelimited, &mut out);
-        encode_varint(b.len() as u64, &mut out);
-        out.extend_from_slice(&b);
+        graph_field(g, 7, &mut pieces)?;
     }
+    let mut out = Vec::new();
     let mut tail = pb::ModelDef {
         attr: attrs_to_map(&meta.attrs, &[ASC_ATTR_GROUPS])?,
         attr_groups: match meta.attrs.get(ASC_ATTR_GROUPS) {
@@ -2033,7 +2026,8 @@ pub fn model_to_bytes_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<V
     let extra = extras(&meta.attrs, &mut tail.attr, 11);
     prost::Message::encode(&tail, &mut out).map_err(|e| ProtoError::Encode(e.to_string()))?;
     out.extend_from_slice(&extra);
-    Ok(out)
+    pieces.push(out);
+    Ok(pieces)
 }
 
 /// Encoded tensor descriptors by `Arc` identity (shared descs are encoded once per graph): a
@@ -2202,68 +2196,166 @@ fn encode_desc(d: &TensorDesc, enc: &mut EntryEncodings, out: &mut Vec<u8>) -> P
 
 /// Encode a graph's own nodes (not its subgraphs) as a `GraphDef`.
 pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
-    let mut pos: slotmap::SecondaryMap<NodeId, u32> = slotmap::SecondaryMap::with_capacity(g.len());
-    for (i, id) in g.node_ids().enumerate() {
-        pos.insert(id, i as u32);
-    }
-    // Ops encode independently: in parallel, in chunks (each with its own desc cache).
-    let ids: Vec<NodeId> = g.node_ids().collect();
-    let shared = Mutex::new(FxHashMap::default());
-    let chunks: Vec<Vec<Bytes>> = ids
-        .par_chunks(op_chunk(ids.len()))
-        .map(|chunk| {
-            let mut cache = DescEncCache {
-                local: FxHashMap::default(),
-                shared: &shared,
-                entries: EntryEncodings::default(),
-            };
-            chunk
-                .iter()
-                .map(|&id| op_to_bytes(g, id, &pos, &mut cache).map(Bytes::from))
-                .collect::<ProtoResult<Vec<_>>>()
-        })
-        .collect::<ProtoResult<_>>()?;
-    let ops: Vec<Bytes> = chunks.into_iter().flatten().collect();
-    let name_of = |id: NodeId| g.op(id).map(|o| o.name().to_string()).unwrap_or_default();
+    let mut def = graph_head(g)?;
+    def.op = encode_ops(g, |_, op, list: &mut Vec<Bytes>| {
+        list.push(Bytes::copy_from_slice(op))
+    })?
+    .into_iter()
+    .flatten()
+    .collect();
+    Ok(def)
+}
+
+/// A `GraphDef` with every field but the ops.
+fn graph_head(g: &Graph) -> ProtoResult<pb::GraphDef> {
+    let name_of = |id: NodeId| g.op(id).map(|o| o.name()).unwrap_or_default();
     let attr_groups = match g.attrs.get(ASC_ATTR_GROUPS) {
         Some(AttrValue::Bytes(b)) => b.clone(),
         _ => Bytes::new(),
     };
     Ok(pb::GraphDef {
         name: g.name().to_string(),
-        input: g.inputs().iter().map(|&id| edge(&name_of(id), 0)).collect(),
+        input: g.inputs().iter().map(|&id| edge(name_of(id), 0)).collect(),
         output: g
             .outputs()
             .iter()
-            .map(|&(id, i)| edge(&name_of(id), i))
+            .map(|&(id, i)| edge(name_of(id), i))
             .collect(),
-        op: ops,
+        op: Vec::new(),
         attr: attrs_to_map(&g.attrs, &[ASC_ATTR_GROUPS])?,
         attr_groups,
     })
 }
 
+/// Encode every op of `g` (in node order), handing each encoding to `keep`, which adds it to
+/// the list of its chunk. Ops encode independently: in parallel, in chunks, each with its own
+/// caches (descs are shared between chunks).
+fn encode_ops<T: Default + Send>(
+    g: &Graph,
+    keep: impl Fn(usize, &[u8], &mut T) + Sync,
+) -> ProtoResult<Vec<T>> {
+    let mut pos: slotmap::SecondaryMap<NodeId, u32> = slotmap::SecondaryMap::with_capacity(g.len());
+    for (i, id) in g.node_ids().enumerate() {
+        pos.insert(id, i as u32);
+    }
+    let ids: Vec<NodeId> = g.node_ids().collect();
+    let shared = Mutex::new(FxHashMap::default());
+    ids.par_chunks(op_chunk(ids.len()))
+        .map(|chunk| {
+            let mut cache = DescEncCache {
+                local: FxHashMap::default(),
+                shared: &shared,
+                entries: EntryEncodings::default(),
+            };
+            let mut list = T::default();
+            let mut op = Vec::with_capacity(1024);
+            for &id in chunk {
+                op.clear();
+                write_op(g, id, &pos, &mut cache, &mut op)?;
+                keep(chunk.len(), &op, &mut list);
+            }
+            Ok(list)
+        })
+        .collect()
+}
+
+/// An encoding as pieces written one after the other (no copy to join them).
+#[derive(Debug, Default)]
+pub struct Pieces {
+    parts: Vec<Vec<u8>>,
+    len: usize,
+}
+
+impl Pieces {
+    fn push(&mut self, part: Vec<u8>) {
+        self.len += part.len();
+        self.parts.push(part);
+    }
+
+    /// Total length in bytes.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Copy the bytes into `out` (of length `len()`).
+    pub fn copy_to(&self, out: &mut [u8]) {
+        let mut at = 0;
+        for p in &self.parts {
+            out[at..at + p.len()].copy_from_slice(p);
+            at += p.len();
+        }
+    }
+
+    /// The bytes in one buffer.
+    pub fn concat(self) -> Vec<u8> {
+        if self.parts.len() == 1 {
+            return self.parts.into_iter().next().unwrap_or_default();
+        }
+        let mut out = Vec::with_capacity(self.len);
+        for p in &self.parts {
+            out.extend_from_slice(p);
+        }
+        out
+    }
+}
+
+/// A graph as a length-delimited field `field` (a `GraphDef`: fields 1, 4, 5, the ops (6),
+/// 11, 12, then its unknown fields), in pieces.
+fn graph_field(g: &Graph, field: u32, out: &mut Pieces) -> ProtoResult<()> {
+    use crate::write::{encode_key, encode_varint};
+    use prost::encoding::WireType;
+    let mut def = graph_head(g)?;
+    let extra = extras(&g.attrs, &mut def.attr, 11);
+    let tail_def = pb::GraphDef {
+        attr: std::mem::take(&mut def.attr),
+        attr_groups: std::mem::take(&mut def.attr_groups),
+        ..Default::default()
+    };
+    let head = prost::Message::encode_to_vec(&def);
+    let mut tail = prost::Message::encode_to_vec(&tail_def);
+    tail.extend_from_slice(&extra);
+    let ops = encode_ops(g, |n, op, buf: &mut Vec<u8>| {
+        if buf.capacity() == 0 {
+            buf.reserve(n * (op.len() + 3));
+        }
+        encode_key(6, WireType::LengthDelimited, buf);
+        encode_varint(op.len() as u64, buf);
+        buf.extend_from_slice(op);
+    })?;
+    let len = head.len() + ops.iter().map(Vec::len).sum::<usize>() + tail.len();
+    let mut key = Vec::with_capacity(12);
+    encode_key(field, WireType::LengthDelimited, &mut key);
+    encode_varint(len as u64, &mut key);
+    out.push(key);
+    out.push(head);
+    for chunk in ops {
+        out.push(chunk);
+    }
+    out.push(tail);
+    Ok(())
+}
+
 /// Encode op `id` as OpDef bytes: the fields prost writes before the attribute map, the map
 /// written straight from the op's attributes, the fields after it, then unknown fields.
-fn op_to_bytes(
+/// Write op `id` as an `OpDef` at the end of `out`.
+fn write_op(
     g: &Graph,
     id: NodeId,
     pos: &slotmap::SecondaryMap<NodeId, u32>,
     cache: &mut DescEncCache,
-) -> ProtoResult<Vec<u8>> {
+    out: &mut Vec<u8>,
+) -> ProtoResult<()> {
     use crate::write::{encode_key, encode_varint};
     use prost::encoding::WireType;
     let op = g.op(id).map_err(|e| ProtoError::Encode(e.to_string()))?;
     let (parts, generated) = op_parts(g, id, pos, cache)?;
     let default_meta = OpMeta::default();
     let meta = op.meta().unwrap_or(&default_meta);
-    let descs: usize = parts
-        .input_desc
-        .iter()
-        .chain(&parts.output_desc)
-        .map(|d| d.len() + 3)
-        .sum();
-    let mut out = Vec::with_capacity(descs + 64 * (op.attrs.len() + 4));
     // The fields in declaration order, as prost writes them (empty scalars left out,
     // repeated elements always written, numeric lists packed).
     let text = |field: u32, s: &str, out: &mut Vec<u8>| {
@@ -2285,47 +2377,43 @@ fn op_to_bytes(
     let ints = |field: u32, list: &[i64], out: &mut Vec<u8>| {
         put_packed_varints(field, list.iter().map(|&v| v as u64), out);
     };
-    text(1, op.name(), &mut out);
-    text(2, op.op_type(), &mut out);
-    texts(5, &parts.input, &mut out);
+    text(1, op.name(), out);
+    text(2, op.op_type(), out);
+    texts(5, &parts.input, out);
     let extra = encode_attr_map(
         &op.attrs,
         &generated,
         &[ASC_ATTR_GROUPS],
         10,
         &mut cache.entries,
-        &mut out,
+        out,
     )
     .map_err(|e| e.within(|| format!("op '{}'", op.name())))?;
     if !parts.attr_groups.is_empty() {
-        put_len_delimited(11, &parts.attr_groups, &mut out);
+        put_len_delimited(11, &parts.attr_groups, out);
     }
-    varint(20, u64::from(meta.has_out_attr), &mut out);
-    varint(21, op.id as u64, &mut out);
-    varint(22, op.stream_id as u64, &mut out);
-    texts(23, &meta.input_name, &mut out);
-    texts(24, &meta.src_name, &mut out);
-    ints(25, &meta.src_index, &mut out);
-    texts(26, &meta.dst_name, &mut out);
-    ints(27, &meta.dst_index, &mut out);
-    ints(28, &meta.input_offsets, &mut out);
-    ints(29, &meta.output_offsets, &mut out);
-    ints(30, &meta.workspace, &mut out);
-    ints(31, &meta.workspace_bytes, &mut out);
-    put_packed_varints(
-        32,
-        meta.is_input_const.iter().map(|&b| u64::from(b)),
-        &mut out,
-    );
+    varint(20, u64::from(meta.has_out_attr), out);
+    varint(21, op.id as u64, out);
+    varint(22, op.stream_id as u64, out);
+    texts(23, &meta.input_name, out);
+    texts(24, &meta.src_name, out);
+    ints(25, &meta.src_index, out);
+    texts(26, &meta.dst_name, out);
+    ints(27, &meta.dst_index, out);
+    ints(28, &meta.input_offsets, out);
+    ints(29, &meta.output_offsets, out);
+    ints(30, &meta.workspace, out);
+    ints(31, &meta.workspace_bytes, out);
+    put_packed_varints(32, meta.is_input_const.iter().map(|&b| u64::from(b)), out);
     for d in &parts.input_desc {
-        put_len_delimited(33, d, &mut out);
+        put_len_delimited(33, d, out);
     }
     for d in &parts.output_desc {
-        put_len_delimited(34, d, &mut out);
+        put_len_delimited(34, d, out);
     }
-    texts(35, &meta.subgraph_instance_names, &mut out);
+    texts(35, &meta.subgraph_instance_names, out);
     out.extend_from_slice(&extra);
-    Ok(out)
+    Ok(())
 }
 
 fn sorted_name_map(ports: &[ascendir_ir::Port]) -> (Vec<u8>, Vec<u8>) {

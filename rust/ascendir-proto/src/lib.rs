@@ -60,7 +60,16 @@ pub fn encode_model(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8>>
 /// Encode one graph (and its subgraphs) as a binary `ModelDef` named after the graph, with
 /// GE's default model attributes.
 pub fn encode_graph(graph: &Graph) -> ProtoResult<Vec<u8>> {
-    encode_model(&ModelMeta::new(graph.name()), &[graph])
+    Ok(encode_graph_pieces(graph)?.concat())
+}
+
+/// `encode_graph` in pieces, for a caller that copies them into a buffer of its own (saves
+/// joining them first).
+pub fn encode_graph_pieces(graph: &Graph) -> ProtoResult<convert::Pieces> {
+    let all: Vec<&Graph> = std::iter::once(graph)
+        .chain(graph.subgraphs.iter())
+        .collect();
+    convert::model_pieces(&ModelMeta::new(graph.name()), &all)
 }
 
 /// The subgraphs of `root` that descend from its subgraph `name` (children, grandchildren, …),
@@ -93,10 +102,15 @@ pub fn descendants<'a>(root: &'a Graph, name: &str) -> Vec<&'a Graph> {
 /// Encode subgraph `name` of `root` as a model of its own: the subgraph first, then every
 /// subgraph below it.
 pub fn encode_subgraph(root: &Graph, name: &str) -> ProtoResult<Vec<u8>> {
+    Ok(encode_subgraph_pieces(root, name)?.concat())
+}
+
+/// `encode_subgraph` in pieces.
+pub fn encode_subgraph_pieces(root: &Graph, name: &str) -> ProtoResult<convert::Pieces> {
     let sub = root.subgraph(name).ok_or_else(|| {
         ProtoError::Encode(format!("graph '{}' has no subgraph '{name}'", root.name()))
     })?;
     let mut list = vec![sub];
     list.extend(descendants(root, name));
-    convert::model_to_bytes_flat(&ModelMeta::new(name), &list)
+    convert::model_pieces(&ModelMeta::new(name), &list)
 }

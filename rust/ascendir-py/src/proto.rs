@@ -3,6 +3,7 @@
 //! `ascendir.serialization` (`save`, `load`, `Model`). Every long call runs without the GIL.
 
 use ascendir_ir::Graph;
+use ascendir_proto::convert::Pieces;
 use ascendir_proto::{ModelMeta, ProtoError};
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
@@ -51,18 +52,31 @@ fn graph_object(py: Python<'_>, g: Graph) -> PyResult<Py<PyGraph>> {
 /// Encode the graph of `this` as a binary ModelDef: a root with its subgraphs, or a subgraph
 /// view with every subgraph below it.
 fn encode_one(this: &Bound<'_, PyGraph>) -> PyResult<Vec<u8>> {
+    Ok(encode_pieces(this)?.concat())
+}
+
+/// `encode_one` in pieces (copied straight into a Python `bytes` by `to_bytes`).
+fn encode_pieces(this: &Bound<'_, PyGraph>) -> PyResult<Pieces> {
     let py = this.py();
     let sub = match &this.try_borrow()?.slot {
         GraphSlot::Own(_) => None,
         GraphSlot::Sub { root, name } => Some((root.clone_ref(py), name.clone())),
     };
     let res = match sub {
-        None => PyGraph::read(this, |g| py.detach(|| ascendir_proto::encode_graph(g)))?,
+        None => PyGraph::read(this, |g| py.detach(|| ascendir_proto::encode_graph_pieces(g)))?,
         Some((root, name)) => PyGraph::read(root.bind(py), |r| {
-            py.detach(|| ascendir_proto::encode_subgraph(r, &name))
+            py.detach(|| ascendir_proto::encode_subgraph_pieces(r, &name))
         })?,
     };
     res.map_err(|e| proto_err(py, e))
+}
+
+/// A Python `bytes` holding `pieces` (one copy, no joined buffer first).
+fn pieces_to_bytes<'py>(py: Python<'py>, pieces: &Pieces) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, pieces.len(), |buf| {
+        pieces.copy_to(buf);
+        Ok(())
+    })
 }
 
 fn decode_one(py: Python<'_>, data: Bytes) -> PyResult<Py<PyGraph>> {
@@ -83,8 +97,7 @@ impl PyGraph {
     /// This graph (and its subgraphs) as a binary GE `ModelDef` (`ge_ir.proto`), named after
     /// the graph, with GE's default model attributes.
     fn to_bytes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
-        let data = encode_one(slf)?;
-        Ok(PyBytes::new(slf.py(), &data))
+        pieces_to_bytes(slf.py(), &encode_pieces(slf)?)
     }
 
     /// The main graph of a binary GE `ModelDef`. Malformed input raises
@@ -133,7 +146,7 @@ impl PyGraph {
     /// Pickle support: a graph pickles as its ModelDef bytes.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
-        let data = PyBytes::new(py, &encode_one(slf)?);
+        let data = pieces_to_bytes(py, &encode_pieces(slf)?)?;
         let ctor = py.import("ascendir._core")?.getattr("_graph_from_bytes")?;
         PyTuple::new(py, [ctor, PyTuple::new(py, [data])?.into_any()])
     }
