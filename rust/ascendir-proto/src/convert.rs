@@ -2905,6 +2905,19 @@ fn decode_reserved(
     Some(map)
 }
 
+impl DirectAttrs<'_> {
+    /// Record the unknown `AttrDef` fields of entry `key` (a later entry of a key replaces
+    /// the earlier one's).
+    fn note_unknown(&mut self, key: &str, unknown: Vec<u8>) {
+        if !self.unknown.is_empty() {
+            self.unknown.retain(|(k, _)| k != key);
+        }
+        if !unknown.is_empty() {
+            self.unknown.push((key.to_string(), unknown));
+        }
+    }
+}
+
 /// Attribute entries read straight from the wire.
 struct DirectAttrs<'a> {
     /// Reserved keys, still encoded (for the caller's own reading).
@@ -2932,17 +2945,16 @@ fn attrs_direct<'a>(
     fast_only: bool,
     cache: &mut EntryCache,
 ) -> ProtoResult<Option<DirectAttrs<'a>>> {
-    enum Parsed {
-        Reserved((usize, usize), (usize, usize)),
-        Shared(Arc<AttrEntry>),
-        Fast(Option<AttrValue>),
-        // Boxed: a prost message is several times the size of the other variants.
-        Def(Box<pb::AttrDef>),
-    }
     let data: &[u8] = entries;
-    // 1. The entries' layout, 2. every value parsed (no conversion yet).
-    // On the stack: one of these per op and per desc.
-    let mut parsed: SmallVec<[(&str, Parsed, Vec<u8>); 24]> = SmallVec::new();
+    // One pass in wire order (a later entry of a key replaces an earlier one). The first
+    // conversion error is kept, not returned, until every entry has been read: malformed bytes
+    // after it still send the whole map to the full decoder, which then names the problem.
+    let mut out = DirectAttrs {
+        reserved: SmallVec::new(),
+        user: AttrMap::with_capacity(data.len() / 24 + 1),
+        unknown: Vec::new(),
+    };
+    let mut failed: Option<ProtoError> = None;
     let mut pos = 0usize;
     while pos < data.len() {
         let Some(f) = crate::wire::next_field(data, &mut pos) else {
@@ -2953,7 +2965,8 @@ fn attrs_direct<'a>(
         }
         let encoding = &data[f.value_start..f.end];
         if let Some(e) = cache.0.get(encoding) {
-            parsed.push(("", Parsed::Shared(e.clone()), Vec::new()));
+            out.note_unknown(e.key(), Vec::new());
+            out.user.insert_entry(e.clone());
             continue;
         }
         let entry = &data[..f.end];
@@ -2980,63 +2993,46 @@ fn attrs_direct<'a>(
             // Decoded by the caller (once per distinct set of reserved entries); the unknown
             // fields are read here, which also checks the value's framing.
             let u = crate::wire::unknown_fields(&data[vs..ve], crate::wire::ATTR_DEF_FIELDS);
-            parsed.push((key, Parsed::Reserved((f.start, f.end), (vs, ve)), u));
+            out.note_unknown(key, u);
+            out.reserved.push(ReservedEntry {
+                key,
+                entry: (f.start, f.end),
+                value: (vs, ve),
+            });
             continue;
         }
-        let item = {
-            fast_attr(entries, vs, ve).map(|(v, u)| match v {
-                Some(v) if u.is_empty() => {
-                    let e = Arc::new(AttrEntry::new(key, v));
-                    cache.0.insert(encoding.into(), e.clone());
-                    (Parsed::Shared(e), u)
-                }
-                v => (Parsed::Fast(v), u),
-            })
-        };
-        let item = match item {
-            Some(x) => x,
+        let value = match fast_attr(entries, vs, ve) {
+            Some((Some(v), u)) if u.is_empty() => {
+                let e = Arc::new(AttrEntry::new(key, v));
+                cache.0.insert(encoding.into(), e.clone());
+                out.note_unknown(key, u);
+                out.user.insert_entry(e);
+                continue;
+            }
+            Some((v, u)) => {
+                out.note_unknown(key, u);
+                v
+            }
             None if fast_only => return Ok(None),
             None => {
                 let vb = entries.slice(vs..ve);
                 let Ok(d) = <pb::AttrDef as prost::Message>::decode(vb.clone()) else {
                     return Ok(None);
                 };
-                let u = crate::wire::unknown_fields(&vb, crate::wire::ATTR_DEF_FIELDS);
-                (Parsed::Def(Box::new(d)), u)
-            }
-        };
-        parsed.push((key, item.0, item.1));
-    }
-    // 3. Conversion, in wire order (a later entry of a key replaces an earlier one).
-    let mut out = DirectAttrs {
-        reserved: SmallVec::new(),
-        user: AttrMap::with_capacity(parsed.len()),
-        unknown: Vec::new(),
-    };
-    // Drained in place: moving the list out would copy its inline buffer.
-    for (key, item, u) in parsed.drain(..) {
-        if let Parsed::Shared(e) = item {
-            if !out.unknown.is_empty() {
-                out.unknown.retain(|(k, _)| k != e.key());
-            }
-            out.user.insert_entry(e);
-            continue;
-        }
-        if !out.unknown.is_empty() {
-            out.unknown.retain(|(k, _)| k != key);
-        }
-        if !u.is_empty() {
-            out.unknown.push((key.to_string(), u));
-        }
-        let value = match item {
-            Parsed::Reserved(entry, value) => {
-                out.reserved.push(ReservedEntry { key, entry, value });
-                continue;
-            }
-            Parsed::Shared(_) => continue,
-            Parsed::Fast(v) => v,
-            Parsed::Def(d) => {
-                attr_from_def(*d).map_err(|e| e.within(|| format!("attr[{key:?}]")))?
+                out.note_unknown(
+                    key,
+                    crate::wire::unknown_fields(&vb, crate::wire::ATTR_DEF_FIELDS),
+                );
+                if failed.is_some() {
+                    continue;
+                }
+                match attr_from_def(d) {
+                    Ok(v) => v,
+                    Err(e) => {
+                        failed = Some(e.within(|| format!("attr[{key:?}]")));
+                        continue;
+                    }
+                }
             }
         };
         match value {
@@ -3048,7 +3044,10 @@ fn attrs_direct<'a>(
             }
         }
     }
-    Ok(Some(out))
+    match failed {
+        Some(e) => Err(e),
+        None => Ok(Some(out)),
+    }
 }
 
 fn utf8_string(b: &[u8]) -> Option<String> {
