@@ -189,13 +189,34 @@ impl AttrMap {
 
     /// Adds every entry of `other` (shared, not copied); its names win.
     pub fn append(&mut self, other: AttrMap) {
+        if other.entries.is_empty() {
+            return;
+        }
         if self.entries.is_empty() {
             self.entries = other.entries;
             return;
         }
-        for e in other.entries {
-            self.insert_entry(e);
+        // Both sorted: one merge, not an insertion (and a shift) per entry.
+        let mut merged = Vec::with_capacity(self.entries.len() + other.entries.len());
+        let mut mine = std::mem::take(&mut self.entries).into_iter().peekable();
+        let mut theirs = other.entries.into_iter().peekable();
+        loop {
+            let order = match (mine.peek(), theirs.peek()) {
+                (Some(a), Some(b)) => a.key.cmp(&b.key),
+                (Some(_), None) => std::cmp::Ordering::Less,
+                (None, Some(_)) => std::cmp::Ordering::Greater,
+                (None, None) => break,
+            };
+            match order {
+                std::cmp::Ordering::Less => merged.extend(mine.next()),
+                std::cmp::Ordering::Greater => merged.extend(theirs.next()),
+                std::cmp::Ordering::Equal => {
+                    mine.next();
+                    merged.extend(theirs.next());
+                }
+            }
         }
+        self.entries = merged;
     }
 
     /// The attributes in name order.
@@ -366,6 +387,34 @@ mod tests {
             m.iter().collect::<Vec<_>>(),
             [("a", &AttrValue::Int(2)), ("z", &AttrValue::Int(3))]
         );
+    }
+
+    #[test]
+    fn append_merges_and_the_appended_names_win() {
+        let mut a: AttrMap = [
+            ("a", AttrValue::Int(1)),
+            ("c", AttrValue::Int(3)),
+            ("e", AttrValue::Int(5)),
+        ]
+        .into();
+        let b: AttrMap = [
+            ("b", AttrValue::Int(20)),
+            ("c", AttrValue::Int(30)),
+            ("f", AttrValue::Int(60)),
+        ]
+        .into();
+        a.append(b);
+        assert_eq!(
+            a.iter()
+                .map(|(k, v)| (k.to_string(), v.as_int().unwrap_or(0)))
+                .collect::<Vec<_>>(),
+            [("a", 1), ("b", 20), ("c", 30), ("e", 5), ("f", 60)].map(|(k, v)| (k.to_string(), v))
+        );
+        let mut empty = AttrMap::new();
+        empty.append(a.clone());
+        assert_eq!(empty, a);
+        a.append(AttrMap::new());
+        assert_eq!(a.len(), 5);
     }
 
     #[test]

@@ -63,7 +63,9 @@ fn encode_pieces(this: &Bound<'_, PyGraph>) -> PyResult<Pieces> {
         GraphSlot::Sub { root, name } => Some((root.clone_ref(py), name.clone())),
     };
     let res = match sub {
-        None => PyGraph::read(this, |g| py.detach(|| ascendir_proto::encode_graph_pieces(g)))?,
+        None => PyGraph::read(this, |g| {
+            py.detach(|| ascendir_proto::encode_graph_pieces(g))
+        })?,
         Some((root, name)) => PyGraph::read(root.bind(py), |r| {
             py.detach(|| ascendir_proto::encode_subgraph_pieces(r, &name))
         })?,
