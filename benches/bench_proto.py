@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import gc
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from timing import measure, row  # noqa: E402
+from timing import measure, measure_alternating, row  # noqa: E402
 from workloads import build_g_n_bulk  # noqa: E402
 
 DUMPS = HERE.parent.parent / "shared" / "testdata" / "ge"
-SETTLE_S = 11.0
 
 
 def _pb2():
@@ -36,18 +34,25 @@ def _binary_rows(label: str, data: bytes, repeat: int) -> list[dict]:
 
     pb2 = _pb2()
     g = air.Graph.from_bytes(data)
-    if len(data) < 10_000_000:
-        # Millisecond calls on a shared machine: many repeats (the same for both sides) so that
-        # the medians are stable.
-        repeat = max(repeat, 200)
-    ours_dec = measure(lambda: air.Graph.from_bytes(data), repeat)[0]
-    ours_enc = measure(g.to_bytes, repeat)[0]
     peer_dec = peer_enc = None
-    if pb2 is not None:
+    if len(data) < 10_000_000 and pb2 is not None:
+        # Millisecond calls on a shared machine: many calls, ours and upb's in alternating
+        # blocks so that both see the same drift of the machine's load.
         msg = pb2.ModelDef.FromString(data)
-        peer_dec = measure(lambda: pb2.ModelDef.FromString(data), repeat)[0]
-        peer_enc = measure(msg.SerializeToString, repeat)[0]
+        calls = max(repeat, 300)
+        ours_dec, peer_dec = measure_alternating(
+            [lambda: air.Graph.from_bytes(data), lambda: pb2.ModelDef.FromString(data)], calls
+        )
+        ours_enc, peer_enc = measure_alternating([g.to_bytes, msg.SerializeToString], calls)
         del msg
+    else:
+        ours_dec = measure(lambda: air.Graph.from_bytes(data), repeat)[0]
+        ours_enc = measure(g.to_bytes, repeat)[0]
+        if pb2 is not None:
+            msg = pb2.ModelDef.FromString(data)
+            peer_dec = measure(lambda: pb2.ModelDef.FromString(data), repeat)[0]
+            peer_enc = measure(msg.SerializeToString, repeat)[0]
+            del msg
     mb = len(data) / 1e6
     rows = [
         row(f"ModelDef decode {label} ({mb:.1f} MB) into a graph", ours_dec,
@@ -88,22 +93,14 @@ def _text_rows(label: str, text: str, repeat: int) -> list[dict]:
 
 
 def run(quick: bool) -> list[dict]:
-    """Benchmark rows (see ``benches/run.py``)."""
+    """Benchmark rows (see ``benches/run.py``).
+
+    The real dumps come first, in the fresh process: parsing and freeing the 550 MB G(1M)
+    ModelDef changes the state of glibc's heap that upb allocates from, after which upb parses
+    dump 00046 about twice as fast (0.36 instead of 0.75 ms); docs/WIRE_FORMAT.md gives both.
+    """
     repeat = 3 if quick else 5
     rows: list[dict] = []
-    for n in ((100_000,) if quick else (1_000_000,)):
-        g = build_g_n_bulk(n)
-        data = g.to_bytes()
-        del g
-        gc.collect()
-        rows += _binary_rows(f"G({n})", data, repeat)
-        del data
-        gc.collect()
-    if DUMPS.exists() and not quick:
-        # Freeing the large graphs above leaves both allocators busy for a while (jemalloc
-        # returns the pages to the system over its 10 s decay period, on the allocation path),
-        # which would be charged to whichever small calls come next: let it finish first.
-        time.sleep(SETTLE_S)
     if DUMPS.exists():
         from ascendir import _core
 
@@ -112,6 +109,14 @@ def run(quick: bool) -> list[dict]:
             label = path.name.split("_")[2]
             rows += _binary_rows(f"GE dump {label}", _core._text_to_bytes(text), repeat)
             rows += _text_rows(f"GE dump {label}", text, repeat)
+    for n in ((100_000,) if quick else (1_000_000,)):
+        g = build_g_n_bulk(n)
+        data = g.to_bytes()
+        del g
+        gc.collect()
+        rows += _binary_rows(f"G({n})", data, repeat)
+        del data
+        gc.collect()
     return rows
 
 

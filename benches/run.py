@@ -5,6 +5,10 @@
 Each ``benches/bench_<name>.py`` exposes ``run(quick: bool) -> list[dict]``; a row has ``name``,
 ``ours_s`` and, per peer, ``peer`` / ``peer_s`` / ``ratio`` (peer time / our time: > 1 means we
 are faster), plus optional ``note``. Results go to ``benches/results.json``.
+
+Every bench runs in a fresh interpreter: the gigabytes one bench allocates and frees leave the
+allocators of the process (ours and Python's) in states that would otherwise be charged to the
+benches after it.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import importlib
 import json
 import platform
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,20 +40,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="small sizes, few repeats")
     parser.add_argument("--only", default="", help="comma-separated bench names")
     parser.add_argument("--markdown", default="", help="also write the table to this file")
+    parser.add_argument("--child", default="", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(HERE))
+    if args.child:
+        # One bench, rows as JSON on stdout (see `_run_isolated`).
+        module = importlib.import_module(f"bench_{args.child}")
+        print(json.dumps(module.run(args.quick)))
+        return 0
     names = sorted(p.stem[len("bench_"):] for p in HERE.glob("bench_*.py"))
     if args.only:
         wanted = set(args.only.split(","))
         names = [n for n in names if n in wanted]
     rows = []
     for name in names:
-        module = importlib.import_module(f"bench_{name}")
         start = time.perf_counter()
-        try:
-            got = module.run(args.quick)
-        except Exception as exc:  # a broken bench is reported, the others still run
-            got = [{"name": f"{name}: failed", "note": f"{type(exc).__name__}: {exc}"}]
+        got = _run_isolated(name, args.quick)
         for row in got:
             row.setdefault("bench", name)
         rows.extend(got)
@@ -67,6 +74,21 @@ def main(argv: list[str] | None = None) -> int:
     if args.markdown:
         Path(args.markdown).write_text(markdown(rows, argv if argv is not None else sys.argv[1:]))
     return 0
+
+
+def _run_isolated(name: str, quick: bool) -> list[dict]:
+    """The rows of bench ``name``, run in a fresh interpreter; a broken bench is reported as a
+    row and the others still run."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", name]
+    if quick:
+        cmd.append("--quick")
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines()
+        note = lines[-1] if lines else f"exit {proc.returncode}"
+        return [{"name": f"{name}: failed", "note": note}]
+    sys.stderr.write(proc.stderr)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def markdown(rows: list[dict], argv: list[str]) -> str:

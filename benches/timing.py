@@ -21,6 +21,26 @@ def measure(fn: Callable[[], Any], repeat: int = 5) -> tuple[float, float, float
     return statistics.median(times), min(times), max(times)
 
 
+def measure_alternating(fns: list[Callable[[], Any]], calls: int,
+                        block: int = 25) -> list[float]:
+    """Median seconds per call of each of ``fns``, ``calls`` calls each, run in alternating
+    blocks of ``block`` calls (A×25, B×25, A×25, ...). The load of a shared machine drifts
+    over seconds; alternating lets both sides see the same drift, while blocks (not single
+    alternating calls) keep one side's worker threads, still spinning after its call, from
+    running into most of the other side's calls."""
+    times: list[list[float]] = [[] for _ in fns]
+    rounds = max(1, -(-calls // block))
+    for r in range(rounds):
+        order = range(len(fns)) if r % 2 == 0 else reversed(range(len(fns)))
+        for i in order:
+            fn = fns[i]
+            for _ in range(block):
+                start = time.perf_counter()
+                fn()
+                times[i].append(time.perf_counter() - start)
+    return [statistics.median(t) for t in times]
+
+
 def rss_bytes() -> int:
     """Resident set size of this process."""
     with open("/proc/self/statm") as f:
