@@ -992,9 +992,9 @@ const DESC_RESERVED: &[&str] = &[
 type AttrUnknown = Vec<(String, Vec<u8>)>;
 
 /// Read a TensorDescriptor in one pass: the message without attributes, its reserved keys
-/// decoded (shared between descs), the other attributes decoded, and the unknown fields. `None` whenever the
-/// full decoder is needed (malformed input, a repeated `shape`, an attribute value that is not
-/// a scalar or scalar list, ...); nothing has been converted then.
+/// decoded (shared between descs), the other attributes decoded, and the unknown fields.
+/// `None` whenever the full decoder is needed (malformed input, a repeated `shape`, an
+/// attribute value that is not a scalar or scalar list, ...); nothing has been converted then.
 fn parse_desc_fast(
     raw: &Bytes,
     entries: &mut EntryCache,
@@ -1104,7 +1104,8 @@ fn take_origin_shape(
 }
 
 /// A desc read in one pass: its fields (no attributes), what its reserved keys decode to, its
-/// origin shape when read apart from them, its other attributes, unknown `AttrDef` fields by attribute, unknown fields.
+/// origin shape when read apart from them, its other attributes, the unknown `AttrDef` fields
+/// by attribute, and its unknown fields.
 type FastDesc = (
     pb::TensorDescriptor,
     Arc<DescReserved>,
@@ -1305,8 +1306,9 @@ pub fn with_full_decoder<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Decode op `i`: one pass over its bytes, attribute sections and descs from the caches. Any
-/// problem goes to the full decoder, which reports it with its offset and field path.
+/// Decode op `i`: one pass over its bytes, attribute entries, port sections and descs from the
+/// caches. Any problem goes to the full decoder, which reports it with its offset and field
+/// path.
 fn op_from_raw(raw: &Bytes, i: usize, cache: &mut ChunkCache) -> ProtoResult<PendingOp> {
     let fast = if FULL_ONLY.with(|f| f.get()) {
         None
@@ -2472,7 +2474,7 @@ fn op_parts(
         input.push(edge(name_of(p.node), -1));
     }
 
-    // Generated entries only: the op's own attributes are written by `op_to_bytes`.
+    // Generated entries only: the op's own attributes are written by `write_op`.
     let mut attr = GenAttrs::default();
     let user = &op.attrs;
     if has_data_ctrl {
