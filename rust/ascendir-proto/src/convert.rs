@@ -2284,13 +2284,16 @@ impl Pieces {
         self.len == 0
     }
 
-    /// Copy the bytes into `out` (of length `len()`).
-    pub fn copy_to(&self, out: &mut [u8]) {
+    /// Copy the bytes into the front of `out` (`len()` bytes, fewer when `out` is shorter);
+    /// returns how many were copied.
+    pub fn copy_to(&self, out: &mut [u8]) -> usize {
         let mut at = 0;
         for p in &self.parts {
-            out[at..at + p.len()].copy_from_slice(p);
-            at += p.len();
+            let n = p.len().min(out.len() - at);
+            out[at..at + n].copy_from_slice(&p[..n]);
+            at += n;
         }
+        at
     }
 
     /// The bytes in one buffer.

@@ -744,3 +744,19 @@ fn descs_encode_as_their_messages_do() {
     let back = decode_graph(&bytes).unwrap();
     assert_eq!(encode_graph(&back).unwrap(), bytes);
 }
+
+#[test]
+fn pieces_join_to_the_encoding() {
+    let g = build();
+    let pieces = ascendir_proto::encode_graph_pieces(&g).unwrap();
+    let whole = encode_graph(&g).unwrap();
+    assert_eq!(pieces.len(), whole.len());
+    let mut buf = vec![0u8; pieces.len()];
+    assert_eq!(pieces.copy_to(&mut buf), whole.len());
+    assert_eq!(buf, whole);
+    // A short buffer gets a prefix, not a panic.
+    let mut short = vec![0u8; 10];
+    assert_eq!(pieces.copy_to(&mut short), 10);
+    assert_eq!(short, whole[..10]);
+    assert_eq!(pieces.concat(), whole);
+}

@@ -76,6 +76,7 @@ fn encode_pieces(this: &Bound<'_, PyGraph>) -> PyResult<Pieces> {
 /// A Python `bytes` holding `pieces` (one copy, no joined buffer first).
 fn pieces_to_bytes<'py>(py: Python<'py>, pieces: &Pieces) -> PyResult<Bound<'py, PyBytes>> {
     PyBytes::new_with(py, pieces.len(), |buf| {
+        // `buf` has exactly `pieces.len()` bytes: every one is written.
         pieces.copy_to(buf);
         Ok(())
     })
