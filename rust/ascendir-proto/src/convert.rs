@@ -611,10 +611,7 @@ pub fn desc_to_def(d: &TensorDesc) -> ProtoResult<pb::TensorDescriptor> {
         attr.insert(ORIGIN_SHAPE.to_string(), list_i_attr(s.iter().copied()));
     }
     let ext = d.ext.as_deref().cloned().unwrap_or_default();
-    let attr_groups = match user.get(ASC_ATTR_GROUPS) {
-        Some(AttrValue::Bytes(b)) => b.clone(),
-        _ => Bytes::new(),
-    };
+    let attr_groups = attr_groups_of(user);
     Ok(pb::TensorDescriptor {
         name: d.name.as_deref().unwrap_or("").to_string(),
         dtype: d.dtype.to_proto(),
@@ -1942,50 +1939,61 @@ fn itoa(v: i32) -> String {
     v.to_string()
 }
 
-/// What an IR object keeps of its message's unknown fields, to write after the known fields:
-/// the map entries (field `field`) of the attributes whose `AttrDef` had unknown fields
-/// (taken out of `map` and written again with those fields inside), then the message's own
-/// unknown fields.
-fn extras(attrs: &AttrMap, map: &mut BTreeMap<String, pb::AttrDef>, field: u32) -> Vec<u8> {
-    use crate::write::{encode_key, encode_varint};
-    use prost::encoding::WireType;
+/// The map entries (field 11) of `attrs`, the `attr_groups` field (12) and the unknown fields,
+/// as a `GraphDef` or `ModelDef` ends (the same bytes prost writes for those fields).
+fn attrs_tail(attrs: &AttrMap) -> ProtoResult<Vec<u8>> {
     let mut out = Vec::new();
-    if let Some(AttrValue::NamedAttrs(na)) = attrs.get(ASC_ATTR_UNKNOWN) {
-        for (k, v) in &na.attrs {
-            let AttrValue::Bytes(unknown) = v else {
-                continue;
-            };
-            let mut value = map
-                .remove(k)
-                .map(|d| prost::Message::encode_to_vec(&d))
-                .unwrap_or_default();
-            value.extend_from_slice(unknown);
-            let mut entry = Vec::with_capacity(k.len() + value.len() + 12);
-            encode_key(1, WireType::LengthDelimited, &mut entry);
-            encode_varint(k.len() as u64, &mut entry);
-            entry.extend_from_slice(k.as_bytes());
-            encode_key(2, WireType::LengthDelimited, &mut entry);
-            encode_varint(value.len() as u64, &mut entry);
-            entry.extend_from_slice(&value);
-            encode_key(field, WireType::LengthDelimited, &mut out);
-            encode_varint(entry.len() as u64, &mut out);
-            out.extend_from_slice(&entry);
+    let extra = encode_attr_map(
+        attrs,
+        &GenAttrs::default(),
+        &[ASC_ATTR_GROUPS],
+        11,
+        &mut EntryEncodings::default(),
+        &mut out,
+    )?;
+    let groups = attr_groups_of(attrs);
+    if !groups.is_empty() {
+        put_len_delimited(12, &groups, &mut out);
+    }
+    out.extend_from_slice(&extra);
+    Ok(out)
+}
+
+/// The `attr_groups` bytes kept in `attrs` (empty when there are none).
+fn attr_groups_of(attrs: &AttrMap) -> Bytes {
+    match attrs.get(ASC_ATTR_GROUPS) {
+        Some(AttrValue::Bytes(b)) => b.clone(),
+        _ => Bytes::new(),
+    }
+}
+
+/// Every graph of `roots`, each followed by its registered subgraphs (the order of
+/// `ModelDef.graph`).
+pub fn with_subgraphs<'a>(roots: &[&'a Graph]) -> Vec<&'a Graph> {
+    roots
+        .iter()
+        .flat_map(|g| std::iter::once(*g).chain(g.subgraphs.iter()))
+        .collect()
+}
+
+/// Subgraphs are found by name: two graphs of a model cannot share one.
+fn check_unique_names(graphs: &[&Graph]) -> ProtoResult<()> {
+    let mut names = rustc_hash::FxHashSet::default();
+    for g in graphs {
+        if !names.insert(g.name()) {
+            return Err(ProtoError::Encode(format!(
+                "two graphs of the model are named '{}'; subgraphs are found by name",
+                g.name()
+            )));
         }
     }
-    if let Some(AttrValue::Bytes(b)) = attrs.get(ASC_UNKNOWN) {
-        out.extend_from_slice(b);
-    }
-    out
+    Ok(())
 }
 
 /// Encode a model as `ModelDef` bytes: every root graph followed by its registered subgraphs,
 /// unknown fields kept.
 pub fn model_to_bytes(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Vec<u8>> {
-    let all: Vec<&Graph> = graphs
-        .iter()
-        .flat_map(|g| std::iter::once(*g).chain(g.subgraphs.iter()))
-        .collect();
-    model_to_bytes_flat(meta, &all)
+    model_to_bytes_flat(meta, &with_subgraphs(graphs))
 }
 
 /// Encode a model from the exact `ModelDef.graph` list (`graphs[0]` first) as bytes, unknown
@@ -1996,15 +2004,7 @@ pub fn model_to_bytes_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<V
 
 /// `model_to_bytes_flat` in pieces.
 pub fn model_pieces(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Pieces> {
-    let mut names = rustc_hash::FxHashSet::default();
-    for sub in graphs {
-        if !names.insert(sub.name()) {
-            return Err(ProtoError::Encode(format!(
-                "two graphs of the model are named '{}'; subgraphs are found by name",
-                sub.name()
-            )));
-        }
-    }
+    check_unique_names(graphs)?;
     // Field order as prost writes a ModelDef: 1, 2, 3, then the graphs (7), then 11, 12.
     let mut pieces = Pieces::default();
     pieces.push(prost::Message::encode_to_vec(&pb::ModelDef {
@@ -2016,19 +2016,7 @@ pub fn model_pieces(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Pieces> 
     for g in graphs {
         graph_field(g, 7, &mut pieces)?;
     }
-    let mut out = Vec::new();
-    let mut tail = pb::ModelDef {
-        attr: attrs_to_map(&meta.attrs, &[ASC_ATTR_GROUPS])?,
-        attr_groups: match meta.attrs.get(ASC_ATTR_GROUPS) {
-            Some(AttrValue::Bytes(b)) => b.clone(),
-            _ => Bytes::new(),
-        },
-        ..Default::default()
-    };
-    let extra = extras(&meta.attrs, &mut tail.attr, 11);
-    prost::Message::encode(&tail, &mut out).map_err(|e| ProtoError::Encode(e.to_string()))?;
-    out.extend_from_slice(&extra);
-    pieces.push(out);
+    pieces.push(attrs_tail(&meta.attrs)?);
     Ok(pieces)
 }
 
@@ -2198,7 +2186,9 @@ fn encode_desc(d: &TensorDesc, enc: &mut EntryEncodings, out: &mut Vec<u8>) -> P
 
 /// Encode a graph's own nodes (not its subgraphs) as a `GraphDef`.
 pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
-    let mut def = graph_head(g)?;
+    let mut def = graph_head(g);
+    def.attr = attrs_to_map(&g.attrs, &[ASC_ATTR_GROUPS])?;
+    def.attr_groups = attr_groups_of(&g.attrs);
     def.op = encode_ops(g, |_, op, list: &mut Vec<Bytes>| {
         list.push(Bytes::copy_from_slice(op))
     })?
@@ -2208,14 +2198,10 @@ pub fn graph_to_def(g: &Graph) -> ProtoResult<pb::GraphDef> {
     Ok(def)
 }
 
-/// A `GraphDef` with every field but the ops.
-fn graph_head(g: &Graph) -> ProtoResult<pb::GraphDef> {
+/// A `GraphDef` with its name, inputs and outputs only.
+fn graph_head(g: &Graph) -> pb::GraphDef {
     let name_of = |id: NodeId| g.op(id).map(|o| o.name()).unwrap_or_default();
-    let attr_groups = match g.attrs.get(ASC_ATTR_GROUPS) {
-        Some(AttrValue::Bytes(b)) => b.clone(),
-        _ => Bytes::new(),
-    };
-    Ok(pb::GraphDef {
+    pb::GraphDef {
         name: g.name().to_string(),
         input: g.inputs().iter().map(|&id| edge(name_of(id), 0)).collect(),
         output: g
@@ -2223,10 +2209,8 @@ fn graph_head(g: &Graph) -> ProtoResult<pb::GraphDef> {
             .iter()
             .map(|&(id, i)| edge(name_of(id), i))
             .collect(),
-        op: Vec::new(),
-        attr: attrs_to_map(&g.attrs, &[ASC_ATTR_GROUPS])?,
-        attr_groups,
-    })
+        ..Default::default()
+    }
 }
 
 /// Encode every op of `g` (in node order), handing each encoding to `keep`, which adds it to
@@ -2314,16 +2298,8 @@ impl Pieces {
 fn graph_field(g: &Graph, field: u32, out: &mut Pieces) -> ProtoResult<()> {
     use crate::write::{encode_key, encode_varint};
     use prost::encoding::WireType;
-    let mut def = graph_head(g)?;
-    let extra = extras(&g.attrs, &mut def.attr, 11);
-    let tail_def = pb::GraphDef {
-        attr: std::mem::take(&mut def.attr),
-        attr_groups: std::mem::take(&mut def.attr_groups),
-        ..Default::default()
-    };
-    let head = prost::Message::encode_to_vec(&def);
-    let mut tail = prost::Message::encode_to_vec(&tail_def);
-    tail.extend_from_slice(&extra);
+    let head = prost::Message::encode_to_vec(&graph_head(g));
+    let tail = attrs_tail(&g.attrs)?;
     let ops = encode_ops(g, |n, op, buf: &mut Vec<u8>| {
         if buf.capacity() == 0 {
             buf.reserve(n * (op.len() + 3));
@@ -2345,9 +2321,8 @@ fn graph_field(g: &Graph, field: u32, out: &mut Pieces) -> ProtoResult<()> {
     Ok(())
 }
 
-/// Encode op `id` as OpDef bytes: the fields prost writes before the attribute map, the map
-/// written straight from the op's attributes, the fields after it, then unknown fields.
-/// Write op `id` as an `OpDef` at the end of `out`.
+/// Write op `id` as an `OpDef` at the end of `out`: the fields in declaration order, the
+/// attribute map straight from the op's attributes, then its unknown fields.
 fn write_op(
     g: &Graph,
     id: NodeId,
@@ -2644,10 +2619,7 @@ fn op_parts(
         .map(|p| encode_desc_cached(&p.desc, cache))
         .collect::<ProtoResult<Vec<_>>>()
         .map_err(|e| e.within(path))?;
-    let attr_groups = match op.attrs.get(ASC_ATTR_GROUPS) {
-        Some(AttrValue::Bytes(b)) => b.clone(),
-        _ => Bytes::new(),
-    };
+    let attr_groups = attr_groups_of(&op.attrs);
     let parts = OpParts {
         input,
         input_desc,
@@ -2671,39 +2643,23 @@ struct OpParts {
 
 /// Encode a model: every root graph followed by its registered subgraphs.
 pub fn model_to_def(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<pb::ModelDef> {
-    let all: Vec<&Graph> = graphs
-        .iter()
-        .flat_map(|g| std::iter::once(*g).chain(g.subgraphs.iter()))
-        .collect();
-    model_to_def_flat(meta, &all)
+    model_to_def_flat(meta, &with_subgraphs(graphs))
 }
 
 /// Encode a model from the exact `ModelDef.graph` list (`graphs[0]` first).
 pub fn model_to_def_flat(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<pb::ModelDef> {
-    let mut out = Vec::new();
-    let mut names = rustc_hash::FxHashSet::default();
-    {
-        for sub in graphs.iter().copied() {
-            if !names.insert(sub.name().to_string()) {
-                return Err(ProtoError::Encode(format!(
-                    "two graphs of the model are named '{}'; subgraphs are found by name",
-                    sub.name()
-                )));
-            }
-            out.push(graph_to_def(sub)?);
-        }
-    }
-    let attr_groups = match meta.attrs.get(ASC_ATTR_GROUPS) {
-        Some(AttrValue::Bytes(b)) => b.clone(),
-        _ => Bytes::new(),
-    };
+    check_unique_names(graphs)?;
+    let out = graphs
+        .iter()
+        .map(|g| graph_to_def(g))
+        .collect::<ProtoResult<Vec<_>>>()?;
     Ok(pb::ModelDef {
         name: meta.name.clone(),
         version: meta.version,
         custom_version: meta.custom_version.clone(),
         graph: out,
         attr: attrs_to_map(&meta.attrs, &[ASC_ATTR_GROUPS])?,
-        attr_groups,
+        attr_groups: attr_groups_of(&meta.attrs),
     })
 }
 

@@ -66,10 +66,10 @@ pub fn encode_graph(graph: &Graph) -> ProtoResult<Vec<u8>> {
 /// `encode_graph` in pieces, for a caller that copies them into a buffer of its own (saves
 /// joining them first).
 pub fn encode_graph_pieces(graph: &Graph) -> ProtoResult<convert::Pieces> {
-    let all: Vec<&Graph> = std::iter::once(graph)
-        .chain(graph.subgraphs.iter())
-        .collect();
-    convert::model_pieces(&ModelMeta::new(graph.name()), &all)
+    convert::model_pieces(
+        &ModelMeta::new(graph.name()),
+        &convert::with_subgraphs(&[graph]),
+    )
 }
 
 /// The subgraphs of `root` that descend from its subgraph `name` (children, grandchildren, …),
