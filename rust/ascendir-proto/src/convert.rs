@@ -852,39 +852,55 @@ struct DescCache<'s> {
     shared: Option<&'s SharedCache>,
     /// Attribute entries of descs and ops.
     entries: EntryCache,
-    /// Reserved desc keys.
-    reserved: ReservedDescs,
+    /// Reserved desc keys (after the layout string).
+    reserved: ReservedCache<DescReserved>,
 }
 
-/// Decoded reserved desc keys by the encoding of the reserved entries and the layout string.
-#[derive(Default)]
-struct ReservedDescs {
-    map: FxHashMap<Box<[u8]>, Arc<DescReserved>>,
-    /// The key being looked up (reused between descs).
+/// What sets of reserved attribute entries decode to, by the encoding of the entries after a
+/// prefix (what else the result depends on: an op's port counts, a desc's layout). Ops and descs
+/// repeat their reserved entries far more than their other attributes.
+struct ReservedCache<T> {
+    map: FxHashMap<Box<[u8]>, Arc<T>>,
+    /// The key being looked up (reused between lookups).
     key: Vec<u8>,
 }
 
-impl ReservedDescs {
-    /// `None` when a reserved entry (a range of `entries`) does not decode.
+impl<T> Default for ReservedCache<T> {
+    fn default() -> Self {
+        ReservedCache {
+            map: FxHashMap::default(),
+            key: Vec::new(),
+        }
+    }
+}
+
+impl<T> ReservedCache<T> {
+    /// The value of `reserved` (ranges of `entries`) after `prefix`, made by `make` from the
+    /// decoded entries the first time; `Ok(None)` when an entry does not decode (the caller's
+    /// full decoder then reports it).
     fn get(
         &mut self,
+        prefix: &[u8],
         entries: &Bytes,
         reserved: &[ReservedEntry],
-        layout: &str,
-    ) -> Option<Arc<DescReserved>> {
+        make: impl FnOnce(BTreeMap<String, pb::AttrDef>) -> ProtoResult<T>,
+    ) -> ProtoResult<Option<Arc<T>>> {
         self.key.clear();
         self.key
-            .extend_from_slice(&(layout.len() as u64).to_le_bytes());
-        self.key.extend_from_slice(layout.as_bytes());
+            .extend_from_slice(&(prefix.len() as u64).to_le_bytes());
+        self.key.extend_from_slice(prefix);
         for r in reserved {
             self.key.extend_from_slice(&entries[r.entry.0..r.entry.1]);
         }
-        if let Some(d) = self.map.get(self.key.as_slice()) {
-            return Some(d.clone());
+        if let Some(v) = self.map.get(self.key.as_slice()) {
+            return Ok(Some(v.clone()));
         }
-        let d = Arc::new(desc_reserved(decode_reserved(entries, reserved)?, layout));
-        self.map.insert(self.key.as_slice().into(), d.clone());
-        Some(d)
+        let Some(map) = decode_reserved(entries, reserved) else {
+            return Ok(None);
+        };
+        let v = Arc::new(make(map)?);
+        self.map.insert(self.key.as_slice().into(), v.clone());
+        Ok(Some(v))
     }
 }
 
@@ -930,7 +946,7 @@ fn part_of(owner: &Bytes, part: &[u8]) -> Bytes {
 fn desc_from_raw(
     raw: &Bytes,
     entries: &mut EntryCache,
-    reserved: &mut ReservedDescs,
+    reserved: &mut ReservedCache<DescReserved>,
 ) -> ProtoResult<TensorDesc> {
     if !FULL_ONLY.with(|f| f.get()) {
         if let Some((def, reserved, origin_shape, user, attr_unknown, unknown)) =
@@ -995,7 +1011,7 @@ type AttrUnknown = Vec<(String, Vec<u8>)>;
 fn parse_desc_fast(
     raw: &Bytes,
     entries: &mut EntryCache,
-    reserved: &mut ReservedDescs,
+    reserved: &mut ReservedCache<DescReserved>,
 ) -> Option<FastDesc> {
     let data: &[u8] = raw;
     let mut td = pb::TensorDescriptor::default();
@@ -1061,11 +1077,19 @@ fn parse_desc_fast(
             let span = raw.slice(s..e);
             let mut d = attrs_direct(&span, 5, DESC_RESERVED, true, entries).ok()??;
             let origin_shape = take_origin_shape(&span, &mut d.reserved);
-            let taken = reserved.get(&span, &d.reserved, &td.layout)?;
+            let taken = reserved
+                .get(td.layout.as_bytes(), &span, &d.reserved, |m| {
+                    Ok(desc_reserved(m, &td.layout))
+                })
+                .ok()??;
             (taken, origin_shape, d.user, d.unknown)
         }
         None => (
-            reserved.get(&Bytes::new(), &[], &td.layout)?,
+            reserved
+                .get(td.layout.as_bytes(), &Bytes::new(), &[], |m| {
+                    Ok(desc_reserved(m, &td.layout))
+                })
+                .ok()??,
             None,
             AttrMap::new(),
             Vec::new(),
@@ -1130,10 +1154,8 @@ fn attr_unknown_value(list: Vec<(String, Vec<u8>)>) -> Option<AttrValue> {
 #[derive(Default)]
 struct ChunkCache<'s> {
     descs: DescCache<'s>,
-    /// Port sections by the encoding of the op's reserved entries and its counts.
-    ports: FxHashMap<Box<[u8]>, Arc<PortSection>>,
-    /// The key being looked up (reused between ops).
-    key: Vec<u8>,
+    /// Port sections (after the op's input, output and subgraph-slot counts).
+    ports: ReservedCache<PortSection>,
     /// Op types.
     types: Interner,
 }
@@ -1145,39 +1167,11 @@ impl<'s> ChunkCache<'s> {
                 map: FxHashMap::default(),
                 shared: Some(shared),
                 entries: EntryCache::default(),
-                reserved: ReservedDescs::default(),
+                reserved: ReservedCache::default(),
             },
-            ports: FxHashMap::default(),
-            key: Vec::new(),
+            ports: ReservedCache::default(),
             types: Interner::default(),
         }
-    }
-
-    /// The port section of an op whose reserved entries are `reserved` (ranges of `entries`),
-    /// decoded once per chunk; `None` when their bytes need the full decoder of the op.
-    fn ports(
-        &mut self,
-        entries: &Bytes,
-        reserved: &[ReservedEntry],
-        counts: [usize; 3],
-    ) -> ProtoResult<Option<Arc<PortSection>>> {
-        self.key.clear();
-        for c in counts {
-            self.key.extend_from_slice(&(c as u64).to_le_bytes());
-        }
-        for r in reserved {
-            self.key.extend_from_slice(&entries[r.entry.0..r.entry.1]);
-        }
-        if let Some(p) = self.ports.get(self.key.as_slice()) {
-            return Ok(Some(p.clone()));
-        }
-        let Some(map) = decode_reserved(entries, reserved) else {
-            return Ok(None);
-        };
-        let [n_in, n_out, n_sub] = counts;
-        let p = Arc::new(port_section(map, n_in, n_out, n_sub)?);
-        self.ports.insert(self.key.as_slice().into(), p.clone());
-        Ok(Some(p))
     }
 }
 
@@ -1345,7 +1339,15 @@ fn op_from_fast(
         return Ok(None);
     };
     let counts = [descs[0].len(), descs[1].len(), def.subgraph_name.len()];
-    let Some(ports) = cache.ports(&entries, &direct.reserved, counts)? else {
+    let [n_in, n_out, n_sub] = counts;
+    let mut prefix = [0u8; 24];
+    for (slot, c) in prefix.chunks_exact_mut(8).zip(counts) {
+        slot.copy_from_slice(&(c as u64).to_le_bytes());
+    }
+    let made = cache.ports.get(&prefix, &entries, &direct.reserved, |m| {
+        port_section(m, n_in, n_out, n_sub)
+    })?;
+    let Some(ports) = made else {
         return Ok(None);
     };
     let mut user = direct.user;
