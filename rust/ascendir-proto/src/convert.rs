@@ -364,16 +364,6 @@ fn s_attr(s: &str) -> pb::AttrDef {
         value: Some(V::S(Bytes::copy_from_slice(s.as_bytes()))),
     }
 }
-fn i_attr(i: i64) -> pb::AttrDef {
-    pb::AttrDef {
-        value: Some(V::I(i)),
-    }
-}
-fn list_i_attr(it: impl Iterator<Item = i64>) -> pb::AttrDef {
-    pb::AttrDef {
-        value: Some(list(Vt::VtListInt, |l| l.i = it.collect())),
-    }
-}
 
 // ---------------------------------------------------------------------------------------------
 // Tensor descriptors
@@ -586,29 +576,10 @@ pub fn desc_to_def(d: &TensorDesc) -> ProtoResult<pb::TensorDescriptor> {
     let empty = AttrMap::new();
     let user = d.attrs.as_deref().unwrap_or(&empty);
     let mut attr = attrs_to_map(user, &[ASC_HAS_OUT_ATTR, ASC_ATTR_GROUPS])?;
-    attr.insert(
-        ORIGIN_FORMAT.to_string(),
-        s_attr(&bits::serial_string(d.origin_format)),
-    );
-    attr.insert(
-        ORIGIN_FORMAT_FOR_INT.to_string(),
-        i_attr(i64::from(d.origin_format)),
-    );
-    attr.insert(FORMAT_FOR_INT.to_string(), i_attr(i64::from(d.format)));
-    if d.origin_dtype != DataType::UNDEFINED {
-        attr.insert(
-            ORIGIN_DATA_TYPE.to_string(),
-            s_attr(d.origin_dtype.serial_name()),
-        );
-    }
-    attr.insert(
-        ORIGIN_SHAPE_INITIALIZED.to_string(),
-        pb::AttrDef {
-            value: Some(V::B(d.origin_shape.is_some())),
-        },
-    );
-    if let Some(s) = &d.origin_shape {
-        attr.insert(ORIGIN_SHAPE.to_string(), list_i_attr(s.iter().copied()));
+    for (key, value) in desc_reserved_entries(d).0 {
+        let def = <pb::AttrDef as prost::Message>::decode(value.as_slice())
+            .map_err(|e| ProtoError::Encode(format!("attr[{key:?}]: {e}")))?;
+        attr.insert(key.to_string(), def);
     }
     let ext = d.ext.as_deref().cloned().unwrap_or_default();
     let attr_groups = attr_groups_of(user);
@@ -2088,6 +2059,43 @@ fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoRes
     Ok(b)
 }
 
+/// The reserved attribute entries written for `d`, as encoded `AttrDef`s: its origin format
+/// (name and number), format number, origin dtype, whether it has an origin shape, and that
+/// shape.
+fn desc_reserved_entries(d: &TensorDesc) -> GenAttrs {
+    use crate::write::{encode_key, encode_varint};
+    use prost::encoding::WireType;
+    let varint = |field: u32, v: u64| {
+        let mut b = Vec::with_capacity(10);
+        encode_key(field, WireType::Varint, &mut b);
+        encode_varint(v, &mut b);
+        b
+    };
+    let string = |s: &str| {
+        let mut b = Vec::with_capacity(s.len() + 2);
+        put_len_delimited(2, s.as_bytes(), &mut b);
+        b
+    };
+    let mut reserved = GenAttrs::default();
+    reserved.insert(ORIGIN_FORMAT, string(&bits::serial_string(d.origin_format)));
+    reserved.insert(
+        ORIGIN_FORMAT_FOR_INT,
+        varint(3, i64::from(d.origin_format) as u64),
+    );
+    reserved.insert(FORMAT_FOR_INT, varint(3, i64::from(d.format) as u64));
+    if d.origin_dtype != DataType::UNDEFINED {
+        reserved.insert(ORIGIN_DATA_TYPE, string(d.origin_dtype.serial_name()));
+    }
+    reserved.insert(
+        ORIGIN_SHAPE_INITIALIZED,
+        varint(5, u64::from(d.origin_shape.is_some())),
+    );
+    if let Some(s) = &d.origin_shape {
+        reserved.insert(ORIGIN_SHAPE, gen_i(Vt::VtListInt, s.iter().copied()));
+    }
+    reserved
+}
+
 /// Write `d` as a `TensorDescriptor` (the bytes prost writes for `desc_to_def(d)`, then the
 /// unknown fields), straight from the desc: no message, no attribute map is built.
 fn encode_desc(d: &TensorDesc, enc: &mut EntryEncodings, out: &mut Vec<u8>) -> ProtoResult<()> {
@@ -2112,38 +2120,8 @@ fn encode_desc(d: &TensorDesc, enc: &mut EntryEncodings, out: &mut Vec<u8>) -> P
         put_packed_varints(1, d.shape.iter().map(|&v| v as u64), o)
     });
     text(4, &bits::serial_string(d.format), out);
-    // The reserved keys, as `desc_to_def` sets them (they replace user entries of one name).
-    let mut reserved = GenAttrs::default();
-    let scalar = |field: u32, wire: WireType, v: u64| {
-        let mut b = Vec::with_capacity(10);
-        encode_key(field, wire, &mut b);
-        encode_varint(v, &mut b);
-        b
-    };
-    let string = |s: &str| {
-        let mut b = Vec::with_capacity(s.len() + 2);
-        put_len_delimited(2, s.as_bytes(), &mut b);
-        b
-    };
-    reserved.insert(ORIGIN_FORMAT, string(&bits::serial_string(d.origin_format)));
-    reserved.insert(
-        ORIGIN_FORMAT_FOR_INT,
-        scalar(3, WireType::Varint, i64::from(d.origin_format) as u64),
-    );
-    reserved.insert(
-        FORMAT_FOR_INT,
-        scalar(3, WireType::Varint, i64::from(d.format) as u64),
-    );
-    if d.origin_dtype != DataType::UNDEFINED {
-        reserved.insert(ORIGIN_DATA_TYPE, string(d.origin_dtype.serial_name()));
-    }
-    reserved.insert(
-        ORIGIN_SHAPE_INITIALIZED,
-        scalar(5, WireType::Varint, u64::from(d.origin_shape.is_some())),
-    );
-    if let Some(s) = &d.origin_shape {
-        reserved.insert(ORIGIN_SHAPE, gen_i(Vt::VtListInt, s.iter().copied()));
-    }
+    // The reserved keys (they replace user entries of one name).
+    let reserved = desc_reserved_entries(d);
     let extra = encode_attr_map(
         user,
         &reserved,
