@@ -18,16 +18,10 @@ use ascendir_ir::{
     OpDesc, OutAnchor, ParentLink, Tensor, TensorDesc,
 };
 use bytes::Bytes;
-use rayon::prelude::*;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-/// Ops per parallel work item when decoding or encoding a graph of `n` ops: about four items
-/// per worker thread, at least 64 and at most 4096 ops each.
-fn op_chunk(n: usize) -> usize {
-    (n / (rayon::current_num_threads().max(1) * 4)).clamp(64, 4096)
-}
-
+use crate::chunks::{chunk_len, run_chunks};
 use crate::error::{ProtoError, ProtoResult};
 use crate::pb;
 use crate::pb::attr_def::list_value::ListValueType as Vt;
@@ -1687,25 +1681,22 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     let mut g = Graph::with_capacity(&name, op.len());
     // Ops decode independently: in parallel, in chunks (each with its own desc cache).
     let base = crate::wire::base();
-    let chunk_len = op_chunk(op.len());
     let shared = SharedCache::default();
     let full_only = FULL_ONLY.with(|f| f.get());
-    let chunks: Vec<Vec<PendingOp>> = op
-        .par_chunks(chunk_len)
-        .enumerate()
-        .map(|(c, chunk)| {
+    let chunks: Vec<Vec<PendingOp>> = run_chunks(
+        op.len(),
+        chunk_len(op.len(), 16),
+        || ChunkCache::new(&shared),
+        |cache, range| {
             crate::wire::with_base_raw(base, || {
                 let _guard = enter_graph(depth)?;
                 let _full = FullOnly::set(full_only);
-                let mut cache = ChunkCache::new(&shared);
-                chunk
-                    .iter()
-                    .enumerate()
-                    .map(|(k, raw)| op_from_raw(raw, c * chunk_len + k, &mut cache))
+                range
+                    .map(|i| op_from_raw(&op[i], i, cache))
                     .collect::<ProtoResult<Vec<_>>>()
             })
-        })
-        .collect::<ProtoResult<_>>()?;
+        },
+    )?;
     drop(op);
     let n_ops: usize = chunks.iter().map(Vec::len).sum();
     let mut pending: Vec<Links> = Vec::with_capacity(n_ops);
@@ -2206,23 +2197,28 @@ fn encode_ops<T: Default + Send>(
     }
     let ids: Vec<NodeId> = g.node_ids().collect();
     let shared = Mutex::new(FxHashMap::default());
-    ids.par_chunks(op_chunk(ids.len()))
-        .map(|chunk| {
-            let mut cache = DescEncCache {
+    run_chunks(
+        ids.len(),
+        chunk_len(ids.len(), 16),
+        || {
+            let cache = DescEncCache {
                 local: FxHashMap::default(),
                 shared: &shared,
                 entries: EntryEncodings::default(),
             };
+            (cache, Vec::with_capacity(1024))
+        },
+        |(cache, op), range| {
             let mut list = T::default();
-            let mut op = Vec::with_capacity(1024);
-            for &id in chunk {
+            let len = range.len();
+            for &id in &ids[range] {
                 op.clear();
-                write_op(g, id, &pos, &mut cache, &mut op)?;
-                keep(chunk.len(), &op, &mut list);
+                write_op(g, id, &pos, cache, op)?;
+                keep(len, op, &mut list);
             }
             Ok(list)
-        })
-        .collect()
+        },
+    )
 }
 
 /// An encoding as pieces written one after the other (no copy to join them).
