@@ -196,6 +196,13 @@ impl AttrMap {
             self.entries = other.entries;
             return;
         }
+        if other.entries.len() <= 4 {
+            // A few entries: inserting them in place is cheaper than a new merged vector.
+            for e in other.entries {
+                self.insert_entry(e);
+            }
+            return;
+        }
         // Both sorted: one merge, not an insertion (and a shift) per entry.
         let mut merged = Vec::with_capacity(self.entries.len() + other.entries.len());
         let mut mine = std::mem::take(&mut self.entries).into_iter().peekable();
@@ -415,6 +422,24 @@ mod tests {
         assert_eq!(empty, a);
         a.append(AttrMap::new());
         assert_eq!(a.len(), 5);
+    }
+
+    #[test]
+    fn append_equals_inserting_each_entry_for_small_and_large_maps() {
+        for n in 0..12i64 {
+            let mut a: AttrMap = (0..8i64)
+                .map(|i| (format!("k{:02}", 3 * i), AttrValue::Int(i)))
+                .collect();
+            let b: AttrMap = (0..n)
+                .map(|i| (format!("k{:02}", 2 * i), AttrValue::Int(100 + i)))
+                .collect();
+            let mut want = a.clone();
+            for (k, v) in b.iter() {
+                want.insert(k, v.clone());
+            }
+            a.append(b);
+            assert_eq!(a, want, "{n} appended entries");
+        }
     }
 
     #[test]

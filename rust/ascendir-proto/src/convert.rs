@@ -21,6 +21,7 @@ use bytes::Bytes;
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+use crate::byte_cache::{hash_bytes, ByteCache};
 use crate::chunks::{chunk_len, run_chunks};
 use crate::error::{ProtoError, ProtoResult};
 use crate::pb;
@@ -486,6 +487,10 @@ fn desc_formats(
 
 /// A desc from its fields (`td.attr` is not read: its reserved keys are in `reserved`, its
 /// origin shape there or in `origin_shape`).
+/// The entry most decoded descs carry (one shared entry instead of one per desc).
+static HAS_OUT_ATTR_TRUE: std::sync::LazyLock<Arc<AttrEntry>> =
+    std::sync::LazyLock::new(|| Arc::new(AttrEntry::new(ASC_HAS_OUT_ATTR, AttrValue::Bool(true))));
+
 fn desc_from_parts(
     mut td: pb::TensorDescriptor,
     reserved: &DescReserved,
@@ -520,7 +525,7 @@ fn desc_from_parts(
     };
     let mut user = reserved.leftover.clone()?;
     if td.has_out_attr {
-        user.insert(ASC_HAS_OUT_ATTR.to_string(), AttrValue::Bool(true));
+        user.insert_entry(HAS_OUT_ATTR_TRUE.clone());
     }
     if !td.attr_groups.is_empty() {
         user.insert(
@@ -777,7 +782,7 @@ struct Links {
 /// encoding (a graph's descs repeat a lot).
 #[derive(Default)]
 struct SharedCache {
-    descs: Mutex<FxHashMap<Bytes, Arc<TensorDesc>>>,
+    descs: Mutex<ByteCache<Bytes, Arc<TensorDesc>>>,
 }
 
 /// The byte range of a message's attribute-map entries, which the one-pass decoders accept only
@@ -813,7 +818,7 @@ impl EntrySpan {
 /// `Arc`. A local map in front of the graph's shared one.
 #[derive(Default)]
 struct DescCache<'s> {
-    map: FxHashMap<Bytes, Arc<TensorDesc>>,
+    map: ByteCache<Bytes, Arc<TensorDesc>>,
     shared: Option<&'s SharedCache>,
     /// Attribute entries of descs and ops.
     entries: EntryCache,
@@ -825,7 +830,7 @@ struct DescCache<'s> {
 /// prefix (what else the result depends on: an op's port counts, a desc's layout). Ops and descs
 /// repeat their reserved entries far more than their other attributes.
 struct ReservedCache<T> {
-    map: FxHashMap<Box<[u8]>, Arc<T>>,
+    map: ByteCache<Box<[u8]>, Arc<T>>,
     /// The key being looked up (reused between lookups).
     key: Vec<u8>,
 }
@@ -833,7 +838,7 @@ struct ReservedCache<T> {
 impl<T> Default for ReservedCache<T> {
     fn default() -> Self {
         ReservedCache {
-            map: FxHashMap::default(),
+            map: ByteCache::default(),
             key: Vec::new(),
         }
     }
@@ -857,14 +862,15 @@ impl<T> ReservedCache<T> {
         for r in reserved {
             self.key.extend_from_slice(&entries[r.entry.0..r.entry.1]);
         }
-        if let Some(v) = self.map.get(self.key.as_slice()) {
+        let hash = hash_bytes(&self.key);
+        if let Some(v) = self.map.get(hash, &self.key) {
             return Ok(Some(v.clone()));
         }
         let Some(map) = decode_reserved(entries, reserved) else {
             return Ok(None);
         };
         let v = Arc::new(make(map)?);
-        self.map.insert(self.key.as_slice().into(), v.clone());
+        self.map.insert(hash, self.key.as_slice().into(), v.clone());
         Ok(Some(v))
     }
 }
@@ -872,12 +878,13 @@ impl<T> ReservedCache<T> {
 impl DescCache<'_> {
     /// The desc encoded as `raw`, a part of `owner`.
     fn get(&mut self, owner: &Bytes, raw: &[u8]) -> ProtoResult<Arc<TensorDesc>> {
-        if let Some(d) = self.map.get(raw) {
+        let hash = hash_bytes(raw);
+        if let Some(d) = self.map.get(hash, raw) {
             return Ok(d.clone());
         }
         let found = self
             .shared
-            .and_then(|s| s.descs.lock().ok().and_then(|m| m.get(raw).cloned()));
+            .and_then(|s| s.descs.lock().ok().and_then(|m| m.get(hash, raw).cloned()));
         // A `Bytes` (a shared reference count) is made only here, once per distinct desc.
         let raw = part_of(owner, raw);
         let d = match found {
@@ -885,12 +892,15 @@ impl DescCache<'_> {
             None => {
                 let d = Arc::new(desc_from_raw(&raw, &mut self.entries, &mut self.reserved)?);
                 if let Some(Ok(mut m)) = self.shared.map(|s| s.descs.lock()) {
-                    m.insert(raw.clone(), d.clone());
+                    // Another thread may have decoded the same desc meanwhile.
+                    if m.get(hash, &raw).is_none() {
+                        m.insert(hash, raw.clone(), d.clone());
+                    }
                 }
                 d
             }
         };
-        self.map.insert(raw, d.clone());
+        self.map.insert(hash, raw, d.clone());
         Ok(d)
     }
 }
@@ -1126,12 +1136,14 @@ struct ChunkCache<'s> {
 }
 
 impl<'s> ChunkCache<'s> {
-    fn new(shared: &'s SharedCache) -> Self {
+    /// Caches for a thread decoding ops of a graph of `n_ops` ops, sized for the distinct
+    /// entries and descs such a graph typically has.
+    fn new(shared: &'s SharedCache, n_ops: usize) -> Self {
         ChunkCache {
             descs: DescCache {
-                map: FxHashMap::default(),
+                map: ByteCache::with_capacity(n_ops.min(1024)),
                 shared: Some(shared),
-                entries: EntryCache::default(),
+                entries: EntryCache(ByteCache::with_capacity((2 * n_ops).min(4096))),
                 reserved: ReservedCache::default(),
             },
             ports: ReservedCache::default(),
@@ -1686,7 +1698,7 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     let chunks: Vec<Vec<PendingOp>> = run_chunks(
         op.len(),
         chunk_len(op.len(), 16),
-        || ChunkCache::new(&shared),
+        || ChunkCache::new(&shared, op.len()),
         |cache, range| {
             crate::wire::with_base_raw(base, || {
                 let _guard = enter_graph(depth)?;
@@ -2845,6 +2857,7 @@ fn decode_reserved(
 impl DirectAttrs<'_> {
     /// Record the unknown `AttrDef` fields of entry `key` (a later entry of a key replaces
     /// the earlier one's).
+    #[inline]
     fn note_unknown(&mut self, key: &str, unknown: Vec<u8>) {
         if !self.unknown.is_empty() {
             self.unknown.retain(|(k, _)| k != key);
@@ -2869,7 +2882,7 @@ struct DirectAttrs<'a> {
 /// every distinct entry met by one decoding thread is decoded once and its repeats share it.
 /// Entries with unknown fields or without a value are not kept (they are rare).
 #[derive(Default)]
-struct EntryCache(FxHashMap<Box<[u8]>, Arc<AttrEntry>>);
+struct EntryCache(ByteCache<Box<[u8]>, Arc<AttrEntry>>);
 
 /// Decode a run of `map<string, AttrDef>` entries (field `field`, nothing else in `entries`).
 /// `Ok(None)` when the entries need the full decoder (malformed bytes, unusual entry layout);
@@ -2901,7 +2914,8 @@ fn attrs_direct<'a>(
             return Ok(None);
         }
         let encoding = &data[f.value_start..f.end];
-        if let Some(e) = cache.0.get(encoding) {
+        let hash = hash_bytes(encoding);
+        if let Some(e) = cache.0.get(hash, encoding) {
             out.note_unknown(e.key(), Vec::new());
             out.user.insert_entry(e.clone());
             continue;
@@ -2941,7 +2955,7 @@ fn attrs_direct<'a>(
         let value = match fast_attr(entries, vs, ve) {
             Some((Some(v), u)) if u.is_empty() => {
                 let e = Arc::new(AttrEntry::new(key, v));
-                cache.0.insert(encoding.into(), e.clone());
+                cache.0.insert(hash, encoding.into(), e.clone());
                 out.note_unknown(key, u);
                 out.user.insert_entry(e);
                 continue;

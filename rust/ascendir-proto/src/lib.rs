@@ -14,6 +14,7 @@ pub mod pb {
     include!(concat!(env!("OUT_DIR"), "/ge.proto.rs"));
 }
 
+mod byte_cache;
 mod chunks;
 pub mod convert;
 pub mod error;
