@@ -1,12 +1,18 @@
-//! Work split into chunks that the calling thread runs itself, helped by the rayon pool.
+//! Work split into chunks that the calling thread runs itself, helped by other threads.
 //!
-//! `par_chunks` hands every chunk to the pool and blocks the caller until the pool is done. For
-//! the small graphs GE dumps are made of (a few hundred ops, well under a millisecond of work)
-//! that costs more than it saves: the caller sleeps and a worker must be woken for all of the
-//! work, even when no second core is free, and each chunk starts with cold caches. Here the
-//! caller takes chunks in order from a shared counter, one thread state (cache) for all the
-//! chunks it runs, while helper jobs in the pool take chunks from the same counter as soon as a
-//! worker is free. Without a free core the caller simply does all the work.
+//! `par_chunks` hands every chunk to the rayon pool and blocks the caller until the pool is
+//! done. For the small graphs GE dumps are made of (a few hundred ops, well under a millisecond
+//! of work) that costs more than it saves: the caller sleeps, a worker must be woken for all of
+//! the work, and each chunk starts with cold caches. Worse, on a machine whose cores are shared
+//! (virtual CPUs), a helper that took a chunk can be descheduled for longer than the whole job
+//! takes, and waiting for it costs more than the help gave.
+//!
+//! Here the caller takes chunks in order from a shared counter, keeping one thread state (its
+//! caches) for all the chunks it runs, while helpers take chunks from the same counter as soon
+//! as they are running. When the counter is exhausted the caller does not wait for chunks a
+//! helper is still on: it runs them itself, and whichever result comes first is kept (chunks are
+//! pure functions of their input, so both results are equal). The caller never waits for a
+//! helper in [`ChunkPlan::run`]; a helper that is late finds the plan finished and stops.
 
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -14,73 +20,149 @@ use std::sync::Mutex;
 
 use crate::error::{ProtoError, ProtoResult};
 
-/// Items per chunk for `n` items: about eight chunks per thread, at least `min` and at most
-/// 4096 items each.
+/// Items per chunk for `n` items: about eight chunks per thread, between `min` and 1024 items.
 pub(crate) fn chunk_len(n: usize, min: usize) -> usize {
-    (n / (rayon::current_num_threads().max(1) * 8)).clamp(min, 4096)
+    (n / (rayon::current_num_threads().max(1) * 8)).clamp(min.max(1), 1024)
 }
 
-/// `work` over consecutive ranges of `0..n` of `chunk` items, the results in range order. Each
-/// participating thread makes its state with `state` once (only if it gets a chunk). After an
-/// error no new chunk starts; the error of the first failing chunk is returned (every chunk
-/// before it has run, as chunks are taken in order).
+/// How many helpers to start next to the calling thread for `n` items in chunks of `chunk`.
+pub(crate) fn helpers_for(n: usize, chunk: usize) -> usize {
+    rayon::current_num_threads()
+        .saturating_sub(1)
+        .min(n.div_ceil(chunk.max(1)).saturating_sub(1))
+}
+
+/// The chunks of one job and their results, shared by the caller and its helpers.
+pub(crate) struct ChunkPlan<T> {
+    n: usize,
+    chunk: usize,
+    next: AtomicUsize,
+    /// Set when the caller has every result (or an error): helpers stop taking chunks.
+    finished: AtomicBool,
+    /// The lowest failing chunk so far (`usize::MAX`: none); no chunk after it starts.
+    first_failed: AtomicUsize,
+    slots: Vec<Mutex<Option<ProtoResult<T>>>>,
+}
+
+impl<T> ChunkPlan<T> {
+    /// A plan for `n` items in chunks of `chunk` items.
+    pub(crate) fn new(n: usize, chunk: usize) -> Self {
+        let chunk = chunk.max(1);
+        let n_chunks = n.div_ceil(chunk);
+        ChunkPlan {
+            n,
+            chunk,
+            next: AtomicUsize::new(0),
+            finished: AtomicBool::new(false),
+            first_failed: AtomicUsize::new(usize::MAX),
+            slots: (0..n_chunks).map(|_| Mutex::new(None)).collect(),
+        }
+    }
+
+    fn range(&self, c: usize) -> Range<usize> {
+        c * self.chunk..self.n.min((c + 1) * self.chunk)
+    }
+
+    fn slot(&self, c: usize) -> std::sync::MutexGuard<'_, Option<ProtoResult<T>>> {
+        // A poisoned lock (a panic in another thread's chunk) still holds a usable slot.
+        self.slots[c].lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn is_done(&self, c: usize) -> bool {
+        self.slot(c).is_some()
+    }
+
+    /// Run chunk `c` and keep its result unless another thread's came first.
+    fn run_chunk(&self, c: usize, work: &mut impl FnMut(Range<usize>) -> ProtoResult<T>) {
+        let r = work(self.range(c));
+        if r.is_err() {
+            self.first_failed.fetch_min(c, Ordering::Relaxed);
+        }
+        let mut slot = self.slot(c);
+        if slot.is_none() {
+            *slot = Some(r);
+        }
+    }
+
+    /// Take chunks from the counter until none is left, the plan is finished or a chunk has
+    /// failed.
+    fn take_chunks(&self, work: &mut impl FnMut(Range<usize>) -> ProtoResult<T>) {
+        while !self.finished.load(Ordering::Relaxed) {
+            let c = self.next.fetch_add(1, Ordering::Relaxed);
+            if c >= self.slots.len() || c > self.first_failed.load(Ordering::Relaxed) {
+                break;
+            }
+            self.run_chunk(c, work);
+        }
+    }
+
+    /// A helper's part: take chunks while there are any.
+    pub(crate) fn help(&self, mut work: impl FnMut(Range<usize>) -> ProtoResult<T>) {
+        self.take_chunks(&mut work);
+    }
+
+    /// The caller's part: take chunks, then run every chunk still without a result (up to the
+    /// first failure) itself, and return the results in order, or the error of the first
+    /// failing chunk.
+    pub(crate) fn run(
+        &self,
+        mut work: impl FnMut(Range<usize>) -> ProtoResult<T>,
+    ) -> ProtoResult<Vec<T>> {
+        self.take_chunks(&mut work);
+        for c in 0..self.slots.len() {
+            if c > self.first_failed.load(Ordering::Relaxed) {
+                break;
+            }
+            if !self.is_done(c) {
+                self.run_chunk(c, &mut work);
+            }
+        }
+        self.finished.store(true, Ordering::Relaxed);
+        let mut out = Vec::with_capacity(self.slots.len());
+        for c in 0..self.slots.len() {
+            match self.slot(c).take() {
+                Some(r) => out.push(r?),
+                // Every chunk up to the first failing one has run, so the loop has returned
+                // that failure before reaching an empty slot; this would be a bug here.
+                None => return Err(ProtoError::invalid("", "a chunk of the work was not run")),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `work` over consecutive ranges of `0..n` of `chunk` items, the results in range order, on
+/// the calling thread helped by the rayon pool. Each participating thread makes its state with
+/// `state` once (only if it gets a chunk). For borrowed data: the pool's helpers are waited for
+/// at the end (see [`ChunkPlan`] for owned data that needs no wait).
 pub(crate) fn run_chunks<S, T: Send>(
     n: usize,
     chunk: usize,
     state: impl Fn() -> S + Sync,
     work: impl Fn(&mut S, Range<usize>) -> ProtoResult<T> + Sync,
 ) -> ProtoResult<Vec<T>> {
-    let chunk = chunk.max(1);
-    let n_chunks = n.div_ceil(chunk);
-    if n_chunks <= 1 {
+    let plan = ChunkPlan::new(n, chunk);
+    let helpers = helpers_for(n, chunk);
+    if helpers == 0 {
         let mut s = state();
-        return (0..n_chunks).map(|_| work(&mut s, 0..n)).collect();
+        return plan.run(|r| work(&mut s, r));
     }
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let slots: Vec<Mutex<Option<ProtoResult<T>>>> =
-        (0..n_chunks).map(|_| Mutex::new(None)).collect();
-    let take_chunks = || {
-        let mut s: Option<S> = None;
-        while !failed.load(Ordering::Relaxed) {
-            let c = next.fetch_add(1, Ordering::Relaxed);
-            if c >= n_chunks {
-                break;
-            }
-            let s = s.get_or_insert_with(&state);
-            let r = work(s, c * chunk..n.min((c + 1) * chunk));
-            if r.is_err() {
-                failed.store(true, Ordering::Relaxed);
-            }
-            // A poisoned lock (a panic in another chunk) still holds a usable slot.
-            *slots[c].lock().unwrap_or_else(|e| e.into_inner()) = Some(r);
-        }
-    };
-    // The caller is one of the threads: one helper fewer than the pool has threads.
-    let helpers = rayon::current_num_threads()
-        .saturating_sub(1)
-        .min(n_chunks - 1);
     rayon::in_place_scope(|scope| {
         for _ in 0..helpers {
-            scope.spawn(|_| take_chunks());
+            scope.spawn(|_| {
+                let mut s: Option<S> = None;
+                plan.help(|r| work(s.get_or_insert_with(&state), r));
+            });
         }
-        take_chunks();
-    });
-    let mut out = Vec::with_capacity(n_chunks);
-    for slot in slots {
-        match slot.into_inner().unwrap_or_else(|e| e.into_inner()) {
-            Some(r) => out.push(r?),
-            // Chunks are taken in order and a skipped chunk follows a failed one, whose error
-            // has been returned above; an empty slot here would be a bug in this function.
-            None => return Err(ProtoError::invalid("", "a chunk of the work was not run")),
-        }
-    }
-    Ok(out)
+        let mut s: Option<S> = None;
+        plan.run(|r| work(s.get_or_insert_with(&state), r))
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::Arc;
 
     #[test]
     fn results_come_in_order_and_cover_every_item() {
@@ -131,5 +213,51 @@ mod tests {
         .unwrap();
         assert_eq!(got.len(), 100);
         assert!(made.load(Ordering::Relaxed) <= rayon::current_num_threads().max(1));
+    }
+
+    #[test]
+    fn the_caller_finishes_without_waiting_for_a_stalled_helper() {
+        // A helper that takes a chunk and then stalls (a descheduled thread): the caller runs
+        // that chunk itself and returns; the helper's late result is dropped.
+        let plan = Arc::new(ChunkPlan::<usize>::new(40, 4));
+        let (took, release) = (
+            Arc::new(AtomicBool::new(false)),
+            Arc::new(AtomicBool::new(false)),
+        );
+        let helper = {
+            let (plan, took, release) = (plan.clone(), took.clone(), release.clone());
+            std::thread::spawn(move || {
+                plan.help(|r| {
+                    took.store(true, Ordering::SeqCst);
+                    while !release.load(Ordering::SeqCst) {
+                        std::thread::yield_now();
+                    }
+                    Ok(r.start + 1000)
+                })
+            })
+        };
+        while !took.load(Ordering::SeqCst) {
+            std::thread::yield_now();
+        }
+        let got = plan.run(|r| Ok(r.start)).unwrap();
+        assert_eq!(got, (0..40).step_by(4).collect::<Vec<_>>());
+        release.store(true, Ordering::SeqCst);
+        helper.join().unwrap();
+    }
+
+    #[test]
+    fn chunks_after_a_failure_are_not_started() {
+        let plan = ChunkPlan::<usize>::new(100, 10);
+        let runs = AtomicUsize::new(0);
+        let r = plan.run(|r| {
+            runs.fetch_add(1, Ordering::Relaxed);
+            if r.start == 20 {
+                Err(ProtoError::invalid("chunk 20", "bad"))
+            } else {
+                Ok(r.start)
+            }
+        });
+        assert!(r.unwrap_err().to_string().contains("chunk 20"));
+        assert_eq!(runs.load(Ordering::Relaxed), 3);
     }
 }

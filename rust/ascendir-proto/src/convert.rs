@@ -22,7 +22,7 @@ use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 use crate::byte_cache::{hash_bytes, ByteCache};
-use crate::chunks::{chunk_len, run_chunks};
+use crate::chunks::{chunk_len, helpers_for, run_chunks, ChunkPlan};
 use crate::error::{ProtoError, ProtoResult};
 use crate::pb;
 use crate::pb::attr_def::list_value::ListValueType as Vt;
@@ -1678,6 +1678,32 @@ fn enter_graph(depth: usize) -> ProtoResult<DepthGuard> {
     Ok(DepthGuard(old))
 }
 
+/// The ops of one graph being decoded, shared by the calling thread and its helpers.
+struct OpsJob {
+    ops: Vec<Bytes>,
+    shared: SharedCache,
+    /// The input buffer registration, the graph nesting depth and the decoder choice of the
+    /// calling thread, for the helpers.
+    base: (usize, usize),
+    depth: usize,
+    full_only: bool,
+}
+
+impl OpsJob {
+    /// Decode ops `range` with a thread's caches.
+    fn decode(
+        &self,
+        cache: &mut ChunkCache,
+        range: std::ops::Range<usize>,
+    ) -> ProtoResult<Vec<PendingOp>> {
+        crate::wire::with_base_raw(self.base, || {
+            let _guard = enter_graph(self.depth)?;
+            let _full = FullOnly::set(self.full_only);
+            range.map(|i| op_from_raw(&self.ops[i], i, cache)).collect()
+        })
+    }
+}
+
 /// Decode a `GraphDef` into a graph (subgraph links are resolved by the model decoder).
 pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     let depth = GRAPH_DEPTH.with(|d| d.get());
@@ -1692,24 +1718,30 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     } = def;
     let mut g = Graph::with_capacity(&name, op.len());
     // Ops decode independently: in parallel, in chunks (each with its own desc cache).
-    let base = crate::wire::base();
-    let shared = SharedCache::default();
-    let full_only = FULL_ONLY.with(|f| f.get());
-    let chunks: Vec<Vec<PendingOp>> = run_chunks(
-        op.len(),
-        chunk_len(op.len(), 16),
-        || ChunkCache::new(&shared, op.len()),
-        |cache, range| {
-            crate::wire::with_base_raw(base, || {
-                let _guard = enter_graph(depth)?;
-                let _full = FullOnly::set(full_only);
-                range
-                    .map(|i| op_from_raw(&op[i], i, cache))
-                    .collect::<ProtoResult<Vec<_>>>()
-            })
-        },
-    )?;
-    drop(op);
+    let n = op.len();
+    let chunk = chunk_len(n, 8);
+    let job = Arc::new(OpsJob {
+        ops: op,
+        shared: SharedCache::default(),
+        base: crate::wire::base(),
+        depth,
+        full_only: FULL_ONLY.with(|f| f.get()),
+    });
+    let plan = Arc::new(ChunkPlan::new(n, chunk));
+    // Helpers own what they use: the caller never waits for them (see `chunks`).
+    for _ in 0..helpers_for(n, chunk) {
+        let (job, plan) = (job.clone(), plan.clone());
+        rayon::spawn(move || {
+            let mut cache: Option<ChunkCache> = None;
+            plan.help(|r| {
+                let cache = cache.get_or_insert_with(|| ChunkCache::new(&job.shared, n));
+                job.decode(cache, r)
+            });
+        });
+    }
+    let mut cache = ChunkCache::new(&job.shared, n);
+    let chunks: Vec<Vec<PendingOp>> = plan.run(|r| job.decode(&mut cache, r))?;
+    drop(cache);
     let n_ops: usize = chunks.iter().map(Vec::len).sum();
     let mut pending: Vec<Links> = Vec::with_capacity(n_ops);
     let mut ids = Vec::with_capacity(n_ops);
