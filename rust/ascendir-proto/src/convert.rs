@@ -1732,11 +1732,15 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     for _ in 0..helpers_for(n, chunk) {
         let (job, plan) = (job.clone(), plan.clone());
         rayon::spawn(move || {
-            let mut cache: Option<ChunkCache> = None;
-            plan.help(|r| {
-                let cache = cache.get_or_insert_with(|| ChunkCache::new(&job.shared, n));
-                job.decode(cache, r)
-            });
+            // A panic (a bug) must not abort the process from a detached job: the helper just
+            // stops, and the caller, running the same chunk, raises it where it can be caught.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut cache: Option<ChunkCache> = None;
+                plan.help(|r| {
+                    let cache = cache.get_or_insert_with(|| ChunkCache::new(&job.shared, n));
+                    job.decode(cache, r)
+                });
+            }));
         });
     }
     let mut cache = ChunkCache::new(&job.shared, n);
