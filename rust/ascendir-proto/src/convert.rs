@@ -820,7 +820,7 @@ impl EntrySpan {
 struct DescCache<'s> {
     map: ByteCache<Bytes, Arc<TensorDesc>>,
     shared: Option<&'s SharedCache>,
-    /// Attribute entries of descs and ops.
+    /// Attribute entries of descs.
     entries: EntryCache,
     /// Reserved desc keys (after the layout string).
     reserved: ReservedCache<DescReserved>,
@@ -1129,6 +1129,8 @@ fn attr_unknown_value(list: Vec<(String, Vec<u8>)>) -> Option<AttrValue> {
 #[derive(Default)]
 struct ChunkCache<'s> {
     descs: DescCache<'s>,
+    /// Attribute entries of ops (`descs` has those of descs).
+    op_entries: EntryCache,
     /// Port sections (after the op's input, output and subgraph-slot counts).
     ports: ReservedCache<PortSection>,
     /// Op types.
@@ -1143,9 +1145,10 @@ impl<'s> ChunkCache<'s> {
             descs: DescCache {
                 map: ByteCache::with_capacity(n_ops.min(1024)),
                 shared: Some(shared),
-                entries: EntryCache(ByteCache::with_capacity((2 * n_ops).min(4096))),
+                entries: EntryCache(ByteCache::with_capacity(n_ops.min(1024))),
                 reserved: ReservedCache::default(),
             },
+            op_entries: EntryCache(ByteCache::with_capacity((2 * n_ops).min(4096))),
             ports: ReservedCache::default(),
             types: Interner::default(),
         }
@@ -1311,7 +1314,7 @@ fn op_from_fast(
         descs,
     } = fast;
     let entries = span.map(|(s, e)| raw.slice(s..e)).unwrap_or_default();
-    let Some(direct) = attrs_direct(&entries, 10, OP_RESERVED, false, &mut cache.descs.entries)?
+    let Some(direct) = attrs_direct(&entries, 10, OP_RESERVED, false, &mut cache.op_entries)?
     else {
         return Ok(None);
     };
@@ -2916,9 +2919,23 @@ struct DirectAttrs<'a> {
 
 /// Decoded attribute entries by their encoding (the map entry: name and `AttrDef`), so that
 /// every distinct entry met by one decoding thread is decoded once and its repeats share it.
-/// Entries with unknown fields or without a value are not kept (they are rare).
+/// Entries with unknown fields or without a value are not kept (they are rare). One cache per
+/// kind of map (op or desc attributes): which keys are reserved depends on it.
 #[derive(Default)]
-struct EntryCache(ByteCache<Box<[u8]>, Arc<AttrEntry>>);
+struct EntryCache(ByteCache<Box<[u8]>, CachedEntry>);
+
+/// What an attribute entry's encoding was found to be.
+enum CachedEntry {
+    /// A user attribute, decoded.
+    User(Arc<AttrEntry>),
+    /// A reserved key (left encoded for the caller) whose `AttrDef` is `len` bytes at offset
+    /// `at` of the entry's encoding.
+    Reserved {
+        key: &'static str,
+        at: usize,
+        len: usize,
+    },
+}
 
 /// Decode a run of `map<string, AttrDef>` entries (field `field`, nothing else in `entries`).
 /// `Ok(None)` when the entries need the full decoder (malformed bytes, unusual entry layout);
@@ -2927,7 +2944,7 @@ struct EntryCache(ByteCache<Box<[u8]>, Arc<AttrEntry>>);
 fn attrs_direct<'a>(
     entries: &'a Bytes,
     field: u32,
-    reserved: &[&str],
+    reserved: &[&'static str],
     fast_only: bool,
     cache: &mut EntryCache,
 ) -> ProtoResult<Option<DirectAttrs<'a>>> {
@@ -2951,10 +2968,23 @@ fn attrs_direct<'a>(
         }
         let encoding = &data[f.value_start..f.end];
         let hash = hash_bytes(encoding);
-        if let Some(e) = cache.0.get(hash, encoding) {
-            out.note_unknown(e.key(), Vec::new());
-            out.user.insert_entry(e.clone());
-            continue;
+        match cache.0.get(hash, encoding) {
+            Some(CachedEntry::User(e)) => {
+                out.note_unknown(e.key(), Vec::new());
+                out.user.insert_entry(e.clone());
+                continue;
+            }
+            Some(&CachedEntry::Reserved { key, at, len }) => {
+                out.note_unknown(key, Vec::new());
+                let vs = f.value_start + at;
+                out.reserved.push(ReservedEntry {
+                    key,
+                    entry: (f.start, f.end),
+                    value: (vs, vs + len),
+                });
+                continue;
+            }
+            None => {}
         }
         let entry = &data[..f.end];
         let mut key: &[u8] = b"";
@@ -2976,10 +3006,18 @@ fn attrs_direct<'a>(
         // The value stays a borrowed range: a `Bytes` slice (a shared reference count that
         // every worker thread would touch) is made only for a bytes value or the prost path.
         let (vs, ve) = val.unwrap_or((0, 0));
-        if reserved.contains(&key) {
+        if let Some(&key) = reserved.iter().find(|r| **r == key) {
             // Decoded by the caller (once per distinct set of reserved entries); the unknown
             // fields are read here, which also checks the value's framing.
             let u = crate::wire::unknown_fields(&data[vs..ve], crate::wire::ATTR_DEF_FIELDS);
+            if u.is_empty() && val.is_some() {
+                let found = CachedEntry::Reserved {
+                    key,
+                    at: vs - f.value_start,
+                    len: ve - vs,
+                };
+                cache.0.insert(hash, encoding.into(), found);
+            }
             out.note_unknown(key, u);
             out.reserved.push(ReservedEntry {
                 key,
@@ -2991,7 +3029,9 @@ fn attrs_direct<'a>(
         let value = match fast_attr(entries, vs, ve) {
             Some((Some(v), u)) if u.is_empty() => {
                 let e = Arc::new(AttrEntry::new(key, v));
-                cache.0.insert(hash, encoding.into(), e.clone());
+                cache
+                    .0
+                    .insert(hash, encoding.into(), CachedEntry::User(e.clone()));
                 out.note_unknown(key, u);
                 out.user.insert_entry(e);
                 continue;
