@@ -485,11 +485,12 @@ fn desc_formats(
     Ok((format, origin_format, origin_dtype, origin_shape))
 }
 
-/// A desc from its fields (`td.attr` is not read: its reserved keys are in `reserved`, its
-/// origin shape there or in `origin_shape`).
 /// The entry most decoded descs carry (one shared entry instead of one per desc).
 static HAS_OUT_ATTR_TRUE: std::sync::LazyLock<Arc<AttrEntry>> =
     std::sync::LazyLock::new(|| Arc::new(AttrEntry::new(ASC_HAS_OUT_ATTR, AttrValue::Bool(true))));
+
+/// A desc from its fields (`td.attr` and `td.layout` are not read: the reserved keys and what
+/// the layout gives are in `reserved`, the origin shape there or in `origin_shape`).
 
 fn desc_from_parts(
     mut td: pb::TensorDescriptor,
@@ -772,10 +773,49 @@ struct PendingOp {
 
 /// The edge strings of an op, resolved once every node is in the graph.
 struct Links {
-    inputs: Vec<String>,
-    in_ctrl: Option<Vec<String>>,
-    ctrl_to_data: Option<Vec<String>>,
-    fanout: Option<Vec<String>>,
+    inputs: EdgeStrings,
+    /// The op's port section when it has our control-edge or fan-out keys.
+    section: Option<Arc<PortSection>>,
+}
+
+impl Links {
+    fn in_ctrl(&self) -> Option<&[String]> {
+        self.section.as_ref().and_then(|s| s.in_ctrl.as_deref())
+    }
+
+    fn ctrl_to_data(&self) -> Option<&[String]> {
+        self.section
+            .as_ref()
+            .and_then(|s| s.ctrl_to_data.as_deref())
+    }
+
+    fn fanout(&self) -> Option<&[String]> {
+        self.section.as_ref().and_then(|s| s.fanout.as_deref())
+    }
+}
+
+/// An op's `input` edge strings: byte ranges of the op's encoding (checked UTF-8 when read; no
+/// string is made per edge) or, from the full decoder, strings.
+enum EdgeStrings {
+    Ranges(SmallVec<[(usize, usize); 4]>),
+    Owned(Vec<String>),
+}
+
+impl EdgeStrings {
+    /// The edge strings, ranges read in `op` (the op's encoding).
+    fn read<'a>(&'a self, op: &'a [u8]) -> ProtoResult<SmallVec<[&'a str; 4]>> {
+        match self {
+            EdgeStrings::Owned(list) => Ok(list.iter().map(String::as_str).collect()),
+            EdgeStrings::Ranges(list) => list
+                .iter()
+                .map(|&(s, e)| {
+                    op.get(s..e)
+                        .and_then(crate::wire::utf8)
+                        .ok_or_else(|| ProtoError::invalid("input", "edge string out of place"))
+                })
+                .collect(),
+        }
+    }
 }
 
 /// Decoded tensor descriptors shared by the worker threads decoding one graph, by their
@@ -993,6 +1033,7 @@ fn parse_desc_fast(
     let mut unknown = Vec::new();
     let mut attr_span = EntrySpan::default();
     let mut shape_seen = false;
+    let mut layout = "";
     let mut pos = 0usize;
     while pos < data.len() {
         let f = crate::wire::next_field(data, &mut pos)?;
@@ -1028,14 +1069,19 @@ fn parse_desc_fast(
                 }
                 td.shape = Some(pb::ShapeDef { dim: dims });
             }
-            (4, 2) => td.layout = fast_str(body)?,
+            (4, 2) => layout = crate::wire::utf8(body)?,
             (6, 2) => td.attr_groups = raw.slice(f.value_start..f.end),
             (9, 0) => td.has_out_attr = v != 0,
             (10, 0) => td.size = v as i64,
             (11, 0) => td.weight_size = v as i64,
             (12, 0) => td.reuse_input = v != 0,
             (13, 0) => td.output_tensor = v != 0,
-            (14, 2) => td.device_type = fast_str(body)?,
+            // Only whether it says CPU matters (see `desc_from_parts`): no copy of the usual NPU.
+            (14, 2) => {
+                if crate::wire::utf8(body)? == "CPU" {
+                    td.device_type = "CPU".to_string();
+                }
+            }
             (15, 0) => td.input_tensor = v != 0,
             (16, 0) => td.real_dim_cnt = v as i64,
             (17, 0) => td.reuse_input_index = v as i64,
@@ -1053,16 +1099,16 @@ fn parse_desc_fast(
             let mut d = attrs_direct(&span, 5, DESC_RESERVED, true, entries).ok()??;
             let origin_shape = take_origin_shape(&span, &mut d.reserved);
             let taken = reserved
-                .get(td.layout.as_bytes(), &span, &d.reserved, |m| {
-                    Ok(desc_reserved(m, &td.layout))
+                .get(layout.as_bytes(), &span, &d.reserved, |m| {
+                    Ok(desc_reserved(m, layout))
                 })
                 .ok()??;
             (taken, origin_shape, d.user, d.unknown)
         }
         None => (
             reserved
-                .get(td.layout.as_bytes(), &Bytes::new(), &[], |m| {
-                    Ok(desc_reserved(m, &td.layout))
+                .get(layout.as_bytes(), &Bytes::new(), &[], |m| {
+                    Ok(desc_reserved(m, layout))
                 })
                 .ok()??,
             None,
@@ -1166,6 +1212,8 @@ struct FastOp<'a> {
     unknown: Vec<u8>,
     /// The input and output descs' encodings.
     descs: [DescList<'a>; 2],
+    /// The byte ranges of the input edge strings.
+    inputs: SmallVec<[(usize, usize); 4]>,
 }
 
 /// The desc encodings of one side of an op.
@@ -1185,6 +1233,7 @@ fn parse_op_fast(raw: &Bytes) -> Option<FastOp<'_>> {
     let mut name = "";
     let mut ty = "";
     let mut span = EntrySpan::default();
+    let mut inputs: SmallVec<[(usize, usize); 4]> = SmallVec::new();
     let mut unknown = Vec::new();
     let mut pos = 0usize;
     while pos < data.len() {
@@ -1197,7 +1246,10 @@ fn parse_op_fast(raw: &Bytes) -> Option<FastOp<'_>> {
         match (f.number, f.wire_type) {
             (1, 2) => name = crate::wire::utf8(body)?,
             (2, 2) => ty = crate::wire::utf8(body)?,
-            (5, 2) => def.input.push(fast_str(body)?),
+            (5, 2) => {
+                crate::wire::utf8(body)?;
+                inputs.push((f.value_start, f.end));
+            }
             (11, 2) => def.attr_groups = raw.slice(f.value_start..f.end),
             (20, 0) => def.has_out_attr = v != 0,
             (21, 0) => def.id = v as i64,
@@ -1245,6 +1297,7 @@ fn parse_op_fast(raw: &Bytes) -> Option<FastOp<'_>> {
         span: span.span,
         unknown,
         descs,
+        inputs,
     })
 }
 
@@ -1312,6 +1365,7 @@ fn op_from_fast(
         span,
         unknown,
         descs,
+        inputs,
     } = fast;
     let entries = span.map(|(s, e)| raw.slice(s..e)).unwrap_or_default();
     let Some(direct) = attrs_direct(&entries, 10, OP_RESERVED, false, &mut cache.op_entries)?
@@ -1345,6 +1399,7 @@ fn op_from_fast(
         &ports,
         user,
     )?;
+    p.links.inputs = EdgeStrings::Ranges(inputs);
     if !unknown.is_empty() {
         p.op.attrs
             .insert(ASC_UNKNOWN.to_string(), AttrValue::Bytes(unknown.into()));
@@ -1373,6 +1428,7 @@ fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResul
     .map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
     // Every attribute went through the port reading: the ones it did not take are the user's.
     let mut user = std::mem::take(&mut ports.leftover);
+    let ports = Arc::new(ports);
     if let Some(v) = attr_unknown_value(crate::wire::attr_unknown_fields(raw, 10)) {
         user.insert(ASC_ATTR_UNKNOWN, v);
     }
@@ -1540,7 +1596,7 @@ fn op_from_def(
     ty: Sym,
     descs: (&Bytes, &[DescList; 2]),
     cache: &mut DescCache,
-    section: &PortSection,
+    section: &Arc<PortSection>,
     mut user: AttrMap,
 ) -> ProtoResult<PendingOp> {
     let mut op = OpDesc::with_type_sym(name, ty);
@@ -1620,10 +1676,11 @@ fn op_from_def(
     Ok(PendingOp {
         op,
         links: Links {
-            inputs: std::mem::take(&mut def.input),
-            in_ctrl: section.in_ctrl.clone(),
-            ctrl_to_data: section.ctrl_to_data.clone(),
-            fanout: section.fanout.clone(),
+            inputs: EdgeStrings::Owned(std::mem::take(&mut def.input)),
+            section: (section.in_ctrl.is_some()
+                || section.ctrl_to_data.is_some()
+                || section.fanout.is_some())
+            .then(|| section.clone()),
         },
     })
 }
@@ -1762,7 +1819,7 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     }
     for (i, p) in pending.iter().enumerate() {
         let dst = ids[i];
-        link_inputs(&mut g, dst, p).map_err(|e| {
+        link_inputs(&mut g, dst, p, &job.ops[i]).map_err(|e| {
             e.within(|| {
                 format!(
                     "op[{i}]({})",
@@ -1772,7 +1829,7 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
         })?;
     }
     for (i, p) in pending.iter().enumerate() {
-        if let Some(f) = &p.fanout {
+        if let Some(f) = p.fanout() {
             apply_fanout(&mut g, ids[i], f)
                 .map_err(|e| e.within(|| format!("op[{i}].attr[\"{ASC_FANOUT}\"]")))?;
         }
@@ -1829,10 +1886,10 @@ fn resolve_src(g: &Graph, s: &str, path: &dyn Fn() -> String) -> ProtoResult<(No
     Ok((id, index))
 }
 
-fn link_inputs(g: &mut Graph, dst: NodeId, p: &Links) -> ProtoResult<()> {
+fn link_inputs(g: &mut Graph, dst: NodeId, p: &Links, op: &[u8]) -> ProtoResult<()> {
     let n_in = g.node(dst).map(|n| n.num_in_data()).unwrap_or(0);
     let mut ctrl_data: FxHashMap<usize, &str> = FxHashMap::default();
-    if let Some(list) = &p.ctrl_to_data {
+    if let Some(list) = p.ctrl_to_data() {
         for (k, e) in list.iter().enumerate() {
             let bad = || {
                 ProtoError::invalid(
@@ -1846,7 +1903,7 @@ fn link_inputs(g: &mut Graph, dst: NodeId, p: &Links) -> ProtoResult<()> {
         }
     }
     let mut slot = 0usize;
-    for (k, s) in p.inputs.iter().enumerate() {
+    for (k, s) in p.inputs.read(op)?.into_iter().enumerate() {
         let path = || format!("input[{k}]");
         let Some((_, idx)) = split_edge(s) else {
             // No ':' (e.g. ""): an unconnected slot.
@@ -1867,7 +1924,7 @@ fn link_inputs(g: &mut Graph, dst: NodeId, p: &Links) -> ProtoResult<()> {
             continue;
         };
         if idx == "-1" {
-            if p.in_ctrl.is_some() {
+            if p.in_ctrl().is_some() {
                 // Control edges are given in full (with data→control ones) by our key.
                 let _ = resolve_src(g, s, &path)?;
                 continue;
@@ -1891,7 +1948,7 @@ fn link_inputs(g: &mut Graph, dst: NodeId, p: &Links) -> ProtoResult<()> {
         .map_err(|e| ProtoError::invalid(path(), e.to_string()))?;
         slot += 1;
     }
-    if let Some(list) = &p.in_ctrl {
+    if let Some(list) = p.in_ctrl() {
         for (k, s) in list.iter().enumerate() {
             let path = || format!("attr[\"{ASC_IN_CTRL}\"][{k}]");
             let (src, index) = resolve_src(g, s, &path)?;
