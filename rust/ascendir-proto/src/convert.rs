@@ -423,7 +423,7 @@ fn i64_to_u32(v: i64, what: &str) -> ProtoResult<u32> {
 /// Decode a `TensorDescriptor` (reserved keys consumed, reference §2.5).
 pub fn desc_from_def(mut td: pb::TensorDescriptor) -> ProtoResult<TensorDesc> {
     let reserved = desc_reserved(std::mem::take(&mut td.attr), &td.layout);
-    desc_from_parts(td, &reserved, None)
+    desc_from_parts(td, &reserved, None, None)
 }
 
 /// What a desc's reserved attribute keys and layout string decode to. Failures are kept and
@@ -495,13 +495,16 @@ static HAS_OUT_ATTR_TRUE: std::sync::LazyLock<Arc<AttrEntry>> =
 fn desc_from_parts(
     mut td: pb::TensorDescriptor,
     reserved: &DescReserved,
-    origin_shape: Option<Vec<i64>>,
+    shape: Option<Shape>,
+    origin_shape: Option<Shape>,
 ) -> ProtoResult<TensorDesc> {
-    let dims: Shape = td.shape.map(|s| Shape::from_vec(s.dim)).unwrap_or_default();
+    let dims: Shape = match shape {
+        Some(s) => s,
+        None => td.shape.map(|s| Shape::from_vec(s.dim)).unwrap_or_default(),
+    };
     check_dims(&dims).map_err(|e| e.within(|| "shape".to_string()))?;
     let (format, origin_format, origin_dtype, mut taken_shape) = reserved.formats.clone()?;
-    if let Some(v) = origin_shape {
-        let s = Shape::from_vec(v);
+    if let Some(s) = origin_shape {
         check_dims(&s).map_err(|e| e.within(|| "attr[\"origin_shape\"]".to_string()))?;
         taken_shape = Some(s);
     }
@@ -957,6 +960,29 @@ fn part_of(owner: &Bytes, part: &[u8]) -> Bytes {
     }
 }
 
+/// The dims of a `ShapeDef` body (packed or not; other fields skipped); `None` when malformed.
+fn read_dims(body: &[u8]) -> Option<Shape> {
+    let mut dims = Shape::new();
+    let mut p = 0usize;
+    while p < body.len() {
+        let d = crate::wire::next_field(body, &mut p)?;
+        match (d.number, d.wire_type) {
+            (1, 0) => dims.push(d.varint as i64),
+            (1, 2) => {
+                let packed = &body[d.value_start..d.end];
+                dims.reserve(varint_count(packed));
+                let mut q = 0usize;
+                while q < packed.len() {
+                    dims.push(crate::wire::varint(packed, &mut q)? as i64);
+                }
+            }
+            (1, _) => return None,
+            _ => {}
+        }
+    }
+    Some(dims)
+}
+
 /// Decode a `TensorDescriptor` from its encoding, unknown fields kept.
 fn desc_from_raw(
     raw: &Bytes,
@@ -964,10 +990,17 @@ fn desc_from_raw(
     reserved: &mut ReservedCache<DescReserved>,
 ) -> ProtoResult<TensorDesc> {
     if !FULL_ONLY.with(|f| f.get()) {
-        if let Some((def, reserved, origin_shape, user, attr_unknown, unknown)) =
-            parse_desc_fast(raw, entries, reserved)
+        if let Some(FastDesc {
+            def,
+            reserved,
+            shape,
+            origin_shape,
+            user,
+            attr_unknown,
+            unknown,
+        }) = parse_desc_fast(raw, entries, reserved)
         {
-            let mut d = desc_from_parts(def, &reserved, origin_shape)?;
+            let mut d = desc_from_parts(def, &reserved, Some(shape), origin_shape)?;
             let attr_unknown = attr_unknown_value(attr_unknown);
             if !user.is_empty() || !unknown.is_empty() || attr_unknown.is_some() {
                 let attrs = d.attrs.get_or_insert_with(Default::default);
@@ -1033,6 +1066,7 @@ fn parse_desc_fast(
     let mut unknown = Vec::new();
     let mut attr_span = EntrySpan::default();
     let mut shape_seen = false;
+    let mut shape = Shape::new();
     let mut layout = "";
     let mut pos = 0usize;
     while pos < data.len() {
@@ -1050,24 +1084,7 @@ fn parse_desc_fast(
                     return None;
                 }
                 shape_seen = true;
-                let mut dims = Vec::new();
-                let mut p = 0usize;
-                while p < body.len() {
-                    let d = crate::wire::next_field(body, &mut p)?;
-                    match (d.number, d.wire_type) {
-                        (1, 0) => dims.push(d.varint as i64),
-                        (1, 2) => {
-                            let packed = &body[d.value_start..d.end];
-                            let mut q = 0usize;
-                            while q < packed.len() {
-                                dims.push(crate::wire::varint(packed, &mut q)? as i64);
-                            }
-                        }
-                        (1, _) => return None,
-                        _ => {}
-                    }
-                }
-                td.shape = Some(pb::ShapeDef { dim: dims });
+                shape = read_dims(body)?;
             }
             (4, 2) => layout = crate::wire::utf8(body)?,
             (6, 2) => td.attr_groups = raw.slice(f.value_start..f.end),
@@ -1116,7 +1133,15 @@ fn parse_desc_fast(
             Vec::new(),
         ),
     };
-    Some((td, taken, origin_shape, user, attr_unknown, unknown))
+    Some(FastDesc {
+        def: td,
+        reserved: taken,
+        shape,
+        origin_shape,
+        user,
+        attr_unknown,
+        unknown,
+    })
 }
 
 /// Takes the `origin_shape` entry out of `reserved` when it is the only one and a typed int
@@ -1125,7 +1150,7 @@ fn parse_desc_fast(
 fn take_origin_shape(
     entries: &Bytes,
     reserved: &mut SmallVec<[ReservedEntry; 4]>,
-) -> Option<Vec<i64>> {
+) -> Option<Shape> {
     let mut at = reserved
         .iter()
         .enumerate()
@@ -1142,20 +1167,25 @@ fn take_origin_shape(
         return None;
     }
     reserved.remove(i);
-    Some(dims)
+    Some(Shape::from_vec(dims))
 }
 
-/// A desc read in one pass: its fields (no attributes), what its reserved keys decode to, its
-/// origin shape when read apart from them, its other attributes, the unknown `AttrDef` fields
-/// by attribute, and its unknown fields.
-type FastDesc = (
-    pb::TensorDescriptor,
-    Arc<DescReserved>,
-    Option<Vec<i64>>,
-    AttrMap,
-    AttrUnknown,
-    Vec<u8>,
-);
+/// A desc read in one pass.
+struct FastDesc {
+    /// Its fields other than shape and attributes.
+    def: pb::TensorDescriptor,
+    /// What its reserved keys decode to.
+    reserved: Arc<DescReserved>,
+    shape: Shape,
+    /// The origin shape when read apart from the other reserved keys.
+    origin_shape: Option<Shape>,
+    /// The other attributes.
+    user: AttrMap,
+    /// The unknown `AttrDef` fields by attribute.
+    attr_unknown: AttrUnknown,
+    /// Its unknown fields.
+    unknown: Vec<u8>,
+}
 
 /// The `_ascendir_attr_unknown_fields` value for a list of (key, unknown AttrDef fields).
 fn attr_unknown_value(list: Vec<(String, Vec<u8>)>) -> Option<AttrValue> {
@@ -3260,6 +3290,12 @@ impl FromFixed32 for f32 {
 
 /// A `ListValue` of scalars: `Some(None)` for an untyped list (GE skips it), `None` when the
 /// full decoder is needed.
+/// The number of varints in a packed run (bytes without the continuation bit), to size the list
+/// once.
+fn varint_count(packed: &[u8]) -> usize {
+    packed.iter().filter(|&&b| b < 0x80).count()
+}
+
 fn fast_list(data: &[u8]) -> Option<Option<AttrValue>> {
     let mut s: Vec<&[u8]> = Vec::new();
     let mut i: Vec<i64> = Vec::new();
@@ -3278,6 +3314,7 @@ fn fast_list(data: &[u8]) -> Option<Option<AttrValue>> {
             (12, 0) => dt.push(v as i64),
             (3 | 12, 2) => {
                 let list = if f.number == 3 { &mut i } else { &mut dt };
+                list.reserve(varint_count(body));
                 let mut p = 0usize;
                 while p < body.len() {
                     list.push(crate::wire::varint(body, &mut p)? as i64);
@@ -3295,6 +3332,7 @@ fn fast_list(data: &[u8]) -> Option<Option<AttrValue>> {
             }
             (5, 0) => b.push(v != 0),
             (5, 2) => {
+                b.reserve(varint_count(body));
                 let mut p = 0usize;
                 while p < body.len() {
                     b.push(crate::wire::varint(body, &mut p)? != 0);
