@@ -490,8 +490,8 @@ static HAS_OUT_ATTR_TRUE: std::sync::LazyLock<Arc<AttrEntry>> =
     std::sync::LazyLock::new(|| Arc::new(AttrEntry::new(ASC_HAS_OUT_ATTR, AttrValue::Bool(true))));
 
 /// A desc from its fields (`td.attr` and `td.layout` are not read: the reserved keys and what
-/// the layout gives are in `reserved`, the origin shape there or in `origin_shape`).
-
+/// the layout gives are in `reserved`, the origin shape there or in `origin_shape`; the shape
+/// is `shape` when given, else `td.shape`).
 fn desc_from_parts(
     mut td: pb::TensorDescriptor,
     reserved: &DescReserved,
