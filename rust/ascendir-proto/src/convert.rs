@@ -2983,11 +2983,17 @@ fn decode_reserved(
 impl DirectAttrs<'_> {
     /// Record the unknown `AttrDef` fields of entry `key` (a later entry of a key replaces
     /// the earlier one's).
-    #[inline]
+    #[inline(always)]
     fn note_unknown(&mut self, key: &str, unknown: Vec<u8>) {
-        if !self.unknown.is_empty() {
-            self.unknown.retain(|(k, _)| k != key);
+        // Almost always there is nothing to record and nothing to replace.
+        if !self.unknown.is_empty() || !unknown.is_empty() {
+            self.replace_unknown(key, unknown);
         }
+    }
+
+    #[cold]
+    fn replace_unknown(&mut self, key: &str, unknown: Vec<u8>) {
+        self.unknown.retain(|(k, _)| k != key);
         if !unknown.is_empty() {
             self.unknown.push((key.to_string(), unknown));
         }
