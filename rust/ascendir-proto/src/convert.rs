@@ -864,7 +864,7 @@ struct DescCache<'s> {
     map: ByteCache<Bytes, Arc<TensorDesc>>,
     shared: Option<&'s SharedCache>,
     /// Attribute entries of descs.
-    entries: EntryCache,
+    entries: EntryCache<'s>,
     /// Reserved desc keys (after the layout string).
     reserved: ReservedCache<DescReserved>,
 }
@@ -918,9 +918,9 @@ impl<T> ReservedCache<T> {
     }
 }
 
-impl DescCache<'_> {
+impl<'s> DescCache<'s> {
     /// The desc encoded as `raw`, a part of `owner`.
-    fn get(&mut self, owner: &Bytes, raw: &[u8]) -> ProtoResult<Arc<TensorDesc>> {
+    fn get(&mut self, owner: &'s Bytes, raw: &[u8]) -> ProtoResult<Arc<TensorDesc>> {
         let hash = hash_bytes(raw);
         if let Some(d) = self.map.get(hash, raw) {
             return Ok(d.clone());
@@ -933,7 +933,12 @@ impl DescCache<'_> {
         let d = match found {
             Some(d) => d,
             None => {
-                let d = Arc::new(desc_from_raw(&raw, &mut self.entries, &mut self.reserved)?);
+                let d = Arc::new(desc_from_raw(
+                    &raw,
+                    owner,
+                    &mut self.entries,
+                    &mut self.reserved,
+                )?);
                 if let Some(Ok(mut m)) = self.shared.map(|s| s.descs.lock()) {
                     // Another thread may have decoded the same desc meanwhile.
                     if m.get(hash, &raw).is_none() {
@@ -946,6 +951,13 @@ impl DescCache<'_> {
         self.map.insert(hash, raw, d.clone());
         Ok(d)
     }
+}
+
+/// `part` borrowed from `whole` when it lies inside it (the same bytes, with `whole`'s
+/// lifetime): cache keys borrow the input instead of copying it.
+fn within<'s>(whole: &'s [u8], part: &[u8]) -> Option<&'s [u8]> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    whole.get(start..start.checked_add(part.len())?)
 }
 
 /// `part` (a slice of `owner`'s bytes) as a `Bytes` sharing `owner`'s buffer, or a copy when
@@ -983,10 +995,11 @@ fn read_dims(body: &[u8]) -> Option<Shape> {
     Some(dims)
 }
 
-/// Decode a `TensorDescriptor` from its encoding, unknown fields kept.
-fn desc_from_raw(
+/// Decode a `TensorDescriptor` from its encoding (a part of `owner`), unknown fields kept.
+fn desc_from_raw<'s>(
     raw: &Bytes,
-    entries: &mut EntryCache,
+    owner: &'s [u8],
+    entries: &mut EntryCache<'s>,
     reserved: &mut ReservedCache<DescReserved>,
 ) -> ProtoResult<TensorDesc> {
     if !FULL_ONLY.with(|f| f.get()) {
@@ -998,7 +1011,7 @@ fn desc_from_raw(
             user,
             attr_unknown,
             unknown,
-        }) = parse_desc_fast(raw, entries, reserved)
+        }) = parse_desc_fast(raw, owner, entries, reserved)
         {
             let mut d = desc_from_parts(def, &reserved, Some(shape), origin_shape)?;
             let attr_unknown = attr_unknown_value(attr_unknown);
@@ -1056,9 +1069,10 @@ type AttrUnknown = Vec<(String, Vec<u8>)>;
 /// decoded (shared between descs), the other attributes decoded, and the unknown fields.
 /// `None` whenever the full decoder is needed (malformed input, a repeated `shape`, an
 /// attribute value that is not a scalar or scalar list, ...); nothing has been converted then.
-fn parse_desc_fast(
+fn parse_desc_fast<'s>(
     raw: &Bytes,
-    entries: &mut EntryCache,
+    owner: &'s [u8],
+    entries: &mut EntryCache<'s>,
     reserved: &mut ReservedCache<DescReserved>,
 ) -> Option<FastDesc> {
     let data: &[u8] = raw;
@@ -1113,7 +1127,7 @@ fn parse_desc_fast(
     let (taken, origin_shape, user, attr_unknown) = match attr_span.span {
         Some((s, e)) => {
             let span = raw.slice(s..e);
-            let mut d = attrs_direct(&span, 5, DESC_RESERVED, true, entries).ok()??;
+            let mut d = attrs_direct(&span, owner, 5, DESC_RESERVED, true, entries).ok()??;
             let origin_shape = take_origin_shape(&span, &mut d.reserved);
             let taken = reserved
                 .get(layout.as_bytes(), &span, &d.reserved, |m| {
@@ -1206,7 +1220,7 @@ fn attr_unknown_value(list: Vec<(String, Vec<u8>)>) -> Option<AttrValue> {
 struct ChunkCache<'s> {
     descs: DescCache<'s>,
     /// Attribute entries of ops (`descs` has those of descs).
-    op_entries: EntryCache,
+    op_entries: EntryCache<'s>,
     /// Port sections (after the op's input, output and subgraph-slot counts).
     ports: ReservedCache<PortSection>,
     /// Op types.
@@ -1363,7 +1377,7 @@ pub fn with_full_decoder<R>(f: impl FnOnce() -> R) -> R {
 /// Decode op `i`: one pass over its bytes, attribute entries, port sections and descs from the
 /// caches. Any problem goes to the full decoder, which reports it with its offset and field
 /// path.
-fn op_from_raw(raw: &Bytes, i: usize, cache: &mut ChunkCache) -> ProtoResult<PendingOp> {
+fn op_from_raw<'s>(raw: &'s Bytes, i: usize, cache: &mut ChunkCache<'s>) -> ProtoResult<PendingOp> {
     let fast = if FULL_ONLY.with(|f| f.get()) {
         None
     } else {
@@ -1383,10 +1397,10 @@ fn op_from_raw(raw: &Bytes, i: usize, cache: &mut ChunkCache) -> ProtoResult<Pen
 }
 
 /// `Ok(None)` when the op needs the full decoder (decided before anything is converted).
-fn op_from_fast(
-    raw: &Bytes,
+fn op_from_fast<'s>(
+    raw: &'s Bytes,
     fast: FastOp,
-    cache: &mut ChunkCache,
+    cache: &mut ChunkCache<'s>,
 ) -> ProtoResult<Option<PendingOp>> {
     let FastOp {
         mut def,
@@ -1398,7 +1412,7 @@ fn op_from_fast(
         inputs,
     } = fast;
     let entries = span.map(|(s, e)| raw.slice(s..e)).unwrap_or_default();
-    let Some(direct) = attrs_direct(&entries, 10, OP_RESERVED, false, &mut cache.op_entries)?
+    let Some(direct) = attrs_direct(&entries, raw, 10, OP_RESERVED, false, &mut cache.op_entries)?
     else {
         return Ok(None);
     };
@@ -1437,7 +1451,11 @@ fn op_from_fast(
     Ok(Some(p))
 }
 
-fn op_from_raw_plain(raw: &Bytes, i: usize, cache: &mut DescCache) -> ProtoResult<PendingOp> {
+fn op_from_raw_plain<'s>(
+    raw: &'s Bytes,
+    i: usize,
+    cache: &mut DescCache<'s>,
+) -> ProtoResult<PendingOp> {
     let mut def = <pb::OpDef as prost::Message>::decode(raw.clone()).map_err(|e| {
         let w = crate::wire::locate(raw, "OpDef")
             .map(|w| crate::wire::rebase(w, raw))
@@ -1620,12 +1638,12 @@ fn port_section(
 }
 
 /// `descs`: the input and output desc encodings, parts of the op's encoding (`descs.0`).
-fn op_from_def(
+fn op_from_def<'s>(
     def: &mut pb::OpDef,
     name: &str,
     ty: Sym,
-    descs: (&Bytes, &[DescList; 2]),
-    cache: &mut DescCache,
+    descs: (&'s Bytes, &[DescList; 2]),
+    cache: &mut DescCache<'s>,
     section: &Arc<PortSection>,
     mut user: AttrMap,
 ) -> ProtoResult<PendingOp> {
@@ -1781,9 +1799,9 @@ struct OpsJob {
 
 impl OpsJob {
     /// Decode ops `range` with a thread's caches.
-    fn decode(
-        &self,
-        cache: &mut ChunkCache,
+    fn decode<'s>(
+        &'s self,
+        cache: &mut ChunkCache<'s>,
         range: std::ops::Range<usize>,
     ) -> ProtoResult<Vec<PendingOp>> {
         crate::wire::with_base_raw(self.base, || {
@@ -3015,7 +3033,7 @@ struct DirectAttrs<'a> {
 /// Entries with unknown fields or without a value are not kept (they are rare). One cache per
 /// kind of map (op or desc attributes): which keys are reserved depends on it.
 #[derive(Default)]
-struct EntryCache(ByteCache<Box<[u8]>, CachedEntry>);
+struct EntryCache<'s>(ByteCache<&'s [u8], CachedEntry>);
 
 /// What an attribute entry's encoding was found to be.
 enum CachedEntry {
@@ -3034,12 +3052,13 @@ enum CachedEntry {
 /// `Ok(None)` when the entries need the full decoder (malformed bytes, unusual entry layout);
 /// that is decided before any value is converted, so nothing is converted twice. Conversion
 /// errors name the attribute as the full decoder does.
-fn attrs_direct<'a>(
+fn attrs_direct<'a, 's>(
     entries: &'a Bytes,
+    owner: &'s [u8],
     field: u32,
     reserved: &[&'static str],
     fast_only: bool,
-    cache: &mut EntryCache,
+    cache: &mut EntryCache<'s>,
 ) -> ProtoResult<Option<DirectAttrs<'a>>> {
     let data: &[u8] = entries;
     // One pass in wire order (a later entry of a key replaces an earlier one). The first
@@ -3109,7 +3128,9 @@ fn attrs_direct<'a>(
                     at: vs - f.value_start,
                     len: ve - vs,
                 };
-                cache.0.insert(hash, encoding.into(), found);
+                if let Some(k) = within(owner, encoding) {
+                    cache.0.insert(hash, k, found);
+                }
             }
             out.note_unknown(key, u);
             out.reserved.push(ReservedEntry {
@@ -3122,9 +3143,9 @@ fn attrs_direct<'a>(
         let value = match fast_attr(entries, vs, ve) {
             Some((Some(v), u)) if u.is_empty() => {
                 let e = Arc::new(AttrEntry::new(key, v));
-                cache
-                    .0
-                    .insert(hash, encoding.into(), CachedEntry::User(e.clone()));
+                if let Some(k) = within(owner, encoding) {
+                    cache.0.insert(hash, k, CachedEntry::User(e.clone()));
+                }
                 out.note_unknown(key, u);
                 out.user.insert_entry(e);
                 continue;
