@@ -821,13 +821,6 @@ impl EdgeStrings {
     }
 }
 
-/// Decoded tensor descriptors shared by the worker threads decoding one graph, by their
-/// encoding (a graph's descs repeat a lot).
-#[derive(Default)]
-struct SharedCache {
-    descs: Mutex<ByteCache<Bytes, Arc<TensorDesc>>>,
-}
-
 /// The byte range of a message's attribute-map entries, which the one-pass decoders accept only
 /// as one contiguous run of length-delimited fields.
 #[derive(Default)]
@@ -857,12 +850,13 @@ impl EntrySpan {
     }
 }
 
-/// Decoded tensor descriptors by their encoding: identical descs decode once and share one
-/// `Arc`. A local map in front of the graph's shared one.
+/// Decoded tensor descriptors by their encoding: identical descs met by one decoding thread
+/// decode once and share one `Arc`. Each thread has its own: descs shared between threads
+/// would have their reference counts written by both, which costs more on some machines than
+/// decoding the desc twice.
 #[derive(Default)]
 struct DescCache<'s> {
     map: ByteCache<Bytes, Arc<TensorDesc>>,
-    shared: Option<&'s SharedCache>,
     /// Attribute entries of descs.
     entries: EntryCache<'s>,
     /// Reserved desc keys (after the layout string).
@@ -925,29 +919,14 @@ impl<'s> DescCache<'s> {
         if let Some(d) = self.map.get(hash, raw) {
             return Ok(d.clone());
         }
-        let found = self
-            .shared
-            .and_then(|s| s.descs.lock().ok().and_then(|m| m.get(hash, raw).cloned()));
         // A `Bytes` (a shared reference count) is made only here, once per distinct desc.
         let raw = part_of(owner, raw);
-        let d = match found {
-            Some(d) => d,
-            None => {
-                let d = Arc::new(desc_from_raw(
-                    &raw,
-                    owner,
-                    &mut self.entries,
-                    &mut self.reserved,
-                )?);
-                if let Some(Ok(mut m)) = self.shared.map(|s| s.descs.lock()) {
-                    // Another thread may have decoded the same desc meanwhile.
-                    if m.get(hash, &raw).is_none() {
-                        m.insert(hash, raw.clone(), d.clone());
-                    }
-                }
-                d
-            }
-        };
+        let d = Arc::new(desc_from_raw(
+            &raw,
+            owner,
+            &mut self.entries,
+            &mut self.reserved,
+        )?);
         self.map.insert(hash, raw, d.clone());
         Ok(d)
     }
@@ -1230,11 +1209,10 @@ struct ChunkCache<'s> {
 impl<'s> ChunkCache<'s> {
     /// Caches for a thread decoding ops of a graph of `n_ops` ops, sized for the distinct
     /// entries and descs such a graph typically has.
-    fn new(shared: &'s SharedCache, n_ops: usize) -> Self {
+    fn new(n_ops: usize) -> Self {
         ChunkCache {
             descs: DescCache {
                 map: ByteCache::with_capacity(n_ops.min(1024)),
-                shared: Some(shared),
                 entries: EntryCache(ByteCache::with_capacity(n_ops.min(1024))),
                 reserved: ReservedCache::default(),
             },
@@ -1789,7 +1767,6 @@ fn enter_graph(depth: usize) -> ProtoResult<DepthGuard> {
 /// The ops of one graph being decoded, shared by the calling thread and its helpers.
 struct OpsJob {
     ops: Vec<Bytes>,
-    shared: SharedCache,
     /// The input buffer registration, the graph nesting depth and the decoder choice of the
     /// calling thread, for the helpers.
     base: (usize, usize),
@@ -1830,7 +1807,6 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     let chunk = chunk_len(n, 8);
     let job = Arc::new(OpsJob {
         ops: op,
-        shared: SharedCache::default(),
         base: crate::wire::base(),
         depth,
         full_only: FULL_ONLY.with(|f| f.get()),
@@ -1845,13 +1821,13 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
             let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let mut cache: Option<ChunkCache> = None;
                 plan.help(|r| {
-                    let cache = cache.get_or_insert_with(|| ChunkCache::new(&job.shared, n));
+                    let cache = cache.get_or_insert_with(|| ChunkCache::new(n));
                     job.decode(cache, r)
                 });
             }));
         });
     }
-    let mut cache = ChunkCache::new(&job.shared, n);
+    let mut cache = ChunkCache::new(n);
     let chunks: Vec<Vec<PendingOp>> = plan.run(|r| job.decode(&mut cache, r))?;
     drop(cache);
     let n_ops: usize = chunks.iter().map(Vec::len).sum();
