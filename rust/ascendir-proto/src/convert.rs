@@ -856,7 +856,7 @@ impl EntrySpan {
 /// decoding the desc twice.
 #[derive(Default)]
 struct DescCache<'s> {
-    map: ByteCache<Bytes, Arc<TensorDesc>>,
+    map: ByteCache<&'s [u8], Arc<TensorDesc>>,
     /// Attribute entries of descs.
     entries: EntryCache<'s>,
     /// Reserved desc keys (after the layout string).
@@ -919,36 +919,36 @@ impl<'s> DescCache<'s> {
         if let Some(d) = self.map.get(hash, raw) {
             return Ok(d.clone());
         }
-        // A `Bytes` (a shared reference count) is made only here, once per distinct desc.
-        let raw = part_of(owner, raw);
+        let Some(range) = range_in(owner, raw) else {
+            // Not a part of the op (no decoder path gives such a desc): decoded on its own.
+            return Ok(Arc::new(desc_apart(raw)?));
+        };
         let d = Arc::new(desc_from_raw(
-            &raw,
             owner,
+            range,
             &mut self.entries,
             &mut self.reserved,
         )?);
-        self.map.insert(hash, raw, d.clone());
+        self.map.insert(hash, &owner[range.0..range.1], d.clone());
         Ok(d)
     }
 }
 
-/// `part` borrowed from `whole` when it lies inside it (the same bytes, with `whole`'s
-/// lifetime): cache keys borrow the input instead of copying it.
-fn within<'s>(whole: &'s [u8], part: &[u8]) -> Option<&'s [u8]> {
-    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
-    whole.get(start..start.checked_add(part.len())?)
+/// Decode a desc that is not a part of its op's bytes, with caches of its own.
+fn desc_apart(raw: &[u8]) -> ProtoResult<TensorDesc> {
+    let copy = Bytes::copy_from_slice(raw);
+    let mut entries = EntryCache::default();
+    let mut reserved = ReservedCache::default();
+    desc_from_raw(&copy, (0, copy.len()), &mut entries, &mut reserved)
 }
 
-/// `part` (a slice of `owner`'s bytes) as a `Bytes` sharing `owner`'s buffer, or a copy when
-/// it is not inside `owner`.
-fn part_of(owner: &Bytes, part: &[u8]) -> Bytes {
-    let start = owner.as_ptr() as usize;
-    let p = part.as_ptr() as usize;
-    if p >= start && p + part.len() <= start + owner.len() {
-        owner.slice(p - start..p - start + part.len())
-    } else {
-        Bytes::copy_from_slice(part)
-    }
+/// Where `part` lies in `whole` (a range of it), when it is a part of it (the same bytes):
+/// decoders then work on `whole` with offsets, and caches borrow keys from it, instead of
+/// making `Bytes` slices (each a write of a reference count that every thread shares).
+fn range_in(whole: &[u8], part: &[u8]) -> Option<(usize, usize)> {
+    let start = (part.as_ptr() as usize).checked_sub(whole.as_ptr() as usize)?;
+    let end = start.checked_add(part.len())?;
+    (end <= whole.len()).then_some((start, end))
 }
 
 /// The dims of a `ShapeDef` body (packed or not; other fields skipped); `None` when malformed.
@@ -974,10 +974,10 @@ fn read_dims(body: &[u8]) -> Option<Shape> {
     Some(dims)
 }
 
-/// Decode a `TensorDescriptor` from its encoding (a part of `owner`), unknown fields kept.
+/// Decode the `TensorDescriptor` encoded at `range` of `owner`, unknown fields kept.
 fn desc_from_raw<'s>(
-    raw: &Bytes,
-    owner: &'s [u8],
+    owner: &'s Bytes,
+    range: (usize, usize),
     entries: &mut EntryCache<'s>,
     reserved: &mut ReservedCache<DescReserved>,
 ) -> ProtoResult<TensorDesc> {
@@ -990,7 +990,7 @@ fn desc_from_raw<'s>(
             user,
             attr_unknown,
             unknown,
-        }) = parse_desc_fast(raw, owner, entries, reserved)
+        }) = parse_desc_fast(owner, range, entries, reserved)
         {
             let mut d = desc_from_parts(def, &reserved, Some(shape), origin_shape)?;
             let attr_unknown = attr_unknown_value(attr_unknown);
@@ -1007,6 +1007,7 @@ fn desc_from_raw<'s>(
             return Ok(d);
         }
     }
+    let raw = &owner.slice(range.0..range.1);
     let def = <pb::TensorDescriptor as prost::Message>::decode(raw.clone()).map_err(|e| {
         crate::wire::locate(raw, "TensorDescriptor")
             .map(|w| crate::wire::rebase(w, raw))
@@ -1049,20 +1050,21 @@ type AttrUnknown = Vec<(String, Vec<u8>)>;
 /// `None` whenever the full decoder is needed (malformed input, a repeated `shape`, an
 /// attribute value that is not a scalar or scalar list, ...); nothing has been converted then.
 fn parse_desc_fast<'s>(
-    raw: &Bytes,
-    owner: &'s [u8],
+    owner: &'s Bytes,
+    (start, end): (usize, usize),
     entries: &mut EntryCache<'s>,
     reserved: &mut ReservedCache<DescReserved>,
 ) -> Option<FastDesc> {
-    let data: &[u8] = raw;
+    // Offsets are in `owner` (the op's bytes), the desc being `start..end` of it.
+    let data: &[u8] = owner.get(..end)?;
     let mut td = pb::TensorDescriptor::default();
     let mut unknown = Vec::new();
     let mut attr_span = EntrySpan::default();
     let mut shape_seen = false;
     let mut shape = Shape::new();
     let mut layout = "";
-    let mut pos = 0usize;
-    while pos < data.len() {
+    let mut pos = start;
+    while pos < end {
         let f = crate::wire::next_field(data, &mut pos)?;
         let body = &data[f.value_start..f.end];
         if attr_span.feed(&f, 5)? {
@@ -1080,7 +1082,7 @@ fn parse_desc_fast<'s>(
                 shape = read_dims(body)?;
             }
             (4, 2) => layout = crate::wire::utf8(body)?,
-            (6, 2) => td.attr_groups = raw.slice(f.value_start..f.end),
+            (6, 2) => td.attr_groups = owner.slice(f.value_start..f.end),
             (9, 0) => td.has_out_attr = v != 0,
             (10, 0) => td.size = v as i64,
             (11, 0) => td.weight_size = v as i64,
@@ -1104,12 +1106,11 @@ fn parse_desc_fast<'s>(
         }
     }
     let (taken, origin_shape, user, attr_unknown) = match attr_span.span {
-        Some((s, e)) => {
-            let span = raw.slice(s..e);
-            let mut d = attrs_direct(&span, owner, 5, DESC_RESERVED, true, entries).ok()??;
-            let origin_shape = take_origin_shape(&span, &mut d.reserved);
+        Some(span) => {
+            let mut d = attrs_direct(owner, span, 5, DESC_RESERVED, true, entries).ok()??;
+            let origin_shape = take_origin_shape(owner, &mut d.reserved);
             let taken = reserved
-                .get(layout.as_bytes(), &span, &d.reserved, |m| {
+                .get(layout.as_bytes(), owner, &d.reserved, |m| {
                     Ok(desc_reserved(m, layout))
                 })
                 .ok()??;
@@ -1389,8 +1390,8 @@ fn op_from_fast<'s>(
         descs,
         inputs,
     } = fast;
-    let entries = span.map(|(s, e)| raw.slice(s..e)).unwrap_or_default();
-    let Some(direct) = attrs_direct(&entries, raw, 10, OP_RESERVED, false, &mut cache.op_entries)?
+    let span = span.unwrap_or((0, 0));
+    let Some(direct) = attrs_direct(raw, span, 10, OP_RESERVED, false, &mut cache.op_entries)?
     else {
         return Ok(None);
     };
@@ -1400,7 +1401,7 @@ fn op_from_fast<'s>(
     for (slot, c) in prefix.chunks_exact_mut(8).zip(counts) {
         slot.copy_from_slice(&(c as u64).to_le_bytes());
     }
-    let made = cache.ports.get(&prefix, &entries, &direct.reserved, |m| {
+    let made = cache.ports.get(&prefix, raw, &direct.reserved, |m| {
         port_section(m, n_in, n_out, n_sub)
     })?;
     let Some(ports) = made else {
@@ -3028,26 +3029,29 @@ enum CachedEntry {
 /// `Ok(None)` when the entries need the full decoder (malformed bytes, unusual entry layout);
 /// that is decided before any value is converted, so nothing is converted twice. Conversion
 /// errors name the attribute as the full decoder does.
-fn attrs_direct<'a, 's>(
-    entries: &'a Bytes,
-    owner: &'s [u8],
+fn attrs_direct<'s>(
+    entries: &'s Bytes,
+    (start, end): (usize, usize),
     field: u32,
     reserved: &[&'static str],
     fast_only: bool,
     cache: &mut EntryCache<'s>,
-) -> ProtoResult<Option<DirectAttrs<'a>>> {
-    let data: &[u8] = entries;
+) -> ProtoResult<Option<DirectAttrs<'s>>> {
+    // Offsets are in `entries` (the op's bytes), the run of entries being `start..end` of it.
+    let Some(data) = entries.get(..end) else {
+        return Ok(None);
+    };
     // One pass in wire order (a later entry of a key replaces an earlier one). The first
     // conversion error is kept, not returned, until every entry has been read: malformed bytes
     // after it still send the whole map to the full decoder, which then names the problem.
     let mut out = DirectAttrs {
         reserved: SmallVec::new(),
-        user: AttrMap::with_capacity(data.len() / 24 + 1),
+        user: AttrMap::with_capacity((end - start.min(end)) / 24 + 1),
         unknown: Vec::new(),
     };
     let mut failed: Option<ProtoError> = None;
-    let mut pos = 0usize;
-    while pos < data.len() {
+    let mut pos = start;
+    while pos < end {
         let Some(f) = crate::wire::next_field(data, &mut pos) else {
             return Ok(None);
         };
@@ -3104,9 +3108,7 @@ fn attrs_direct<'a, 's>(
                     at: vs - f.value_start,
                     len: ve - vs,
                 };
-                if let Some(k) = within(owner, encoding) {
-                    cache.0.insert(hash, k, found);
-                }
+                cache.0.insert(hash, encoding, found);
             }
             out.note_unknown(key, u);
             out.reserved.push(ReservedEntry {
@@ -3119,9 +3121,7 @@ fn attrs_direct<'a, 's>(
         let value = match fast_attr(entries, vs, ve) {
             Some((Some(v), u)) if u.is_empty() => {
                 let e = Arc::new(AttrEntry::new(key, v));
-                if let Some(k) = within(owner, encoding) {
-                    cache.0.insert(hash, k, CachedEntry::User(e.clone()));
-                }
+                cache.0.insert(hash, encoding, CachedEntry::User(e.clone()));
                 out.note_unknown(key, u);
                 out.user.insert_entry(e);
                 continue;
