@@ -434,6 +434,9 @@ struct DescReserved {
     formats: ProtoResult<(i32, i32, DataType, Option<Shape>)>,
     /// The attributes not taken as reserved keys (they stay attributes).
     leftover: ProtoResult<AttrMap>,
+    /// The entry most descs carry, shared by the descs of this section: each decoding thread
+    /// has its own sections, so no thread writes the reference count of another's entries.
+    has_out_attr: Arc<AttrEntry>,
 }
 
 fn desc_reserved(mut attrs: BTreeMap<String, pb::AttrDef>, layout: &str) -> DescReserved {
@@ -441,6 +444,7 @@ fn desc_reserved(mut attrs: BTreeMap<String, pb::AttrDef>, layout: &str) -> Desc
     DescReserved {
         formats,
         leftover: attrs_from_map(attrs),
+        has_out_attr: Arc::new(AttrEntry::new(ASC_HAS_OUT_ATTR, AttrValue::Bool(true))),
     }
 }
 
@@ -485,10 +489,6 @@ fn desc_formats(
     Ok((format, origin_format, origin_dtype, origin_shape))
 }
 
-/// The entry most decoded descs carry (one shared entry instead of one per desc).
-static HAS_OUT_ATTR_TRUE: std::sync::LazyLock<Arc<AttrEntry>> =
-    std::sync::LazyLock::new(|| Arc::new(AttrEntry::new(ASC_HAS_OUT_ATTR, AttrValue::Bool(true))));
-
 /// A desc from its fields (`td.attr` and `td.layout` are not read: the reserved keys and what
 /// the layout gives are in `reserved`, the origin shape there or in `origin_shape`; the shape
 /// is `shape` when given, else `td.shape`).
@@ -529,7 +529,7 @@ fn desc_from_parts(
     };
     let mut user = reserved.leftover.clone()?;
     if td.has_out_attr {
-        user.insert_entry(HAS_OUT_ATTR_TRUE.clone());
+        user.insert_entry(reserved.has_out_attr.clone());
     }
     if !td.attr_groups.is_empty() {
         user.insert(
