@@ -6,7 +6,7 @@
 //! again. What GE would lose is kept under keys prefixed `_ascendir_` (see `docs/WIRE_FORMAT.md`).
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use crate::write::{put_len_delimited, put_nested, put_packed_floats, put_packed_varints};
 use ascendir_ir::format::bits;
@@ -2117,11 +2117,11 @@ pub fn model_pieces(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Pieces> 
     Ok(pieces)
 }
 
-/// Encoded tensor descriptors by `Arc` identity (shared descs are encoded once per graph): a
-/// local map in front of the graph's shared one.
-struct DescEncCache<'s> {
+/// Encoded tensor descriptors by `Arc` identity (shared descs are encoded once per thread):
+/// each encoding thread has its own, as encodings shared between threads would have their
+/// reference counts written by both.
+struct DescEncCache {
     local: FxHashMap<usize, Bytes>,
-    shared: &'s Mutex<FxHashMap<usize, Bytes>>,
     /// Attribute entries shared by several maps.
     entries: EntryEncodings,
 }
@@ -2169,16 +2169,9 @@ fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoRes
     if let Some(b) = cache.local.get(&key) {
         return Ok(b.clone());
     }
-    if let Some(b) = cache.shared.lock().ok().and_then(|m| m.get(&key).cloned()) {
-        cache.local.insert(key, b.clone());
-        return Ok(b);
-    }
     let mut v = Vec::with_capacity(128);
     encode_desc(d, &mut cache.entries, &mut v)?;
     let b = Bytes::from(v);
-    if let Ok(mut m) = cache.shared.lock() {
-        m.insert(key, b.clone());
-    }
     cache.local.insert(key, b.clone());
     Ok(b)
 }
@@ -2329,14 +2322,12 @@ fn encode_ops<T: Default + Send>(
         pos.insert(id, i as u32);
     }
     let ids: Vec<NodeId> = g.node_ids().collect();
-    let shared = Mutex::new(FxHashMap::default());
     run_chunks(
         ids.len(),
         chunk_len(ids.len(), 16),
         || {
             let cache = DescEncCache {
                 local: FxHashMap::default(),
-                shared: &shared,
                 entries: EntryEncodings::default(),
             };
             (cache, Vec::with_capacity(1024))
