@@ -39,6 +39,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         })?;
     }
+    if what != "enc" {
+        // Whether decodes used helper threads (the machine's spare CPU was fast enough).
+        println!("helpers pay off: {:?}", ascendir_proto::parallel_helps());
+    }
     if what != "dec" {
         time("encode", &|| {
             std::hint::black_box(ascendir_proto::encode_graph(&g)?);

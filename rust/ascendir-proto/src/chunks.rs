@@ -15,8 +15,9 @@
 //! helper in [`ChunkPlan::run`]; a helper that is late finds the plan finished and stops.
 
 use std::ops::Range;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::Instant;
 
 use crate::error::{ProtoError, ProtoResult};
 
@@ -42,6 +43,25 @@ pub(crate) struct ChunkPlan<T> {
     /// The lowest failing chunk so far (`usize::MAX`: none); no chunk after it starts.
     first_failed: AtomicUsize,
     slots: Vec<Mutex<Option<ProtoResult<T>>>>,
+    /// Items done and nanoseconds spent on them by the helpers, and by the caller while it
+    /// took chunks from the counter: how fast the helpers were (see `pacing`).
+    helper_work: Work,
+    caller_work: Work,
+}
+
+/// Items done and the nanoseconds they took.
+#[derive(Default)]
+struct Work {
+    items: AtomicUsize,
+    ns: AtomicU64,
+}
+
+impl Work {
+    fn add(&self, items: usize, since: Instant) {
+        let ns = u64::try_from(since.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.items.fetch_add(items, Ordering::Relaxed);
+        self.ns.fetch_add(ns, Ordering::Relaxed);
+    }
 }
 
 impl<T> ChunkPlan<T> {
@@ -56,7 +76,22 @@ impl<T> ChunkPlan<T> {
             finished: AtomicBool::new(false),
             first_failed: AtomicUsize::new(usize::MAX),
             slots: (0..n_chunks).map(|_| Mutex::new(None)).collect(),
+            helper_work: Work::default(),
+            caller_work: Work::default(),
         }
+    }
+
+    /// The helpers' speed (items per second while working) in thousandths of the caller's, once
+    /// the caller is done: 0 when they finished no chunk in time.
+    pub(crate) fn helper_speed(&self) -> u64 {
+        let items = |w: &Work| w.items.load(Ordering::Relaxed) as u128;
+        let ns = |w: &Work| w.ns.load(Ordering::Relaxed).max(1) as u128;
+        let (h, c) = (&self.helper_work, &self.caller_work);
+        if items(c) == 0 {
+            return 1_000;
+        }
+        let speed = items(h) * ns(c) * 1_000 / (ns(h) * items(c));
+        u64::try_from(speed).unwrap_or(u64::MAX)
     }
 
     fn range(&self, c: usize) -> Range<usize> {
@@ -85,20 +120,22 @@ impl<T> ChunkPlan<T> {
     }
 
     /// Take chunks from the counter until none is left, the plan is finished or a chunk has
-    /// failed.
-    fn take_chunks(&self, work: &mut impl FnMut(Range<usize>) -> ProtoResult<T>) {
+    /// failed; each chunk's items and time go to `done`.
+    fn take_chunks(&self, work: &mut impl FnMut(Range<usize>) -> ProtoResult<T>, done: &Work) {
         while !self.finished.load(Ordering::Relaxed) {
             let c = self.next.fetch_add(1, Ordering::Relaxed);
             if c >= self.slots.len() || c > self.first_failed.load(Ordering::Relaxed) {
                 break;
             }
+            let start = Instant::now();
             self.run_chunk(c, work);
+            done.add(self.range(c).len(), start);
         }
     }
 
     /// A helper's part: take chunks while there are any.
     pub(crate) fn help(&self, mut work: impl FnMut(Range<usize>) -> ProtoResult<T>) {
-        self.take_chunks(&mut work);
+        self.take_chunks(&mut work, &self.helper_work);
     }
 
     /// The caller's part: take chunks, then run every chunk still without a result (up to the
@@ -108,7 +145,7 @@ impl<T> ChunkPlan<T> {
         &self,
         mut work: impl FnMut(Range<usize>) -> ProtoResult<T>,
     ) -> ProtoResult<Vec<T>> {
-        self.take_chunks(&mut work);
+        self.take_chunks(&mut work, &self.caller_work);
         for c in 0..self.slots.len() {
             if c > self.first_failed.load(Ordering::Relaxed) {
                 break;
@@ -142,7 +179,10 @@ pub(crate) fn run_chunks<S, T: Send>(
     work: impl Fn(&mut S, Range<usize>) -> ProtoResult<T> + Sync,
 ) -> ProtoResult<Vec<T>> {
     let plan = ChunkPlan::new(n, chunk);
-    let helpers = helpers_for(n, chunk);
+    // Small jobs go without helpers while the decoder finds they do not pay off.
+    let alone =
+        n < crate::pacing::ALWAYS_HELP_FROM && crate::pacing::parallel_helps() == Some(false);
+    let helpers = if alone { 0 } else { helpers_for(n, chunk) };
     if helpers == 0 {
         let mut s = state();
         return plan.run(|r| work(&mut s, r));

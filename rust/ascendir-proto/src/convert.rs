@@ -24,6 +24,7 @@ use smallvec::SmallVec;
 use crate::byte_cache::{hash_bytes, ByteCache};
 use crate::chunks::{chunk_len, helpers_for, run_chunks, ChunkPlan};
 use crate::error::{ProtoError, ProtoResult};
+use crate::pacing;
 use crate::pb;
 use crate::pb::attr_def::list_value::ListValueType as Vt;
 use crate::pb::attr_def::Value as V;
@@ -1813,8 +1814,14 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
         full_only: FULL_ONLY.with(|f| f.get()),
     });
     let plan = Arc::new(ChunkPlan::new(n, chunk));
+    // Small graphs are helped while helpers have been fast enough lately (see `pacing`).
+    let small = n < pacing::ALWAYS_HELP_FROM;
+    let helpers = match helpers_for(n, chunk) {
+        h if h > 0 && small && !pacing::help_small_job() => 0,
+        h => h,
+    };
     // Helpers own what they use: the caller never waits for them (see `chunks`).
-    for _ in 0..helpers_for(n, chunk) {
+    for _ in 0..helpers {
         let (job, plan) = (job.clone(), plan.clone());
         rayon::spawn(move || {
             // A panic (a bug) must not abort the process from a detached job: the helper just
@@ -1830,6 +1837,9 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     }
     let mut cache = ChunkCache::new(n);
     let chunks: Vec<Vec<PendingOp>> = plan.run(|r| job.decode(&mut cache, r))?;
+    if helpers > 0 && small {
+        pacing::record(plan.helper_speed());
+    }
     drop(cache);
     let n_ops: usize = chunks.iter().map(Vec::len).sum();
     let mut pending: Vec<Links> = Vec::with_capacity(n_ops);

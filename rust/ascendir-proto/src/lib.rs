@@ -19,6 +19,7 @@ mod chunks;
 pub mod convert;
 pub mod error;
 pub mod om;
+mod pacing;
 pub mod text;
 pub mod wire;
 mod write;
@@ -27,6 +28,7 @@ use ascendir_ir::Graph;
 
 pub use convert::{Model, ModelMeta};
 pub use error::{ProtoError, ProtoResult};
+pub use pacing::parallel_helps;
 
 /// Decode a binary `ModelDef` into a model.
 pub fn decode_model(data: &[u8]) -> ProtoResult<Model> {

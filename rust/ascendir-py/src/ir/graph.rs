@@ -154,11 +154,14 @@ const FREE_IN_BACKGROUND_FROM: usize = 128;
 impl Drop for PyGraph {
     /// Freeing a graph touches every node, attribute and desc (about a fifth of the time it took
     /// to decode one): a large graph is handed to the rayon pool so that `del g` (or a graph
-    /// replaced in a loop) returns at once. A graph holds no reference that needs the GIL to be
-    /// released safely (Python objects it keeps are released through PyO3's deferred pool).
+    /// replaced in a loop) returns at once — unless concurrent work has been measured not to
+    /// pay off on this machine (`ascendir_proto::parallel_helps`). A graph holds no reference
+    /// that needs the GIL to be released safely (Python objects it keeps are released through
+    /// PyO3's deferred pool).
     fn drop(&mut self) {
         if let GraphSlot::Own(g) = &mut self.slot {
-            if g.len() >= FREE_IN_BACKGROUND_FROM {
+            if g.len() >= FREE_IN_BACKGROUND_FROM && ascendir_proto::parallel_helps() != Some(false)
+            {
                 let g = std::mem::replace(g, Graph::new(""));
                 rayon::spawn(move || drop(g));
             }
