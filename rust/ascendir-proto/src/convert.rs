@@ -3047,7 +3047,7 @@ fn attrs_direct<'s>(
     // after it still send the whole map to the full decoder, which then names the problem.
     let mut out = DirectAttrs {
         reserved: SmallVec::new(),
-        user: AttrMap::with_capacity((end - start.min(end)) / 24 + 1),
+        user: AttrMap::with_capacity(end.saturating_sub(start) / 24 + 1),
         unknown: Vec::new(),
     };
     let mut failed: Option<ProtoError> = None;
