@@ -1409,7 +1409,11 @@ fn op_from_fast<'s>(
         return Ok(None);
     };
     let mut user = direct.user;
-    user.append(ports.leftover.clone());
+    // The section's leftover entries (usually none or two): inserted one by one, not through
+    // a copy of the section's map.
+    for e in ports.leftover.entries() {
+        user.insert_entry(e.clone());
+    }
     if let Some(v) = attr_unknown_value(direct.unknown) {
         user.insert(ASC_ATTR_UNKNOWN, v);
     }
