@@ -1154,15 +1154,56 @@ fn take_origin_shape(
     if at.next().is_some() {
         return None;
     }
-    let Some((Some(AttrValue::ListInt(dims)), unknown)) = fast_attr(entries, r.value.0, r.value.1)
-    else {
-        return None;
+    let value = (r.value.0, r.value.1);
+    let dims = match entries.get(value.0..value.1).and_then(int_list_dims) {
+        Some(dims) => dims,
+        None => {
+            let Some((Some(AttrValue::ListInt(dims)), unknown)) =
+                fast_attr(entries, value.0, value.1)
+            else {
+                return None;
+            };
+            if !unknown.is_empty() {
+                return None;
+            }
+            Shape::from_vec(dims)
+        }
     };
-    if !unknown.is_empty() {
+    reserved.remove(i);
+    Some(dims)
+}
+
+/// The ints of an `AttrDef` that is nothing but a list of ints (one `list` field whose
+/// `ListValue` has only `i` values and a `val_type` of int lists), read straight into a shape;
+/// `None` for anything else, which `fast_attr` then reads (origin shapes are such lists, one
+/// per distinct desc).
+fn int_list_dims(def: &[u8]) -> Option<Shape> {
+    let mut pos = 0usize;
+    let f = crate::wire::next_field(def, &mut pos)?;
+    if (f.number, f.wire_type) != (1, 2) || pos != def.len() {
         return None;
     }
-    reserved.remove(i);
-    Some(Shape::from_vec(dims))
+    let list = &def[f.value_start..f.end];
+    let mut dims = Shape::new();
+    let mut val_type = None;
+    let mut p = 0usize;
+    while p < list.len() {
+        let g = crate::wire::next_field(list, &mut p)?;
+        match (g.number, g.wire_type) {
+            (3, 0) => dims.push(g.varint as i64),
+            (3, 2) => {
+                let packed = &list[g.value_start..g.end];
+                dims.reserve(varint_count(packed));
+                let mut q = 0usize;
+                while q < packed.len() {
+                    dims.push(crate::wire::varint(packed, &mut q)? as i64);
+                }
+            }
+            (20, 0) => val_type = Some(g.varint),
+            _ => return None,
+        }
+    }
+    (val_type == Some(Vt::VtListInt as u64)).then_some(dims)
 }
 
 /// A desc read in one pass.
@@ -3524,4 +3565,71 @@ fn encode_attr_map(
         extra.extend_from_slice(b);
     }
     Ok(extra)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    fn list_def(f: impl FnOnce(&mut pb::attr_def::ListValue)) -> Vec<u8> {
+        let mut l = pb::attr_def::ListValue::default();
+        f(&mut l);
+        pb::AttrDef {
+            value: Some(V::List(l)),
+            ..Default::default()
+        }
+        .encode_to_vec()
+    }
+
+    #[test]
+    fn int_lists_read_apart_as_the_general_reader_reads_them() {
+        let unpacked_key = |n: u8| vec![(3 << 3) as u8, n]; // ListValue.i, one varint
+        let mut cases = vec![
+            list_def(|l| {
+                l.i = vec![1, 3, 224, 224];
+                l.val_type = Vt::VtListInt as i32;
+            }),
+            list_def(|l| {
+                l.i = vec![-1, 0, 1 << 40];
+                l.val_type = Vt::VtListInt as i32;
+            }),
+            list_def(|l| l.val_type = Vt::VtListInt as i32),
+            list_def(|l| l.i = vec![1, 2]),
+            list_def(|l| {
+                l.i = vec![1, 2];
+                l.val_type = Vt::VtListFloat as i32;
+            }),
+            list_def(|l| {
+                l.i = vec![4];
+                l.s = vec![b"x".to_vec().into()];
+                l.val_type = Vt::VtListInt as i32;
+            }),
+        ];
+        // Unpacked ints and a val_type of int lists, written by hand.
+        let mut list = unpacked_key(5);
+        list.extend(unpacked_key(6));
+        list.extend([(20 << 3) as u8, Vt::VtListInt as u8]);
+        let mut def = vec![(1 << 3 | 2) as u8, list.len() as u8];
+        def.extend(list);
+        cases.push(def);
+        for def in cases {
+            let bytes = Bytes::from(def.clone());
+            let general = match fast_attr(&bytes, 0, bytes.len()) {
+                Some((Some(AttrValue::ListInt(v)), u)) if u.is_empty() => Some(v),
+                _ => None,
+            };
+            if let Some(dims) = int_list_dims(&def) {
+                assert_eq!(Some(dims.to_vec()), general, "{def:?}");
+            }
+        }
+        let typical = list_def(|l| {
+            l.i = vec![1, 3, 224, 224];
+            l.val_type = Vt::VtListInt as i32;
+        });
+        assert_eq!(
+            int_list_dims(&typical).map(|d| d.to_vec()),
+            Some(vec![1, 3, 224, 224])
+        );
+    }
 }
