@@ -3577,7 +3577,6 @@ mod tests {
         f(&mut l);
         pb::AttrDef {
             value: Some(V::List(l)),
-            ..Default::default()
         }
         .encode_to_vec()
     }
