@@ -952,6 +952,16 @@ fn range_in(whole: &[u8], part: &[u8]) -> Option<(usize, usize)> {
     (end <= whole.len()).then_some((start, end))
 }
 
+/// Append the packed varints of `packed` to `dims` (sized once); `None` when malformed.
+fn push_packed_ints(dims: &mut Shape, packed: &[u8]) -> Option<()> {
+    dims.reserve(varint_count(packed));
+    let mut q = 0usize;
+    while q < packed.len() {
+        dims.push(crate::wire::varint(packed, &mut q)? as i64);
+    }
+    Some(())
+}
+
 /// The dims of a `ShapeDef` body (packed or not; other fields skipped); `None` when malformed.
 fn read_dims(body: &[u8]) -> Option<Shape> {
     let mut dims = Shape::new();
@@ -960,14 +970,7 @@ fn read_dims(body: &[u8]) -> Option<Shape> {
         let d = crate::wire::next_field(body, &mut p)?;
         match (d.number, d.wire_type) {
             (1, 0) => dims.push(d.varint as i64),
-            (1, 2) => {
-                let packed = &body[d.value_start..d.end];
-                dims.reserve(varint_count(packed));
-                let mut q = 0usize;
-                while q < packed.len() {
-                    dims.push(crate::wire::varint(packed, &mut q)? as i64);
-                }
-            }
+            (1, 2) => push_packed_ints(&mut dims, &body[d.value_start..d.end])?,
             (1, _) => return None,
             _ => {}
         }
@@ -1191,14 +1194,7 @@ fn int_list_dims(def: &[u8]) -> Option<Shape> {
         let g = crate::wire::next_field(list, &mut p)?;
         match (g.number, g.wire_type) {
             (3, 0) => dims.push(g.varint as i64),
-            (3, 2) => {
-                let packed = &list[g.value_start..g.end];
-                dims.reserve(varint_count(packed));
-                let mut q = 0usize;
-                while q < packed.len() {
-                    dims.push(crate::wire::varint(packed, &mut q)? as i64);
-                }
-            }
+            (3, 2) => push_packed_ints(&mut dims, &list[g.value_start..g.end])?,
             (20, 0) => val_type = Some(g.varint),
             _ => return None,
         }
