@@ -1157,13 +1157,11 @@ fn take_origin_shape(
     if at.next().is_some() {
         return None;
     }
-    let value = (r.value.0, r.value.1);
-    let dims = match entries.get(value.0..value.1).and_then(int_list_dims) {
+    let (vs, ve) = r.value;
+    let dims = match entries.get(vs..ve).and_then(int_list_dims) {
         Some(dims) => dims,
         None => {
-            let Some((Some(AttrValue::ListInt(dims)), unknown)) =
-                fast_attr(entries, value.0, value.1)
-            else {
+            let Some((Some(AttrValue::ListInt(dims)), unknown)) = fast_attr(entries, vs, ve) else {
                 return None;
             };
             if !unknown.is_empty() {
