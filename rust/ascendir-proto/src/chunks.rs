@@ -183,9 +183,12 @@ pub(crate) fn run_chunks<S, T: Send>(
     let alone =
         n < crate::pacing::ALWAYS_HELP_FROM && crate::pacing::parallel_helps() == Some(false);
     let helpers = if alone { 0 } else { helpers_for(n, chunk) };
+    let caller = || {
+        let mut s: Option<S> = None;
+        plan.run(|r| work(s.get_or_insert_with(&state), r))
+    };
     if helpers == 0 {
-        let mut s = state();
-        return plan.run(|r| work(&mut s, r));
+        return caller();
     }
     rayon::in_place_scope(|scope| {
         for _ in 0..helpers {
@@ -194,8 +197,7 @@ pub(crate) fn run_chunks<S, T: Send>(
                 plan.help(|r| work(s.get_or_insert_with(&state), r));
             });
         }
-        let mut s: Option<S> = None;
-        plan.run(|r| work(s.get_or_insert_with(&state), r))
+        caller()
     })
 }
 
