@@ -283,6 +283,15 @@ impl Graph {
         self.strings.intern(s)
     }
 
+    /// Make the strings of `table` this graph's shared copies where it has none yet: a builder
+    /// that interned its ops' types and port names ahead (a decoder) then adds them without a
+    /// copy being swapped for another.
+    pub fn share_strings(&mut self, table: &Interner) {
+        for sym in table.iter() {
+            self.strings.intern_sym(sym);
+        }
+    }
+
     fn intern_op(&mut self, op: &mut OpDesc) {
         self.strings.intern_in_place(&mut op.ty);
         for side in [Side::Input, Side::Output] {
@@ -1338,6 +1347,28 @@ impl Graph {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shared_strings_are_the_ones_nodes_keep() {
+        let mut table = Interner::default();
+        let relu = table.intern("Relu");
+        let mut g = Graph::new("g");
+        g.share_strings(&table);
+        let a = g
+            .add_node(OpDesc::with_type_sym("a", relu.clone()))
+            .unwrap();
+        let b = g.add_node(OpDesc::new("b", "Relu")).unwrap();
+        for id in [a, b] {
+            assert!(Sym::ptr_eq(g.op(id).unwrap().op_type_sym(), &relu));
+        }
+        assert_eq!(g.interned_strings(), 1);
+        // A string the graph already has keeps the graph's copy.
+        let mut other = Interner::default();
+        let copy = other.intern("Relu");
+        g.share_strings(&other);
+        let c = g.add_node(OpDesc::with_type_sym("c", copy)).unwrap();
+        assert!(Sym::ptr_eq(g.op(c).unwrap().op_type_sym(), &relu));
+    }
 
     fn op(name: &str, inputs: usize, outputs: usize) -> OpDesc {
         let d = Arc::new(TensorDesc::default());

@@ -43,6 +43,11 @@ impl Interner {
         }
     }
 
+    /// The interned strings, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = &Sym> {
+        self.table.iter()
+    }
+
     /// Number of distinct strings.
     pub fn len(&self) -> usize {
         self.table.len()

@@ -1437,8 +1437,9 @@ fn op_from_fast<'s>(
     for (slot, c) in prefix.chunks_exact_mut(8).zip(counts) {
         slot.copy_from_slice(&(c as u64).to_le_bytes());
     }
+    let types = &mut cache.types;
     let made = cache.ports.get(&prefix, raw, &direct.reserved, |m| {
-        port_section(m, n_in, n_out, n_sub)
+        port_section(m, n_in, n_out, n_sub, Some(types))
     })?;
     let Some(ports) = made else {
         return Ok(None);
@@ -1491,6 +1492,7 @@ fn op_from_raw_plain<'s>(
         def.input_desc.len(),
         def.output_desc.len(),
         def.subgraph_name.len(),
+        None,
     )
     .map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
     // Every attribute went through the port reading: the ones it did not take are the user's.
@@ -1546,11 +1548,14 @@ struct PortSection {
     leftover: AttrMap,
 }
 
+/// `strings`: where port names are interned (the decoding thread's table, which the graph
+/// adopts), if anywhere.
 fn port_section(
     mut map: BTreeMap<String, pb::AttrDef>,
     n_in: usize,
     n_out: usize,
     n_sub: usize,
+    mut strings: Option<&mut Interner>,
 ) -> ProtoResult<PortSection> {
     let attrs = &mut map;
     let in_map = take_name_map(attrs, INPUT_NAME_KEY, INPUT_NAME_VALUE, n_in > 0)
@@ -1601,7 +1606,14 @@ fn port_section(
     let ctrl_to_data = take_if(attrs, ASC_CTRL_TO_DATA, as_list_s);
     let fanout = take_if(attrs, ASC_FANOUT, as_list_s);
     let ir_keys = opt.is_some() || ir_attr_names.is_some() || ir_in.is_some() || ir_out.is_some();
-    let shared = |v: Vec<String>| v.into_iter().map(Sym::from).collect();
+    let mut shared = |v: Vec<String>| -> Vec<Sym> {
+        v.into_iter()
+            .map(|n| match strings.as_deref_mut() {
+                Some(table) => table.intern(&n),
+                None => Sym::from(n),
+            })
+            .collect()
+    };
     Ok(PortSection {
         in_names: shared(in_names),
         out_names: shared(out_names),
@@ -1879,6 +1891,9 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     if helpers > 0 && small {
         pacing::record(plan.helper_speed());
     }
+    // The calling thread's strings (op types, port names) become the graph's shared copies, so
+    // that adding its ops finds them already shared.
+    g.share_strings(&cache.types);
     drop(cache);
     let n_ops: usize = chunks.iter().map(Vec::len).sum();
     let mut pending: Vec<Links> = Vec::with_capacity(n_ops);
