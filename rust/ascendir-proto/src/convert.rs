@@ -2457,6 +2457,33 @@ impl Pieces {
     }
 }
 
+/// The encoded ops of one chunk, as `GraphDef.op` fields.
+#[derive(Default)]
+struct ChunkBuffer {
+    buf: Vec<u8>,
+    ops: usize,
+}
+
+impl ChunkBuffer {
+    /// Append `op`, the next of the chunk's `n` ops. The buffer is sized for the whole chunk
+    /// from the ops so far (projected, with an eighth to spare), so that it rarely grows (each
+    /// growth copies all of it).
+    fn push_op(&mut self, n: usize, op: &[u8]) {
+        use crate::write::{encode_key, encode_varint};
+        let need = op.len() + 11;
+        if self.buf.capacity() - self.buf.len() < need {
+            let per_op = (self.buf.len() + need) / (self.ops + 1);
+            let projected = per_op * n.max(self.ops + 1);
+            self.buf
+                .reserve((projected + projected / 8).saturating_sub(self.buf.len()));
+        }
+        encode_key(6, prost::encoding::WireType::LengthDelimited, &mut self.buf);
+        encode_varint(op.len() as u64, &mut self.buf);
+        self.buf.extend_from_slice(op);
+        self.ops += 1;
+    }
+}
+
 /// A graph as a length-delimited field `field` (a `GraphDef`: fields 1, 4, 5, the ops (6),
 /// 11, 12, then its unknown fields), in pieces.
 fn graph_field(g: &Graph, field: u32, out: &mut Pieces) -> ProtoResult<()> {
@@ -2464,14 +2491,10 @@ fn graph_field(g: &Graph, field: u32, out: &mut Pieces) -> ProtoResult<()> {
     use prost::encoding::WireType;
     let head = prost::Message::encode_to_vec(&graph_head(g));
     let tail = attrs_tail(&g.attrs)?;
-    let ops = encode_ops(g, |n, op, buf: &mut Vec<u8>| {
-        if buf.capacity() == 0 {
-            buf.reserve(n * (op.len() + 3));
-        }
-        encode_key(6, WireType::LengthDelimited, buf);
-        encode_varint(op.len() as u64, buf);
-        buf.extend_from_slice(op);
+    let ops = encode_ops(g, |n, op, chunk: &mut ChunkBuffer| {
+        chunk.push_op(n, op);
     })?;
+    let ops: Vec<Vec<u8>> = ops.into_iter().map(|c| c.buf).collect();
     let len = head.len() + ops.iter().map(Vec::len).sum::<usize>() + tail.len();
     let mut key = Vec::with_capacity(12);
     encode_key(field, WireType::LengthDelimited, &mut key);
