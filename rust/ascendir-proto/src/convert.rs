@@ -71,6 +71,8 @@ pub mod keys {
     pub const ORIGIN_SHAPE_INITIALIZED: &str = "origin_shape_initialized";
     /// Tensor desc: origin shape.
     pub const ORIGIN_SHAPE: &str = "origin_shape";
+    /// The prefix of our keys.
+    pub const ASC_PREFIX: &str = "_ascendir_";
     /// Our key: the in-control peers in order when some are data anchors (`"name:index"`).
     pub const ASC_IN_CTRL: &str = "_ascendir_in_ctrl";
     /// Our key: data inputs fed by an out-control anchor (`"slot:name"`).
@@ -710,6 +712,35 @@ fn put_reserved(attr: &mut GenAttrs, user: &AttrMap, key: &'static str, new: Vec
         }
     }
     attr.insert(key, new);
+}
+
+/// `put_reserved` of the string list `items` (a list without a value type): the user's equal
+/// list is found without encoding either.
+fn put_reserved_s<'a>(
+    attr: &mut GenAttrs,
+    user: &AttrMap,
+    key: &'static str,
+    items: impl Iterator<Item = &'a str> + Clone,
+) {
+    match user.get(key) {
+        None => attr.insert(key, gen_s(Vt::VtListNone, items)),
+        Some(AttrValue::ListString(old)) if old.iter().map(String::as_str).eq(items.clone()) => {}
+        Some(_) => put_reserved(attr, user, key, gen_s(Vt::VtListNone, items)),
+    }
+}
+
+/// `put_reserved` of the int list `items` (see `put_reserved_s`).
+fn put_reserved_i(
+    attr: &mut GenAttrs,
+    user: &AttrMap,
+    key: &'static str,
+    items: impl Iterator<Item = i64> + Clone,
+) {
+    match user.get(key) {
+        None => attr.insert(key, gen_i(Vt::VtListNone, items)),
+        Some(AttrValue::ListInt(old)) if old.iter().copied().eq(items.clone()) => {}
+        Some(_) => put_reserved(attr, user, key, gen_i(Vt::VtListNone, items)),
+    }
 }
 
 /// The attribute entries the encoder adds to an op (reserved keys, our keys), as encoded
@@ -2583,17 +2614,15 @@ fn write_op(
     Ok(())
 }
 
-fn sorted_name_map(ports: &[ascendir_ir::Port]) -> (Vec<u8>, Vec<u8>) {
+/// The (port name, index) pairs of `ports` in name order: GE's name-to-index map.
+fn sorted_name_map(ports: &[ascendir_ir::Port]) -> SmallVec<[(&str, i64); 8]> {
     let mut pairs: SmallVec<[(&str, i64); 8]> = ports
         .iter()
         .enumerate()
         .map(|(i, p)| (&*p.name, i as i64))
         .collect();
     pairs.sort_unstable_by(|a, b| a.0.cmp(b.0));
-    (
-        gen_s(Vt::VtListNone, pairs.iter().map(|p| p.0)),
-        gen_i(Vt::VtListNone, pairs.iter().map(|p| p.1)),
-    )
+    pairs
 }
 
 /// The edge strings, desc encodings and generated attribute entries of op `id`.
@@ -2703,64 +2732,37 @@ fn op_parts(
     }
 
     // GE's reserved keys.
-    if op.num_inputs() > 0 {
-        let (k, v) = sorted_name_map(op.inputs());
-        put_reserved(&mut attr, user, INPUT_NAME_KEY, k);
-        put_reserved(&mut attr, user, INPUT_NAME_VALUE, v);
-    }
-    if op.num_outputs() > 0 {
-        let (k, v) = sorted_name_map(op.outputs());
-        put_reserved(&mut attr, user, OUTPUT_NAME_KEY, k);
-        put_reserved(&mut attr, user, OUTPUT_NAME_VALUE, v);
+    for (ports, key, value) in [
+        (op.inputs(), INPUT_NAME_KEY, INPUT_NAME_VALUE),
+        (op.outputs(), OUTPUT_NAME_KEY, OUTPUT_NAME_VALUE),
+    ] {
+        if !ports.is_empty() {
+            let pairs = sorted_name_map(ports);
+            put_reserved_s(&mut attr, user, key, pairs.iter().map(|p| p.0));
+            put_reserved_i(&mut attr, user, value, pairs.iter().map(|p| p.1));
+        }
     }
     let default_meta = OpMeta::default();
     let meta = op.meta().unwrap_or(&default_meta);
     if !meta.optional_inputs.is_empty() {
-        put_reserved(
-            &mut attr,
-            user,
-            OPT_INPUT,
-            gen_s(Vt::VtListNone, meta.optional_inputs.iter().map(|s| &**s)),
-        );
+        let names = meta.optional_inputs.iter().map(|s| &**s);
+        put_reserved_s(&mut attr, user, OPT_INPUT, names);
     }
     if !meta.ir_attr_names.is_empty() {
-        put_reserved(
-            &mut attr,
-            user,
-            IR_ATTR_NAMES,
-            gen_s(
-                Vt::VtListNone,
-                meta.ir_attr_names.iter().map(String::as_str),
-            ),
-        );
+        let names = meta.ir_attr_names.iter().map(String::as_str);
+        put_reserved_s(&mut attr, user, IR_ATTR_NAMES, names);
     }
     if !meta.ir_inputs.is_empty() {
-        put_reserved(
-            &mut attr,
-            user,
-            IR_INPUTS_KEY,
-            gen_s(Vt::VtListNone, meta.ir_inputs.iter().map(|p| &*p.0)),
-        );
-        put_reserved(
-            &mut attr,
-            user,
-            IR_INPUTS_VALUE,
-            gen_i(Vt::VtListNone, meta.ir_inputs.iter().map(|p| p.1 as i64)),
-        );
+        let names = meta.ir_inputs.iter().map(|p| &*p.0);
+        put_reserved_s(&mut attr, user, IR_INPUTS_KEY, names);
+        let kinds = meta.ir_inputs.iter().map(|p| p.1 as i64);
+        put_reserved_i(&mut attr, user, IR_INPUTS_VALUE, kinds);
     }
     if !meta.ir_outputs.is_empty() {
-        put_reserved(
-            &mut attr,
-            user,
-            IR_OUTPUTS_KEY,
-            gen_s(Vt::VtListNone, meta.ir_outputs.iter().map(|p| &*p.0)),
-        );
-        put_reserved(
-            &mut attr,
-            user,
-            IR_OUTPUTS_VALUE,
-            gen_i(Vt::VtListNone, meta.ir_outputs.iter().map(|p| p.1 as i64)),
-        );
+        let names = meta.ir_outputs.iter().map(|p| &*p.0);
+        put_reserved_s(&mut attr, user, IR_OUTPUTS_KEY, names);
+        let kinds = meta.ir_outputs.iter().map(|p| p.1 as i64);
+        put_reserved_i(&mut attr, user, IR_OUTPUTS_VALUE, kinds);
     }
     let inst = &meta.subgraph_instance_names;
     let ge_default = meta.subgraph_ir_names.len() == inst.len()
@@ -3520,10 +3522,11 @@ fn encode_attr_map(
         Some(AttrValue::NamedAttrs(na)) => Some(&na.attrs),
         _ => None,
     };
+    // Our keys share a prefix: most names are told apart from them by it alone.
+    let ours = |k: &str| k.starts_with(ASC_PREFIX);
+    debug_assert!(skip.iter().all(|k| ours(k)));
     let private = |k: &str| {
-        skip.contains(&k)
-            || k == ASC_UNKNOWN
-            || k == ASC_ATTR_UNKNOWN
+        (ours(k) && (skip.contains(&k) || k == ASC_UNKNOWN || k == ASC_ATTR_UNKNOWN))
             || unknown_attrs.is_some_and(|u| u.contains_key(k))
     };
     let mut value = Vec::new();
