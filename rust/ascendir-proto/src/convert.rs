@@ -2213,10 +2213,13 @@ pub fn model_pieces(meta: &ModelMeta, graphs: &[&Graph]) -> ProtoResult<Pieces> 
 }
 
 /// Encoded tensor descriptors by `Arc` identity (shared descs are encoded once per thread):
-/// each encoding thread has its own, as encodings shared between threads would have their
-/// reference counts written by both.
+/// each encoding thread has its own. The encodings are ranges of one buffer, copied from it
+/// as they are written (no reference count per use).
+#[derive(Default)]
 struct DescEncCache {
-    local: FxHashMap<usize, Bytes>,
+    local: FxHashMap<usize, (usize, usize)>,
+    /// The encodings, one after another.
+    descs: Vec<u8>,
     /// Attribute entries shared by several maps.
     entries: EntryEncodings,
 }
@@ -2259,16 +2262,23 @@ impl EntryEncodings {
     }
 }
 
-fn encode_desc_cached(d: &Arc<TensorDesc>, cache: &mut DescEncCache) -> ProtoResult<Bytes> {
+/// The range of `cache.descs` that holds the encoding of `d` (encoded there first if new).
+fn encode_desc_cached(
+    d: &Arc<TensorDesc>,
+    cache: &mut DescEncCache,
+) -> ProtoResult<(usize, usize)> {
     let key = Arc::as_ptr(d) as usize;
-    if let Some(b) = cache.local.get(&key) {
-        return Ok(b.clone());
+    if let Some(&range) = cache.local.get(&key) {
+        return Ok(range);
     }
-    let mut v = Vec::with_capacity(128);
-    encode_desc(d, &mut cache.entries, &mut v)?;
-    let b = Bytes::from(v);
-    cache.local.insert(key, b.clone());
-    Ok(b)
+    let start = cache.descs.len();
+    if let Err(e) = encode_desc(d, &mut cache.entries, &mut cache.descs) {
+        cache.descs.truncate(start);
+        return Err(e);
+    }
+    let range = (start, cache.descs.len());
+    cache.local.insert(key, range);
+    Ok(range)
 }
 
 /// The reserved attribute entries written for `d`, as encoded `AttrDef`s: its origin format
@@ -2421,10 +2431,7 @@ fn encode_ops<T: Default + Send>(
         ids.len(),
         chunk_len(ids.len(), 16),
         || {
-            let cache = DescEncCache {
-                local: FxHashMap::default(),
-                entries: EntryEncodings::default(),
-            };
+            let cache = DescEncCache::default();
             (cache, Vec::with_capacity(1024))
         },
         |(cache, op), range| {
@@ -2603,11 +2610,11 @@ fn write_op(
     ints(30, &meta.workspace, out);
     ints(31, &meta.workspace_bytes, out);
     put_packed_varints(32, meta.is_input_const.iter().map(|&b| u64::from(b)), out);
-    for d in &parts.input_desc {
-        put_len_delimited(33, d, out);
+    for &(start, end) in &parts.input_desc {
+        put_len_delimited(33, &cache.descs[start..end], out);
     }
-    for d in &parts.output_desc {
-        put_len_delimited(34, d, out);
+    for &(start, end) in &parts.output_desc {
+        put_len_delimited(34, &cache.descs[start..end], out);
     }
     texts(35, &meta.subgraph_instance_names, out);
     out.extend_from_slice(&extra);
@@ -2800,13 +2807,13 @@ fn op_parts(
         .inputs()
         .iter()
         .map(|p| encode_desc_cached(&p.desc, cache))
-        .collect::<ProtoResult<Vec<_>>>()
+        .collect::<ProtoResult<_>>()
         .map_err(|e| e.within(path))?;
     let output_desc = op
         .outputs()
         .iter()
         .map(|p| encode_desc_cached(&p.desc, cache))
-        .collect::<ProtoResult<Vec<_>>>()
+        .collect::<ProtoResult<_>>()
         .map_err(|e| e.within(path))?;
     let attr_groups = attr_groups_of(&op.attrs);
     let parts = OpParts {
@@ -2821,8 +2828,9 @@ fn op_parts(
 /// What an op's message holds besides what its `OpDesc` and `OpMeta` give directly.
 struct OpParts {
     input: Vec<String>,
-    input_desc: Vec<Bytes>,
-    output_desc: Vec<Bytes>,
+    /// Ranges of the encoding thread's `DescEncCache::descs`.
+    input_desc: SmallVec<[(usize, usize); 4]>,
+    output_desc: SmallVec<[(usize, usize); 2]>,
     attr_groups: Bytes,
 }
 
