@@ -899,7 +899,9 @@ struct DescCache<'s> {
 /// prefix (what else the result depends on: an op's port counts, a desc's layout). Ops and descs
 /// repeat their reserved entries far more than their other attributes.
 struct ReservedCache<T> {
-    map: ByteCache<Box<[u8]>, Arc<T>>,
+    /// Indices into `values`, by key.
+    map: ByteCache<Box<[u8]>, usize>,
+    values: Vec<Arc<T>>,
     /// The key being looked up (reused between lookups).
     key: Vec<u8>,
 }
@@ -908,6 +910,7 @@ impl<T> Default for ReservedCache<T> {
     fn default() -> Self {
         ReservedCache {
             map: ByteCache::default(),
+            values: Vec::new(),
             key: Vec::new(),
         }
     }
@@ -916,14 +919,15 @@ impl<T> Default for ReservedCache<T> {
 impl<T> ReservedCache<T> {
     /// The value of `reserved` (ranges of `entries`) after `prefix`, made by `make` from the
     /// decoded entries the first time; `Ok(None)` when an entry does not decode (the caller's
-    /// full decoder then reports it).
+    /// full decoder then reports it). Lent, not cloned: most ops and descs only read it, and a
+    /// clone is a reference-count write (and another when dropped).
     fn get(
         &mut self,
         prefix: &[u8],
         entries: &Bytes,
         reserved: &[ReservedEntry],
         make: impl FnOnce(BTreeMap<String, pb::AttrDef>) -> ProtoResult<T>,
-    ) -> ProtoResult<Option<Arc<T>>> {
+    ) -> ProtoResult<Option<&Arc<T>>> {
         self.key.clear();
         self.key
             .extend_from_slice(&(prefix.len() as u64).to_le_bytes());
@@ -932,15 +936,16 @@ impl<T> ReservedCache<T> {
             self.key.extend_from_slice(&entries[r.entry.0..r.entry.1]);
         }
         let hash = hash_bytes(&self.key);
-        if let Some(v) = self.map.get(hash, &self.key) {
-            return Ok(Some(v.clone()));
+        if let Some(&i) = self.map.get(hash, &self.key) {
+            return Ok(self.values.get(i));
         }
         let Some(map) = decode_reserved(entries, reserved) else {
             return Ok(None);
         };
-        let v = Arc::new(make(map)?);
-        self.map.insert(hash, self.key.as_slice().into(), v.clone());
-        Ok(Some(v))
+        self.values.push(Arc::new(make(map)?));
+        let i = self.values.len() - 1;
+        self.map.insert(hash, self.key.as_slice().into(), i);
+        Ok(self.values.get(i))
     }
 }
 
@@ -1027,7 +1032,7 @@ fn desc_from_raw<'s>(
             unknown,
         }) = parse_desc_fast(owner, range, entries, reserved)
         {
-            let mut d = desc_from_parts(def, &reserved, Some(shape), origin_shape)?;
+            let mut d = desc_from_parts(def, reserved, Some(shape), origin_shape)?;
             let attr_unknown = attr_unknown_value(attr_unknown);
             if !user.is_empty() || !unknown.is_empty() || attr_unknown.is_some() {
                 let attrs = d.attrs.get_or_insert_with(Default::default);
@@ -1084,12 +1089,12 @@ type AttrUnknown = Vec<(String, Vec<u8>)>;
 /// decoded (shared between descs), the other attributes decoded, and the unknown fields.
 /// `None` whenever the full decoder is needed (malformed input, a repeated `shape`, an
 /// attribute value that is not a scalar or scalar list, ...); nothing has been converted then.
-fn parse_desc_fast<'s>(
+fn parse_desc_fast<'s, 'r>(
     owner: &'s Bytes,
     (start, end): (usize, usize),
     entries: &mut EntryCache<'s>,
-    reserved: &mut ReservedCache<DescReserved>,
-) -> Option<FastDesc> {
+    reserved: &'r mut ReservedCache<DescReserved>,
+) -> Option<FastDesc<'r>> {
     // Offsets are in `owner` (the op's bytes), the desc being `start..end` of it.
     let data: &[u8] = owner.get(..end)?;
     let mut td = pb::TensorDescriptor::default();
@@ -1232,11 +1237,11 @@ fn int_list_dims(def: &[u8]) -> Option<Shape> {
 }
 
 /// A desc read in one pass.
-struct FastDesc {
+struct FastDesc<'r> {
     /// Its fields other than shape and attributes.
     def: pb::TensorDescriptor,
     /// What its reserved keys decode to.
-    reserved: Arc<DescReserved>,
+    reserved: &'r DescReserved,
     shape: Shape,
     /// The origin shape when read apart from the other reserved keys.
     origin_shape: Option<Shape>,
@@ -1491,7 +1496,7 @@ fn op_from_fast<'s>(
         ty,
         (raw, &descs),
         &mut cache.descs,
-        &ports,
+        ports,
         user,
     )?;
     p.links.inputs = EdgeStrings::Ranges(inputs);
