@@ -18,22 +18,14 @@ pub struct AttrEntry {
     value: AttrValue,
 }
 
-/// `a < b` in byte order, deciding on the first eight bytes without a call when they differ
-/// (the common case for attribute names; a string comparison is a `memcmp` call).
+/// `a < b` in byte order (see [`name_cmp`]).
 #[inline]
 fn name_less(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if let (Some(x), Some(y)) = (a.first_chunk::<8>(), b.first_chunk::<8>()) {
-        let (x, y) = (u64::from_be_bytes(*x), u64::from_be_bytes(*y));
-        if x != y {
-            return x < y;
-        }
-    }
-    a < b
+    name_cmp(a, b).is_lt()
 }
 
 /// `a.cmp(b)` in byte order, deciding on the first eight bytes without a call when they differ
-/// (see [`name_less`]).
+/// (the common case for attribute names; a string comparison is a `memcmp` call).
 #[inline]
 fn name_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     let (x, y) = (a.as_bytes(), b.as_bytes());
