@@ -182,12 +182,30 @@ impl AttrMap {
             self.entries.push(entry);
             return None;
         }
-        match self.find(&entry.key) {
+        match self.slot(&entry.key) {
             Ok(i) => Some(std::mem::replace(&mut self.entries[i], entry)),
             Err(i) => {
                 self.entries.insert(i, entry);
                 None
             }
+        }
+    }
+
+    /// Where `key` is (`Ok`) or would go (`Err`). Small maps are scanned from the front: each
+    /// step a comparison of the names' first eight bytes whose outcome the processor predicts,
+    /// where a binary search's steps go either way.
+    fn slot(&self, key: &str) -> Result<usize, usize> {
+        if self.entries.len() > 16 {
+            return self.find(key);
+        }
+        let i = self
+            .entries
+            .iter()
+            .position(|e| !name_less(&e.key, key))
+            .unwrap_or(self.entries.len());
+        match self.entries.get(i) {
+            Some(e) if *e.key == *key => Ok(i),
+            _ => Err(i),
         }
     }
 
