@@ -1901,12 +1901,13 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
         full_only: FULL_ONLY.with(|f| f.get()),
     });
     let plan = Arc::new(ChunkPlan::new(n, chunk));
-    // Small graphs are helped while helpers have been fast enough lately (see `pacing`).
-    let small = n < pacing::ALWAYS_HELP_FROM;
+    // Small graphs are helped while that has lately been faster (see `pacing`), and timed.
+    let timed = n < pacing::ALWAYS_HELP_FROM && helpers_for(n, chunk) > 0;
     let helpers = match helpers_for(n, chunk) {
-        h if h > 0 && small && !pacing::help_small_job() => 0,
+        _ if timed && !pacing::help_small_job() => 0,
         h => h,
     };
+    let start = std::time::Instant::now();
     // Helpers own what they use: the caller never waits for them (see `chunks`).
     for _ in 0..helpers {
         let (job, plan) = (job.clone(), plan.clone());
@@ -1924,8 +1925,12 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     }
     let mut cache = ChunkCache::new(n);
     let chunks: Vec<Vec<PendingOp>> = plan.run(|r| job.decode(&mut cache, r))?;
-    if helpers > 0 && small {
-        pacing::record(plan.helper_speed());
+    if timed {
+        let bytes = job.ops.iter().map(Bytes::len).sum();
+        pacing::record_time(helpers > 0, start.elapsed(), bytes);
+        if helpers > 0 {
+            pacing::record_speed(plan.helper_speed());
+        }
     }
     // The calling thread's strings (op types, port names) become the graph's shared copies, so
     // that adding its ops finds them already shared.
