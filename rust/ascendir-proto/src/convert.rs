@@ -1902,10 +1902,12 @@ pub fn graph_from_def(def: pb::GraphDef) -> ProtoResult<Graph> {
     });
     let plan = Arc::new(ChunkPlan::new(n, chunk));
     // Small graphs are helped while that has lately been faster (see `pacing`), and timed.
-    let timed = n < pacing::ALWAYS_HELP_FROM && helpers_for(n, chunk) > 0;
-    let helpers = match helpers_for(n, chunk) {
-        _ if timed && !pacing::help_small_job() => 0,
-        h => h,
+    let possible = helpers_for(n, chunk);
+    let timed = n < pacing::ALWAYS_HELP_FROM && possible > 0;
+    let helpers = if timed && !pacing::help_small_job() {
+        0
+    } else {
+        possible
     };
     let start = std::time::Instant::now();
     // Helpers own what they use: the caller never waits for them (see `chunks`).
