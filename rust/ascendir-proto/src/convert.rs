@@ -3391,14 +3391,14 @@ impl FromFixed32 for f32 {
     }
 }
 
-/// A `ListValue` of scalars: `Some(None)` for an untyped list (GE skips it), `None` when the
-/// full decoder is needed.
 /// The number of varints in a packed run (bytes without the continuation bit), to size the list
 /// once.
 fn varint_count(packed: &[u8]) -> usize {
     packed.iter().filter(|&&b| b < 0x80).count()
 }
 
+/// A `ListValue` of scalars: `Some(None)` for an untyped list (GE skips it), `None` when the
+/// full decoder is needed.
 fn fast_list(data: &[u8]) -> Option<Option<AttrValue>> {
     let mut s: Vec<&[u8]> = Vec::new();
     let mut i: Vec<i64> = Vec::new();
