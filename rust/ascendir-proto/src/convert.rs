@@ -942,10 +942,11 @@ impl<T> ReservedCache<T> {
         let Some(map) = decode_reserved(entries, reserved) else {
             return Ok(None);
         };
-        self.values.push(Arc::new(make(map)?));
-        let i = self.values.len() - 1;
-        self.map.insert(hash, self.key.as_slice().into(), i);
-        Ok(self.values.get(i))
+        let value = Arc::new(make(map)?);
+        self.map
+            .insert(hash, self.key.as_slice().into(), self.values.len());
+        self.values.push(value);
+        Ok(self.values.last())
     }
 }
 
