@@ -31,6 +31,7 @@ from ._core import (
 )
 from .errors import (
     AscendIRError,
+    CompileError,
     CycleError,
     DecodeError,
     DuplicateNameError,
@@ -71,8 +72,10 @@ float8_e5m2 = DataType.FLOAT8_E5M2
 float8_e4m3fn = DataType.FLOAT8_E4M3FN
 
 # Submodules and names loaded on first use, so that importing the package stays cheap.
-_LAZY_MODULES = {"asc", "cli", "onnx", "ops", "serialization", "topo", "infer"}
+_LAZY_MODULES = {"asc", "cli", "compiler", "onnx", "ops", "serialization", "topo", "infer"}
 _LAZY_NAMES = {
+    "compile": "compiler",
+    "CompileOptions": "compiler",
     "save": "serialization",
     "load": "serialization",
     "load_model": "serialization",
@@ -111,6 +114,7 @@ __all__ = [
     "AscendIRError",
     "AttrKind",
     "AttrMap",
+    "CompileError",
     "CycleError",
     "DataType",
     "DecodeError",

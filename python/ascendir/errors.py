@@ -11,6 +11,7 @@ from typing import Any
 
 __all__ = [
     "AscendIRError",
+    "CompileError",
     "CycleError",
     "DecodeError",
     "DuplicateNameError",
@@ -121,3 +122,18 @@ class TilingError(AscendIRError):
 
 class SizeOverflowError(AscendIRError, OverflowError):
     """A size computation overflowed 64-bit integers."""
+
+
+class CompileError(AscendIRError):
+    """A model did not compile: ``stage`` (a pipeline stage name), ``node`` (the node to blame,
+    or None) and ``reason``."""
+
+    stage: str
+    node: str | None
+    reason: str
+
+    def __init__(self, message: str = "", **details: Any) -> None:
+        details.setdefault("stage", "load")
+        details.setdefault("node", None)
+        details.setdefault("reason", message)
+        super().__init__(message, **details)

@@ -1,8 +1,9 @@
 """AscIR operators: ``REG_ASC_IR`` declarations pushed into the Rust registry, and the node
 classes built from them (``asc.ops.Abs("abs", graph)``).
 
-The builtin set is declared below; :func:`REG_ASC_IR` registers more (or replaces one with
-``replace=True``).
+The builtin set (GE's AscIR ops: Data, Load, Store, Abs, Add, Sum, Concat, ...) is declared in
+Rust (``ascendir_asc::builtins``) and is always present; :func:`REG_ASC_IR` registers more (or
+replaces one with ``replace=True``).
 """
 
 from __future__ import annotations
@@ -15,28 +16,6 @@ from ..types import DataType
 from ._graph import _PORTS_CACHE, Node
 
 __all__ = ["REG_ASC_IR", "AscIrDef", "registered_ops"]
-
-_D = DataType
-FLOATS = [_D.FLOAT, _D.FLOAT16, _D.BF16]
-INTS = [_D.INT8, _D.INT16, _D.INT32, _D.INT64, _D.UINT8]
-NUMERIC = FLOATS + INTS
-# Load/Store move these; int64 is not supported by the v1 data movement APIs.
-MOVABLE = [_D.FLOAT, _D.FLOAT16, _D.BF16, _D.INT8, _D.UINT8, _D.INT16, _D.UINT16, _D.INT32,
-           _D.UINT32, _D.BOOL]
-LOGICAL = [_D.BOOL, _D.UINT8, _D.INT8]
-MASK = [_D.UINT8, _D.BOOL]
-TMP = 8192  # GE's default temporary buffer size in bytes
-
-CAST_PAIRS = [
-    (_D.FLOAT, _D.FLOAT16), (_D.FLOAT16, _D.FLOAT), (_D.FLOAT, _D.BF16), (_D.BF16, _D.FLOAT),
-    (_D.FLOAT, _D.INT32), (_D.INT32, _D.FLOAT), (_D.FLOAT, _D.INT64), (_D.INT64, _D.FLOAT),
-    (_D.FLOAT16, _D.INT32), (_D.INT32, _D.FLOAT16), (_D.FLOAT16, _D.INT8), (_D.INT8, _D.FLOAT16),
-    (_D.FLOAT16, _D.UINT8), (_D.UINT8, _D.FLOAT16), (_D.FLOAT16, _D.INT16),
-    (_D.INT16, _D.FLOAT16), (_D.INT32, _D.INT64), (_D.INT64, _D.INT32), (_D.UINT8, _D.FLOAT),
-    (_D.BOOL, _D.FLOAT), (_D.BOOL, _D.FLOAT16), (_D.BOOL, _D.INT32), (_D.INT8, _D.FLOAT),
-    (_D.INT32, _D.INT16), (_D.FLOAT, _D.UINT8), (_D.INT16, _D.FLOAT),
-]
-
 
 class AscIrDef:
     """A ``REG_ASC_IR`` prototype under construction; :meth:`register` pushes it into Rust."""
@@ -138,104 +117,6 @@ def _class_for(op_type: str) -> type[Node]:
                                       "__doc__": f"The AscIR op ``{op_type}``."})
         _CLASSES[op_type] = cls
     return cls
-
-
-def _unary(name: str, *, allowed: Sequence[DataType] = NUMERIC, inplace: bool = False,
-           tmp: Any = None, out: Sequence[DataType] | None = None) -> None:
-    d = REG_ASC_IR(name).input("x", "T").compute_type("elewise").inplace(inplace).tmp_buffer(tmp)
-    if out is None:
-        d.output("y", "T").dtypes("T", allowed)
-    else:
-        d.output("y", "T2").dtypes("T", allowed).dtypes("T2", out)
-    d._push()
-
-
-def _binary(name: str, *, allowed: Sequence[DataType] = NUMERIC, inplace: bool = False,
-            tmp: Any = None, out: Sequence[DataType] | None = None) -> None:
-    d = REG_ASC_IR(name).input("x1", "T").input("x2", "T").compute_type("elewise")
-    d.inplace(inplace).tmp_buffer(tmp)
-    if out is None:
-        d.output("y", "T").dtypes("T", allowed)
-    else:
-        d.output("y", "T2").dtypes("T", allowed).dtypes("T2", out)
-    d._push()
-
-
-def _register_builtins() -> None:
-    if "Data" in _casc.registered_ops():
-        return
-    REG_ASC_IR("Data").output("y").attr("index", "int")._push()
-    REG_ASC_IR("Scalar").output("y").attr("value", "str").attr("index", "int")._push()
-    REG_ASC_IR("IndexExpr").output("y").attr("expr", "int")._push()
-    REG_ASC_IR("Output").input("x").output("y").attr("index", "int")._push()
-    REG_ASC_IR("Workspace").input("x", kind="optional").output("y")._push()
-    (REG_ASC_IR("Load").input("x").output("y").dtypes("T", MOVABLE).attr("offset", "expr")
-     .compute_type("load")._push())
-    (REG_ASC_IR("Store").input("x").output("y").dtypes("T", MOVABLE).attr("offset", "expr")
-     .compute_type("store")._push())
-    (REG_ASC_IR("Gather").input("x1", "T1").input("x2", "T2").output("y", "T1")
-     .dtypes("T1", NUMERIC).dtypes("T2", [_D.INT32, _D.INT64]).attr("axis", "int")
-     .attr("negative_index_support", "bool", False).compute_type("gather").tmp_buffer(TMP)
-     ._push())
-    (REG_ASC_IR("Broadcast").input("x").output("y").dtypes("T", MOVABLE)
-     .compute_type("broadcast").tmp_buffer(TMP)._push())
-    inplace_ops = {"Abs", "Add", "Axpy", "Div", "Exp", "LeakyRelu", "Ln", "LogicalAnd",
-                   "LogicalNot", "LogicalOr", "Maximum", "Minimum", "Mul", "Neg", "Reciprocal",
-                   "Relu", "Rsqrt", "Sqrt", "Sub"}
-    for name in ["Abs", "Exp", "Ln", "Sqrt", "Rsqrt", "Reciprocal", "Erf", "Sign", "Tanh",
-                 "Sigmoid", "Gelu"]:
-        allowed = NUMERIC if name in ("Abs", "Sign") else FLOATS
-        _unary(name, allowed=allowed, inplace=name in inplace_ops, tmp=TMP)
-    _unary("Relu", allowed=NUMERIC, inplace=True)
-    _unary("Neg", allowed=NUMERIC, inplace=True)
-    _unary("Isnan", allowed=FLOATS, out=[_D.UINT8], tmp=TMP)
-    _unary("IsFinite", allowed=FLOATS, out=[_D.UINT8], tmp=TMP)
-    _unary("LogicalNot", allowed=LOGICAL, inplace=True)
-    (REG_ASC_IR("LeakyRelu").input("x").output("y").dtypes("T", FLOATS)
-     .attr("negative_slope", "float", 0.0).compute_type("elewise").inplace().tmp_buffer(TMP)
-     ._push())
-    (REG_ASC_IR("Cast").input("x", "T1").output("y", "T2").dtypes("T1", []).dtypes("T2", [])
-     .combos([[a, b] for a, b in CAST_PAIRS]).compute_type("elewise").tmp_buffer(TMP)
-     ._push())
-    for name in ["RemovePad", "Pad", "Nop", "Ub2ub"]:
-        _unary(name, allowed=[], tmp=TMP if name == "Pad" else None)
-    for name in ["Add", "Sub", "Mul", "Maximum", "Minimum"]:
-        _binary(name, inplace=name in inplace_ops)
-    for name in ["Div", "TrueDiv", "FloorDiv", "Remainder", "Pow"]:
-        _binary(name, allowed=NUMERIC, inplace=name in inplace_ops, tmp=TMP)
-    for name in ["LogicalAnd", "LogicalOr"]:
-        _binary(name, allowed=LOGICAL, inplace=True)
-    _binary("BitwiseAnd", allowed=INTS)
-    for name in ["Eq", "Ne", "Gt", "Ge", "Lt", "Le"]:
-        _binary(name, allowed=NUMERIC, out=MASK, tmp=TMP)
-    (REG_ASC_IR("Axpy").input("x1").input("x2").output("y").dtypes("T", FLOATS)
-     .attr("alpha", "float", 1.0).compute_type("elewise").inplace()._push())
-    for name in ["Where", "Select"]:
-        (REG_ASC_IR(name).input("x1", "T1").input("x2", "T").input("x3", "T").output("y", "T")
-         .dtypes("T1", MASK).dtypes("T", NUMERIC).compute_type("elewise").tmp_buffer(TMP)
-         ._push())
-    (REG_ASC_IR("ClipByValue").input("x1").input("x2").input("x3").output("y")
-     .dtypes("T", NUMERIC).compute_type("elewise").tmp_buffer(TMP)._push())
-    for name in ["Sum", "Max", "Min", "Mean", "Prod"]:
-        (REG_ASC_IR(name).input("x").output("y").dtypes("T", NUMERIC).compute_type("reduce")
-         .tmp_buffer(TMP)._push())
-    for name in ["All", "Any"]:
-        (REG_ASC_IR(name).input("x").output("y").dtypes("T", LOGICAL).compute_type("reduce")
-         .tmp_buffer(TMP)._push())
-    (REG_ASC_IR("ArgMax").input("x", "T").output("y", "T2").dtypes("T", NUMERIC)
-     .dtypes("T2", [_D.INT64]).compute_type("reduce").tmp_buffer(TMP)._push())
-    (REG_ASC_IR("Transpose").input("x").output("y").dtypes("T", NUMERIC)
-     .compute_type("transpose").tmp_buffer(TMP)._push())
-    (REG_ASC_IR("Concat").input("x", kind="dynamic").output("y").dtypes("T", MOVABLE)
-     .compute_type("concat").tmp_buffer(TMP)._push())
-    (REG_ASC_IR("Split").input("x").output("y", kind="dynamic").dtypes("T", MOVABLE)
-     .attr("index", "int").attr("gid", "int").compute_type("split")._push())
-    (REG_ASC_IR("MatMul").input("x1").input("x2").output("y").dtypes("T", FLOATS)
-     .attr("enable_hf32", "int", 0).attr("transpose_x1", "int", 0).attr("transpose_x2", "int", 0)
-     .attr("has_relu", "int", 0).attr("offset_x", "int", 0).compute_type("cube")._push())
-
-
-_register_builtins()
 
 
 def __getattr__(name: str) -> type[Node]:

@@ -7,6 +7,7 @@
 #![deny(missing_docs)]
 
 pub mod axis;
+pub mod builtins;
 pub mod check;
 pub mod dump;
 pub mod error;

@@ -1,5 +1,6 @@
-//! The AscIR operator registry (GE's `REG_ASC_IR`): prototypes pushed in by the Python layer
-//! (or by Rust code), looked up by node creation, dtype inference and the later passes.
+//! The AscIR operator registry (GE's `REG_ASC_IR`): the builtin prototypes ([`crate::builtins`])
+//! plus those pushed in by the Python layer or by Rust code, looked up by node creation, dtype
+//! inference and the later passes.
 
 use std::sync::{Arc, OnceLock, RwLock};
 
@@ -321,7 +322,7 @@ impl Registry {
 
 fn global() -> &'static RwLock<Registry> {
     static G: OnceLock<RwLock<Registry>> = OnceLock::new();
-    G.get_or_init(|| RwLock::new(Registry::default()))
+    G.get_or_init(|| RwLock::new(crate::builtins::builtin_registry()))
 }
 
 /// Register `def` in the process-wide registry.

@@ -541,6 +541,21 @@ impl Graph {
         Ok(self.nodes.remove(id).map(|n| n.op).expect("checked above"))
     }
 
+    /// Replace graph output `old` (producer, index) by `new` wherever it is listed (a pass that
+    /// moves a value to another node keeps the graph's output list pointing at it).
+    pub fn replace_output(&mut self, old: (NodeId, i32), new: (NodeId, i32)) -> IrResult<()> {
+        self.check_out(OutAnchor {
+            node: new.0,
+            index: new.1,
+        })?;
+        for o in self.outputs.iter_mut() {
+            if *o == old {
+                *o = new;
+            }
+        }
+        Ok(())
+    }
+
     /// Remove every link of every anchor of `id`.
     pub fn unlink_node(&mut self, id: NodeId) {
         let (n_in, n_out) = {

@@ -50,6 +50,7 @@ error_classes! {
     invalid_argument_error => "InvalidArgumentError",
     foreign_handle_error => "ForeignHandleError",
     overflow_error => "SizeOverflowError",
+    compile_error => "CompileError",
 }
 
 /// Build a Python exception of class `cls` with message `msg` and extra keyword attributes.

@@ -31,6 +31,7 @@ pub static malloc_conf: &[u8; 52] = b"lg_tcache_nslots_mul:4,tcache_nslots_small
 mod algo;
 mod asc;
 mod asc_backend;
+mod compiler;
 mod errors;
 pub mod ir;
 mod onnx;
@@ -47,5 +48,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     asc_backend::register(m)?;
     proto::register(m)?;
     ops::register(m)?;
+    compiler::register(m)?;
     Ok(())
 }

@@ -374,7 +374,7 @@ fn outputs_from_py(obj: &Bound<'_, PyAny>) -> PyResult<Vec<OutDesc>> {
 }
 
 /// Python `infer` functions, called with the GIL re-acquired.
-struct PyCustom;
+pub(crate) struct PyCustom;
 
 impl CustomInfer for PyCustom {
     fn infer(

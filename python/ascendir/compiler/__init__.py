@@ -1,0 +1,412 @@
+"""The graph compiler (``air.compile``): lower and fuse the vector regions of a GE graph into
+``AscBackend`` kernels, schedule, allocate and tile them for an Ascend target.
+
+The pipeline runs in Rust (crate ``ascendir-compiler``) on a copy of the graph, without the GIL;
+this package only loads models, packs options and wraps the results::
+
+    import ascendir as air
+    cm = air.compile("model.onnx", target="ascend910b", input_shapes={"x": [8, 128]})
+    print(cm.report.text())
+    cm.save("out/")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import shutil
+import subprocess
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import _core
+from .._core import Graph, Node
+from ..errors import CompileError, DecodeError
+
+__all__ = [
+    "CompileError",
+    "CompileOptions",
+    "CompileReport",
+    "CompiledModel",
+    "Kernel",
+    "compile",
+    "explain",
+    "load",
+    "load_model_file",
+    "lowered_types",
+]
+
+_FAMILIES = ("elementwise", "broadcast", "reduce", "concat", "slice", "transpose", "split",
+             "gather", "matmul_vector")
+TARGETS = ("ascend910b", "ascend910b3", "ascend950")
+EMITS = ("om", "pb", "txt", "report", "dot", "svg")
+
+
+@dataclass
+class CompileOptions:
+    """What to fuse and the limits (spec ``compiler.md`` §1). Readable from a TOML file with
+    :meth:`from_toml`."""
+
+    target: str = "ascend910b"
+    input_shapes: dict[str, list[int]] = field(default_factory=dict)
+    fusion: bool = True
+    enable: list[str] = field(default_factory=list)
+    disable: list[str] = field(default_factory=list)
+    max_fusion_size: int = 64
+    max_inputs: int = 8
+    max_outputs: int = 8
+    max_reduce_epilogue: int = 3
+    min_cluster_ops: int = 2
+    recompute: bool = False
+    improve_precision: bool = True
+    precision_blacklist: list[str] = field(default_factory=list)
+    skip_types: list[str] = field(default_factory=list)
+    skip_names: list[str] = field(default_factory=list)
+    max_rounds: int = 10
+    pair_attempts: int = 64
+    min_shared_bytes: int = 1
+    default_hint: int = 16
+
+    def to_json(self) -> str:
+        """The options as the JSON the Rust pipeline reads."""
+        for f in (*self.enable, *self.disable):
+            if f not in _FAMILIES:
+                raise CompileError(f"unknown op family '{f}' (one of {', '.join(_FAMILIES)})",
+                                   stage="load", node=None,
+                                   reason=f"unknown op family '{f}'")
+        return json.dumps(dataclasses.asdict(self))
+
+    @classmethod
+    def from_toml(cls, path: str | os.PathLike[str]) -> CompileOptions:
+        """Read options from a TOML file (keys as the field names; a ``[compile]`` table or
+        top-level keys)."""
+        try:
+            import tomllib
+        except ImportError:  # pragma: no cover - Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+        data = data.get("compile", data)
+        names = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - names)
+        if unknown:
+            raise CompileError(f"{os.fspath(path)}: unknown option(s) {', '.join(unknown)}",
+                               stage="load", node=None, reason="unknown options")
+        return cls(**data)
+
+
+class Kernel:
+    """One fused kernel: the ``AscBackend`` node, its HintGraph and scheduled ImplGraphs."""
+
+    def __init__(self, data: dict[str, Any], graph: Graph, target: str) -> None:
+        from ..asc import AscGraph
+
+        self.name: str = data["name"]
+        self.fuse_type: str = data["fuse_type"]
+        self.members: list[str] = list(data["members"])
+        self.member_types: list[str] = list(data["member_types"])
+        self.cache_key: str = data["cache_key"]
+        self.hint = AscGraph._from_core(data["hint"])
+        self.impls = [AscGraph._from_core(i) for i in data["impls"]]
+        self.sources: dict[str, str] = {}
+        self._graph = graph
+        self._target = target
+        self._tiling: Any = None
+
+    @property
+    def node(self) -> Node:
+        """The AscBackend node in the compiled graph."""
+        return self._graph.node(self.name)
+
+    @property
+    def tiling(self) -> Any:
+        """The tiling function of the kernel for the target (``asc.compile_tiling``)."""
+        if self._tiling is None:
+            from ..asc import Target, compile_tiling
+
+            self._tiling = compile_tiling(self.impls, getattr(Target, self._target)())
+        return self._tiling
+
+    def __repr__(self) -> str:
+        return (f"<Kernel {self.name!r} {self.fuse_type}: {len(self.members)} nodes, "
+                f"{len(self.impls)} templates>")
+
+
+class CompileReport:
+    """The compile report (spec §8): stage times, counts, kernels, refused pairs, barriers."""
+
+    def __init__(self, data: dict[str, Any], text: str, dot: str) -> None:
+        self.data = data
+        self._text = text
+        self._dot = dot
+
+    def text(self) -> str:
+        """A compact table."""
+        return self._text
+
+    def to_json(self) -> str:
+        """The report as JSON text."""
+        return json.dumps(self.data, indent=2)
+
+    def to_dot(self) -> str:
+        """The compiled graph in Graphviz DOT, AscBackend nodes filled."""
+        return self._dot
+
+    def to_svg(self) -> str:
+        """The DOT rendered by Graphviz ``dot`` (an optional tool; CompileError without it)."""
+        exe = shutil.which("dot")
+        if exe is None:
+            raise CompileError("Graphviz 'dot' is not installed (apt-get install graphviz)",
+                               stage="package", node=None, reason="dot not found")
+        out = subprocess.run([exe, "-Tsvg"], input=self._dot.encode(), capture_output=True,
+                             check=False)
+        if out.returncode != 0:
+            raise CompileError(f"dot failed: {out.stderr.decode(errors='replace').strip()}",
+                               stage="package", node=None, reason="dot failed")
+        return out.stdout.decode()
+
+    @property
+    def nodes_before(self) -> int:
+        """Nodes of the model before compiling."""
+        return int(self.data["nodes_before"])
+
+    @property
+    def nodes_after(self) -> int:
+        """Nodes of the compiled graph."""
+        return int(self.data["nodes_after"])
+
+    @property
+    def bytes_saved(self) -> int:
+        """Read+write bytes saved (at the hint shapes)."""
+        return int(self.data["bytes_saved"])
+
+    def __repr__(self) -> str:
+        return (f"<CompileReport nodes {self.nodes_before}->{self.nodes_after}, "
+                f"kernels {len(self.data['kernels'])}>")
+
+
+class CompiledModel:
+    """The result of :func:`compile`: ``graph``, ``kernels``, ``report``."""
+
+    def __init__(self, graph: Graph, kernels: list[Kernel], report: CompileReport,
+                 options: CompileOptions, dumps: list[tuple[str, str]]) -> None:
+        self.graph = graph
+        self.kernels = kernels
+        self.report = report
+        self.options = options
+        self.dumps = dumps
+
+    def to_bytes(self) -> bytes:
+        """The compiled graph as GE ModelDef bytes."""
+        from ..serialization import Model
+
+        return bytes(Model(self.graph.name, [self.graph]).to_bytes())
+
+    def save(self, out_dir: str | os.PathLike[str], emit: Iterable[str] = ("om", "report"),
+             *, name: str | None = None) -> list[str]:
+        """Write the outputs named by ``emit`` (⊆ om, pb, txt, report, dot, svg) into
+        ``out_dir``; returns the paths written."""
+        from ..serialization import save as _save
+
+        emit = list(emit)
+        bad = [e for e in emit if e not in EMITS]
+        if bad:
+            raise CompileError(f"unknown emit kind(s) {', '.join(bad)} (one of "
+                               f"{', '.join(EMITS)})", stage="package", node=None,
+                               reason="bad emit")
+        os.makedirs(out_dir, exist_ok=True)
+        stem = name or (self.graph.name or "model")
+        written = []
+        for kind in emit:
+            if kind in ("om", "pb", "txt"):
+                p = os.path.join(out_dir, f"{stem}.{kind}")
+                _save(self.graph, p)
+            elif kind == "report":
+                p = os.path.join(out_dir, "report.json")
+                with open(p, "w", encoding="utf-8") as f:
+                    f.write(self.report.to_json())
+            elif kind == "dot":
+                p = os.path.join(out_dir, "fusion.dot")
+                with open(p, "w", encoding="utf-8") as f:
+                    f.write(self.report.to_dot())
+            else:
+                p = os.path.join(out_dir, "fusion.svg")
+                with open(p, "w", encoding="utf-8") as f:
+                    f.write(self.report.to_svg())
+            written.append(p)
+        for fname, text in self.dumps:
+            d = os.path.join(out_dir, "stages")
+            os.makedirs(d, exist_ok=True)
+            p = os.path.join(d, fname)
+            with open(p, "w", encoding="utf-8") as f:
+                f.write(text)
+            written.append(p)
+        return written
+
+    def __repr__(self) -> str:
+        return f"<CompiledModel {self.graph.name!r}: {len(self.kernels)} kernels>"
+
+
+def _sniff(data: bytes, path: str | None) -> str:
+    """The model format of ``data``: ``onnx``, ``om``, ``txt`` or ``pb``."""
+    suffix = os.path.splitext(path)[1].lower() if path else ""
+    if suffix == ".onnx":
+        return "onnx"
+    if _core._is_om(data):
+        return "om"
+    if suffix in (".txt", ".pbtxt"):
+        return "txt"
+    if suffix == ".pb":
+        return "pb"
+    if data[:1] == b"\x08":  # ONNX ModelProto starts with ir_version (field 1, varint)
+        return "onnx"
+    head = data[:64].lstrip()
+    if head[:1].isalpha():
+        return "txt"
+    return "pb"
+
+
+def load_model_file(model: str | os.PathLike[str] | bytes) -> Graph:
+    """Read a model (ONNX, GE ``.pb`` / ``.txt`` / ``.om``; sniffed from the bytes when the
+    suffix does not say) as a Graph; failures are ``CompileError(stage="load")`` with the
+    byte offset when the decoder gives one."""
+    from ..serialization import Model
+
+    path = None
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        data = bytes(model)
+    else:
+        path = os.fspath(model)
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError as e:
+            raise CompileError(f"{path}: {e.strerror}", stage="load", node=None,
+                               reason=str(e.strerror)) from None
+    kind = _sniff(data, path)
+    where = path or "<bytes>"
+    try:
+        if kind == "onnx":
+            from .. import onnx as _onnx
+
+            return _onnx.load(data, base_dir=os.path.dirname(path) if path else None)
+        if kind == "om":
+            return Model.from_om(data).graph
+        if kind == "txt":
+            return Model.from_text(data.decode("utf-8")).graph
+        return Model.from_bytes(data).graph
+    except UnicodeDecodeError as e:
+        raise CompileError(f"{where}: not valid UTF-8 text (byte {e.start})", stage="load",
+                           node=None, reason="not UTF-8", offset=e.start) from None
+    except DecodeError as e:
+        offset = getattr(e, "offset", None)
+        raise CompileError(f"{where}: cannot read the {kind} model: {e}", stage="load",
+                           node=None, reason=str(e), offset=offset) from None
+
+
+def _options(target: str | None, input_shapes: Mapping[str, Sequence[int]] | None,
+             options: CompileOptions | None) -> CompileOptions:
+    opts = dataclasses.replace(options) if options is not None else CompileOptions()
+    if target is not None:
+        opts.target = target
+    if input_shapes:
+        opts.input_shapes = {str(k): [int(d) for d in v] for k, v in input_shapes.items()}
+    return opts
+
+
+def compile(  # noqa: A001 - the public name of the spec
+    model: Graph | str | os.PathLike[str] | bytes,
+    target: str | None = None,
+    input_shapes: Mapping[str, Sequence[int]] | None = None,
+    options: CompileOptions | None = None,
+    *,
+    out_dir: str | os.PathLike[str] | None = None,
+    emit: Iterable[str] = ("om", "report"),
+    dump_stages: bool = False,
+) -> CompiledModel:
+    """Compile a model: a :class:`~ascendir.Graph` (left unchanged), a path or the model bytes.
+
+    ``input_shapes`` binds the symbols of ``-1`` dims (hints); ``options`` is a
+    :class:`CompileOptions`. With ``out_dir`` the outputs named by ``emit`` are written there.
+    Raises :class:`~ascendir.errors.CompileError` with ``stage``, ``node`` and ``reason``.
+    """
+    opts = _options(target, input_shapes, options)
+    graph = model if isinstance(model, Graph) else load_model_file(model)
+    g, kernels, report_json, report_text, dot, dumps = _core.compiler.compile(
+        graph, opts.to_json(), dump_stages)
+    report = CompileReport(json.loads(report_json), report_text, dot)
+    ks = [Kernel(k, g, opts.target) for k in kernels]
+    cm = CompiledModel(g, ks, report, opts, list(dumps))
+    if out_dir is not None:
+        cm.save(out_dir, emit)
+    return cm
+
+
+def lowered_types() -> list[str]:
+    """GE op types with a registered lowering, sorted."""
+    return list(_core.compiler.lowered_types())
+
+
+def explain(model: Graph | str | os.PathLike[str] | bytes, a: str, b: str,
+            **compile_kwargs: Any) -> str:
+    """Why nodes ``a`` and ``b`` did or did not end up in one kernel (with the fusion codes
+    of the report)."""
+    graph = model if isinstance(model, Graph) else load_model_file(model)
+    for n in (a, b):
+        graph.node(n)  # NotFoundError when absent
+    cm = compile(graph, **compile_kwargs)
+    rep = cm.report.data
+    where = {}
+    for k in rep["kernels"]:
+        for m in k["members"]:
+            where[m] = k
+    ka, kb = where.get(a), where.get(b)
+    if ka is not None and ka is kb:
+        return f"'{a}' and '{b}' are fused into {ka['name']}"
+    for n in (a, b):
+        for bar in rep["barriers"]:
+            if bar["name"] == n:
+                return (f"'{n}' is not lowered ({bar['category']}: {bar['reason']}), so it "
+                        "fuses with nothing")
+        for lf in rep["lifted"]:
+            if n in lf["members"]:
+                return f"'{n}' was lifted back out of its cluster: {lf['reason']}"
+    first = {x: (where[x]["members"][0] if x in where else x) for x in (a, b)}
+    for r in rep["rejected_pairs"]:
+        if {r["a"], r["b"]} == {first[a], first[b]}:
+            return (f"'{a}' and '{b}' did not fuse: [{r['code']}] {r['reason']}")
+    return (f"'{a}' and '{b}' did not fuse: their clusters were never a candidate pair "
+            "(they touch no common tensor) [NF1001]")
+
+
+def load(path: str | os.PathLike[str], target: str = "ascend910b") -> CompiledModel:
+    """Load a saved compiled model: its AscBackend HintGraphs are re-scheduled
+    deterministically (the same ImplGraphs as when it was compiled)."""
+    from ..asc import ASCGRAPH_ATTR_KEY, AscGraph, schedule
+
+    graph = load_model_file(path)
+    kernels = []
+    for node in graph.nodes:
+        if node.type != "AscBackend":
+            continue
+        attrs = node.op_desc.attrs
+        hint = AscGraph.from_bytes(bytes(attrs[ASCGRAPH_ATTR_KEY]))
+        impls = schedule(hint)
+        k = Kernel.__new__(Kernel)
+        k.name = node.name
+        k.fuse_type = str(attrs["_ascendir_fuse_type"])
+        k.members = list(attrs["_datadump_original_op_names"])
+        k.member_types = list(attrs["_datadump_original_op_types"])
+        k.cache_key = str(attrs["_ascendir_cache_key"])
+        k.hint = hint
+        k.impls = impls
+        k.sources = {}
+        k._graph = graph
+        k._target = target
+        k._tiling = None
+        kernels.append(k)
+    report = CompileReport({"nodes_before": len(graph.nodes), "nodes_after": len(graph.nodes),
+                            "bytes_saved": 0, "kernels": []}, "", "")
+    return CompiledModel(graph, kernels, report, CompileOptions(target=target), [])

@@ -1,0 +1,531 @@
+//! Stage 6, fuse: GE's CanFuse greedy pairwise clustering made deterministic (spec §2).
+//! Candidates are the clusters touching a tensor; legality L1–L7 (with GE's NF codes and
+//! ours, AF2xxx); legal pairs are ordered by (priority class, shared bytes desc, proximity,
+//! first member, second member) and committed greedily, re-checked when a side changed.
+
+use ascendir_ir::{size_in_bytes, Graph, NodeId};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+
+use crate::lower::{Decision, Kind, Lowered};
+use crate::options::CompileOptions;
+use crate::symbolize::{SymTable, TRef};
+
+/// A refused pair: the first member of each side, the code and the reason.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Rejection {
+    /// First member (by topological order) of the earlier cluster.
+    pub a: String,
+    /// First member of the later cluster.
+    pub b: String,
+    /// GE's NF code or ours (AF2xxx).
+    pub code: &'static str,
+    /// The reason.
+    pub reason: String,
+    /// Bytes the pair shares (at the hints).
+    pub bytes: i64,
+}
+
+/// Per-cluster state.
+#[derive(Clone, Debug)]
+struct Cluster {
+    /// Lowered-node indexes, topological.
+    members: Vec<usize>,
+    min_ord: usize,
+    max_ord: usize,
+    steps: usize,
+    reduces: usize,
+    plain_reduces: usize,
+    version: u32,
+}
+
+/// The result of stage 6.
+#[derive(Clone, Debug, Default)]
+pub struct Partition {
+    /// Clusters of node ids, each topological; clusters ordered by their first member.
+    pub clusters: Vec<Vec<NodeId>>,
+    /// Rejected pairs of the last evaluation of each pair.
+    pub rejections: Vec<Rejection>,
+    /// Rounds run.
+    pub rounds: usize,
+}
+
+/// The legality check as a function of the graph state (also used by `explain`).
+#[allow(missing_debug_implementations)]
+pub struct Fuser<'a> {
+    g: &'a Graph,
+    syms: &'a SymTable,
+    opts: &'a CompileOptions,
+    /// Check L5/L7 exactly (schedule + tile) for a merged cluster with a reduction.
+    pub exact: &'a dyn Fn(&[NodeId]) -> Result<(), String>,
+    /// Topological position of every node.
+    pos: FxHashMap<NodeId, usize>,
+    order: Vec<NodeId>,
+    /// Lowered index per position (usize::MAX for barriers).
+    li_of_pos: Vec<usize>,
+    lowered: Vec<(NodeId, &'a Lowered)>,
+    succ: Vec<Vec<usize>>,
+    parent: Vec<usize>,
+    clusters: Vec<Option<Cluster>>,
+    visit: Vec<u32>,
+    epoch: u32,
+}
+
+/// Bytes of a tensor at the hints (0 when unknown).
+pub fn tensor_bytes(g: &Graph, syms: &SymTable, t: TRef) -> i64 {
+    let dt = g
+        .op(t.0)
+        .ok()
+        .and_then(|o| o.outputs().get(t.1 as usize).map(|p| p.desc.dtype));
+    let Some(dt) = dt else { return 0 };
+    let n = syms.numel(t).unwrap_or(0);
+    size_in_bytes(n, dt).max(0)
+}
+
+impl<'a> Fuser<'a> {
+    /// Set up over nodes in topological `order` with their stage-5 decisions.
+    pub fn new(
+        g: &'a Graph,
+        order: &[NodeId],
+        decisions: &'a FxHashMap<NodeId, Decision>,
+        syms: &'a SymTable,
+        opts: &'a CompileOptions,
+        exact: &'a dyn Fn(&[NodeId]) -> Result<(), String>,
+    ) -> Fuser<'a> {
+        let pos: FxHashMap<NodeId, usize> =
+            order.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        let mut li_of_pos = vec![usize::MAX; order.len()];
+        let mut lowered = Vec::new();
+        for (p, id) in order.iter().enumerate() {
+            if let Some(Decision::Lowered(l)) = decisions.get(id) {
+                li_of_pos[p] = lowered.len();
+                lowered.push((*id, l));
+            }
+        }
+        let succ = order
+            .iter()
+            .map(|id| {
+                let mut v: Vec<usize> = g.successors(*id).filter_map(|s| pos.get(&s).copied()).collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            })
+            .collect();
+        let clusters = lowered
+            .iter()
+            .enumerate()
+            .map(|(i, (id, l))| {
+                let p = pos[id];
+                Some(Cluster {
+                    members: vec![i],
+                    min_ord: p,
+                    max_ord: p,
+                    steps: l.compute_steps(),
+                    reduces: usize::from(l.kind == Kind::Reduce),
+                    plain_reduces: usize::from(l.is_plain_reduce()),
+                    version: 0,
+                })
+            })
+            .collect();
+        Fuser {
+            g,
+            syms,
+            opts,
+            exact,
+            pos,
+            order: order.to_vec(),
+            li_of_pos,
+            parent: (0..lowered.len()).collect(),
+            lowered,
+            succ,
+            clusters,
+            visit: vec![0; order.len()],
+            epoch: 0,
+        }
+    }
+
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            self.parent[x] = self.parent[self.parent[x]];
+            x = self.parent[x];
+        }
+        x
+    }
+
+    fn find_ro(&self, mut x: usize) -> usize {
+        while self.parent[x] != x {
+            x = self.parent[x];
+        }
+        x
+    }
+
+    /// The cluster root of a node, if it is lowered.
+    pub fn cluster_of(&self, id: NodeId) -> Option<usize> {
+        let p = *self.pos.get(&id)?;
+        let li = self.li_of_pos[p];
+        (li != usize::MAX).then(|| self.find_ro(li))
+    }
+
+    fn cl(&self, r: usize) -> &Cluster {
+        self.clusters[r].as_ref().expect("cluster roots hold a cluster")
+    }
+
+    fn in_set(&self, id: NodeId, ra: usize, rb: usize) -> bool {
+        self.cluster_of(id).is_some_and(|r| r == ra || r == rb)
+    }
+
+    /// Tensors read from outside the union of `ra` and `rb` (first-use order).
+    fn reads(&self, ra: usize, rb: usize) -> Vec<TRef> {
+        let mut v: Vec<TRef> = Vec::new();
+        for &m in self.merged_members(ra, rb).iter() {
+            for t in self.lowered[m].1.inputs.iter().flatten() {
+                if !self.in_set(t.0, ra, rb) && !v.contains(t) {
+                    v.push(*t);
+                }
+            }
+        }
+        v
+    }
+
+    fn merged_members(&self, ra: usize, rb: usize) -> Vec<usize> {
+        let mut v = self.cl(ra).members.clone();
+        if rb != ra {
+            v.extend(self.cl(rb).members.iter().copied());
+        }
+        v.sort_by_key(|&m| self.pos[&self.lowered[m].0]);
+        v
+    }
+
+    /// Outputs of the union used outside it.
+    fn writes(&self, ra: usize, rb: usize) -> Vec<TRef> {
+        let mut v = Vec::new();
+        for &m in &self.merged_members(ra, rb) {
+            let id = self.lowered[m].0;
+            let t = (id, 0u32);
+            let graph_out = self.g.outputs().iter().any(|&(n, i)| n == id && i == 0);
+            let outside = self
+                .g
+                .node(id)
+                .map(|n| n.out_data_peers(0).iter().any(|p| !self.in_set(p.node, ra, rb)))
+                .unwrap_or(false);
+            if graph_out || outside {
+                v.push(t);
+            }
+        }
+        v
+    }
+
+    /// Every tensor a cluster touches (reads from outside and produces).
+    fn touches(&self, r: usize) -> Vec<TRef> {
+        let mut v = self.reads(r, r);
+        for &m in &self.cl(r).members {
+            v.push((self.lowered[m].0, 0));
+        }
+        v
+    }
+
+    fn name(&self, r: usize) -> String {
+        let m = self.cl(r).members[0];
+        self.g
+            .op(self.lowered[m].0)
+            .map(|o| o.name().to_string())
+            .unwrap_or_default()
+    }
+
+    /// A path from the union through an outside node back into it (the merge would be cyclic).
+    fn creates_cycle(&mut self, ra: usize, rb: usize) -> bool {
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.visit.iter_mut().for_each(|v| *v = 0);
+            self.epoch = 1;
+        }
+        let bound = self.cl(ra).max_ord.max(self.cl(rb).max_ord);
+        let mut stack: Vec<usize> = Vec::new();
+        let members = self.merged_members(ra, rb);
+        for &m in &members {
+            let p = self.pos[&self.lowered[m].0];
+            for &s in &self.succ[p] {
+                if s <= bound && !self.in_set(self.order[s], ra, rb) && self.visit[s] != self.epoch {
+                    self.visit[s] = self.epoch;
+                    stack.push(s);
+                }
+            }
+        }
+        while let Some(p) = stack.pop() {
+            for i in 0..self.succ[p].len() {
+                let s = self.succ[p][i];
+                if s > bound || self.visit[s] == self.epoch {
+                    continue;
+                }
+                if self.in_set(self.order[s], ra, rb) {
+                    return true;
+                }
+                self.visit[s] = self.epoch;
+                stack.push(s);
+            }
+        }
+        false
+    }
+
+    /// Compute steps of members downstream of a plain reduction inside the union.
+    fn epilogue_steps(&self, members: &[usize]) -> usize {
+        let mut after: FxHashSet<NodeId> = FxHashSet::default();
+        let mut n = 0;
+        for &m in members {
+            let (id, l) = self.lowered[m];
+            let fed = l.inputs.iter().flatten().any(|t| after.contains(&t.0));
+            if l.is_plain_reduce() || fed {
+                after.insert(id);
+            }
+            if fed {
+                n += l.compute_steps();
+            }
+        }
+        n
+    }
+
+    /// Check L1–L7 for clusters `ra` and `rb`; Ok gives (priority, shared bytes, proximity).
+    pub fn check(&mut self, ra: usize, rb: usize) -> Result<(u8, i64, usize), (&'static str, String, i64)> {
+        if ra == rb {
+            return Err(("NF1001", "the nodes are in the same cluster".into(), 0));
+        }
+        let (ta, tb) = (self.touches(ra), self.touches(rb));
+        let shared: i64 = ta
+            .iter()
+            .filter(|t| tb.contains(t))
+            .map(|t| tensor_bytes(self.g, self.syms, *t))
+            .sum();
+        let a_out: Vec<NodeId> = self.cl(ra).members.iter().map(|&m| self.lowered[m].0).collect();
+        let b_out: Vec<NodeId> = self.cl(rb).members.iter().map(|&m| self.lowered[m].0).collect();
+        let reads_from = |reader: usize, prod: &[NodeId]| {
+            self.cl(reader).members.iter().any(|&m| {
+                self.lowered[m].1.inputs.iter().flatten().any(|t| prod.contains(&t.0))
+            })
+        };
+        let vertical = reads_from(rb, &a_out) || reads_from(ra, &b_out);
+        if ta.iter().all(|t| !tb.contains(t)) {
+            return Err(("NF1001", "the clusters share no tensor".into(), 0));
+        }
+        if !vertical && shared < self.opts.min_shared_bytes {
+            return Err((
+                "NF1001",
+                format!("a horizontal pair sharing {shared} bytes (< min_shared_bytes)"),
+                shared,
+            ));
+        }
+        let (ca, cb) = (self.cl(ra).clone(), self.cl(rb).clone());
+        let reads = self.reads(ra, rb);
+        let writes = self.writes(ra, rb);
+        let asc_nodes = ca.steps + cb.steps + 2 * reads.len() + 2 * writes.len();
+        if asc_nodes > self.opts.max_fusion_size {
+            return Err((
+                "NF1010",
+                format!(
+                    "the fused kernel would have {asc_nodes} AscGraph nodes (max_fusion_size {})",
+                    self.opts.max_fusion_size
+                ),
+                shared,
+            ));
+        }
+        if reads.len() > self.opts.max_inputs {
+            return Err((
+                "NF1007",
+                format!(
+                    "the fused kernel would read {} distinct inputs (max_inputs {})",
+                    reads.len(),
+                    self.opts.max_inputs
+                ),
+                shared,
+            ));
+        }
+        if writes.len() > self.opts.max_outputs {
+            return Err((
+                "AF2001",
+                format!(
+                    "the fused kernel would write {} outputs (max_outputs {})",
+                    writes.len(),
+                    self.opts.max_outputs
+                ),
+                shared,
+            ));
+        }
+        for key in ["_user_stream_label", "_op_vectorcore_num"] {
+            let label = |r: usize| -> Option<String> {
+                let id = self.lowered[self.cl(r).members[0]].0;
+                self.g.op(id).ok()?.attr(key).map(|v| format!("{v:?}"))
+            };
+            if label(ra) != label(rb) {
+                let code = if key == "_op_vectorcore_num" { "NF1025" } else { "AF2002" };
+                return Err((code, format!("the clusters differ in {key}"), shared));
+            }
+        }
+        // L3: kind rules.
+        let norm_only = ca.plain_reduces == 0 && cb.plain_reduces == 0;
+        if ca.reduces > 0 && cb.reduces > 0 && !norm_only {
+            return Err(("NF1030", "two reductions that are not both norm-like".into(), shared));
+        }
+        if !vertical && (ca.reduces > 0 || cb.reduces > 0) && !norm_only {
+            return Err(("NF1021", "a reduction is never fused horizontally".into(), shared));
+        }
+        let members = self.merged_members(ra, rb);
+        if ca.plain_reduces + cb.plain_reduces > 0 {
+            let e = self.epilogue_steps(&members);
+            if e > self.opts.max_reduce_epilogue {
+                return Err((
+                    "NF1031",
+                    format!(
+                        "{e} compute nodes after the reduction (max_reduce_epilogue {})",
+                        self.opts.max_reduce_epilogue
+                    ),
+                    shared,
+                ));
+            }
+        }
+        // L4: one loop space.
+        let pairs: Vec<(NodeId, &Lowered)> = members.iter().map(|&m| self.lowered[m]).collect();
+        if let Err(e) = crate::loopspace::loop_space(&pairs, self.syms) {
+            return Err(("NF1006", format!("no common loop space: {e}"), shared));
+        }
+        // L2: no cycle through an outside node.
+        if self.creates_cycle(ra, rb) {
+            return Err(("NF1002", "fusing would create a cycle through another node".into(), shared));
+        }
+        // L5 + L7: schedulable and fits the UB (exact, for kernels with a reduction).
+        if ca.reduces + cb.reduces > 0 {
+            let ids: Vec<NodeId> = members.iter().map(|&m| self.lowered[m].0).collect();
+            if let Err(e) = (self.exact)(&ids) {
+                return Err(("NF1009", format!("the fused kernel does not schedule or tile: {e}"), shared));
+            }
+        }
+        let prio = match (vertical, ca.reduces + cb.reduces > 0) {
+            (true, false) => 0,
+            (true, true) => 1,
+            (false, _) => 3,
+        };
+        let prox = ca.min_ord.abs_diff(cb.max_ord).max(cb.min_ord.abs_diff(ca.max_ord));
+        Ok((prio, shared, prox))
+    }
+
+    fn merge(&mut self, ra: usize, rb: usize) {
+        let (keep, gone) = if ra < rb { (ra, rb) } else { (rb, ra) };
+        let members = self.merged_members(keep, gone);
+        let b = self.clusters[gone].take().expect("root");
+        let a = self.clusters[keep].as_mut().expect("root");
+        a.members = members;
+        a.min_ord = a.min_ord.min(b.min_ord);
+        a.max_ord = a.max_ord.max(b.max_ord);
+        a.steps += b.steps;
+        a.reduces += b.reduces;
+        a.plain_reduces += b.plain_reduces;
+        a.version = a.version.wrapping_add(b.version).wrapping_add(1);
+        self.parent[gone] = keep;
+    }
+
+    /// Run the rounds and return the partition.
+    pub fn run(mut self) -> Partition {
+        let mut rejections: FxHashMap<(String, String), Rejection> = FxHashMap::default();
+        let mut rounds = 0;
+        for _ in 0..self.opts.max_rounds {
+            rounds += 1;
+            // Candidates: per tensor, the clusters touching it, by first member.
+            let mut touching: Vec<(usize, u32, usize, usize)> = Vec::new();
+            for li in 0..self.lowered.len() {
+                if self.parent[li] != li {
+                    continue;
+                }
+                let mn = self.cl(li).min_ord;
+                for t in self.touches(li) {
+                    let tp = self.pos.get(&t.0).copied().unwrap_or(usize::MAX);
+                    touching.push((tp, t.1, mn, li));
+                }
+            }
+            touching.sort_unstable();
+            touching.dedup();
+            let mut pairs: Vec<(usize, usize)> = Vec::new();
+            let mut seen: FxHashSet<(usize, usize)> = FxHashSet::default();
+            let mut i = 0;
+            while i < touching.len() {
+                let mut j = i;
+                while j < touching.len() && touching[j].0 == touching[i].0 && touching[j].1 == touching[i].1 {
+                    j += 1;
+                }
+                let group = &touching[i..j];
+                for x in 0..group.len() {
+                    for y in x + 1..group.len().min(x + 1 + self.opts.pair_attempts) {
+                        let (a, b) = (group[x].3, group[y].3);
+                        let key = if a < b { (a, b) } else { (b, a) };
+                        if seen.insert(key) {
+                            pairs.push((group[x].3, group[y].3));
+                        }
+                    }
+                }
+                i = j;
+            }
+            let mut legal: Vec<((u8, i64, usize, usize, usize), usize, usize, u32, u32)> = Vec::new();
+            for (a, b) in pairs {
+                match self.check(a, b) {
+                    Ok((prio, shared, prox)) => {
+                        let (ma, mb) = (self.cl(a).min_ord, self.cl(b).min_ord);
+                        let va = self.cl(a).version;
+                        let vb = self.cl(b).version;
+                        legal.push(((prio, -shared, prox, ma.min(mb), ma.max(mb)), a, b, va, vb));
+                    }
+                    Err((code, reason, bytes)) => {
+                        let (na, nb) = (self.name(a), self.name(b));
+                        rejections.insert(
+                            (na.clone(), nb.clone()),
+                            Rejection { a: na, b: nb, code, reason, bytes },
+                        );
+                    }
+                }
+            }
+            legal.sort_by(|x, y| x.0.cmp(&y.0));
+            let mut changed = false;
+            for (_, a, b, va, vb) in legal {
+                let (ra, rb) = (self.find(a), self.find(b));
+                if ra == rb {
+                    continue;
+                }
+                let stale = ra != a || rb != b || self.cl(ra).version != va || self.cl(rb).version != vb;
+                if stale {
+                    if let Err((code, reason, bytes)) = self.check(ra, rb) {
+                        let (na, nb) = (self.name(ra), self.name(rb));
+                        rejections.insert(
+                            (na.clone(), nb.clone()),
+                            Rejection { a: na, b: nb, code, reason, bytes },
+                        );
+                        continue;
+                    }
+                }
+                self.merge(ra, rb);
+                changed = true;
+            }
+            if !changed {
+                break;
+            }
+        }
+        let mut clusters: Vec<Vec<NodeId>> = Vec::new();
+        for li in 0..self.lowered.len() {
+            if self.parent[li] == li {
+                clusters.push(self.cl(li).members.iter().map(|&m| self.lowered[m].0).collect());
+            }
+        }
+        let mut rej: Vec<Rejection> = rejections
+            .into_values()
+            .filter(|r| {
+                // Drop pairs that ended up in one cluster.
+                let ids = |n: &str| self.g.find(n);
+                match (ids(&r.a), ids(&r.b)) {
+                    (Some(x), Some(y)) => self.cluster_of(x) != self.cluster_of(y),
+                    _ => true,
+                }
+            })
+            .collect();
+        rej.sort_by(|x, y| (-x.bytes, &x.a, &x.b).cmp(&(-y.bytes, &y.a, &y.b)));
+        Partition {
+            clusters,
+            rejections: rej,
+            rounds,
+        }
+    }
+}

@@ -1,0 +1,23 @@
+//! The ascendir graph compiler: `compile(graph, options)` lowers and fuses the vector regions
+//! of a GE graph into AscBackend kernels — symbolize, simplify, lower, fuse, realize,
+//! schedule + allocate, tile, order + package (spec `compiler.md` §1) — with a report that
+//! explains every decision.
+#![deny(missing_docs)]
+
+pub mod error;
+pub mod fuse;
+pub mod kernel;
+pub mod loopspace;
+pub mod lower;
+pub mod options;
+pub mod package;
+pub mod pipeline;
+pub mod realize;
+pub mod report;
+pub mod simplify;
+pub mod symbolize;
+
+pub use error::{CompileError, CompileResult, Stage};
+pub use options::{CompileOptions, Family};
+pub use pipeline::{compile, CompiledModel, Kernel};
+pub use report::Report;

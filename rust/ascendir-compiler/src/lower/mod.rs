@@ -1,0 +1,692 @@
+//! Stage 5, lowering: the declarative lowering registry (spec §3) and the per-node decision —
+//! a lowered node (its kind, data operands, reduce axes and the template of AscIR steps its
+//! output is computed by) or a barrier with a reason in one of GE's three categories.
+
+mod table;
+
+use std::sync::{Arc, OnceLock, RwLock};
+
+use ascendir_asc::AttrValue as AscAttr;
+use ascendir_ir::{DataType, Graph, NodeId, OpDesc};
+use rustc_hash::FxHashMap;
+use serde::Serialize;
+
+use crate::options::{CompileOptions, Family};
+use crate::symbolize::SymTable;
+
+pub use table::builtin_lowerings;
+
+/// The fusion kind of a lowered node (spec §2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// Element-wise over one shape.
+    Pointwise,
+    /// Element-wise with broadcasting operands.
+    Broadcast,
+    /// Unit dims inserted or removed: no AscIR node.
+    View,
+    /// Reduction (keep-dims in AscIR), including norm-like ones.
+    Reduce,
+    /// Everything else: a barrier.
+    Opaque,
+}
+
+impl Kind {
+    /// The kind's name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Pointwise => "pointwise",
+            Kind::Broadcast => "broadcast",
+            Kind::View => "view",
+            Kind::Reduce => "reduce",
+            Kind::Opaque => "opaque",
+        }
+    }
+}
+
+/// GE's three categories of lowering refusals.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Category {
+    /// The node's attributes, shapes or scope forbid lowering.
+    #[serde(rename = "Node Info Incorrect")]
+    NodeInfoIncorrect,
+    /// The AscIR backend cannot compute it (dtype, rank).
+    #[serde(rename = "Backend Not Support")]
+    BackendNotSupport,
+    /// No lowering (yet) for this op or this form of it.
+    #[serde(rename = "Temporary Skip Lowering")]
+    TemporarySkip,
+}
+
+impl Category {
+    /// GE's text of the category.
+    pub fn text(self) -> &'static str {
+        match self {
+            Category::NodeInfoIncorrect => "Node Info Incorrect",
+            Category::BackendNotSupport => "Backend Not Support",
+            Category::TemporarySkip => "Temporary Skip Lowering",
+        }
+    }
+}
+
+/// An operand of a lowering step.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    /// The node's `i`-th data operand (after the lowering's data-input selection).
+    In(usize),
+    /// The result of an earlier step.
+    Step(usize),
+    /// A constant scalar in the step's compute dtype.
+    Scalar(f64),
+    /// A scalar read from a float attribute of the GE node (with its default).
+    AttrScalar(String, f64),
+}
+
+/// The dtype of a step's result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepDtype {
+    /// The dtype of the first operand.
+    Same,
+    /// A comparison mask (the GE output dtype when it is the node's result, else bool).
+    Mask,
+    /// The dtype of the GE node's output.
+    NodeOut,
+}
+
+/// An AscIR attribute of a step: fixed or read from a GE attribute.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StepAttr {
+    /// A fixed value.
+    Fixed(String, AscAttr),
+    /// The GE node's float attribute `ge` (or `default`) as AscIR attribute `asc`.
+    FromGeFloat {
+        /// AscIR attribute name.
+        asc: String,
+        /// GE attribute name.
+        ge: String,
+        /// Value when the GE node lacks the attribute.
+        default: f64,
+    },
+}
+
+/// One AscIR computation of a lowering template.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Step {
+    /// AscIR op type.
+    pub op: String,
+    /// Operands.
+    pub args: Vec<Arg>,
+    /// IR attributes.
+    pub attrs: Vec<StepAttr>,
+    /// A reduction over the node's reduce axes (keep dims).
+    pub reduce: bool,
+    /// Result dtype.
+    pub dtype: StepDtype,
+    /// When this data operand is absent (an optional GE input), the step is skipped and
+    /// yields its first operand.
+    pub needs_input: Option<usize>,
+}
+
+impl Step {
+    /// A step `op(args)` of dtype [`StepDtype::Same`].
+    pub fn new(op: &str, args: Vec<Arg>) -> Step {
+        Step {
+            op: op.to_string(),
+            args,
+            attrs: Vec::new(),
+            reduce: false,
+            dtype: StepDtype::Same,
+            needs_input: None,
+        }
+    }
+}
+
+/// How a lowered node's output shape follows from its inputs.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ShapeRule {
+    /// Numpy broadcasting of the data operands; `align[i]` = Some(k) places operand `i`'s dims
+    /// from output dim `k` on (per-channel operands), None = right-aligned.
+    Broadcast {
+        /// Per-operand alignment.
+        align: Vec<Option<usize>>,
+    },
+    /// The first operand with the reduce axes set to 1 (keep dims) or removed.
+    Reduce,
+    /// Unit dims inserted or removed (the output's non-unit dims are the input's, in order).
+    View,
+}
+
+/// Where a node's reduce axes come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AxesSrc {
+    /// An int-list (or int) attribute; `empty_all`: an empty list means every axis.
+    Attr {
+        /// Attribute name.
+        name: String,
+        /// Empty list = all axes.
+        empty_all: bool,
+    },
+    /// The attribute, else a constant input at this index; empty means every axis.
+    AttrOrConstInput(String, usize),
+    /// From the int attribute (GE `begin_norm_axis`) to the last axis.
+    From(String),
+}
+
+/// A node-specific admissibility check (attributes a template cannot express).
+pub type Guard = fn(&OpDesc) -> Result<(), String>;
+
+/// One row of the lowering table: how GE type `op_type` becomes AscIR.
+#[derive(Clone, Debug)]
+pub struct Lowering {
+    /// GE op type.
+    pub op_type: String,
+    /// The family that switches it on or off.
+    pub family: Family,
+    /// Output shape rule.
+    pub shape: ShapeRule,
+    /// Data operands = the first `n` GE inputs (None = all); the rest are parameters.
+    pub data_inputs: Option<usize>,
+    /// Reduce axes (reductions and norm-like ops).
+    pub axes: Option<AxesSrc>,
+    /// `keep_dims` attribute name (default true when absent).
+    pub keep_dims_attr: Option<String>,
+    /// The computation; empty for views.
+    pub steps: Vec<Step>,
+    /// The value of output 0.
+    pub out: Arg,
+    /// A norm-like reduction (softmax, layer norm): all-load by construction.
+    pub norm_like: bool,
+    /// Extra admissibility check.
+    pub guard: Option<Guard>,
+}
+
+impl Lowering {
+    /// Number of AscIR compute steps.
+    pub fn compute_steps(&self) -> usize {
+        self.steps.len()
+    }
+}
+
+fn registry() -> &'static RwLock<FxHashMap<String, Arc<Lowering>>> {
+    static R: OnceLock<RwLock<FxHashMap<String, Arc<Lowering>>>> = OnceLock::new();
+    R.get_or_init(|| {
+        RwLock::new(
+            builtin_lowerings()
+                .into_iter()
+                .map(|l| (l.op_type.clone(), Arc::new(l)))
+                .collect(),
+        )
+    })
+}
+
+/// The lowering of GE type `op_type`.
+pub fn lookup(op_type: &str) -> Option<Arc<Lowering>> {
+    registry().read().ok()?.get(op_type).cloned()
+}
+
+/// Register (or replace) a lowering; the template is checked first (operands refer to earlier
+/// steps, AscIR op types exist).
+pub fn register(l: Lowering) -> Result<(), String> {
+    check_template(&l)?;
+    let mut r = registry()
+        .write()
+        .map_err(|_| "lowering registry lock poisoned".to_string())?;
+    r.insert(l.op_type.clone(), Arc::new(l));
+    Ok(())
+}
+
+/// Every registered GE type, sorted.
+pub fn registered() -> Vec<String> {
+    let mut v: Vec<String> = registry()
+        .read()
+        .map(|r| r.keys().cloned().collect())
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Check a template's operands and op types.
+pub fn check_template(l: &Lowering) -> Result<(), String> {
+    let bad = |m: String| Err(format!("lowering of '{}': {m}", l.op_type));
+    for (i, s) in l.steps.iter().enumerate() {
+        if ascendir_asc::registry::lookup(&s.op).is_none() {
+            return bad(format!("step {i}: AscIR op '{}' is not registered", s.op));
+        }
+        if s.args.is_empty() {
+            return bad(format!("step {i} ('{}') has no operands", s.op));
+        }
+        for a in &s.args {
+            if let Arg::Step(j) = a {
+                if *j >= i {
+                    return bad(format!("step {i} uses step {j}, which is not before it"));
+                }
+            }
+        }
+        if s.reduce && l.axes.is_none() {
+            return bad(format!("step {i} reduces but the lowering has no axes"));
+        }
+    }
+    match &l.out {
+        Arg::Step(j) if *j >= l.steps.len() => bad(format!("output is step {j}, out of range")),
+        Arg::In(_) if l.shape != ShapeRule::View && !l.steps.is_empty() => {
+            bad("a computing lowering must output a step".into())
+        }
+        Arg::Scalar(_) | Arg::AttrScalar(..) => bad("the output must not be a scalar".into()),
+        _ => Ok(()),
+    }
+}
+
+/// A node the compiler lowered.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    /// The lowering row.
+    pub lowering: Arc<Lowering>,
+    /// Fusion kind.
+    pub kind: Kind,
+    /// Data operands: the producing out anchors (node, index), None for an absent optional input.
+    pub inputs: Vec<Option<(NodeId, u32)>>,
+    /// Reduce axes (normalised, ascending) in the first operand's dims.
+    pub reduce_axes: Vec<usize>,
+    /// Whether reduced dims are kept (size 1) in the output.
+    pub keep_dims: bool,
+}
+
+impl Lowered {
+    /// Number of AscIR compute steps this node contributes (skipped optional steps excluded).
+    pub fn compute_steps(&self) -> usize {
+        self.lowering
+            .steps
+            .iter()
+            .filter(|s| s.needs_input.is_none_or(|k| self.inputs.get(k).is_some_and(|x| x.is_some())))
+            .count()
+    }
+
+    /// Whether the node reduces (not counting norm-like ones).
+    pub fn is_plain_reduce(&self) -> bool {
+        self.kind == Kind::Reduce && !self.lowering.norm_like
+    }
+}
+
+/// Why a node stays outside every kernel.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Barrier {
+    /// GE's category.
+    pub category: Category,
+    /// The reason.
+    pub reason: String,
+}
+
+/// The per-node outcome of stage 5.
+#[derive(Clone, Debug)]
+pub enum Decision {
+    /// Lowered.
+    Lowered(Lowered),
+    /// Not lowered (Data, Const, NetOutput and other graph plumbing included).
+    Barrier(Barrier),
+}
+
+/// Types that are graph plumbing, never lowered and never reported as refusals.
+pub fn is_plumbing(op_type: &str) -> bool {
+    matches!(
+        op_type,
+        "Data" | "RefData" | "Const" | "Constant" | "NetOutput" | "Variable" | "AscBackend"
+    )
+}
+
+fn barrier(category: Category, reason: impl Into<String>) -> Decision {
+    Decision::Barrier(Barrier {
+        category,
+        reason: reason.into(),
+    })
+}
+
+/// Integer values of a Const/Constant node's `value` tensor (int32 or int64).
+pub fn const_ints(g: &Graph, id: NodeId) -> Option<Vec<i64>> {
+    let op = g.op(id).ok()?;
+    if !matches!(op.op_type(), "Const" | "Constant") {
+        return None;
+    }
+    let ascendir_ir::AttrValue::Tensor(t) = op.attr("value")? else {
+        return None;
+    };
+    let data = &t.data;
+    match t.desc.dtype {
+        DataType::INT64 => Some(
+            data.chunks_exact(8)
+                .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect(),
+        ),
+        DataType::INT32 => Some(
+            data.chunks_exact(4)
+                .map(|c| i64::from(i32::from_le_bytes(c.try_into().unwrap_or([0; 4]))))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+fn attr_ints(op: &OpDesc, name: &str) -> Option<Vec<i64>> {
+    match op.attr(name)? {
+        ascendir_ir::AttrValue::ListInt(v) => Some(v.clone()),
+        ascendir_ir::AttrValue::Int(v) => Some(vec![*v]),
+        _ => None,
+    }
+}
+
+fn normalize_axes(axes: &[i64], rank: usize) -> Result<Vec<usize>, String> {
+    let r = rank as i64;
+    let mut out = Vec::with_capacity(axes.len());
+    for &a in axes {
+        let n = if a < 0 { a + r } else { a };
+        if n < 0 || n >= r {
+            return Err(format!("axis {a} is out of range for rank {rank}"));
+        }
+        out.push(n as usize);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// The reduce axes of node `id` under `src`, for a first operand of rank `rank`.
+pub fn reduce_axes_pub(
+    g: &Graph,
+    id: NodeId,
+    src: &AxesSrc,
+    rank: usize,
+) -> Result<Vec<usize>, String> {
+    reduce_axes(g, id, src, rank)
+}
+
+fn reduce_axes(g: &Graph, id: NodeId, src: &AxesSrc, rank: usize) -> Result<Vec<usize>, String> {
+    let op = g.op(id).map_err(|e| e.to_string())?;
+    let all = || (0..rank).collect::<Vec<_>>();
+    match src {
+        AxesSrc::Attr { name, empty_all } => {
+            let v = attr_ints(op, name).unwrap_or_default();
+            if v.is_empty() && *empty_all {
+                return Ok(all());
+            }
+            normalize_axes(&v, rank)
+        }
+        AxesSrc::AttrOrConstInput(name, input) => {
+            if let Some(v) = attr_ints(op, name) {
+                return if v.is_empty() {
+                    Ok(all())
+                } else {
+                    normalize_axes(&v, rank)
+                };
+            }
+            let node = g.node(id).map_err(|e| e.to_string())?;
+            match node.in_data_peer(*input) {
+                None => Ok(all()),
+                Some(p) => {
+                    let v = const_ints(g, p.node)
+                        .ok_or_else(|| "the axes input is not a constant".to_string())?;
+                    if v.is_empty() {
+                        Ok(all())
+                    } else {
+                        normalize_axes(&v, rank)
+                    }
+                }
+            }
+        }
+        AxesSrc::From(name) => {
+            let k = op.attr(name).and_then(|v| v.as_int()).unwrap_or(-1);
+            let first = normalize_axes(&[k], rank)?;
+            Ok((first[0]..rank).collect())
+        }
+    }
+}
+
+/// Decide, for every node of `g` in `order`, whether and how it lowers. `syms` holds the
+/// symbolic shapes computed by stage 3 (a node whose shapes are unknown is a barrier).
+pub fn lower_graph(
+    g: &Graph,
+    order: &[NodeId],
+    syms: &SymTable,
+    opts: &CompileOptions,
+) -> FxHashMap<NodeId, Decision> {
+    let mut out = FxHashMap::default();
+    for &id in order {
+        out.insert(id, decide(g, id, syms, opts));
+    }
+    out
+}
+
+/// Consumers of output `index` of `id` (data links).
+fn has_consumers(g: &Graph, id: NodeId, index: usize) -> bool {
+    g.node(id)
+        .map(|n| !n.out_data_peers(index).is_empty())
+        .unwrap_or(false)
+}
+
+/// The lowering decision for one node.
+pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> Decision {
+    let Ok(node) = g.node(id) else {
+        return barrier(Category::NodeInfoIncorrect, "stale node");
+    };
+    let op = node.op();
+    let ty = op.op_type();
+    if is_plumbing(ty) {
+        return barrier(Category::TemporarySkip, "graph plumbing");
+    }
+    if !opts.fusion {
+        return barrier(Category::TemporarySkip, "fusion is off");
+    }
+    if opts.skip_types.iter().any(|t| t == ty) || opts.skip_names.iter().any(|n| n == op.name()) {
+        return barrier(Category::NodeInfoIncorrect, "in the skip list");
+    }
+    for key in ["_disable_autofuse_scope", "_super_kernel_scope"] {
+        let set = match op.attr(key) {
+            None => false,
+            Some(ascendir_ir::AttrValue::Bool(b)) => *b,
+            Some(ascendir_ir::AttrValue::String(s)) => !s.is_empty() && s != "0" && s != "false",
+            Some(_) => true,
+        };
+        if set {
+            return barrier(Category::NodeInfoIncorrect, format!("the node is in a {key}"));
+        }
+    }
+    let Some(l) = lookup(ty) else {
+        return barrier(Category::TemporarySkip, "no lowering registered");
+    };
+    if !opts.family_on(l.family) {
+        return barrier(
+            Category::TemporarySkip,
+            format!("the {} family is disabled", l.family.name()),
+        );
+    }
+    if let Some(guard) = l.guard {
+        if let Err(e) = guard(op) {
+            return barrier(Category::TemporarySkip, e);
+        }
+    }
+    for k in 1..node.num_out_data() {
+        if has_consumers(g, id, k) {
+            return barrier(
+                Category::TemporarySkip,
+                format!("output {k} is used; only the first output lowers"),
+            );
+        }
+    }
+    let n_data = l.data_inputs.unwrap_or(node.num_in_data()).min(node.num_in_data());
+    let inputs: Vec<Option<(NodeId, u32)>> = (0..n_data)
+        .map(|i| node.in_data_peer(i).map(|p| (p.node, p.index as u32)))
+        .collect();
+    if inputs.first().is_none_or(|x| x.is_none()) {
+        return barrier(Category::NodeInfoIncorrect, "the first input is not connected");
+    }
+    // Required operands: every one a step uses without `needs_input`.
+    for s in &l.steps {
+        for a in &s.args {
+            if let Arg::In(k) = a {
+                let optional = s.needs_input == Some(*k);
+                if !optional && inputs.get(*k).is_none_or(|x| x.is_none()) {
+                    return barrier(
+                        Category::NodeInfoIncorrect,
+                        format!("data input {k} is not connected"),
+                    );
+                }
+            }
+        }
+    }
+    // Shapes must be symbolic and dtypes supported.
+    let Some(out_shape) = syms.shape((id, 0)) else {
+        return barrier(Category::NodeInfoIncorrect, "the output shape is not symbolic");
+    };
+    let mut in_shapes = Vec::new();
+    for &t in inputs.iter().flatten() {
+        match syms.shape(t) {
+            Some(s) => in_shapes.push(s),
+            None => {
+                return barrier(Category::NodeInfoIncorrect, "an input shape is not symbolic")
+            }
+        }
+    }
+    let out_dtype = op.outputs()[0].desc.dtype;
+    let mut in_dtypes = Vec::new();
+    for (k, t) in inputs.iter().enumerate() {
+        let dt = match t {
+            Some(_) => op.inputs().get(k).map(|p| p.desc.dtype).unwrap_or(DataType::UNDEFINED),
+            None => DataType::UNDEFINED,
+        };
+        in_dtypes.push(dt);
+    }
+    for (k, t) in inputs.iter().enumerate() {
+        if t.is_some() && !movable(in_dtypes[k]) {
+            return barrier(
+                Category::BackendNotSupport,
+                format!(
+                    "input {k} has dtype {}, which Load cannot move",
+                    in_dtypes[k].serial_name()
+                ),
+            );
+        }
+    }
+    if !movable(out_dtype) {
+        return barrier(
+            Category::BackendNotSupport,
+            format!("the output dtype {} cannot be stored", out_dtype.serial_name()),
+        );
+    }
+    if let Err(e) = check_step_dtypes(&l, &in_dtypes, out_dtype, opts) {
+        return barrier(Category::BackendNotSupport, e);
+    }
+    let rank0 = in_shapes[0].len();
+    let (reduce_axes_v, keep_dims) = match &l.axes {
+        None => (Vec::new(), true),
+        Some(src) => match reduce_axes(g, id, src, rank0) {
+            Ok(a) => {
+                let keep = l
+                    .keep_dims_attr
+                    .as_deref()
+                    .and_then(|k| op.attr(k))
+                    .and_then(|v| v.as_bool())
+                    .unwrap_or(true);
+                (a, keep)
+            }
+            Err(e) => return barrier(Category::NodeInfoIncorrect, e),
+        },
+    };
+    let kind = if l.shape == ShapeRule::View {
+        Kind::View
+    } else if l.steps.iter().any(|s| s.reduce) {
+        if reduce_axes_v.is_empty() {
+            return barrier(Category::NodeInfoIncorrect, "a reduction over no axis");
+        }
+        Kind::Reduce
+    } else if in_shapes.iter().all(|s| s.as_slice() == out_shape) {
+        Kind::Pointwise
+    } else {
+        Kind::Broadcast
+    };
+    Decision::Lowered(Lowered {
+        lowering: l,
+        kind,
+        inputs,
+        reduce_axes: reduce_axes_v,
+        keep_dims,
+    })
+}
+
+/// Whether Load/Store move `dt`.
+pub fn movable(dt: DataType) -> bool {
+    ascendir_asc::builtins::MOVABLE.contains(&dt)
+}
+
+/// The dtype every step computes in, given the node's operand dtypes (the precision policy:
+/// fp16/bf16 compute in fp32).
+pub fn compute_dtype(dt: DataType, opts: &CompileOptions) -> DataType {
+    if opts.improve_precision && (dt == DataType::FLOAT16 || dt == DataType::BF16) {
+        DataType::FLOAT
+    } else {
+        dt
+    }
+}
+
+/// Check each step's operand dtypes against its AscIR prototype's allowed sets.
+fn check_step_dtypes(
+    l: &Lowering,
+    in_dtypes: &[DataType],
+    out_dtype: DataType,
+    opts: &CompileOptions,
+) -> Result<(), String> {
+    let mut step_dt: Vec<DataType> = Vec::new();
+    let cd = |d: DataType| compute_dtype(d, opts);
+    for (i, s) in l.steps.iter().enumerate() {
+        let def = ascendir_asc::registry::lookup(&s.op)
+            .ok_or_else(|| format!("AscIR op '{}' is not registered", s.op))?;
+        let arg_dt = |a: &Arg| -> DataType {
+            match a {
+                Arg::In(k) => cd(in_dtypes.get(*k).copied().unwrap_or(DataType::UNDEFINED)),
+                Arg::Step(j) => step_dt[*j],
+                _ => DataType::UNDEFINED,
+            }
+        };
+        let first = s
+            .args
+            .iter()
+            .map(arg_dt)
+            .find(|d| *d != DataType::UNDEFINED)
+            .unwrap_or(DataType::UNDEFINED);
+        for (k, a) in s.args.iter().enumerate() {
+            let dt = match arg_dt(a) {
+                DataType::UNDEFINED => first,
+                d => d,
+            };
+            if s.needs_input.is_some() && matches!(a, Arg::In(x) if in_dtypes.get(*x) == Some(&DataType::UNDEFINED)) {
+                continue;
+            }
+            if let Some(port) = def.inputs.get(k).or(def.inputs.last()) {
+                let allowed = def.allowed(&port.dtype_var).unwrap_or(&[]);
+                if !allowed.is_empty() && !allowed.contains(&dt) {
+                    return Err(format!(
+                        "AscIR {} does not take {} (step {i})",
+                        s.op,
+                        dt.serial_name()
+                    ));
+                }
+            }
+        }
+        let res = match s.dtype {
+            StepDtype::Same => first,
+            StepDtype::Mask => DataType::BOOL,
+            StepDtype::NodeOut => cd(out_dtype),
+        };
+        if s.op == "Cast" {
+            let pair_ok = def.dtype_combos.is_empty()
+                || def.dtype_combos.iter().any(|c| c == &vec![first, res]);
+            if first != res && !pair_ok {
+                return Err(format!(
+                    "AscIR Cast does not convert {} to {}",
+                    first.serial_name(),
+                    res.serial_name()
+                ));
+            }
+        }
+        step_dt.push(res);
+    }
+    Ok(())
+}

@@ -1,0 +1,407 @@
+//! The pipeline of spec §1 (stages 0–9 and 12): `compile(graph, options)`.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use ascendir_asc::target::Target;
+use ascendir_asc::tiling::TilingData;
+use ascendir_asc::AscGraph;
+use ascendir_ir::infer::{infer_graph, CustomInfer};
+use ascendir_ir::{Graph, NodeId, TopoMode, TopoOptions};
+use sha2::{Digest, Sha256};
+
+use crate::error::{CompileError, CompileResult, Stage};
+use crate::fuse::{tensor_bytes, Fuser, Partition};
+use crate::kernel::{schedule_kernel, schedules_and_fits, tile_kernel};
+use crate::lower::{is_plumbing, lower_graph, Decision, Lowered};
+use crate::options::CompileOptions;
+use crate::package::{replace_cluster, BackendSpec};
+use crate::realize::realize;
+use crate::report::{Lifted, Report};
+use crate::symbolize::{symbolize, SymTable, TRef};
+
+/// One fused kernel.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// The AscBackend node's name.
+    pub name: String,
+    /// `pointwise`, `reduce`, ...
+    pub fuse_type: String,
+    /// Names of the original nodes, topological.
+    pub members: Vec<String>,
+    /// Their types.
+    pub member_types: Vec<String>,
+    /// The HintGraph.
+    pub hint: AscGraph,
+    /// Scheduled, allocated ImplGraphs (tiling-key order).
+    pub impls: Vec<AscGraph>,
+    /// Tiling at the hints for the target.
+    pub tiling: TilingData,
+    /// Number of inputs and outputs.
+    pub io: (usize, usize),
+    /// Read+write bytes of the members before, and of the kernel after (at the hints).
+    pub bytes: (i64, i64),
+    /// AscIR compute nodes.
+    pub compute_ops: usize,
+    /// Content key: sha256 of HintGraph bytes, target, options and version.
+    pub cache_key: String,
+}
+
+/// The result of `compile`.
+#[derive(Clone, Debug)]
+pub struct CompiledModel {
+    /// The compiled graph (clusters replaced by AscBackend nodes).
+    pub graph: Graph,
+    /// Kernels in cluster order.
+    pub kernels: Vec<Kernel>,
+    /// The report.
+    pub report: Report,
+    /// Stage dumps (file name → text) when asked for.
+    pub dumps: Vec<(String, String)>,
+}
+
+/// Read + write bytes of every non-plumbing node at the hints.
+fn traffic(g: &Graph, syms: Option<&SymTable>) -> i64 {
+    let mut total: i64 = 0;
+    for id in g.node_ids() {
+        let Ok(n) = g.node(id) else { continue };
+        if is_plumbing(n.op_type()) && n.op_type() != "AscBackend" {
+            continue;
+        }
+        let op = n.op();
+        let bytes = |t: TRef, desc: &ascendir_ir::TensorDesc| -> i64 {
+            match syms.and_then(|s| s.shape(t).map(|_| tensor_bytes(g, s, t))) {
+                Some(b) => b,
+                None => {
+                    let n = desc
+                        .shape
+                        .iter()
+                        .try_fold(1i64, |a, &d| (d >= 0).then(|| a.saturating_mul(d)))
+                        .unwrap_or(0);
+                    ascendir_ir::size_in_bytes(n, desc.dtype).max(0)
+                }
+            }
+        };
+        for (k, p) in op.outputs().iter().enumerate() {
+            total = total.saturating_add(bytes((id, k as u32), &p.desc));
+        }
+        for k in 0..n.num_in_data() {
+            if let Some(src) = n.in_data_peer(k) {
+                if let Ok(sop) = g.op(src.node) {
+                    if let Some(p) = sop.outputs().get(src.index as usize) {
+                        total = total.saturating_add(bytes((src.node, src.index as u32), &p.desc));
+                    }
+                }
+            }
+        }
+    }
+    total
+}
+
+fn compress_types(types: &[String]) -> String {
+    let mut v: Vec<&str> = Vec::new();
+    for t in types {
+        if v.last() != Some(&t.as_str()) {
+            v.push(t);
+        }
+    }
+    v.join("_")
+}
+
+fn kernel_name(fuse_type: &str, n: usize, types: &[String]) -> String {
+    let mut s = format!("autofuse_{fuse_type}_{n}_{}", compress_types(types));
+    if s.len() > 140 {
+        let mut cut = 140;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+    }
+    s
+}
+
+/// The cache key of a kernel.
+pub fn cache_key(hint_bytes: &[u8], target: &str, opts: &CompileOptions) -> String {
+    let mut h = Sha256::new();
+    h.update(hint_bytes);
+    h.update(target.as_bytes());
+    h.update(opts.to_json().as_bytes());
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+struct Timer {
+    t: Instant,
+    times: Vec<(Stage, f64)>,
+}
+
+impl Timer {
+    fn lap(&mut self, s: Stage) {
+        let now = Instant::now();
+        self.times.push((s, (now - self.t).as_secs_f64()));
+        self.t = now;
+    }
+}
+
+/// Compile `input` (left unchanged) with `opts`; `infer` runs custom inference callbacks.
+pub fn compile(
+    input: &Graph,
+    opts: &CompileOptions,
+    infer: &mut dyn CustomInfer,
+    dump: bool,
+) -> CompileResult<CompiledModel> {
+    opts.check().map_err(|e| CompileError::new(Stage::Load, e))?;
+    let target = Target::by_name(&opts.target)
+        .ok_or_else(|| CompileError::new(Stage::Load, format!("unknown target '{}'", opts.target)))?;
+    let mut timer = Timer {
+        t: Instant::now(),
+        times: Vec::new(),
+    };
+    let mut dumps: Vec<(String, String)> = Vec::new();
+    let mut g = input.clone();
+    timer.lap(Stage::Load);
+    g.validate()
+        .map_err(|e| CompileError::new(Stage::Validate, e.to_string()))?;
+    timer.lap(Stage::Validate);
+    infer_graph(&mut g, infer).map_err(|e| CompileError::new(Stage::Infer, e.to_string()))?;
+    if dump {
+        dumps.push(("02_infer.txt".into(), g.dump()));
+    }
+    timer.lap(Stage::Infer);
+    let nodes_before = g.len();
+    let topo = TopoOptions::new(TopoMode::Dfs);
+    let order = g
+        .topo_order(&topo)
+        .map_err(|e| CompileError::new(Stage::Symbolize, e.to_string()))?;
+    let syms0 = symbolize(&g, &order, opts).map_err(|e| CompileError::new(Stage::Symbolize, e))?;
+    let bytes_before = traffic(&g, Some(&syms0));
+    timer.lap(Stage::Symbolize);
+    let simp = crate::simplify::simplify(&mut g).map_err(|e| CompileError::new(Stage::Simplify, e))?;
+    let order = g
+        .topo_order(&topo)
+        .map_err(|e| CompileError::new(Stage::Simplify, e.to_string()))?;
+    let syms = symbolize(&g, &order, opts).map_err(|e| CompileError::new(Stage::Symbolize, e))?;
+    if dump {
+        dumps.push(("03_symbols.json".into(), crate::report::symbols_json(&syms)));
+        dumps.push(("04_simplify.txt".into(), g.dump()));
+    }
+    timer.lap(Stage::Simplify);
+    let decisions = lower_graph(&g, &order, &syms, opts);
+    if dump {
+        dumps.push(("05_lower.json".into(), crate::report::lower_json(&g, &order, &decisions)));
+    }
+    timer.lap(Stage::Lower);
+    let lowered_of = |ids: &[NodeId]| -> Vec<(NodeId, &Lowered)> {
+        ids.iter()
+            .filter_map(|id| match decisions.get(id) {
+                Some(Decision::Lowered(l)) => Some((*id, l)),
+                _ => None,
+            })
+            .collect()
+    };
+    let exact = |ids: &[NodeId]| -> Result<(), String> {
+        let r = realize(&g, "check", &lowered_of(ids), &syms, opts)?;
+        schedules_and_fits(&r.hint, &target, &syms)
+    };
+    let partition: Partition = Fuser::new(&g, &order, &decisions, &syms, opts, &exact).run();
+    if dump {
+        dumps.push(("06_fuse.json".into(), crate::report::partition_json(&g, &partition)));
+    }
+    timer.lap(Stage::Fuse);
+    // Realize, lift, schedule and tile every cluster.
+    struct Built {
+        members: Vec<NodeId>,
+        fuse_type: &'static str,
+        realized: crate::realize::Realized,
+        impls: Vec<AscGraph>,
+        tiling: TilingData,
+    }
+    let mut built: Vec<Built> = Vec::new();
+    let mut lifted: Vec<Lifted> = Vec::new();
+    let mut t_sched = 0.0;
+    let mut t_tile = 0.0;
+    let names_of = |ids: &[NodeId]| -> Vec<String> {
+        ids.iter()
+            .filter_map(|id| g.op(*id).ok().map(|o| o.name().to_string()))
+            .collect()
+    };
+    for members in &partition.clusters {
+        let lw = lowered_of(members);
+        let fuse_type = if lw.iter().any(|(_, l)| l.kind == crate::lower::Kind::Reduce) {
+            "reduce"
+        } else {
+            "pointwise"
+        };
+        let r = match realize(&g, "cluster", &lw, &syms, opts) {
+            Ok(r) => r,
+            Err(e) => {
+                lifted.push(Lifted::new(names_of(members), format!("realize failed: {e}")));
+                continue;
+            }
+        };
+        if r.compute_ops < opts.min_cluster_ops {
+            lifted.push(Lifted::new(
+                names_of(members),
+                format!("{} compute op(s) < min_cluster_ops {}", r.compute_ops, opts.min_cluster_ops),
+            ));
+            continue;
+        }
+        let t0 = Instant::now();
+        let impls = match schedule_kernel(&r.hint) {
+            Ok(i) => i,
+            Err(e) => {
+                lifted.push(Lifted::new(names_of(members), format!("schedule failed: {e}")));
+                continue;
+            }
+        };
+        let t1 = Instant::now();
+        let tiling = match tile_kernel(&impls, &target, &syms) {
+            Ok(t) => t,
+            Err(e) => {
+                lifted.push(Lifted::new(names_of(members), format!("tiling failed: {e}")));
+                continue;
+            }
+        };
+        t_sched += (t1 - t0).as_secs_f64();
+        t_tile += t1.elapsed().as_secs_f64();
+        built.push(Built {
+            members: members.clone(),
+            fuse_type,
+            realized: r,
+            impls,
+            tiling,
+        });
+    }
+    timer.lap(Stage::Realize);
+    timer.times.push((Stage::Schedule, t_sched));
+    timer.times.push((Stage::Tile, t_tile));
+    // Package: name, rename graphs, replace.
+    let mut kernels = Vec::new();
+    let mut counters: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut specs = Vec::new();
+    for b in built.iter_mut() {
+        let n = counters.entry(b.fuse_type).or_insert(0);
+        let types: Vec<String> = b
+            .members
+            .iter()
+            .filter_map(|id| g.op(*id).ok().map(|o| o.op_type().to_string()))
+            .collect();
+        let name = kernel_name(b.fuse_type, *n, &types);
+        *n += 1;
+        b.realized.hint.name = name.clone();
+        for (k, i) in b.impls.iter_mut().enumerate() {
+            if let Some(rest) = i.name.strip_prefix("cluster") {
+                i.name = format!("{name}{rest}");
+            } else {
+                i.name = format!("{name}_{k}");
+            }
+        }
+        let hint_bytes = b.realized.hint.to_bytes();
+        let key = cache_key(&hint_bytes, &opts.target, opts);
+        let mut used_syms: Vec<String> = Vec::new();
+        for s in b.realized.hint.size_vars() {
+            for f in s.free_symbols() {
+                if !used_syms.contains(&f) {
+                    used_syms.push(f);
+                }
+            }
+        }
+        let symbols: Vec<String> = used_syms
+            .iter()
+            .map(|s| format!("{s}: {}", syms.sources.get(s).cloned().unwrap_or_default()))
+            .collect();
+        let out_shapes: Vec<Vec<String>> = b
+            .realized
+            .outputs
+            .iter()
+            .map(|t| {
+                syms.shape(*t)
+                    .map(|v| v.iter().map(|e| e.to_string()).collect())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let member_bytes: i64 = b
+            .members
+            .iter()
+            .map(|id| {
+                let l = match decisions.get(id) {
+                    Some(Decision::Lowered(l)) => l,
+                    _ => return 0,
+                };
+                let ins: i64 = l.inputs.iter().flatten().map(|t| tensor_bytes(&g, &syms, *t)).sum();
+                ins + tensor_bytes(&g, &syms, (*id, 0))
+            })
+            .sum();
+        let kernel_bytes: i64 = b
+            .realized
+            .inputs
+            .iter()
+            .chain(&b.realized.outputs)
+            .map(|t| tensor_bytes(&g, &syms, *t))
+            .sum();
+        kernels.push(Kernel {
+            name: name.clone(),
+            fuse_type: b.fuse_type.to_string(),
+            members: names_of(&b.members),
+            member_types: types,
+            hint: b.realized.hint.clone(),
+            impls: b.impls.clone(),
+            tiling: b.tiling.clone(),
+            io: (b.realized.inputs.len(), b.realized.outputs.len()),
+            bytes: (member_bytes, kernel_bytes),
+            compute_ops: b.realized.compute_ops,
+            cache_key: key.clone(),
+        });
+        specs.push((
+            name,
+            hint_bytes,
+            b.impls.iter().map(|i| i.to_bytes()).collect::<Vec<_>>(),
+            symbols,
+            out_shapes,
+            key,
+        ));
+    }
+    let barrier_list = crate::report::barriers(&g, &order, &decisions);
+    for (b, (name, hint_bytes, impl_bytes, symbols, out_shapes, key)) in built.iter().zip(specs) {
+        let spec = BackendSpec {
+            name: &name,
+            fuse_type: b.fuse_type,
+            members: &b.members,
+            inputs: &b.realized.inputs,
+            outputs: &b.realized.outputs,
+            hint_bytes,
+            impl_bytes,
+            symbols,
+            output_symbol_shape: out_shapes,
+            guards: syms.guards.clone(),
+            cache_key: key,
+        };
+        replace_cluster(&mut g, &spec).map_err(|e| CompileError::at(Stage::Package, &name, e))?;
+    }
+    let mut order_opts = TopoOptions::new(TopoMode::Dfs);
+    order_opts.memory_priority = true;
+    g.topo_sort(&order_opts)
+        .map_err(|e| CompileError::new(Stage::Package, e.to_string()))?;
+    g.validate()
+        .map_err(|e| CompileError::new(Stage::Package, format!("the compiled graph is invalid: {e}")))?;
+    timer.lap(Stage::Package);
+    let bytes_after = traffic(&g, Some(&syms));
+    let report = Report::build(
+        &kernels,
+        &partition,
+        barrier_list,
+        lifted,
+        &syms,
+        timer.times,
+        (nodes_before, g.len()),
+        (bytes_before, bytes_after),
+        simp,
+        &opts.target,
+    );
+    Ok(CompiledModel {
+        graph: g,
+        kernels,
+        report,
+        dumps,
+    })
+}
