@@ -104,6 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     add_convert_command(sub)
     add_inspect_command(sub)
+    from .compiler.cli import add_compile_command
+
+    add_compile_command(sub)
     args = parser.parse_args(argv)
     return int(args.func(args))
 

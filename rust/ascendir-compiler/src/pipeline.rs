@@ -362,12 +362,20 @@ pub fn compile(
         ));
     }
     let barrier_list = crate::report::barriers(&g, &order, &decisions);
+    // A kernel reading another kernel's output reads it from the AscBackend node that took it.
+    let mut moved: rustc_hash::FxHashMap<TRef, TRef> = rustc_hash::FxHashMap::default();
     for (b, (name, hint_bytes, impl_bytes, symbols, out_shapes, key)) in built.iter().zip(specs) {
+        let inputs: Vec<TRef> = b
+            .realized
+            .inputs
+            .iter()
+            .map(|t| moved.get(t).copied().unwrap_or(*t))
+            .collect();
         let spec = BackendSpec {
             name: &name,
             fuse_type: b.fuse_type,
             members: &b.members,
-            inputs: &b.realized.inputs,
+            inputs: &inputs,
             outputs: &b.realized.outputs,
             hint_bytes,
             impl_bytes,
@@ -376,7 +384,11 @@ pub fn compile(
             guards: syms.guards.clone(),
             cache_key: key,
         };
-        replace_cluster(&mut g, &spec).map_err(|e| CompileError::at(Stage::Package, &name, e))?;
+        let k = replace_cluster(&mut g, &spec)
+            .map_err(|e| CompileError::at(Stage::Package, &name, e))?;
+        for (j, t) in b.realized.outputs.iter().enumerate() {
+            moved.insert(*t, (k, j as u32));
+        }
     }
     let mut order_opts = TopoOptions::new(TopoMode::Dfs);
     order_opts.memory_priority = true;

@@ -6,7 +6,7 @@ mod table;
 
 use std::sync::{Arc, OnceLock, RwLock};
 
-use ascendir_asc::AttrValue as AscAttr;
+use ascendir_asc::{AttrValue as AscAttr, Expr};
 use ascendir_ir::{DataType, Graph, NodeId, OpDesc};
 use rustc_hash::FxHashMap;
 use serde::Serialize;
@@ -591,6 +591,13 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
         },
     };
     let kind = if l.shape == ShapeRule::View {
+        let nu = |s: &[Expr]| -> Vec<Expr> { s.iter().filter(|d| !d.is_int_value(1)).cloned().collect() };
+        if nu(&in_shapes[0]) != nu(out_shape) {
+            return barrier(
+                Category::TemporarySkip,
+                "a reshape that merges or splits dims (not a unit-dim view)",
+            );
+        }
         Kind::View
     } else if l.steps.iter().any(|s| s.reduce) {
         if reduce_axes_v.is_empty() {
