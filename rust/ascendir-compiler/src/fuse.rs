@@ -26,6 +26,10 @@ pub struct Rejection {
     pub bytes: i64,
 }
 
+/// A legal pair: (priority, -shared bytes, proximity, first, second), the two roots and
+/// their versions when checked.
+type Candidate = ((u8, i64, usize, usize, usize), usize, usize, u32, u32);
+
 /// Per-cluster state.
 #[derive(Clone, Debug)]
 struct Cluster {
@@ -105,7 +109,10 @@ impl<'a> Fuser<'a> {
         let succ = order
             .iter()
             .map(|id| {
-                let mut v: Vec<usize> = g.successors(*id).filter_map(|s| pos.get(&s).copied()).collect();
+                let mut v: Vec<usize> = g
+                    .successors(*id)
+                    .filter_map(|s| pos.get(&s).copied())
+                    .collect();
                 v.sort_unstable();
                 v.dedup();
                 v
@@ -167,7 +174,9 @@ impl<'a> Fuser<'a> {
     }
 
     fn cl(&self, r: usize) -> &Cluster {
-        self.clusters[r].as_ref().expect("cluster roots hold a cluster")
+        self.clusters[r]
+            .as_ref()
+            .expect("cluster roots hold a cluster")
     }
 
     fn in_set(&self, id: NodeId, ra: usize, rb: usize) -> bool {
@@ -206,7 +215,11 @@ impl<'a> Fuser<'a> {
             let outside = self
                 .g
                 .node(id)
-                .map(|n| n.out_data_peers(0).iter().any(|p| !self.in_set(p.node, ra, rb)))
+                .map(|n| {
+                    n.out_data_peers(0)
+                        .iter()
+                        .any(|p| !self.in_set(p.node, ra, rb))
+                })
                 .unwrap_or(false);
             if graph_out || outside {
                 v.push(t);
@@ -245,7 +258,8 @@ impl<'a> Fuser<'a> {
         for &m in &members {
             let p = self.pos[&self.lowered[m].0];
             for &s in &self.succ[p] {
-                if s <= bound && !self.in_set(self.order[s], ra, rb) && self.visit[s] != self.epoch {
+                if s <= bound && !self.in_set(self.order[s], ra, rb) && self.visit[s] != self.epoch
+                {
                     self.visit[s] = self.epoch;
                     stack.push(s);
                 }
@@ -285,7 +299,11 @@ impl<'a> Fuser<'a> {
     }
 
     /// Check L1–L7 for clusters `ra` and `rb`; Ok gives (priority, shared bytes, proximity).
-    pub fn check(&mut self, ra: usize, rb: usize) -> Result<(u8, i64, usize), (&'static str, String, i64)> {
+    pub fn check(
+        &mut self,
+        ra: usize,
+        rb: usize,
+    ) -> Result<(u8, i64, usize), (&'static str, String, i64)> {
         if ra == rb {
             return Err(("NF1001", "the nodes are in the same cluster".into(), 0));
         }
@@ -295,11 +313,26 @@ impl<'a> Fuser<'a> {
             .filter(|t| tb.contains(t))
             .map(|t| tensor_bytes(self.g, self.syms, *t))
             .sum();
-        let a_out: Vec<NodeId> = self.cl(ra).members.iter().map(|&m| self.lowered[m].0).collect();
-        let b_out: Vec<NodeId> = self.cl(rb).members.iter().map(|&m| self.lowered[m].0).collect();
+        let a_out: Vec<NodeId> = self
+            .cl(ra)
+            .members
+            .iter()
+            .map(|&m| self.lowered[m].0)
+            .collect();
+        let b_out: Vec<NodeId> = self
+            .cl(rb)
+            .members
+            .iter()
+            .map(|&m| self.lowered[m].0)
+            .collect();
         let reads_from = |reader: usize, prod: &[NodeId]| {
             self.cl(reader).members.iter().any(|&m| {
-                self.lowered[m].1.inputs.iter().flatten().any(|t| prod.contains(&t.0))
+                self.lowered[m]
+                    .1
+                    .inputs
+                    .iter()
+                    .flatten()
+                    .any(|t| prod.contains(&t.0))
             })
         };
         let vertical = reads_from(rb, &a_out) || reads_from(ra, &b_out);
@@ -355,17 +388,29 @@ impl<'a> Fuser<'a> {
                 self.g.op(id).ok()?.attr(key).map(|v| format!("{v:?}"))
             };
             if label(ra) != label(rb) {
-                let code = if key == "_op_vectorcore_num" { "NF1025" } else { "AF2002" };
+                let code = if key == "_op_vectorcore_num" {
+                    "NF1025"
+                } else {
+                    "AF2002"
+                };
                 return Err((code, format!("the clusters differ in {key}"), shared));
             }
         }
         // L3: kind rules.
         let norm_only = ca.plain_reduces == 0 && cb.plain_reduces == 0;
         if ca.reduces > 0 && cb.reduces > 0 && !norm_only {
-            return Err(("NF1030", "two reductions that are not both norm-like".into(), shared));
+            return Err((
+                "NF1030",
+                "two reductions that are not both norm-like".into(),
+                shared,
+            ));
         }
         if !vertical && (ca.reduces > 0 || cb.reduces > 0) && !norm_only {
-            return Err(("NF1021", "a reduction is never fused horizontally".into(), shared));
+            return Err((
+                "NF1021",
+                "a reduction is never fused horizontally".into(),
+                shared,
+            ));
         }
         let members = self.merged_members(ra, rb);
         if ca.plain_reduces + cb.plain_reduces > 0 {
@@ -388,21 +433,34 @@ impl<'a> Fuser<'a> {
         }
         // L2: no cycle through an outside node.
         if self.creates_cycle(ra, rb) {
-            return Err(("NF1002", "fusing would create a cycle through another node".into(), shared));
+            return Err((
+                "NF1002",
+                "fusing would create a cycle through another node".into(),
+                shared,
+            ));
         }
         // L5 + L7: schedulable and fits the UB (exact, for kernels with a reduction).
         if ca.reduces + cb.reduces > 0 {
             let ids: Vec<NodeId> = members.iter().map(|&m| self.lowered[m].0).collect();
             if let Err(e) = (self.exact)(&ids) {
-                return Err(("NF1009", format!("the fused kernel does not schedule or tile: {e}"), shared));
+                return Err((
+                    "NF1009",
+                    format!("the fused kernel does not schedule or tile: {e}"),
+                    shared,
+                ));
             }
         }
+        // Reduce prologue/epilogue pairs first, then vertical pointwise chains, then
+        // horizontal pairs: a reduction takes its epilogue before the chain closes (C9).
         let prio = match (vertical, ca.reduces + cb.reduces > 0) {
-            (true, false) => 0,
-            (true, true) => 1,
+            (true, true) => 0,
+            (true, false) => 1,
             (false, _) => 3,
         };
-        let prox = ca.min_ord.abs_diff(cb.max_ord).max(cb.min_ord.abs_diff(ca.max_ord));
+        let prox = ca
+            .min_ord
+            .abs_diff(cb.max_ord)
+            .max(cb.min_ord.abs_diff(ca.max_ord));
         Ok((prio, shared, prox))
     }
 
@@ -446,7 +504,10 @@ impl<'a> Fuser<'a> {
             let mut i = 0;
             while i < touching.len() {
                 let mut j = i;
-                while j < touching.len() && touching[j].0 == touching[i].0 && touching[j].1 == touching[i].1 {
+                while j < touching.len()
+                    && touching[j].0 == touching[i].0
+                    && touching[j].1 == touching[i].1
+                {
                     j += 1;
                 }
                 let group = &touching[i..j];
@@ -461,7 +522,7 @@ impl<'a> Fuser<'a> {
                 }
                 i = j;
             }
-            let mut legal: Vec<((u8, i64, usize, usize, usize), usize, usize, u32, u32)> = Vec::new();
+            let mut legal: Vec<Candidate> = Vec::new();
             for (a, b) in pairs {
                 match self.check(a, b) {
                     Ok((prio, shared, prox)) => {
@@ -474,25 +535,38 @@ impl<'a> Fuser<'a> {
                         let (na, nb) = (self.name(a), self.name(b));
                         rejections.insert(
                             (na.clone(), nb.clone()),
-                            Rejection { a: na, b: nb, code, reason, bytes },
+                            Rejection {
+                                a: na,
+                                b: nb,
+                                code,
+                                reason,
+                                bytes,
+                            },
                         );
                     }
                 }
             }
-            legal.sort_by(|x, y| x.0.cmp(&y.0));
+            legal.sort_by_key(|x| x.0);
             let mut changed = false;
             for (_, a, b, va, vb) in legal {
                 let (ra, rb) = (self.find(a), self.find(b));
                 if ra == rb {
                     continue;
                 }
-                let stale = ra != a || rb != b || self.cl(ra).version != va || self.cl(rb).version != vb;
+                let stale =
+                    ra != a || rb != b || self.cl(ra).version != va || self.cl(rb).version != vb;
                 if stale {
                     if let Err((code, reason, bytes)) = self.check(ra, rb) {
                         let (na, nb) = (self.name(ra), self.name(rb));
                         rejections.insert(
                             (na.clone(), nb.clone()),
-                            Rejection { a: na, b: nb, code, reason, bytes },
+                            Rejection {
+                                a: na,
+                                b: nb,
+                                code,
+                                reason,
+                                bytes,
+                            },
                         );
                         continue;
                     }
@@ -507,7 +581,13 @@ impl<'a> Fuser<'a> {
         let mut clusters: Vec<Vec<NodeId>> = Vec::new();
         for li in 0..self.lowered.len() {
             if self.parent[li] == li {
-                clusters.push(self.cl(li).members.iter().map(|&m| self.lowered[m].0).collect());
+                clusters.push(
+                    self.cl(li)
+                        .members
+                        .iter()
+                        .map(|&m| self.lowered[m].0)
+                        .collect(),
+                );
             }
         }
         let mut rej: Vec<Rejection> = rejections

@@ -59,10 +59,7 @@ impl Uf {
 
 /// Compute the loop space of `members` (topological order). The error says why the nodes'
 /// dims do not map onto one set of loop axes.
-pub fn loop_space(
-    members: &[(NodeId, &Lowered)],
-    syms: &SymTable,
-) -> Result<LoopSpace, String> {
+pub fn loop_space(members: &[(NodeId, &Lowered)], syms: &SymTable) -> Result<LoopSpace, String> {
     // Variables: (tensor, dim) with a non-unit size.
     let mut var_of: FxHashMap<(TRef, usize), usize> = FxHashMap::default();
     let mut sizes: Vec<Expr> = Vec::new();

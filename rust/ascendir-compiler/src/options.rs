@@ -66,7 +66,11 @@ impl Family {
     pub fn default_on(self) -> bool {
         matches!(
             self,
-            Family::Elementwise | Family::Broadcast | Family::Reduce | Family::Concat | Family::Slice
+            Family::Elementwise
+                | Family::Broadcast
+                | Family::Reduce
+                | Family::Concat
+                | Family::Slice
         )
     }
 }
@@ -183,7 +187,9 @@ impl CompileOptions {
         }
         for (name, dims) in &self.input_shapes {
             if let Some(d) = dims.iter().find(|&&d| d < -1) {
-                return Err(format!("input_shapes['{name}'] has dim {d} (use -1 for unknown)"));
+                return Err(format!(
+                    "input_shapes['{name}'] has dim {d} (use -1 for unknown)"
+                ));
             }
         }
         Ok(())

@@ -68,10 +68,22 @@ pub fn backend_op(g: &Graph, s: &BackendSpec<'_>) -> Result<OpDesc, String> {
     }
     let n_in = s.inputs.len();
     let n_out = s.outputs.len();
-    op.set_attr("_input_name_list", strings(&vec!["inputs".to_string(); n_in]));
-    op.set_attr("_input_para_type_list", strings(&vec!["dynamic".to_string(); n_in]));
-    op.set_attr("_output_name_list", strings(&vec!["outputs".to_string(); n_out]));
-    op.set_attr("_output_para_type_list", strings(&vec!["dynamic".to_string(); n_out]));
+    op.set_attr(
+        "_input_name_list",
+        strings(&vec!["inputs".to_string(); n_in]),
+    );
+    op.set_attr(
+        "_input_para_type_list",
+        strings(&vec!["dynamic".to_string(); n_in]),
+    );
+    op.set_attr(
+        "_output_name_list",
+        strings(&vec!["outputs".to_string(); n_out]),
+    );
+    op.set_attr(
+        "_output_para_type_list",
+        strings(&vec!["dynamic".to_string(); n_out]),
+    );
     let mut names = Vec::new();
     let mut types = Vec::new();
     for &m in s.members {
@@ -109,7 +121,10 @@ pub fn backend_op(g: &Graph, s: &BackendSpec<'_>) -> Result<OpDesc, String> {
         ),
     );
     op.set_attr("_ascendir_guards", strings(&s.guards));
-    op.set_attr("_ascendir_cache_key", AttrValue::String(s.cache_key.clone()));
+    op.set_attr(
+        "_ascendir_cache_key",
+        AttrValue::String(s.cache_key.clone()),
+    );
     op.set_attr(
         "_ascendir_impl_graphs",
         AttrValue::ListBytes(s.impl_bytes.iter().map(|b| b.clone().into()).collect()),
@@ -137,7 +152,8 @@ pub fn replace_cluster(g: &mut Graph, s: &BackendSpec<'_>) -> Result<NodeId, Str
                 g.link(to, p).map_err(e)?;
             }
         }
-        g.replace_output((t.0, t.1 as i32), (k, j as i32)).map_err(e)?;
+        g.replace_output((t.0, t.1 as i32), (k, j as i32))
+            .map_err(e)?;
     }
     // Control edges between members and outside nodes move to the fused node.
     let mut ctrl_in: Vec<NodeId> = Vec::new();
@@ -155,10 +171,12 @@ pub fn replace_cluster(g: &mut Graph, s: &BackendSpec<'_>) -> Result<NodeId, Str
         }
     }
     for p in ctrl_in {
-        g.link(OutAnchor::control(p), InAnchor::control(k)).map_err(e)?;
+        g.link(OutAnchor::control(p), InAnchor::control(k))
+            .map_err(e)?;
     }
     for p in ctrl_out {
-        g.link(OutAnchor::control(k), InAnchor::control(p)).map_err(e)?;
+        g.link(OutAnchor::control(k), InAnchor::control(p))
+            .map_err(e)?;
     }
     for &m in s.members {
         g.erase_node(m).map_err(e)?;

@@ -150,9 +150,11 @@ pub fn compile(
     infer: &mut dyn CustomInfer,
     dump: bool,
 ) -> CompileResult<CompiledModel> {
-    opts.check().map_err(|e| CompileError::new(Stage::Load, e))?;
-    let target = Target::by_name(&opts.target)
-        .ok_or_else(|| CompileError::new(Stage::Load, format!("unknown target '{}'", opts.target)))?;
+    opts.check()
+        .map_err(|e| CompileError::new(Stage::Load, e))?;
+    let target = Target::by_name(&opts.target).ok_or_else(|| {
+        CompileError::new(Stage::Load, format!("unknown target '{}'", opts.target))
+    })?;
     let mut timer = Timer {
         t: Instant::now(),
         times: Vec::new(),
@@ -176,7 +178,8 @@ pub fn compile(
     let syms0 = symbolize(&g, &order, opts).map_err(|e| CompileError::new(Stage::Symbolize, e))?;
     let bytes_before = traffic(&g, Some(&syms0));
     timer.lap(Stage::Symbolize);
-    let simp = crate::simplify::simplify(&mut g).map_err(|e| CompileError::new(Stage::Simplify, e))?;
+    let simp =
+        crate::simplify::simplify(&mut g).map_err(|e| CompileError::new(Stage::Simplify, e))?;
     let order = g
         .topo_order(&topo)
         .map_err(|e| CompileError::new(Stage::Simplify, e.to_string()))?;
@@ -188,7 +191,10 @@ pub fn compile(
     timer.lap(Stage::Simplify);
     let decisions = lower_graph(&g, &order, &syms, opts);
     if dump {
-        dumps.push(("05_lower.json".into(), crate::report::lower_json(&g, &order, &decisions)));
+        dumps.push((
+            "05_lower.json".into(),
+            crate::report::lower_json(&g, &order, &decisions),
+        ));
     }
     timer.lap(Stage::Lower);
     let lowered_of = |ids: &[NodeId]| -> Vec<(NodeId, &Lowered)> {
@@ -205,7 +211,10 @@ pub fn compile(
     };
     let partition: Partition = Fuser::new(&g, &order, &decisions, &syms, opts, &exact).run();
     if dump {
-        dumps.push(("06_fuse.json".into(), crate::report::partition_json(&g, &partition)));
+        dumps.push((
+            "06_fuse.json".into(),
+            crate::report::partition_json(&g, &partition),
+        ));
     }
     timer.lap(Stage::Fuse);
     // Realize, lift, schedule and tile every cluster.
@@ -235,14 +244,20 @@ pub fn compile(
         let r = match realize(&g, "cluster", &lw, &syms, opts) {
             Ok(r) => r,
             Err(e) => {
-                lifted.push(Lifted::new(names_of(members), format!("realize failed: {e}")));
+                lifted.push(Lifted::new(
+                    names_of(members),
+                    format!("realize failed: {e}"),
+                ));
                 continue;
             }
         };
         if r.compute_ops < opts.min_cluster_ops {
             lifted.push(Lifted::new(
                 names_of(members),
-                format!("{} compute op(s) < min_cluster_ops {}", r.compute_ops, opts.min_cluster_ops),
+                format!(
+                    "{} compute op(s) < min_cluster_ops {}",
+                    r.compute_ops, opts.min_cluster_ops
+                ),
             ));
             continue;
         }
@@ -250,7 +265,10 @@ pub fn compile(
         let impls = match schedule_kernel(&r.hint) {
             Ok(i) => i,
             Err(e) => {
-                lifted.push(Lifted::new(names_of(members), format!("schedule failed: {e}")));
+                lifted.push(Lifted::new(
+                    names_of(members),
+                    format!("schedule failed: {e}"),
+                ));
                 continue;
             }
         };
@@ -258,7 +276,10 @@ pub fn compile(
         let tiling = match tile_kernel(&impls, &target, &syms) {
             Ok(t) => t,
             Err(e) => {
-                lifted.push(Lifted::new(names_of(members), format!("tiling failed: {e}")));
+                lifted.push(Lifted::new(
+                    names_of(members),
+                    format!("tiling failed: {e}"),
+                ));
                 continue;
             }
         };
@@ -328,7 +349,12 @@ pub fn compile(
                     Some(Decision::Lowered(l)) => l,
                     _ => return 0,
                 };
-                let ins: i64 = l.inputs.iter().flatten().map(|t| tensor_bytes(&g, &syms, *t)).sum();
+                let ins: i64 = l
+                    .inputs
+                    .iter()
+                    .flatten()
+                    .map(|t| tensor_bytes(&g, &syms, *t))
+                    .sum();
                 ins + tensor_bytes(&g, &syms, (*id, 0))
             })
             .sum();
@@ -394,8 +420,12 @@ pub fn compile(
     order_opts.memory_priority = true;
     g.topo_sort(&order_opts)
         .map_err(|e| CompileError::new(Stage::Package, e.to_string()))?;
-    g.validate()
-        .map_err(|e| CompileError::new(Stage::Package, format!("the compiled graph is invalid: {e}")))?;
+    g.validate().map_err(|e| {
+        CompileError::new(
+            Stage::Package,
+            format!("the compiled graph is invalid: {e}"),
+        )
+    })?;
     timer.lap(Stage::Package);
     let bytes_after = traffic(&g, Some(&syms));
     let report = Report::build(

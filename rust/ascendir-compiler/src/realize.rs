@@ -160,7 +160,13 @@ impl Builder<'_> {
         Ok(out)
     }
 
-    fn scalar(&mut self, name: &str, value: f64, dt: DataType, set: &[bool]) -> Result<Val, String> {
+    fn scalar(
+        &mut self,
+        name: &str,
+        value: f64,
+        dt: DataType,
+        set: &[bool],
+    ) -> Result<Val, String> {
         let id = self.node(&format!("{name}_scalar"), "Scalar", &[])?;
         let text = if matches!(dt, DataType::FLOAT | DataType::FLOAT16 | DataType::BF16) {
             format!("{value:?}")
@@ -268,8 +274,11 @@ pub fn realize(
         s.resize(n_axes, false);
         s
     };
-    let member_set: FxHashMap<NodeId, usize> =
-        members.iter().enumerate().map(|(i, (id, _))| (*id, i)).collect();
+    let member_set: FxHashMap<NodeId, usize> = members
+        .iter()
+        .enumerate()
+        .map(|(i, (id, _))| (*id, i))
+        .collect();
     let inside = |id: NodeId| member_set.contains_key(&id);
     let mut values: FxHashMap<TRef, Val> = FxHashMap::default();
     let mut inputs: Vec<TRef> = Vec::new();
@@ -292,10 +301,12 @@ pub fn realize(
             let dt = out_dtype(g, *t);
             let set = set_of(*t);
             let data = b.node(&format!("data{k}"), "Data", &[])?;
-            b.g.set_ir_attr(data, "index", AscAttr::Int(k as i64)).map_err(err)?;
+            b.g.set_ir_attr(data, "index", AscAttr::Int(k as i64))
+                .map_err(err)?;
             b.set_view(data, &set, dt)?;
             let load = b.node(&format!("load{k}"), "Load", &[data])?;
-            b.g.set_ir_attr(load, "offset", AscAttr::Expr(Expr::int(0))).map_err(err)?;
+            b.g.set_ir_attr(load, "offset", AscAttr::Expr(Expr::int(0)))
+                .map_err(err)?;
             b.set_view(load, &set, dt)?;
             let v = Val {
                 node: load,
@@ -379,13 +390,21 @@ pub fn realize(
                 steps.push(out);
                 continue;
             }
-            let bcast_set = if s.reduce { vals[0].as_ref().map(|v| v.set.clone()).unwrap_or_default() } else { out_set.clone() };
+            let bcast_set = if s.reduce {
+                vals[0].as_ref().map(|v| v.set.clone()).unwrap_or_default()
+            } else {
+                out_set.clone()
+            };
             let mut operand_ids = Vec::new();
             let mut after_reduce = s.reduce;
             for (k, (a, v)) in s.args.iter().zip(&vals).enumerate() {
                 let v = match v {
                     Some(v) => {
-                        let want = if s.op == "Where" && k == 0 { v.dtype } else { cd };
+                        let want = if s.op == "Where" && k == 0 {
+                            v.dtype
+                        } else {
+                            cd
+                        };
                         let v = b.broadcast(v, &bcast_set)?;
                         after_reduce |= v.after_reduce;
                         b.cast(&v, want)?
@@ -410,9 +429,10 @@ pub fn realize(
             for at in &s.attrs {
                 let (k, v) = match at {
                     StepAttr::Fixed(k, v) => (k.clone(), v.clone()),
-                    StepAttr::FromGeFloat { asc, ge, default } => {
-                        (asc.clone(), AscAttr::Float(float_attr(g, *id, ge, *default)))
-                    }
+                    StepAttr::FromGeFloat { asc, ge, default } => (
+                        asc.clone(),
+                        AscAttr::Float(float_attr(g, *id, ge, *default)),
+                    ),
                 };
                 b.g.set_ir_attr(nid, &k, v).map_err(err)?;
             }
@@ -448,10 +468,12 @@ pub fn realize(
         let j = outputs.len();
         outputs.push(t);
         let store = b.node(&format!("store{j}"), "Store", &[v.node])?;
-        b.g.set_ir_attr(store, "offset", AscAttr::Expr(Expr::int(0))).map_err(err)?;
+        b.g.set_ir_attr(store, "offset", AscAttr::Expr(Expr::int(0)))
+            .map_err(err)?;
         b.set_view(store, &v.set, dt)?;
         let out = b.node(&format!("output{j}"), "Output", &[store])?;
-        b.g.set_ir_attr(out, "index", AscAttr::Int(j as i64)).map_err(err)?;
+        b.g.set_ir_attr(out, "index", AscAttr::Int(j as i64))
+            .map_err(err)?;
         b.set_view(out, &v.set, dt)?;
     }
     if outputs.is_empty() {
@@ -464,7 +486,10 @@ pub fn realize(
             .filter(|p| !(p.contains("Broadcast input") && p.contains("not from a Load"))),
     );
     if !problems.is_empty() {
-        return Err(format!("HintGraph '{name}' is invalid: {}", problems.join("; ")));
+        return Err(format!(
+            "HintGraph '{name}' is invalid: {}",
+            problems.join("; ")
+        ));
     }
     Ok(Realized {
         hint: b.g,

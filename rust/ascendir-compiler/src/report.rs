@@ -94,7 +94,12 @@ pub struct Report {
 }
 
 fn kernel_json(k: &Kernel) -> Value {
-    let sizes: BTreeMap<&str, i64> = k.tiling.sizes.iter().map(|(n, v)| (n.as_str(), *v)).collect();
+    let sizes: BTreeMap<&str, i64> = k
+        .tiling
+        .sizes
+        .iter()
+        .map(|(n, v)| (n.as_str(), *v))
+        .collect();
     json!({
         "name": k.name,
         "fuse_type": k.fuse_type,
@@ -147,7 +152,12 @@ impl Report {
             symbols: syms
                 .hints
                 .iter()
-                .map(|(k, v)| (k.clone(), (*v, syms.sources.get(k).cloned().unwrap_or_default())))
+                .map(|(k, v)| {
+                    (
+                        k.clone(),
+                        (*v, syms.sources.get(k).cloned().unwrap_or_default()),
+                    )
+                })
                 .collect(),
             guards: syms.guards.clone(),
             simplify,
@@ -313,8 +323,12 @@ pub fn lower_json(g: &Graph, order: &[NodeId], d: &FxHashMap<NodeId, Decision>) 
     for id in order {
         let Ok(op) = g.op(*id) else { continue };
         let entry = match d.get(id) {
-            Some(Decision::Lowered(l)) => json!({"node": op.name(), "type": op.op_type(), "kind": l.kind.name()}),
-            Some(Decision::Barrier(b)) => json!({"node": op.name(), "type": op.op_type(), "category": b.category.text(), "reason": b.reason}),
+            Some(Decision::Lowered(l)) => {
+                json!({"node": op.name(), "type": op.op_type(), "kind": l.kind.name()})
+            }
+            Some(Decision::Barrier(b)) => {
+                json!({"node": op.name(), "type": op.op_type(), "category": b.category.text(), "reason": b.reason})
+            }
             None => continue,
         };
         v.push(entry);
@@ -327,8 +341,14 @@ pub fn partition_json(g: &Graph, p: &Partition) -> String {
     let clusters: Vec<Vec<String>> = p
         .clusters
         .iter()
-        .map(|c| c.iter().filter_map(|id| g.op(*id).ok().map(|o| o.name().to_string())).collect())
+        .map(|c| {
+            c.iter()
+                .filter_map(|id| g.op(*id).ok().map(|o| o.name().to_string()))
+                .collect()
+        })
         .collect();
-    serde_json::to_string_pretty(&json!({"clusters": clusters, "rejected_pairs": p.rejections, "rounds": p.rounds}))
-        .unwrap_or_default()
+    serde_json::to_string_pretty(
+        &json!({"clusters": clusters, "rejected_pairs": p.rejections, "rounds": p.rounds}),
+    )
+    .unwrap_or_default()
 }

@@ -51,8 +51,16 @@ pub fn simplify(g: &mut Graph) -> Result<SimplifyStats, String> {
         let Some(identity) = is_noop(g, id) else {
             continue;
         };
-        let src = g.node(id).ok().and_then(|n| n.in_data_peer(0)).ok_or("no input")?;
-        if !g.out_control_nodes(id).map_err(|e| e.to_string())?.is_empty() {
+        let src = g
+            .node(id)
+            .ok()
+            .and_then(|n| n.in_data_peer(0))
+            .ok_or("no input")?;
+        if !g
+            .out_control_nodes(id)
+            .map_err(|e| e.to_string())?
+            .is_empty()
+        {
             continue;
         }
         forward(g, OutAnchor::data(id, 0), src)?;

@@ -128,8 +128,15 @@ pub fn graph_inputs(g: &Graph) -> Vec<NodeId> {
         .enumerate()
         .filter_map(|(pos, id)| {
             let op = g.op(id).ok()?;
-            (op.op_type() == "Data")
-                .then(|| (op.attr("index").and_then(|a| a.as_int()).unwrap_or(i64::MAX), pos, id))
+            (op.op_type() == "Data").then(|| {
+                (
+                    op.attr("index")
+                        .and_then(|a| a.as_int())
+                        .unwrap_or(i64::MAX),
+                    pos,
+                    id,
+                )
+            })
         })
         .collect();
     v.sort();
@@ -182,8 +189,10 @@ pub fn symbolize(g: &Graph, order: &[NodeId], opts: &CompileOptions) -> Result<S
             } else {
                 let name = format!("s{next}");
                 next += 1;
-                t.hints.insert(name.clone(), hint.unwrap_or(opts.default_hint));
-                t.bindings.insert(name.clone(), hint.unwrap_or(opts.default_hint));
+                t.hints
+                    .insert(name.clone(), hint.unwrap_or(opts.default_hint));
+                t.bindings
+                    .insert(name.clone(), hint.unwrap_or(opts.default_hint));
                 t.sources.insert(name.clone(), format!("input {i} dim {j}"));
                 shape.push(Expr::sym(&name));
             }
@@ -203,8 +212,8 @@ pub fn symbolize(g: &Graph, order: &[NodeId], opts: &CompileOptions) -> Result<S
             let chosen = match (s, desc) {
                 (Some(s), Some(d)) => {
                     // The recorded static shape must agree with the symbolic one.
-                    let agree = s.len() == d.len()
-                        && s.iter().zip(&d).all(|(a, b)| t.hint(a) == t.hint(b));
+                    let agree =
+                        s.len() == d.len() && s.iter().zip(&d).all(|(a, b)| t.hint(a) == t.hint(b));
                     agree.then_some(s)
                 }
                 (Some(s), None) => {
@@ -233,7 +242,10 @@ pub fn symbolize(g: &Graph, order: &[NodeId], opts: &CompileOptions) -> Result<S
 /// The symbolic output 0 of a node with a lowering, from its data operands' shapes.
 fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> Option<Vec<Expr>> {
     let node = g.node(id).ok()?;
-    let n_data = l.data_inputs.unwrap_or(node.num_in_data()).min(node.num_in_data());
+    let n_data = l
+        .data_inputs
+        .unwrap_or(node.num_in_data())
+        .min(node.num_in_data());
     let mut ins: Vec<Option<Vec<Expr>>> = Vec::new();
     for k in 0..n_data {
         match node.in_data_peer(k) {

@@ -18,8 +18,16 @@ pub fn compile_err(py: Python<'_>, e: CompileError) -> PyErr {
         .into_pyobject(py)
         .map(|o| o.into_any().unbind())
         .unwrap_or_else(|_| py.None());
-    let stage = e.stage.name().into_pyobject(py).map(|o| o.into_any().unbind());
-    let reason = e.reason.clone().into_pyobject(py).map(|o| o.into_any().unbind());
+    let stage = e
+        .stage
+        .name()
+        .into_pyobject(py)
+        .map(|o| o.into_any().unbind());
+    let reason = e
+        .reason
+        .clone()
+        .into_pyobject(py)
+        .map(|o| o.into_any().unbind());
     match (stage, reason) {
         (Ok(s), Ok(r)) => raise(
             py,
@@ -76,7 +84,14 @@ fn compile<'py>(
     let json = serde_json::to_string_pretty(&cm.report.to_json()).unwrap_or_default();
     let text = cm.report.text();
     let dot = ascendir_compiler::report::to_dot(&cm.graph);
-    Ok((PyGraph::from_graph(cm.graph), kernels, json, text, dot, cm.dumps))
+    Ok((
+        PyGraph::from_graph(cm.graph),
+        kernels,
+        json,
+        text,
+        dot,
+        cm.dumps,
+    ))
 }
 
 /// GE op types with a registered lowering.

@@ -298,7 +298,10 @@ impl Lowered {
         self.lowering
             .steps
             .iter()
-            .filter(|s| s.needs_input.is_none_or(|k| self.inputs.get(k).is_some_and(|x| x.is_some())))
+            .filter(|s| {
+                s.needs_input
+                    .is_none_or(|k| self.inputs.get(k).is_some_and(|x| x.is_some()))
+            })
             .count()
     }
 
@@ -486,7 +489,10 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
             Some(_) => true,
         };
         if set {
-            return barrier(Category::NodeInfoIncorrect, format!("the node is in a {key}"));
+            return barrier(
+                Category::NodeInfoIncorrect,
+                format!("the node is in a {key}"),
+            );
         }
     }
     let Some(l) = lookup(ty) else {
@@ -511,12 +517,18 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
             );
         }
     }
-    let n_data = l.data_inputs.unwrap_or(node.num_in_data()).min(node.num_in_data());
+    let n_data = l
+        .data_inputs
+        .unwrap_or(node.num_in_data())
+        .min(node.num_in_data());
     let inputs: Vec<Option<(NodeId, u32)>> = (0..n_data)
         .map(|i| node.in_data_peer(i).map(|p| (p.node, p.index as u32)))
         .collect();
     if inputs.first().is_none_or(|x| x.is_none()) {
-        return barrier(Category::NodeInfoIncorrect, "the first input is not connected");
+        return barrier(
+            Category::NodeInfoIncorrect,
+            "the first input is not connected",
+        );
     }
     // Required operands: every one a step uses without `needs_input`.
     for s in &l.steps {
@@ -534,14 +546,20 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
     }
     // Shapes must be symbolic and dtypes supported.
     let Some(out_shape) = syms.shape((id, 0)) else {
-        return barrier(Category::NodeInfoIncorrect, "the output shape is not symbolic");
+        return barrier(
+            Category::NodeInfoIncorrect,
+            "the output shape is not symbolic",
+        );
     };
     let mut in_shapes = Vec::new();
     for &t in inputs.iter().flatten() {
         match syms.shape(t) {
             Some(s) => in_shapes.push(s),
             None => {
-                return barrier(Category::NodeInfoIncorrect, "an input shape is not symbolic")
+                return barrier(
+                    Category::NodeInfoIncorrect,
+                    "an input shape is not symbolic",
+                )
             }
         }
     }
@@ -549,7 +567,11 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
     let mut in_dtypes = Vec::new();
     for (k, t) in inputs.iter().enumerate() {
         let dt = match t {
-            Some(_) => op.inputs().get(k).map(|p| p.desc.dtype).unwrap_or(DataType::UNDEFINED),
+            Some(_) => op
+                .inputs()
+                .get(k)
+                .map(|p| p.desc.dtype)
+                .unwrap_or(DataType::UNDEFINED),
             None => DataType::UNDEFINED,
         };
         in_dtypes.push(dt);
@@ -568,7 +590,10 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
     if !movable(out_dtype) {
         return barrier(
             Category::BackendNotSupport,
-            format!("the output dtype {} cannot be stored", out_dtype.serial_name()),
+            format!(
+                "the output dtype {} cannot be stored",
+                out_dtype.serial_name()
+            ),
         );
     }
     if let Err(e) = check_step_dtypes(&l, &in_dtypes, out_dtype, opts) {
@@ -591,8 +616,10 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
         },
     };
     let kind = if l.shape == ShapeRule::View {
-        let nu = |s: &[Expr]| -> Vec<Expr> { s.iter().filter(|d| !d.is_int_value(1)).cloned().collect() };
-        if nu(&in_shapes[0]) != nu(out_shape) {
+        let nu = |s: &[Expr]| -> Vec<Expr> {
+            s.iter().filter(|d| !d.is_int_value(1)).cloned().collect()
+        };
+        if nu(in_shapes[0]) != nu(out_shape) {
             return barrier(
                 Category::TemporarySkip,
                 "a reshape that merges or splits dims (not a unit-dim view)",
@@ -663,7 +690,9 @@ fn check_step_dtypes(
                 DataType::UNDEFINED => first,
                 d => d,
             };
-            if s.needs_input.is_some() && matches!(a, Arg::In(x) if in_dtypes.get(*x) == Some(&DataType::UNDEFINED)) {
+            if s.needs_input.is_some()
+                && matches!(a, Arg::In(x) if in_dtypes.get(*x) == Some(&DataType::UNDEFINED))
+            {
                 continue;
             }
             if let Some(port) = def.inputs.get(k).or(def.inputs.last()) {

@@ -51,15 +51,30 @@ fn red(op: &str, arg: Arg) -> Step {
 }
 
 fn unary(ge: &str, asc: &str) -> Lowering {
-    row(ge, Family::Elementwise, bcast(1), vec![st(asc, vec![In(0)])])
+    row(
+        ge,
+        Family::Elementwise,
+        bcast(1),
+        vec![st(asc, vec![In(0)])],
+    )
 }
 
 fn binary(ge: &str, asc: &str) -> Lowering {
-    row(ge, Family::Elementwise, bcast(2), vec![st(asc, vec![In(0), In(1)])])
+    row(
+        ge,
+        Family::Elementwise,
+        bcast(2),
+        vec![st(asc, vec![In(0), In(1)])],
+    )
 }
 
 fn compare(ge: &str, asc: &str) -> Lowering {
-    row(ge, Family::Elementwise, bcast(2), vec![mask(asc, vec![In(0), In(1)])])
+    row(
+        ge,
+        Family::Elementwise,
+        bcast(2),
+        vec![mask(asc, vec![In(0), In(1)])],
+    )
 }
 
 fn with_attr(mut l: Lowering, step: usize, attr: StepAttr) -> Lowering {
@@ -169,7 +184,12 @@ fn batch_norm() -> Lowering {
         st("Add", vec![S(4), In(2)]),
     ];
     let align = vec![None, Some(1), Some(1), Some(1), Some(1)];
-    let mut l = row("BatchNorm", Family::Broadcast, ShapeRule::Broadcast { align }, steps);
+    let mut l = row(
+        "BatchNorm",
+        Family::Broadcast,
+        ShapeRule::Broadcast { align },
+        steps,
+    );
     l.data_inputs = Some(5);
     l.guard = Some(batchnorm_guard);
     l
@@ -199,7 +219,12 @@ pub fn builtin_lowerings() -> Vec<Lowering> {
     let mut log = unary("Log", "Ln");
     log.guard = Some(log_guard);
     v.push(log);
-    v.push(row("IsNan", Family::Elementwise, bcast(1), vec![mask("Isnan", vec![In(0)])]));
+    v.push(row(
+        "IsNan",
+        Family::Elementwise,
+        bcast(1),
+        vec![mask("Isnan", vec![In(0)])],
+    ));
     v.push(row(
         "IsFinite",
         Family::Elementwise,
@@ -235,7 +260,12 @@ pub fn builtin_lowerings() -> Vec<Lowering> {
         v.push(compare(ge, asc));
     }
     for ge in ["Select", "SelectV2"] {
-        v.push(row(ge, Family::Elementwise, bcast(3), vec![st("Where", vec![In(0), In(1), In(2)])]));
+        v.push(row(
+            ge,
+            Family::Elementwise,
+            bcast(3),
+            vec![st("Where", vec![In(0), In(1), In(2)])],
+        ));
     }
     let mut cast = Step::new("Cast", vec![In(0)]);
     cast.dtype = StepDtype::NodeOut;
@@ -244,7 +274,10 @@ pub fn builtin_lowerings() -> Vec<Lowering> {
         "ClipByValue",
         Family::Elementwise,
         bcast(3),
-        vec![st("Minimum", vec![In(0), In(2)]), st("Maximum", vec![S(0), In(1)])],
+        vec![
+            st("Minimum", vec![In(0), In(2)]),
+            st("Maximum", vec![S(0), In(1)]),
+        ],
     ));
     v.push(with_attr(
         unary("LeakyRelu", "LeakyRelu"),
@@ -255,7 +288,12 @@ pub fn builtin_lowerings() -> Vec<Lowering> {
             default: 0.0,
         },
     ));
-    v.push(row("Square", Family::Elementwise, bcast(1), vec![st("Mul", vec![In(0), In(0)])]));
+    v.push(row(
+        "Square",
+        Family::Elementwise,
+        bcast(1),
+        vec![st("Mul", vec![In(0), In(0)])],
+    ));
     v.push(row(
         "SquaredDifference",
         Family::Elementwise,
@@ -269,7 +307,12 @@ pub fn builtin_lowerings() -> Vec<Lowering> {
         vec![st("Mul", vec![In(0), Arg::AttrScalar("value".into(), 1.0)])],
     ));
     v.push(with_attr(
-        row("Axpy", Family::Elementwise, bcast(2), vec![st("Axpy", vec![In(0), In(1)])]),
+        row(
+            "Axpy",
+            Family::Elementwise,
+            bcast(2),
+            vec![st("Axpy", vec![In(0), In(1)])],
+        ),
         0,
         StepAttr::FromGeFloat {
             asc: "alpha".into(),
@@ -303,7 +346,10 @@ pub fn builtin_lowerings() -> Vec<Lowering> {
         Family::Elementwise,
         bcast(1),
         vec![
-            st("Mul", vec![In(0), Arg::AttrScalar("alpha".into(), 0.16666667)]),
+            st(
+                "Mul",
+                vec![In(0), Arg::AttrScalar("alpha".into(), 0.16666667)],
+            ),
             st("Add", vec![S(0), Arg::AttrScalar("beta".into(), 0.5)]),
             st("Minimum", vec![S(1), Arg::Scalar(1.0)]),
             st("Maximum", vec![S(2), Arg::Scalar(0.0)]),
