@@ -479,6 +479,27 @@ impl<'a> Fuser<'a> {
         self.parent[gone] = keep;
     }
 
+    /// Record the latest refusal of the pair of clusters `a`, `b`.
+    fn reject(
+        &self,
+        rejections: &mut FxHashMap<(String, String), Rejection>,
+        a: usize,
+        b: usize,
+        (code, reason, bytes): (&'static str, String, i64),
+    ) {
+        let (na, nb) = (self.name(a), self.name(b));
+        rejections.insert(
+            (na.clone(), nb.clone()),
+            Rejection {
+                a: na,
+                b: nb,
+                code,
+                reason,
+                bytes,
+            },
+        );
+    }
+
     /// Run the rounds and return the partition.
     pub fn run(mut self) -> Partition {
         let mut rejections: FxHashMap<(String, String), Rejection> = FxHashMap::default();
@@ -531,19 +552,7 @@ impl<'a> Fuser<'a> {
                         let vb = self.cl(b).version;
                         legal.push(((prio, -shared, prox, ma.min(mb), ma.max(mb)), a, b, va, vb));
                     }
-                    Err((code, reason, bytes)) => {
-                        let (na, nb) = (self.name(a), self.name(b));
-                        rejections.insert(
-                            (na.clone(), nb.clone()),
-                            Rejection {
-                                a: na,
-                                b: nb,
-                                code,
-                                reason,
-                                bytes,
-                            },
-                        );
-                    }
+                    Err(why) => self.reject(&mut rejections, a, b, why),
                 }
             }
             legal.sort_by_key(|x| x.0);
@@ -556,18 +565,8 @@ impl<'a> Fuser<'a> {
                 let stale =
                     ra != a || rb != b || self.cl(ra).version != va || self.cl(rb).version != vb;
                 if stale {
-                    if let Err((code, reason, bytes)) = self.check(ra, rb) {
-                        let (na, nb) = (self.name(ra), self.name(rb));
-                        rejections.insert(
-                            (na.clone(), nb.clone()),
-                            Rejection {
-                                a: na,
-                                b: nb,
-                                code,
-                                reason,
-                                bytes,
-                            },
-                        );
+                    if let Err(why) = self.check(ra, rb) {
+                        self.reject(&mut rejections, ra, rb, why);
                         continue;
                     }
                 }

@@ -37,7 +37,7 @@ struct Val {
     after_reduce: bool,
 }
 
-struct Builder<'a> {
+struct Builder {
     g: AscGraph,
     axes: Vec<AxisId>,
     sizes: Vec<Expr>,
@@ -45,14 +45,13 @@ struct Builder<'a> {
     bcast: FxHashMap<(AscId, Vec<bool>), Val>,
     casts: FxHashMap<(AscId, DataType), Val>,
     compute_ops: usize,
-    _opts: std::marker::PhantomData<&'a CompileOptions>,
 }
 
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-impl Builder<'_> {
+impl Builder {
     fn unique(&mut self, base: &str) -> String {
         let n = self.names.entry(base.to_string()).or_insert(0);
         *n += 1;
@@ -256,7 +255,6 @@ pub fn realize(
         bcast: FxHashMap::default(),
         casts: FxHashMap::default(),
         compute_ops: 0,
-        _opts: std::marker::PhantomData,
     };
     if b.sizes.is_empty() {
         b.sizes.push(Expr::int(1));

@@ -298,7 +298,7 @@ fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> O
         }
         ShapeRule::Reduce => {
             let src = l.axes.as_ref()?;
-            let axes = reduce_axes_of(g, id, src, first.len())?;
+            let axes = lower::reduce_axes(g, id, src, first.len()).ok()?;
             let keep = l
                 .keep_dims_attr
                 .as_deref()
@@ -342,8 +342,4 @@ fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> O
             Some(out)
         }
     }
-}
-
-fn reduce_axes_of(g: &Graph, id: NodeId, src: &lower::AxesSrc, rank: usize) -> Option<Vec<usize>> {
-    lower::reduce_axes_pub(g, id, src, rank).ok()
 }

@@ -346,13 +346,7 @@ fn barrier(category: Category, reason: impl Into<String>) -> Decision {
 
 /// Integer values of a Const/Constant node's `value` tensor (int32 or int64).
 pub fn const_ints(g: &Graph, id: NodeId) -> Option<Vec<i64>> {
-    let op = g.op(id).ok()?;
-    if !matches!(op.op_type(), "Const" | "Constant") {
-        return None;
-    }
-    let ascendir_ir::AttrValue::Tensor(t) = op.attr("value")? else {
-        return None;
-    };
+    let t = ascendir_ir::infer::engine::const_value(g.op(id).ok()?)?;
     let data = &t.data;
     match t.desc.dtype {
         DataType::INT64 => Some(
@@ -393,16 +387,12 @@ fn normalize_axes(axes: &[i64], rank: usize) -> Result<Vec<usize>, String> {
 }
 
 /// The reduce axes of node `id` under `src`, for a first operand of rank `rank`.
-pub fn reduce_axes_pub(
+pub fn reduce_axes(
     g: &Graph,
     id: NodeId,
     src: &AxesSrc,
     rank: usize,
 ) -> Result<Vec<usize>, String> {
-    reduce_axes(g, id, src, rank)
-}
-
-fn reduce_axes(g: &Graph, id: NodeId, src: &AxesSrc, rank: usize) -> Result<Vec<usize>, String> {
     let op = g.op(id).map_err(|e| e.to_string())?;
     let all = || (0..rank).collect::<Vec<_>>();
     match src {
