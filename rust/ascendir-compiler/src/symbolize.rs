@@ -92,9 +92,16 @@ impl SymTable {
         self.subst.insert(name, val);
     }
 
+    /// Record a guard once (first-seen order).
+    fn add_guard(&mut self, g: String) {
+        if !self.guards.contains(&g) {
+            self.guards.push(g);
+        }
+    }
+
     fn guard(&mut self, rel: &str, a: &Expr, b: &Expr) {
         if !(a.is_const() && b.is_const()) {
-            self.guards.push(format!("{rel}({a}, {b})"));
+            self.add_guard(format!("{rel}({a}, {b})"));
         }
     }
 
@@ -191,7 +198,7 @@ impl SymTable {
         if ha == hb {
             // Equal at the hints: assume equal (expect-guard). Two symbols keep the older one
             // (graph inputs before the fresh symbols of barrier outputs).
-            self.guards.push(format!("Eq({a}, {b})"));
+            self.add_guard(format!("Eq({a}, {b})"));
             let age = |e: &Expr| e.as_sym().and_then(|n| n[1..].parse::<usize>().ok());
             let (keep, drop) = match (age(&a), age(&b)) {
                 (Some(x), Some(y)) if y < x => (b, a),
@@ -206,7 +213,7 @@ impl SymTable {
         }
         for (x, y) in [(&a, &b), (&b, &a)] {
             if self.hint(x)? == 1 {
-                self.guards.push(format!("Eq({x}, 1)"));
+                self.add_guard(format!("Eq({x}, 1)"));
                 if let Some(name) = x.as_sym() {
                     self.unify(name.to_string(), Expr::int(1));
                 }
