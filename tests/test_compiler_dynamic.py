@@ -208,3 +208,34 @@ def test_conv_batch_symbol_passes_through():
     assert "bn" in k.members
     assert node_attrs(cm, k)["_ascendir_output_symbol_shape"] == ["[s0, 8, 8, 8]"]
     assert set(cm.report.data["symbols"]) == {"s0"}
+
+
+def test_decomposed_layer_norm_is_one_all_load_kernel():
+    # Exporters' LayerNorm: two ReduceMeans over a constant 32-wide row (all-load, norm-like):
+    # GE lets such reductions fuse with each other and with any element-wise epilogue.
+    b = Builder()
+    b.inputs.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", "s", 32]))
+    mu = b.op("ReduceMean", ["x"], name="mu", axes=[-1], keepdims=1)
+    d = b.op("Sub", ["x", mu], name="d")
+    two = b.init(np.array(2.0, np.float32))
+    var = b.op("ReduceMean", [b.op("Pow", [d, two], name="pow")], name="var", axes=[-1],
+               keepdims=1)
+    eps = b.init(np.array(1e-5, np.float32))
+    std = b.op("Sqrt", [b.op("Add", [var, eps], name="addeps")], name="std")
+    gamma = RNG.standard_normal(32).astype(np.float32)
+    beta = RNG.standard_normal(32).astype(np.float32)
+    y = b.op("Div", [d, std], name="y")
+    out = b.op("Add", [b.op("Mul", [y, b.init(gamma)], name="mul"), b.init(beta)], name="out")
+    cm = air.compile(b.model([out]), input_shapes={"x": [3, 5, 32]})
+    (k,) = cm.kernels
+    assert k.fuse_type == "reduce"
+    assert set(k.members) == {"mu", "d", "pow", "var", "addeps", "std", "y", "mul", "out"}
+    xv = RNG.standard_normal((3, 5, 32)).astype(np.float32)
+    feeds = []
+    for src in cm.graph.node(k.name).in_data_nodes:
+        feeds.append(xv if src.type == "Data" else src.attrs["value"].numpy())
+    (got,) = run_kernel(cm, k, feeds)
+    m = xv.mean(-1, keepdims=True)
+    v = ((xv - m) ** 2).mean(-1, keepdims=True)
+    want = (xv - m) / np.sqrt(v + 1e-5) * gamma + beta
+    np.testing.assert_allclose(got.reshape(3, 5, 32), want, rtol=1e-4, atol=1e-5)

@@ -86,6 +86,28 @@ pub fn tensor_bytes(g: &Graph, syms: &SymTable, t: TRef) -> i64 {
     size_in_bytes(n, dt).max(0)
 }
 
+/// The most elements a reduced row may have to count as all-load (norm-like).
+const ALL_LOAD_ROW: i64 = 8192;
+
+/// A reduction whose reduced axes have a constant extent of at most `ALL_LOAD_ROW` elements:
+/// the whole row is loaded at once, like softmax and layer norm (GE's "norm-like, all-load").
+fn all_load_row(l: &Lowered, syms: &SymTable) -> bool {
+    let Some(Some(x)) = l.inputs.first() else {
+        return false;
+    };
+    let Some(shape) = syms.shape(*x) else {
+        return false;
+    };
+    let mut n: i64 = 1;
+    for &a in &l.reduce_axes {
+        match shape.get(a).and_then(|d| d.as_i64()) {
+            Some(d) => n = n.saturating_mul(d),
+            None => return false,
+        }
+    }
+    !l.reduce_axes.is_empty() && n <= ALL_LOAD_ROW
+}
+
 impl<'a> Fuser<'a> {
     /// Set up over nodes in topological `order` with their stage-5 decisions.
     pub fn new(
@@ -129,7 +151,7 @@ impl<'a> Fuser<'a> {
                     max_ord: p,
                     steps: l.compute_steps(),
                     reduces: usize::from(l.kind == Kind::Reduce),
-                    plain_reduces: usize::from(l.is_plain_reduce()),
+                    plain_reduces: usize::from(l.is_plain_reduce() && !all_load_row(l, syms)),
                     version: 0,
                 })
             })
