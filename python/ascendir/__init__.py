@@ -35,6 +35,7 @@ from .errors import (
     CycleError,
     DecodeError,
     DuplicateNameError,
+    EvaluateError,
     ForeignHandleError,
     InferenceError,
     InvalidArgumentError,
@@ -44,6 +45,7 @@ from .errors import (
     SizeOverflowError,
     StaleHandleError,
     TilingError,
+    UnsupportedOpError,
     ValidationError,
 )
 from .types import AttrKind, DataType, Format, NamedAttrs
@@ -72,9 +74,12 @@ float8_e5m2 = DataType.FLOAT8_E5M2
 float8_e4m3fn = DataType.FLOAT8_E4M3FN
 
 # Submodules and names loaded on first use, so that importing the package stays cheap.
-_LAZY_MODULES = {"asc", "cli", "compiler", "onnx", "ops", "serialization", "topo", "infer"}
+_LAZY_MODULES = {
+    "asc", "cli", "compiler", "evaluator", "onnx", "ops", "serialization", "topo", "infer"
+}
 _LAZY_NAMES = {
     "compile": "compiler",
+    "evaluate": "evaluator",
     "CompileOptions": "compiler",
     "save": "serialization",
     "load": "serialization",
@@ -119,6 +124,7 @@ __all__ = [
     "DataType",
     "DecodeError",
     "DuplicateNameError",
+    "EvaluateError",
     "ForeignHandleError",
     "Format",
     "Graph",
@@ -135,6 +141,7 @@ __all__ = [
     "Tensor",
     "TensorDesc",
     "TilingError",
+    "UnsupportedOpError",
     "ValidationError",
     "calc_tensor_mem_size_of",
     "format_c0_value",
