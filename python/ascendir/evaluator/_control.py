@@ -48,6 +48,12 @@ def _cast(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     if dt.kind in "iu" and x.dtype.kind == "f":
         with np.errstate(invalid="ignore"):
             return np.trunc(x).astype(dt)
+    if dt.name.startswith("float8") and dt.name != "float8_e8m0fnu" and bool(
+            ctx.attr("saturate", True)):
+        import ml_dtypes
+
+        info = ml_dtypes.finfo(dt)
+        return np.clip(x.astype(np.float32), float(info.min), float(info.max)).astype(dt)
     return x.astype(dt)
 
 

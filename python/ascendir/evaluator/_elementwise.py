@@ -190,7 +190,7 @@ def _floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _mod(ctx: Ctx, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     # GE's Mod is C's (sign of the dividend); ONNX's ``fmod=0`` (kept) is Python's.
-    if ctx.attr("fmod") is not None and not bool(ctx.attr("fmod")) and a.dtype.kind != "f":
+    if ctx.attr("fmod") is not None and not bool(ctx.attr("fmod")):
         return np.mod(a, b)
     return np.fmod(a, b)
 

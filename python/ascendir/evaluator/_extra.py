@@ -15,7 +15,6 @@ import numpy as np
 
 from ..types import DataType
 from ._core import Ctx, kernel
-from ._reduce import norm_axes
 from ._shape import ints_of
 
 __all__: list[str] = []
@@ -25,8 +24,12 @@ __all__: list[str] = []
 def _einsum(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     eq = str(ctx.require("equation")).replace(" ", "")
     xs = [np.asarray(v) for v in ctx.group(ins, "x")] or [np.asarray(v) for v in ins]
-    y = np.einsum(eq, *xs, optimize=True)
-    return np.asarray(y).astype(xs[0].dtype)
+    dt = xs[0].dtype
+    if dt.kind == "f" and dt.itemsize < 4 or dt.kind not in "fciub":
+        y = np.einsum(eq, *(v.astype(np.float32) for v in xs), optimize=True)
+    else:
+        y = np.einsum(eq, *xs, optimize=True)
+    return np.asarray(y).astype(dt)
 
 
 @kernel("GatherNd")
@@ -162,7 +165,11 @@ def _space_to_depth(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     if nhwc:
         x = np.transpose(x, (0, 3, 1, 2))
     n, c, h, w = x.shape
-    y = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    y = x.reshape(n, c, h // b, b, w // b, b)
+    if str(ctx.attr("mode", "DCR")).upper() == "CRD":
+        y = y.transpose(0, 1, 3, 5, 2, 4)
+    else:
+        y = y.transpose(0, 3, 5, 1, 2, 4)
     y = y.reshape(n, c * b * b, h // b, w // b)
     return np.transpose(y, (0, 2, 3, 1)) if nhwc else y
 
@@ -172,25 +179,27 @@ def _space_to_depth(ctx: Ctx, ins: list[Any]) -> np.ndarray:
 
 def _source_coord(ctx: Ctx, mode: str, out_i: np.ndarray, scale: float, in_len: int,
                   out_len: int, roi: tuple[float, float] | None) -> np.ndarray:
+    """ONNX's output-to-input coordinate map (``out_w`` is ``scale * in_len``, unrounded)."""
     o = out_i.astype(np.float64)
+    out_w = scale * in_len
     if mode == "half_pixel":
         return (o + 0.5) / scale - 0.5
     if mode == "half_pixel_symmetric":
-        adj = out_len / (scale * in_len)
-        center = in_len / 2
-        offset = center * (1 - adj)
+        offset = in_len / 2 * (1 - out_len / out_w)
         return offset + (o + 0.5) / scale - 0.5
     if mode == "pytorch_half_pixel":
-        return (o + 0.5) / scale - 0.5 if out_len > 1 else np.zeros_like(o)
+        return (o + 0.5) / scale - 0.5 if out_w != 1 else np.full_like(o, -0.5)
     if mode == "align_corners":
-        return o * (in_len - 1) / (out_len - 1) if out_len > 1 else np.zeros_like(o)
+        return o * (in_len - 1) / (out_w - 1) if out_w != 1 else np.zeros_like(o)
     if mode == "asymmetric":
         return o / scale
     if mode == "tf_crop_and_resize":
         s, e = roi if roi is not None else (0.0, 1.0)
-        if out_len > 1:
-            return s * (in_len - 1) + o * (e - s) * (in_len - 1) / (out_len - 1)
-        return np.full_like(o, 0.5 * (s + e) * (in_len - 1))
+        if out_w != 1:
+            c = o * (e - s) * (in_len - 1) / (out_w - 1)
+        else:
+            c = np.full_like(o, (e - s) * (in_len - 1) / 2)
+        return c + s * (in_len - 1)
     raise ctx.error(f"coordinate_transformation_mode '{mode}' is not supported")
 
 
@@ -254,7 +263,9 @@ def _resize(ctx: Ctx, ins: list[Any]) -> np.ndarray:
         raise ctx.error("antialiased Resize is not supported", )
     roi_v, scales_v, sizes_v = (ctx.port(ins, n) for n in ("roi", "scales", "sizes"))
     axes_attr = ctx.attr("axes")
-    axes = list(norm_axes(ctx, axes_attr, x.ndim)) if axes_attr else list(range(x.ndim))
+    axes = [a + x.ndim if a < 0 else a for a in axes_attr] if axes_attr else list(range(x.ndim))
+    if sorted(set(axes)) != sorted(axes) or any(not 0 <= a < x.ndim for a in axes):
+        raise ctx.error(f"axes {axes_attr} are not distinct axes of rank {x.ndim}")
     scales = None if scales_v is None or np.size(scales_v) == 0 else [
         float(s) for s in np.asarray(scales_v).reshape(-1)]
     sizes = None if sizes_v is None or np.size(sizes_v) == 0 else ints_of(sizes_v)
@@ -278,7 +289,9 @@ def _resize(ctx: Ctx, ins: list[Any]) -> np.ndarray:
         n = len(axes)
         roi = [(float(r[i]), float(r[i + n])) for i in range(n)]
     y = x
-    for i, a in enumerate(axes):
+    # Innermost axis first, as ONNX's reference nests its 1-D interpolations.
+    for i in sorted(range(len(axes)), key=lambda j: -axes[j]):
+        a = axes[i]
         if sizes[i] == x.shape[a] and scales[i] == 1.0 and roi is None:
             continue
         y = _resize_axis(ctx, y, a, sizes[i], scales[i], None if roi is None else roi[i])
