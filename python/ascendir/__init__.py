@@ -10,7 +10,7 @@ The graph model is GE's AscendIR: a :class:`Graph` of :class:`Node` objects, eac
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._core import (
@@ -49,6 +49,9 @@ from .errors import (
     ValidationError,
 )
 from .types import AttrKind, DataType, Format, NamedAttrs
+
+if TYPE_CHECKING:  # loaded on first use (``__getattr__``); visible to type checkers
+    from .evaluator import evaluate as evaluate
 
 __version__: str = _core.__version__
 
