@@ -10,7 +10,7 @@ The graph model is GE's AscendIR: a :class:`Graph` of :class:`Node` objects, eac
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._core import (
@@ -35,6 +35,7 @@ from .errors import (
     CycleError,
     DecodeError,
     DuplicateNameError,
+    EvaluateError,
     ForeignHandleError,
     InferenceError,
     InvalidArgumentError,
@@ -44,9 +45,13 @@ from .errors import (
     SizeOverflowError,
     StaleHandleError,
     TilingError,
+    UnsupportedOpError,
     ValidationError,
 )
 from .types import AttrKind, DataType, Format, NamedAttrs
+
+if TYPE_CHECKING:  # loaded on first use (``__getattr__``); visible to type checkers
+    from .evaluator import evaluate as evaluate
 
 __version__: str = _core.__version__
 
@@ -72,9 +77,12 @@ float8_e5m2 = DataType.FLOAT8_E5M2
 float8_e4m3fn = DataType.FLOAT8_E4M3FN
 
 # Submodules and names loaded on first use, so that importing the package stays cheap.
-_LAZY_MODULES = {"asc", "cli", "compiler", "onnx", "ops", "serialization", "topo", "infer"}
+_LAZY_MODULES = {
+    "asc", "cli", "compiler", "evaluator", "onnx", "ops", "serialization", "topo", "infer"
+}
 _LAZY_NAMES = {
     "compile": "compiler",
+    "evaluate": "evaluator",
     "CompileOptions": "compiler",
     "save": "serialization",
     "load": "serialization",
@@ -119,6 +127,7 @@ __all__ = [
     "DataType",
     "DecodeError",
     "DuplicateNameError",
+    "EvaluateError",
     "ForeignHandleError",
     "Format",
     "Graph",
@@ -135,6 +144,7 @@ __all__ = [
     "Tensor",
     "TensorDesc",
     "TilingError",
+    "UnsupportedOpError",
     "ValidationError",
     "calc_tensor_mem_size_of",
     "format_c0_value",
