@@ -7,7 +7,8 @@ anchor index of the parent node); subgraph NetOutput input ``i`` is parent outpu
 ``_parent_node_index`` (``i`` when unset). ``Loop`` is ONNX's: body inputs 0 and 1 are the
 iteration number and the condition, 2... the loop-carried values (the parent's inputs at the
 same index), then the captured outer values; body outputs are the condition, the carried
-values, then the scan outputs (stacked along a new first axis).
+values, then the scan outputs (stacked along a new first axis); the body's condition output
+has ``_parent_node_index`` -1 and the others ``i - 1``, so a Loop runs its body in body order.
 """
 
 from __future__ import annotations
@@ -231,7 +232,7 @@ def _loop(ctx: Ctx, ins: list[Any]) -> list[Any]:
         feeds[1] = np.asarray(keep)
         for j, p in enumerate(state_idx):
             feeds[p] = state[j]
-        outs = ctx.call(body, feeds)
+        outs = ctx.call(body, feeds, body_order=True)
         if len(outs) < 1 + n_carried:
             raise ctx.error(f"the body returns {len(outs)} values; it needs the condition and "
                             f"{n_carried} loop-carried values")

@@ -240,10 +240,12 @@ class Ctx:
         """How many subgraph instances the node has."""
         return len(self.node.op_desc.subgraph_names)
 
-    def call(self, sub: Graph, feeds: Mapping[int, Any]) -> list[Any]:
+    def call(self, sub: Graph, feeds: Mapping[int, Any], body_order: bool = False) -> list[Any]:
         """Run subgraph ``sub`` with its Data nodes fed by ``feeds`` (keyed by parent input
-        index, ``_parent_node_index``); returns its outputs by parent output index."""
-        return self.run.call(self, sub, feeds)
+        index, ``_parent_node_index``); returns its outputs by parent output index, or in the
+        order of its NetOutput's inputs with ``body_order`` (a Loop body, whose condition
+        output feeds no parent output)."""
+        return self.run.call(self, sub, feeds, body_order)
 
 
 def _is_data(t: str) -> bool:
@@ -420,7 +422,8 @@ class _Run:
             self.plans[key] = p
         return p
 
-    def call(self, ctx: Ctx, sub: Graph, feeds: Mapping[int, Any]) -> list[Any]:
+    def call(self, ctx: Ctx, sub: Graph, feeds: Mapping[int, Any],
+             body_order: bool = False) -> list[Any]:
         if self.depth >= MAX_DEPTH:
             raise ctx.error(f"subgraphs nest deeper than {MAX_DEPTH} levels")
         plan = self.plan(sub, sub.name)
@@ -441,7 +444,7 @@ class _Run:
         finally:
             self.depth -= 1
         net = _net_output(sub)
-        if net is None:
+        if net is None or body_order:
             return outs
         order: list[Any] = [None] * len(outs)
         for i in range(len(outs)):
