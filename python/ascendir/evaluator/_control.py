@@ -276,6 +276,34 @@ def _hint_of(ctx: Ctx) -> Any:
     return hint
 
 
+def _symbolic_shape(text: Any, sizes: dict[str, int]) -> list[int] | None:
+    """``"[s0, 4, (32 * s1)]"`` evaluated at ``sizes``; None when it does not evaluate."""
+    from ..asc import parse_expr
+
+    body = str(text).strip()
+    if not (body.startswith("[") and body.endswith("]")):
+        return None
+    body = body[1:-1].strip()
+    if not body:
+        return []
+    dims: list[int] = []
+    depth, start = 0, 0
+    parts = []
+    for i, ch in enumerate(body):
+        depth += ch == "("
+        depth -= ch == ")"
+        if ch == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    parts.append(body[start:])
+    try:
+        for p in parts:
+            dims.append(int(parse_expr(p.strip()).evaluate(sizes)))
+    except (AscendIRError, ValueError, TypeError, KeyError):
+        return None
+    return dims
+
+
 @kernel("AscBackend")
 def _asc_backend(ctx: Ctx, ins: list[Any]) -> list[Any]:
     from ..asc.simulate import SimulationError
@@ -307,12 +335,16 @@ def _asc_backend(ctx: Ctx, ins: list[Any]) -> list[Any]:
     except SimulationError as e:
         raise ctx.error(f"asc.evaluate: {e}") from e
     results = []
+    graph_shapes = ctx.attr("_ascendir_output_symbol_shape") or []
     for k, o in enumerate(outs):
         flat = np.asarray(res[o.name])
-        try:
-            shape = [int(e.evaluate(sizes)) for e in o.y.repeats]
-        except (AscendIRError, ValueError, TypeError, KeyError):
-            shape = list(ctx.node.op_desc.output_desc(k).shape)
+        # The graph-level shape first (the HintGraph drops unit dims it does not need).
+        shape = _symbolic_shape(graph_shapes[k], sizes) if k < len(graph_shapes) else None
+        if shape is None or int(np.prod(shape)) != flat.size:
+            try:
+                shape = [int(e.evaluate(sizes)) for e in o.y.repeats]
+            except (AscendIRError, ValueError, TypeError, KeyError):
+                shape = list(ctx.node.op_desc.output_desc(k).shape)
         want = ctx.out_desc_dtype(k)
         arr = flat.reshape(shape)
         if want is not None and arr.dtype != want:

@@ -350,9 +350,12 @@ pub fn realize(
                     _ => None,
                 });
             }
-            // Compute dtype: the first value's, promoted by the precision policy.
+            // Compute dtype: the first value's (Where: the first after the condition),
+            // promoted by the precision policy.
+            let skip = usize::from(s.op == "Where");
             let first_dt = vals
                 .iter()
+                .skip(skip)
                 .flatten()
                 .map(|v| v.dtype)
                 .next()
