@@ -10,6 +10,7 @@ Targets (issue: compiler): BERT-base ≤ 100 ms, the 21k-node decoder ≤ 1 s, t
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,15 @@ def run(quick: bool) -> list[dict]:
         rows.append(row(f"fuse stage G({n // 1000}k)", fuse[n], "target", n / 100_000,
                         f"{len(cm.kernels)} kernels; whole compile "
                         f"{cm.report.data['total_seconds']:.2f} s"))
+    import optimality
+
+    start = time.perf_counter()
+    count, width = (50, 8) if quick else (200, 10)
+    r = optimality.probe(count, width)
+    rows.append(row(f"C14 greedy vs exhaustive ({count} graphs, <= {width} nodes)",
+                    time.perf_counter() - start, "", None,
+                    f"greedy optimal on {r['optimal']:.1%}, worst gap "
+                    f"{r['worst_gap']:.1%} of the best saving"))
     a, b = sizes
     growth = fuse[b] / fuse[a]
     rows.append(row(f"fuse stage growth G({b // 1000}k) / G({a // 1000}k)", growth, "target",
