@@ -320,3 +320,25 @@ def test_report_byte_counts_recount():
     assert rep["bytes_before"] == traffic(ref)
     assert rep["bytes_after"] == traffic(cm.graph)
     assert rep["bytes_saved"] == rep["bytes_before"] - rep["bytes_after"] > 0
+
+
+def test_common_subexpressions_merge_before_fusion():
+    g = air.Graph("cse")
+    x = g.add_input("x", air.TensorDesc([4, 16], air.float32))
+    a1 = g.add_op("Abs", [x], name="a1")
+    a2 = g.add_op("Abs", [x], name="a2")  # the same value as a1
+    e1 = g.add_op("Exp", [a1], name="e1")
+    e2 = g.add_op("Exp", [a2], name="e2")  # then the same as e1
+    l1 = g.add_op("LeakyRelu", [x], name="l1", attrs={"negative_slope": 0.1})
+    l2 = g.add_op("LeakyRelu", [x], name="l2", attrs={"negative_slope": 0.2})  # different
+    g.set_outputs([g.add_op("Add", [e1, e2], name="s"), g.add_op("Mul", [l1, l2], name="m")])
+    cm = air.compile(g)
+    assert cm.report.data["simplify"]["cse_merged"] == 2
+    members = {m for k in cm.kernels for m in k.members}
+    assert {"l1", "l2"} <= members
+    assert len({"a1", "a2"} & members) == 1 and len({"e1", "e2"} & members) == 1
+    xv = RNG.standard_normal((4, 16)).astype(np.float32)
+    want = air.evaluate(g, {"x": xv})
+    got = air.evaluate(cm.graph, {"x": xv})
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-6)

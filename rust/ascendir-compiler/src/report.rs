@@ -208,6 +208,7 @@ impl Report {
             "simplify": {
                 "identities_removed": self.simplify.identities,
                 "casts_removed": self.simplify.casts,
+                "cse_merged": self.simplify.cse,
                 "pruned": self.simplify.pruned,
             },
             "fusion_rounds": self.rounds,

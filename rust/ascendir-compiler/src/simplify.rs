@@ -1,8 +1,9 @@
 //! Stage 4, simplify (the part implemented so far): Identity removal, Cast-to-same-dtype
-//! removal, and pruning of pure nodes whose values reach no output.
+//! removal, common subexpressions merged, and pruning of pure nodes whose values reach no
+//! output.
 
-use ascendir_ir::{Graph, InAnchor, NodeId, OutAnchor};
-use rustc_hash::FxHashSet;
+use ascendir_ir::{Graph, InAnchor, NodeId, OutAnchor, TopoMode, TopoOptions};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// What stage 4 did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -11,8 +12,81 @@ pub struct SimplifyStats {
     pub identities: usize,
     /// Casts to the same dtype removed.
     pub casts: usize,
+    /// Nodes merged into an equal one (same type, attributes, inputs, output descs).
+    pub cse: usize,
     /// Nodes pruned because no output depends on them.
     pub pruned: usize,
+}
+
+/// Pure nodes: a lowering, shape arithmetic, or a constant (equal values merge).
+fn pure(g: &Graph, id: NodeId) -> bool {
+    let Ok(n) = g.node(id) else { return false };
+    let op = n.op();
+    op.subgraph_instance_names().is_empty()
+        && n.in_control_peers().is_empty()
+        && n.out_control_peers().is_empty()
+        && (crate::lower::lookup(op.op_type()).is_some()
+            || matches!(
+                op.op_type(),
+                "Const"
+                    | "Constant"
+                    | "Shape"
+                    | "Size"
+                    | "GatherV2D"
+                    | "ConcatV2D"
+                    | "Unsqueeze"
+                    | "Squeeze"
+                    | "TransposeD"
+                    | "Reshape"
+            ))
+}
+
+/// Merge every pure node into an earlier equal one (topological order, so inputs are merged
+/// first): same type, attributes, data inputs and output descs.
+fn cse(g: &mut Graph) -> Result<usize, String> {
+    let order = g
+        .topo_order(&TopoOptions::new(TopoMode::Dfs))
+        .map_err(|e| e.to_string())?;
+    let mut seen: FxHashMap<(String, Vec<Option<(NodeId, i32)>>), Vec<NodeId>> =
+        FxHashMap::default();
+    let mut merged = 0;
+    for id in order {
+        if !pure(g, id) {
+            continue;
+        }
+        let (key, n_out) = {
+            let n = g.node(id).map_err(|e| e.to_string())?;
+            let ins = (0..n.num_in_data())
+                .map(|k| n.in_data_peer(k).map(|p| (p.node, p.index)))
+                .collect();
+            ((n.op_type().to_string(), ins), n.num_out_data())
+        };
+        let same = |r: NodeId| -> bool {
+            match (g.op(id), g.op(r)) {
+                (Ok(a), Ok(b)) => {
+                    a.attrs == b.attrs
+                        && a.outputs().len() == b.outputs().len()
+                        && a.outputs()
+                            .iter()
+                            .zip(b.outputs())
+                            .all(|(x, y)| x.desc == y.desc)
+                }
+                _ => false,
+            }
+        };
+        let reps = seen.entry(key).or_default();
+        match reps.iter().copied().find(|&r| same(r)) {
+            Some(r) => {
+                for k in 0..n_out {
+                    forward(g, OutAnchor::data(id, k), OutAnchor::data(r, k))?;
+                }
+                g.erase_node(id).map_err(|e| e.to_string())?;
+                merged += 1;
+            }
+            None => reps.push(id),
+        }
+    }
+    Ok(merged)
 }
 
 /// Replace every use of `from` by `to` (data consumers and graph outputs).
@@ -71,6 +145,7 @@ pub fn simplify(g: &mut Graph) -> Result<SimplifyStats, String> {
             st.casts += 1;
         }
     }
+    st.cse = cse(g)?;
     // Prune pure (lowerable or constant) nodes that reach no output.
     let Some(net) = g.net_output() else {
         return Ok(st);
