@@ -41,14 +41,16 @@ fn pure(g: &Graph, id: NodeId) -> bool {
             ))
 }
 
+/// A node's type and data inputs (producer, output index).
+type CseKey = (String, Vec<Option<(NodeId, i32)>>);
+
 /// Merge every pure node into an earlier equal one (topological order, so inputs are merged
 /// first): same type, attributes, data inputs and output descs.
 fn cse(g: &mut Graph) -> Result<usize, String> {
     let order = g
         .topo_order(&TopoOptions::new(TopoMode::Dfs))
         .map_err(|e| e.to_string())?;
-    let mut seen: FxHashMap<(String, Vec<Option<(NodeId, i32)>>), Vec<NodeId>> =
-        FxHashMap::default();
+    let mut seen: FxHashMap<CseKey, Vec<NodeId>> = FxHashMap::default();
     let mut merged = 0;
     for id in order {
         if !pure(g, id) {
