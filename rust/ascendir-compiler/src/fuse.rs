@@ -68,7 +68,8 @@ pub struct Fuser<'a, T> {
     pub exact: &'a dyn Fn(&[NodeId]) -> Result<T, String>,
     /// Topological position of every node.
     pos: FxHashMap<NodeId, usize>,
-    order: Vec<NodeId>,
+    /// Topological position of every lowered node.
+    lpos: Vec<usize>,
     /// Lowered index per position (usize::MAX for barriers).
     li_of_pos: Vec<usize>,
     lowered: Vec<(NodeId, &'a Lowered)>,
@@ -163,13 +164,14 @@ impl<'a, T> Fuser<'a, T> {
                 })
             })
             .collect();
+        let lpos = lowered.iter().map(|(id, _)| pos[id]).collect();
         Fuser {
             g,
             syms,
             opts,
             exact,
             pos,
-            order: order.to_vec(),
+            lpos,
             li_of_pos,
             parent: (0..lowered.len()).collect(),
             lowered,
@@ -212,6 +214,15 @@ impl<'a, T> Fuser<'a, T> {
         self.cluster_of(id).is_some_and(|r| r == ra || r == rb)
     }
 
+    /// [`Self::in_set`] for the node at topological position `p`.
+    fn in_set_pos(&self, p: usize, ra: usize, rb: usize) -> bool {
+        let li = self.li_of_pos[p];
+        li != usize::MAX && {
+            let r = self.find_ro(li);
+            r == ra || r == rb
+        }
+    }
+
     /// Tensors read from outside the union of `ra` and `rb` (first-use order).
     fn reads(&self, ra: usize, rb: usize) -> Vec<TRef> {
         let mut v: Vec<TRef> = Vec::new();
@@ -230,7 +241,7 @@ impl<'a, T> Fuser<'a, T> {
         if rb != ra {
             v.extend(self.cl(rb).members.iter().copied());
         }
-        v.sort_by_key(|&m| self.pos[&self.lowered[m].0]);
+        v.sort_by_key(|&m| self.lpos[m]);
         v
     }
 
@@ -289,10 +300,9 @@ impl<'a, T> Fuser<'a, T> {
         let mut visited = 0usize;
         let members = self.merged_members(ra, rb);
         for &m in &members {
-            let p = self.pos[&self.lowered[m].0];
+            let p = self.lpos[m];
             for &s in &self.succ[p] {
-                if s <= bound && !self.in_set(self.order[s], ra, rb) && self.visit[s] != self.epoch
-                {
+                if s <= bound && !self.in_set_pos(s, ra, rb) && self.visit[s] != self.epoch {
                     self.visit[s] = self.epoch;
                     stack.push(s);
                 }
@@ -304,7 +314,7 @@ impl<'a, T> Fuser<'a, T> {
                 if s > bound || self.visit[s] == self.epoch {
                     continue;
                 }
-                if self.in_set(self.order[s], ra, rb) {
+                if self.in_set_pos(s, ra, rb) {
                     return Some(true);
                 }
                 visited += 1;
@@ -544,7 +554,10 @@ impl<'a, T> Fuser<'a, T> {
         a.reduces += b.reduces;
         a.plain_reduces += b.plain_reduces;
         a.version = a.version.wrapping_add(b.version).wrapping_add(1);
-        self.parent[gone] = keep;
+        // Every member points at its root directly: finds stay one step.
+        for &m in &a.members {
+            self.parent[m] = keep;
+        }
     }
 
     /// Record the latest refusal of the pair of clusters `a`, `b`.
