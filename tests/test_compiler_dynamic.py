@@ -342,3 +342,21 @@ def test_common_subexpressions_merge_before_fusion():
     got = air.evaluate(cm.graph, {"x": xv})
     for k in want:
         np.testing.assert_allclose(got[k], want[k], rtol=1e-6)
+
+
+def test_cascaded_reshapes_collapse():
+    b = Builder()
+    b.inputs.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", 64]))
+    a = b.op("Abs", ["x"], name="abs")
+    r1 = b.op("Reshape", [a, b.ints([0, 4, 16])], name="r1")
+    r2 = b.op("Reshape", [r1, b.ints([0, 8, 8])], name="r2")
+    out = b.op("Exp", [b.op("Neg", [r2], name="neg")], name="exp")
+    g = b.model([out])
+    cm = air.compile(g, input_shapes={"x": [3, 64]})
+    assert cm.report.data["simplify"]["reshapes_rewired"] == 1
+    assert "r1" not in {n.name for n in cm.graph.nodes}
+    cm.graph.validate()
+    xv = RNG.standard_normal((5, 64)).astype(np.float32)
+    want, got = air.evaluate(g, {"x": xv}), air.evaluate(cm.graph, {"x": xv})
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-6)

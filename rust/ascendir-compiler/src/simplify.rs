@@ -12,6 +12,8 @@ pub struct SimplifyStats {
     pub identities: usize,
     /// Casts to the same dtype removed.
     pub casts: usize,
+    /// Reshapes of a Reshape rewired to read the inner one's input.
+    pub reshapes: usize,
     /// Nodes merged into an equal one (same type, attributes, inputs, output descs).
     pub cse: usize,
     /// Nodes pruned because no output depends on them.
@@ -39,6 +41,48 @@ fn pure(g: &Graph, id: NodeId) -> bool {
                     | "TransposeD"
                     | "Reshape"
             ))
+}
+
+/// A plain GE Reshape (the whole shape: `axis` 0, `num_axes` -1).
+fn plain_reshape(g: &Graph, id: NodeId) -> bool {
+    g.op(id).is_ok_and(|o| {
+        o.op_type() == "Reshape"
+            && o.attr("axis").and_then(|a| a.as_int()).unwrap_or(0) == 0
+            && o.attr("num_axes").and_then(|a| a.as_int()).unwrap_or(-1) == -1
+    })
+}
+
+/// `Reshape(Reshape(x, a), b)` → `Reshape(x, b)`: only the last target counts (the inner one,
+/// left without consumers, is pruned).
+fn cascaded_reshapes(g: &mut Graph) -> Result<usize, String> {
+    let ids: Vec<NodeId> = g.node_ids().collect();
+    let mut n = 0;
+    for id in ids {
+        if !plain_reshape(g, id) {
+            continue;
+        }
+        // Follow the chain of plain Reshapes feeding input 0 down to its source.
+        let mut src = match g.in_peer(InAnchor::data(id, 0)) {
+            Some(s) => s,
+            None => continue,
+        };
+        let first = src;
+        while plain_reshape(g, src.node) && src.index == 0 {
+            match g.in_peer(InAnchor::data(src.node, 0)) {
+                Some(s) => src = s,
+                None => break,
+            }
+        }
+        if src == first {
+            continue;
+        }
+        g.unlink(first, InAnchor::data(id, 0))
+            .map_err(|e| e.to_string())?;
+        g.link(src, InAnchor::data(id, 0))
+            .map_err(|e| e.to_string())?;
+        n += 1;
+    }
+    Ok(n)
 }
 
 /// A node's type and data inputs (producer, output index).
@@ -147,6 +191,7 @@ pub fn simplify(g: &mut Graph) -> Result<SimplifyStats, String> {
             st.casts += 1;
         }
     }
+    st.reshapes = cascaded_reshapes(g)?;
     st.cse = cse(g)?;
     // Prune pure (lowerable or constant) nodes that reach no output.
     let Some(net) = g.net_output() else {
