@@ -360,3 +360,27 @@ def test_cascaded_reshapes_collapse():
     want, got = air.evaluate(g, {"x": xv}), air.evaluate(cm.graph, {"x": xv})
     for k in want:
         np.testing.assert_allclose(got[k], want[k], rtol=1e-6)
+
+
+def test_shape_arithmetic_folds_to_constants():
+    # Static input: the exporter's Shape → Gather → Unsqueeze → Concat chain is a constant.
+    b = Builder()
+    b.inputs.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 32]))
+    a = b.op("Abs", ["x"], name="abs")
+    shape = b.op("Concat", [b.dim(a, 0), b.dim(a, 1), b.ints([4]), b.ints([8])], axis=0,
+                 name="shape")
+    r = b.op("Reshape", [a, shape], name="r")
+    out = b.op("Exp", [b.op("Transpose", [r], perm=[0, 2, 1, 3], name="t")], name="exp")
+    g = b.model([b.op("Neg", [out], name="neg")])
+    cm = air.compile(g)
+    assert cm.report.data["simplify"]["constants_folded"] >= 1
+    types = [n.type for n in cm.graph.nodes]
+    assert "Shape" not in types and "ConcatV2D" not in types
+    cm.graph.validate()
+    xv = RNG.standard_normal((2, 5, 32)).astype(np.float32)
+    want, got = air.evaluate(g, {"x": xv}), air.evaluate(cm.graph, {"x": xv})
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-6)
+    # Dynamic input: the dims stay symbolic, nothing folds but the constant parts.
+    cm = air.compile(dynamic_model(), input_shapes={"x": [2, 5, 32]})
+    assert "Shape" in [n.type for n in cm.graph.nodes]

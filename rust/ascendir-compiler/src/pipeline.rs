@@ -182,8 +182,8 @@ pub fn compile(
         symbolize(&g, &order, opts, infer).map_err(|e| CompileError::new(Stage::Symbolize, e))?;
     let bytes_before = traffic(&g, Some(&syms0));
     timer.lap(Stage::Symbolize);
-    let simp =
-        crate::simplify::simplify(&mut g).map_err(|e| CompileError::new(Stage::Simplify, e))?;
+    let simp = crate::simplify::simplify(&mut g, &syms0)
+        .map_err(|e| CompileError::new(Stage::Simplify, e))?;
     let order = g
         .topo_order(&topo)
         .map_err(|e| CompileError::new(Stage::Simplify, e.to_string()))?;

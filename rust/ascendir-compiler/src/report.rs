@@ -209,6 +209,7 @@ impl Report {
                 "identities_removed": self.simplify.identities,
                 "casts_removed": self.simplify.casts,
                 "cse_merged": self.simplify.cse,
+                "constants_folded": self.simplify.folded,
                 "reshapes_rewired": self.simplify.reshapes,
                 "pruned": self.simplify.pruned,
             },

@@ -2,8 +2,44 @@
 //! removal, common subexpressions merged, and pruning of pure nodes whose values reach no
 //! output.
 
-use ascendir_ir::{Graph, InAnchor, NodeId, OutAnchor, TopoMode, TopoOptions};
+use std::sync::Arc;
+
+use ascendir_ir::{
+    AttrValue, DataType, Format, Graph, InAnchor, NodeId, OpDesc, OutAnchor, Tensor, TensorDesc,
+    TopoMode, TopoOptions,
+};
 use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::symbolize::SymTable;
+
+/// Shape arithmetic the constant folder replaces by a Const when its value is known.
+const FOLDABLE: &[&str] = &[
+    "Shape",
+    "Size",
+    "GatherV2D",
+    "GatherV2",
+    "Gather",
+    "ConcatV2D",
+    "ConcatD",
+    "ConcatV2",
+    "Concat",
+    "Unsqueeze",
+    "Squeeze",
+    "Reshape",
+    "ExpandDims",
+    "Flatten",
+    "Cast",
+    "Add",
+    "Sub",
+    "Mul",
+    "RealDiv",
+    "Div",
+    "FloorDiv",
+    "Maximum",
+    "Minimum",
+    "StridedSliceV2",
+    "Slice",
+];
 
 /// What stage 4 did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -12,6 +48,8 @@ pub struct SimplifyStats {
     pub identities: usize,
     /// Casts to the same dtype removed.
     pub casts: usize,
+    /// Integer tensors computed from shapes and constants, replaced by Consts.
+    pub folded: usize,
     /// Reshapes of a Reshape rewired to read the inner one's input.
     pub reshapes: usize,
     /// Nodes merged into an equal one (same type, attributes, inputs, output descs).
@@ -41,6 +79,69 @@ fn pure(g: &Graph, id: NodeId) -> bool {
                     | "TransposeD"
                     | "Reshape"
             ))
+}
+
+/// Replace every foldable node whose integer value is fully known by a Const of it.
+fn fold_constants(g: &mut Graph, syms: &SymTable) -> Result<usize, String> {
+    let ids: Vec<NodeId> = g.node_ids().collect();
+    let mut n = 0;
+    for id in ids {
+        let (name, desc) = {
+            let Ok(node) = g.node(id) else { continue };
+            let op = node.op();
+            if !FOLDABLE.contains(&op.op_type())
+                || node.num_out_data() != 1
+                || !node.in_control_peers().is_empty()
+                || !op.subgraph_instance_names().is_empty()
+            {
+                continue;
+            }
+            (op.name().to_string(), op.outputs()[0].desc.clone())
+        };
+        if !matches!(desc.dtype, DataType::INT64 | DataType::INT32) {
+            continue;
+        }
+        let Some(vals) = syms
+            .value((id, 0))
+            .and_then(|v| v.iter().map(|e| e.as_i64()).collect::<Option<Vec<i64>>>())
+        else {
+            continue;
+        };
+        let len = i64::try_from(vals.len()).map_err(|e| e.to_string())?;
+        let rec = &desc.shape;
+        let shape: Vec<i64> = if rec.iter().all(|&d| d >= 0) && rec.iter().product::<i64>() == len {
+            rec.to_vec()
+        } else if rec.is_empty() && len == 1 {
+            Vec::new()
+        } else {
+            vec![len]
+        };
+        let bytes: Vec<u8> = if desc.dtype == DataType::INT32 {
+            let mut b = Vec::with_capacity(vals.len() * 4);
+            for v in &vals {
+                let x = i32::try_from(*v).map_err(|_| format!("'{name}': {v} overflows int32"))?;
+                b.extend_from_slice(&x.to_le_bytes());
+            }
+            b
+        } else {
+            vals.iter().flat_map(|v| v.to_le_bytes()).collect()
+        };
+        let td = TensorDesc::new(&shape, desc.dtype, Format::ND);
+        let mut cname = format!("{name}_folded");
+        let mut k = 0;
+        while g.find(&cname).is_some() {
+            k += 1;
+            cname = format!("{name}_folded{k}");
+        }
+        let mut cop = OpDesc::new(&cname, "Const");
+        cop.add_output("y", Arc::new(td.clone()))
+            .map_err(|e| e.to_string())?;
+        cop.set_attr("value", AttrValue::Tensor(Tensor::new(td, bytes.into())));
+        let cid = g.add_node(cop).map_err(|e| e.to_string())?;
+        forward(g, OutAnchor::data(id, 0), OutAnchor::data(cid, 0))?;
+        n += 1;
+    }
+    Ok(n)
 }
 
 /// A plain GE Reshape (the whole shape: `axis` 0, `num_axes` -1).
@@ -163,9 +264,13 @@ fn is_noop(g: &Graph, id: NodeId) -> Option<bool> {
     }
 }
 
-/// Run stage 4 on `g` (which must not be the caller's graph).
-pub fn simplify(g: &mut Graph) -> Result<SimplifyStats, String> {
-    let mut st = SimplifyStats::default();
+/// Run stage 4 on `g` (which must not be the caller's graph); `syms` are the symbols of `g`
+/// (values of its integer tensors for the constant folder).
+pub fn simplify(g: &mut Graph, syms: &SymTable) -> Result<SimplifyStats, String> {
+    let mut st = SimplifyStats {
+        folded: fold_constants(g, syms)?,
+        ..SimplifyStats::default()
+    };
     let ids: Vec<NodeId> = g.node_ids().collect();
     for id in ids {
         let Some(identity) = is_noop(g, id) else {
@@ -214,6 +319,7 @@ pub fn simplify(g: &mut Graph) -> Result<SimplifyStats, String> {
             g.op(*id).is_ok_and(|o| {
                 o.subgraph_instance_names().is_empty()
                     && (matches!(o.op_type(), "Const" | "Constant")
+                        || FOLDABLE.contains(&o.op_type())
                         || crate::lower::lookup(o.op_type()).is_some())
             })
         })
