@@ -186,8 +186,27 @@ fn cascaded_reshapes(g: &mut Graph) -> Result<usize, String> {
     Ok(n)
 }
 
-/// A node's type and data inputs (producer, output index).
-type CseKey = (String, Vec<Option<(NodeId, i32)>>);
+/// A node's type, data inputs (producer, output index) and a hash of its attributes.
+type CseKey = (String, Vec<Option<(NodeId, i32)>>, u64);
+
+/// A hash of an op's attributes (a Const's value by its bytes, so equal constants meet in
+/// one bucket and unequal ones are not compared).
+fn attrs_hash(op: &OpDesc) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = rustc_hash::FxHasher::default();
+    for e in op.attrs.entries() {
+        e.key().hash(&mut h);
+        match e.value() {
+            AttrValue::Tensor(t) => {
+                t.data.as_ref().hash(&mut h);
+                t.desc.shape.hash(&mut h);
+                (t.desc.dtype as i32).hash(&mut h);
+            }
+            v => format!("{v:?}").hash(&mut h),
+        }
+    }
+    h.finish()
+}
 
 /// Merge every pure node into an earlier equal one (topological order, so inputs are merged
 /// first): same type, attributes, data inputs and output descs.
@@ -206,17 +225,22 @@ fn cse(g: &mut Graph) -> Result<usize, String> {
             let ins = (0..n.num_in_data())
                 .map(|k| n.in_data_peer(k).map(|p| (p.node, p.index)))
                 .collect();
-            ((n.op_type().to_string(), ins), n.num_out_data())
+            (
+                (n.op_type().to_string(), ins, attrs_hash(n.op())),
+                n.num_out_data(),
+            )
         };
         let same = |r: NodeId| -> bool {
             match (g.op(id), g.op(r)) {
                 (Ok(a), Ok(b)) => {
                     a.attrs == b.attrs
                         && a.outputs().len() == b.outputs().len()
-                        && a.outputs()
-                            .iter()
-                            .zip(b.outputs())
-                            .all(|(x, y)| x.desc == y.desc)
+                        && a.outputs().iter().zip(b.outputs()).all(|(x, y)| {
+                            // The tensor, not its name or other annotations.
+                            x.desc.shape == y.desc.shape
+                                && x.desc.dtype == y.desc.dtype
+                                && x.desc.format == y.desc.format
+                        })
                 }
                 _ => false,
             }
