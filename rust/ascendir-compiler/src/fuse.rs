@@ -513,6 +513,16 @@ impl<'a, T> Fuser<'a, T> {
         Ok((prio, shared, prox))
     }
 
+    /// Whether `t` is the output of a Const holding one element.
+    fn scalar_const(&self, t: TRef) -> bool {
+        self.g.op(t.0).is_ok_and(|o| {
+            matches!(o.op_type(), "Const" | "Constant")
+                && o.outputs()
+                    .get(t.1 as usize)
+                    .is_some_and(|p| p.desc.shape.iter().all(|&d| d == 1))
+        })
+    }
+
     /// Bytes of the tensors both clusters touch.
     fn shared_bytes(&self, ra: usize, rb: usize) -> i64 {
         let (ta, tb) = (self.touches(ra), self.touches(rb));
@@ -598,6 +608,11 @@ impl<'a, T> Fuser<'a, T> {
                 }
                 let mn = self.cl(li).min_ord;
                 for t in self.touches(li) {
+                    // A scalar constant is an immediate in every kernel, not a reason to fuse
+                    // its readers.
+                    if self.scalar_const(t) {
+                        continue;
+                    }
                     let tp = self.pos.get(&t.0).copied().unwrap_or(usize::MAX);
                     touching.push((tp, t.1, mn, li));
                 }
