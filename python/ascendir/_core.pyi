@@ -712,10 +712,12 @@ def _text_to_bytes(text: str) -> bytes:
 def _bytes_to_text(data: bytes) -> str:
     ...
 
-def _om_read(data: bytes) -> tuple[str, bytes, bytes]:
+def _om_read(data: bytes) -> tuple[str, bytes, bytes, list[tuple[int, bytes]], int]:
+    """Parse an OM file: name, MODEL_DEF, WEIGHTS_DATA, the first model's other partitions, model_num."""
     ...
 
-def _om_write(name: str, model_def: bytes, weights: bytes) -> bytes:
+def _om_write(name: str, model_def: bytes, weights: bytes, extra: list[tuple[int, bytes]] = ...) -> bytes:
+    """Write an OM file: MODEL_DEF, WEIGHTS_DATA, then the ``extra`` partitions byte for byte."""
     ...
 
 def _is_om(data: bytes) -> bool:

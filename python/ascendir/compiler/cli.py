@@ -8,8 +8,19 @@ import sys
 import time
 from typing import Any
 
+from .._cli_support import UsageError, describe, on_file
 from ..errors import AscendIRError
 from . import EMITS, TARGETS, CompileOptions, compile
+
+
+def _message(exc: BaseException, path: str) -> str:
+    """One line for a failed model, without repeating its path."""
+    msg = describe(exc, path)
+    while msg.startswith(f"{path}: "):
+        msg = msg[len(path) + 2:]
+    if msg[:1].isupper() and msg[1:2].islower():  # an OS reason: "No such file or directory"
+        msg = msg[:1].lower() + msg[1:]
+    return msg
 
 
 def _shape(text: str) -> tuple[str, list[int]]:
@@ -29,10 +40,13 @@ def _list(text: str) -> list[str]:
 def add_compile_command(subparsers: Any) -> argparse.ArgumentParser:
     """Register the ``compile`` subcommand."""
     p = subparsers.add_parser(
-        "compile", help="fuse vector regions into AscBackend kernels and write the results")
+        "compile", help="fuse vector regions into AscBackend kernels and write the results",
+        description="Compile models and print a summary table. Exit 0 when every model "
+        "compiled, 1 when some failed (each failure is one line on stderr), 2 for a usage error.")
     p.add_argument("models", nargs="+", metavar="MODEL", help=".onnx, .pb, .txt or .om files")
     p.add_argument("-o", "--out", required=True, metavar="OUT_DIR", help="output directory")
-    p.add_argument("--target", default="ascend910b", choices=TARGETS)
+    p.add_argument("--target", default="ascend910b", choices=TARGETS,
+                   help="the chip to compile for (default: ascend910b)")
     p.add_argument("--input-shape", action="append", type=_shape, default=[],
                    metavar="NAME:D,D,...", help="hint for an input's -1 dims (repeatable)")
     p.add_argument("--config", metavar="FILE", help="CompileOptions from a TOML file")
@@ -50,17 +64,21 @@ def add_compile_command(subparsers: Any) -> argparse.ArgumentParser:
 
 def run_compile(args: argparse.Namespace) -> int:
     """Compile every model; exit 0 when all compiled, 1 when some failed."""
-    opts = CompileOptions.from_toml(args.config) if args.config else CompileOptions()
+    bad = [e for e in args.emit if e not in EMITS]
+    if bad:
+        raise UsageError("compile", f"unknown --emit kind(s) {', '.join(bad)} "
+                         f"(choose from {', '.join(EMITS)})")
+    if args.config:
+        with on_file(args.config):
+            opts = CompileOptions.from_toml(args.config)
+    else:
+        opts = CompileOptions()
     opts.target = args.target
     opts.input_shapes.update(dict(args.input_shape))
     opts.enable += args.enable
     opts.disable += args.disable
     if args.max_fusion_size is not None:
         opts.max_fusion_size = args.max_fusion_size
-    bad = [e for e in args.emit if e not in EMITS]
-    if bad:
-        print(f"ascendir: error: unknown --emit kind(s) {', '.join(bad)}", file=sys.stderr)
-        return 2
     rows = []
     failed = 0
     for path in args.models:
@@ -72,7 +90,7 @@ def run_compile(args: argparse.Namespace) -> int:
             cm.save(out, args.emit, name=stem)
         except (AscendIRError, OSError) as e:
             failed += 1
-            print(f"ascendir: error: {path}: {e}", file=sys.stderr)
+            print(f"ascendir: error: {path}: {_message(e, path)}", file=sys.stderr)
             rows.append((stem, "-", "-", "-", "-", f"{(time.perf_counter() - t) * 1e3:.0f} ms",
                          "failed"))
             continue
