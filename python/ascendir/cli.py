@@ -20,7 +20,6 @@ import traceback
 from collections.abc import Sequence
 
 from . import Graph, Node, TensorDesc, float16
-
 from ._cli_support import (
     EXIT_FAILURE,
     EXIT_USAGE,
