@@ -10,7 +10,8 @@ The graph model is GE's AscendIR: a :class:`Graph` of :class:`Node` objects, eac
 from __future__ import annotations
 
 import importlib
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._core import (
@@ -48,6 +49,11 @@ from .errors import (
 )
 from .types import AttrKind, DataType, Format, NamedAttrs
 
+# The extension's submodules, importable by their dotted names as their stubs describe them.
+for _sub in ("asc", "asc_backend", "compiler"):
+    sys.modules.setdefault(f"{__name__}._core.{_sub}", getattr(_core, _sub))
+del _sub
+
 __version__: str = _core.__version__
 
 # Module-level dtype aliases, as in numpy / torch.
@@ -72,7 +78,9 @@ float8_e5m2 = DataType.FLOAT8_E5M2
 float8_e4m3fn = DataType.FLOAT8_E4M3FN
 
 # Submodules and names loaded on first use, so that importing the package stays cheap.
-_LAZY_MODULES = {"asc", "cli", "compiler", "onnx", "ops", "serialization", "topo", "infer"}
+_LAZY_MODULES = {
+    "asc", "cli", "compiler", "formats", "onnx", "ops", "serialization", "topo", "infer",
+}
 _LAZY_NAMES = {
     "compile": "compiler",
     "CompileOptions": "compiler",
@@ -94,6 +102,37 @@ _LAZY_NAMES = {
     "TensorType": "ops",
     "InferContext": "ops",
 }
+
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (``X as X``: exported)
+    from . import asc as asc
+    from . import cli as cli
+    from . import compiler as compiler
+    from . import formats as formats
+    from . import infer as infer
+    from . import onnx as onnx
+    from . import ops as ops
+    from . import serialization as serialization
+    from . import topo as topo
+    from .compiler import CompileOptions as CompileOptions
+    from .compiler import compile as compile
+    from .ops import Attr as Attr
+    from .ops import DynamicInput as DynamicInput
+    from .ops import DynamicOutput as DynamicOutput
+    from .ops import InferContext as InferContext
+    from .ops import Input as Input
+    from .ops import OpDef as OpDef
+    from .ops import OptionalInput as OptionalInput
+    from .ops import Output as Output
+    from .ops import Subgraph as Subgraph
+    from .ops import TensorType as TensorType
+    from .ops import TypeVar as TypeVar
+    from .ops import register_op as register_op
+    from .serialization import Model as Model
+    from .serialization import load as load
+    from .serialization import load_model as load_model
+    from .serialization import save as save
+    from .topo import TopoMode as TopoMode
 
 
 def __getattr__(name: str) -> Any:

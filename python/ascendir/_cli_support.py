@@ -159,7 +159,7 @@ class Progress:
 def file_size(path: str) -> str:
     """The size of ``path`` for progress lines (``12.3 MB``), or ``?`` when unknown."""
     try:
-        n = os.path.getsize(path)
+        n = float(os.path.getsize(path))
     except OSError:
         return "?"
     for unit in ("B", "KB", "MB", "GB"):

@@ -350,12 +350,12 @@ def explain(model: Graph | str | os.PathLike[str] | bytes, a: str, b: str,
         graph.node(n)  # NotFoundError when absent
     cm = compile(graph, **compile_kwargs)
     rep = cm.report.data
-    where = {}
+    where: dict[str, Any] = {}
     for k in rep["kernels"]:
         for m in k["members"]:
             where[m] = k
     ka, kb = where.get(a), where.get(b)
-    if ka is not None and ka is kb:
+    if ka is kb and ka is not None:
         return f"'{a}' and '{b}' are fused into {ka['name']}"
     for n in (a, b):
         for bar in rep["barriers"]:

@@ -100,8 +100,8 @@ def run_compile(args: argparse.Namespace) -> int:
         rows.append((stem, str(r.nodes_before), str(r.nodes_after), str(len(cm.kernels)),
                      str(r.bytes_saved), f"{(time.perf_counter() - t) * 1e3:.0f} ms", "ok"))
     head = ("model", "nodes before", "nodes after", "kernels", "bytes saved", "time", "status")
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(head)]
+    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
     print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
-    for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
+    for row in rows:
+        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
     return 1 if failed else 0

@@ -174,12 +174,12 @@ def _spec(op_type: str, decls: list[Any], rule: Rule) -> dict[str, Any]:
     for d in decls:
         if isinstance(d, Input):
             tv = d.type_var_name()
-            if d.fixed is not None:
+            if d.fixed is not None and tv is not None:
                 type_vars.append((tv, [int(t) for t in d.fixed]))
             inputs.append((d.name, d.kind, tv))
         elif isinstance(d, Output):
             tv = d.type_var_name()
-            if d.fixed is not None:
+            if d.fixed is not None and tv is not None:
                 type_vars.append((tv, [int(t) for t in d.fixed]))
             outputs.append((d.name, d.kind, tv))
             if isinstance(d, DynamicOutput) and d.count_attr:

@@ -1,0 +1,13 @@
+"""Type stubs of ``ascendir._core.compiler``, the compiler pipeline behind ``air.compile``."""
+
+from typing import Any
+
+from . import Graph
+
+__all__ = ['compile', 'lowered_types']
+
+def compile(graph: Graph, options_json: str, dump: bool = False) -> tuple[Graph, list[Any], str, str, str, list[tuple[str, str]]]:
+    """Compile ``graph`` (unchanged) with the options given as JSON."""
+
+def lowered_types() -> list[str]:
+    """GE op types with a registered lowering."""
