@@ -2,8 +2,8 @@
 
 use crate::error::{IrError, IrResult};
 use crate::graph::Graph;
-use crate::subgraph::ATTR_PARENT_NODE_INDEX;
 use crate::op_desc::{IrInputType, OpDesc};
+use crate::subgraph::ATTR_PARENT_NODE_INDEX;
 use crate::topo::TopoSorter;
 
 /// Types whose inputs may stay unlinked: graph inputs and constants (GE `Node::Verify`).

@@ -260,7 +260,9 @@ pub fn write(name: &str, model_def: &[u8], weights: &[u8]) -> Vec<u8> {
 /// payload) in the given order; the payloads are copied byte for byte.
 pub fn write_partitions(name: &str, parts: &[(u32, &[u8])]) -> Vec<u8> {
     let table_len = 8 + 24 * parts.len();
-    let data_len = parts.iter().fold(0usize, |n, p| n.saturating_add(p.1.len()));
+    let data_len = parts
+        .iter()
+        .fold(0usize, |n, p| n.saturating_add(p.1.len()));
     let model_len = table_len.saturating_add(data_len);
     let mut out = vec![0u8; HEAD_SIZE];
     out[0..4].copy_from_slice(&MAGIC.to_le_bytes());
@@ -321,7 +323,10 @@ mod tests {
         let kinds: Vec<u32> = om.partitions.iter().map(|p| p.kind).collect();
         assert_eq!(kinds, [0, 1, 2, 3]);
         assert_eq!(&om.partition(partition::TASK_INFO).unwrap().data[..], task);
-        assert_eq!(&om.partition(partition::TBE_KERNELS).unwrap().data[..], kernels);
+        assert_eq!(
+            &om.partition(partition::TBE_KERNELS).unwrap().data[..],
+            kernels
+        );
         assert!(om.partitions.iter().all(|p| p.model == 0));
     }
 
