@@ -206,6 +206,31 @@ def test_progress_is_shown_on_a_terminal(files: Path) -> None:
     assert r.returncode == 0 and r.stderr == ""
 
 
+def test_compile_progress_on_a_terminal(files: Path) -> None:
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([_script(), "compile", "m.onnx", "missing.onnx", "-o", "cout"],
+                            cwd=files, stdout=subprocess.PIPE, stderr=slave,
+                            stdin=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    out, _ = proc.communicate(timeout=300)
+    seen = b"".join(chunks).decode()
+    assert proc.returncode == 1
+    assert "ascendir: compiling m.onnx (1/2, 0 failed)" in seen
+    assert "ascendir: compiling missing.onnx (2/2, 0 failed)" in seen
+    assert "\r\x1b[Kascendir: error: missing.onnx: no such file or directory" in seen
+    assert "ok" in out.decode() and "failed" in out.decode()
+
+
 def test_format_is_sniffed_when_the_suffix_is_wrong_or_unknown(files: Path) -> None:
     for src, name in (("m.onnx", "onnx_as.pb"), ("m.pb", "pb_as.onnx"), ("m.om", "om_as.bin"),
                       ("m.txt", "txt_as.model"), ("m.onnx", "onnx_as.data")):

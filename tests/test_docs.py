@@ -1,4 +1,4 @@
-"""Every code block of README.md and docs/*.md runs as a test.
+"""Every code block of README.md, CONTRIBUTING.md and docs/*.md runs as a test.
 
 ``python`` blocks are executed in order, one namespace per Markdown file, in a scratch
 directory holding a copy of ``examples/``. A hidden setup comment right before a block,
@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 SHELL = {"bash", "sh", "shell", "console"}
 _FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
 _MARK = re.compile(r"<!--\s*doctest:\s*(skip|run)\s*(?::\s*(.*?))?\s*-->")

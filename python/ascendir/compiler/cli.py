@@ -8,7 +8,7 @@ import sys
 import time
 from typing import Any
 
-from .._cli_support import UsageError, describe, on_file
+from .._cli_support import Progress, UsageError, describe, on_file
 from ..errors import AscendIRError
 from . import EMITS, TARGETS, CompileOptions, compile
 
@@ -58,6 +58,8 @@ def add_compile_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--dump-stages", action="store_true", help="write one file per stage")
     p.add_argument("--report", choices=["text", "json"], default="text",
                    help="what to print per model")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                   help="show progress on stderr when it is a terminal")
     p.set_defaults(func=run_compile)
     return p
 
@@ -81,7 +83,9 @@ def run_compile(args: argparse.Namespace) -> int:
         opts.max_fusion_size = args.max_fusion_size
     rows = []
     failed = 0
-    for path in args.models:
+    progress = Progress(enabled=None if args.progress else False)
+    for k, path in enumerate(args.models, 1):
+        progress.step(f"compiling {path} ({k}/{len(args.models)}, {failed} failed)")
         stem = os.path.splitext(os.path.basename(path))[0]
         t = time.perf_counter()
         try:
@@ -90,15 +94,18 @@ def run_compile(args: argparse.Namespace) -> int:
             cm.save(out, args.emit, name=stem)
         except (AscendIRError, OSError) as e:
             failed += 1
+            progress.done()
             print(f"ascendir: error: {path}: {_message(e, path)}", file=sys.stderr)
             rows.append((stem, "-", "-", "-", "-", f"{(time.perf_counter() - t) * 1e3:.0f} ms",
                          "failed"))
             continue
         r = cm.report
         if args.report == "json":
+            progress.done()
             print(r.to_json())
         rows.append((stem, str(r.nodes_before), str(r.nodes_after), str(len(cm.kernels)),
                      str(r.bytes_saved), f"{(time.perf_counter() - t) * 1e3:.0f} ms", "ok"))
+    progress.done()
     head = ("model", "nodes before", "nodes after", "kernels", "bytes saved", "time", "status")
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
     print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
