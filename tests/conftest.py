@@ -22,3 +22,22 @@ def chain(td: air.TensorDesc) -> air.Graph:
                    output_descs=[td])
     g.set_outputs([add])
     return g
+
+
+EVALUATE_TALLY = pytest.StashKey[list]()
+"""Lines the evaluate conformance test adds to the terminal summary."""
+
+
+@pytest.fixture
+def evaluate_summary(request) -> list:
+    """A list whose lines are printed in the terminal summary (the evaluate tallies)."""
+    lines = request.config.stash.setdefault(EVALUATE_TALLY, [])
+    return lines
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
+    lines = config.stash.get(EVALUATE_TALLY, None)
+    if lines:
+        terminalreporter.section("air.evaluate on the ONNX conformance cases")
+        for line in lines:
+            terminalreporter.write_line(line)

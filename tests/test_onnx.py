@@ -136,6 +136,23 @@ def test_if_and_loop_bodies_become_subgraphs_with_parent_links(
     assert sorted(n.attrs["index"] for n in body.nodes if n.type == "Data") == [0, 1, 2, 3]
 
 
+def test_loop_with_a_carried_value_validates_and_infers(small_models: dict[str, Any]) -> None:
+    # The body's output 0 is the loop condition, which no Loop output receives: the carried
+    # values after it map to the Loop's outputs 0, 1, ... (it once counted the condition).
+    d = air.onnx.load(small_models["decoder"])
+    d.validate()
+    body = d.subgraph("loop_body")
+    net = next(n for n in body.nodes if n.type == "NetOutput")
+    idx = [net.op_desc.input_desc(i).attrs.get("_parent_node_index")
+           for i in range(len(net.op_desc.input_names))]
+    assert idx == [-1, 0]
+    d.infer_shapes()
+    loop = next(n for n in d.nodes if n.type == "Loop")
+    carried = loop.op_desc.input_desc(2)
+    out = loop.op_desc.output_desc(0)
+    assert out.dtype == carried.dtype and list(out.shape) == list(carried.shape)
+
+
 def test_value_descs_carry_onnx_names_and_types() -> None:
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT16, ["N", 8])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT16, ["N", 8])

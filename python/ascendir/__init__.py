@@ -36,6 +36,7 @@ from .errors import (
     CycleError,
     DecodeError,
     DuplicateNameError,
+    EvaluateError,
     ForeignHandleError,
     InferenceError,
     InvalidArgumentError,
@@ -45,6 +46,7 @@ from .errors import (
     SizeOverflowError,
     StaleHandleError,
     TilingError,
+    UnsupportedOpError,
     ValidationError,
 )
 from .types import AttrKind, DataType, Format, NamedAttrs
@@ -79,10 +81,12 @@ float8_e4m3fn = DataType.FLOAT8_E4M3FN
 
 # Submodules and names loaded on first use, so that importing the package stays cheap.
 _LAZY_MODULES = {
-    "asc", "cli", "compiler", "formats", "onnx", "ops", "serialization", "topo", "infer",
+    "asc", "cli", "compiler", "evaluator", "formats", "onnx", "ops", "serialization", "topo",
+    "infer",
 }
 _LAZY_NAMES = {
     "compile": "compiler",
+    "evaluate": "evaluator",
     "CompileOptions": "compiler",
     "save": "serialization",
     "load": "serialization",
@@ -108,6 +112,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (``X as
     from . import asc as asc
     from . import cli as cli
     from . import compiler as compiler
+    from . import evaluator as evaluator
     from . import formats as formats
     from . import infer as infer
     from . import onnx as onnx
@@ -116,6 +121,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (``X as
     from . import topo as topo
     from .compiler import CompileOptions as CompileOptions
     from .compiler import compile as compile
+    from .evaluator import evaluate as evaluate
     from .ops import Attr as Attr
     from .ops import DynamicInput as DynamicInput
     from .ops import DynamicOutput as DynamicOutput
@@ -158,6 +164,7 @@ __all__ = [
     "DataType",
     "DecodeError",
     "DuplicateNameError",
+    "EvaluateError",
     "ForeignHandleError",
     "Format",
     "Graph",
@@ -174,6 +181,7 @@ __all__ = [
     "Tensor",
     "TensorDesc",
     "TilingError",
+    "UnsupportedOpError",
     "ValidationError",
     "calc_tensor_mem_size_of",
     "format_c0_value",

@@ -15,6 +15,7 @@ __all__ = [
     "CycleError",
     "DecodeError",
     "DuplicateNameError",
+    "EvaluateError",
     "ForeignHandleError",
     "InferenceError",
     "InvalidArgumentError",
@@ -24,6 +25,7 @@ __all__ = [
     "SizeOverflowError",
     "StaleHandleError",
     "TilingError",
+    "UnsupportedOpError",
     "ValidationError",
 ]
 
@@ -137,3 +139,25 @@ class CompileError(AscendIRError):
         details.setdefault("node", None)
         details.setdefault("reason", message)
         super().__init__(message, **details)
+
+
+class EvaluateError(AscendIRError):
+    """:func:`ascendir.evaluate` could not run a graph: a bad feed, or a node that failed.
+
+    ``node`` and ``op_type`` name the node (None for feed errors), ``graph`` the (sub)graph,
+    ``input`` the feed (None for node errors).
+    """
+
+    node: str | None
+    op_type: str | None
+    graph: str | None
+    input: str | None
+
+    def __init__(self, message: str = "", **details: Any) -> None:
+        for key in ("node", "op_type", "graph", "input"):
+            details.setdefault(key, None)
+        super().__init__(message, **details)
+
+
+class UnsupportedOpError(EvaluateError, NotImplementedError):
+    """:func:`ascendir.evaluate` has no kernel for a node's op type (or for this form of it)."""

@@ -1,5 +1,6 @@
 """Type stubs of ``ascendir._core.asc``."""
 
+from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, final
 
@@ -51,10 +52,10 @@ class Expr:
     def args(self) -> list[Expr]:
         ...
 
-    def evaluate(self, bindings: dict[str | Expr, int] | None=None) -> int | Fraction:
+    def evaluate(self, bindings: Mapping[str, int] | Mapping[Expr, int] | Mapping[str | Expr, int] | None=None) -> int | Fraction:
         ...
 
-    def subs(self, mapping: dict[str | Expr, _ExprLike]) -> Expr:
+    def subs(self, mapping: Mapping[str, _ExprLike] | Mapping[Expr, _ExprLike] | Mapping[str | Expr, _ExprLike]) -> Expr:
         ...
 
     def replace(self, old: _ExprLike, new: _ExprLike) -> Expr:

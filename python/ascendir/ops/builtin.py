@@ -110,11 +110,11 @@ UNARY = [
     "StopGradient",
     "Invert",
     "Snapshot",
-    "IsNan",
-    "IsInf",
-    "IsFinite",
 ]
 """Elementwise unary ops: ``x -> y`` of the same shape and dtype."""
+
+PREDICATES = ["IsNan", "IsInf", "IsFinite"]
+"""Elementwise tests: ``x -> y`` of the same shape, bool."""
 
 BINARY = [
     "Add",
@@ -178,6 +178,9 @@ def _io_and_graph() -> None:
 def _elementwise() -> None:
     for name in UNARY:
         _unary(name)
+    for name in PREDICATES:
+        _op(name, x=Input("T"), y=Output(_F.BOOL), T=TypeVar(TensorType.ANY),
+            infer=I.same_as("x", dtype=_F.BOOL))
     _unary("LeakyRelu", negative_slope=Attr(float, 0.0))
     _unary("Elu", alpha=Attr(float, 1.0))
     _unary("Selu")

@@ -86,6 +86,31 @@ pub fn tensor_bytes(g: &Graph, syms: &SymTable, t: TRef) -> i64 {
     size_in_bytes(n, dt).max(0)
 }
 
+/// Outside nodes the cycle check (L2) may visit for one pair.
+const CYCLE_SEARCH_BUDGET: usize = 1024;
+
+/// The most elements a reduced row may have to count as all-load (norm-like).
+const ALL_LOAD_ROW: i64 = 8192;
+
+/// A reduction whose reduced axes have a constant extent of at most `ALL_LOAD_ROW` elements:
+/// the whole row is loaded at once, like softmax and layer norm (GE's "norm-like, all-load").
+fn all_load_row(l: &Lowered, syms: &SymTable) -> bool {
+    let Some(Some(x)) = l.inputs.first() else {
+        return false;
+    };
+    let Some(shape) = syms.shape(*x) else {
+        return false;
+    };
+    let mut n: i64 = 1;
+    for &a in &l.reduce_axes {
+        match shape.get(a).and_then(|d| d.as_i64()) {
+            Some(d) => n = n.saturating_mul(d),
+            None => return false,
+        }
+    }
+    !l.reduce_axes.is_empty() && n <= ALL_LOAD_ROW
+}
+
 impl<'a> Fuser<'a> {
     /// Set up over nodes in topological `order` with their stage-5 decisions.
     pub fn new(
@@ -129,7 +154,7 @@ impl<'a> Fuser<'a> {
                     max_ord: p,
                     steps: l.compute_steps(),
                     reduces: usize::from(l.kind == Kind::Reduce),
-                    plain_reduces: usize::from(l.is_plain_reduce()),
+                    plain_reduces: usize::from(l.is_plain_reduce() && !all_load_row(l, syms)),
                     version: 0,
                 })
             })
@@ -246,7 +271,10 @@ impl<'a> Fuser<'a> {
     }
 
     /// A path from the union through an outside node back into it (the merge would be cyclic).
-    fn creates_cycle(&mut self, ra: usize, rb: usize) -> bool {
+    /// The search visits at most `CYCLE_SEARCH_BUDGET` outside nodes; a pair it cannot clear
+    /// within that is refused as if cyclic (only far-apart pairs, deterministic, and it keeps
+    /// the stage linear in the graph).
+    fn creates_cycle(&mut self, ra: usize, rb: usize) -> Option<bool> {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.visit.iter_mut().for_each(|v| *v = 0);
@@ -254,6 +282,7 @@ impl<'a> Fuser<'a> {
         }
         let bound = self.cl(ra).max_ord.max(self.cl(rb).max_ord);
         let mut stack: Vec<usize> = Vec::new();
+        let mut visited = 0usize;
         let members = self.merged_members(ra, rb);
         for &m in &members {
             let p = self.pos[&self.lowered[m].0];
@@ -272,13 +301,17 @@ impl<'a> Fuser<'a> {
                     continue;
                 }
                 if self.in_set(self.order[s], ra, rb) {
-                    return true;
+                    return Some(true);
+                }
+                visited += 1;
+                if visited > CYCLE_SEARCH_BUDGET {
+                    return None;
                 }
                 self.visit[s] = self.epoch;
                 stack.push(s);
             }
         }
-        false
+        Some(false)
     }
 
     /// Compute steps of members downstream of a plain reduction inside the union.
@@ -432,12 +465,25 @@ impl<'a> Fuser<'a> {
             return Err(("NF1006", format!("no common loop space: {e}"), shared));
         }
         // L2: no cycle through an outside node.
-        if self.creates_cycle(ra, rb) {
-            return Err((
-                "NF1002",
-                "fusing would create a cycle through another node".into(),
-                shared,
-            ));
+        match self.creates_cycle(ra, rb) {
+            Some(false) => {}
+            Some(true) => {
+                return Err((
+                    "NF1002",
+                    "fusing would create a cycle through another node".into(),
+                    shared,
+                ))
+            }
+            None => {
+                return Err((
+                    "NF1002",
+                    format!(
+                        "no cycle-free path proven within {CYCLE_SEARCH_BUDGET} nodes between \
+                         the clusters"
+                    ),
+                    shared,
+                ))
+            }
         }
         // L5 + L7: schedulable and fits the UB (exact, for kernels with a reduction).
         if ca.reduces + cb.reduces > 0 {
@@ -503,6 +549,7 @@ impl<'a> Fuser<'a> {
     /// Run the rounds and return the partition.
     pub fn run(mut self) -> Partition {
         let mut rejections: FxHashMap<(String, String), Rejection> = FxHashMap::default();
+        let mut refused: FxHashSet<(usize, usize, u32, u32)> = FxHashSet::default();
         let mut rounds = 0;
         for _ in 0..self.opts.max_rounds {
             rounds += 1;
@@ -545,6 +592,12 @@ impl<'a> Fuser<'a> {
             }
             let mut legal: Vec<Candidate> = Vec::new();
             for (a, b) in pairs {
+                // A pair refused in an earlier round is refused again while neither side
+                // changed (the check is a function of the two clusters).
+                let key = (a, b, self.cl(a).version, self.cl(b).version);
+                if refused.contains(&key) {
+                    continue;
+                }
                 match self.check(a, b) {
                     Ok((prio, shared, prox)) => {
                         let (ma, mb) = (self.cl(a).min_ord, self.cl(b).min_ord);
@@ -552,7 +605,10 @@ impl<'a> Fuser<'a> {
                         let vb = self.cl(b).version;
                         legal.push(((prio, -shared, prox, ma.min(mb), ma.max(mb)), a, b, va, vb));
                     }
-                    Err(why) => self.reject(&mut rejections, a, b, why),
+                    Err(why) => {
+                        refused.insert(key);
+                        self.reject(&mut rejections, a, b, why);
+                    }
                 }
             }
             legal.sort_by_key(|x| x.0);

@@ -14,6 +14,7 @@ pub mod package;
 pub mod pipeline;
 pub mod realize;
 pub mod report;
+mod shapes;
 pub mod simplify;
 pub mod symbolize;
 

@@ -175,7 +175,8 @@ pub fn compile(
     let order = g
         .topo_order(&topo)
         .map_err(|e| CompileError::new(Stage::Symbolize, e.to_string()))?;
-    let syms0 = symbolize(&g, &order, opts).map_err(|e| CompileError::new(Stage::Symbolize, e))?;
+    let syms0 =
+        symbolize(&g, &order, opts, infer).map_err(|e| CompileError::new(Stage::Symbolize, e))?;
     let bytes_before = traffic(&g, Some(&syms0));
     timer.lap(Stage::Symbolize);
     let simp =
@@ -183,7 +184,8 @@ pub fn compile(
     let order = g
         .topo_order(&topo)
         .map_err(|e| CompileError::new(Stage::Simplify, e.to_string()))?;
-    let syms = symbolize(&g, &order, opts).map_err(|e| CompileError::new(Stage::Symbolize, e))?;
+    let syms =
+        symbolize(&g, &order, opts, infer).map_err(|e| CompileError::new(Stage::Symbolize, e))?;
     if dump {
         dumps.push(("03_symbols.json".into(), crate::report::symbols_json(&syms)));
         dumps.push(("04_simplify.txt".into(), g.dump()));

@@ -350,9 +350,12 @@ pub fn realize(
                     _ => None,
                 });
             }
-            // Compute dtype: the first value's, promoted by the precision policy.
+            // Compute dtype: the first value's (Where: the first after the condition),
+            // promoted by the precision policy.
+            let skip = usize::from(s.op == "Where");
             let first_dt = vals
                 .iter()
+                .skip(skip)
                 .flatten()
                 .map(|v| v.dtype)
                 .next()
@@ -382,7 +385,9 @@ pub fn realize(
                 let v = vals[0].clone().ok_or("Cast of a scalar")?;
                 let v = b.cast(&v, cd)?;
                 let out = b.cast(&v, res_dt)?;
-                if out.node != v.node {
+                // A conversion the precision policy defers to the Store (f32 → f16 computed
+                // in f32) is still the kernel's work.
+                if out.node != v.node || first_dt != node_out_dt {
                     b.compute_ops += 1;
                 }
                 steps.push(out);

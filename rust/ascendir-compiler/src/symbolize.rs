@@ -10,6 +10,8 @@ use ascendir_asc::Expr;
 use ascendir_ir::{Graph, NodeId};
 use rustc_hash::FxHashMap;
 
+use ascendir_ir::infer::CustomInfer;
+
 use crate::lower::{self, ShapeRule};
 use crate::options::CompileOptions;
 
@@ -28,6 +30,9 @@ pub struct SymTable {
     pub guards: Vec<String>,
     subst: FxHashMap<String, Expr>,
     bindings: Bindings,
+    /// Values of small integer tensors (shape arithmetic), element by element.
+    values: FxHashMap<TRef, Vec<Expr>>,
+    next_sym: usize,
 }
 
 impl SymTable {
@@ -54,6 +59,107 @@ impl SymTable {
     /// The hints as expression bindings.
     pub fn bindings(&self) -> &Bindings {
         &self.bindings
+    }
+
+    /// The propagated value of a small integer tensor.
+    pub fn value(&self, t: TRef) -> Option<&Vec<Expr>> {
+        self.values.get(&t)
+    }
+
+    /// A new symbol bound to `hint`, recorded with where it comes from.
+    pub(crate) fn fresh(&mut self, hint: i64, source: String) -> Expr {
+        let name = format!("s{}", self.next_sym);
+        self.next_sym += 1;
+        self.hints.insert(name.clone(), hint);
+        self.bindings.insert(name.clone(), hint);
+        self.sources.insert(name.clone(), source);
+        Expr::sym(&name)
+    }
+
+    /// Numpy broadcast of two dims (guards recorded as in the element-wise rule).
+    pub(crate) fn broadcast(&mut self, a: &Expr, b: &Expr) -> Option<Expr> {
+        self.broadcast_dim(a, b)
+    }
+
+    /// Record `name := val`, keeping earlier substitutions pointing at the newest value.
+    fn unify(&mut self, name: String, val: Expr) {
+        let one: FxHashMap<String, Expr> = [(name.clone(), val.clone())].into_iter().collect();
+        for v in self.subst.values_mut() {
+            if v.contains_symbol(&name) {
+                *v = v.subs(&one);
+            }
+        }
+        self.subst.insert(name, val);
+    }
+
+    /// Record a guard once (first-seen order).
+    fn add_guard(&mut self, g: String) {
+        if !self.guards.contains(&g) {
+            self.guards.push(g);
+        }
+    }
+
+    fn guard(&mut self, rel: &str, a: &Expr, b: &Expr) {
+        if !(a.is_const() && b.is_const()) {
+            self.add_guard(format!("{rel}({a}, {b})"));
+        }
+    }
+
+    /// The size of `d` sliced `[b, e)` with step `step` (ONNX clamping, branches taken at the
+    /// hints and recorded as guards).
+    pub(crate) fn slice_dim(&mut self, d: &Expr, b: &Expr, e: &Expr, step: i64) -> Option<Expr> {
+        const BIG: i64 = i64::MAX / 4;
+        let (d, b, e) = (self.canon(d), self.canon(b), self.canon(e));
+        if step != 1 {
+            // Only fully known slices with other steps.
+            let (n, mut b, mut e) = (d.as_i64()?, b.as_i64()?, e.as_i64()?);
+            if step == 0 {
+                return None;
+            }
+            if b < 0 {
+                b = b.saturating_add(n);
+            }
+            if e < 0 {
+                e = e.saturating_add(n);
+            }
+            let (lo, hi) = if step > 0 { (0, n) } else { (-1, n - 1) };
+            let (b, e) = (b.clamp(lo, hi), e.clamp(lo, hi));
+            let len = if step > 0 {
+                (e - b + step - 1).div_euclid(step)
+            } else {
+                (b - e - step - 1).div_euclid(-step)
+            };
+            return Some(Expr::int(len.max(0)));
+        }
+        let resolve = |t: &mut SymTable, x: &Expr| -> Option<Expr> {
+            if let Some(v) = x.as_i64() {
+                if v >= BIG {
+                    return Some(d.clone());
+                }
+                if v < 0 {
+                    let r = Expr::add(&d, x);
+                    if t.hint(&r)? < 0 {
+                        return Some(Expr::int(0));
+                    }
+                    return Some(r);
+                }
+            }
+            if t.hint(x)? >= t.hint(&d)? {
+                t.guard("Ge", x, &d);
+                Some(d.clone())
+            } else {
+                t.guard("Lt", x, &d);
+                Some(x.clone())
+            }
+        };
+        let bb = resolve(self, &b)?;
+        let ee = resolve(self, &e)?;
+        let len = Expr::sub(&ee, &bb);
+        if self.hint(&len)? < 0 {
+            self.guard("Le", &ee, &bb);
+            return Some(Expr::int(0));
+        }
+        Some(len)
     }
 
     fn set(&mut self, t: TRef, s: Vec<Expr>) {
@@ -90,29 +196,29 @@ impl SymTable {
         }
         let (ha, hb) = (self.hint(&a)?, self.hint(&b)?);
         if ha == hb {
-            // Equal at the hints: assume equal (expect-guard), keep the first.
-            self.guards.push(format!("Eq({a}, {b})"));
-            if let Some(name) = b.as_sym() {
-                self.subst.insert(name.to_string(), a.clone());
-            } else if let Some(name) = a.as_sym() {
-                self.subst.insert(name.to_string(), b.clone());
-                return Some(b);
+            // Equal at the hints: assume equal (expect-guard). Two symbols keep the older one
+            // (graph inputs before the fresh symbols of barrier outputs).
+            self.add_guard(format!("Eq({a}, {b})"));
+            let age = |e: &Expr| e.as_sym().and_then(|n| n[1..].parse::<usize>().ok());
+            let (keep, drop) = match (age(&a), age(&b)) {
+                (Some(x), Some(y)) if y < x => (b, a),
+                (_, Some(_)) => (a, b),
+                (Some(_), None) => (b, a),
+                (None, None) => return Some(a),
+            };
+            if let Some(name) = drop.as_sym().filter(|n| !keep.contains_symbol(n)) {
+                self.unify(name.to_string(), keep.clone());
             }
-            return Some(a);
+            return Some(keep);
         }
-        if ha == 1 {
-            self.guards.push(format!("Eq({a}, 1)"));
-            if let Some(name) = a.as_sym() {
-                self.subst.insert(name.to_string(), Expr::int(1));
+        for (x, y) in [(&a, &b), (&b, &a)] {
+            if self.hint(x)? == 1 {
+                self.add_guard(format!("Eq({x}, 1)"));
+                if let Some(name) = x.as_sym() {
+                    self.unify(name.to_string(), Expr::int(1));
+                }
+                return Some(y.clone());
             }
-            return Some(b);
-        }
-        if hb == 1 {
-            self.guards.push(format!("Eq({b}, 1)"));
-            if let Some(name) = b.as_sym() {
-                self.subst.insert(name.to_string(), Expr::int(1));
-            }
-            return Some(a);
         }
         None
     }
@@ -150,9 +256,13 @@ fn static_shape(dims: &[i64]) -> Option<Vec<Expr>> {
 }
 
 /// Run stage 3 over `g` (nodes in `order`, topological).
-pub fn symbolize(g: &Graph, order: &[NodeId], opts: &CompileOptions) -> Result<SymTable, String> {
+pub fn symbolize(
+    g: &Graph,
+    order: &[NodeId],
+    opts: &CompileOptions,
+    custom: &mut dyn CustomInfer,
+) -> Result<SymTable, String> {
     let mut t = SymTable::default();
-    let mut next = 0usize;
     for (i, id) in graph_inputs(g).into_iter().enumerate() {
         let op = g.op(id).map_err(|e| e.to_string())?;
         let Some(port) = op.outputs().first() else {
@@ -187,14 +297,10 @@ pub fn symbolize(g: &Graph, order: &[NodeId], opts: &CompileOptions) -> Result<S
                 }
                 shape.push(Expr::int(d));
             } else {
-                let name = format!("s{next}");
-                next += 1;
-                t.hints
-                    .insert(name.clone(), hint.unwrap_or(opts.default_hint));
-                t.bindings
-                    .insert(name.clone(), hint.unwrap_or(opts.default_hint));
-                t.sources.insert(name.clone(), format!("input {i} dim {j}"));
-                shape.push(Expr::sym(&name));
+                shape.push(t.fresh(
+                    hint.unwrap_or(opts.default_hint),
+                    format!("input {i} dim {j}"),
+                ));
             }
         }
         t.set((id, 0), shape);
@@ -206,9 +312,28 @@ pub fn symbolize(g: &Graph, order: &[NodeId], opts: &CompileOptions) -> Result<S
             continue;
         }
         let inferred = lower::lookup(op.op_type()).and_then(|l| infer_node(&mut t, g, id, &l));
+        // Outputs the lowering rule does not give and the desc does not record statically:
+        // the barrier rules (exact) or the op's own rule at the hints (fresh symbols).
+        let dynamic = op.outputs().iter().enumerate().any(|(k, p)| {
+            let given = k == 0 && inferred.is_some();
+            let used = !node.out_data_peers(k).is_empty();
+            !given && used && static_shape(&p.desc.shape).is_none()
+        });
+        let extra = if dynamic && !matches!(op.op_type(), "NetOutput" | "Data") {
+            crate::shapes::infer(&mut t, g, id, custom)
+        } else {
+            Vec::new()
+        };
+        if let Some(v) = crate::shapes::value(&t, g, id) {
+            t.values.insert((id, 0), v);
+        }
         for (k, port) in op.outputs().iter().enumerate() {
             let desc = static_shape(&port.desc.shape);
-            let s = if k == 0 { inferred.clone() } else { None };
+            let s = if k == 0 && inferred.is_some() {
+                inferred.clone()
+            } else {
+                extra.get(k).cloned().flatten()
+            };
             let chosen = match (s, desc) {
                 (Some(s), Some(d)) => {
                     // The recorded static shape must agree with the symbolic one.
@@ -229,7 +354,7 @@ pub fn symbolize(g: &Graph, order: &[NodeId], opts: &CompileOptions) -> Result<S
     }
     if !t.subst.is_empty() {
         let subst = std::mem::take(&mut t.subst);
-        for v in t.shapes.values_mut() {
+        for v in t.shapes.values_mut().chain(t.values.values_mut()) {
             for d in v.iter_mut() {
                 *d = d.subs(&subst);
             }

@@ -75,7 +75,8 @@ impl Graph {
     /// on this root (its own registered subgraphs are moved here too), its parent link is set,
     /// and `_parent_node_index` is filled where missing: on each `Data` node (from its `index`
     /// attribute, else its input position) and on each input desc of its `NetOutput` (the
-    /// input index). Validated first: a failure changes nothing. Returns the slot name used.
+    /// input index; for a `Loop` body, whose output 0 is the loop condition, -1 on it and the
+    /// input index minus one on the carried values after it). Validated first: a failure changes nothing. Returns the slot name used.
     pub fn add_subgraph(
         &mut self,
         owner: Option<usize>,
@@ -106,7 +107,10 @@ impl Graph {
             };
             op.meta_mut().subgraph_instance_names[index] = sub_name.clone();
         })?;
-        fill_parent_indexes(&mut sub);
+        let loop_body = owner_graph
+            .op(parent)
+            .is_ok_and(|op| op.op_type() == "Loop");
+        fill_parent_indexes(&mut sub, loop_body);
         sub.parent = Some(ParentLink {
             graph: owner_name,
             node: parent,
@@ -393,7 +397,9 @@ impl Graph {
 }
 
 /// Fill `_parent_node_index` where missing on the subgraph's Data nodes and NetOutput inputs.
-fn fill_parent_indexes(sub: &mut Graph) {
+/// A `Loop` body's NetOutput input 0 is the continue condition, which no parent output
+/// receives (-1); its input `i > 0` is the parent's output `i - 1`.
+fn fill_parent_indexes(sub: &mut Graph, loop_body: bool) {
     let ids: Vec<NodeId> = sub.node_ids().collect();
     let mut data_pos = 0i64;
     for id in ids {
@@ -416,10 +422,8 @@ fn fill_parent_indexes(sub: &mut Graph) {
                     if let Ok(d) = op.port_desc_mut(crate::op_desc::Side::Input, i) {
                         let attrs = d.attrs_mut();
                         if !attrs.contains_key(ATTR_PARENT_NODE_INDEX) {
-                            attrs.insert(
-                                ATTR_PARENT_NODE_INDEX.to_string(),
-                                AttrValue::Int(i as i64),
-                            );
+                            let index = if loop_body { i as i64 - 1 } else { i as i64 };
+                            attrs.insert(ATTR_PARENT_NODE_INDEX.to_string(), AttrValue::Int(index));
                         }
                     }
                 }

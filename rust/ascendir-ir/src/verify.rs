@@ -193,7 +193,9 @@ impl Graph {
                             .as_ref()
                             .and_then(|a| a.get(ATTR_PARENT_NODE_INDEX))
                             .and_then(|v| v.as_int());
-                        if let Some(v) = v {
+                        // A Loop body's condition (input 0) feeds no parent output.
+                        let cond = i == 0 && v == Some(-1) && parent.op_type() == "Loop";
+                        if let Some(v) = v.filter(|_| !cond) {
                             if v < 0 || v >= n_out {
                                 out.push(format!(
                                     "subgraph '{name}': NetOutput '{}' input {i} has {ATTR_PARENT_NODE_INDEX} {v} but parent '{}' has {n_out} outputs",

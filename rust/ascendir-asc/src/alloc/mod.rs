@@ -744,26 +744,34 @@ fn build_report(
     for c in &containers {
         peak = Expr::add(&peak, &container_total(g, c, block));
     }
-    // Live bytes per step.
-    let steps = infos
+    // Live bytes per step. The live set only grows at a step where a tensor starts, so the
+    // maximum over all steps is the maximum over those steps; each tensor's bytes once.
+    let bytes: Vec<Expr> = infos
         .iter()
-        .map(|t| if t.end == INF { t.start } else { t.end })
-        .max()
-        .unwrap_or(0);
+        .map(|t| tensor_bytes(&g.nodes()[t.node.index()].outputs[t.out], block))
+        .collect();
+    let mut starts: Vec<usize> = infos.iter().map(|t| t.start).collect();
+    starts.sort_unstable();
+    starts.dedup();
+    let mut seen: rustc_hash::FxHashSet<Expr> = rustc_hash::FxHashSet::default();
     let mut lb: Option<Expr> = None;
-    for s in 0..=steps {
-        let mut live = Expr::int(0);
-        for t in infos {
-            if t.start <= s && s <= t.end {
-                let tb = tensor_bytes(&g.nodes()[t.node.index()].outputs[t.out], block);
-                live = Expr::add(&live, &tb);
-            }
+    for &s in &starts {
+        let live = Expr::sum(
+            infos
+                .iter()
+                .zip(&bytes)
+                .filter(|(t, _)| t.start <= s && s <= t.end)
+                .map(|(_, b)| b),
+        );
+        if !seen.insert(live.clone()) {
+            continue;
         }
         lb = Some(match lb {
             None => live,
             Some(x) => Expr::max(&x, &live),
         });
     }
+    let lb = lb.or_else(|| Some(Expr::int(0)));
     AllocReport {
         containers,
         peak_ub_bytes: Some(peak),

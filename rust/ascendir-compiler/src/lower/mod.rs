@@ -669,9 +669,11 @@ fn check_step_dtypes(
                 _ => DataType::UNDEFINED,
             }
         };
+        // Where's condition is a mask: the compute dtype is its values'.
         let first = s
             .args
             .iter()
+            .skip(usize::from(s.op == "Where"))
             .map(arg_dt)
             .find(|d| *d != DataType::UNDEFINED)
             .unwrap_or(DataType::UNDEFINED);

@@ -479,22 +479,25 @@ fn subgraph_outputs(sub: &Graph) -> Vec<(usize, OutDesc)> {
     op.inputs()
         .iter()
         .enumerate()
-        .map(|(i, p)| {
-            let idx = p
+        .filter_map(|(i, p)| {
+            let given = p
                 .desc
                 .attrs
                 .as_deref()
                 .and_then(|a| a.get(ATTR_PARENT_NODE_INDEX))
-                .and_then(AttrValue::as_int)
-                .and_then(|v| usize::try_from(v).ok())
-                .unwrap_or(i);
-            (
+                .and_then(AttrValue::as_int);
+            // A negative index (a Loop body's condition) feeds no parent output.
+            let idx = match given {
+                Some(v) => usize::try_from(v).ok()?,
+                None => i,
+            };
+            Some((
                 idx,
                 OutDesc::new(
                     Shape::from_slice(super::logical_shape(&p.desc)),
                     p.desc.dtype,
                 ),
-            )
+            ))
         })
         .collect()
 }

@@ -1,0 +1,381 @@
+"""Matrix products and windows: MatMul(V2), BatchMatMul(V2), FullyConnection, Conv2D,
+Conv2DBackpropInput(D), MaxPool / AvgPool (TF style), MaxPoolV3 / AvgPoolV2 (ONNX style),
+Pooling (Caffe style), GlobalAveragePool / GlobalMaxPool.
+
+Convolution and pooling run on NCHW internally (NHWC data is transposed in and out); the
+helpers take any number of spatial dims. GE attribute formats: ``strides`` / ``dilations`` /
+``ksize`` are 4-lists in the data format's dim order, ``pads`` is ``[top, bottom, left,
+right]``; ``padding`` / ``padding_mode`` ``SAME`` pads the upper side with the odd element,
+``SAME_LOWER`` the lower side, ``VALID`` not at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._core import Ctx, kernel
+
+__all__ = ["conv_nchw", "conv_transpose_nchw", "pool_nchw"]
+
+
+def _acc_dtype(*xs: np.ndarray) -> np.dtype[Any]:
+    dt = np.result_type(*xs)
+    if dt.kind in "iub":
+        return np.dtype(np.int64)
+    if dt == np.float16 or dt.itemsize < 4:
+        return np.dtype(np.float32)
+    return dt
+
+
+def _out_dtype(ctx: Ctx, x: np.ndarray) -> np.dtype[Any]:
+    d = ctx.out_desc_dtype(0)
+    if d is not None:
+        return d
+    return np.dtype(np.int32) if x.dtype in (np.int8, np.uint8) else x.dtype
+
+
+def _last2(a: np.ndarray, flip: bool) -> np.ndarray:
+    return np.swapaxes(a, -1, -2) if flip and a.ndim >= 2 else a
+
+
+def _matmul(ctx: Ctx, ins: list[Any], t1: str, t2: str) -> np.ndarray:
+    a, b = np.asarray(ins[0]), np.asarray(ins[1])
+    bias = ctx.port(ins, "bias")
+    acc = _acc_dtype(a, b)
+    y = np.matmul(_last2(a, ctx.flag(t1)).astype(acc), _last2(b, ctx.flag(t2)).astype(acc))
+    alpha = ctx.attr("alpha")
+    if alpha is not None:
+        y = y * float(alpha)
+    if bias is not None:
+        beta = ctx.attr("beta")
+        bb = np.asarray(bias).astype(acc)
+        y = y + (bb * float(beta) if beta is not None else bb)
+    return y.astype(_out_dtype(ctx, a))
+
+
+@kernel("MatMul", "MatMulV2")
+def _mm(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    return _matmul(ctx, ins, "transpose_x1", "transpose_x2")
+
+
+@kernel("BatchMatMul", "BatchMatMulV2")
+def _bmm(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    return _matmul(ctx, ins, "adj_x1", "adj_x2")
+
+
+@kernel("FullyConnection")
+def _fc(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    x, w = np.asarray(ins[0]), np.asarray(ins[1])
+    b = ctx.port(ins, "b")
+    axis = int(ctx.attr("axis", 1))
+    axis = axis + x.ndim if axis < 0 else axis
+    lead = x.shape[:axis]
+    x2 = x.reshape(int(np.prod(lead, dtype=np.int64)), -1)
+    w2 = w.reshape(w.shape[0], -1)
+    if ctx.flag("transpose"):
+        w2 = w.reshape(-1, w.shape[-1]).T  # w is [K, num_output]
+    acc = _acc_dtype(x, w)
+    y = x2.astype(acc) @ w2.T.astype(acc)
+    if b is not None:
+        y = y + np.asarray(b).reshape(-1).astype(acc)
+    n = y.shape[1]
+    if x.ndim == 4 and axis == 1:
+        shape: tuple[int, ...] = ((x.shape[0], 1, 1, n) if ctx.in_format(0) == "NHWC"
+                                  else (x.shape[0], n, 1, 1))
+    else:
+        shape = (*lead, n)
+    return y.reshape(shape).astype(_out_dtype(ctx, x))
+
+
+# ---------------------------------------------------------------- windows
+
+
+def _same_pads(size: int, k: int, s: int, d: int, lower: bool) -> tuple[int, int]:
+    out = -(-size // s)
+    dk = d * (k - 1) + 1
+    total = max((out - 1) * s + dk - size, 0)
+    small = total // 2
+    return (total - small, small) if lower else (small, total - small)
+
+
+def _window_pads(ctx: Ctx, mode: str, spatial: Sequence[int], k: Sequence[int],
+                 s: Sequence[int], d: Sequence[int], pads: Sequence[int]) -> list[tuple[int, int]]:
+    n = len(spatial)
+    if mode in ("SAME", "SAME_UPPER", "SAME_LOWER"):
+        return [_same_pads(spatial[i], k[i], s[i], d[i], mode == "SAME_LOWER") for i in range(n)]
+    if mode == "VALID":
+        return [(0, 0)] * n
+    if len(pads) != 2 * n:
+        raise ctx.error(f"pads {list(pads)} must have {2 * n} values")
+    return [(int(pads[2 * i]), int(pads[2 * i + 1])) for i in range(n)]
+
+
+def _windows(xp: np.ndarray, k: Sequence[int], s: Sequence[int], d: Sequence[int],
+             out: Sequence[int]) -> np.ndarray:
+    """``(N, C, *k, *out)`` windows of a padded NC... array (views, then one stack)."""
+    n = len(k)
+    parts = []
+    for idx in np.ndindex(*k):
+        sl = [slice(None), slice(None)]
+        for i in range(n):
+            start = idx[i] * d[i]
+            sl.append(slice(start, start + s[i] * (out[i] - 1) + 1, s[i]))
+        parts.append(xp[tuple(sl)])
+    w = np.stack(parts, axis=2)
+    return w.reshape(xp.shape[:2] + tuple(k) + tuple(out))
+
+
+def conv_nchw(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: Sequence[int],
+              pads: Sequence[tuple[int, int]], groups: int) -> np.ndarray:
+    """Grouped N-D convolution of ``x`` (N, C, ...) with ``w`` (O, C/groups, ...)."""
+    n = x.ndim - 2
+    acc = _acc_dtype(x, w)
+    xp = np.pad(x.astype(acc), [(0, 0), (0, 0), *pads])
+    k = w.shape[2:]
+    out = []
+    for i in range(n):
+        span = xp.shape[2 + i] - (dilations[i] * (k[i] - 1) + 1)
+        if span < 0:
+            raise ValueError(f"window {k[i]} (dilation {dilations[i]}) is larger than the "
+                             f"padded input {xp.shape[2 + i]}")
+        out.append(span // strides[i] + 1)
+    cols = _windows(xp, k, strides, dilations, out)  # N, C, *k, *out
+    g = groups
+    nb, ch = x.shape[:2]
+    oc = w.shape[0]
+    if ch % g or oc % g or w.shape[1] * g != ch:
+        raise ValueError(f"channels {ch} and filter {list(w.shape)} do not fit {g} groups")
+    cols = cols.reshape((nb, g, ch // g) + cols.shape[2:])
+    wg = w.astype(acc).reshape((g, oc // g) + w.shape[1:])
+    kk = "".join(chr(ord("h") + i) for i in range(n))
+    oo = "".join(chr(ord("p") + i) for i in range(n))
+    y = np.einsum(f"ngc{kk}{oo},goc{kk}->ngo{oo}", cols, wg, optimize=True)
+    return y.reshape((nb, oc) + tuple(out))
+
+
+def conv_transpose_nchw(dy: np.ndarray, w: np.ndarray, out_spatial: Sequence[int],
+                        strides: Sequence[int], dilations: Sequence[int],
+                        pads: Sequence[tuple[int, int]], groups: int) -> np.ndarray:
+    """The input gradient of :func:`conv_nchw`: ``dy`` (N, O, ...), ``w`` (O, C/groups, ...),
+    the result (N, C, *out_spatial)."""
+    n = dy.ndim - 2
+    acc = _acc_dtype(dy, w)
+    nb, oc = dy.shape[:2]
+    g = groups
+    cg = w.shape[1]
+    k = w.shape[2:]
+    dyg = dy.astype(acc).reshape((nb, g, oc // g) + dy.shape[2:])
+    wg = w.astype(acc).reshape((g, oc // g) + w.shape[1:])
+    kk = "".join(chr(ord("h") + i) for i in range(n))
+    oo = "".join(chr(ord("p") + i) for i in range(n))
+    cols = np.einsum(f"ngo{oo},goc{kk}->ngc{kk}{oo}", dyg, wg, optimize=True)
+    padded = [out_spatial[i] + pads[i][0] + pads[i][1] for i in range(n)]
+    need = [dilations[i] * (k[i] - 1) + strides[i] * (dy.shape[2 + i] - 1) + 1 for i in range(n)]
+    full = [max(padded[i], need[i]) for i in range(n)]
+    buf = np.zeros((nb, g, cg, *full), acc)
+    for idx in np.ndindex(*k):
+        sl: list[Any] = [slice(None)] * 3
+        for i in range(n):
+            start = idx[i] * dilations[i]
+            sl.append(slice(start, start + strides[i] * (dy.shape[2 + i] - 1) + 1, strides[i]))
+        buf[tuple(sl)] += cols[(slice(None),) * 3 + idx]
+    crop = tuple(slice(pads[i][0], pads[i][0] + out_spatial[i]) for i in range(n))
+    return buf[(slice(None),) * 3 + crop].reshape((nb, g * cg, *out_spatial))
+
+
+def _spatial(v: Sequence[int], fmt: str, n: int = 2) -> list[int]:
+    """The spatial entries of a 4-list in data format ``fmt`` (2-lists pass through)."""
+    v = [int(a) for a in v]
+    if len(v) == n + 2:
+        return v[1:-1] if fmt == "NHWC" else v[2:]
+    if len(v) == n:
+        return v
+    if len(v) == 1:
+        return v * n
+    raise ValueError(f"{v} does not have {n + 2} (or {n}) values")
+
+
+def _to_nchw(x: np.ndarray, fmt: str) -> np.ndarray:
+    return np.moveaxis(x, -1, 1) if fmt == "NHWC" else x
+
+
+def _from_nchw(y: np.ndarray, fmt: str) -> np.ndarray:
+    return np.moveaxis(y, 1, -1) if fmt == "NHWC" else y
+
+
+def _filter_oihw(ctx: Ctx, w: np.ndarray, xfmt: str, port: int) -> np.ndarray:
+    f = ctx.in_format(port)
+    if f == "NCHW" or (f not in ("NHWC", "HWCN", "CHWN") and xfmt == "NCHW"):
+        return w
+    if f == "NHWC":
+        return np.transpose(w, (0, 3, 1, 2))
+    if f == "CHWN":
+        return np.transpose(w, (3, 0, 1, 2))
+    return np.transpose(w, (3, 2, 0, 1))  # HWCN (GE's filter layout for NHWC data)
+
+
+@kernel("Conv2D")
+def _conv2d(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    x, w = np.asarray(ins[0]), np.asarray(ins[1])
+    bias = ctx.port(ins, "bias")
+    if x.ndim != 4 or w.ndim != 4:
+        raise ctx.error(f"x {list(x.shape)} and filter {list(w.shape)} must be 4-D")
+    fmt = ctx.layout(0, "NCHW")
+    xc = _to_nchw(x, fmt)
+    wc = _filter_oihw(ctx, w, fmt, 1)
+    s = _spatial(ctx.ints("strides", [1, 1, 1, 1]), fmt)
+    d = _spatial(ctx.ints("dilations", [1, 1, 1, 1]), fmt)
+    pads = _window_pads(ctx, str(ctx.attr("padding", "") or ""), xc.shape[2:], wc.shape[2:],
+                        s, d, ctx.ints("pads", [0, 0, 0, 0]))
+    y = conv_nchw(xc, wc, s, d, pads, int(ctx.attr("groups", 1) or 1))
+    if bias is not None:
+        y = y + np.asarray(bias).reshape(1, -1, 1, 1).astype(y.dtype)
+    return _from_nchw(y, fmt).astype(_out_dtype(ctx, x))
+
+
+@kernel("Conv2DBackpropInput", "Conv2DBackpropInputD")
+def _conv2d_bp(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    if ctx.type.endswith("D"):
+        size = ctx.ints("input_size")
+    else:
+        size = np.asarray(ctx.port(ins, "input_size")).reshape(-1).tolist()
+    w = np.asarray(ctx.port(ins, "filter"))
+    dy = np.asarray(ctx.port(ins, "out_backprop"))
+    fmt = ctx.layout(ctx.in_names.index("out_backprop"), "NCHW")
+    if len(size) != 4 or dy.ndim != 4 or w.ndim != 4:
+        raise ctx.error(f"input_size {size}, filter {list(w.shape)} and out_backprop "
+                        f"{list(dy.shape)} must be 4-D")
+    out = _spatial(size, fmt)
+    wc = _filter_oihw(ctx, w, fmt, ctx.in_names.index("filter"))
+    s = _spatial(ctx.ints("strides", [1, 1, 1, 1]), fmt)
+    d = _spatial(ctx.ints("dilations", [1, 1, 1, 1]), fmt)
+    pads = _window_pads(ctx, str(ctx.attr("padding", "") or ""), out, wc.shape[2:], s, d,
+                        ctx.ints("pads", [0, 0, 0, 0]))
+    y = conv_transpose_nchw(_to_nchw(dy, fmt), wc, out, s, d, pads,
+                            int(ctx.attr("groups", 1) or 1))
+    return _from_nchw(y, fmt).astype(_out_dtype(ctx, dy))
+
+
+def pool_nchw(x: np.ndarray, k: Sequence[int], s: Sequence[int], pads: Sequence[tuple[int, int]],
+              *, mode: str, ceil: bool = False, dilations: Sequence[int] | None = None,
+              count: str = "valid", caffe: bool = False) -> np.ndarray:
+    """Max (``mode="max"``) or average pooling of an NC... array.
+
+    ``count`` is the average's divisor: ``"valid"`` counts the input elements of a window,
+    ``"padded"`` also the explicit padding (never the ceil-mode overhang).
+    """
+    n = x.ndim - 2
+    d = list(dilations or [1] * n)
+    out = []
+    for i in range(n):
+        size = x.shape[2 + i] + pads[i][0] + pads[i][1]
+        span = size - (d[i] * (k[i] - 1) + 1)
+        if span < 0:
+            raise ValueError(f"window {k[i]} is larger than the padded input {size}")
+        o = (-(-span // s[i]) if ceil else span // s[i]) + 1
+        if ceil and (o - 1) * s[i] >= x.shape[2 + i] + pads[i][0]:
+            o -= 1
+        if caffe and o > 1 and (pads[i][0] or pads[i][1]) and (o - 1) * s[i] >= (
+                x.shape[2 + i] + pads[i][0]):
+            o -= 1
+        out.append(o)
+    extra = [max(0, (out[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1
+                 - (x.shape[2 + i] + pads[i][0] + pads[i][1])) for i in range(n)]
+    widths = [(0, 0), (0, 0)] + [(pads[i][0], pads[i][1] + extra[i]) for i in range(n)]
+    if mode == "max":
+        fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        xp = np.pad(x, widths, constant_values=fill)
+        w = _windows(xp, k, s, d, out)
+        return np.max(w, axis=tuple(range(2, 2 + n))) if w.size else np.zeros(
+            x.shape[:2] + tuple(out), x.dtype)
+    acc = np.float64 if x.dtype == np.float64 else np.float32
+    xp = np.pad(x.astype(acc), widths)
+    total = np.sum(_windows(xp, k, s, d, out), axis=tuple(range(2, 2 + n)))
+    ones = np.zeros((1, 1) + tuple(x.shape[2 + i] + pads[i][0] + pads[i][1] + extra[i]
+                                   for i in range(n)), acc)
+    inner = tuple(slice(pads[i][0], pads[i][0] + x.shape[2 + i]) for i in range(n))
+    if count == "valid":
+        ones[(0, 0) + inner] = 1
+    else:
+        ones[(0, 0) + tuple(slice(0, x.shape[2 + i] + pads[i][0] + pads[i][1])
+                            for i in range(n))] = 1
+    div = np.sum(_windows(ones, k, s, d, out), axis=tuple(range(2, 2 + n)))
+    with np.errstate(all="ignore"):
+        return (total / div).astype(x.dtype)
+
+
+def _pool_common(ctx: Ctx, x: np.ndarray, mode: str, k: list[int], s: list[int],
+                 padding: str, pads: list[int], fmt: str, *, ceil: bool, count: str,
+                 dilations: list[int] | None = None) -> np.ndarray:
+    xc = _to_nchw(x, fmt)
+    if ctx.flag("global_pooling"):
+        k = list(xc.shape[2:])
+        s = [1] * len(k)
+        padding, pads = "VALID", []
+    d = dilations or [1] * len(k)
+    p = _window_pads(ctx, padding, xc.shape[2:], k, s, d, pads)
+    y = pool_nchw(xc, k, s, p, mode=mode, ceil=ceil, dilations=d, count=count)
+    return _from_nchw(y, fmt)
+
+
+@kernel("MaxPool", "AvgPool")
+def _tf_pool(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    x = np.asarray(ins[0])
+    fmt = ctx.layout(0, "NHWC")
+    padding = str(ctx.require("padding"))
+    if padding not in ("SAME", "VALID"):
+        raise ctx.error(f"padding '{padding}' is not SAME or VALID")
+    mode = "max" if ctx.type == "MaxPool" else "avg"
+    return _pool_common(ctx, x, mode, _spatial(ctx.ints("ksize"), fmt),
+                        _spatial(ctx.ints("strides"), fmt), padding, [], fmt, ceil=False,
+                        count="valid")
+
+
+@kernel("MaxPoolV3", "AvgPoolV2")
+def _v3_pool(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    x = np.asarray(ins[0])
+    fmt = ctx.layout(0, "NCHW")
+    mode = "max" if ctx.type == "MaxPoolV3" else "avg"
+    padding = str(ctx.attr("padding_mode", "CALCULATED"))
+    dil = ctx.attr("dilations")
+    count = "valid" if ctx.flag("exclusive", True) else "padded"
+    return _pool_common(ctx, x, mode, _spatial(ctx.ints("ksize"), fmt),
+                        _spatial(ctx.ints("strides"), fmt), padding,
+                        ctx.ints("pads", [0, 0, 0, 0]), fmt, ceil=ctx.flag("ceil_mode"),
+                        count=count, dilations=_spatial(dil, fmt) if dil else None)
+
+
+@kernel("Pooling")
+def _caffe_pool(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    x = np.asarray(ins[0])
+    fmt = ctx.layout(0, "NCHW")
+    mode_id = int(ctx.attr("mode", 0))
+    if mode_id not in (0, 1):
+        raise ctx.error(f"pooling mode {mode_id} is not 0 (max) or 1 (average)",)
+    xc = _to_nchw(x, fmt)
+    if ctx.flag("global_pooling"):
+        k, s, p = list(xc.shape[2:]), [1, 1], [(0, 0), (0, 0)]
+    else:
+        k = _spatial(ctx.ints("window", [1, 1]), "NCHW")
+        s = _spatial(ctx.ints("stride", [1, 1]), "NCHW")
+        pad = ctx.ints("pad", [0, 0, 0, 0])
+        if len(pad) == 2:
+            pad = [pad[0], pad[0], pad[1], pad[1]]
+        p = [(pad[0], pad[1]), (pad[2], pad[3])]
+    # Caffe's ceil_mode attribute: 0 rounds up (Caffe's default), 1 rounds down.
+    ceil = int(ctx.attr("ceil_mode", 0)) == 0
+    y = pool_nchw(xc, k, s, p, mode="max" if mode_id == 0 else "avg", ceil=ceil,
+                  count="padded", caffe=True)
+    return _from_nchw(y, fmt)
+
+
+@kernel("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    x = np.asarray(ins[0])
+    axes = tuple(range(2, x.ndim))
+    if ctx.type == "GlobalMaxPool":
+        return np.max(x, axis=axes, keepdims=True)
+    return np.mean(x, axis=axes, keepdims=True, dtype=np.float64).astype(x.dtype)
