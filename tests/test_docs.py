@@ -123,6 +123,9 @@ def test_markdown_block(block: Block, scratch: Path, monkeypatch: pytest.MonkeyP
     if block.path in _FAILED:
         pytest.fail(f"{block.id}: an earlier block of the file failed ({_FAILED[block.path]})")
     ns = _NAMESPACES.setdefault(block.path, {"__name__": f"doc_{block.path.stem}"})
+    from ascendir import ops
+
+    before = set(ops.list_ops())
     try:
         if block.setup:
             exec(compile(block.setup, f"{block.id} (setup)", "exec"), ns)
@@ -130,3 +133,6 @@ def test_markdown_block(block: Block, scratch: Path, monkeypatch: pytest.MonkeyP
     except BaseException:
         _FAILED[block.path] = block.id
         raise
+    finally:  # operators a page registers stay out of the rest of the suite
+        for op_type in set(ops.list_ops()) - before:
+            ops.unregister(op_type)
