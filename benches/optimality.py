@@ -39,7 +39,8 @@ class Probe:
 
 def random_probe(seed: int, max_lowered: int = 10) -> Probe:
     """Inputs ``x`` [4, 16] and ``y`` [1, 16], then up to ``max_lowered`` element-wise ops and
-    sometimes a MatMul barrier, each reading earlier values at random."""
+    sometimes a MatMul barrier, each reading earlier values at random (no two alike: the
+    compiler would merge them before fusing)."""
     rng = np.random.default_rng(seed)
     p = Probe()
     p.sizes = {"x": FULL, "y": ROW, "w": 16 * 16 * 4}
@@ -60,6 +61,9 @@ def random_probe(seed: int, max_lowered: int = 10) -> Probe:
             b = vals[int(rng.integers(len(vals)))]
             p.nodes.append((name, BINARY[int(rng.integers(len(BINARY)))], [a, b]))
         ins = p.nodes[-1][2]
+        if any(t == p.nodes[-1][1] and i == ins for _, t, i in p.nodes[:-1]):
+            p.nodes.pop()  # the compiler merges common subexpressions: draw again
+            continue
         p.sizes[name] = FULL if any(p.sizes[v] == FULL for v in ins if v != "w") else ROW
         vals.append(name)
     used = {v for _, _, ins in p.nodes for v in ins}

@@ -320,3 +320,67 @@ def test_report_byte_counts_recount():
     assert rep["bytes_before"] == traffic(ref)
     assert rep["bytes_after"] == traffic(cm.graph)
     assert rep["bytes_saved"] == rep["bytes_before"] - rep["bytes_after"] > 0
+
+
+def test_common_subexpressions_merge_before_fusion():
+    g = air.Graph("cse")
+    x = g.add_input("x", air.TensorDesc([4, 16], air.float32))
+    a1 = g.add_op("Abs", [x], name="a1")
+    a2 = g.add_op("Abs", [x], name="a2")  # the same value as a1
+    e1 = g.add_op("Exp", [a1], name="e1")
+    e2 = g.add_op("Exp", [a2], name="e2")  # then the same as e1
+    l1 = g.add_op("LeakyRelu", [x], name="l1", attrs={"negative_slope": 0.1})
+    l2 = g.add_op("LeakyRelu", [x], name="l2", attrs={"negative_slope": 0.2})  # different
+    g.set_outputs([g.add_op("Add", [e1, e2], name="s"), g.add_op("Mul", [l1, l2], name="m")])
+    cm = air.compile(g)
+    assert cm.report.data["simplify"]["cse_merged"] == 2
+    members = {m for k in cm.kernels for m in k.members}
+    assert {"l1", "l2"} <= members
+    assert len({"a1", "a2"} & members) == 1 and len({"e1", "e2"} & members) == 1
+    xv = RNG.standard_normal((4, 16)).astype(np.float32)
+    want = air.evaluate(g, {"x": xv})
+    got = air.evaluate(cm.graph, {"x": xv})
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-6)
+
+
+def test_cascaded_reshapes_collapse():
+    b = Builder()
+    b.inputs.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, ["b", 64]))
+    a = b.op("Abs", ["x"], name="abs")
+    r1 = b.op("Reshape", [a, b.ints([0, 4, 16])], name="r1")
+    r2 = b.op("Reshape", [r1, b.ints([0, 8, 8])], name="r2")
+    out = b.op("Exp", [b.op("Neg", [r2], name="neg")], name="exp")
+    g = b.model([out])
+    cm = air.compile(g, input_shapes={"x": [3, 64]})
+    assert cm.report.data["simplify"]["reshapes_rewired"] == 1
+    assert "r1" not in {n.name for n in cm.graph.nodes}
+    cm.graph.validate()
+    xv = RNG.standard_normal((5, 64)).astype(np.float32)
+    want, got = air.evaluate(g, {"x": xv}), air.evaluate(cm.graph, {"x": xv})
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-6)
+
+
+def test_shape_arithmetic_folds_to_constants():
+    # Static input: the exporter's Shape → Gather → Unsqueeze → Concat chain is a constant.
+    b = Builder()
+    b.inputs.append(helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 5, 32]))
+    a = b.op("Abs", ["x"], name="abs")
+    shape = b.op("Concat", [b.dim(a, 0), b.dim(a, 1), b.ints([4]), b.ints([8])], axis=0,
+                 name="shape")
+    r = b.op("Reshape", [a, shape], name="r")
+    out = b.op("Exp", [b.op("Transpose", [r], perm=[0, 2, 1, 3], name="t")], name="exp")
+    g = b.model([b.op("Neg", [out], name="neg")])
+    cm = air.compile(g)
+    assert cm.report.data["simplify"]["constants_folded"] >= 1
+    types = [n.type for n in cm.graph.nodes]
+    assert "Shape" not in types and "ConcatV2D" not in types
+    cm.graph.validate()
+    xv = RNG.standard_normal((2, 5, 32)).astype(np.float32)
+    want, got = air.evaluate(g, {"x": xv}), air.evaluate(cm.graph, {"x": xv})
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-6)
+    # Dynamic input: the dims stay symbolic, nothing folds but the constant parts.
+    cm = air.compile(dynamic_model(), input_shapes={"x": [2, 5, 32]})
+    assert "Shape" in [n.type for n in cm.graph.nodes]

@@ -36,6 +36,7 @@ __all__ = [
     "load",
     "load_model_file",
     "lowered_types",
+    "lowering",
 ]
 
 _FAMILIES = ("elementwise", "broadcast", "reduce", "concat", "slice", "transpose", "split",
@@ -334,6 +335,9 @@ def compile(  # noqa: A001 - the public name of the spec
     if out_dir is not None:
         cm.save(out_dir, emit)
     return cm
+
+
+from .lowering import lowering  # noqa: E402
 
 
 def lowered_types() -> list[str]:

@@ -54,17 +54,22 @@ pub struct Partition {
     pub rounds: usize,
 }
 
-/// The legality check as a function of the graph state (also used by `explain`).
+/// A refused pair: (code, reason, shared bytes).
+type Refusal = (&'static str, String, i64);
+
+/// The legality check as a function of the graph state. `T` is what the exact check (L5/L7)
+/// builds for a merged cluster; the one built for each final cluster is handed back.
 #[allow(missing_debug_implementations)]
-pub struct Fuser<'a> {
+pub struct Fuser<'a, T> {
     g: &'a Graph,
     syms: &'a SymTable,
     opts: &'a CompileOptions,
-    /// Check L5/L7 exactly (schedule + tile) for a merged cluster with a reduction.
-    pub exact: &'a dyn Fn(&[NodeId]) -> Result<(), String>,
+    /// Check L5/L7 exactly (realize, schedule, tile) for a merged cluster with a reduction.
+    pub exact: &'a dyn Fn(&[NodeId]) -> Result<T, String>,
     /// Topological position of every node.
     pos: FxHashMap<NodeId, usize>,
-    order: Vec<NodeId>,
+    /// Topological position of every lowered node.
+    lpos: Vec<usize>,
     /// Lowered index per position (usize::MAX for barriers).
     li_of_pos: Vec<usize>,
     lowered: Vec<(NodeId, &'a Lowered)>,
@@ -111,7 +116,7 @@ fn all_load_row(l: &Lowered, syms: &SymTable) -> bool {
     !l.reduce_axes.is_empty() && n <= ALL_LOAD_ROW
 }
 
-impl<'a> Fuser<'a> {
+impl<'a, T> Fuser<'a, T> {
     /// Set up over nodes in topological `order` with their stage-5 decisions.
     pub fn new(
         g: &'a Graph,
@@ -119,8 +124,8 @@ impl<'a> Fuser<'a> {
         decisions: &'a FxHashMap<NodeId, Decision>,
         syms: &'a SymTable,
         opts: &'a CompileOptions,
-        exact: &'a dyn Fn(&[NodeId]) -> Result<(), String>,
-    ) -> Fuser<'a> {
+        exact: &'a dyn Fn(&[NodeId]) -> Result<T, String>,
+    ) -> Fuser<'a, T> {
         let pos: FxHashMap<NodeId, usize> =
             order.iter().enumerate().map(|(i, id)| (*id, i)).collect();
         let mut li_of_pos = vec![usize::MAX; order.len()];
@@ -159,13 +164,14 @@ impl<'a> Fuser<'a> {
                 })
             })
             .collect();
+        let lpos = lowered.iter().map(|(id, _)| pos[id]).collect();
         Fuser {
             g,
             syms,
             opts,
             exact,
             pos,
-            order: order.to_vec(),
+            lpos,
             li_of_pos,
             parent: (0..lowered.len()).collect(),
             lowered,
@@ -208,6 +214,15 @@ impl<'a> Fuser<'a> {
         self.cluster_of(id).is_some_and(|r| r == ra || r == rb)
     }
 
+    /// [`Self::in_set`] for the node at topological position `p`.
+    fn in_set_pos(&self, p: usize, ra: usize, rb: usize) -> bool {
+        let li = self.li_of_pos[p];
+        li != usize::MAX && {
+            let r = self.find_ro(li);
+            r == ra || r == rb
+        }
+    }
+
     /// Tensors read from outside the union of `ra` and `rb` (first-use order).
     fn reads(&self, ra: usize, rb: usize) -> Vec<TRef> {
         let mut v: Vec<TRef> = Vec::new();
@@ -226,7 +241,7 @@ impl<'a> Fuser<'a> {
         if rb != ra {
             v.extend(self.cl(rb).members.iter().copied());
         }
-        v.sort_by_key(|&m| self.pos[&self.lowered[m].0]);
+        v.sort_by_key(|&m| self.lpos[m]);
         v
     }
 
@@ -285,10 +300,9 @@ impl<'a> Fuser<'a> {
         let mut visited = 0usize;
         let members = self.merged_members(ra, rb);
         for &m in &members {
-            let p = self.pos[&self.lowered[m].0];
+            let p = self.lpos[m];
             for &s in &self.succ[p] {
-                if s <= bound && !self.in_set(self.order[s], ra, rb) && self.visit[s] != self.epoch
-                {
+                if s <= bound && !self.in_set_pos(s, ra, rb) && self.visit[s] != self.epoch {
                     self.visit[s] = self.epoch;
                     stack.push(s);
                 }
@@ -300,7 +314,7 @@ impl<'a> Fuser<'a> {
                 if s > bound || self.visit[s] == self.epoch {
                     continue;
                 }
-                if self.in_set(self.order[s], ra, rb) {
+                if self.in_set_pos(s, ra, rb) {
                     return Some(true);
                 }
                 visited += 1;
@@ -485,17 +499,6 @@ impl<'a> Fuser<'a> {
                 ))
             }
         }
-        // L5 + L7: schedulable and fits the UB (exact, for kernels with a reduction).
-        if ca.reduces + cb.reduces > 0 {
-            let ids: Vec<NodeId> = members.iter().map(|&m| self.lowered[m].0).collect();
-            if let Err(e) = (self.exact)(&ids) {
-                return Err((
-                    "NF1009",
-                    format!("the fused kernel does not schedule or tile: {e}"),
-                    shared,
-                ));
-            }
-        }
         // Reduce prologue/epilogue pairs first, then vertical pointwise chains, then
         // horizontal pairs: a reduction takes its epilogue before the chain closes (C9).
         let prio = match (vertical, ca.reduces + cb.reduces > 0) {
@@ -510,6 +513,35 @@ impl<'a> Fuser<'a> {
         Ok((prio, shared, prox))
     }
 
+    /// Bytes of the tensors both clusters touch.
+    fn shared_bytes(&self, ra: usize, rb: usize) -> i64 {
+        let (ta, tb) = (self.touches(ra), self.touches(rb));
+        ta.iter()
+            .filter(|t| tb.contains(t))
+            .map(|t| tensor_bytes(self.g, self.syms, *t))
+            .sum()
+    }
+
+    /// L5 + L7: the merged cluster schedules and fits the UB — exact, for kernels with a
+    /// reduction (a pure element-wise cluster schedules by construction). Run when the pair is
+    /// committed; gives what the check built.
+    fn check_exact(&self, ra: usize, rb: usize) -> Result<Option<T>, Refusal> {
+        let (ca, cb) = (self.cl(ra), self.cl(rb));
+        if ca.reduces + cb.reduces == 0 {
+            return Ok(None);
+        }
+        let members = self.merged_members(ra, rb);
+        let ids: Vec<NodeId> = members.iter().map(|&m| self.lowered[m].0).collect();
+        (self.exact)(&ids).map(Some).map_err(|e| {
+            let shared = self.shared_bytes(ra, rb);
+            (
+                "NF1009",
+                format!("the fused kernel does not schedule or tile: {e}"),
+                shared,
+            )
+        })
+    }
+
     fn merge(&mut self, ra: usize, rb: usize) {
         let (keep, gone) = if ra < rb { (ra, rb) } else { (rb, ra) };
         let members = self.merged_members(keep, gone);
@@ -522,7 +554,10 @@ impl<'a> Fuser<'a> {
         a.reduces += b.reduces;
         a.plain_reduces += b.plain_reduces;
         a.version = a.version.wrapping_add(b.version).wrapping_add(1);
-        self.parent[gone] = keep;
+        // Every member points at its root directly: finds stay one step.
+        for &m in &a.members {
+            self.parent[m] = keep;
+        }
     }
 
     /// Record the latest refusal of the pair of clusters `a`, `b`.
@@ -546,8 +581,10 @@ impl<'a> Fuser<'a> {
         );
     }
 
-    /// Run the rounds and return the partition.
-    pub fn run(mut self) -> Partition {
+    /// Run the rounds; the partition and, per cluster, what the exact check built for it
+    /// (None for clusters without a reduction).
+    pub fn run(mut self) -> (Partition, Vec<Option<T>>) {
+        let mut built: FxHashMap<usize, T> = FxHashMap::default();
         let mut rejections: FxHashMap<(String, String), Rejection> = FxHashMap::default();
         let mut refused: FxHashSet<(usize, usize, u32, u32)> = FxHashSet::default();
         let mut rounds = 0;
@@ -626,7 +663,23 @@ impl<'a> Fuser<'a> {
                         continue;
                     }
                 }
+                // The exact check last, only for pairs about to merge (its result for a
+                // pair is a function of the two clusters, as the other checks').
+                let made = match self.check_exact(ra, rb) {
+                    Ok(t) => t,
+                    Err(why) => {
+                        let key = (ra, rb, self.cl(ra).version, self.cl(rb).version);
+                        refused.insert(key);
+                        self.reject(&mut rejections, ra, rb, why);
+                        continue;
+                    }
+                };
+                built.remove(&ra);
+                built.remove(&rb);
                 self.merge(ra, rb);
+                if let Some(t) = made {
+                    built.insert(self.find(ra), t);
+                }
                 changed = true;
             }
             if !changed {
@@ -634,8 +687,10 @@ impl<'a> Fuser<'a> {
             }
         }
         let mut clusters: Vec<Vec<NodeId>> = Vec::new();
+        let mut artifacts: Vec<Option<T>> = Vec::new();
         for li in 0..self.lowered.len() {
             if self.parent[li] == li {
+                artifacts.push(built.remove(&li));
                 clusters.push(
                     self.cl(li)
                         .members
@@ -657,10 +712,13 @@ impl<'a> Fuser<'a> {
             })
             .collect();
         rej.sort_by(|x, y| (-x.bytes, &x.a, &x.b).cmp(&(-y.bytes, &y.a, &y.b)));
-        Partition {
-            clusters,
-            rejections: rej,
-            rounds,
-        }
+        (
+            Partition {
+                clusters,
+                rejections: rej,
+                rounds,
+            },
+            artifacts,
+        )
     }
 }

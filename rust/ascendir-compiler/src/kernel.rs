@@ -26,9 +26,3 @@ pub fn tile_kernel(
     }
     f.call(&shape).map_err(|e| e.to_string())
 }
-
-/// Schedule and tile: the exact L5/L7 check of a candidate kernel.
-pub fn schedules_and_fits(hint: &AscGraph, target: &Target, syms: &SymTable) -> Result<(), String> {
-    let impls = schedule_kernel(hint)?;
-    tile_kernel(&impls, target, syms).map(|_| ())
-}

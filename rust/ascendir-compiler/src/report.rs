@@ -208,6 +208,9 @@ impl Report {
             "simplify": {
                 "identities_removed": self.simplify.identities,
                 "casts_removed": self.simplify.casts,
+                "cse_merged": self.simplify.cse,
+                "constants_folded": self.simplify.folded,
+                "reshapes_rewired": self.simplify.reshapes,
                 "pruned": self.simplify.pruned,
             },
             "fusion_rounds": self.rounds,

@@ -1,8 +1,45 @@
 //! Stage 4, simplify (the part implemented so far): Identity removal, Cast-to-same-dtype
-//! removal, and pruning of pure nodes whose values reach no output.
+//! removal, common subexpressions merged, and pruning of pure nodes whose values reach no
+//! output.
 
-use ascendir_ir::{Graph, InAnchor, NodeId, OutAnchor};
-use rustc_hash::FxHashSet;
+use std::sync::Arc;
+
+use ascendir_ir::{
+    AttrValue, DataType, Format, Graph, InAnchor, NodeId, OpDesc, OutAnchor, Tensor, TensorDesc,
+    TopoMode, TopoOptions,
+};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::symbolize::SymTable;
+
+/// Shape arithmetic the constant folder replaces by a Const when its value is known.
+const FOLDABLE: &[&str] = &[
+    "Shape",
+    "Size",
+    "GatherV2D",
+    "GatherV2",
+    "Gather",
+    "ConcatV2D",
+    "ConcatD",
+    "ConcatV2",
+    "Concat",
+    "Unsqueeze",
+    "Squeeze",
+    "Reshape",
+    "ExpandDims",
+    "Flatten",
+    "Cast",
+    "Add",
+    "Sub",
+    "Mul",
+    "RealDiv",
+    "Div",
+    "FloorDiv",
+    "Maximum",
+    "Minimum",
+    "StridedSliceV2",
+    "Slice",
+];
 
 /// What stage 4 did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -11,8 +48,192 @@ pub struct SimplifyStats {
     pub identities: usize,
     /// Casts to the same dtype removed.
     pub casts: usize,
+    /// Integer tensors computed from shapes and constants, replaced by Consts.
+    pub folded: usize,
+    /// Reshapes of a Reshape rewired to read the inner one's input.
+    pub reshapes: usize,
+    /// Nodes merged into an equal one (same type, attributes, inputs, output descs).
+    pub cse: usize,
     /// Nodes pruned because no output depends on them.
     pub pruned: usize,
+}
+
+/// Pure nodes: a lowering, shape arithmetic, or a constant (equal values merge).
+fn pure(g: &Graph, id: NodeId) -> bool {
+    let Ok(n) = g.node(id) else { return false };
+    let op = n.op();
+    op.subgraph_instance_names().is_empty()
+        && n.in_control_peers().is_empty()
+        && n.out_control_peers().is_empty()
+        && (crate::lower::lookup(op.op_type()).is_some()
+            || matches!(
+                op.op_type(),
+                "Const"
+                    | "Constant"
+                    | "Shape"
+                    | "Size"
+                    | "GatherV2D"
+                    | "ConcatV2D"
+                    | "Unsqueeze"
+                    | "Squeeze"
+                    | "TransposeD"
+                    | "Reshape"
+            ))
+}
+
+/// Replace every foldable node whose integer value is fully known by a Const of it.
+fn fold_constants(g: &mut Graph, syms: &SymTable) -> Result<usize, String> {
+    let ids: Vec<NodeId> = g.node_ids().collect();
+    let mut n = 0;
+    for id in ids {
+        let (name, desc) = {
+            let Ok(node) = g.node(id) else { continue };
+            let op = node.op();
+            if !FOLDABLE.contains(&op.op_type())
+                || node.num_out_data() != 1
+                || !node.in_control_peers().is_empty()
+                || !op.subgraph_instance_names().is_empty()
+            {
+                continue;
+            }
+            (op.name().to_string(), op.outputs()[0].desc.clone())
+        };
+        if !matches!(desc.dtype, DataType::INT64 | DataType::INT32) {
+            continue;
+        }
+        let Some(vals) = syms
+            .value((id, 0))
+            .and_then(|v| v.iter().map(|e| e.as_i64()).collect::<Option<Vec<i64>>>())
+        else {
+            continue;
+        };
+        let len = i64::try_from(vals.len()).map_err(|e| e.to_string())?;
+        let rec = &desc.shape;
+        let shape: Vec<i64> = if rec.iter().all(|&d| d >= 0) && rec.iter().product::<i64>() == len {
+            rec.to_vec()
+        } else if rec.is_empty() && len == 1 {
+            Vec::new()
+        } else {
+            vec![len]
+        };
+        let bytes: Vec<u8> = if desc.dtype == DataType::INT32 {
+            let mut b = Vec::with_capacity(vals.len() * 4);
+            for v in &vals {
+                let x = i32::try_from(*v).map_err(|_| format!("'{name}': {v} overflows int32"))?;
+                b.extend_from_slice(&x.to_le_bytes());
+            }
+            b
+        } else {
+            vals.iter().flat_map(|v| v.to_le_bytes()).collect()
+        };
+        let td = TensorDesc::new(&shape, desc.dtype, Format::ND);
+        let mut cname = format!("{name}_folded");
+        let mut k = 0;
+        while g.find(&cname).is_some() {
+            k += 1;
+            cname = format!("{name}_folded{k}");
+        }
+        let mut cop = OpDesc::new(&cname, "Const");
+        cop.add_output("y", Arc::new(td.clone()))
+            .map_err(|e| e.to_string())?;
+        cop.set_attr("value", AttrValue::Tensor(Tensor::new(td, bytes.into())));
+        let cid = g.add_node(cop).map_err(|e| e.to_string())?;
+        forward(g, OutAnchor::data(id, 0), OutAnchor::data(cid, 0))?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// A plain GE Reshape (the whole shape: `axis` 0, `num_axes` -1).
+fn plain_reshape(g: &Graph, id: NodeId) -> bool {
+    g.op(id).is_ok_and(|o| {
+        o.op_type() == "Reshape"
+            && o.attr("axis").and_then(|a| a.as_int()).unwrap_or(0) == 0
+            && o.attr("num_axes").and_then(|a| a.as_int()).unwrap_or(-1) == -1
+    })
+}
+
+/// `Reshape(Reshape(x, a), b)` → `Reshape(x, b)`: only the last target counts (the inner one,
+/// left without consumers, is pruned).
+fn cascaded_reshapes(g: &mut Graph) -> Result<usize, String> {
+    let ids: Vec<NodeId> = g.node_ids().collect();
+    let mut n = 0;
+    for id in ids {
+        if !plain_reshape(g, id) {
+            continue;
+        }
+        // Follow the chain of plain Reshapes feeding input 0 down to its source.
+        let mut src = match g.in_peer(InAnchor::data(id, 0)) {
+            Some(s) => s,
+            None => continue,
+        };
+        let first = src;
+        while plain_reshape(g, src.node) && src.index == 0 {
+            match g.in_peer(InAnchor::data(src.node, 0)) {
+                Some(s) => src = s,
+                None => break,
+            }
+        }
+        if src == first {
+            continue;
+        }
+        g.unlink(first, InAnchor::data(id, 0))
+            .map_err(|e| e.to_string())?;
+        g.link(src, InAnchor::data(id, 0))
+            .map_err(|e| e.to_string())?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// A node's type and data inputs (producer, output index).
+type CseKey = (String, Vec<Option<(NodeId, i32)>>);
+
+/// Merge every pure node into an earlier equal one (topological order, so inputs are merged
+/// first): same type, attributes, data inputs and output descs.
+fn cse(g: &mut Graph) -> Result<usize, String> {
+    let order = g
+        .topo_order(&TopoOptions::new(TopoMode::Dfs))
+        .map_err(|e| e.to_string())?;
+    let mut seen: FxHashMap<CseKey, Vec<NodeId>> = FxHashMap::default();
+    let mut merged = 0;
+    for id in order {
+        if !pure(g, id) {
+            continue;
+        }
+        let (key, n_out) = {
+            let n = g.node(id).map_err(|e| e.to_string())?;
+            let ins = (0..n.num_in_data())
+                .map(|k| n.in_data_peer(k).map(|p| (p.node, p.index)))
+                .collect();
+            ((n.op_type().to_string(), ins), n.num_out_data())
+        };
+        let same = |r: NodeId| -> bool {
+            match (g.op(id), g.op(r)) {
+                (Ok(a), Ok(b)) => {
+                    a.attrs == b.attrs
+                        && a.outputs().len() == b.outputs().len()
+                        && a.outputs()
+                            .iter()
+                            .zip(b.outputs())
+                            .all(|(x, y)| x.desc == y.desc)
+                }
+                _ => false,
+            }
+        };
+        let reps = seen.entry(key).or_default();
+        match reps.iter().copied().find(|&r| same(r)) {
+            Some(r) => {
+                for k in 0..n_out {
+                    forward(g, OutAnchor::data(id, k), OutAnchor::data(r, k))?;
+                }
+                g.erase_node(id).map_err(|e| e.to_string())?;
+                merged += 1;
+            }
+            None => reps.push(id),
+        }
+    }
+    Ok(merged)
 }
 
 /// Replace every use of `from` by `to` (data consumers and graph outputs).
@@ -43,9 +264,13 @@ fn is_noop(g: &Graph, id: NodeId) -> Option<bool> {
     }
 }
 
-/// Run stage 4 on `g` (which must not be the caller's graph).
-pub fn simplify(g: &mut Graph) -> Result<SimplifyStats, String> {
-    let mut st = SimplifyStats::default();
+/// Run stage 4 on `g` (which must not be the caller's graph); `syms` are the symbols of `g`
+/// (values of its integer tensors for the constant folder).
+pub fn simplify(g: &mut Graph, syms: &SymTable) -> Result<SimplifyStats, String> {
+    let mut st = SimplifyStats {
+        folded: fold_constants(g, syms)?,
+        ..SimplifyStats::default()
+    };
     let ids: Vec<NodeId> = g.node_ids().collect();
     for id in ids {
         let Some(identity) = is_noop(g, id) else {
@@ -71,6 +296,8 @@ pub fn simplify(g: &mut Graph) -> Result<SimplifyStats, String> {
             st.casts += 1;
         }
     }
+    st.reshapes = cascaded_reshapes(g)?;
+    st.cse = cse(g)?;
     // Prune pure (lowerable or constant) nodes that reach no output.
     let Some(net) = g.net_output() else {
         return Ok(st);
@@ -92,6 +319,7 @@ pub fn simplify(g: &mut Graph) -> Result<SimplifyStats, String> {
             g.op(*id).is_ok_and(|o| {
                 o.subgraph_instance_names().is_empty()
                     && (matches!(o.op_type(), "Const" | "Constant")
+                        || FOLDABLE.contains(&o.op_type())
                         || crate::lower::lookup(o.op_type()).is_some())
             })
         })

@@ -100,11 +100,19 @@ fn lowered_types() -> Vec<String> {
     ascendir_compiler::lower::registered()
 }
 
+/// Register a lowering given as JSON (see `ascendir_compiler::lower::spec`); returns its GE type.
+#[pyfunction]
+fn register_lowering(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+    ascendir_compiler::lower::spec::register_json(spec_json)
+        .map_err(|e| compile_err(py, CompileError::new(ascendir_compiler::Stage::Lower, e)))
+}
+
 /// Register the `ascendir._core.compiler` functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let sub = PyModule::new(m.py(), "compiler")?;
     sub.add_function(wrap_pyfunction!(compile, &sub)?)?;
     sub.add_function(wrap_pyfunction!(lowered_types, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(register_lowering, &sub)?)?;
     m.add_submodule(&sub)?;
     Ok(())
 }

@@ -740,16 +740,29 @@ fn build_report(
     infos: &[TInfo],
     block: i64,
 ) -> AllocReport {
-    let mut peak = Expr::int(0);
-    for c in &containers {
-        peak = Expr::add(&peak, &container_total(g, c, block));
-    }
-    // Live bytes per step. The live set only grows at a step where a tensor starts, so the
-    // maximum over all steps is the maximum over those steps; each tensor's bytes once.
+    // Each tensor's bytes once, for the containers and the live-bytes bound.
     let bytes: Vec<Expr> = infos
         .iter()
         .map(|t| tensor_bytes(&g.nodes()[t.node.index()].outputs[t.out], block))
         .collect();
+    let of: FxHashMap<(u32, usize), &Expr> = infos
+        .iter()
+        .zip(&bytes)
+        .map(|(t, b)| ((t.node.index() as u32, t.out), b))
+        .collect();
+    let lookup = |n: NodeId, o: usize| -> Expr {
+        match of.get(&(n.index() as u32, o)) {
+            Some(b) => (*b).clone(),
+            None => tensor_bytes(&g.nodes()[n.index()].outputs[o], block),
+        }
+    };
+    let mut peak = Expr::int(0);
+    for c in &containers {
+        let slot = slot_bytes_with(g, c, block, &lookup);
+        peak = Expr::add(&peak, &Expr::mul(&slot, &Expr::int(c.buf_num)));
+    }
+    // Live bytes per step. The live set only grows at a step where a tensor starts, so the
+    // maximum over all steps is the maximum over those steps.
     let mut starts: Vec<usize> = infos.iter().map(|t| t.start).collect();
     starts.sort_unstable();
     starts.dedup();
@@ -784,6 +797,18 @@ fn build_report(
 /// Bytes of one container slot: max over its members, members of a queue sharing a reuse id
 /// summed; temporary buffers at least 8192 bytes.
 pub fn container_slot_bytes(g: &AscGraph, c: &Container, block: i64) -> Expr {
+    slot_bytes_with(g, c, block, &|n, o| {
+        tensor_bytes(&g.nodes()[n.index()].outputs[o], block)
+    })
+}
+
+/// [`container_slot_bytes`] with each member tensor's bytes from `bytes(node, output)`.
+fn slot_bytes_with(
+    g: &AscGraph,
+    c: &Container,
+    block: i64,
+    bytes: &dyn Fn(NodeId, usize) -> Expr,
+) -> Expr {
     if c.kind == ContainerKind::Tmp {
         let mut m = Expr::int(8192);
         for (n, k) in &c.tmps {
@@ -800,7 +825,7 @@ pub fn container_slot_bytes(g: &AscGraph, c: &Container, block: i64) -> Expr {
     let mut sums: Vec<(i64, Expr)> = Vec::new();
     let mut items: Vec<Expr> = Vec::new();
     for (n, o, rid) in &c.members {
-        let tb = tensor_bytes(&g.nodes()[n.index()].outputs[*o], block);
+        let tb = bytes(*n, *o);
         if *rid >= 0 {
             match sums.iter_mut().find(|(r, _)| r == rid) {
                 Some((_, e)) => *e = Expr::add(e, &tb),

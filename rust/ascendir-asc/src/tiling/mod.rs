@@ -8,7 +8,7 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-use crate::alloc::{container_total, containers_of, tensor_bytes};
+use crate::alloc::{containers_of, tensor_bytes};
 use crate::axis::{AxisId, AxisType};
 use crate::error::AscError;
 use crate::expr::Expr;
@@ -157,7 +157,7 @@ impl TilingProblem {
         let mut cont_exprs = Vec::new();
         for c in &containers {
             let slot = crate::alloc::container_slot_bytes(g, c, block);
-            ub = Expr::add(&ub, &container_total(g, c, block));
+            ub = Expr::add(&ub, &Expr::mul(&slot, &Expr::int(c.buf_num)));
             cont_exprs.push((c.size_name(), slot, c.buf_num, c.kind));
         }
         // Reserved scratch: 8 KB for select/where/compare/gather graphs.

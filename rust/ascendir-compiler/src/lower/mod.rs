@@ -2,6 +2,7 @@
 //! a lowered node (its kind, data operands, reduce axes and the template of AscIR steps its
 //! output is computed by) or a barrier with a reason in one of GE's three categories.
 
+pub mod spec;
 mod table;
 
 use std::sync::{Arc, OnceLock, RwLock};
