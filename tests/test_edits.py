@@ -61,6 +61,12 @@ def test_isolate_relinks_and_full_connects():
     assert ctrl_out(g, "w") == ["b", "c", "y"]
     assert n.in_nodes == [] and n.out_nodes == []
     assert "n" in g
+    # the isolated node stays, its required inputs now unconnected (GE Node::Verify)
+    assert g.problems() == [
+        f"graph 'star': node 'n' (Mul) input {i} 'x{i}' is required but not connected"
+        for i in range(2)
+    ]
+    g.remove_node(n)
     g.validate()
 
 
@@ -154,7 +160,12 @@ def test_insertions_and_move_outputs():
     with pytest.raises(air.InvalidArgumentError):
         g.insert_node(_od("bad", "NoOp", 0, 0))
     del front
-    g.validate()
+    # m and split were made with open inputs
+    assert g.problems() == [
+        "graph 'star': node 'm' (Mul) input 0 'x0' is required but not connected",
+        "graph 'star': node 'm' (Mul) input 1 'x1' is required but not connected",
+        "graph 'star': node 'split' (Split) input 0 'x0' is required but not connected",
+    ]
 
 
 def test_fuse_nodes():

@@ -10,6 +10,7 @@ The graph model is GE's AscendIR: a :class:`Graph` of :class:`Node` objects, eac
 from __future__ import annotations
 
 import importlib
+import sys
 from typing import TYPE_CHECKING, Any
 
 from . import _core
@@ -50,8 +51,10 @@ from .errors import (
 )
 from .types import AttrKind, DataType, Format, NamedAttrs
 
-if TYPE_CHECKING:  # loaded on first use (``__getattr__``); visible to type checkers
-    from .evaluator import evaluate as evaluate
+# The extension's submodules, importable by their dotted names as their stubs describe them.
+for _sub in ("asc", "asc_backend", "compiler"):
+    sys.modules.setdefault(f"{__name__}._core.{_sub}", getattr(_core, _sub))
+del _sub
 
 __version__: str = _core.__version__
 
@@ -78,7 +81,8 @@ float8_e4m3fn = DataType.FLOAT8_E4M3FN
 
 # Submodules and names loaded on first use, so that importing the package stays cheap.
 _LAZY_MODULES = {
-    "asc", "cli", "compiler", "evaluator", "onnx", "ops", "serialization", "topo", "infer"
+    "asc", "cli", "compiler", "evaluator", "formats", "onnx", "ops", "serialization", "topo",
+    "infer",
 }
 _LAZY_NAMES = {
     "compile": "compiler",
@@ -102,6 +106,39 @@ _LAZY_NAMES = {
     "TensorType": "ops",
     "InferContext": "ops",
 }
+
+
+if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (``X as X``: exported)
+    from . import asc as asc
+    from . import cli as cli
+    from . import compiler as compiler
+    from . import evaluator as evaluator
+    from . import formats as formats
+    from . import infer as infer
+    from . import onnx as onnx
+    from . import ops as ops
+    from . import serialization as serialization
+    from . import topo as topo
+    from .compiler import CompileOptions as CompileOptions
+    from .compiler import compile as compile
+    from .evaluator import evaluate as evaluate
+    from .ops import Attr as Attr
+    from .ops import DynamicInput as DynamicInput
+    from .ops import DynamicOutput as DynamicOutput
+    from .ops import InferContext as InferContext
+    from .ops import Input as Input
+    from .ops import OpDef as OpDef
+    from .ops import OptionalInput as OptionalInput
+    from .ops import Output as Output
+    from .ops import Subgraph as Subgraph
+    from .ops import TensorType as TensorType
+    from .ops import TypeVar as TypeVar
+    from .ops import register_op as register_op
+    from .serialization import Model as Model
+    from .serialization import load as load
+    from .serialization import load_model as load_model
+    from .serialization import save as save
+    from .topo import TopoMode as TopoMode
 
 
 def __getattr__(name: str) -> Any:

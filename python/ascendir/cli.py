@@ -2,18 +2,39 @@
 
 ``ascendir demo`` builds a small ResNet-style block through the Python API, sorts it and
 prints a readable summary; ``ascendir convert SRC DST`` converts between ONNX, GE ModelDef
-(binary or text) and OM files; ``ascendir inspect FILE`` summarizes a model.
+(binary or text) and OM files; ``ascendir inspect FILE`` summarizes a model; ``ascendir
+compile`` fuses vector regions into AscBackend kernels.
+
+Exit codes: 0 success, 1 a file could not be processed (one line on stderr,
+``ascendir: error: <file>: <message>``), 2 a usage error, 130 interrupted, 141 the reader of
+the output went away (``ascendir inspect model.onnx | head``). ``--debug`` shows the
+traceback of an error; ``python -m ascendir`` is the same command.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import traceback
 from collections.abc import Sequence
 
 from . import Graph, Node, TensorDesc, float16
+from ._cli_support import (
+    EXIT_FAILURE,
+    EXIT_USAGE,
+    CommandError,
+    Parser,
+    UsageError,
+    one_line,
+)
 
-__all__ = ["build_demo_graph", "main", "summary"]
+__all__ = ["build_demo_graph", "build_parser", "main", "summary"]
+
+EXIT_INTERRUPTED = 130
+"""Interrupted with Ctrl-C (128 + SIGINT)."""
+EXIT_BROKEN_PIPE = 141
+"""The reader of the output closed it early (128 + SIGPIPE, as other Unix tools)."""
 
 
 def build_demo_graph() -> Graph:
@@ -93,12 +114,23 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``ascendir`` command."""
-    parser = argparse.ArgumentParser(prog="ascendir", description=__doc__.splitlines()[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="build, sort and summarize a small ResNet block")
-    demo.add_argument("--mode", default="dfs", choices=["bfs", "dfs", "rdfs", "stable_rdfs"])
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ascendir`` argument parser with every sub-command."""
+    from . import __version__
+
+    parser = Parser(prog="ascendir", description=__doc__.splitlines()[0].rstrip("."),
+                    epilog="Run 'ascendir COMMAND --help' for the options of a command.")
+    parser.add_argument("--version", action="version", version=f"ascendir {__version__}",
+                        help="print the version and exit")
+    parser.add_argument("--debug", action="store_true", default=False,
+                        help="show the full traceback of an error")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND",
+                                help="the command to run")
+    demo = sub.add_parser("demo", help="build, sort and summarize a small ResNet block",
+                          description="Build a ResNet basic block through the Python API, "
+                          "sort it and print a summary.")
+    demo.add_argument("--mode", default="dfs", choices=["bfs", "dfs", "rdfs", "stable_rdfs"],
+                      help="topological sort order (default: dfs)")
     demo.set_defaults(func=_cmd_demo)
     from .onnx.cli_commands import add_convert_command, add_inspect_command
 
@@ -107,8 +139,56 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .compiler.cli import add_compile_command
 
     add_compile_command(sub)
-    args = parser.parse_args(argv)
-    return int(args.func(args))
+    for p in sub.choices.values():
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the full traceback of an error")
+    return parser
+
+
+def _quiet_stdout() -> None:
+    """After a broken pipe, point stdout at /dev/null so the interpreter's final flush is
+    silent."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``ascendir`` command; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        debug = bool(getattr(args, "debug", False))
+        code = int(args.func(args))
+        sys.stdout.flush()
+        return code
+    except UsageError as e:
+        hint = f"ascendir {e.command} --help" if e.command else "ascendir --help"
+        where = f"{e.command}: " if e.command else ""
+        print(f"ascendir: error: {where}{one_line(e.message)} (see '{hint}')", file=sys.stderr)
+        return EXIT_USAGE
+    except CommandError as e:
+        if debug:
+            traceback.print_exception(e.__cause__ or e)
+        print(f"ascendir: error: {e.file}: {e.message}", file=sys.stderr)
+        return EXIT_FAILURE
+    except BrokenPipeError:
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
+    except KeyboardInterrupt:
+        print("ascendir: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as e:  # a bug: still one line, the traceback with --debug
+        if debug:
+            traceback.print_exc()
+        name = type(e).__name__
+        print(f"ascendir: error: internal error ({name}: {one_line(str(e))}); "
+              "run with --debug for the traceback", file=sys.stderr)
+        return EXIT_FAILURE
 
 
 if __name__ == "__main__":

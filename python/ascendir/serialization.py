@@ -1,26 +1,56 @@
-"""Reading and writing GE model files: binary ``ModelDef`` (``.pb``), text dumps (``.txt``,
-``.pbtxt``) and OM files (``.om``).
+"""Reading and writing model files: GE binary ``ModelDef`` (``.pb``), text dumps (``.txt``,
+``.pbtxt``), OM files (``.om``) and ONNX models (``.onnx``).
 
-:func:`save` and :func:`load` pick the format from the file suffix. :class:`Model` holds several
-graphs plus model-level metadata (name, version, custom version, attributes); a single
+:func:`save` picks the format from the file suffix; :func:`load` from the file's bytes, then its
+suffix (see :mod:`ascendir.formats`). :class:`Model` holds several graphs plus model-level
+metadata (name, version, custom version, attributes, OM partitions); a single
 :class:`~ascendir.Graph` is saved as a model of one graph with GE's default model attributes.
-Malformed input raises :class:`ascendir.errors.DecodeError` with ``offset`` / ``path``.
+Malformed input raises :class:`ascendir.errors.DecodeError` with ``offset`` / ``path``. What a
+target format cannot hold (OM partitions in a ``.pb``, model attributes in ONNX) is dropped
+with a :class:`DataLossWarning`.
 """
 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import _core
 from ._core import Graph
+from .formats import FORMATS, SUFFIXES, detect
 
-__all__ = ["Model", "load", "load_model", "save"]
+__all__ = [
+    "PARTITION_NAMES",
+    "DataLossWarning",
+    "Model",
+    "load",
+    "load_model",
+    "model_from_bytes",
+    "save",
+]
 
-_BINARY = (".pb", ".bin", ".air")
-_TEXT = (".txt", ".pbtxt", ".prototxt")
-_OM = (".om",)
+PARTITION_NAMES: dict[int, str] = {
+    0: "MODEL_DEF",
+    1: "WEIGHTS_DATA",
+    2: "TASK_INFO",
+    3: "TBE_KERNELS",
+    4: "CUST_AICPU_KERNELS",
+    5: "SO_BINS",
+    6: "FLOW_MODEL",
+    7: "FLOW_SUBMODEL",
+    8: "MODEL_INOUT_INFO",
+}
+"""GE's ``ModelPartitionType`` numbers and names."""
+
+
+class DataLossWarning(UserWarning):
+    """Emitted when reading or writing a model drops data the target cannot hold."""
+
+
+def _partition_name(kind: int) -> str:
+    return PARTITION_NAMES.get(kind, f"type {kind}")
 
 
 class Model:
@@ -30,6 +60,9 @@ class Model:
     it and its subgraphs. ``attrs`` is an attribute map that keeps GE attribute kinds; a new
     model starts with GE's 7 default attributes (``memory_size``, ``p2p_memory_size``,
     ``stream_num``, ``event_num``, ``label_num``, ``weight_size`` = 0, ``target_type`` = "MINI").
+    ``weights`` is the OM ``WEIGHTS_DATA`` partition and ``partitions`` the OM file's other
+    partitions (``TASK_INFO``, ``TBE_KERNELS``, ...) as ``(type, bytes)``, written back byte
+    for byte by :meth:`to_om`.
     """
 
     def __init__(
@@ -41,6 +74,7 @@ class Model:
         custom_version: str = "",
         attrs: Mapping[str, Any] | None = None,
         weights: bytes = b"",
+        partitions: Iterable[tuple[int, bytes]] = (),
     ) -> None:
         self.name: str = name
         self.graphs: list[Graph] = list(graphs)
@@ -54,6 +88,7 @@ class Model:
         self.version: int = int(version)
         self.custom_version: str = custom_version
         self.weights: bytes = bytes(weights)
+        self.partitions: list[tuple[int, bytes]] = [(int(k), bytes(d)) for k, d in partitions]
         self._holder: Graph = _core._default_model_attrs()
         if attrs is not None:
             target = self._holder.attrs
@@ -89,8 +124,8 @@ class Model:
         return _core._bytes_to_text(self.to_bytes())
 
     def to_om(self) -> bytes:
-        """The model as an OM file with MODEL_DEF and WEIGHTS_DATA partitions."""
-        return _core._om_write(self.name, self.to_bytes(), self.weights)
+        """The model as an OM file: MODEL_DEF, WEIGHTS_DATA, then :attr:`partitions`."""
+        return _core._om_write(self.name, self.to_bytes(), self.weights, list(self.partitions))
 
     def to_proto(self) -> Any:
         """The model as a ``google.protobuf`` ``ModelDef`` message."""
@@ -115,12 +150,21 @@ class Model:
 
     @classmethod
     def from_om(cls, data: bytes) -> Model:
-        """A model from an OM file (its MODEL_DEF partition; weights kept in ``weights``)."""
-        name, model_def, weights = _core._om_read(data)
+        """A model from an OM file: its MODEL_DEF partition, the weights in ``weights`` and the
+        other partitions in ``partitions``. A file of several models warns
+        (:class:`DataLossWarning`) that only the first is read."""
+        name, model_def, weights, others, model_num = _core._om_read(data)
         model = cls.from_bytes(model_def)
         model.weights = weights
+        model.partitions = list(others)
         if not model.name:
             model.name = name
+        if model_num > 1:
+            warnings.warn(
+                f"the OM file holds {model_num} models; only the first is read",
+                DataLossWarning,
+                stacklevel=2,
+            )
         return model
 
     @classmethod
@@ -130,34 +174,58 @@ class Model:
 
 
 def _kind(path: str | os.PathLike[str], format: str | None) -> str:
+    """The format to write ``path`` in: ``format``, else the one its suffix names."""
     if format is not None:
-        if format not in ("pb", "txt", "om"):
-            raise ValueError(f"unknown model format {format!r} (use 'pb', 'txt' or 'om')")
+        if format not in FORMATS:
+            raise ValueError(f"unknown model format {format!r} (use one of {', '.join(FORMATS)})")
         return format
     suffix = os.path.splitext(os.fspath(path))[1].lower()
-    if suffix in _OM:
-        return "om"
-    if suffix in _TEXT:
-        return "txt"
-    if suffix in _BINARY:
-        return "pb"
-    raise ValueError(
-        f"cannot tell the model format of '{os.fspath(path)}' from its suffix "
-        "(use .pb, .txt, .pbtxt or .om, or pass format=)"
-    )
+    kind = SUFFIXES.get(suffix)
+    if kind is None:
+        raise ValueError(
+            f"cannot tell the model format of '{os.fspath(path)}' from its suffix "
+            f"(use {', '.join(sorted(SUFFIXES))}, or pass format=)"
+        )
+    return kind
+
+
+def _warn_dropped(model: Model, kind: str, path: str | os.PathLike[str]) -> None:
+    lost: list[str] = []
+    if kind != "om" and model.partitions:
+        names = ", ".join(_partition_name(k) for k, _ in model.partitions)
+        lost.append(f"OM partitions {names}")
+    if kind == "onnx":
+        if len(model.graphs) > 1:
+            lost.append(f"graphs {', '.join(repr(g.name) for g in model.graphs[1:])}")
+        defaults = _core._default_model_attrs().attrs
+        extra = sorted(k for k in model.attrs.keys() if k not in defaults)
+        if extra:
+            lost.append(f"model attributes {', '.join(extra)}")
+    if lost:
+        warnings.warn(
+            f"'{os.fspath(path)}' ({kind}) cannot hold the model's {'; '.join(lost)}: dropped",
+            DataLossWarning,
+            stacklevel=3,
+        )
 
 
 def save(obj: Graph | Model, path: str | os.PathLike[str], *, format: str | None = None) -> None:
     """Write a graph or model to ``path``; the format follows the suffix (``.pb`` binary,
-    ``.txt`` / ``.pbtxt`` text, ``.om`` OM file) unless ``format`` is given."""
+    ``.txt`` / ``.pbtxt`` text, ``.om`` OM file, ``.onnx`` ONNX) unless ``format`` is given.
+    What the format cannot hold is dropped with a :class:`DataLossWarning`."""
     model = obj if isinstance(obj, Model) else None
     if model is None:
         if not isinstance(obj, Graph):
             raise TypeError(f"save() takes a Graph or a Model, not {type(obj).__name__}")
         model = Model(obj.name, [obj])
     kind = _kind(path, format)
-    if kind == "txt":
-        data: bytes = model.to_text().encode("utf-8")
+    _warn_dropped(model, kind, path)
+    if kind == "onnx":
+        from . import onnx as _onnx
+
+        data: bytes = _onnx.to_bytes(model.graph)
+    elif kind == "txt":
+        data = model.to_text().encode("utf-8")
     elif kind == "om":
         data = model.to_om()
     else:
@@ -166,15 +234,14 @@ def save(obj: Graph | Model, path: str | os.PathLike[str], *, format: str | None
         f.write(data)
 
 
-def load_model(path: str | os.PathLike[str], *, format: str | None = None) -> Model:
-    """Read a :class:`Model` from ``path`` (format from the suffix or the OM magic)."""
-    with open(path, "rb") as f:
-        data = f.read()
-    kind = format if format is not None else None
-    if kind is None:
-        kind = "om" if _core._is_om(data) else _kind(path, None)
-    else:
-        _kind(path, kind)
+def model_from_bytes(data: bytes, kind: str, *, where: str = "<bytes>",
+                     base_dir: str | None = None) -> Model:
+    """Decode model bytes of format ``kind`` (see :mod:`ascendir.formats`)."""
+    if kind == "onnx":
+        from . import onnx as _onnx
+
+        graph = _onnx.load(data, base_dir=base_dir)
+        return Model(graph.name, [graph])
     if kind == "om":
         return Model.from_om(data)
     if kind == "txt":
@@ -184,7 +251,7 @@ def load_model(path: str | os.PathLike[str], *, format: str | None = None) -> Mo
             from .errors import DecodeError
 
             raise DecodeError(
-                f"text model '{os.fspath(path)}' is not valid UTF-8 (byte {e.start})",
+                f"'{where}' is not valid UTF-8 text (byte {e.start})",
                 offset=e.start,
                 path=None,
             ) from None
@@ -192,6 +259,21 @@ def load_model(path: str | os.PathLike[str], *, format: str | None = None) -> Mo
     return Model.from_bytes(data)
 
 
+def load_model(path: str | os.PathLike[str], *, format: str | None = None) -> Model:
+    """Read a :class:`Model` from ``path``: ONNX, GE ``ModelDef`` (binary or text) or OM.
+    The format is ``format`` when given, else what the bytes say, else what the suffix says
+    (:func:`ascendir.formats.detect`)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    where = os.fspath(path)
+    if format is not None:
+        kind = _kind(path, format)
+    else:
+        kind = detect(where, data)
+    return model_from_bytes(data, kind, where=where, base_dir=os.path.dirname(where) or ".")
+
+
 def load(path: str | os.PathLike[str], *, format: str | None = None) -> Graph:
-    """Read the main graph (with its subgraphs) of the model file at ``path``."""
+    """Read the main graph (with its subgraphs) of the model file at ``path`` (any format
+    :func:`load_model` reads)."""
     return load_model(path, format=format).graph

@@ -137,6 +137,7 @@ class _Proxy:
     """Base of the attribute proxies (``node.attr.sched`` ...)."""
 
     __slots__ = ("_node",)
+    _node: Node
 
     def __init__(self, node: Node) -> None:
         object.__setattr__(self, "_node", node)

@@ -274,6 +274,7 @@ class _Interp:
             return None
         dt = np_dtype(prod["outputs"][src[1]]["dtype"])
         text = str(prod["attrs"].get("value", ""))
+        value: bool | int | float
         try:
             if dt.kind == "b":
                 value = text.strip().lower() in ("1", "true")

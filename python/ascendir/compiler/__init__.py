@@ -251,22 +251,11 @@ class CompiledModel:
 
 
 def _sniff(data: bytes, path: str | None) -> str:
-    """The model format of ``data``: ``onnx``, ``om``, ``txt`` or ``pb``."""
-    suffix = os.path.splitext(path)[1].lower() if path else ""
-    if suffix == ".onnx":
-        return "onnx"
-    if _core._is_om(data):
-        return "om"
-    if suffix in (".txt", ".pbtxt"):
-        return "txt"
-    if suffix == ".pb":
-        return "pb"
-    if data[:1] == b"\x08":  # ONNX ModelProto starts with ir_version (field 1, varint)
-        return "onnx"
-    head = data[:64].lstrip()
-    if head[:1].isalpha():
-        return "txt"
-    return "pb"
+    """The model format of ``data``: what the bytes say, else the suffix of ``path``
+    (:func:`ascendir.formats.detect`)."""
+    from ..formats import detect
+
+    return detect(path or "<bytes>", data)
 
 
 def load_model_file(model: str | os.PathLike[str] | bytes) -> Graph:
@@ -286,8 +275,11 @@ def load_model_file(model: str | os.PathLike[str] | bytes) -> Graph:
         except OSError as e:
             raise CompileError(f"{path}: {e.strerror}", stage="load", node=None,
                                reason=str(e.strerror)) from None
-    kind = _sniff(data, path)
     where = path or "<bytes>"
+    try:
+        kind = _sniff(data, path)
+    except DecodeError as e:
+        raise CompileError(str(e), stage="load", node=None, reason=str(e), offset=0) from None
     try:
         if kind == "onnx":
             from .. import onnx as _onnx
@@ -362,12 +354,12 @@ def explain(model: Graph | str | os.PathLike[str] | bytes, a: str, b: str,
         graph.node(n)  # NotFoundError when absent
     cm = compile(graph, **compile_kwargs)
     rep = cm.report.data
-    where = {}
+    where: dict[str, Any] = {}
     for k in rep["kernels"]:
         for m in k["members"]:
             where[m] = k
     ka, kb = where.get(a), where.get(b)
-    if ka is not None and ka is kb:
+    if ka is kb and ka is not None:
         return f"'{a}' and '{b}' are fused into {ka['name']}"
     for n in (a, b):
         for bar in rep["barriers"]:

@@ -11,7 +11,7 @@ recursion grows with the input.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -40,10 +40,13 @@ the node's input ports (None for an unlinked optional input)."""
 _KERNELS: dict[str, Kernel] = {}
 
 
-def kernel(*types: str) -> Callable[[Kernel], Kernel]:
+_K = TypeVar("_K", bound=Kernel)
+
+
+def kernel(*types: str) -> Callable[[_K], _K]:
     """Register the decorated function as the kernel of the GE op ``types``."""
 
-    def deco(fn: Kernel) -> Kernel:
+    def deco(fn: _K) -> _K:
         for t in types:
             if t in _KERNELS:
                 raise ValueError(f"kernel of {t!r} registered twice")

@@ -145,8 +145,11 @@ def _unary_kernel(fn: Callable[[np.ndarray], Any]) -> Any:
 def _attr_kernel(fn: Callable[[Ctx, np.ndarray], Any]) -> Any:
     def run(ctx: Ctx, ins: list[Any]) -> np.ndarray:
         x = np.asarray(ins[0])
+        # bfloat16 (an ml_dtypes type) is computed in float32 and rounded once, as ONNX's
+        # reference does: ml_dtypes >= 0.7 rounds every intermediate step to bfloat16.
+        wide = x.astype(np.float32) if x.dtype.name == "bfloat16" else x
         with np.errstate(all="ignore"):
-            return _same(x, fn(ctx, x))
+            return _same(x, fn(ctx, wide))
 
     return run
 

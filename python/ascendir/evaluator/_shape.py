@@ -9,7 +9,7 @@ attribute forms (``...D``) read the attribute of the same name.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -348,8 +348,9 @@ def _pad(ctx: Ctx, x: np.ndarray, pairs: list[tuple[int, int]], mode: str,
     if mode == "constant":
         v = 0 if value is None else np.asarray(value).reshape(-1)[0]
         return np.pad(x, pairs, mode="constant", constant_values=v)
-    np_mode = {"reflect": "reflect", "edge": "edge", "symmetric": "symmetric",
-               "wrap": "wrap"}.get(mode)
+    modes: dict[str, Literal["reflect", "edge", "symmetric", "wrap"]] = {
+        "reflect": "reflect", "edge": "edge", "symmetric": "symmetric", "wrap": "wrap"}
+    np_mode = modes.get(mode)
     if np_mode is None:
         raise ctx.error(f"pad mode '{mode}' is not constant, reflect, edge, symmetric or wrap")
     return np.pad(x, pairs, mode=np_mode)

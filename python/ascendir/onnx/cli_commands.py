@@ -2,39 +2,64 @@
 
 ``ascendir.cli`` registers them with :func:`add_convert_command` and :func:`add_inspect_command`;
 each registers a sub-command whose handler is stored as ``func`` in the parsed namespace
-(``args.func(args)`` returns the process exit code).
+(``args.func(args)`` returns the process exit code). Both read any model format
+(:mod:`ascendir.formats` tells them apart from the bytes) and go through
+:class:`ascendir.serialization.Model`, so model attributes and OM partitions survive a
+conversion between GE formats; what a target cannot hold is named in a warning.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 from collections import Counter
 from typing import Any
 
-__all__ = ["add_convert_command", "add_inspect_command", "convert", "inspect_file", "summarize"]
+from .._cli_support import (
+    CommandError,
+    Progress,
+    UsageError,
+    file_size,
+    on_file,
+    report_warnings,
+)
 
-_GE_SUFFIXES = (".pb", ".txt", ".om")
+__all__ = [
+    "add_convert_command",
+    "add_inspect_command",
+    "convert",
+    "inspect_file",
+    "read_model",
+    "summarize",
+]
+
+_FORMAT_HELP = "onnx, pb (binary GE ModelDef), txt (GE text dump) or om (OM file)"
 
 
-def _load_any(path: str) -> tuple[Any, dict[str, Any]]:
-    """Load an ONNX model or a GE dump; returns the graph and extra facts for the summary."""
+def read_model(path: str, format: str | None = None) -> tuple[Any, dict[str, Any]]:
+    """Read a model file of any format; returns the :class:`~ascendir.serialization.Model` and
+    extra facts for the summary (``format``, ``unknown_ops``)."""
+    from .. import formats, serialization
     from .. import onnx as air_onnx
 
-    if path.endswith(".onnx"):
-        graph, report = air_onnx.load(path, return_report=True, warn_unknown=False)
-        return graph, {
+    with open(path, "rb") as f:
+        data = f.read()
+    kind = format if format is not None else formats.detect(path, data)
+    if kind == "onnx":
+        graph, report = air_onnx.load(
+            data, base_dir=os.path.dirname(path) or ".", return_report=True, warn_unknown=False
+        )
+        return serialization.Model(graph.name, [graph]), {
+            "kind": kind,
             "format": f"ONNX (opset {report.opset}, IR {report.ir_version})",
             "unknown_ops": dict(report.unknown_ops),
-            "onnx_nodes": report.onnx_nodes,
         }
-    from .. import serialization
-
-    graph = serialization.load(path)
-    if not hasattr(graph, "nodes") and hasattr(graph, "graph"):
-        graph = graph.graph
+    model = serialization.model_from_bytes(data, kind, where=path)
+    names = {"pb": "GE ModelDef (binary)", "txt": "GE ModelDef (text)", "om": "OM file"}
+    graph = model.graph
     unknown = Counter(n.type for n in graph.nodes if n.type.startswith("onnx::"))
-    return graph, {"format": "GE ModelDef", "unknown_ops": dict(unknown)}
+    return model, {"kind": kind, "format": names[kind], "unknown_ops": dict(unknown)}
 
 
 def _dt(dtype: Any) -> str:
@@ -47,12 +72,23 @@ def _dt(dtype: Any) -> str:
         return str(dtype).split(".")[-1]
 
 
-def summarize(graph: Any, extra: dict[str, Any] | None = None) -> str:
-    """A readable summary: node counts by type, inputs/outputs, subgraphs, dtypes, unknown ops."""
+def summarize(graph: Any, extra: dict[str, Any] | None = None, model: Any = None) -> str:
+    """A readable summary: node counts by type, inputs/outputs, subgraphs, dtypes, unknown ops
+    and, for a :class:`~ascendir.serialization.Model`, its attributes and OM partitions."""
     extra = extra or {}
     lines = [f"graph '{graph.name}': {len(graph)} nodes"]
     if "format" in extra:
         lines.append(f"  format: {extra['format']}")
+    if model is not None:
+        from ..serialization import PARTITION_NAMES
+
+        lines.append(f"  model: '{model.name}' version {model.version}, {len(model.graphs)} "
+                     f"graph(s), {len(model.attrs)} attribute(s)")
+        if model.partitions:
+            parts = ", ".join(
+                f"{PARTITION_NAMES.get(k, f'type {k}')} ({len(d)} B)" for k, d in model.partitions
+            )
+            lines.append(f"  other OM partitions: {parts}")
     counts = Counter(n.type for n in graph.nodes)
     lines.append("  node types:")
     for ty, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
@@ -84,61 +120,124 @@ def summarize(graph: Any, extra: dict[str, Any] | None = None) -> str:
     return "\n".join(lines)
 
 
-def inspect_file(path: str) -> str:
-    """The summary of an ONNX model or GE dump file (shapes inferred first when possible)."""
-    graph, extra = _load_any(path)
-    infer = getattr(graph, "infer_shapes", None)
-    if infer is not None:
-        try:
-            infer()
-        except Exception as exc:  # the summary still shows what the file holds
-            extra["format"] = f"{extra.get('format', '')} (shape inference stopped: {exc})"
-    return summarize(graph, extra)
+def inspect_file(path: str, format: str | None = None) -> str:
+    """The summary of a model file of any format (shapes inferred first when possible)."""
+    model, extra = read_model(path, format)
+    graph = model.graph
+    try:
+        graph.infer_shapes()
+    except Exception as exc:  # the summary still shows what the file holds
+        extra["format"] = f"{extra.get('format', '')} (shape inference stopped: {exc})"
+    return summarize(graph, extra, model if extra["kind"] != "onnx" else None)
 
 
-def convert(src: str, dst: str) -> None:
-    """Convert an ONNX model to a GE dump (``.pb`` binary ModelDef, ``.txt`` text, ``.om``),
-    or a GE dump / ONNX model to ONNX (``.onnx``)."""
-    from .. import onnx as air_onnx
+def _output_kind(dst: str, to: str | None) -> str:
+    from ..formats import SUFFIXES, format_of_suffix
 
-    graph, _ = _load_any(src)
-    if dst.endswith(".onnx"):
-        air_onnx.save(graph, dst)
-        return
-    if not dst.endswith(_GE_SUFFIXES):
-        raise ValueError(f"cannot tell the output format of '{dst}' (use .pb, .txt, .om or .onnx)")
+    kind = to or format_of_suffix(dst)
+    if kind is None:
+        raise UsageError(
+            "convert",
+            f"cannot tell the output format of '{dst}' from its suffix "
+            f"(use {', '.join(sorted(SUFFIXES))} or --to FORMAT)",
+        )
+    return kind
+
+
+def convert(src: str, dst: str, *, from_format: str | None = None, to: str | None = None,
+            progress: Progress | None = None) -> None:
+    """Convert the model file ``src`` to ``dst`` (format from ``to`` or the suffix of ``dst``).
+
+    The model goes through :class:`~ascendir.serialization.Model`: GE model attributes and
+    OM partitions are kept between GE formats, and whatever the target cannot hold is named
+    in a :class:`~ascendir.serialization.DataLossWarning`. ``dst`` is written through a
+    temporary file in its directory, so a failed conversion leaves no partial file.
+    """
     from .. import serialization
 
-    serialization.save(graph, dst)
+    progress = progress or Progress(enabled=False)
+    kind = _output_kind(dst, to)
+    progress.step(f"reading {src} ({file_size(src)})")
+    with on_file(src):
+        model, _ = read_model(src, from_format)
+    progress.step(f"writing {dst}")
+    with on_file(dst):
+        if os.path.isdir(dst):
+            raise IsADirectoryError(21, "Is a directory", dst)
+        directory = os.path.dirname(os.path.abspath(dst))
+        if not os.path.isdir(directory):
+            raise CommandError(dst, f"directory '{os.path.dirname(dst)}' does not exist")
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=".ascendir-", suffix=".part", dir=directory)
+        except OSError as e:
+            raise OSError(e.errno, e.strerror, dst) from None
+        os.close(fd)
+        try:
+            serialization.save(model, tmp, format=kind)
+            os.replace(tmp, dst)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    progress.done()
 
 
 def _run_convert(args: argparse.Namespace) -> int:
-    convert(args.src, args.dst)
+    progress = Progress(enabled=None if args.progress else False)
+    with report_warnings(args.src):
+        convert(args.src, args.dst, from_format=args.from_format, to=args.to, progress=progress)
     print(f"wrote {args.dst} ({os.path.getsize(args.dst)} bytes)")
     return 0
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
-    print(inspect_file(args.file))
+    progress = Progress(enabled=None if args.progress else False)
+    progress.step(f"reading {args.file} ({file_size(args.file)})")
+    with on_file(args.file), report_warnings(args.file):
+        text = inspect_file(args.file, args.format)
+    progress.done()
+    print(text)
     return 0
+
+
+def _add_progress(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
+                   help="show progress on stderr when it is a terminal")
 
 
 def add_convert_command(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``ascendir convert SRC DST``."""
+    from ..formats import FORMATS
+
     p = subparsers.add_parser(
-        "convert", help="convert model.onnx to model.pb | model.txt | model.om (or back to .onnx)"
+        "convert",
+        help="convert between ONNX, GE ModelDef (.pb binary, .txt text) and OM files",
+        description="Convert a model file; the input format is read from its bytes, the "
+        "output format from the suffix of DST (or --to). Model attributes and OM partitions "
+        "are kept between GE formats; what the output cannot hold is named in a warning.",
     )
-    p.add_argument("src", help="input model (.onnx, or a GE dump .pb/.txt/.om)")
-    p.add_argument("dst", help="output file; the suffix picks the format")
+    p.add_argument("src", help="input model: .onnx, or a GE .pb/.txt/.pbtxt/.om file")
+    p.add_argument("dst", help="output file; its suffix picks the format unless --to is given")
+    p.add_argument("--from", dest="from_format", choices=FORMATS, default=None,
+                   help=f"read SRC as this format instead of sniffing it: {_FORMAT_HELP}")
+    p.add_argument("--to", choices=FORMATS, default=None,
+                   help=f"write DST in this format whatever its suffix: {_FORMAT_HELP}")
+    _add_progress(p)
     p.set_defaults(func=_run_convert)
     return p
 
 
 def add_inspect_command(subparsers: Any) -> argparse.ArgumentParser:
     """Register ``ascendir inspect FILE``."""
+    from ..formats import FORMATS
+
     p = subparsers.add_parser(
-        "inspect", help="summarize a model: node counts by type, inputs/outputs, subgraphs, dtypes"
+        "inspect",
+        help="summarize a model: node counts by type, inputs/outputs, subgraphs, dtypes",
+        description="Print a summary of a model file of any format (read from its bytes).",
     )
-    p.add_argument("file", help="an .onnx model or a GE dump (.pb/.txt/.om)")
+    p.add_argument("file", help="a model: .onnx, or a GE .pb/.txt/.pbtxt/.om file")
+    p.add_argument("--format", choices=FORMATS, default=None,
+                   help=f"read FILE as this format instead of sniffing it: {_FORMAT_HELP}")
+    _add_progress(p)
     p.set_defaults(func=_run_inspect)
     return p

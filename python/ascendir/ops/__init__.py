@@ -2,11 +2,12 @@
 
 Declare an operator with a class::
 
-    @air.register_op("LeakyRelu")
-    class LeakyRelu(air.OpDef):
+    @air.register_op("ScaledLeakyRelu")
+    class ScaledLeakyRelu(air.OpDef):
         x = air.Input("T")
         y = air.Output("T")
         negative_slope = air.Attr(float, default=0.0)
+        scale = air.Attr(float, default=1.0)
         T = air.TypeVar(air.float16, air.float32)
         infer = air.infer.same_as("x")
 
@@ -14,12 +15,14 @@ The prototype (ports in declaration order, attributes with kinds and defaults, t
 variables, subgraph slots, the inference rule) is pushed once into the Rust registry;
 ``Graph.add_op`` then builds ops from it and ``Graph.infer_shapes`` runs its rule.
 
-The builtin library (GE operator names, port names and attributes) is registered lazily: on
-the first ``add_op`` of an unknown type, the first :func:`get`, or the first
-``infer_shapes``. Op libraries are Python modules found through the entry-point group
-``ascendir.op_libraries`` and the ``ASCENDIR_OPS_PATH`` variable (directories or ``.py``
-files separated by ``os.pathsep``); they load after the builtin library, inside a loading
-window where ``register_op(..., override=True)`` may replace an existing registration.
+The builtin library (GE operator names, port names and attributes) is registered lazily, all
+of it or none of it: on the first ``add_op`` of an unknown type, the first :func:`get`, the
+first ``infer_shapes`` or the first user :func:`register_op`, so a user registration of a
+builtin name fails naming the builtin. Op libraries are Python modules found through the
+entry-point group ``ascendir.op_libraries`` and the ``ASCENDIR_OPS_PATH`` variable
+(directories or ``.py`` files separated by ``os.pathsep``); they load after the builtin
+library, inside a loading window where ``register_op(..., override=True)`` may replace an
+existing registration.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ __all__ = [
     "TensorType",
     "TypeVar",
     "get",
+    "is_builtin",
     "is_registered",
     "library",
     "list_ops",
@@ -128,6 +132,7 @@ _registry: dict[str, type[OpDef]] = {}
 _loading_depth = 0
 _builtins_state = "no"  # "no" | "loading" | "yes"
 _loaded_libraries: list[str] = []
+_builtin_types: set[str] = set()
 
 _T = _TV("_T", bound=type)
 
@@ -169,12 +174,12 @@ def _spec(op_type: str, decls: list[Any], rule: Rule) -> dict[str, Any]:
     for d in decls:
         if isinstance(d, Input):
             tv = d.type_var_name()
-            if d.fixed is not None:
+            if d.fixed is not None and tv is not None:
                 type_vars.append((tv, [int(t) for t in d.fixed]))
             inputs.append((d.name, d.kind, tv))
         elif isinstance(d, Output):
             tv = d.type_var_name()
-            if d.fixed is not None:
+            if d.fixed is not None and tv is not None:
                 type_vars.append((tv, [int(t) for t in d.fixed]))
             outputs.append((d.name, d.kind, tv))
             if isinstance(d, DynamicOutput) and d.count_attr:
@@ -214,7 +219,10 @@ def register_op(name: str | None = None, *, override: bool = False) -> Callable[
     the op is valid, ``False`` or a message otherwise (run by ``Graph.add_op``).
 
     A type can be registered once: a second registration raises :class:`RegistryError`,
-    unless ``override=True`` is given while an op library is loading.
+    unless ``override=True`` is given while an op library is loading. The builtin library is
+    registered before the first user registration, so a builtin name (``LeakyRelu``,
+    ``Relu``, ...) registered outside an op library's override window fails with a message
+    naming the builtin, and the registry stays as it was.
     """
 
     def deco(cls: _T) -> _T:
@@ -235,6 +243,17 @@ def register_op(name: str | None = None, *, override: bool = False) -> Callable[
             raise RegistryError(f"op '{op_type}': verify must be a function")
         spec = _spec(op_type, decls, rule)
         with _lock:
+            if _builtins_state == "no":
+                _ensure_loaded()
+            if op_type in _builtin_types and _builtins_state == "yes" and not (
+                override and _loading_depth > 0
+            ):
+                raise RegistryError(
+                    f"cannot register '{op_type}': it is a builtin operator "
+                    f"(ascendir.ops.builtin: {_registry[op_type].describe()}); pick another "
+                    "name, or replace it with register_op(..., override=True) inside an op "
+                    "library (ascendir.ops.library(), load_library or ASCENDIR_OPS_PATH)"
+                )
             if override and _loading_depth == 0:
                 raise RegistryError(
                     f"cannot register '{op_type}' with override=True: overriding is allowed "
@@ -256,6 +275,8 @@ def register_op(name: str | None = None, *, override: bool = False) -> Callable[
             cls.infer_fn = infer_fn  # type: ignore[attr-defined]
             cls.verify_fn = verify  # type: ignore[attr-defined]
             _registry[op_type] = cls  # type: ignore[assignment]
+            if _builtins_state == "loading":
+                _builtin_types.add(op_type)
         return cls
 
     return deco
@@ -269,7 +290,8 @@ def _unwrap(f: Any) -> Any:
 
 
 def _ensure_loaded() -> None:
-    """Register the builtin library and discover op libraries (once)."""
+    """Register the builtin library (all of it or, on a failure, none of it) and discover op
+    libraries (once)."""
     global _builtins_state
     with _lock:
         if _builtins_state != "no":
@@ -281,6 +303,10 @@ def _ensure_loaded() -> None:
             builtin.register_all()
             _builtins_state = "yes"
         except BaseException:
+            for op_type in _builtin_types:
+                _registry.pop(op_type, None)
+                _core._ops_unregister(op_type)
+            _builtin_types.clear()
             _builtins_state = "no"
             raise
         _core._ops_mark_builtins_loaded()
@@ -363,6 +389,12 @@ def get(op_type: str) -> type[OpDef]:
         raise NotFoundError(f"operator type '{op_type}' is not registered") from None
 
 
+def is_builtin(op_type: str) -> bool:
+    """Whether ``op_type`` is registered by the builtin library."""
+    _ensure_loaded()
+    return op_type in _builtin_types
+
+
 def is_registered(op_type: str) -> bool:
     """Whether ``op_type`` is registered (the builtin library is loaded first)."""
     _ensure_loaded()
@@ -379,4 +411,5 @@ def unregister(op_type: str) -> bool:
     """Remove a registration (for tests and interactive work); returns whether it existed."""
     with _lock:
         _registry.pop(op_type, None)
+        _builtin_types.discard(op_type)
         return bool(_core._ops_unregister(op_type))

@@ -348,7 +348,21 @@ pub fn simplify(g: &mut Graph, syms: &SymTable) -> Result<SimplifyStats, String>
             })
         })
         .collect();
-    for id in dead {
+    // A dead node that is kept (a barrier) keeps its inputs: pruning the constants it reads
+    // would leave its required inputs unconnected. Walk back from every pruned node that feeds
+    // a kept one; each node leaves the set once.
+    let mut pruned: FxHashSet<NodeId> = dead.iter().copied().collect();
+    let mut keep: Vec<NodeId> = dead
+        .iter()
+        .copied()
+        .filter(|&id| g.successors(id).any(|s| !pruned.contains(&s)))
+        .collect();
+    while let Some(id) = keep.pop() {
+        if pruned.remove(&id) {
+            keep.extend(g.predecessors(id).filter(|p| pruned.contains(p)));
+        }
+    }
+    for id in dead.into_iter().filter(|id| pruned.contains(id)) {
         g.erase_node(id).map_err(|e| e.to_string())?;
         st.pruned += 1;
     }

@@ -2,15 +2,44 @@
 
 use crate::error::{IrError, IrResult};
 use crate::graph::Graph;
+use crate::op_desc::{IrInputType, OpDesc};
 use crate::subgraph::ATTR_PARENT_NODE_INDEX;
 use crate::topo::TopoSorter;
+
+/// Types whose inputs may stay unlinked: graph inputs and constants (GE `Node::Verify`).
+fn is_source_type(ty: &str) -> bool {
+    matches!(
+        ty,
+        "Data"
+            | "RefData"
+            | "AippData"
+            | "AnnData"
+            | "Const"
+            | "Constant"
+            | "Variable"
+            | "VariableV2"
+            | "ConstPlaceHolder"
+            | "FileConstant"
+    )
+}
+
+/// Whether the op's IR declaration names `port` as an optional input.
+fn is_declared_optional(op: &OpDesc, port: &str) -> bool {
+    op.meta().is_some_and(|m| {
+        m.ir_inputs
+            .iter()
+            .any(|(name, ty)| &**name == port && *ty == IrInputType::Optional)
+    })
+}
 
 impl Graph {
     /// Every problem of this graph and, on a root, of its subgraph tree: the structural
     /// invariants (`check_invariants`: two-sided links, anchor counts, order, names), input
     /// and output entries, cycles (one reported per graph), and the subgraph model (parent
     /// links resolve and point back from a slot of the parent op, every slot resolves, names
-    /// unique, subgraph `Data` / `NetOutput` index attributes in range).
+    /// unique, subgraph `Data` / `NetOutput` index attributes in range), and required inputs
+    /// left unconnected (GE `Node::Verify`: every input of an op that is not a graph input
+    /// type is linked, unless it is optional or holds the invalid desc of an unset slot).
     pub fn problems(&self) -> Vec<String> {
         let mut out = Vec::new();
         let mut sorter = TopoSorter::new();
@@ -62,6 +91,7 @@ impl Graph {
                 Ok(_) => {}
             }
         }
+        self.unconnected_input_problems(out);
         if let Some(cycle) = sorter.find_cycle(self) {
             let names: Vec<&str> = cycle.iter().map(|&id| self.arena()[id].name()).collect();
             out.push(format!("graph '{g}' has a cycle: {}", names.join(" -> ")));
@@ -70,6 +100,32 @@ impl Graph {
             out.push(format!(
                 "subgraph '{g}' holds registered subgraphs; they belong on the root graph"
             ));
+        }
+    }
+
+    fn unconnected_input_problems(&self, out: &mut Vec<String>) {
+        let g = self.name();
+        for id in self.node_ids() {
+            let n = &self.arena()[id];
+            if is_source_type(n.op_type()) {
+                continue;
+            }
+            let op = n.op();
+            for (i, port) in op.inputs().iter().enumerate() {
+                if n.in_data_peer(i).is_some()
+                    || !port.desc.is_valid()
+                    || op.is_optional_input(&port.name)
+                    || is_declared_optional(op, &port.name)
+                {
+                    continue;
+                }
+                out.push(format!(
+                    "graph '{g}': node '{}' ({}) input {i} '{}' is required but not connected",
+                    n.name(),
+                    n.op_type(),
+                    &*port.name
+                ));
+            }
         }
     }
 

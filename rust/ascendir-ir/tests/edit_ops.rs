@@ -2,7 +2,9 @@
 
 mod common;
 
-use ascendir_ir::{AttrValue, Graph, InAnchor, IrError, OpDesc, OutAnchor};
+use std::sync::Arc;
+
+use ascendir_ir::{AttrValue, Graph, InAnchor, IrError, OpDesc, OutAnchor, TensorDesc};
 use common::*;
 
 fn ctrl_succ_names(g: &Graph, name: &str) -> Vec<String> {
@@ -356,4 +358,29 @@ fn fuse_nodes_inherits_attrs_and_keeps_topo() {
     // Duplicate names are refused.
     assert!(g.fuse_nodes(&[a], vec![op("c", "X", 1, 1)]).is_err());
     let _ = before;
+}
+
+#[test]
+fn verifier_reports_required_inputs_left_unconnected() {
+    let mut g = Graph::new("g");
+    let c = add(&mut g, "c", "Const", 0, 1);
+    let id = add(&mut g, "id", "Identity", 1, 1);
+    let x = add(&mut g, "x", "Data", 1, 1);
+    let sum = add(&mut g, "sum", "Add", 2, 1);
+    data(&mut g, c, 0, id, 0);
+    data(&mut g, x, 0, sum, 0);
+    data(&mut g, id, 0, sum, 1);
+    assert!(g.validate().is_ok(), "{:?}", g.problems());
+    g.erase_node(id).unwrap();
+    assert_eq!(
+        g.problems(),
+        ["graph 'g': node 'sum' (Add) input 1 'x1' is required but not connected"]
+    );
+    // An optional slot and the invalid desc of an unset slot may stay open.
+    let mut op2 = op("bias_add", "BiasAdd", 1, 1);
+    op2.add_optional_input("bias", Arc::new(TensorDesc::default()));
+    op2.add_input("unset", Arc::new(TensorDesc::invalid()));
+    let b = g.add_node(op2).unwrap();
+    data(&mut g, sum, 0, b, 0);
+    assert_eq!(g.problems().len(), 1);
 }

@@ -49,6 +49,8 @@ pub mod partition {
 /// One partition of a model file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Partition {
+    /// Index of the model (of `model_num`) whose table lists this partition.
+    pub model: u32,
     /// `ModelPartitionType` number.
     pub kind: u32,
     /// Absolute byte offset of the payload in the file.
@@ -123,7 +125,13 @@ pub fn is_om(data: &[u8]) -> bool {
 /// the 64-bit layout (count, offsets and sizes of 8 bytes, entries of 24 bytes), else the
 /// 32-bit one (4 bytes, entries of 12). An entry is `kind` (u32, padded to the word), offset
 /// from the end of the table, size.
-fn table(d: &[u8], at: usize, end: usize, wide: bool) -> Option<(Vec<Partition>, usize)> {
+fn table(
+    d: &[u8],
+    at: usize,
+    end: usize,
+    wide: bool,
+    model: u32,
+) -> Option<(Vec<Partition>, usize)> {
     let w = if wide { 8 } else { 4 };
     let word = |p: usize| -> Option<usize> {
         if wide {
@@ -152,6 +160,7 @@ fn table(d: &[u8], at: usize, end: usize, wide: bool) -> Option<(Vec<Partition>,
         }
         data_end = data_end.max(t);
         parts.push(Partition {
+            model,
             kind,
             offset: s,
             data: Bytes::copy_from_slice(&d[s..t]),
@@ -218,7 +227,7 @@ pub fn read(d: &[u8]) -> ProtoResult<OmFile> {
     let mut partitions = Vec::new();
     let mut at = HEAD_SIZE;
     for m in 0..model_num {
-        let parsed = table(d, at, end, true).or_else(|| table(d, at, end, false));
+        let parsed = table(d, at, end, true, m).or_else(|| table(d, at, end, false, m));
         let Some((parts, data_end)) = parsed else {
             return Err(om_err(at, format!("bad partition table of model {m}")));
         };
@@ -238,13 +247,23 @@ pub fn read(d: &[u8]) -> ProtoResult<OmFile> {
 
 /// Write a model file with one model of two partitions: MODEL_DEF and WEIGHTS_DATA.
 pub fn write(name: &str, model_def: &[u8], weights: &[u8]) -> Vec<u8> {
-    let parts: [(u32, &[u8]); 2] = [
-        (partition::MODEL_DEF, model_def),
-        (partition::WEIGHTS_DATA, weights),
-    ];
+    write_partitions(
+        name,
+        &[
+            (partition::MODEL_DEF, model_def),
+            (partition::WEIGHTS_DATA, weights),
+        ],
+    )
+}
+
+/// Write a model file with one model whose partition table lists `parts` (type number and
+/// payload) in the given order; the payloads are copied byte for byte.
+pub fn write_partitions(name: &str, parts: &[(u32, &[u8])]) -> Vec<u8> {
     let table_len = 8 + 24 * parts.len();
-    let data_len: usize = parts.iter().map(|p| p.1.len()).sum();
-    let model_len = table_len + data_len;
+    let data_len = parts
+        .iter()
+        .fold(0usize, |n, p| n.saturating_add(p.1.len()));
+    let model_len = table_len.saturating_add(data_len);
     let mut out = vec![0u8; HEAD_SIZE];
     out[0..4].copy_from_slice(&MAGIC.to_le_bytes());
     out[4..8].copy_from_slice(&(HEAD_SIZE as u32).to_le_bytes());
@@ -260,14 +279,14 @@ pub fn write(name: &str, model_def: &[u8], weights: &[u8]) -> Vec<u8> {
     out.reserve(model_len);
     out.extend_from_slice(&(parts.len() as u64).to_le_bytes());
     let mut off = 0u64;
-    for (kind, data) in &parts {
+    for (kind, data) in parts {
         out.extend_from_slice(&kind.to_le_bytes());
         out.extend_from_slice(&[0u8; 4]);
         out.extend_from_slice(&off.to_le_bytes());
         out.extend_from_slice(&(data.len() as u64).to_le_bytes());
-        off += data.len() as u64;
+        off = off.saturating_add(data.len() as u64);
     }
-    for (_, data) in &parts {
+    for (_, data) in parts {
         out.extend_from_slice(data);
     }
     out
@@ -285,6 +304,30 @@ mod tests {
         assert_eq!(&om.model_def().unwrap()[..], b"\x0a\x03net");
         assert_eq!(&om.weights()[..], b"weights");
         assert_eq!(om.partitions.len(), 2);
+    }
+
+    #[test]
+    fn extra_partitions_round_trip_byte_for_byte() {
+        let task: &[u8] = b"\x00\x01task";
+        let kernels: &[u8] = b"kernels\xff";
+        let f = write_partitions(
+            "net",
+            &[
+                (partition::MODEL_DEF, b"def"),
+                (partition::WEIGHTS_DATA, b"w"),
+                (partition::TASK_INFO, task),
+                (partition::TBE_KERNELS, kernels),
+            ],
+        );
+        let om = read(&f).unwrap();
+        let kinds: Vec<u32> = om.partitions.iter().map(|p| p.kind).collect();
+        assert_eq!(kinds, [0, 1, 2, 3]);
+        assert_eq!(&om.partition(partition::TASK_INFO).unwrap().data[..], task);
+        assert_eq!(
+            &om.partition(partition::TBE_KERNELS).unwrap().data[..],
+            kernels
+        );
+        assert!(om.partitions.iter().all(|p| p.model == 0));
     }
 
     #[test]

@@ -242,32 +242,66 @@ fn _bytes_to_text(py: Python<'_>, data: &[u8]) -> PyResult<String> {
         .map_err(|e| proto_err(py, e))
 }
 
-/// Parse an OM file: `(name, model_def_bytes, weights_bytes)`.
+/// The pieces of a parsed OM file: name, MODEL_DEF, WEIGHTS_DATA, the first model's other
+/// partitions (type number and payload, in file order) and the header's `model_num`.
+type OmPieces<'py> = (
+    String,
+    Bound<'py, PyBytes>,
+    Bound<'py, PyBytes>,
+    Vec<(u32, Bound<'py, PyBytes>)>,
+    u32,
+);
+
+/// Parse an OM file: `(name, model_def, weights, other_partitions, model_num)`, where
+/// `other_partitions` lists the first model's partitions besides its first MODEL_DEF and
+/// WEIGHTS_DATA as `(type, bytes)`.
 #[pyfunction]
-fn _om_read<'py>(
-    py: Python<'py>,
-    data: &[u8],
-) -> PyResult<(String, Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+fn _om_read<'py>(py: Python<'py>, data: &[u8]) -> PyResult<OmPieces<'py>> {
+    use ascendir_proto::om::partition;
     let om = py
         .detach(|| ascendir_proto::om::read(data))
         .map_err(|e| proto_err(py, e))?;
     let def = om.model_def().map_err(|e| proto_err(py, e))?;
+    let (mut seen_def, mut seen_weights) = (false, false);
+    let mut others = Vec::new();
+    for p in om.partitions.iter().filter(|p| p.model == 0) {
+        if p.kind == partition::MODEL_DEF && !seen_def {
+            seen_def = true;
+        } else if p.kind == partition::WEIGHTS_DATA && !seen_weights {
+            seen_weights = true;
+        } else {
+            others.push((p.kind, PyBytes::new(py, &p.data)));
+        }
+    }
     Ok((
         om.name.clone(),
         PyBytes::new(py, def),
         PyBytes::new(py, &om.weights()),
+        others,
+        om.model_num,
     ))
 }
 
-/// Write an OM file with MODEL_DEF and WEIGHTS_DATA partitions.
+/// Write an OM file with MODEL_DEF and WEIGHTS_DATA partitions, then `extra` partitions
+/// (`(type, bytes)`, kept byte for byte).
 #[pyfunction]
+#[pyo3(signature = (name, model_def, weights, extra=Vec::new()))]
 fn _om_write<'py>(
     py: Python<'py>,
     name: &str,
     model_def: &[u8],
     weights: &[u8],
+    extra: Vec<(u32, Vec<u8>)>,
 ) -> Bound<'py, PyBytes> {
-    let out = py.detach(|| ascendir_proto::om::write(name, model_def, weights));
+    use ascendir_proto::om::partition;
+    let out = py.detach(|| {
+        let mut parts: Vec<(u32, &[u8])> = vec![
+            (partition::MODEL_DEF, model_def),
+            (partition::WEIGHTS_DATA, weights),
+        ];
+        parts.extend(extra.iter().map(|(k, d)| (*k, d.as_slice())));
+        ascendir_proto::om::write_partitions(name, &parts)
+    });
     PyBytes::new(py, &out)
 }
 

@@ -1,8 +1,12 @@
 """Type stubs of ``ascendir._core.asc``."""
 
+from collections.abc import Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, final
 
+__all__ = ['Abs', 'AscGraph', 'Ceiling', 'Expr', 'Floor', 'Max', 'Min', 'Mod', 'Pow', '_bench_exprs', 'align', 'op_info', 'register_op', 'registered_ops', 'relation']
+
+@final
 class Expr:
     """An immutable canonical symbolic integer expression (``asc.SizeExpr``)."""
 
@@ -48,10 +52,10 @@ class Expr:
     def args(self) -> list[Expr]:
         ...
 
-    def evaluate(self, bindings: dict[str | Expr, int] | None=None) -> int | Fraction:
+    def evaluate(self, bindings: Mapping[str, int] | Mapping[Expr, int] | Mapping[str | Expr, int] | None=None) -> int | Fraction:
         ...
 
-    def subs(self, mapping: dict[str | Expr, _ExprLike]) -> Expr:
+    def subs(self, mapping: Mapping[str, _ExprLike] | Mapping[Expr, _ExprLike] | Mapping[str | Expr, _ExprLike]) -> Expr:
         ...
 
     def replace(self, old: _ExprLike, new: _ExprLike) -> Expr:
@@ -75,43 +79,46 @@ class Expr:
     def static_ge(self, other: _ExprLike) -> bool | None:
         ...
 
-    def __add__(self, other: _ExprLike) -> Expr:
+    def __add__(self, other: _ExprLike, /) -> Expr:
         ...
 
-    def __radd__(self, other: _ExprLike) -> Expr:
+    def __radd__(self, other: _ExprLike, /) -> Expr:
         ...
 
-    def __sub__(self, other: _ExprLike) -> Expr:
+    def __sub__(self, other: _ExprLike, /) -> Expr:
         ...
 
-    def __rsub__(self, other: _ExprLike) -> Expr:
+    def __rsub__(self, other: _ExprLike, /) -> Expr:
         ...
 
-    def __mul__(self, other: _ExprLike) -> Expr:
+    def __mul__(self, other: _ExprLike, /) -> Expr:
         ...
 
-    def __rmul__(self, other: _ExprLike) -> Expr:
+    def __rmul__(self, other: _ExprLike, /) -> Expr:
         ...
 
-    def __truediv__(self, other: _ExprLike) -> Expr:
+    def __truediv__(self, other: _ExprLike, /) -> Expr:
         ...
 
-    def __rtruediv__(self, other: _ExprLike) -> Expr:
+    def __rtruediv__(self, other: _ExprLike, /) -> Expr:
         ...
 
-    def __floordiv__(self, other: _ExprLike) -> Expr:
+    def __floordiv__(self, other: _ExprLike, /) -> Expr:
         ...
 
-    def __rfloordiv__(self, other: _ExprLike) -> Expr:
+    def __rfloordiv__(self, other: _ExprLike, /) -> Expr:
         ...
 
-    def __mod__(self, other: _ExprLike) -> Expr:
+    def __mod__(self, other: _ExprLike, /) -> Expr:
         ...
 
-    def __rmod__(self, other: _ExprLike) -> Expr:
+    def __rmod__(self, other: _ExprLike, /) -> Expr:
         ...
 
-    def __pow__(self, other: _ExprLike, modulo: Any=None) -> Expr:
+    def __pow__(self, other: _ExprLike, modulo: Any=None, /) -> Expr:
+        ...
+
+    def __rpow__(self, other: _ExprLike, modulo: Any=None, /) -> Expr:
         ...
 
     def __neg__(self) -> Expr:
@@ -129,19 +136,19 @@ class Expr:
     def __hash__(self) -> int:
         ...
 
-    def __eq__(self, other: object) -> bool:
+    def __eq__(self, other: object, /) -> bool:
         ...
 
-    def __lt__(self, other: _ExprLike) -> bool:
+    def __lt__(self, other: _ExprLike, /) -> bool:
         ...
 
-    def __le__(self, other: _ExprLike) -> bool:
+    def __le__(self, other: _ExprLike, /) -> bool:
         ...
 
-    def __gt__(self, other: _ExprLike) -> bool:
+    def __gt__(self, other: _ExprLike, /) -> bool:
         ...
 
-    def __ge__(self, other: _ExprLike) -> bool:
+    def __ge__(self, other: _ExprLike, /) -> bool:
         ...
 
 def Max(*args: _ExprLike) -> Expr:
@@ -183,13 +190,14 @@ def registered_ops() -> list[str]:
 def op_info(op_type: str) -> dict[str, Any]:
     ...
 
+@final
 class AscGraph:
     """The AscGraph engine object (nodes and axes addressed by integer ids)."""
     name: str
     graph_type: int
     tiling_key: int
 
-    def __init__(self, name: str) -> None:
+    def __new__(cls, name: str) -> AscGraph:
         ...
 
     def copy(self) -> AscGraph:

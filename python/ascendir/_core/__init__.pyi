@@ -1,21 +1,25 @@
-"""Type stubs of the extension module ``ascendir._core`` (checked by tests/test_stubs.py)."""
+"""Type stubs of the extension module ``ascendir._core`` (checked by ``mypy.stubtest``)."""
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from os import PathLike
-from typing import Any, overload
+from typing import Any, final, overload
 
 import numpy as np
 
-from . import _core_asc as asc  # noqa: F401
-from . import _core_asc_backend as asc_backend  # noqa: F401
-from .types import AttrKind, DataType, Format
+from ..types import AttrKind, DataType, Format
+from . import asc as asc
+from . import asc_backend as asc_backend
+from . import compiler as compiler
+
+__all__ = ['Anchor', 'AttrMap', 'Graph', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_save_bytes', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_library_loading', '_ops_mark_builtins_loaded', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_types', '_ops_unregister', '_text_to_bytes', 'asc', 'asc_backend', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'size_in_bytes_of', 'topo_mode_from_ge_options']
 
 __version__: str
 
+@final
 class TensorDesc:
     """A tensor descriptor (a view when obtained from a node's op desc)."""
 
-    def __init__(self, shape: Sequence[int] | None=None, dtype: _DTypeLike | None=None, format: _FormatLike | None=None, *, name: str | None=None, origin_shape: Sequence[int] | None=None, origin_format: _FormatLike | None=None, origin_dtype: _DTypeLike | None=None) -> None:
+    def __new__(cls, shape: Sequence[int] | None=None, dtype: _DTypeLike | None=None, format: _FormatLike | None=None, *, name: str | None=None, origin_shape: Sequence[int] | None=None, origin_format: _FormatLike | None=None, origin_dtype: _DTypeLike | None=None) -> TensorDesc:
         ...
     shape: tuple[int, ...]
     dtype: DataType
@@ -67,16 +71,18 @@ class TensorDesc:
     def __deepcopy__(self, memo: Any) -> TensorDesc:
         ...
 
+@final
 class TensorBuffer:
     """Keeps shared tensor bytes alive while numpy views them."""
 
     def __len__(self) -> int:
         ...
 
+@final
 class Tensor:
     """A constant tensor: a descriptor and immutable shared bytes."""
 
-    def __init__(self, desc_or_array: TensorDesc | np.ndarray | Any, data: Any=None) -> None:
+    def __new__(cls, desc_or_array: TensorDesc | np.ndarray | Any, data: Any=None) -> Tensor:
         ...
 
     @property
@@ -94,19 +100,20 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         ...
 
+@final
 class AttrMap:
     """A mutable mapping of attributes that keeps each value's GE kind."""
 
-    def __getitem__(self, key: str) -> Any:
+    def __getitem__(self, key: str, /) -> Any:
         ...
 
-    def __setitem__(self, key: str, value: Any) -> None:
+    def __setitem__(self, key: str, value: Any, /) -> None:
         ...
 
-    def __delitem__(self, key: str) -> None:
+    def __delitem__(self, key: str, /) -> None:
         ...
 
-    def __contains__(self, key: object) -> bool:
+    def __contains__(self, key: object, /) -> bool:
         ...
 
     def __len__(self) -> int:
@@ -145,10 +152,11 @@ class AttrMap:
     def to_dict(self) -> dict[str, Any]:
         ...
 
+@final
 class OpDesc:
     """An operator descriptor (a view of the node's op after ``Graph.add_node``)."""
 
-    def __init__(self, name: str, type: str, *, attrs: Mapping[str, Any] | None=None) -> None:
+    def __new__(cls, name: str, type: str, *, attrs: Mapping[str, Any] | None=None) -> OpDesc:
         ...
     name: str
     type: str
@@ -271,6 +279,7 @@ class OpDesc:
     def __deepcopy__(self, memo: Any) -> OpDesc:
         ...
 
+@final
 class Anchor:
     """An anchor of a node: in/out, data/control (control anchors have index -1)."""
 
@@ -326,6 +335,7 @@ class Anchor:
     def __hash__(self) -> int:
         ...
 
+@final
 class Node:
     """A handle to a node; raises StaleHandleError once the node is removed."""
     name: str
@@ -409,17 +419,18 @@ class Node:
     def __hash__(self) -> int:
         ...
 
+@final
 class Graph:
     """A compute graph (GE ComputeGraph)."""
 
-    def __init__(self, name: str='graph') -> None:
+    def __new__(cls, name: str='graph') -> Graph:
         ...
     name: str
 
     def __len__(self) -> int:
         ...
 
-    def __contains__(self, item: object) -> bool:
+    def __contains__(self, item: object, /) -> bool:
         ...
 
     def __iter__(self) -> Iterator[Node]:
@@ -631,6 +642,7 @@ def format_serial_string(format: int) -> str:
 def format_c0_value(format: int) -> int:
     ...
 
+@final
 class NodeSeq(Sequence[Node]):
     """A sequence of nodes of one graph (a sort result); handles are created on access."""
 
@@ -638,11 +650,11 @@ class NodeSeq(Sequence[Node]):
         ...
 
     @overload
-    def __getitem__(self, index: int) -> Node:
+    def __getitem__(self, index: int, /) -> Node:
         ...
 
     @overload
-    def __getitem__(self, index: slice) -> NodeSeq:
+    def __getitem__(self, index: slice, /) -> NodeSeq:
         ...
 
     def __iter__(self) -> Iterator[Node]:
@@ -712,10 +724,12 @@ def _text_to_bytes(text: str) -> bytes:
 def _bytes_to_text(data: bytes) -> str:
     ...
 
-def _om_read(data: bytes) -> tuple[str, bytes, bytes]:
+def _om_read(data: bytes) -> tuple[str, bytes, bytes, list[tuple[int, bytes]], int]:
+    """Parse an OM file: name, MODEL_DEF, WEIGHTS_DATA, the first model's other partitions, model_num."""
     ...
 
-def _om_write(name: str, model_def: bytes, weights: bytes) -> bytes:
+def _om_write(name: str, model_def: bytes, weights: bytes, extra: list[tuple[int, bytes]] = ...) -> bytes:
+    """Write an OM file: MODEL_DEF, WEIGHTS_DATA, then the ``extra`` partitions byte for byte."""
     ...
 
 def _is_om(data: bytes) -> bool:

@@ -1,10 +1,13 @@
 """Type stubs of ``ascendir._core.asc_backend``."""
 
-from typing import Any
+from typing import Any, final
 
+__all__ = ['Target', 'TilingData', 'TilingFunction', 'allocate', 'eval_expr', 'export_plan', 'merge_contiguous_axes', 'merge_groups', 'schedule', 'solve_tiling', 'tiling_group', 'tiling_problem']
+
+@final
 class Target:
 
-    def __init__(self, name: str='custom', core_num: int=48, ub_size: int=196352, block_size: int=32, max_que_num: int=4) -> None:
+    def __new__(cls, name: str='custom', core_num: int=48, ub_size: int=196352, block_size: int=32, max_que_num: int=4) -> Target:
         ...
 
     @staticmethod
@@ -43,6 +46,7 @@ class Target:
     def max_que_num(self) -> int:
         ...
 
+@final
 class TilingData:
 
     @property
@@ -85,12 +89,13 @@ class TilingData:
     def containers(self) -> list[tuple[str, int, int]]:
         ...
 
-    def __getitem__(self, name: str) -> int:
+    def __getitem__(self, name: str, /) -> int:
         ...
 
+@final
 class TilingFunction:
 
-    def __init__(self, impls: Any, target: Target) -> None:
+    def __new__(cls, impls: Any, target: Target) -> TilingFunction:
         ...
 
     def __call__(self, sizes: dict[str, int] | None=None, **kwargs: int) -> TilingData:
@@ -112,39 +117,30 @@ class TilingFunction:
     def ub_usage(self, index: int, values: dict[str, int]) -> int:
         ...
 
-@staticmethod
 def schedule(graph: Any, **options: Any) -> list[Any]:
     ...
 
-@staticmethod
 def merge_contiguous_axes(graph: Any) -> Any:
     ...
 
-@staticmethod
 def tiling_group(graph: Any) -> dict[str, list[int]]:
     ...
 
-@staticmethod
 def merge_groups(a: dict[str, list[int]], b: dict[str, list[int]]) -> dict[str, list[int]] | None:
     ...
 
-@staticmethod
 def allocate(graph: Any, max_que_num: int=4, insert_ub2ub: bool=True) -> dict[str, Any]:
     ...
 
-@staticmethod
 def solve_tiling(impls: Any, target: Target, sizes: dict[str, int] | None=None) -> TilingData:
     ...
 
-@staticmethod
 def eval_expr(e: Any, bindings: dict[str, int]) -> int:
     ...
 
-@staticmethod
 def export_plan(graph: Any, bindings: dict[str, int], block_size: int=32) -> dict[str, Any]:
     ...
 
-@staticmethod
 def tiling_problem(graph: Any, target: Target) -> dict[str, Any]:
     ...
 

@@ -1,0 +1,138 @@
+"""Every code block of README.md, CONTRIBUTING.md and docs/*.md runs as a test.
+
+``python`` blocks are executed in order, one namespace per Markdown file, in a scratch
+directory holding a copy of ``examples/``. A hidden setup comment right before a block,
+``<!-- doctest: setup`` ... ``-->``, holds Python run first (the objects a sketch uses). A
+block preceded by ``<!-- doctest: skip: REASON -->`` is skipped with that reason (shown by
+``pytest -rs``); shell blocks are skipped with the reason that they are shell commands,
+unless marked ``<!-- doctest: run -->``, in which case they run under ``bash -euo pipefail``
+in the scratch directory. A block in any other language fails: it must be marked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
+SHELL = {"bash", "sh", "shell", "console"}
+_FENCE = re.compile(r"^(\s*)```(\S*)\s*$")
+_MARK = re.compile(r"<!--\s*doctest:\s*(skip|run)\s*(?::\s*(.*?))?\s*-->")
+
+
+@dataclass
+class Block:
+    """One fenced code block of a Markdown file."""
+
+    path: Path
+    line: int
+    lang: str
+    code: str
+    mark: str | None
+    reason: str
+    setup: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"{self.path.relative_to(ROOT)}:{self.line}"
+
+
+def parse_blocks(path: Path) -> list[Block]:
+    """The fenced blocks of ``path`` with their language and doctest mark."""
+    lines = path.read_text().splitlines()
+    out: list[Block] = []
+    i = 0
+    while i < len(lines):
+        m = _FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        indent, lang = m.group(1), m.group(2)
+        start = i
+        body: list[str] = []
+        i += 1
+        while i < len(lines) and lines[i].strip() != "```":
+            body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i])
+            i += 1
+        mark, reason, setup = None, "", ""
+        j = start - 1
+        while j >= 0 and not lines[j].strip():
+            j -= 1
+        if j >= 0 and lines[j].strip() == "-->":
+            k = j - 1
+            while k >= 0 and not lines[k].strip().startswith("<!-- doctest: setup"):
+                k -= 1
+            assert k >= 0, f"{path}:{j + 1}: a comment closes before a block but no setup opens"
+            setup = textwrap.dedent("\n".join(lines[k + 1:j])) + "\n"
+        elif j >= 0:
+            mm = _MARK.search(lines[j])
+            if mm:
+                mark, reason = mm.group(1), (mm.group(2) or "")
+        out.append(Block(path, start + 1, lang, textwrap.dedent("\n".join(body)) + "\n",
+                         mark, reason, setup))
+        i += 1
+    return out
+
+
+BLOCKS = [b for p in DOCS for b in parse_blocks(p)]
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    d = tmp_path_factory.mktemp("docs")
+    shutil.copytree(ROOT / "examples", d / "examples")
+    return d
+
+
+_NAMESPACES: dict[Path, dict[str, Any]] = {}
+_FAILED: dict[Path, str] = {}
+
+
+def test_blocks_were_found() -> None:
+    assert len([b for b in BLOCKS if b.lang == "python"]) >= 10
+    assert {b.path.name for b in BLOCKS} >= {"README.md", "OPERATORS.md"}
+
+
+@pytest.mark.parametrize("block", BLOCKS, ids=[b.id for b in BLOCKS])
+def test_markdown_block(block: Block, scratch: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    if block.mark == "skip":
+        assert block.reason, f"{block.id}: a skip mark needs a reason"
+        pytest.skip(f"{block.id}: {block.reason}")
+    monkeypatch.chdir(scratch)
+    if block.lang in SHELL:
+        if block.mark != "run":
+            pytest.skip(f"{block.id}: shell commands (build, install or benchmark steps)")
+        r = subprocess.run(["bash", "-euo", "pipefail", "-c", block.code], cwd=scratch,
+                           capture_output=True, text=True, check=False, timeout=600,
+                           env=dict(os.environ))
+        assert r.returncode == 0, f"{block.id}\n{r.stdout}\n{r.stderr}"
+        return
+    assert block.lang == "python", (
+        f"{block.id}: a ```{block.lang or '(no language)'} block must be python, shell, or "
+        "marked <!-- doctest: skip: REASON -->"
+    )
+    if block.path in _FAILED:
+        pytest.fail(f"{block.id}: an earlier block of the file failed ({_FAILED[block.path]})")
+    ns = _NAMESPACES.setdefault(block.path, {"__name__": f"doc_{block.path.stem}"})
+    from ascendir import ops
+
+    before = set(ops.list_ops())
+    try:
+        if block.setup:
+            exec(compile(block.setup, f"{block.id} (setup)", "exec"), ns)
+        exec(compile(block.code, block.id, "exec"), ns)
+    except BaseException:
+        _FAILED[block.path] = block.id
+        raise
+    finally:  # operators a page registers stay out of the rest of the suite
+        for op_type in set(ops.list_ops()) - before:
+            ops.unregister(op_type)

@@ -1,0 +1,23 @@
+"""The example scripts run and say what they should."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def _run(script: str, *args: str) -> str:
+    r = subprocess.run([sys.executable, str(EXAMPLES / script), *args], capture_output=True,
+                       text=True, check=False, timeout=600)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return r.stdout
+
+
+def test_ascgraph_pipeline_simulates_what_evaluate_computes() -> None:
+    for s0 in ("4096", "1000", "7"):
+        out = _run("ascgraph_pipeline.py", s0)
+        assert f"for s0={s0}" in out
+        assert out.strip().endswith("= 0.0"), out
