@@ -28,8 +28,6 @@ KNOWN = {
     "test_batchnorm_example_training_mode": "ONNX running statistics vs GE batch statistics",
     "test_gelu_default_1": "mapping omits approximate='none'; GE Gelu is the tanh form",
     "test_gelu_default_2": "mapping omits approximate='none'; GE Gelu is the tanh form",
-    "test_hardsigmoid_default": "mapping omits ONNX's alpha=0.2 (GE default 1/6)",
-    "test_leakyrelu_default": "mapping omits ONNX's alpha=0.01 (GE default 0)",
     "test_layer_normalization_": "ONNX output 2 is InvStdDev, GE LayerNorm's is the variance",
     "test_mod_mixed_sign_int": "mapping omits ONNX's fmod=0 (GE Mod is C's remainder)",
     "test_nonzero_example": "mapping omits transpose=true (GE NonZero is [count, rank])",

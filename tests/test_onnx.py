@@ -466,3 +466,32 @@ def test_export_of_a_graph_built_in_python_passes_the_full_check() -> None:
     conv = model.graph.node[0]
     pads = next(a for a in conv.attribute if a.name == "pads")
     assert list(pads.ints) == [1, 1, 1, 1]
+
+
+def test_defaults_that_differ_between_onnx_and_ge_are_written_out() -> None:
+    # ONNX LeakyRelu's alpha defaults to 0.01 and HardSigmoid's to 0.2; GE's negative_slope
+    # defaults to 0 and HardSigmoid's alpha to 1/6: an absent attribute must not change meaning.
+    from onnx.reference import ReferenceEvaluator
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3]) for n in ("a", "b")]
+    nodes = [helper.make_node("LeakyRelu", ["x"], ["a"], name="lr"),
+             helper.make_node("HardSigmoid", ["x"], ["b"], name="hs")]
+    model = helper.make_model(helper.make_graph(nodes, "g", [x], outs),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    g = air.onnx.load(model)
+    assert g.node("lr").attrs["negative_slope"] == pytest.approx(0.01)
+    assert g.node("hs").attrs["alpha"] == pytest.approx(0.2)
+    xv = np.linspace(-3, 3, 6, dtype=np.float32).reshape(2, 3)
+    want = ReferenceEvaluator(model).run(None, {"x": xv})
+    got = air.evaluate(g, {"x": xv})
+    np.testing.assert_allclose(got["a"], want[0], rtol=1e-6)
+    np.testing.assert_allclose(got["b"], want[1], rtol=1e-6)
+    # A GE LeakyRelu without negative_slope exports with alpha 0 (not ONNX's 0.01).
+    ge = air.Graph("ge")
+    gx = ge.add_input("x", air.TensorDesc([2, 3], air.float32))
+    ge.set_outputs([ge.add_op("LeakyRelu", [gx], name="lr")])
+    exported = onnx.load_from_string(air.onnx.to_bytes(ge))
+    (node,) = [n for n in exported.graph.node if n.op_type == "LeakyRelu"]
+    alpha = [a.f for a in node.attribute if a.name == "alpha"]
+    assert alpha == [0.0]

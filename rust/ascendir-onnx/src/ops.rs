@@ -709,8 +709,21 @@ pub fn map_node(
         "If" | "Loop" => {}
         _ => generic_attrs(node, e, &[], a)?,
     }
+    // Where the two sides' defaults differ, an absent attribute is written out explicitly.
+    for &(ge, ge_attr, onnx_attr, _, onnx_default) in DEFAULTS_DIFFER {
+        if e.ge == ge && !node.attribute.iter().any(|x| x.name == onnx_attr) {
+            a.insert(ge_attr, AttrValue::Float(onnx_default));
+        }
+    }
     Ok(Some(m))
 }
+
+/// Float attributes whose GE and ONNX defaults differ:
+/// `(GE type, GE attribute, ONNX attribute, GE default, ONNX default)`.
+const DEFAULTS_DIFFER: &[(&str, &str, &str, f32, f32)] = &[
+    ("LeakyRelu", "negative_slope", "alpha", 0.0, 0.01),
+    ("HardSigmoid", "alpha", "alpha", 1.0 / 6.0, 0.2),
+];
 
 /// The tensor of a `Constant` node's single attribute (`value`, `value_float`, ...).
 pub fn constant_value(attr: &pb::AttributeProto) -> OnnxResult<Tensor> {
@@ -1189,6 +1202,11 @@ pub fn unmap_node(
                     .map_or(k, |(o, _)| o);
                 if let Some(a) = attr_to_proto(name, v)? {
                     at.push(a);
+                }
+            }
+            for &(ge, ge_attr, onnx_attr, ge_default, _) in DEFAULTS_DIFFER {
+                if ge == ge_type && attrs.get(ge_attr).is_none() {
+                    at.push(a_float(onnx_attr, ge_default));
                 }
             }
             e.onnx
