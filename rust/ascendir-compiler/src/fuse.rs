@@ -355,11 +355,7 @@ impl<'a, T> Fuser<'a, T> {
             return Err(("NF1001", "the nodes are in the same cluster".into(), 0));
         }
         let (ta, tb) = (self.touches(ra), self.touches(rb));
-        let shared: i64 = ta
-            .iter()
-            .filter(|t| tb.contains(t))
-            .map(|t| tensor_bytes(self.g, self.syms, *t))
-            .sum();
+        let shared = self.shared_of(&ta, &tb);
         let a_out: Vec<NodeId> = self
             .cl(ra)
             .members
@@ -525,7 +521,11 @@ impl<'a, T> Fuser<'a, T> {
 
     /// Bytes of the tensors both clusters touch.
     fn shared_bytes(&self, ra: usize, rb: usize) -> i64 {
-        let (ta, tb) = (self.touches(ra), self.touches(rb));
+        self.shared_of(&self.touches(ra), &self.touches(rb))
+    }
+
+    /// Bytes of the tensors in both `ta` and `tb`.
+    fn shared_of(&self, ta: &[TRef], tb: &[TRef]) -> i64 {
         ta.iter()
             .filter(|t| tb.contains(t))
             .map(|t| tensor_bytes(self.g, self.syms, *t))

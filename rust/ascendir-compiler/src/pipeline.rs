@@ -214,9 +214,11 @@ pub fn compile(
     // kernels of clusters with a reduction this way; the final stage reuses them).
     let t_sched = std::cell::Cell::new(0.0f64);
     let t_tile = std::cell::Cell::new(0.0f64);
-    let build = |ids: &[NodeId]| -> Result<Art, String> {
-        let r = realize(&g, "cluster", &lowered_of(ids), &syms, opts)
-            .map_err(|e| format!("realize failed: {e}"))?;
+    let realize_cluster = |ids: &[NodeId]| -> Result<crate::realize::Realized, String> {
+        realize(&g, "cluster", &lowered_of(ids), &syms, opts)
+            .map_err(|e| format!("realize failed: {e}"))
+    };
+    let finish = |r: crate::realize::Realized| -> Result<Art, String> {
         let t0 = Instant::now();
         let impls = schedule_kernel(&r.hint).map_err(|e| format!("schedule failed: {e}"))?;
         let t1 = Instant::now();
@@ -226,6 +228,7 @@ pub fn compile(
         t_tile.set(t_tile.get() + t1.elapsed().as_secs_f64());
         Ok((r, impls, tiling))
     };
+    let build = |ids: &[NodeId]| -> Result<Art, String> { finish(realize_cluster(ids)?) };
     let (partition, artifacts): (Partition, Vec<Option<Art>>) =
         Fuser::new(&g, &order, &decisions, &syms, opts, &build).run();
     if dump {
@@ -261,38 +264,45 @@ pub fn compile(
         } else {
             "pointwise"
         };
-        // Too small to pay: lifted before it is scheduled.
-        if art.is_none() {
-            if let Ok(r) = realize(&g, "cluster", &lw, &syms, opts) {
-                if r.compute_ops < opts.min_cluster_ops {
-                    lifted.push(Lifted::new(
-                        names_of(members),
-                        format!(
-                            "{} compute op(s) < min_cluster_ops {}",
-                            r.compute_ops, opts.min_cluster_ops
-                        ),
-                    ));
-                    continue;
-                }
-            }
-        }
-        let (r, impls, tiling) = match art.map_or_else(|| build(members), Ok) {
-            Ok(a) => a,
-            Err(e) => {
-                lifted.push(Lifted::new(names_of(members), e));
-                continue;
-            }
-        };
-        if r.compute_ops < opts.min_cluster_ops {
-            lifted.push(Lifted::new(
+        // Kernels the exact check built are reused; the others are realized here, and lifted
+        // before they are scheduled when too small to pay.
+        let small = |n: usize| {
+            Lifted::new(
                 names_of(members),
                 format!(
-                    "{} compute op(s) < min_cluster_ops {}",
-                    r.compute_ops, opts.min_cluster_ops
+                    "{n} compute op(s) < min_cluster_ops {}",
+                    opts.min_cluster_ops
                 ),
-            ));
+            )
+        };
+        let art = match art {
+            Some(a) => a,
+            None => {
+                let r = match realize_cluster(members) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        lifted.push(Lifted::new(names_of(members), e));
+                        continue;
+                    }
+                };
+                if r.compute_ops < opts.min_cluster_ops {
+                    lifted.push(small(r.compute_ops));
+                    continue;
+                }
+                match finish(r) {
+                    Ok(a) => a,
+                    Err(e) => {
+                        lifted.push(Lifted::new(names_of(members), e));
+                        continue;
+                    }
+                }
+            }
+        };
+        if art.0.compute_ops < opts.min_cluster_ops {
+            lifted.push(small(art.0.compute_ops));
             continue;
         }
+        let (r, impls, tiling) = art;
         built.push(Built {
             members: members.clone(),
             fuse_type,

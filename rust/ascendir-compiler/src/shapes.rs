@@ -12,10 +12,9 @@
 use ascendir_asc::Expr;
 use ascendir_ir::infer::engine::{const_value, infer_op};
 use ascendir_ir::infer::CustomInfer;
-use ascendir_ir::{
-    registry, AttrValue, DataType, Format, Graph, NodeId, OpDesc, Side, Tensor, TensorDesc,
-};
+use ascendir_ir::{registry, DataType, Graph, NodeId, OpDesc, Side, Tensor};
 
+use crate::lower::{attr_ints, int_tensor, tensor_ints};
 use crate::symbolize::{SymTable, TRef};
 
 /// The most elements a propagated value may have.
@@ -43,37 +42,12 @@ const BATCH_PASSTHROUGH: &[&str] = &[
     "Resize",
 ];
 
-fn attr_ints(op: &OpDesc, name: &str) -> Option<Vec<i64>> {
-    match op.attr(name)? {
-        AttrValue::ListInt(v) => Some(v.clone()),
-        AttrValue::Int(v) => Some(vec![*v]),
-        _ => None,
-    }
-}
-
 fn attr_int(op: &OpDesc, name: &str) -> Option<i64> {
     op.attr(name).and_then(|a| a.as_int())
 }
 
 fn attr_bool(op: &OpDesc, name: &str) -> bool {
     op.attr(name).and_then(|a| a.as_bool()).unwrap_or(false)
-}
-
-/// Integers of a constant tensor (int32 / int64), at most `MAX_VALUE` of them.
-fn tensor_ints(t: &Tensor) -> Option<Vec<i64>> {
-    let data = &t.data;
-    let v: Vec<i64> = match t.desc.dtype {
-        DataType::INT64 => data
-            .chunks_exact(8)
-            .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-            .collect(),
-        DataType::INT32 => data
-            .chunks_exact(4)
-            .map(|c| i64::from(i32::from_le_bytes(c.try_into().unwrap_or([0; 4]))))
-            .collect(),
-        _ => return None,
-    };
-    (v.len() <= MAX_VALUE).then_some(v)
 }
 
 fn norm_axis(a: i64, rank: usize) -> Option<usize> {
@@ -90,7 +64,18 @@ struct View<'a> {
     peers: Vec<Option<TRef>>,
 }
 
-impl View<'_> {
+impl<'a> View<'a> {
+    fn new(g: &'a Graph, id: NodeId, node: &'a ascendir_ir::NodeData) -> View<'a> {
+        View {
+            g,
+            id,
+            op: node.op(),
+            peers: (0..node.num_in_data())
+                .map(|k| node.in_data_peer(k).map(|p| (p.node, p.index as u32)))
+                .collect(),
+        }
+    }
+
     fn shape(&self, t: &SymTable, k: usize) -> Option<Vec<Expr>> {
         let p = (*self.peers.get(k)?)?;
         if let Some(s) = t.shape(p) {
@@ -110,7 +95,8 @@ impl View<'_> {
             return Some(v.clone());
         }
         let c = const_value(self.g.op(p.0).ok()?)?;
-        Some(tensor_ints(&c)?.into_iter().map(Expr::int).collect())
+        let ints = tensor_ints(&c).filter(|v| v.len() <= MAX_VALUE)?;
+        Some(ints.into_iter().map(Expr::int).collect())
     }
 
     /// The value of input `k` as plain integers (constant, or evaluable without symbols).
@@ -144,22 +130,12 @@ pub(crate) fn value(t: &SymTable, g: &Graph, id: NodeId) -> Option<Vec<Expr>> {
     if !matches!(out.desc.dtype, DataType::INT64 | DataType::INT32) {
         return None;
     }
-    let v = View {
-        g,
-        id,
-        op,
-        peers: (0..node.num_in_data())
-            .map(|k| node.in_data_peer(k).map(|p| (p.node, p.index as u32)))
-            .collect(),
-    };
+    let v = View::new(g, id, node);
     let res = match op.op_type() {
         "Shape" => {
             let s = v.shape(t, 0)?;
-            let r = s.len() as i64;
-            let clamp = |a: i64| if a < 0 { (a + r).max(0) } else { a.min(r) } as usize;
-            let start = clamp(attr_int(op, "start").unwrap_or(0));
-            let end = clamp(attr_int(op, "end").unwrap_or(r));
-            s.get(start..end.max(start))?.to_vec()
+            let (start, end) = shape_range(op, s.len());
+            s.get(start..end)?.to_vec()
         }
         "Size" => vec![Expr::product(v.shape(t, 0)?.iter())],
         "GatherV2D" | "GatherV2" | "Gather" => {
@@ -438,12 +414,18 @@ fn rule(t: &mut SymTable, v: &View<'_>) -> Option<Vec<Vec<Expr>>> {
 
 impl View<'_> {
     fn value_len(&self, t: &SymTable) -> Option<i64> {
-        let r = self.shape(t, 0)?.len() as i64;
-        let clamp = |a: i64| if a < 0 { (a + r).max(0) } else { a.min(r) };
-        let start = clamp(attr_int(self.op, "start").unwrap_or(0));
-        let end = clamp(attr_int(self.op, "end").unwrap_or(r));
-        Some((end - start).max(0))
+        let (start, end) = shape_range(self.op, self.shape(t, 0)?.len());
+        i64::try_from(end - start).ok()
     }
+}
+
+/// The dims a `Shape` op returns, `[start, end)` of a rank-`rank` input (ONNX clamping).
+fn shape_range(op: &OpDesc, rank: usize) -> (usize, usize) {
+    let r = rank as i64;
+    let clamp = |a: i64| if a < 0 { (a + r).max(0) } else { a.min(r) } as usize;
+    let start = clamp(attr_int(op, "start").unwrap_or(0));
+    let end = clamp(attr_int(op, "end").unwrap_or(r));
+    (start, end.max(start))
 }
 
 /// `x` reshaped to `target` (0 copies the input dim unless `allowzero`, one -1 is inferred).
@@ -491,14 +473,7 @@ pub(crate) fn infer(
         return Vec::new();
     };
     let op = node.op();
-    let v = View {
-        g,
-        id,
-        op,
-        peers: (0..node.num_in_data())
-            .map(|k| node.in_data_peer(k).map(|p| (p.node, p.index as u32)))
-            .collect(),
-    };
+    let v = View::new(g, id, node);
     let n_out = op.outputs().len();
     if let Some(s) = rule(t, &v) {
         let mut res: Vec<Option<Vec<Expr>>> = s.into_iter().map(Some).collect();
@@ -550,17 +525,7 @@ fn fallback(
             } else {
                 vec![ints.len() as i64]
             };
-            let bytes: Vec<u8> = match desc.dtype {
-                DataType::INT32 => ints
-                    .iter()
-                    .flat_map(|&i| i32::try_from(i).unwrap_or(i32::MAX).to_le_bytes())
-                    .collect(),
-                _ => ints.iter().flat_map(|&i| i.to_le_bytes()).collect(),
-            };
-            Some(Tensor::new(
-                TensorDesc::new(&shape, desc.dtype, Format::ND),
-                bytes.into(),
-            ))
+            int_tensor(&ints, &shape, desc.dtype)
         });
         vals.push(c);
     }

@@ -2,11 +2,8 @@
 //! removal, common subexpressions merged, and pruning of pure nodes whose values reach no
 //! output.
 
-use std::sync::Arc;
-
 use ascendir_ir::{
-    AttrValue, DataType, Format, Graph, InAnchor, NodeId, OpDesc, OutAnchor, Tensor, TensorDesc,
-    TopoMode, TopoOptions,
+    AttrValue, DataType, Graph, InAnchor, NodeId, OpDesc, OutAnchor, TopoMode, TopoOptions,
 };
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -116,17 +113,8 @@ fn fold_constants(g: &mut Graph, syms: &SymTable) -> Result<usize, String> {
         } else {
             vec![len]
         };
-        let bytes: Vec<u8> = if desc.dtype == DataType::INT32 {
-            let mut b = Vec::with_capacity(vals.len() * 4);
-            for v in &vals {
-                let x = i32::try_from(*v).map_err(|_| format!("'{name}': {v} overflows int32"))?;
-                b.extend_from_slice(&x.to_le_bytes());
-            }
-            b
-        } else {
-            vals.iter().flat_map(|v| v.to_le_bytes()).collect()
-        };
-        let td = TensorDesc::new(&shape, desc.dtype, Format::ND);
+        let tensor = crate::lower::int_tensor(&vals, &shape, desc.dtype)
+            .ok_or_else(|| format!("'{name}': a value overflows {}", desc.dtype.serial_name()))?;
         let mut cname = format!("{name}_folded");
         let mut k = 0;
         while g.find(&cname).is_some() {
@@ -134,9 +122,9 @@ fn fold_constants(g: &mut Graph, syms: &SymTable) -> Result<usize, String> {
             cname = format!("{name}_folded{k}");
         }
         let mut cop = OpDesc::new(&cname, "Const");
-        cop.add_output("y", Arc::new(td.clone()))
+        cop.add_output("y", tensor.desc.clone())
             .map_err(|e| e.to_string())?;
-        cop.set_attr("value", AttrValue::Tensor(Tensor::new(td, bytes.into())));
+        cop.set_attr("value", AttrValue::Tensor(tensor));
         let cid = g.add_node(cop).map_err(|e| e.to_string())?;
         forward(g, OutAnchor::data(id, 0), OutAnchor::data(cid, 0))?;
         n += 1;

@@ -347,7 +347,11 @@ fn barrier(category: Category, reason: impl Into<String>) -> Decision {
 
 /// Integer values of a Const/Constant node's `value` tensor (int32 or int64).
 pub fn const_ints(g: &Graph, id: NodeId) -> Option<Vec<i64>> {
-    let t = ascendir_ir::infer::engine::const_value(g.op(id).ok()?)?;
+    tensor_ints(&ascendir_ir::infer::engine::const_value(g.op(id).ok()?)?)
+}
+
+/// The values of an int32 / int64 tensor.
+pub(crate) fn tensor_ints(t: &ascendir_ir::Tensor) -> Option<Vec<i64>> {
     let data = &t.data;
     match t.desc.dtype {
         DataType::INT64 => Some(
@@ -364,7 +368,27 @@ pub fn const_ints(g: &Graph, id: NodeId) -> Option<Vec<i64>> {
     }
 }
 
-fn attr_ints(op: &OpDesc, name: &str) -> Option<Vec<i64>> {
+/// An int32 / int64 tensor of `shape` holding `vals` (None when a value does not fit int32).
+pub(crate) fn int_tensor(
+    vals: &[i64],
+    shape: &[i64],
+    dtype: DataType,
+) -> Option<ascendir_ir::Tensor> {
+    let bytes: Vec<u8> = if dtype == DataType::INT32 {
+        let mut b = Vec::with_capacity(vals.len() * 4);
+        for v in vals {
+            b.extend_from_slice(&i32::try_from(*v).ok()?.to_le_bytes());
+        }
+        b
+    } else {
+        vals.iter().flat_map(|v| v.to_le_bytes()).collect()
+    };
+    let desc = ascendir_ir::TensorDesc::new(shape, dtype, ascendir_ir::Format::ND);
+    Some(ascendir_ir::Tensor::new(desc, bytes.into()))
+}
+
+/// An int or list-of-ints attribute as a list.
+pub(crate) fn attr_ints(op: &OpDesc, name: &str) -> Option<Vec<i64>> {
     match op.attr(name)? {
         ascendir_ir::AttrValue::ListInt(v) => Some(v.clone()),
         ascendir_ir::AttrValue::Int(v) => Some(vec![*v]),
