@@ -2,9 +2,18 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 import ascendir as air
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _compile_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """The compile cache of the test session lives in a temporary directory (inherited by the
+    subprocesses the tests start), never in the user's cache."""
+    os.environ["ASCENDIR_CACHE_DIR"] = str(tmp_path_factory.mktemp("compile-cache"))
 
 
 @pytest.fixture

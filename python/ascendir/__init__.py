@@ -86,6 +86,9 @@ _LAZY_MODULES = {
 }
 _LAZY_NAMES = {
     "compile": "compiler",
+    "compile_many": "compiler",
+    "compile_iter": "compiler",
+    "CompileResult": "compiler",
     "evaluate": "evaluator",
     "CompileOptions": "compiler",
     "save": "serialization",
@@ -120,7 +123,10 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (``X as
     from . import serialization as serialization
     from . import topo as topo
     from .compiler import CompileOptions as CompileOptions
+    from .compiler import CompileResult as CompileResult
     from .compiler import compile as compile
+    from .compiler import compile_iter as compile_iter
+    from .compiler import compile_many as compile_many
     from .evaluator import evaluate as evaluate
     from .ops import Attr as Attr
     from .ops import DynamicInput as DynamicInput

@@ -1,10 +1,11 @@
 """Type stubs of ``ascendir._core.compiler``, the compiler pipeline behind ``air.compile``."""
 
-from typing import Any
+from typing import Any, final
 
 from . import Graph
 
-__all__ = ['compile', 'lowered_types', 'register_lowering']
+__all__ = ['Batch', 'compile', 'compile_archive', 'load_model', 'lowered_types',
+           'register_lowering', 'sniff', 'unpack_archive']
 
 def compile(graph: Graph, options_json: str, dump: bool = False) -> tuple[Graph, list[Any], str, str, str, list[tuple[str, str]]]:
     """Compile ``graph`` (unchanged) with the options given as JSON."""
@@ -14,3 +15,29 @@ def lowered_types() -> list[str]:
 
 def register_lowering(spec_json: str) -> str:
     """Register a lowering given as JSON; returns its GE type."""
+
+def unpack_archive(data: bytes) -> list[tuple[str, bytes]]:
+    """The sections of a result archive."""
+
+def compile_archive(model: Graph | str | bytes, options_json: str, jobs: int, dump: bool = False, cache_dir: str | None = None, cache_mode: str = "off") -> tuple[bytes, bool]:
+    """Compile one model into its result archive; ``(archive, cached)``."""
+
+def sniff(data: bytes) -> str | None:
+    """The model format the bytes show, or None."""
+
+def load_model(model: str | bytes, base_dir: str | None = None) -> Graph:
+    """Load a model file or bytes as a Graph."""
+
+@final
+class Batch:
+    """A batch compiling on its own threads."""
+
+    def __new__(cls, models: list[Any], options_json: str, jobs: int, dump: bool = False, cache_dir: str | None = None, cache_mode: str = "off") -> Batch: ...
+    def next(self, timeout: float) -> tuple[Any, ...] | None:
+        """The next finished model, or None."""
+    def progress(self) -> tuple[int, int, int, int, int]:
+        """``(done, failed, total, in_flight, peak_in_flight)``."""
+    def cancel(self) -> None:
+        """Stop the batch."""
+    def join(self) -> None:
+        """Wait for the batch's threads."""

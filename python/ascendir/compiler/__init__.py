@@ -23,15 +23,20 @@ from typing import Any
 
 from .. import _core
 from .._core import Graph, Node
-from ..errors import CompileError, DecodeError
+from ..errors import CompileError
 
 __all__ = [
     "CompileError",
     "CompileOptions",
     "CompileReport",
+    "CompileResult",
     "CompiledModel",
     "Kernel",
+    "available_cpus",
     "compile",
+    "compile_iter",
+    "compile_many",
+    "default_cache_dir",
     "explain",
     "load",
     "load_model_file",
@@ -109,6 +114,7 @@ class Kernel:
         self.members: list[str] = list(data["members"])
         self.member_types: list[str] = list(data["member_types"])
         self.cache_key: str = data["cache_key"]
+        self.from_cache: bool = bool(data.get("from_cache", False))
         self.hint = AscGraph._from_core(data["hint"])
         self.impls = [AscGraph._from_core(i) for i in data["impls"]]
         self.sources: dict[str, str] = {}
@@ -246,57 +252,31 @@ class CompiledModel:
             written.append(p)
         return written
 
+    @classmethod
+    def _from_archive(cls, data: bytes, options: CompileOptions) -> CompiledModel:
+        """A compiled model from its result archive (what batch compilation hands back)."""
+        sections = dict(_core.compiler.unpack_archive(data))
+        graph = Graph.from_bytes(bytes(sections["model.pb"]))
+        kernels = [_kernel_of_node(graph, graph.node(k["name"]), options.target, k)
+                   for k in json.loads(sections["kernels.json"])]
+        report = CompileReport(json.loads(sections["report.json"]),
+                               bytes(sections["report.txt"]).decode(),
+                               bytes(sections["fusion.dot"]).decode())
+        dumps = [(n[len("stages/"):], bytes(d).decode()) for n, d in sections.items()
+                 if n.startswith("stages/")]
+        return cls(graph, kernels, report, options, dumps)
+
     def __repr__(self) -> str:
         return f"<CompiledModel {self.graph.name!r}: {len(self.kernels)} kernels>"
-
-
-def _sniff(data: bytes, path: str | None) -> str:
-    """The model format of ``data``: what the bytes say, else the suffix of ``path``
-    (:func:`ascendir.formats.detect`)."""
-    from ..formats import detect
-
-    return detect(path or "<bytes>", data)
 
 
 def load_model_file(model: str | os.PathLike[str] | bytes) -> Graph:
     """Read a model (ONNX, GE ``.pb`` / ``.txt`` / ``.om``; sniffed from the bytes when the
     suffix does not say) as a Graph; failures are ``CompileError(stage="load")`` with the
     byte offset when the decoder gives one."""
-    from ..serialization import Model
-
-    path = None
     if isinstance(model, (bytes, bytearray, memoryview)):
-        data = bytes(model)
-    else:
-        path = os.fspath(model)
-        try:
-            with open(path, "rb") as f:
-                data = f.read()
-        except OSError as e:
-            raise CompileError(f"{path}: {e.strerror}", stage="load", node=None,
-                               reason=str(e.strerror)) from None
-    where = path or "<bytes>"
-    try:
-        kind = _sniff(data, path)
-    except DecodeError as e:
-        raise CompileError(str(e), stage="load", node=None, reason=str(e), offset=0) from None
-    try:
-        if kind == "onnx":
-            from .. import onnx as _onnx
-
-            return _onnx.load(data, base_dir=os.path.dirname(path) if path else None)
-        if kind == "om":
-            return Model.from_om(data).graph
-        if kind == "txt":
-            return Model.from_text(data.decode("utf-8")).graph
-        return Model.from_bytes(data).graph
-    except UnicodeDecodeError as e:
-        raise CompileError(f"{where}: not valid UTF-8 text (byte {e.start})", stage="load",
-                           node=None, reason="not UTF-8", offset=e.start) from None
-    except DecodeError as e:
-        offset = getattr(e, "offset", None)
-        raise CompileError(f"{where}: cannot read the {kind} model: {e}", stage="load",
-                           node=None, reason=str(e), offset=offset) from None
+        return _core.compiler.load_model(bytes(model))
+    return _core.compiler.load_model(os.fspath(model))
 
 
 def _options(target: str | None, input_shapes: Mapping[str, Sequence[int]] | None,
@@ -377,32 +357,48 @@ def explain(model: Graph | str | os.PathLike[str] | bytes, a: str, b: str,
             "(they touch no common tensor) [NF1001]")
 
 
-def load(path: str | os.PathLike[str], target: str = "ascend910b") -> CompiledModel:
-    """Load a saved compiled model: its AscBackend HintGraphs are re-scheduled
-    deterministically (the same ImplGraphs as when it was compiled)."""
+def _kernel_of_node(graph: Graph, node: Node, target: str,
+                    meta: Mapping[str, Any] | None = None) -> Kernel:
+    """The Kernel of an AscBackend node: its HintGraph and ImplGraphs from the node's
+    attributes (ImplGraphs re-scheduled deterministically when the node has none)."""
     from ..asc import ASCGRAPH_ATTR_KEY, AscGraph, schedule
 
+    attrs = node.op_desc.attrs
+    hint = AscGraph.from_bytes(bytes(attrs[ASCGRAPH_ATTR_KEY]))
+    stored = attrs.get("_ascendir_impl_graphs") if "_ascendir_impl_graphs" in attrs else None
+    impls = ([AscGraph.from_bytes(bytes(b)) for b in stored] if stored else schedule(hint))
+    k = Kernel.__new__(Kernel)
+    k.name = node.name
+    k.fuse_type = str(attrs["_ascendir_fuse_type"])
+    k.members = list(attrs["_datadump_original_op_names"])
+    k.member_types = list(attrs["_datadump_original_op_types"])
+    k.cache_key = str(attrs["_ascendir_cache_key"])
+    k.from_cache = bool(meta.get("from_cache", False)) if meta else False
+    k.hint = hint
+    k.impls = impls
+    k.sources = {}
+    k._graph = graph
+    k._target = target
+    k._tiling = None
+    return k
+
+
+def load(path: str | os.PathLike[str], target: str = "ascend910b") -> CompiledModel:
+    """Load a saved compiled model: its AscBackend nodes' HintGraphs and ImplGraphs (the
+    ImplGraphs re-scheduled deterministically when a file lacks them: the same ones as when
+    it was compiled)."""
     graph = load_model_file(path)
-    kernels = []
-    for node in graph.nodes:
-        if node.type != "AscBackend":
-            continue
-        attrs = node.op_desc.attrs
-        hint = AscGraph.from_bytes(bytes(attrs[ASCGRAPH_ATTR_KEY]))
-        impls = schedule(hint)
-        k = Kernel.__new__(Kernel)
-        k.name = node.name
-        k.fuse_type = str(attrs["_ascendir_fuse_type"])
-        k.members = list(attrs["_datadump_original_op_names"])
-        k.member_types = list(attrs["_datadump_original_op_types"])
-        k.cache_key = str(attrs["_ascendir_cache_key"])
-        k.hint = hint
-        k.impls = impls
-        k.sources = {}
-        k._graph = graph
-        k._target = target
-        k._tiling = None
-        kernels.append(k)
+    kernels = [_kernel_of_node(graph, node, target) for node in graph.nodes
+               if node.type == "AscBackend"]
     report = CompileReport({"nodes_before": len(graph.nodes), "nodes_after": len(graph.nodes),
                             "bytes_saved": 0, "kernels": []}, "", "")
     return CompiledModel(graph, kernels, report, CompileOptions(target=target), [])
+
+
+from .batch import (  # noqa: E402
+    CompileResult,
+    available_cpus,
+    compile_iter,
+    compile_many,
+    default_cache_dir,
+)

@@ -1,23 +1,27 @@
-"""``ascendir compile MODEL... -o OUT``: compile models and print the summary table."""
+"""``ascendir compile MODEL|DIR|GLOB... -o OUT``: compile models in parallel (threads, or a
+Dask cluster) and print the summary table."""
 
 from __future__ import annotations
 
 import argparse
+import glob
 import os
 import sys
 import time
 from typing import Any
 
-from .._cli_support import Progress, UsageError, describe, on_file
+from .._cli_support import UsageError, describe, on_file
 from ..errors import AscendIRError
-from . import EMITS, TARGETS, CompileOptions, compile
+from ..formats import format_of_suffix
+from . import EMITS, TARGETS, CompileOptions, compile_iter
 
 
 def _message(exc: BaseException, path: str) -> str:
     """One line for a failed model, without repeating its path."""
     msg = describe(exc, path)
-    while msg.startswith(f"{path}: "):
-        msg = msg[len(path) + 2:]
+    for prefix in ("load failed: ", f"{path}: "):
+        while msg.startswith(prefix):
+            msg = msg[len(prefix):]
     if msg[:1].isupper() and msg[1:2].islower():  # an OS reason: "No such file or directory"
         msg = msg[:1].lower() + msg[1:]
     return msg
@@ -41,9 +45,11 @@ def add_compile_command(subparsers: Any) -> argparse.ArgumentParser:
     """Register the ``compile`` subcommand."""
     p = subparsers.add_parser(
         "compile", help="fuse vector regions into AscBackend kernels and write the results",
-        description="Compile models and print a summary table. Exit 0 when every model "
-        "compiled, 1 when some failed (each failure is one line on stderr), 2 for a usage error.")
-    p.add_argument("models", nargs="+", metavar="MODEL", help=".onnx, .pb, .txt or .om files")
+        description="Compile models (files, directories of model files, or glob patterns) "
+        "in parallel and print a summary table. Exit 0 when every model compiled, 1 when some "
+        "failed (each failure is one line on stderr), 2 for a usage error.")
+    p.add_argument("models", nargs="+", metavar="MODEL",
+                   help=".onnx, .pb, .txt or .om files, directories of them, or glob patterns")
     p.add_argument("-o", "--out", required=True, metavar="OUT_DIR", help="output directory")
     p.add_argument("--target", default="ascend910b", choices=TARGETS,
                    help="the chip to compile for (default: ascend910b)")
@@ -58,10 +64,87 @@ def add_compile_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--dump-stages", action="store_true", help="write one file per stage")
     p.add_argument("--report", choices=["text", "json"], default="text",
                    help="what to print per model")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="models compiled at once (default: the CPUs this process may use)")
+    sched = p.add_mutually_exclusive_group()
+    sched.add_argument("--scheduler", metavar="ADDRESS",
+                       help="compile on a Dask cluster (tcp://host:8786, or 'auto' for Dask's "
+                       "configured scheduler); needs ascendir[dask]")
+    sched.add_argument("--scheduler-file", metavar="FILE",
+                       help="compile on the Dask cluster described by a scheduler file")
+    cache = p.add_mutually_exclusive_group()
+    cache.add_argument("--cache-dir", metavar="DIR",
+                       help="the compile cache (default: $ASCENDIR_CACHE_DIR or the user "
+                       "cache directory)")
+    cache.add_argument("--no-cache", action="store_true", help="do not use the compile cache")
+    p.add_argument("--fail-fast", action="store_true", help="stop at the first failed model")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=True,
-                   help="show progress on stderr when it is a terminal")
+                   help="show a progress bar on stderr when it is a terminal")
+    talk = p.add_mutually_exclusive_group()
+    talk.add_argument("--quiet", "-q", action="store_true", help="no summary table")
+    talk.add_argument("--verbose", "-v", action="store_true",
+                      help="also print each model's report")
     p.set_defaults(func=run_compile)
     return p
+
+
+def expand_models(items: list[str]) -> list[str]:
+    """Model paths from the command line: files as given, directories as the model files in
+    them (by suffix, sorted), glob patterns as their sorted matches (a pattern matching
+    nothing is a usage error; a missing file, or a directory without models, fails as that
+    model)."""
+    out: list[str] = []
+    for item in items:
+        if os.path.isdir(item):
+            found = sorted(os.path.join(item, f) for f in os.listdir(item)
+                           if format_of_suffix(f) is not None
+                           and os.path.isfile(os.path.join(item, f)))
+            # A directory holding no model fails as that model ("is a directory").
+            out.extend(found or [item])
+        elif glob.has_magic(item) and not os.path.exists(item):
+            found = sorted(glob.glob(item, recursive=True))
+            if not found:
+                raise UsageError("compile", f"no model matches '{item}'")
+            out.extend(found)
+        else:
+            out.append(item)
+    if not out:
+        raise UsageError("compile", "no model files found")
+    return out
+
+
+def _client(args: argparse.Namespace) -> Any:
+    if not args.scheduler and not args.scheduler_file:
+        return None
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError("compile", "--scheduler needs Dask: pip install 'ascendir[dask]'"
+                         ) from None
+    if args.scheduler_file:
+        return Client(scheduler_file=args.scheduler_file)
+    if args.scheduler == "auto":
+        import dask
+
+        address = dask.config.get("scheduler-address", None) or os.environ.get(
+            "DASK_SCHEDULER_ADDRESS")
+        if not address:
+            raise UsageError("compile", "--scheduler auto: no Dask scheduler is configured "
+                             "(set DASK_SCHEDULER_ADDRESS)")
+        return Client(address)
+    return Client(args.scheduler)
+
+
+def _stems(paths: list[str]) -> list[str]:
+    """Output names: the file stems, made unique with a counter."""
+    seen: dict[str, int] = {}
+    out = []
+    for p in paths:
+        stem = os.path.splitext(os.path.basename(p))[0] or "model"
+        n = seen.get(stem, 0)
+        seen[stem] = n + 1
+        out.append(stem if n == 0 else f"{stem}_{n}")
+    return out
 
 
 def run_compile(args: argparse.Namespace) -> int:
@@ -70,6 +153,8 @@ def run_compile(args: argparse.Namespace) -> int:
     if bad:
         raise UsageError("compile", f"unknown --emit kind(s) {', '.join(bad)} "
                          f"(choose from {', '.join(EMITS)})")
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("compile", f"--jobs must be at least 1, not {args.jobs}")
     if args.config:
         with on_file(args.config):
             opts = CompileOptions.from_toml(args.config)
@@ -81,34 +166,77 @@ def run_compile(args: argparse.Namespace) -> int:
     opts.disable += args.disable
     if args.max_fusion_size is not None:
         opts.max_fusion_size = args.max_fusion_size
-    rows = []
+    opts.to_json()  # a bad option is a usage error before any model is read
+    paths = expand_models(args.models)
+    stems = _stems(paths)
+    client = _client(args)
+    isatty = getattr(sys.stderr, "isatty", None)
+    bar = None
+    if args.progress and isatty is not None and isatty():
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(paths), unit="model", file=sys.stderr, desc="ascendir: compiling")
+
+    def say(line: str) -> None:
+        if bar is not None:
+            bar.write(line, file=sys.stderr)
+        else:
+            print(line, file=sys.stderr)
+
+    rows: list[tuple[str, ...] | None] = [None] * len(paths)
     failed = 0
-    progress = Progress(enabled=None if args.progress else False)
-    for k, path in enumerate(args.models, 1):
-        progress.step(f"compiling {path} ({k}/{len(args.models)}, {failed} failed)")
-        stem = os.path.splitext(os.path.basename(path))[0]
-        t = time.perf_counter()
-        try:
-            cm = compile(path, options=opts, dump_stages=args.dump_stages)
-            out = os.path.join(args.out, stem) if len(args.models) > 1 else args.out
-            cm.save(out, args.emit, name=stem)
-        except (AscendIRError, OSError) as e:
-            failed += 1
-            progress.done()
-            print(f"ascendir: error: {path}: {_message(e, path)}", file=sys.stderr)
-            rows.append((stem, "-", "-", "-", "-", f"{(time.perf_counter() - t) * 1e3:.0f} ms",
-                         "failed"))
-            continue
-        r = cm.report
-        if args.report == "json":
-            progress.done()
-            print(r.to_json())
-        rows.append((stem, str(r.nodes_before), str(r.nodes_after), str(len(cm.kernels)),
-                     str(r.bytes_saved), f"{(time.perf_counter() - t) * 1e3:.0f} ms", "ok"))
-    progress.done()
-    head = ("model", "nodes before", "nodes after", "kernels", "bytes saved", "time", "status")
-    widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(head)]
-    print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
-    for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+    t0 = time.perf_counter()
+    try:
+        results = compile_iter(
+            paths, options=opts, jobs=args.jobs, executor=client,
+            on_error="collect", cache="off" if args.no_cache else "readwrite",
+            cache_dir=args.cache_dir, dump_stages=args.dump_stages)
+        for i, r in results:
+            path, stem = paths[i], stems[i]
+            if r.error is None:
+                try:
+                    out = os.path.join(args.out, stem) if len(paths) > 1 else args.out
+                    r.value.save(out, args.emit, name=stem)
+                except (AscendIRError, OSError) as e:
+                    r.error = e  # type: ignore[assignment]
+            if r.error is not None:
+                failed += 1
+                say(f"ascendir: error: {path}: {_message(r.error, path)}")
+                rows[i] = (stem, "-", "-", "-", "-", "-", "failed")
+            else:
+                rep = r.value.report
+                if args.report == "json" or args.verbose:
+                    text = rep.to_json() if args.report == "json" else rep.text()
+                    if bar is not None:
+                        bar.write(text)
+                    else:
+                        print(text)
+                secs = float(rep.data.get("total_seconds", 0.0))
+                rows[i] = (stem, str(rep.nodes_before), str(rep.nodes_after),
+                           str(len(r.value.kernels)), str(rep.bytes_saved),
+                           f"{secs * 1e3:.0f} ms", "cached" if r.cached else "ok")
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(failed=failed, refresh=True)
+            if failed and args.fail_fast:
+                results.close()
+                break
+    finally:
+        if bar is not None:
+            bar.close()
+        if client is not None:
+            client.close()
+    wall = time.perf_counter() - t0
+    if not args.quiet:
+        head = ("model", "nodes before", "nodes after", "kernels", "bytes saved", "time",
+                "status")
+        done = [row if row is not None else (stems[i], "-", "-", "-", "-", "-", "skipped")
+                for i, row in enumerate(rows)]
+        widths = [max(len(h), *(len(row[k]) for row in done)) for k, h in enumerate(head)]
+        print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
+        for row in done:
+            print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)))
+        ok = sum(1 for row in rows if row is not None and row[-1] != "failed")
+        print(f"{ok} compiled, {failed} failed, {len(paths) - ok - failed} skipped "
+              f"in {wall:.1f} s")
     return 1 if failed else 0

@@ -97,6 +97,8 @@ pub struct CompileError {
     pub node: Option<String>,
     /// What went wrong.
     pub reason: String,
+    /// Byte offset in the model file, for load errors the decoder located.
+    pub offset: Option<usize>,
 }
 
 impl CompileError {
@@ -106,6 +108,7 @@ impl CompileError {
             stage,
             node: None,
             reason: reason.into(),
+            offset: None,
         }
     }
 
@@ -115,6 +118,7 @@ impl CompileError {
             stage,
             node: Some(node.to_string()),
             reason: reason.into(),
+            offset: None,
         }
     }
 }

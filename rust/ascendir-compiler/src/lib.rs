@@ -4,9 +4,13 @@
 //! explains every decision.
 #![deny(missing_docs)]
 
+pub mod archive;
+pub mod batch;
+pub mod cache;
 pub mod error;
 pub mod fuse;
 pub mod kernel;
+pub mod load;
 pub mod loopspace;
 pub mod lower;
 pub mod options;
@@ -20,5 +24,5 @@ pub mod symbolize;
 
 pub use error::{CompileError, CompileResult, Stage};
 pub use options::{CompileOptions, Family};
-pub use pipeline::{compile, CompiledModel, Kernel};
+pub use pipeline::{compile, compile_with, CompiledModel, Control, Kernel, KernelCache};
 pub use report::Report;

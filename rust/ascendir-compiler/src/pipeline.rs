@@ -1,6 +1,8 @@
 //! The pipeline of spec §1 (stages 0–9 and 12): `compile(graph, options)`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use ascendir_asc::target::Target;
@@ -45,6 +47,8 @@ pub struct Kernel {
     pub compute_ops: usize,
     /// Content key: sha256 of HintGraph bytes, target, options and version.
     pub cache_key: String,
+    /// The ImplGraphs came from the kernel cache (not scheduled in this compile).
+    pub from_cache: bool,
 }
 
 /// The result of `compile`.
@@ -143,8 +147,92 @@ impl Timer {
     }
 }
 
-/// A built kernel: the realized HintGraph, its scheduled ImplGraphs and their tiling.
-type Art = (crate::realize::Realized, Vec<AscGraph>, TilingData);
+/// A built kernel: the realized HintGraph, its scheduled ImplGraphs, their tiling, and
+/// whether the ImplGraphs came from the kernel cache.
+type Art = (crate::realize::Realized, Vec<AscGraph>, TilingData, bool);
+
+/// A store of scheduled kernels by content key (the compile cache's kernel half): `get`
+/// returns what `put` stored for the key, or `None`.
+pub trait KernelCache: Sync {
+    /// The bytes stored for `key`.
+    fn get(&self, key: &str) -> Option<Vec<u8>>;
+    /// Store `data` for `key` (best effort: a cache that cannot write drops it).
+    fn put(&self, key: &str, data: &[u8]);
+}
+
+/// How one compile runs besides its options: a cancellation flag checked between stages and
+/// kernels, and the kernel cache.
+#[derive(Clone, Copy, Default)]
+pub struct Control<'a> {
+    /// Set to stop the compile at the next check (a `CompileError` "cancelled").
+    pub cancel: Option<&'a AtomicBool>,
+    /// Scheduled kernels by content key.
+    pub cache: Option<&'a dyn KernelCache>,
+}
+
+impl std::fmt::Debug for Control<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Control")
+            .field("cancel", &self.cancel)
+            .field("cache", &self.cache.is_some())
+            .finish()
+    }
+}
+
+impl Control<'_> {
+    fn check(&self, stage: Stage) -> CompileResult<()> {
+        match self.cancel {
+            Some(c) if c.load(Ordering::Relaxed) => Err(CompileError::new(stage, "cancelled")),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The key a kernel's ImplGraphs are cached under: its HintGraph (as realized, before it is
+/// named), the hint values of its size symbols, the target, the options and the version.
+fn kernel_key(hint: &AscGraph, syms: &SymTable, target: &str, opts: &CompileOptions) -> String {
+    let mut h = Sha256::new();
+    h.update(b"kernel\0");
+    h.update(hint.to_bytes());
+    let mut free: Vec<String> = hint
+        .size_vars()
+        .iter()
+        .flat_map(|s| s.free_symbols())
+        .collect();
+    free.sort();
+    free.dedup();
+    for f in free {
+        let v = syms.hints.get(&f).copied().unwrap_or(-1);
+        h.update(format!("{f}={v};").as_bytes());
+    }
+    h.update(target.as_bytes());
+    h.update(opts.to_json().as_bytes());
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// ImplGraphs as one byte string: per graph its length (8 bytes, little-endian), its bytes.
+fn encode_impls(impls: &[AscGraph]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for i in impls {
+        let b = i.to_bytes();
+        out.extend_from_slice(&(b.len() as u64).to_le_bytes());
+        out.extend_from_slice(&b);
+    }
+    out
+}
+
+/// The inverse of [`encode_impls`]; `None` for bytes it did not write.
+fn decode_impls(mut d: &[u8]) -> Option<Vec<AscGraph>> {
+    let mut out = Vec::new();
+    while !d.is_empty() {
+        let n = usize::try_from(u64::from_le_bytes(d.get(..8)?.try_into().ok()?)).ok()?;
+        let body = d.get(8..8usize.checked_add(n)?)?;
+        out.push(AscGraph::from_bytes(body).ok()?);
+        d = &d[8 + n..];
+    }
+    (!out.is_empty()).then_some(out)
+}
 
 /// Compile `input` (left unchanged) with `opts`; `infer` runs custom inference callbacks.
 pub fn compile(
@@ -152,6 +240,19 @@ pub fn compile(
     opts: &CompileOptions,
     infer: &mut dyn CustomInfer,
     dump: bool,
+) -> CompileResult<CompiledModel> {
+    compile_with(Cow::Borrowed(input), opts, infer, dump, &Control::default())
+}
+
+/// [`compile`] of a borrowed (copied, left unchanged) or owned graph, under `ctl`. The
+/// kernels of the final clusters are built in parallel on the current rayon pool; the result
+/// does not depend on the thread count.
+pub fn compile_with(
+    input: Cow<'_, Graph>,
+    opts: &CompileOptions,
+    infer: &mut dyn CustomInfer,
+    dump: bool,
+    ctl: &Control<'_>,
 ) -> CompileResult<CompiledModel> {
     opts.check()
         .map_err(|e| CompileError::new(Stage::Load, e))?;
@@ -163,8 +264,9 @@ pub fn compile(
         times: Vec::new(),
     };
     let mut dumps: Vec<(String, String)> = Vec::new();
-    let mut g = input.clone();
+    let mut g = input.into_owned();
     timer.lap(Stage::Load);
+    ctl.check(Stage::Validate)?;
     g.validate()
         .map_err(|e| CompileError::new(Stage::Validate, e.to_string()))?;
     timer.lap(Stage::Validate);
@@ -173,6 +275,7 @@ pub fn compile(
         dumps.push(("02_infer.txt".into(), g.dump()));
     }
     timer.lap(Stage::Infer);
+    ctl.check(Stage::Symbolize)?;
     let nodes_before = g.len();
     let topo = TopoOptions::new(TopoMode::Dfs);
     let order = g
@@ -202,6 +305,7 @@ pub fn compile(
         ));
     }
     timer.lap(Stage::Lower);
+    ctl.check(Stage::Fuse)?;
     let lowered_of = |ids: &[NodeId]| -> Vec<(NodeId, &Lowered)> {
         ids.iter()
             .filter_map(|id| match decisions.get(id) {
@@ -212,23 +316,41 @@ pub fn compile(
     };
     // Realize, schedule and tile one cluster (the exact check of the fuse stage builds the
     // kernels of clusters with a reduction this way; the final stage reuses them).
-    let t_sched = std::cell::Cell::new(0.0f64);
-    let t_tile = std::cell::Cell::new(0.0f64);
     let realize_cluster = |ids: &[NodeId]| -> Result<crate::realize::Realized, String> {
         realize(&g, "cluster", &lowered_of(ids), &syms, opts)
             .map_err(|e| format!("realize failed: {e}"))
     };
-    let finish = |r: crate::realize::Realized| -> Result<Art, String> {
+    // Schedule (or take from the kernel cache) and tile a realized cluster; also returns the
+    // seconds spent scheduling and tiling.
+    let finish = |r: crate::realize::Realized| -> Result<(Art, f64, f64), String> {
         let t0 = Instant::now();
-        let impls = schedule_kernel(&r.hint).map_err(|e| format!("schedule failed: {e}"))?;
+        let key = ctl
+            .cache
+            .map(|_| kernel_key(&r.hint, &syms, &opts.target, opts));
+        let cached = match (ctl.cache, &key) {
+            (Some(c), Some(k)) => c.get(k).and_then(|d| decode_impls(&d)),
+            _ => None,
+        };
+        let from_cache = cached.is_some();
+        let impls = match cached {
+            Some(i) => i,
+            None => {
+                let i = schedule_kernel(&r.hint).map_err(|e| format!("schedule failed: {e}"))?;
+                if let (Some(c), Some(k)) = (ctl.cache, &key) {
+                    c.put(k, &encode_impls(&i));
+                }
+                i
+            }
+        };
         let t1 = Instant::now();
         let tiling =
             tile_kernel(&impls, &target, &syms).map_err(|e| format!("tiling failed: {e}"))?;
-        t_sched.set(t_sched.get() + (t1 - t0).as_secs_f64());
-        t_tile.set(t_tile.get() + t1.elapsed().as_secs_f64());
-        Ok((r, impls, tiling))
+        let (ts, tt) = ((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64());
+        Ok(((r, impls, tiling, from_cache), ts, tt))
     };
-    let build = |ids: &[NodeId]| -> Result<Art, String> { finish(realize_cluster(ids)?) };
+    let build = |ids: &[NodeId]| -> Result<Art, String> {
+        finish(realize_cluster(ids)?).map(|(a, _, _)| a)
+    };
     let (partition, artifacts): (Partition, Vec<Option<Art>>) =
         Fuser::new(&g, &order, &decisions, &syms, opts, &build).run();
     if dump {
@@ -238,26 +360,29 @@ pub fn compile(
         ));
     }
     timer.lap(Stage::Fuse);
-    // From here on, schedule and tile time the final clusters only (the exact checks' builds
-    // are part of the fuse stage).
-    t_sched.set(0.0);
-    t_tile.set(0.0);
-    // Realize, lift, schedule and tile every cluster.
+    ctl.check(Stage::Realize)?;
+    // Realize, lift, schedule and tile every cluster, in parallel (each cluster's work is
+    // independent; the outcomes are taken in cluster order). Schedule and tile time the final
+    // clusters only (the exact checks' builds are part of the fuse stage).
     struct Built {
         members: Vec<NodeId>,
         fuse_type: &'static str,
         realized: crate::realize::Realized,
         impls: Vec<AscGraph>,
         tiling: TilingData,
+        from_cache: bool,
     }
-    let mut built: Vec<Built> = Vec::new();
-    let mut lifted: Vec<Lifted> = Vec::new();
+    enum Outcome {
+        Built(Box<Built>),
+        Lifted(Lifted),
+    }
     let names_of = |ids: &[NodeId]| -> Vec<String> {
         ids.iter()
             .filter_map(|id| g.op(*id).ok().map(|o| o.name().to_string()))
             .collect()
     };
-    for (members, art) in partition.clusters.iter().zip(artifacts) {
+    let one = |members: &Vec<NodeId>, art: Option<Art>| -> CompileResult<(Outcome, f64, f64)> {
+        ctl.check(Stage::Realize)?;
         let lw = lowered_of(members);
         let fuse_type = if lw.iter().any(|(_, l)| l.kind == crate::lower::Kind::Reduce) {
             "reduce"
@@ -267,57 +392,70 @@ pub fn compile(
         // Kernels the exact check built are reused; the others are realized here, and lifted
         // before they are scheduled when too small to pay.
         let small = |n: usize| {
-            Lifted::new(
+            Outcome::Lifted(Lifted::new(
                 names_of(members),
                 format!(
                     "{n} compute op(s) < min_cluster_ops {}",
                     opts.min_cluster_ops
                 ),
-            )
+            ))
         };
-        let art = match art {
-            Some(a) => a,
+        let lift = |e: String| Ok((Outcome::Lifted(Lifted::new(names_of(members), e)), 0.0, 0.0));
+        let (art, ts, tt) = match art {
+            Some(a) => (a, 0.0, 0.0),
             None => {
                 let r = match realize_cluster(members) {
                     Ok(r) => r,
-                    Err(e) => {
-                        lifted.push(Lifted::new(names_of(members), e));
-                        continue;
-                    }
+                    Err(e) => return lift(e),
                 };
                 if r.compute_ops < opts.min_cluster_ops {
-                    lifted.push(small(r.compute_ops));
-                    continue;
+                    return Ok((small(r.compute_ops), 0.0, 0.0));
                 }
                 match finish(r) {
                     Ok(a) => a,
-                    Err(e) => {
-                        lifted.push(Lifted::new(names_of(members), e));
-                        continue;
-                    }
+                    Err(e) => return lift(e),
                 }
             }
         };
         if art.0.compute_ops < opts.min_cluster_ops {
-            lifted.push(small(art.0.compute_ops));
-            continue;
+            return Ok((small(art.0.compute_ops), ts, tt));
         }
-        let (r, impls, tiling) = art;
-        built.push(Built {
+        let (r, impls, tiling, from_cache) = art;
+        let b = Built {
             members: members.clone(),
             fuse_type,
             realized: r,
             impls,
             tiling,
-        });
+            from_cache,
+        };
+        Ok((Outcome::Built(Box::new(b)), ts, tt))
+    };
+    let outcomes: Vec<(Outcome, f64, f64)> = {
+        use rayon::prelude::*;
+        let work: Vec<(&Vec<NodeId>, Option<Art>)> =
+            partition.clusters.iter().zip(artifacts).collect();
+        work.into_par_iter()
+            .map(|(m, a)| one(m, a))
+            .collect::<CompileResult<Vec<_>>>()?
+    };
+    let mut built: Vec<Built> = Vec::new();
+    let mut lifted: Vec<Lifted> = Vec::new();
+    let (mut t_sched, mut t_tile) = (0.0f64, 0.0f64);
+    for (o, ts, tt) in outcomes {
+        t_sched += ts;
+        t_tile += tt;
+        match o {
+            Outcome::Built(b) => built.push(*b),
+            Outcome::Lifted(l) => lifted.push(l),
+        }
     }
     timer.lap(Stage::Realize);
-    // The realize lap ran the final schedules and tilings too: report them apart.
     if let Some((_, t)) = timer.times.last_mut() {
-        *t = (*t - t_sched.get() - t_tile.get()).max(0.0);
+        *t = (*t - t_sched - t_tile).max(0.0);
     }
-    timer.times.push((Stage::Schedule, t_sched.get()));
-    timer.times.push((Stage::Tile, t_tile.get()));
+    timer.times.push((Stage::Schedule, t_sched));
+    timer.times.push((Stage::Tile, t_tile));
     // Package: name, rename graphs, replace.
     let mut kernels = Vec::new();
     let mut counters: BTreeMap<&str, usize> = BTreeMap::new();
@@ -399,6 +537,7 @@ pub fn compile(
             bytes: (member_bytes, kernel_bytes),
             compute_ops: b.realized.compute_ops,
             cache_key: key.clone(),
+            from_cache: b.from_cache,
         });
         specs.push((
             name,

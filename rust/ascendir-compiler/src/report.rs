@@ -122,6 +122,7 @@ fn kernel_json(k: &Kernel) -> Value {
             "sizes": sizes,
         },
         "cache_key": k.cache_key,
+        "from_cache": k.from_cache,
     })
 }
 
@@ -199,6 +200,11 @@ impl Report {
             "bytes_after": self.bytes.1,
             "bytes_saved": self.bytes.0 - self.bytes.1,
             "kernels": self.kernels,
+            "kernels_from_cache": self
+                .kernels
+                .iter()
+                .filter(|k| k["from_cache"].as_bool() == Some(true))
+                .count(),
             "rejected_pairs": self.rejections,
             "barriers": self.barriers,
             "barrier_groups": self.barrier_groups(),

@@ -1,9 +1,20 @@
 //! Bindings of the compiler: `compile(graph, options_json, dump)` runs the Rust pipeline on a
 //! copy of the graph without the GIL and returns plain data the Python package wraps.
 
-use ascendir_compiler::{compile as run_compile, CompileError, CompileOptions};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::Duration;
+
+use ascendir_compiler::batch::{run_batch, BatchSpec, Done, Input, Progress};
+use ascendir_compiler::cache::{CacheMode, DirCache};
+use ascendir_compiler::load::Source;
+use ascendir_compiler::{
+    compile as run_compile, CompileError, CompileOptions, CompileResult, Stage,
+};
+use bytes::Bytes;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::asc::graph::PyAscGraph;
 use crate::errors::{compile_error, raise};
@@ -28,12 +39,22 @@ pub fn compile_err(py: Python<'_>, e: CompileError) -> PyErr {
         .clone()
         .into_pyobject(py)
         .map(|o| o.into_any().unbind());
+    let offset = e
+        .offset
+        .into_pyobject(py)
+        .map(|o| o.into_any().unbind())
+        .unwrap_or_else(|_| py.None());
     match (stage, reason) {
         (Ok(s), Ok(r)) => raise(
             py,
             compile_error(py),
             e.to_string(),
-            &[("stage", s), ("node", node), ("reason", r)],
+            &[
+                ("stage", s),
+                ("node", node),
+                ("reason", r),
+                ("offset", offset),
+            ],
         ),
         _ => raise(py, compile_error(py), e.to_string(), &[]),
     }
@@ -79,6 +100,7 @@ fn compile<'py>(
         }
         d.set_item("impls", impls)?;
         d.set_item("cache_key", &k.cache_key)?;
+        d.set_item("from_cache", k.from_cache)?;
         kernels.append(d)?;
     }
     let json = serde_json::to_string_pretty(&cm.report.to_json()).unwrap_or_default();
@@ -92,6 +114,232 @@ fn compile<'py>(
         dot,
         cm.dumps,
     ))
+}
+
+/// A batch running on its own thread: `next(timeout)` hands out `(index, result)` as models
+/// finish; `progress()` reads the counters; `cancel()` stops it; `join()` waits for its threads.
+#[pyclass(module = "ascendir._core.compiler", name = "Batch")]
+pub struct PyBatch {
+    rx: Mutex<mpsc::Receiver<(usize, CompileResult<Done>)>>,
+    progress: Arc<Progress>,
+    handle: Mutex<Option<std::thread::JoinHandle<Result<(), String>>>>,
+    total: usize,
+}
+
+/// A model of a batch from Python: a Graph (copied), a path or the model bytes.
+fn batch_input(item: &Bound<'_, PyAny>) -> PyResult<Input> {
+    if let Ok(g) = item.cast::<PyGraph>() {
+        return Ok(Input::Graph(Box::new(PyGraph::read(g, |g| g.clone())?)));
+    }
+    if let Ok(b) = item.cast::<PyBytes>() {
+        return Ok(Input::Source(Source::Bytes {
+            data: Bytes::copy_from_slice(b.as_bytes()),
+            base_dir: None,
+        }));
+    }
+    let p: PathBuf = item.extract()?;
+    Ok(Input::Source(Source::Path(p)))
+}
+
+#[pymethods]
+impl PyBatch {
+    /// Start compiling `models` (Graphs, paths or bytes) on `jobs` threads.
+    #[new]
+    #[pyo3(signature = (models, options_json, jobs, dump = false, cache_dir = None, cache_mode = "off"))]
+    fn new(
+        py: Python<'_>,
+        models: &Bound<'_, PyList>,
+        options_json: &str,
+        jobs: usize,
+        dump: bool,
+        cache_dir: Option<PathBuf>,
+        cache_mode: &str,
+    ) -> PyResult<PyBatch> {
+        ensure_builtins(py)?;
+        let opts = CompileOptions::from_json(options_json)
+            .map_err(|e| compile_err(py, CompileError::new(Stage::Load, e)))?;
+        let mode = CacheMode::parse(cache_mode).ok_or_else(|| {
+            compile_err(
+                py,
+                CompileError::new(Stage::Load, format!("unknown cache mode '{cache_mode}'")),
+            )
+        })?;
+        let inputs = models
+            .iter()
+            .map(|m| batch_input(&m))
+            .collect::<PyResult<Vec<_>>>()?;
+        let total = inputs.len();
+        let cache = match (cache_dir, mode) {
+            (Some(d), m) if m != CacheMode::Off => Some(DirCache::new(&d, m)),
+            _ => None,
+        };
+        let progress = Arc::new(Progress::default());
+        let (tx, rx) = mpsc::channel();
+        let p = Arc::clone(&progress);
+        let handle = std::thread::Builder::new()
+            .name("ascendir-batch".into())
+            .spawn(move || {
+                let spec = BatchSpec {
+                    opts: &opts,
+                    jobs,
+                    dump,
+                    cache: cache.as_ref(),
+                };
+                let tx = Mutex::new(tx);
+                run_batch(inputs, &spec, &p, &|| PyCustom, &|i, r| {
+                    if let Ok(t) = tx.lock() {
+                        let _ = t.send((i, r));
+                    }
+                })
+            })
+            .map_err(|e| {
+                compile_err(
+                    py,
+                    CompileError::new(Stage::Load, format!("cannot start the batch: {e}")),
+                )
+            })?;
+        Ok(PyBatch {
+            rx: Mutex::new(rx),
+            progress,
+            handle: Mutex::new(Some(handle)),
+            total,
+        })
+    }
+
+    /// The next finished model as `(index, archive, cached)` or `(index, CompileError)`,
+    /// waiting up to `timeout` seconds without the GIL; `None` on timeout or when every model
+    /// has been handed out. Pending signals (Ctrl-C) are raised after the wait.
+    fn next(&self, py: Python<'_>, timeout: f64) -> PyResult<Option<Py<PyAny>>> {
+        let wait = Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
+        let got = py.detach(|| match self.rx.lock() {
+            Ok(rx) => rx.recv_timeout(wait).ok(),
+            Err(_) => None,
+        });
+        py.check_signals()?;
+        let Some((i, r)) = got else { return Ok(None) };
+        let item = match r {
+            Ok(d) => (i, PyBytes::new(py, &d.archive), d.cached)
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+            Err(e) => {
+                let err = compile_err(py, e);
+                (i, err.value(py).clone())
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind()
+            }
+        };
+        Ok(Some(item))
+    }
+
+    /// `(done, failed, total, in_flight, peak_in_flight)`.
+    fn progress(&self) -> (usize, usize, usize, usize, usize) {
+        let p = &self.progress;
+        (
+            p.done.load(Ordering::SeqCst),
+            p.failed.load(Ordering::SeqCst),
+            self.total,
+            p.in_flight.load(Ordering::SeqCst),
+            p.peak_in_flight.load(Ordering::SeqCst),
+        )
+    }
+
+    /// Stop: models not started fail as cancelled, running ones at their next stage.
+    fn cancel(&self) {
+        self.progress.cancel.store(true, Ordering::SeqCst);
+    }
+
+    /// Wait (without the GIL) until the batch thread and its pool have finished.
+    fn join(&self, py: Python<'_>) -> PyResult<()> {
+        let h = self.handle.lock().ok().and_then(|mut h| h.take());
+        let Some(h) = h else { return Ok(()) };
+        let r = py.detach(|| h.join());
+        match r {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(compile_err(py, CompileError::new(Stage::Load, e))),
+            Err(_) => Err(compile_err(
+                py,
+                CompileError::new(Stage::Load, "the batch thread panicked"),
+            )),
+        }
+    }
+}
+
+impl Drop for PyBatch {
+    fn drop(&mut self) {
+        // A batch dropped unfinished stops; its thread ends on its own.
+        self.progress.cancel.store(true, Ordering::SeqCst);
+    }
+}
+
+/// The sections of a result archive as `[(name, bytes)]`.
+#[pyfunction]
+fn unpack_archive<'py>(
+    py: Python<'py>,
+    data: &[u8],
+) -> PyResult<Vec<(String, Bound<'py, PyBytes>)>> {
+    let s = ascendir_compiler::archive::unpack(data).map_err(|e| compile_err(py, e))?;
+    Ok(s.into_iter()
+        .map(|(n, d)| (n, PyBytes::new(py, &d)))
+        .collect())
+}
+
+/// Compile one model (a Graph, path or bytes) into its result archive, on `jobs` threads:
+/// what an executor task runs. Returns `(archive, cached)`.
+#[pyfunction]
+#[pyo3(signature = (model, options_json, jobs, dump = false, cache_dir = None, cache_mode = "off"))]
+fn compile_archive<'py>(
+    py: Python<'py>,
+    model: &Bound<'py, PyAny>,
+    options_json: &str,
+    jobs: usize,
+    dump: bool,
+    cache_dir: Option<PathBuf>,
+    cache_mode: &str,
+) -> PyResult<(Bound<'py, PyBytes>, bool)> {
+    let list = PyList::new(py, [model])?;
+    let b = PyBatch::new(py, &list, options_json, jobs, dump, cache_dir, cache_mode)?;
+    let got = loop {
+        if let Some(item) = b.next(py, 0.1)? {
+            break item;
+        }
+    };
+    b.join(py)?;
+    let item = got.bind(py);
+    let second = item.get_item(1)?;
+    if let Ok(archive) = second.cast::<PyBytes>() {
+        let cached: bool = item.get_item(2)?.extract()?;
+        return Ok((archive.clone(), cached));
+    }
+    Err(PyErr::from_value(second))
+}
+
+/// The model formats the loader tells from bytes: `"onnx"`, `"pb"`, `"txt"`, `"om"` or `None`.
+#[pyfunction]
+fn sniff(data: &[u8]) -> Option<&'static str> {
+    ascendir_compiler::load::sniff(data).map(|f| f.name())
+}
+
+/// Load a model (path or bytes; `base_dir` for external ONNX data of bytes) as a Graph.
+#[pyfunction]
+#[pyo3(signature = (model, base_dir = None))]
+fn load_model(
+    py: Python<'_>,
+    model: &Bound<'_, PyAny>,
+    base_dir: Option<PathBuf>,
+) -> PyResult<PyGraph> {
+    let src = match model.cast::<PyBytes>() {
+        Ok(b) => Source::Bytes {
+            data: Bytes::copy_from_slice(b.as_bytes()),
+            base_dir,
+        },
+        Err(_) => Source::Path(model.extract()?),
+    };
+    let g = py
+        .detach(|| ascendir_compiler::load::load(&src))
+        .map_err(|e| compile_err(py, e))?;
+    Ok(PyGraph::from_graph(g))
 }
 
 /// GE op types with a registered lowering.
@@ -113,6 +361,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_function(wrap_pyfunction!(compile, &sub)?)?;
     sub.add_function(wrap_pyfunction!(lowered_types, &sub)?)?;
     sub.add_function(wrap_pyfunction!(register_lowering, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(unpack_archive, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(compile_archive, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(sniff, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(load_model, &sub)?)?;
+    sub.add_class::<PyBatch>()?;
     m.add_submodule(&sub)?;
     Ok(())
 }

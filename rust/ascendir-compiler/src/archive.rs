@@ -1,0 +1,140 @@
+//! The result archive of a compile: what crosses a process boundary or sits in the compile
+//! cache. Plain bytes: the magic `ASCENDIR-RESULT\x01`, a section count (u32, little-endian),
+//! then per section its name (u32 length, UTF-8) and its data (u64 length, bytes). Sections:
+//! `model.pb` (the compiled graph as a binary GE ModelDef, every AscBackend node carrying its
+//! HintGraph and ImplGraphs), `kernels.json`, `report.json`, `report.txt`, `fusion.dot`, and
+//! `stages/<file>` per stage dump.
+
+use serde_json::json;
+
+use crate::error::{CompileError, CompileResult, Stage};
+use crate::pipeline::CompiledModel;
+
+/// The archive's first bytes.
+pub const MAGIC: &[u8; 16] = b"ASCENDIR-RESULT\x01";
+
+/// The named sections of an archive, in order.
+pub type Sections = Vec<(String, Vec<u8>)>;
+
+/// Pack sections.
+pub fn pack(sections: &[(String, Vec<u8>)]) -> Vec<u8> {
+    let total: usize = sections.iter().map(|(n, d)| 12 + n.len() + d.len()).sum();
+    let mut out = Vec::with_capacity(MAGIC.len() + 4 + total);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+    for (name, data) in sections {
+        out.extend_from_slice(&(name.len() as u32).to_le_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(&(data.len() as u64).to_le_bytes());
+        out.extend_from_slice(data);
+    }
+    out
+}
+
+fn bad(at: usize, what: &str) -> CompileError {
+    let mut e = CompileError::new(
+        Stage::Load,
+        format!("not a compile result archive: {what} at byte {at}"),
+    );
+    e.offset = Some(at);
+    e
+}
+
+/// Unpack an archive (checked: every length within the data).
+pub fn unpack(d: &[u8]) -> CompileResult<Sections> {
+    if d.get(..MAGIC.len()) != Some(MAGIC.as_slice()) {
+        return Err(bad(0, "bad magic"));
+    }
+    let mut at = MAGIC.len();
+    let take = |at: &mut usize, n: usize, what: &str| -> CompileResult<&[u8]> {
+        let end = at.checked_add(n).ok_or_else(|| bad(*at, what))?;
+        let s = d.get(*at..end).ok_or_else(|| bad(*at, what))?;
+        *at = end;
+        Ok(s)
+    };
+    let count = u32::from_le_bytes(
+        take(&mut at, 4, "truncated count")?
+            .try_into()
+            .unwrap_or([0; 4]),
+    );
+    let mut out = Vec::new();
+    for _ in 0..count {
+        let n = u32::from_le_bytes(
+            take(&mut at, 4, "truncated name")?
+                .try_into()
+                .unwrap_or([0; 4]),
+        );
+        let name = std::str::from_utf8(take(&mut at, n as usize, "truncated name")?)
+            .map_err(|_| bad(at, "a section name is not UTF-8"))?
+            .to_string();
+        let len = u64::from_le_bytes(
+            take(&mut at, 8, "truncated length")?
+                .try_into()
+                .unwrap_or([0; 8]),
+        );
+        let len = usize::try_from(len).map_err(|_| bad(at, "a section too large"))?;
+        out.push((name, take(&mut at, len, "truncated section")?.to_vec()));
+    }
+    if at != d.len() {
+        return Err(bad(at, "trailing bytes"));
+    }
+    Ok(out)
+}
+
+/// The archive of a compiled model.
+pub fn to_archive(cm: &CompiledModel) -> CompileResult<Vec<u8>> {
+    let model = ascendir_proto::encode_graph(&cm.graph)
+        .map_err(|e| CompileError::new(Stage::Package, format!("cannot encode the graph: {e}")))?;
+    let kernels: Vec<serde_json::Value> = cm
+        .kernels
+        .iter()
+        .map(|k| {
+            json!({
+                "name": k.name,
+                "fuse_type": k.fuse_type,
+                "members": k.members,
+                "member_types": k.member_types,
+                "cache_key": k.cache_key,
+                "from_cache": k.from_cache,
+            })
+        })
+        .collect();
+    let mut sections: Sections = vec![
+        ("model.pb".into(), model),
+        (
+            "kernels.json".into(),
+            serde_json::to_vec(&kernels).unwrap_or_default(),
+        ),
+        (
+            "report.json".into(),
+            serde_json::to_vec_pretty(&cm.report.to_json()).unwrap_or_default(),
+        ),
+        ("report.txt".into(), cm.report.text().into_bytes()),
+        (
+            "fusion.dot".into(),
+            crate::report::to_dot(&cm.graph).into_bytes(),
+        ),
+    ];
+    for (name, text) in &cm.dumps {
+        sections.push((format!("stages/{name}"), text.clone().into_bytes()));
+    }
+    Ok(pack(&sections))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_truncation() {
+        let s: Sections = vec![("a".into(), b"xyz".to_vec()), ("b/c".into(), vec![])];
+        let p = pack(&s);
+        assert_eq!(unpack(&p).unwrap(), s);
+        for cut in 0..p.len() {
+            assert!(unpack(&p[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut long = p.clone();
+        long.push(0);
+        assert!(unpack(&long).is_err());
+    }
+}

@@ -1,0 +1,253 @@
+//! Batch compilation (spec §7): many models on one rayon pool of `jobs` threads — models in
+//! parallel, and inside a model its kernels in parallel (work stealing balances one large model
+//! against many small ones). At most `jobs` models are in flight: inputs given as paths are
+//! read when a worker takes them, and each compiled model leaves as its result archive, so
+//! memory is bounded by the models in flight, not by the batch. Results are reported with
+//! their input index; a model's result does not depend on `jobs` or on the other models.
+
+use std::borrow::Cow;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+use ascendir_ir::infer::CustomInfer;
+use ascendir_ir::Graph;
+
+use crate::archive::to_archive;
+use crate::cache::{model_key, DirCache};
+use crate::error::{CompileError, CompileResult, Stage};
+use crate::load::{load_bytes, read_source, Source};
+use crate::options::CompileOptions;
+use crate::pipeline::{compile_with, Control};
+
+/// One model of a batch.
+#[derive(Debug)]
+pub enum Input {
+    /// A graph (the batch owns this copy).
+    Graph(Box<Graph>),
+    /// A file or model bytes, read when a worker takes it.
+    Source(Source),
+}
+
+/// A compiled model of a batch: its result archive, and whether it came whole from the cache.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Done {
+    /// The result archive ([`crate::archive`]).
+    pub archive: Vec<u8>,
+    /// Read from the model cache (not compiled).
+    pub cached: bool,
+}
+
+/// Counters a caller polls while a batch runs, and the cancellation flag.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Models finished (compiled or failed).
+    pub done: AtomicUsize,
+    /// Models that failed.
+    pub failed: AtomicUsize,
+    /// Models being loaded or compiled now.
+    pub in_flight: AtomicUsize,
+    /// The most models in flight at once.
+    pub peak_in_flight: AtomicUsize,
+    /// Set to stop: models not started fail as cancelled, running ones stop at their next
+    /// stage or kernel.
+    pub cancel: AtomicBool,
+}
+
+/// What a batch runs with.
+#[derive(Debug)]
+pub struct BatchSpec<'a> {
+    /// The compile options of every model.
+    pub opts: &'a CompileOptions,
+    /// Threads (and models in flight); 0 is taken as 1.
+    pub jobs: usize,
+    /// Keep the stage dumps in the archives.
+    pub dump: bool,
+    /// The compile cache.
+    pub cache: Option<&'a DirCache>,
+}
+
+struct InFlight<'a>(&'a Progress);
+
+impl<'a> InFlight<'a> {
+    fn enter(p: &'a Progress) -> InFlight<'a> {
+        let now = p.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        p.peak_in_flight.fetch_max(now, Ordering::SeqCst);
+        InFlight(p)
+    }
+}
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+fn compile_one(
+    input: Input,
+    spec: &BatchSpec<'_>,
+    progress: &Progress,
+    infer: &mut dyn CustomInfer,
+) -> CompileResult<Done> {
+    let encode = |g: &Graph| {
+        ascendir_proto::encode_graph(g)
+            .map_err(|e| CompileError::new(Stage::Load, format!("cannot encode the graph: {e}")))
+    };
+    let (graph, key) = match input {
+        Input::Graph(g) => {
+            let key = match spec.cache {
+                Some(_) => Some(model_key(&encode(&g)?, spec.opts, spec.dump)),
+                None => None,
+            };
+            (g, key)
+        }
+        Input::Source(src) => {
+            let data = read_source(&src)?;
+            let key = spec.cache.map(|_| model_key(&data, spec.opts, spec.dump));
+            if let (Some(c), Some(k)) = (spec.cache, &key) {
+                if let Some(hit) = c.get_model(k) {
+                    if crate::archive::unpack(&hit).is_ok() {
+                        return Ok(Done {
+                            archive: hit,
+                            cached: true,
+                        });
+                    }
+                }
+            }
+            let base_dir = match &src {
+                Source::Path(p) => Some(p.parent().map(Into::into).unwrap_or_default()),
+                Source::Bytes { base_dir, .. } => base_dir.clone(),
+            };
+            let g = load_bytes(data, &src.describe(), base_dir)?;
+            (Box::new(g), key)
+        }
+    };
+    if let (Some(c), Some(k)) = (spec.cache, &key) {
+        if let Some(hit) = c.get_model(k) {
+            if crate::archive::unpack(&hit).is_ok() {
+                return Ok(Done {
+                    archive: hit,
+                    cached: true,
+                });
+            }
+        }
+    }
+    let ctl = Control {
+        cancel: Some(&progress.cancel),
+        cache: spec.cache.map(|c| c as &dyn crate::pipeline::KernelCache),
+    };
+    let cm = compile_with(Cow::Owned(*graph), spec.opts, infer, spec.dump, &ctl)?;
+    let archive = to_archive(&cm)?;
+    drop(cm);
+    if let (Some(c), Some(k)) = (spec.cache, &key) {
+        c.put_model(k, &archive);
+    }
+    Ok(Done {
+        archive,
+        cached: false,
+    })
+}
+
+fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| p.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_string())
+}
+
+/// Compile `inputs` on a pool of `spec.jobs` threads; `on_result(index, result)` is called
+/// (from a worker thread) as each model finishes. `make_infer` gives each model its custom
+/// inference callbacks. A failing (or panicking) model fails alone; after `progress.cancel`
+/// is set, models not yet started fail as "cancelled". Returns when every model has been
+/// reported and the pool's threads have been told to stop.
+pub fn run_batch<F, I>(
+    inputs: Vec<Input>,
+    spec: &BatchSpec<'_>,
+    progress: &Progress,
+    make_infer: &F,
+    on_result: &(dyn Fn(usize, CompileResult<Done>) + Sync),
+) -> Result<(), String>
+where
+    F: Fn() -> I + Sync,
+    I: CustomInfer,
+{
+    let n = inputs.len();
+    let jobs = spec.jobs.clamp(1, n.max(1));
+    let slots: Vec<Mutex<Option<Input>>> =
+        inputs.into_iter().map(|i| Mutex::new(Some(i))).collect();
+    let next = AtomicUsize::new(0);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .thread_name(|i| format!("ascendir-compile-{i}"))
+        .build()
+        .map_err(|e| format!("cannot start {jobs} compile threads: {e}"))?;
+    let worker = || loop {
+        let i = next.fetch_add(1, Ordering::SeqCst);
+        if i >= n {
+            break;
+        }
+        let input = slots[i].lock().ok().and_then(|mut s| s.take());
+        let result = match input {
+            _ if progress.cancel.load(Ordering::SeqCst) => {
+                Err(CompileError::new(Stage::Load, "cancelled"))
+            }
+            None => Err(CompileError::new(
+                Stage::Load,
+                "the input was already taken",
+            )),
+            Some(input) => {
+                let _f = InFlight::enter(progress);
+                let mut infer = make_infer();
+                catch_unwind(AssertUnwindSafe(|| {
+                    compile_one(input, spec, progress, &mut infer)
+                }))
+                .unwrap_or_else(|p| {
+                    Err(CompileError::new(
+                        Stage::Load,
+                        format!("internal error (please report it): {}", panic_text(&*p)),
+                    ))
+                })
+            }
+        };
+        if result.is_err() {
+            progress.failed.fetch_add(1, Ordering::SeqCst);
+        }
+        on_result(i, result);
+        progress.done.fetch_add(1, Ordering::SeqCst);
+    };
+    pool.scope(|s| {
+        for _ in 0..jobs {
+            s.spawn(|_| worker());
+        }
+    });
+    Ok(())
+}
+
+/// Compile `inputs` and return the results in input order (see [`run_batch`]).
+pub fn compile_many<F, I>(
+    inputs: Vec<Input>,
+    spec: &BatchSpec<'_>,
+    make_infer: &F,
+) -> Result<Vec<CompileResult<Done>>, String>
+where
+    F: Fn() -> I + Sync,
+    I: CustomInfer,
+{
+    let n = inputs.len();
+    let out: Vec<Mutex<Option<CompileResult<Done>>>> = (0..n).map(|_| Mutex::new(None)).collect();
+    let progress = Progress::default();
+    run_batch(inputs, spec, &progress, make_infer, &|i, r| {
+        if let Ok(mut slot) = out[i].lock() {
+            *slot = Some(r);
+        }
+    })?;
+    Ok(out
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| Err(CompileError::new(Stage::Load, "no result")))
+        })
+        .collect())
+}

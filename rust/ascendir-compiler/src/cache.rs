@@ -1,0 +1,163 @@
+//! The compile cache: a content-addressed directory. Kernels are stored by the key of their
+//! HintGraph, hint values, target, options and version (their scheduled ImplGraphs); models by
+//! the hash of their bytes, the options and the version (their result archive). Files are
+//! written to a temporary name and renamed, so concurrent compiles (threads or processes)
+//! never see a partial entry; a damaged entry reads as a miss.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+use sha2::{Digest, Sha256};
+
+use crate::options::CompileOptions;
+use crate::pipeline::KernelCache;
+
+/// What the cache may do (GE's `op_compiler_cache_mode`: enable / force-read / disable).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheMode {
+    /// Read hits and store misses.
+    ReadWrite,
+    /// Read hits, store nothing.
+    Read,
+    /// No cache.
+    Off,
+}
+
+impl CacheMode {
+    /// `"readwrite"`, `"read"` or `"off"`.
+    pub fn parse(s: &str) -> Option<CacheMode> {
+        match s {
+            "readwrite" => Some(CacheMode::ReadWrite),
+            "read" => Some(CacheMode::Read),
+            "off" => Some(CacheMode::Off),
+            _ => None,
+        }
+    }
+}
+
+/// A cache directory.
+#[derive(Debug)]
+pub struct DirCache {
+    root: PathBuf,
+    mode: CacheMode,
+    hits: AtomicUsize,
+    misses: AtomicUsize,
+}
+
+static TMP_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+impl DirCache {
+    /// A cache under `dir` (created on the first store); entries live in a subdirectory per
+    /// ascendir version.
+    pub fn new(dir: &Path, mode: CacheMode) -> DirCache {
+        DirCache {
+            root: dir.join(env!("CARGO_PKG_VERSION")),
+            mode,
+            hits: AtomicUsize::new(0),
+            misses: AtomicUsize::new(0),
+        }
+    }
+
+    /// Kernel hits and misses so far.
+    pub fn stats(&self) -> (usize, usize) {
+        (
+            self.hits.load(Ordering::Relaxed),
+            self.misses.load(Ordering::Relaxed),
+        )
+    }
+
+    fn path(&self, kind: &str, key: &str) -> Option<PathBuf> {
+        // Keys are hex digests; anything else is not looked up (no path can escape the root).
+        if key.len() < 3 || !key.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return None;
+        }
+        Some(self.root.join(kind).join(&key[..2]).join(key))
+    }
+
+    fn read(&self, kind: &str, key: &str) -> Option<Vec<u8>> {
+        if self.mode == CacheMode::Off {
+            return None;
+        }
+        std::fs::read(self.path(kind, key)?).ok()
+    }
+
+    fn write(&self, kind: &str, key: &str, data: &[u8]) {
+        if self.mode != CacheMode::ReadWrite {
+            return;
+        }
+        let Some(path) = self.path(kind, key) else {
+            return;
+        };
+        let Some(dir) = path.parent() else { return };
+        if std::fs::create_dir_all(dir).is_err() {
+            return;
+        }
+        let n = TMP_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let tmp = dir.join(format!(".{key}.{}.{n}.tmp", std::process::id()));
+        if std::fs::write(&tmp, data).is_ok() && std::fs::rename(&tmp, &path).is_ok() {
+            return;
+        }
+        let _ = std::fs::remove_file(&tmp);
+    }
+
+    /// The stored result archive of a model.
+    pub fn get_model(&self, key: &str) -> Option<Vec<u8>> {
+        self.read("models", key)
+    }
+
+    /// Store a model's result archive.
+    pub fn put_model(&self, key: &str, archive: &[u8]) {
+        self.write("models", key, archive)
+    }
+}
+
+impl KernelCache for DirCache {
+    fn get(&self, key: &str) -> Option<Vec<u8>> {
+        let r = self.read("kernels", key);
+        let c = if r.is_some() {
+            &self.hits
+        } else {
+            &self.misses
+        };
+        c.fetch_add(1, Ordering::Relaxed);
+        r
+    }
+
+    fn put(&self, key: &str, data: &[u8]) {
+        self.write("kernels", key, data)
+    }
+}
+
+/// The cache key of a model: its bytes, the options, whether stages are dumped, the version.
+pub fn model_key(model: &[u8], opts: &CompileOptions, dump: bool) -> String {
+    let mut h = Sha256::new();
+    h.update(b"model\0");
+    h.update((model.len() as u64).to_le_bytes());
+    h.update(model);
+    h.update(opts.to_json().as_bytes());
+    h.update([u8::from(dump)]);
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn modes_and_keys() {
+        let dir = std::env::temp_dir().join(format!("ascendir-cache-test-{}", std::process::id()));
+        let rw = DirCache::new(&dir, CacheMode::ReadWrite);
+        rw.put("abcdef", b"x");
+        assert_eq!(rw.get("abcdef").as_deref(), Some(&b"x"[..]));
+        assert_eq!(rw.get("../etc"), None);
+        let ro = DirCache::new(&dir, CacheMode::Read);
+        ro.put("abcd00", b"y");
+        assert_eq!(ro.get("abcd00"), None);
+        assert_eq!(ro.get("abcdef").as_deref(), Some(&b"x"[..]));
+        let off = DirCache::new(&dir, CacheMode::Off);
+        assert_eq!(off.get("abcdef"), None);
+        assert_eq!(rw.stats(), (1, 1));
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
