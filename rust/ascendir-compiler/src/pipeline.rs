@@ -270,7 +270,10 @@ pub fn compile_with(
     g.validate()
         .map_err(|e| CompileError::new(Stage::Validate, e.to_string()))?;
     timer.lap(Stage::Validate);
-    infer_graph(&mut g, infer).map_err(|e| CompileError::new(Stage::Infer, e.to_string()))?;
+    infer_graph(&mut g, infer).map_err(|e| match e.node.is_empty() {
+        true => CompileError::new(Stage::Infer, e.to_string()),
+        false => CompileError::at(Stage::Infer, &e.node, e.to_string()),
+    })?;
     if dump {
         dumps.push(("02_infer.txt".into(), g.dump()));
     }
