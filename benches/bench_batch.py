@@ -10,7 +10,8 @@
   flight at once (at most ``jobs``).
 
 The batch is 64 BERT-layout models of 1–4 layers and hidden sizes 32–96 (``models.bert``),
-given as ONNX bytes; every compile is CPU-bound (cache off except in the cache rows).
+all different (vocabulary sizes), given as ONNX bytes; every compile is CPU-bound (cache off
+except in the cache rows).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ from timing import row  # noqa: E402
 def _models(n: int) -> list[bytes]:
     import models
 
-    return [models.bert(layers=1 + i % 4, hidden=32 * (1 + i % 3), heads=4).SerializeToString()
+    return [models.bert(layers=1 + i % 4, hidden=32 * (1 + i % 3), heads=4, vocab=100 + i)
+            .SerializeToString()
             for i in range(n)]
 
 

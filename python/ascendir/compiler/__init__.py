@@ -104,23 +104,44 @@ class CompileOptions:
 
 
 class Kernel:
-    """One fused kernel: the ``AscBackend`` node, its HintGraph and scheduled ImplGraphs."""
+    """One fused kernel: the ``AscBackend`` node, its HintGraph and scheduled ImplGraphs (read
+    from their bytes on first use)."""
 
     def __init__(self, data: dict[str, Any], graph: Graph, target: str) -> None:
-        from ..asc import AscGraph
-
         self.name: str = data["name"]
         self.fuse_type: str = data["fuse_type"]
         self.members: list[str] = list(data["members"])
         self.member_types: list[str] = list(data["member_types"])
         self.cache_key: str = data["cache_key"]
         self.from_cache: bool = bool(data.get("from_cache", False))
-        self.hint = AscGraph._from_core(data["hint"])
-        self.impls = [AscGraph._from_core(i) for i in data["impls"]]
         self.sources: dict[str, str] = {}
+        self._hint_bytes: bytes = bytes(data["hint"])
+        self._impl_bytes: list[bytes] | None = [bytes(b) for b in data["impls"]]
+        self._hint: Any = None
+        self._impls: list[Any] | None = None
         self._graph = graph
         self._target = target
         self._tiling: Any = None
+
+    @property
+    def hint(self) -> Any:
+        """The HintGraph (``asc.AscGraph``)."""
+        if self._hint is None:
+            from ..asc import AscGraph
+
+            self._hint = AscGraph.from_bytes(self._hint_bytes)
+        return self._hint
+
+    @property
+    def impls(self) -> list[Any]:
+        """The scheduled, allocated ImplGraphs in tiling-key order (re-scheduled from the
+        HintGraph, deterministically, when a saved model carries none)."""
+        if self._impls is None:
+            from ..asc import AscGraph, schedule
+
+            self._impls = ([AscGraph.from_bytes(b) for b in self._impl_bytes]
+                           if self._impl_bytes else schedule(self.hint))
+        return self._impls
 
     @property
     def node(self) -> Node:
@@ -359,28 +380,22 @@ def explain(model: Graph | str | os.PathLike[str] | bytes, a: str, b: str,
 
 def _kernel_of_node(graph: Graph, node: Node, target: str,
                     meta: Mapping[str, Any] | None = None) -> Kernel:
-    """The Kernel of an AscBackend node: its HintGraph and ImplGraphs from the node's
-    attributes (ImplGraphs re-scheduled deterministically when the node has none)."""
-    from ..asc import ASCGRAPH_ATTR_KEY, AscGraph, schedule
+    """The Kernel of an AscBackend node, from the node's attributes."""
+    from ..asc import ASCGRAPH_ATTR_KEY
 
     attrs = node.op_desc.attrs
-    hint = AscGraph.from_bytes(bytes(attrs[ASCGRAPH_ATTR_KEY]))
-    stored = attrs.get("_ascendir_impl_graphs") if "_ascendir_impl_graphs" in attrs else None
-    impls = ([AscGraph.from_bytes(bytes(b)) for b in stored] if stored else schedule(hint))
-    k = Kernel.__new__(Kernel)
-    k.name = node.name
-    k.fuse_type = str(attrs["_ascendir_fuse_type"])
-    k.members = list(attrs["_datadump_original_op_names"])
-    k.member_types = list(attrs["_datadump_original_op_types"])
-    k.cache_key = str(attrs["_ascendir_cache_key"])
-    k.from_cache = bool(meta.get("from_cache", False)) if meta else False
-    k.hint = hint
-    k.impls = impls
-    k.sources = {}
-    k._graph = graph
-    k._target = target
-    k._tiling = None
-    return k
+    stored = attrs["_ascendir_impl_graphs"] if "_ascendir_impl_graphs" in attrs else []
+    data = {
+        "name": node.name,
+        "fuse_type": str(attrs["_ascendir_fuse_type"]),
+        "members": list(attrs["_datadump_original_op_names"]),
+        "member_types": list(attrs["_datadump_original_op_types"]),
+        "cache_key": str(attrs["_ascendir_cache_key"]),
+        "from_cache": bool(meta.get("from_cache", False)) if meta else False,
+        "hint": bytes(attrs[ASCGRAPH_ATTR_KEY]),
+        "impls": [bytes(b) for b in stored],
+    }
+    return Kernel(data, graph, target)
 
 
 def load(path: str | os.PathLike[str], target: str = "ascend910b") -> CompiledModel:

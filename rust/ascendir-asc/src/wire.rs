@@ -368,6 +368,65 @@ impl AscGraph {
         self.to_proto().encode_to_vec()
     }
 
+    /// `AscGraphDef` bytes with the graph name replaced: every other field is kept byte for
+    /// byte, so the result equals `to_bytes` of the renamed graph (the name, field 3, is the
+    /// last field an encoder writes). Errors on bytes that are not a well-formed message.
+    pub fn rename_bytes(data: &[u8], name: &str) -> AscResult<Vec<u8>> {
+        let bad = |m: &str| AscError::Decode {
+            message: format!("malformed AscGraphDef: {m}"),
+            path: None,
+        };
+        let varint = |at: &mut usize| -> AscResult<u64> {
+            let mut v = 0u64;
+            for shift in (0..64).step_by(7) {
+                let b = *data.get(*at).ok_or_else(|| bad("truncated varint"))?;
+                *at += 1;
+                v |= u64::from(b & 0x7f) << shift;
+                if b & 0x80 == 0 {
+                    return Ok(v);
+                }
+            }
+            Err(bad("varint too long"))
+        };
+        let mut out = Vec::with_capacity(data.len() + name.len());
+        let mut at = 0usize;
+        while at < data.len() {
+            let start = at;
+            let key = varint(&mut at)?;
+            let end = match key & 7 {
+                0 => {
+                    varint(&mut at)?;
+                    at
+                }
+                1 => at.checked_add(8).ok_or_else(|| bad("length overflow"))?,
+                5 => at.checked_add(4).ok_or_else(|| bad("length overflow"))?,
+                2 => {
+                    let n = usize::try_from(varint(&mut at)?).map_err(|_| bad("length"))?;
+                    at.checked_add(n).ok_or_else(|| bad("length overflow"))?
+                }
+                _ => return Err(bad("unknown wire type")),
+            };
+            if end > data.len() {
+                return Err(bad("truncated field"));
+            }
+            if key >> 3 != 3 {
+                out.extend_from_slice(&data[start..end]);
+            }
+            at = end;
+        }
+        if !name.is_empty() {
+            out.push(0x1a);
+            let mut n = name.len() as u64;
+            while n >= 0x80 {
+                out.push((n as u8) | 0x80);
+                n >>= 7;
+            }
+            out.push(n as u8);
+            out.extend_from_slice(name.as_bytes());
+        }
+        Ok(out)
+    }
+
     /// Parse `AscGraphDef` bytes; errors name the field path.
     pub fn from_bytes(data: &[u8]) -> AscResult<AscGraph> {
         let def = pb::AscGraphDef::decode(data).map_err(|e| AscError::Decode {

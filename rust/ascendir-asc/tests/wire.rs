@@ -165,3 +165,16 @@ fn infer_dtypes_propagates_and_checks() {
     );
     assert_eq!(g.tensor(c, 0).unwrap().dtype, DataType::UNDEFINED);
 }
+
+#[test]
+fn rename_bytes_equals_encoding_the_renamed_graph() {
+    let mut g = sample();
+    let bytes = g.to_bytes();
+    for name in ["", "k", "autofuse_pointwise_0_Abs_Exp", &"x".repeat(300)] {
+        g.name = name.to_string();
+        assert_eq!(AscGraph::rename_bytes(&bytes, name).unwrap(), g.to_bytes());
+    }
+    for cut in [1, bytes.len() / 2, bytes.len() - 1] {
+        assert!(AscGraph::rename_bytes(&bytes[..cut], "k").is_err() || cut == 0);
+    }
+}

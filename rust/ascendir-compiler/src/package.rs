@@ -23,9 +23,9 @@ pub struct BackendSpec<'a> {
     /// Tensors written (Output index order).
     pub outputs: &'a [TRef],
     /// HintGraph bytes.
-    pub hint_bytes: Vec<u8>,
+    pub hint_bytes: bytes::Bytes,
     /// ImplGraph bytes in tiling-key order.
-    pub impl_bytes: Vec<Vec<u8>>,
+    pub impl_bytes: Vec<bytes::Bytes>,
     /// Symbol → source, GE's symbol_source_info.
     pub symbols: Vec<String>,
     /// Per output the symbolic dims as strings.
@@ -102,10 +102,7 @@ pub fn backend_op(g: &Graph, s: &BackendSpec<'_>) -> Result<OpDesc, String> {
         "_ge_attr_op_kernel_lib_name",
         AttrValue::String("AIcoreEngine".into()),
     );
-    op.set_attr(
-        "_ascendir_ascgraph",
-        AttrValue::Bytes(s.hint_bytes.clone().into()),
-    );
+    op.set_attr("_ascendir_ascgraph", AttrValue::Bytes(s.hint_bytes.clone()));
     op.set_attr(
         "_ascendir_fuse_type",
         AttrValue::String(s.fuse_type.to_string()),
@@ -127,7 +124,7 @@ pub fn backend_op(g: &Graph, s: &BackendSpec<'_>) -> Result<OpDesc, String> {
     );
     op.set_attr(
         "_ascendir_impl_graphs",
-        AttrValue::ListBytes(s.impl_bytes.iter().map(|b| b.clone().into()).collect()),
+        AttrValue::ListBytes(s.impl_bytes.clone()),
     );
     Ok(op)
 }

@@ -10,6 +10,7 @@ use ascendir_asc::tiling::TilingData;
 use ascendir_asc::AscGraph;
 use ascendir_ir::infer::{infer_graph, CustomInfer};
 use ascendir_ir::{Graph, NodeId, TopoMode, TopoOptions};
+use bytes::Bytes;
 use sha2::{Digest, Sha256};
 
 use crate::error::{CompileError, CompileResult, Stage};
@@ -33,10 +34,14 @@ pub struct Kernel {
     pub members: Vec<String>,
     /// Their types.
     pub member_types: Vec<String>,
-    /// The HintGraph.
-    pub hint: AscGraph,
-    /// Scheduled, allocated ImplGraphs (tiling-key order).
-    pub impls: Vec<AscGraph>,
+    /// The HintGraph (`AscGraphDef` bytes, shared with the AscBackend node's attribute).
+    pub hint: Bytes,
+    /// Scheduled, allocated ImplGraphs (tiling-key order), as bytes.
+    pub impls: Vec<Bytes>,
+    /// The ImplGraphs' names.
+    pub templates: Vec<String>,
+    /// Nodes of the HintGraph.
+    pub asc_nodes: usize,
     /// Tiling at the hints for the target.
     pub tiling: TilingData,
     /// Number of inputs and outputs.
@@ -367,11 +372,20 @@ pub fn compile_with(
     // Realize, lift, schedule and tile every cluster, in parallel (each cluster's work is
     // independent; the outcomes are taken in cluster order). Schedule and tile time the final
     // clusters only (the exact checks' builds are part of the fuse stage).
+    // A built kernel keeps its graphs as bytes (under their placeholder names until the
+    // package stage names them): a large model's kernels are not all held as graphs at once.
     struct Built {
         members: Vec<NodeId>,
         fuse_type: &'static str,
-        realized: crate::realize::Realized,
-        impls: Vec<AscGraph>,
+        inputs: Vec<TRef>,
+        outputs: Vec<TRef>,
+        compute_ops: usize,
+        asc_nodes: usize,
+        /// Free symbols of the HintGraph's sizes, in first-use order.
+        used_syms: Vec<String>,
+        hint: Vec<u8>,
+        /// ImplGraph names and bytes, tiling-key order.
+        impls: Vec<(String, Vec<u8>)>,
         tiling: TilingData,
         from_cache: bool,
     }
@@ -424,11 +438,27 @@ pub fn compile_with(
             return Ok((small(art.0.compute_ops), ts, tt));
         }
         let (r, impls, tiling, from_cache) = art;
+        let mut used_syms: Vec<String> = Vec::new();
+        for s in r.hint.size_vars() {
+            for f in s.free_symbols() {
+                if !used_syms.contains(&f) {
+                    used_syms.push(f);
+                }
+            }
+        }
         let b = Built {
             members: members.clone(),
             fuse_type,
-            realized: r,
-            impls,
+            asc_nodes: r.hint.node_count(),
+            hint: r.hint.to_bytes(),
+            inputs: r.inputs,
+            outputs: r.outputs,
+            compute_ops: r.compute_ops,
+            used_syms,
+            impls: impls
+                .iter()
+                .map(|i| (i.name.clone(), i.to_bytes()))
+                .collect(),
             tiling,
             from_cache,
         };
@@ -482,30 +512,33 @@ pub fn compile_with(
             .collect();
         let name = kernel_name(b.fuse_type, *n, &types);
         *n += 1;
-        b.realized.hint.name = name.clone();
-        for (k, i) in b.impls.iter_mut().enumerate() {
-            if let Some(rest) = i.name.strip_prefix("cluster") {
-                i.name = format!("{name}{rest}");
-            } else {
-                i.name = format!("{name}_{k}");
+        let renamed = |old: &str, k: usize| match old.strip_prefix("cluster") {
+            Some(rest) => format!("{name}{rest}"),
+            None => format!("{name}_{k}"),
+        };
+        let rename = |bytes: &[u8], new: &str| {
+            AscGraph::rename_bytes(bytes, new)
+                .map(Bytes::from)
+                .map_err(|e| CompileError::at(Stage::Package, &name, e.to_string()))
+        };
+        let hint_bytes = rename(&std::mem::take(&mut b.hint), &name)?;
+        let mut templates = Vec::new();
+        let mut impl_bytes = Vec::new();
+        for (k, (old, bytes)) in std::mem::take(&mut b.impls).into_iter().enumerate() {
+            let new = renamed(&old, k);
+            impl_bytes.push(rename(&bytes, &new)?);
+            if b.tiling.graph == old {
+                b.tiling.graph = new.clone();
             }
+            templates.push(new);
         }
-        let hint_bytes = b.realized.hint.to_bytes();
         let key = cache_key(&hint_bytes, &opts.target, opts);
-        let mut used_syms: Vec<String> = Vec::new();
-        for s in b.realized.hint.size_vars() {
-            for f in s.free_symbols() {
-                if !used_syms.contains(&f) {
-                    used_syms.push(f);
-                }
-            }
-        }
-        let symbols: Vec<String> = used_syms
+        let symbols: Vec<String> = b
+            .used_syms
             .iter()
             .map(|s| format!("{s}: {}", syms.sources.get(s).cloned().unwrap_or_default()))
             .collect();
         let out_shapes: Vec<Vec<String>> = b
-            .realized
             .outputs
             .iter()
             .map(|t| {
@@ -532,10 +565,9 @@ pub fn compile_with(
             })
             .sum();
         let kernel_bytes: i64 = b
-            .realized
             .inputs
             .iter()
-            .chain(&b.realized.outputs)
+            .chain(&b.outputs)
             .map(|t| tensor_bytes(&g, &syms, *t))
             .sum();
         kernels.push(Kernel {
@@ -543,30 +575,24 @@ pub fn compile_with(
             fuse_type: b.fuse_type.to_string(),
             members: names_of(&b.members),
             member_types: types,
-            hint: b.realized.hint.clone(),
-            impls: b.impls.clone(),
+            hint: hint_bytes.clone(),
+            impls: impl_bytes.clone(),
+            templates,
+            asc_nodes: b.asc_nodes,
             tiling: b.tiling.clone(),
-            io: (b.realized.inputs.len(), b.realized.outputs.len()),
+            io: (b.inputs.len(), b.outputs.len()),
             bytes: (member_bytes, kernel_bytes),
-            compute_ops: b.realized.compute_ops,
+            compute_ops: b.compute_ops,
             cache_key: key.clone(),
             from_cache: b.from_cache,
         });
-        specs.push((
-            name,
-            hint_bytes,
-            b.impls.iter().map(|i| i.to_bytes()).collect::<Vec<_>>(),
-            symbols,
-            out_shapes,
-            key,
-        ));
+        specs.push((name, hint_bytes, impl_bytes, symbols, out_shapes, key));
     }
     let barrier_list = crate::report::barriers(&g, &order, &decisions);
     // A kernel reading another kernel's output reads it from the AscBackend node that took it.
     let mut moved: rustc_hash::FxHashMap<TRef, TRef> = rustc_hash::FxHashMap::default();
     for (b, (name, hint_bytes, impl_bytes, symbols, out_shapes, key)) in built.iter().zip(specs) {
         let inputs: Vec<TRef> = b
-            .realized
             .inputs
             .iter()
             .map(|t| moved.get(t).copied().unwrap_or(*t))
@@ -576,7 +602,7 @@ pub fn compile_with(
             fuse_type: b.fuse_type,
             members: &b.members,
             inputs: &inputs,
-            outputs: &b.realized.outputs,
+            outputs: &b.outputs,
             hint_bytes,
             impl_bytes,
             symbols,
@@ -586,7 +612,7 @@ pub fn compile_with(
         };
         let k = replace_cluster(&mut g, &spec)
             .map_err(|e| CompileError::at(Stage::Package, &name, e))?;
-        for (j, t) in b.realized.outputs.iter().enumerate() {
+        for (j, t) in b.outputs.iter().enumerate() {
             moved.insert(*t, (k, j as u32));
         }
     }

@@ -16,7 +16,6 @@ use bytes::Bytes;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use crate::asc::graph::PyAscGraph;
 use crate::errors::{compile_error, raise};
 use crate::ir::graph::PyGraph;
 use crate::ops::{ensure_builtins, PyCustom};
@@ -62,7 +61,8 @@ pub fn compile_err(py: Python<'_>, e: CompileError) -> PyErr {
 
 /// Compile `graph` (unchanged) with the options given as JSON. Returns
 /// `(graph, kernels, report_json, report_text, dot, dumps)`; each kernel is a dict with
-/// `name`, `fuse_type`, `members`, `member_types`, `hint`, `impls`, `cache_key`.
+/// `name`, `fuse_type`, `members`, `member_types`, `hint` and `impls` (`AscGraphDef` bytes),
+/// `cache_key`, `from_cache`.
 #[pyfunction]
 #[pyo3(signature = (graph, options_json, dump = false))]
 #[allow(clippy::type_complexity)]
@@ -93,10 +93,10 @@ fn compile<'py>(
         d.set_item("fuse_type", &k.fuse_type)?;
         d.set_item("members", &k.members)?;
         d.set_item("member_types", &k.member_types)?;
-        d.set_item("hint", PyAscGraph { g: k.hint.clone() })?;
+        d.set_item("hint", PyBytes::new(py, &k.hint))?;
         let impls = PyList::empty(py);
         for i in &k.impls {
-            impls.append(PyAscGraph { g: i.clone() })?;
+            impls.append(PyBytes::new(py, i))?;
         }
         d.set_item("impls", impls)?;
         d.set_item("cache_key", &k.cache_key)?;
