@@ -17,7 +17,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +107,8 @@ class Kernel:
     """One fused kernel: the ``AscBackend`` node, its HintGraph and scheduled ImplGraphs (read
     from their bytes on first use)."""
 
-    def __init__(self, data: dict[str, Any], graph: Graph, target: str) -> None:
+    def __init__(self, data: Mapping[str, Any], graph: Graph | Callable[[], Graph],
+                 target: str) -> None:
         self.name: str = data["name"]
         self.fuse_type: str = data["fuse_type"]
         self.members: list[str] = list(data["members"])
@@ -115,13 +116,23 @@ class Kernel:
         self.cache_key: str = data["cache_key"]
         self.from_cache: bool = bool(data.get("from_cache", False))
         self.sources: dict[str, str] = {}
-        self._hint_bytes: bytes = bytes(data["hint"])
-        self._impl_bytes: list[bytes] | None = [bytes(b) for b in data["impls"]]
+        # The graphs' bytes: given, or read from the AscBackend node's attributes on first use.
+        self._hint_bytes: bytes | None = bytes(data["hint"]) if "hint" in data else None
+        self._impl_bytes: list[bytes] | None = (
+            [bytes(b) for b in data["impls"]] if "impls" in data else None)
         self._hint: Any = None
         self._impls: list[Any] | None = None
-        self._graph = graph
+        self._graph_of: Callable[[], Graph] = graph if callable(graph) else (lambda: graph)
         self._target = target
         self._tiling: Any = None
+
+    def _bytes_from_node(self) -> None:
+        from ..asc import ASCGRAPH_ATTR_KEY
+
+        attrs = self.node.op_desc.attrs
+        self._hint_bytes = bytes(attrs[ASCGRAPH_ATTR_KEY])
+        stored = attrs["_ascendir_impl_graphs"] if "_ascendir_impl_graphs" in attrs else []
+        self._impl_bytes = [bytes(b) for b in stored]
 
     @property
     def hint(self) -> Any:
@@ -129,6 +140,8 @@ class Kernel:
         if self._hint is None:
             from ..asc import AscGraph
 
+            if self._hint_bytes is None:
+                self._bytes_from_node()
             self._hint = AscGraph.from_bytes(self._hint_bytes)
         return self._hint
 
@@ -139,6 +152,8 @@ class Kernel:
         if self._impls is None:
             from ..asc import AscGraph, schedule
 
+            if self._impl_bytes is None:
+                self._bytes_from_node()
             self._impls = ([AscGraph.from_bytes(b) for b in self._impl_bytes]
                            if self._impl_bytes else schedule(self.hint))
         return self._impls
@@ -146,7 +161,7 @@ class Kernel:
     @property
     def node(self) -> Node:
         """The AscBackend node in the compiled graph."""
-        return self._graph.node(self.name)
+        return self._graph_of().node(self.name)
 
     @property
     def tiling(self) -> Any:
@@ -165,10 +180,18 @@ class Kernel:
 class CompileReport:
     """The compile report (spec §8): stage times, counts, kernels, refused pairs, barriers."""
 
-    def __init__(self, data: dict[str, Any], text: str, dot: str) -> None:
-        self.data = data
+    def __init__(self, data: dict[str, Any] | bytes, text: str, dot: str) -> None:
+        self._data: dict[str, Any] | None = data if isinstance(data, dict) else None
+        self._json: bytes | None = None if isinstance(data, dict) else data
         self._text = text
         self._dot = dot
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The report as a dict (spec §8 fields)."""
+        if self._data is None:
+            self._data = json.loads(self._json or b"{}")
+        return self._data
 
     def text(self) -> str:
         """A compact table."""
@@ -220,11 +243,29 @@ class CompiledModel:
 
     def __init__(self, graph: Graph, kernels: list[Kernel], report: CompileReport,
                  options: CompileOptions, dumps: list[tuple[str, str]]) -> None:
-        self.graph = graph
-        self.kernels = kernels
+        self._graph: Graph | None = graph
+        self._model_pb: bytes | None = None
+        self._kernels: list[Kernel] | None = kernels
+        self._kernel_meta: list[dict[str, Any]] = []
         self.report = report
         self.options = options
         self.dumps = dumps
+
+    @property
+    def graph(self) -> Graph:
+        """The compiled Graph: vector clusters replaced by AscBackend nodes."""
+        if self._graph is None:
+            self._graph = Graph.from_bytes(self._model_pb or b"")
+            self._model_pb = None
+        return self._graph
+
+    @property
+    def kernels(self) -> list[Kernel]:
+        """The kernels in cluster order."""
+        if self._kernels is None:
+            self._kernels = [Kernel(k, lambda: self.graph, self.options.target)
+                             for k in self._kernel_meta]
+        return self._kernels
 
     def to_bytes(self) -> bytes:
         """The compiled graph as GE ModelDef bytes."""
@@ -276,16 +317,23 @@ class CompiledModel:
     @classmethod
     def _from_archive(cls, data: bytes, options: CompileOptions) -> CompiledModel:
         """A compiled model from its result archive (what batch compilation hands back)."""
+        # The graph, the kernels and the report are decoded on first use: a batch result (or a
+        # cache hit) that is only saved or counted never builds them.
         sections = dict(_core.compiler.unpack_archive(data))
-        graph = Graph.from_bytes(bytes(sections["model.pb"]))
-        kernels = [_kernel_of_node(graph, graph.node(k["name"]), options.target, k)
-                   for k in json.loads(sections["kernels.json"])]
-        report = CompileReport(json.loads(sections["report.json"]),
+        report = CompileReport(bytes(sections["report.json"]),
                                bytes(sections["report.txt"]).decode(),
                                bytes(sections["fusion.dot"]).decode())
         dumps = [(n[len("stages/"):], bytes(d).decode()) for n, d in sections.items()
                  if n.startswith("stages/")]
-        return cls(graph, kernels, report, options, dumps)
+        cm = cls.__new__(cls)
+        cm._graph = None
+        cm._model_pb = bytes(sections["model.pb"])
+        cm._kernels = None
+        cm._kernel_meta = json.loads(sections["kernels.json"])
+        cm.report = report
+        cm.options = options
+        cm.dumps = dumps
+        return cm
 
     def __repr__(self) -> str:
         return f"<CompiledModel {self.graph.name!r}: {len(self.kernels)} kernels>"
@@ -378,22 +426,15 @@ def explain(model: Graph | str | os.PathLike[str] | bytes, a: str, b: str,
             "(they touch no common tensor) [NF1001]")
 
 
-def _kernel_of_node(graph: Graph, node: Node, target: str,
-                    meta: Mapping[str, Any] | None = None) -> Kernel:
+def _kernel_of_node(graph: Graph, node: Node, target: str) -> Kernel:
     """The Kernel of an AscBackend node, from the node's attributes."""
-    from ..asc import ASCGRAPH_ATTR_KEY
-
     attrs = node.op_desc.attrs
-    stored = attrs["_ascendir_impl_graphs"] if "_ascendir_impl_graphs" in attrs else []
     data = {
         "name": node.name,
         "fuse_type": str(attrs["_ascendir_fuse_type"]),
         "members": list(attrs["_datadump_original_op_names"]),
         "member_types": list(attrs["_datadump_original_op_types"]),
         "cache_key": str(attrs["_ascendir_cache_key"]),
-        "from_cache": bool(meta.get("from_cache", False)) if meta else False,
-        "hint": bytes(attrs[ASCGRAPH_ATTR_KEY]),
-        "impls": [bytes(b) for b in stored],
     }
     return Kernel(data, graph, target)
 

@@ -40,8 +40,8 @@ fn bad(at: usize, what: &str) -> CompileError {
     e
 }
 
-/// Unpack an archive (checked: every length within the data).
-pub fn unpack(d: &[u8]) -> CompileResult<Sections> {
+/// The sections of an archive as slices of it (checked: every length within the data).
+pub fn sections(d: &[u8]) -> CompileResult<Vec<(String, &[u8])>> {
     if d.get(..MAGIC.len()) != Some(MAGIC.as_slice()) {
         return Err(bad(0, "bad magic"));
     }
@@ -52,18 +52,11 @@ pub fn unpack(d: &[u8]) -> CompileResult<Sections> {
         *at = end;
         Ok(s)
     };
-    let count = u32::from_le_bytes(
-        take(&mut at, 4, "truncated count")?
-            .try_into()
-            .unwrap_or([0; 4]),
-    );
+    let u32_at = |b: &[u8]| u32::from_le_bytes(b.try_into().unwrap_or([0; 4]));
+    let count = u32_at(take(&mut at, 4, "truncated count")?);
     let mut out = Vec::new();
     for _ in 0..count {
-        let n = u32::from_le_bytes(
-            take(&mut at, 4, "truncated name")?
-                .try_into()
-                .unwrap_or([0; 4]),
-        );
+        let n = u32_at(take(&mut at, 4, "truncated name")?);
         let name = std::str::from_utf8(take(&mut at, n as usize, "truncated name")?)
             .map_err(|_| bad(at, "a section name is not UTF-8"))?
             .to_string();
@@ -73,12 +66,20 @@ pub fn unpack(d: &[u8]) -> CompileResult<Sections> {
                 .unwrap_or([0; 8]),
         );
         let len = usize::try_from(len).map_err(|_| bad(at, "a section too large"))?;
-        out.push((name, take(&mut at, len, "truncated section")?.to_vec()));
+        out.push((name, take(&mut at, len, "truncated section")?));
     }
     if at != d.len() {
         return Err(bad(at, "trailing bytes"));
     }
     Ok(out)
+}
+
+/// Unpack an archive into owned sections.
+pub fn unpack(d: &[u8]) -> CompileResult<Sections> {
+    Ok(sections(d)?
+        .into_iter()
+        .map(|(n, s)| (n, s.to_vec()))
+        .collect())
 }
 
 /// The archive of a compiled model.

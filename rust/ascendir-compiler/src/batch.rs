@@ -106,7 +106,7 @@ fn compile_one(
             let key = spec.cache.map(|_| model_key(&data, spec.opts, spec.dump));
             if let (Some(c), Some(k)) = (spec.cache, &key) {
                 if let Some(hit) = c.get_model(k) {
-                    if crate::archive::unpack(&hit).is_ok() {
+                    if crate::archive::sections(&hit).is_ok() {
                         return Ok(Done {
                             archive: hit,
                             cached: true,
@@ -124,7 +124,7 @@ fn compile_one(
     };
     if let (Some(c), Some(k)) = (spec.cache, &key) {
         if let Some(hit) = c.get_model(k) {
-            if crate::archive::unpack(&hit).is_ok() {
+            if crate::archive::sections(&hit).is_ok() {
                 return Ok(Done {
                     archive: hit,
                     cached: true,

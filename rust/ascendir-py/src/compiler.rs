@@ -279,7 +279,7 @@ fn unpack_archive<'py>(
     py: Python<'py>,
     data: &[u8],
 ) -> PyResult<Vec<(String, Bound<'py, PyBytes>)>> {
-    let s = ascendir_compiler::archive::unpack(data).map_err(|e| compile_err(py, e))?;
+    let s = ascendir_compiler::archive::sections(data).map_err(|e| compile_err(py, e))?;
     Ok(s.into_iter()
         .map(|(n, d)| (n, PyBytes::new(py, &d)))
         .collect())
