@@ -1,5 +1,5 @@
 """Reductions (ReduceXxx / ReduceXxxD, ReduceL2, ReduceLogSumExp), ArgMax/ArgMin, TopK,
-SoftmaxV2 / LogSoftmaxV2, BatchNorm, LayerNorm, InstanceNorm, Cumsum.
+SoftmaxV2 / LogSoftmaxV2, BatchNorm, LayerNorm, LayerNormV3, InstanceNorm, Cumsum.
 
 Reduction axes come from the ``axes`` input (``ReduceXxx``) or attribute (``ReduceXxxD``);
 empty axes reduce every dim unless ``noop_with_empty_axes`` is set; ``keep_dims`` keeps the
@@ -222,6 +222,14 @@ def _batch_norm(ctx: Ctx, ins: list[Any]) -> list[np.ndarray]:
     sd = scale.dtype
     return [y.astype(x.dtype), np.asarray(out_m).astype(sd), np.asarray(out_v).astype(sd),
             np.asarray(r1).astype(sd), np.asarray(r2).astype(sd)]
+
+
+@kernel("LayerNormV3")
+def _layer_norm_v3(ctx: Ctx, ins: list[Any]) -> list[np.ndarray]:
+    y, mean, var = _layer_norm(ctx, ins)
+    eps = float(ctx.attr("epsilon", 1e-5))
+    rstd = 1.0 / np.sqrt(var.astype(np.float64 if var.dtype == np.float64 else np.float32) + eps)
+    return [y, mean, rstd.astype(var.dtype)]
 
 
 @kernel("LayerNorm")

@@ -320,6 +320,20 @@ def _reductions_and_norms() -> None:
         T=TypeVar(TensorType.ANY),
         infer=I.layer_norm(),
     )
+    _op(
+        "LayerNormV3",
+        x=Input("T"),
+        gamma=Input("T"),
+        beta=Input("T"),
+        y=Output("T"),
+        mean=Output("T"),
+        rstd=Output("T"),
+        begin_norm_axis=Attr(int, 0),
+        begin_params_axis=Attr(int, 0),
+        epsilon=Attr(float, 1e-5),
+        T=TypeVar(TensorType.ANY),
+        infer=I.layer_norm(),
+    )
 
 
 def _linear_and_conv() -> None:

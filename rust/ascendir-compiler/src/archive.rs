@@ -18,17 +18,35 @@ pub type Sections = Vec<(String, Vec<u8>)>;
 
 /// Pack sections.
 pub fn pack(sections: &[(String, Vec<u8>)]) -> Vec<u8> {
-    let total: usize = sections.iter().map(|(n, d)| 12 + n.len() + d.len()).sum();
-    let mut out = Vec::with_capacity(MAGIC.len() + 4 + total);
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&(sections.len() as u32).to_le_bytes());
+    let mut w = Writer::new(sections.len());
     for (name, data) in sections {
-        out.extend_from_slice(&(name.len() as u32).to_le_bytes());
-        out.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(&(data.len() as u64).to_le_bytes());
-        out.extend_from_slice(data);
+        w.section(name, data);
     }
-    out
+    w.out
+}
+
+/// Writes an archive section by section into one buffer.
+struct Writer {
+    out: Vec<u8>,
+}
+
+impl Writer {
+    fn new(count: usize) -> Writer {
+        let mut out = Vec::new();
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&(count as u32).to_le_bytes());
+        Writer { out }
+    }
+
+    fn section(&mut self, name: &str, data: &[u8]) {
+        self.out.reserve(12 + name.len() + data.len());
+        self.out
+            .extend_from_slice(&(name.len() as u32).to_le_bytes());
+        self.out.extend_from_slice(name.as_bytes());
+        self.out
+            .extend_from_slice(&(data.len() as u64).to_le_bytes());
+        self.out.extend_from_slice(data);
+    }
 }
 
 fn bad(at: usize, what: &str) -> CompileError {
@@ -86,6 +104,21 @@ pub fn unpack(d: &[u8]) -> CompileResult<Sections> {
 pub fn to_archive(cm: &CompiledModel) -> CompileResult<Vec<u8>> {
     let model = ascendir_proto::encode_graph(&cm.graph)
         .map_err(|e| CompileError::new(Stage::Package, format!("cannot encode the graph: {e}")))?;
+    let dot = crate::report::to_dot(&cm.graph);
+    Ok(write(cm, model, dot))
+}
+
+/// The archive of a compiled model, freeing the graph as soon as it is encoded (the batch
+/// path: the model's memory is not held twice).
+pub fn into_archive(mut cm: CompiledModel) -> CompileResult<Vec<u8>> {
+    let model = ascendir_proto::encode_graph(&cm.graph)
+        .map_err(|e| CompileError::new(Stage::Package, format!("cannot encode the graph: {e}")))?;
+    let dot = crate::report::to_dot(&cm.graph);
+    cm.graph = ascendir_ir::Graph::new("");
+    Ok(write(&cm, model, dot))
+}
+
+fn write(cm: &CompiledModel, model: Vec<u8>, dot: String) -> Vec<u8> {
     let kernels: Vec<serde_json::Value> = cm
         .kernels
         .iter()
@@ -100,26 +133,22 @@ pub fn to_archive(cm: &CompiledModel) -> CompileResult<Vec<u8>> {
             })
         })
         .collect();
-    let mut sections: Sections = vec![
-        ("model.pb".into(), model),
-        (
-            "kernels.json".into(),
-            serde_json::to_vec(&kernels).unwrap_or_default(),
-        ),
-        (
-            "report.json".into(),
-            serde_json::to_vec_pretty(&cm.report.to_json()).unwrap_or_default(),
-        ),
-        ("report.txt".into(), cm.report.text().into_bytes()),
-        (
-            "fusion.dot".into(),
-            crate::report::to_dot(&cm.graph).into_bytes(),
-        ),
-    ];
+    let kernels = serde_json::to_vec(&kernels).unwrap_or_default();
+    let report = serde_json::to_vec_pretty(&cm.report.to_json()).unwrap_or_default();
+    let text = cm.report.text();
+    let mut w = Writer::new(5 + cm.dumps.len());
+    w.out
+        .reserve(model.len() + kernels.len() + report.len() + text.len() + dot.len() + 128);
+    w.section("model.pb", &model);
+    drop(model);
+    w.section("kernels.json", &kernels);
+    w.section("report.json", &report);
+    w.section("report.txt", text.as_bytes());
+    w.section("fusion.dot", dot.as_bytes());
     for (name, text) in &cm.dumps {
-        sections.push((format!("stages/{name}"), text.clone().into_bytes()));
+        w.section(&format!("stages/{name}"), text.as_bytes());
     }
-    Ok(pack(&sections))
+    w.out
 }
 
 #[cfg(test)]

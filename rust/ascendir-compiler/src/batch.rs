@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use ascendir_ir::infer::CustomInfer;
 use ascendir_ir::Graph;
 
-use crate::archive::to_archive;
+use crate::archive::into_archive;
 use crate::cache::{model_key, DirCache};
 use crate::error::{CompileError, CompileResult, Stage};
 use crate::load::{load_bytes, read_source, Source};
@@ -137,8 +137,7 @@ fn compile_one(
         cache: spec.cache.map(|c| c as &dyn crate::pipeline::KernelCache),
     };
     let cm = compile_with(Cow::Owned(*graph), spec.opts, infer, spec.dump, &ctl)?;
-    let archive = to_archive(&cm)?;
-    drop(cm);
+    let archive = into_archive(cm)?;
     if let (Some(c), Some(k)) = (spec.cache, &key) {
         c.put_model(k, &archive);
     }

@@ -528,8 +528,24 @@ pub fn map_node(
                 a.insert("momentum", AttrValue::Float(mo.f));
             }
         }
+        "Mod" => {
+            // ONNX's default (`fmod=0`) takes the divisor's sign, GE's FloorMod; `fmod=1` is
+            // C's fmod, GE's Mod.
+            if get_i(node, "fmod", 0) == 0 {
+                m.ge_type = "FloorMod".into();
+            }
+        }
         "LayerNormalization" => {
-            m.outputs = ["y", "mean", "variance"]
+            // ONNX's third output is the inverse standard deviation: GE's LayerNormV3 (`rstd`)
+            // when it is used, else LayerNorm (whose third output is the variance).
+            let rstd = node.output.get(2).is_some_and(|o| !pb::text(o).is_empty());
+            let third = if rstd {
+                m.ge_type = "LayerNormV3".into();
+                "rstd"
+            } else {
+                "variance"
+            };
+            m.outputs = ["y", "mean", third]
                 .into_iter()
                 .map(Cow::Borrowed)
                 .collect();
@@ -1035,7 +1051,11 @@ pub fn unmap_node(
             }
             "BatchNormalization"
         }
-        "LayerNorm" => {
+        "Mod" | "FloorMod" => {
+            at.push(a_int("fmod", i64::from(ge_type == "Mod")));
+            "Mod"
+        }
+        "LayerNorm" | "LayerNormV3" => {
             at.push(a_int(
                 "axis",
                 int_of(attrs, "begin_norm_axis").unwrap_or(-1),
