@@ -349,8 +349,12 @@ def test_c29_cli_directories_globs_jobs_and_exit_codes(model_dir: Path, tmp_path
         assert f"m{i}" in r.stdout
         assert (tmp_path / "out" / f"m{i}" / f"m{i}.om").exists()
         stages = sorted(os.listdir(tmp_path / "out" / f"m{i}" / "stages"))
-        assert stages == ["02_infer.txt", "03_symbols.json", "04_simplify.txt", "05_lower.json",
-                          "06_fuse.json"]
+        # One file per stage of the pipeline, numbered as the spec's stage table.
+        assert stages == ["00_load.txt", "01_validate.txt", "02_infer.txt", "03_symbols.json",
+                          "04_simplify.txt", "05_lower.json", "06_fuse.json", "07_realize.txt",
+                          "08_schedule.txt", "09_tile.json", "12_package.txt"]
+        text = (tmp_path / "out" / f"m{i}" / "stages" / "07_realize.txt").read_text()
+        assert "== autofuse_" in text
     # A second run comes from the cache; --no-cache compiles again.
     again = _cli([str(model_dir / "m*.pb"), "-o", "out2", "-j", "2", "--dump-stages"],
                  tmp_path)

@@ -270,10 +270,23 @@ pub fn compile_with(
     };
     let mut dumps: Vec<(String, String)> = Vec::new();
     let mut g = input.into_owned();
+    if dump {
+        dumps.push(("00_load.txt".into(), g.dump()));
+    }
     timer.lap(Stage::Load);
     ctl.check(Stage::Validate)?;
     g.validate()
         .map_err(|e| CompileError::new(Stage::Validate, e.to_string()))?;
+    if dump {
+        dumps.push((
+            "01_validate.txt".into(),
+            format!(
+                "valid: {} nodes, {} subgraphs\n",
+                g.len(),
+                g.subgraphs.len()
+            ),
+        ));
+    }
     timer.lap(Stage::Validate);
     infer_graph(&mut g, infer).map_err(|e| match e.node.is_empty() {
         true => CompileError::new(Stage::Infer, e.to_string()),
@@ -503,6 +516,8 @@ pub fn compile_with(
     let mut kernels = Vec::new();
     let mut counters: BTreeMap<&str, usize> = BTreeMap::new();
     let mut specs = Vec::new();
+    // Stage dumps 07 (HintGraphs), 08 (ImplGraphs) and 09 (tilings), by kernel name.
+    let (mut d_realize, mut d_schedule, mut d_tile) = (String::new(), String::new(), Vec::new());
     for b in built.iter_mut() {
         let n = counters.entry(b.fuse_type).or_insert(0);
         let types: Vec<String> = b
@@ -531,6 +546,23 @@ pub fn compile_with(
                 b.tiling.graph = new.clone();
             }
             templates.push(new);
+        }
+        if dump {
+            let text = |bytes: &[u8]| {
+                AscGraph::from_bytes(bytes)
+                    .map(|a| a.debug_str(false))
+                    .unwrap_or_else(|e| format!("(cannot decode: {e})\n"))
+            };
+            d_realize.push_str(&format!("== {name}\n{}\n", text(&hint_bytes)));
+            for i in &impl_bytes {
+                d_schedule.push_str(&format!("== {name}\n{}\n", text(i)));
+            }
+            let t = &b.tiling;
+            d_tile.push(serde_json::json!({
+                "kernel": name, "graph": t.graph, "tiling_key": t.tiling_key,
+                "block_dim": t.block_dim, "ub_used": t.ub_used, "ub_size": t.ub_size,
+                "sizes": t.sizes, "shape": t.shape,
+            }));
         }
         let key = cache_key(&hint_bytes, &opts.target, opts);
         let symbols: Vec<String> = b
@@ -588,6 +620,14 @@ pub fn compile_with(
         });
         specs.push((name, hint_bytes, impl_bytes, symbols, out_shapes, key));
     }
+    if dump {
+        dumps.push(("07_realize.txt".into(), d_realize));
+        dumps.push(("08_schedule.txt".into(), d_schedule));
+        dumps.push((
+            "09_tile.json".into(),
+            serde_json::to_string_pretty(&d_tile).unwrap_or_default(),
+        ));
+    }
     let barrier_list = crate::report::barriers(&g, &order, &decisions);
     // A kernel reading another kernel's output reads it from the AscBackend node that took it.
     let mut moved: rustc_hash::FxHashMap<TRef, TRef> = rustc_hash::FxHashMap::default();
@@ -626,6 +666,9 @@ pub fn compile_with(
             format!("the compiled graph is invalid: {e}"),
         )
     })?;
+    if dump {
+        dumps.push(("12_package.txt".into(), g.dump()));
+    }
     timer.lap(Stage::Package);
     let bytes_after = traffic(&g, Some(&syms));
     let report = Report::build(
