@@ -281,7 +281,7 @@ fn unpack_archive<'py>(
 ) -> PyResult<Vec<(String, Bound<'py, PyBytes>)>> {
     let s = ascendir_compiler::archive::sections(data).map_err(|e| compile_err(py, e))?;
     Ok(s.into_iter()
-        .map(|(n, d)| (n, PyBytes::new(py, &d)))
+        .map(|(n, d)| (n, PyBytes::new(py, d)))
         .collect())
 }
 
