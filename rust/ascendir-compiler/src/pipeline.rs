@@ -129,12 +129,13 @@ fn kernel_name(fuse_type: &str, n: usize, types: &[String]) -> String {
     s
 }
 
-/// The cache key of a kernel.
-pub fn cache_key(hint_bytes: &[u8], target: &str, opts: &CompileOptions) -> String {
+/// The cache key of a kernel: its HintGraph bytes, the target, the options (as JSON), the
+/// version.
+pub fn cache_key(hint_bytes: &[u8], target: &str, opts_json: &str) -> String {
     let mut h = Sha256::new();
     h.update(hint_bytes);
     h.update(target.as_bytes());
-    h.update(opts.to_json().as_bytes());
+    h.update(opts_json.as_bytes());
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -195,7 +196,7 @@ impl Control<'_> {
 
 /// The key a kernel's ImplGraphs are cached under: its HintGraph (as realized, before it is
 /// named), the hint values of its size symbols, the target, the options and the version.
-fn kernel_key(hint: &AscGraph, syms: &SymTable, target: &str, opts: &CompileOptions) -> String {
+fn kernel_key(hint: &AscGraph, syms: &SymTable, target: &str, opts_json: &str) -> String {
     let mut h = Sha256::new();
     h.update(b"kernel\0");
     h.update(hint.to_bytes());
@@ -211,7 +212,7 @@ fn kernel_key(hint: &AscGraph, syms: &SymTable, target: &str, opts: &CompileOpti
         h.update(format!("{f}={v};").as_bytes());
     }
     h.update(target.as_bytes());
-    h.update(opts.to_json().as_bytes());
+    h.update(opts_json.as_bytes());
     h.update(env!("CARGO_PKG_VERSION").as_bytes());
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -341,13 +342,14 @@ pub fn compile_with(
         realize(&g, "cluster", &lowered_of(ids), &syms, opts)
             .map_err(|e| format!("realize failed: {e}"))
     };
+    let opts_json = opts.to_json();
     // Schedule (or take from the kernel cache) and tile a realized cluster; also returns the
     // seconds spent scheduling and tiling.
     let finish = |r: crate::realize::Realized| -> Result<(Art, f64, f64), String> {
         let t0 = Instant::now();
         let key = ctl
             .cache
-            .map(|_| kernel_key(&r.hint, &syms, &opts.target, opts));
+            .map(|_| kernel_key(&r.hint, &syms, &opts.target, &opts_json));
         let cached = match (ctl.cache, &key) {
             (Some(c), Some(k)) => c.get(k).and_then(|d| decode_impls(&d)),
             _ => None,
@@ -564,7 +566,7 @@ pub fn compile_with(
                 "sizes": t.sizes, "shape": t.shape,
             }));
         }
-        let key = cache_key(&hint_bytes, &opts.target, opts);
+        let key = cache_key(&hint_bytes, &opts.target, &opts_json);
         let symbols: Vec<String> = b
             .used_syms
             .iter()
