@@ -142,7 +142,7 @@ class Kernel:
 
             if self._hint_bytes is None:
                 self._bytes_from_node()
-            self._hint = AscGraph.from_bytes(self._hint_bytes)
+            self._hint = AscGraph.from_bytes(self._hint_bytes or b"")
         return self._hint
 
     @property

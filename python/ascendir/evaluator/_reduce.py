@@ -227,8 +227,9 @@ def _batch_norm(ctx: Ctx, ins: list[Any]) -> list[np.ndarray]:
 @kernel("LayerNormV3")
 def _layer_norm_v3(ctx: Ctx, ins: list[Any]) -> list[np.ndarray]:
     y, mean, var = _layer_norm(ctx, ins)
-    eps = float(ctx.attr("epsilon", 1e-5))
-    rstd = 1.0 / np.sqrt(var.astype(np.float64 if var.dtype == np.float64 else np.float32) + eps)
+    eps = np.float64(ctx.attr("epsilon", 1e-5))
+    acc = np.float64 if var.dtype == np.float64 else np.float32
+    rstd = 1.0 / np.sqrt(np.add(var.astype(acc), eps.astype(acc)))
     return [y, mean, rstd.astype(var.dtype)]
 
 
