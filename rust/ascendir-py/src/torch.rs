@@ -7,7 +7,7 @@ use std::time::Instant;
 use ascendir_torch::{FxProgram, ImportReport, Symbol, TorchError};
 use bytes::Bytes;
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyDict, PyString};
 
 use crate::errors::{invalid_argument_error, ir_err, raise, torch_export_error};
 use crate::ir::graph::PyGraph;
@@ -61,17 +61,14 @@ fn torch_err(py: Python<'_>, err: TorchError) -> PyErr {
     let msg = err.to_string();
     match err {
         TorchError::Unsupported { node, target, .. } => {
-            let node = node.into_pyobject(py).map(|o| o.into_any().unbind());
-            let target = target.into_pyobject(py).map(|o| o.into_any().unbind());
-            match (node, target) {
-                (Ok(n), Ok(t)) => raise(
-                    py,
-                    torch_export_error(py),
-                    msg,
-                    &[("node", n), ("target", t)],
-                ),
-                (Err(e), _) | (_, Err(e)) => e,
-            }
+            let node = PyString::new(py, &node).into_any().unbind();
+            let target = PyString::new(py, &target).into_any().unbind();
+            raise(
+                py,
+                torch_export_error(py),
+                msg,
+                &[("node", node), ("target", target)],
+            )
         }
         TorchError::Malformed(_) => raise(py, invalid_argument_error(py), msg, &[]),
         TorchError::Ir(e) => ir_err(e),
