@@ -9,6 +9,7 @@ names and are tied by an ``Eq(s0, s1)`` guard; expressions elsewhere use the fir
 
 from __future__ import annotations
 
+import os
 import re
 import struct
 from typing import Any
@@ -79,6 +80,7 @@ class _Flattener:
         import torch
 
         self.torch = torch
+        self.torch_dir = os.path.dirname(torch.__file__) + os.sep
         self.sympy = sympy
         self.ep = ep
         self.strings: list[str] = []
@@ -206,10 +208,12 @@ class _Flattener:
         i = self.source_cache.get(trace)
         if i is None:
             frames = _FRAME.findall(trace)
+            # The innermost frame of user code (not of torch itself), else the innermost.
+            user = [fr for fr in frames if not fr[0].startswith(self.torch_dir)]
             if not frames:
                 i = -1
             else:
-                file, line, fn = frames[-1]
+                file, line, fn = (user or frames)[-1]
                 i = self.s(f"{file}:{line} in {fn}")
             self.source_cache[trace] = i
         return i
@@ -254,6 +258,13 @@ def _payload(t: Any) -> Any:
     elif t.dtype in (torch.float8_e5m2, torch.float8_e4m3fn):
         t = t.view(torch.uint8)
     return t.numpy()
+
+
+def _get_attr(root: Any, path: str) -> Any:
+    obj = root
+    for part in path.split("."):
+        obj = getattr(obj, part, None)
+    return obj
 
 
 def flatten(ep: Any, name: str = "main") -> FlatProgram:
@@ -332,10 +343,20 @@ def flatten(ep: Any, name: str = "main") -> FlatProgram:
             f.arg([outs[k] for k in user_out if k < len(outs)], index, code)
             val = None
             info.extend((-1, -1, -1))
-        else:  # get_attr, call_module, call_method: not in a decomposed, lifted program
+        elif node.op == "get_attr":
+            attr = _get_attr(ep.graph_module, str(node.target))
+            if isinstance(attr, torch.Tensor):
+                kinds.append(1)
+                targets.append(str(node.target))
+                consts.append((i, _payload(attr)))
+                val = attr
+            else:  # a submodule (the body of a higher-order op): no value of its own
+                kinds.append(2)
+                targets.append(f"get_attr.{node.target}")
+            info.extend((-1, -1, -1))
+        else:  # call_module, call_method: not in an exported program
             kinds.append(2)
-            targets.append(f"get_attr.{node.target}" if node.op == "get_attr"
-                           else f"torch.{node.op}.{node.target}")
+            targets.append(f"torch.{node.op}.{node.target}")
             info.extend((-1, -1, -1))
         code_off.append(len(code))
         f.metas(val, meta)

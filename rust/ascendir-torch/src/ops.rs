@@ -372,6 +372,11 @@ pub(crate) fn convert_call(ctx: &mut Ctx<'_>) -> TorchResult<()> {
     if let Some(rest) = target.strip_prefix("_operator.") {
         return operator(ctx, &node, rest);
     }
+    if target.starts_with("get_attr.") {
+        // A submodule (a higher-order op's body): the op using it is what fails.
+        ctx.set(Value::Nothing);
+        return Ok(());
+    }
     let Some((ns, rest)) = target.split_once('.') else {
         return Err(ctx.unsupported("a call of something that is no ATen operator"));
     };
