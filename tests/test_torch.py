@@ -46,18 +46,22 @@ from torch_models import MLP, MODELS, build, example  # noqa: E402
 RTOL, ATOL = 1e-3, 1e-4
 
 
-def _export(name: str):  # type: ignore[no-untyped-def]
+def _export(name: str, decompose: bool | None = None):  # type: ignore[no-untyped-def]
     model, rest, kind = build(name)
     dyn = ({0: Dim("batch", min=1, max=64)},)
     x = example(rest, kind, 2, seed=0)
-    g, rep = air.torch.export(model, (x,), dynamic_shapes=dyn, report=True)
+    g, rep = air.torch.export(model, (x,), dynamic_shapes=dyn, decompose=decompose,
+                              report=True)
     return model, rest, kind, g, rep
 
 
+@pytest.mark.parametrize("decompose", [None, True], ids=["direct", "core-aten"])
 @pytest.mark.parametrize("name", MODELS)
-def test_model_matches_eager(name: str) -> None:
-    model, rest, kind, g, rep = _export(name)
+def test_model_matches_eager(name: str, decompose: bool | None) -> None:
+    model, rest, kind, g, rep = _export(name, decompose)
     assert rep.unknown_ops == {}, rep.unknown_ops
+    # Every test model maps without decomposition; forced, it is decomposed.
+    assert rep.decomposed is bool(decompose)
     assert "aten::" not in " ".join(n.type for n in g.nodes)
     assert [s[0] for s in rep.symbols] == ["s0"]
     (data,) = g.inputs
@@ -135,11 +139,15 @@ def test_import_memory_grows_far_less_than_weights() -> None:
 
 def test_metadata_names_module_and_source() -> None:
     model, _, _, g, _ = _export("cnn")
-    conv = g.find("convolution")
+    conv = g.find("conv2d")
     assert conv is not None and conv.type == "Conv2D"
     assert conv.attrs[air.torch.ATTR_MODULE] == "c (torch.nn.modules.conv.Conv2d)"
     assert "torch_models.py" in conv.attrs[air.torch.ATTR_SOURCE]
-    assert conv.attrs[air.torch.ATTR_TARGET] == "aten.convolution.default"
+    assert conv.attrs[air.torch.ATTR_TARGET] == "aten.conv2d.default"
+    _, _, _, core, _ = _export("cnn", decompose=True)
+    conv = core.find("convolution")
+    assert conv is not None and conv.attrs[air.torch.ATTR_TARGET] == "aten.convolution.default"
+    assert conv.attrs[air.torch.ATTR_MODULE] == "c (torch.nn.modules.conv.Conv2d)"
     _, _, _, gpt, _ = _export("gpt")
     stacks = [n.attrs.get(air.torch.ATTR_MODULE_STACK) for n in gpt.nodes]
     assert any(s and s[-1].startswith("blocks.1.qkv (") for s in stacks)

@@ -2,8 +2,9 @@
 
 ``torch`` is imported on first use of a function here, never by ``import ascendir``.
 
-The program is decomposed to the Core ATen opset (``run_decompositions()``), its FX graph
-flattened into plain arrays in Python, then converted in one Rust call without the GIL:
+The FX graph (as ``torch.export`` gives it, or decomposed to the Core ATen opset with
+``run_decompositions()`` where needed) is flattened into plain arrays in Python, then
+converted in one Rust call without the GIL:
 user inputs become ``Data`` nodes, parameters, buffers and lifted constants ``Const`` nodes
 that share the tensors' memory, ATen calls GE ops with GE port and attribute names (the
 schemas of the builtin op library and the ONNX mapping), the outputs the ``NetOutput``.
@@ -92,7 +93,7 @@ class ImportReport:
     """What a PyTorch import found.
 
     Attributes:
-        fx_nodes: FX nodes of the decomposed program (placeholders and output included).
+        fx_nodes: FX nodes of the converted program (placeholders and output included).
         fx_calls: its ``call_function`` nodes.
         ge_nodes: nodes of the graph (``NetOutput`` included).
         inputs: user inputs (``Data`` nodes).
@@ -101,6 +102,7 @@ class ImportReport:
         unknown_schemas: the ATen schema of each unmapped op type.
         symbols: ``(name, min, max, source)`` of each symbol (``max`` -1: unbounded).
         guards: range constraints and equalities, as the compiler writes guards.
+        decomposed: whether the program was decomposed to Core ATen first.
         flatten_seconds: time spent flattening the FX graph in Python.
         convert_seconds: time of the Rust conversion (without the GIL).
     """
@@ -114,6 +116,7 @@ class ImportReport:
     unknown_schemas: dict[str, str] = field(default_factory=dict)
     symbols: list[tuple[str, int, int, str]] = field(default_factory=list)
     guards: list[str] = field(default_factory=list)
+    decomposed: bool = False
     flatten_seconds: float = 0.0
     convert_seconds: float = 0.0
 
@@ -126,43 +129,21 @@ def _is_exported_program(obj: Any) -> bool:
 
 @overload
 def from_exported_program(
-    ep: Any, *, decompose: bool = ..., report: Literal[False] = ..., warn_unknown: bool = ...,
-    name: str = ...,
+    ep: Any, *, decompose: bool | None = ..., report: Literal[False] = ...,
+    warn_unknown: bool = ..., name: str = ...,
 ) -> Graph: ...
 
 
 @overload
 def from_exported_program(
-    ep: Any, *, decompose: bool = ..., report: Literal[True], warn_unknown: bool = ...,
+    ep: Any, *, decompose: bool | None = ..., report: Literal[True], warn_unknown: bool = ...,
     name: str = ...,
 ) -> tuple[Graph, ImportReport]: ...
 
 
-def from_exported_program(
-    ep: Any,
-    *,
-    decompose: bool = True,
-    report: bool = False,
-    warn_unknown: bool = True,
-    name: str = "main",
-) -> Graph | tuple[Graph, ImportReport]:
-    """Convert a ``torch.export.ExportedProgram`` into a graph.
-
-    ``decompose`` runs ``ep.run_decompositions()`` first (to the Core ATen opset, which the
-    mapping covers); pass False for a program that is already decomposed. With ``report``
-    the result is ``(graph, ImportReport)``. Unmapped ops are kept as ``aten::<op>`` nodes
-    and, with ``warn_unknown``, announced by an :class:`UnknownOpWarning`.
-
-    Raises :class:`~ascendir.TorchExportError` naming the FX node (``.node``) and its target
-    (``.target``) for a construct the graph cannot express (higher-order ops such as
-    ``torch.cond``, Python callables, non-tensor user inputs).
-    """
-    if not _is_exported_program(ep):
-        raise TypeError(f"expected a torch.export.ExportedProgram, not {type(ep).__name__}")
+def _convert(ep: Any, name: str, decomposed: bool) -> tuple[Graph, ImportReport]:
     from ._flatten import flatten
 
-    if decompose:
-        ep = ep.run_decompositions()
     t0 = time.perf_counter()
     flat = flatten(ep, name)
     t1 = time.perf_counter()
@@ -177,9 +158,59 @@ def from_exported_program(
         unknown_schemas=dict(raw["unknown_schemas"]),
         symbols=list(flat[11]),
         guards=list(flat[12]),
+        decomposed=decomposed,
         flatten_seconds=t1 - t0,
         convert_seconds=raw["convert_seconds"],
     )
+    return graph, rep
+
+
+def from_exported_program(
+    ep: Any,
+    *,
+    decompose: bool | None = None,
+    report: bool = False,
+    warn_unknown: bool = True,
+    name: str = "main",
+) -> Graph | tuple[Graph, ImportReport]:
+    """Convert a ``torch.export.ExportedProgram`` into a graph.
+
+    ``decompose``: ``True`` runs ``ep.run_decompositions()`` first (to the Core ATen opset);
+    ``False`` converts the program as it is; ``None`` (the default) converts it as it is
+    when every op maps (``torch.export`` output: ``linear``, ``conv2d``, ``layer_norm``,
+    ``scaled_dot_product_attention`` … map directly, which saves the decomposition's
+    re-trace) and falls back to decomposing when an op does not map, when a construct is
+    unsupported, or when an in-place op's mutation could be seen by another node.
+
+    With ``report`` the result is ``(graph, ImportReport)``. Unmapped ops are kept as
+    ``aten::<op>`` nodes and, with ``warn_unknown``, announced by an
+    :class:`UnknownOpWarning`.
+
+    Raises :class:`~ascendir.TorchExportError` naming the FX node (``.node``) and its target
+    (``.target``) for a construct the graph cannot express (higher-order ops such as
+    ``torch.cond``, Python callables, non-tensor user inputs).
+    """
+    if not _is_exported_program(ep):
+        raise TypeError(f"expected a torch.export.ExportedProgram, not {type(ep).__name__}")
+    from ._flatten import NeedsDecomposition
+
+    graph: Graph | None = None
+    rep: ImportReport | None = None
+    if decompose is not True:
+        try:
+            graph, rep = _convert(ep, name, decomposed=False)
+        except NeedsDecomposition:
+            if decompose is False:
+                raise TorchExportError(
+                    "the program mutates a tensor in place where other nodes can see it; "
+                    "convert it with decompose=True") from None
+        except TorchExportError:
+            if decompose is False:
+                raise
+        if decompose is None and rep is not None and rep.unknown_ops:
+            graph = rep = None
+    if graph is None or rep is None:
+        graph, rep = _convert(ep.run_decompositions(), name, decomposed=True)
     if rep.unknown_ops and warn_unknown:
         listed = ", ".join(f"{k} x{v}" for k, v in rep.unknown_ops.items())
         warnings.warn(f"kept unmapped ATen ops: {listed}", UnknownOpWarning, stacklevel=2)
@@ -189,16 +220,16 @@ def from_exported_program(
 @overload
 def export(
     module: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | None = ...,
-    dynamic_shapes: Any = ..., *, strict: bool = ..., report: Literal[False] = ...,
-    warn_unknown: bool = ...,
+    dynamic_shapes: Any = ..., *, strict: bool = ..., decompose: bool | None = ...,
+    report: Literal[False] = ..., warn_unknown: bool = ...,
 ) -> Graph: ...
 
 
 @overload
 def export(
     module: Any, args: Sequence[Any], kwargs: Mapping[str, Any] | None = ...,
-    dynamic_shapes: Any = ..., *, strict: bool = ..., report: Literal[True],
-    warn_unknown: bool = ...,
+    dynamic_shapes: Any = ..., *, strict: bool = ..., decompose: bool | None = ...,
+    report: Literal[True], warn_unknown: bool = ...,
 ) -> tuple[Graph, ImportReport]: ...
 
 
@@ -209,6 +240,7 @@ def export(
     dynamic_shapes: Any = None,
     *,
     strict: bool = False,
+    decompose: bool | None = None,
     report: bool = False,
     warn_unknown: bool = True,
 ) -> Graph | tuple[Graph, ImportReport]:
@@ -225,8 +257,10 @@ def export(
         dynamic_shapes=dynamic_shapes, strict=strict,
     )
     if report:
-        return from_exported_program(ep, report=True, warn_unknown=warn_unknown)
-    return from_exported_program(ep, report=False, warn_unknown=warn_unknown)
+        return from_exported_program(ep, decompose=decompose, report=True,
+                                     warn_unknown=warn_unknown)
+    return from_exported_program(ep, decompose=decompose, report=False,
+                                 warn_unknown=warn_unknown)
 
 
 # Re-exported so that ``except air.torch.TorchExportError`` reads naturally.

@@ -14,7 +14,7 @@ import re
 import struct
 from typing import Any
 
-__all__ = ["GE_DTYPES", "FlatProgram", "flatten"]
+__all__ = ["GE_DTYPES", "FlatProgram", "NeedsDecomposition", "flatten"]
 
 FlatProgram = tuple[Any, ...]
 """The positional arguments of ``_core._torch_convert``."""
@@ -44,6 +44,32 @@ _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')
 
 # Argument tags (see the crate's program module).
 _NONE, _NODE, _INT, _FLOAT, _BOOL, _STR, _LIST, _DTYPE, _KW, _OTHER = range(10)
+
+
+class NeedsDecomposition(Exception):
+    """The program has an in-place op whose mutation another node may see."""
+
+
+def _returns_alias(target: Any) -> bool:
+    return any(r.alias_info is not None for r in target._schema.returns)
+
+
+def _check_in_place(node: Any, fresh: set[Any]) -> None:
+    """An in-place op converts as its functional form only when nothing else can see the
+    mutation: it mutates a fresh result (no view; an in-place op already checked counts)
+    whose only user it is. ``fresh`` collects the checked in-place nodes."""
+    import torch
+
+    target = node.target
+    if not isinstance(target, torch._ops.OpOverload) or not target._schema.is_mutable:
+        return
+    x = node.args[0] if node.args else None
+    producer = getattr(x, "target", None)
+    if (not isinstance(x, torch.fx.Node) or x.op != "call_function" or len(x.users) != 1
+            or not isinstance(producer, torch._ops.OpOverload)
+            or (_returns_alias(producer) and x not in fresh)):
+        raise NeedsDecomposition(node.name)
+    fresh.add(node)
 
 
 def _dtype_code(dtype: Any) -> int:
@@ -307,6 +333,7 @@ def flatten(ep: Any, name: str = "main") -> FlatProgram:
     info: list[int] = []
     consts: list[tuple[int, Any]] = []
     tensors = {**ep.state_dict, **ep.constants}
+    fresh: set[Any] = set()
     for i, node in enumerate(nodes):
         index[node] = i
         names.append(node.name)
@@ -325,6 +352,7 @@ def flatten(ep: Any, name: str = "main") -> FlatProgram:
                 val = t
             info.extend((-1, -1, -1))
         elif node.op == "call_function":
+            _check_in_place(node, fresh)
             kinds.append(2)
             target = node.target
             targets.append(_target_name(target))

@@ -11,7 +11,9 @@
 #![deny(missing_docs)]
 
 pub mod build;
+pub mod nn;
 pub mod ops;
+pub mod shape;
 pub mod program;
 
 pub use build::{convert, ImportReport};
