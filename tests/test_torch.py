@@ -41,7 +41,7 @@ torch = pytest.importorskip("torch", reason="the PyTorch frontend tests need tor
 pytest.importorskip("torchvision", reason="the PyTorch frontend tests need torchvision")
 
 from torch.export import Dim  # noqa: E402
-from torch_models import MLP, MODELS, build, example  # noqa: E402
+from torch_models import MLP, MODELS, MORE, build, build_more, example  # noqa: E402
 
 RTOL, ATOL = 1e-3, 1e-4
 
@@ -78,6 +78,23 @@ def test_model_matches_eager(name: str, decompose: bool | None) -> None:
         np.testing.assert_allclose(out, ref, rtol=RTOL, atol=ATOL)
         (compiled,) = air.evaluate(cm.graph, [x.numpy()]).values()
         np.testing.assert_allclose(compiled, ref, rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("name", MORE)
+def test_more_architectures(name: str) -> None:
+    model, inputs, dyn = build_more(name)
+    g, rep = air.torch.export(model, inputs(2), dynamic_shapes=dyn, report=True)
+    assert rep.unknown_ops == {}
+    # nn.LSTM is one aten.lstm call before decomposition: the import decomposes it.
+    assert rep.decomposed is (name == "lstm")
+    air.compile(g)
+    for batch in (3, 5):
+        xs = inputs(batch)
+        with torch.no_grad():
+            ref = model(*xs).numpy()
+        assert np.abs(ref).max() > 1e-2
+        (out,) = air.evaluate(g, [x.numpy() for x in xs]).values()
+        np.testing.assert_allclose(out, ref, rtol=RTOL, atol=ATOL)
 
 
 def _const(g: air.Graph, param: str) -> air.Node:

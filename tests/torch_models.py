@@ -129,3 +129,79 @@ def example(rest: tuple[int, ...], kind: str, batch: int, seed: int) -> torch.Te
     if kind == "tokens":
         return torch.randint(0, 50, (batch, *rest), generator=g)
     return torch.randn((batch, *rest), generator=g)
+
+
+class LSTMNet(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.lstm = nn.LSTM(8, 16, num_layers=2, batch_first=True)
+        self.fc = nn.Linear(16, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y, _ = self.lstm(x)
+        return self.fc(y[:, -1])
+
+
+class Bert(nn.Module):
+    """A Hugging Face-style BERT layer: three embeddings, an extended attention mask, a
+    post-norm attention block and a pooler."""
+
+    def __init__(self, vocab: int = 100, d: int = 32, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.word = nn.Embedding(vocab, d)
+        self.position = nn.Embedding(64, d)
+        self.token_type = nn.Embedding(2, d)
+        self.ln = nn.LayerNorm(d, eps=1e-12)
+        self.q, self.k, self.v, self.o = (nn.Linear(d, d) for _ in range(4))
+        self.ln1 = nn.LayerNorm(d, eps=1e-12)
+        self.inter = nn.Linear(d, 4 * d)
+        self.out = nn.Linear(4 * d, d)
+        self.ln2 = nn.LayerNorm(d, eps=1e-12)
+        self.pool = nn.Linear(d, d)
+
+    def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        b, t = ids.shape
+        d = self.word.embedding_dim
+        hd = d // self.heads
+        pos = torch.arange(t).unsqueeze(0).expand(b, t)
+        x = self.ln(self.word(ids) + self.position(pos) + self.token_type(torch.zeros_like(ids)))
+        ext = (1.0 - mask[:, None, None, :].to(torch.float32)) * torch.finfo(torch.float32).min
+
+        def heads(v: torch.Tensor) -> torch.Tensor:
+            return v.view(b, t, self.heads, hd).permute(0, 2, 1, 3)
+
+        att = torch.matmul(heads(self.q(x)), heads(self.k(x)).transpose(-1, -2)) / hd**0.5
+        att = nn.functional.softmax(att + ext, dim=-1)
+        ctx = torch.matmul(att, heads(self.v(x))).permute(0, 2, 1, 3).contiguous().view(b, t, d)
+        x = self.ln1(x + self.o(ctx))
+        x = self.ln2(x + self.out(nn.functional.gelu(self.inter(x))))
+        return torch.tanh(self.pool(x[:, 0]))
+
+
+MORE = ["lstm", "vit", "bert"]
+
+
+def build_more(name: str) -> tuple[nn.Module, Any, Any]:
+    """``(model, inputs(batch) -> tuple, dynamic_shapes)`` of the further architectures."""
+    import torchvision
+    from torch.export import Dim
+
+    torch.manual_seed(0)
+    b = Dim("batch", min=1, max=64)
+    if name == "lstm":
+        return (LSTMNet().eval(), lambda n: (torch.randn(n, 5, 8),), ({0: b},))
+    if name == "vit":
+        vit = torchvision.models.VisionTransformer(image_size=32, patch_size=8, num_layers=2,
+                                                   num_heads=2, hidden_dim=32, mlp_dim=64)
+        return (randomize_norms(vit).eval(), lambda n: (torch.randn(n, 3, 32, 32),), ({0: b},))
+    if name == "bert":
+        t = Dim("seq", min=2, max=64)
+
+        def inputs(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+            g = torch.Generator().manual_seed(n)
+            ids = torch.randint(0, 100, (n, n + 3), generator=g)
+            return ids, (torch.rand(n, n + 3, generator=g) > 0.3).long()
+
+        return Bert().eval(), inputs, ({0: b, 1: t}, {0: b, 1: t})
+    raise KeyError(name)

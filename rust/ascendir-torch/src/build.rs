@@ -162,7 +162,8 @@ impl Ctx<'_> {
                 let name = self.nodes[n].name.clone();
                 let mut attrs = AttrMap::new();
                 attrs.insert("perm", AttrValue::ListInt(vec![1, 0]));
-                let id = self.add_named(&name, n, "TransposeD", &[("x", src)], &[("y", desc)], attrs)?;
+                let id =
+                    self.add_named(&name, n, "TransposeD", &[("x", src)], &[("y", desc)], attrs)?;
                 self.trans_out[n] = Some((id, 0));
                 Ok((id, 0))
             }
@@ -231,7 +232,10 @@ impl Ctx<'_> {
                         "Shape",
                         &[("x", src)],
                         TensorDesc::new(&[-1], DataType::INT64, Format::ND),
-                        [("dtype", AttrValue::Int(i64::from(DataType::INT64.ge_value())))],
+                        [(
+                            "dtype",
+                            AttrValue::Int(i64::from(DataType::INT64.ge_value())),
+                        )],
                     )?;
                     let idx = self.const_i64(&format!("{name}_index"), &[dim], &[1])?;
                     self.helper(
@@ -277,7 +281,10 @@ impl Ctx<'_> {
     pub fn int_list_tensor(&mut self, items: &[Arg], name: &str) -> TorchResult<Out> {
         let syms: Vec<SymArg> = items
             .iter()
-            .map(|a| self.sym_of(a).ok_or_else(|| self.unsupported(format!("expected ints, got {a:?}"))))
+            .map(|a| {
+                self.sym_of(a)
+                    .ok_or_else(|| self.unsupported(format!("expected ints, got {a:?}")))
+            })
             .collect::<TorchResult<_>>()?;
         if syms.iter().all(|s| matches!(s, SymArg::Int(_))) {
             let v: Vec<i64> = syms
@@ -297,7 +304,11 @@ impl Ctx<'_> {
                 SymArg::Node(_) => {
                     if !run.is_empty() {
                         let k = pieces.len();
-                        pieces.push(self.const_i64(&format!("{name}_{k}"), &run, &[run.len() as i64])?);
+                        pieces.push(self.const_i64(
+                            &format!("{name}_{k}"),
+                            &run,
+                            &[run.len() as i64],
+                        )?);
                         run.clear();
                     }
                     pieces.push(self.sym_tensor(s)?);
@@ -357,7 +368,10 @@ impl Ctx<'_> {
         if let Some(last) = n.modules.last() {
             op.set_attr(crate::ATTR_MODULE, attr_str(last));
             if n.modules.len() > 1 {
-                op.set_attr(crate::ATTR_MODULE_STACK, AttrValue::ListString(n.modules.clone()));
+                op.set_attr(
+                    crate::ATTR_MODULE_STACK,
+                    AttrValue::ListString(n.modules.clone()),
+                );
             }
         }
         if let Some(s) = &n.source {
@@ -372,7 +386,8 @@ impl Ctx<'_> {
         }
         let id = self.g.add_node(op)?;
         for (k, (_, src)) in inputs.iter().enumerate() {
-            self.g.link(OutAnchor::data(src.0, src.1), InAnchor::data(id, k))?;
+            self.g
+                .link(OutAnchor::data(src.0, src.1), InAnchor::data(id, k))?;
         }
         Ok(id)
     }
@@ -391,7 +406,12 @@ impl Ctx<'_> {
             .iter()
             .enumerate()
             .map(|(k, p)| {
-                let d = n.outs.get(k).or(n.outs.first()).map(desc_arc).unwrap_or_default();
+                let d = n
+                    .outs
+                    .get(k)
+                    .or(n.outs.first())
+                    .map(desc_arc)
+                    .unwrap_or_default();
                 (*p, d)
             })
             .collect();
@@ -430,14 +450,18 @@ impl Ctx<'_> {
     /// An INT64 Const of `values` with shape `dims`.
     pub fn const_i64(&mut self, name: &str, values: &[i64], dims: &[i64]) -> TorchResult<Out> {
         let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let t = Tensor::new(TensorDesc::new(dims, DataType::INT64, Format::ND), Bytes::from(bytes));
+        let t = Tensor::new(
+            TensorDesc::new(dims, DataType::INT64, Format::ND),
+            Bytes::from(bytes),
+        );
         self.const_tensor(name, t)
     }
 
     /// A scalar (0-d) Const of `value` in `dtype` (float, int or bool types).
     pub fn const_scalar(&mut self, name: &str, value: f64, dtype: DataType) -> TorchResult<Out> {
-        let bytes = scalar_bytes(value, dtype)
-            .ok_or_else(|| self.unsupported(format!("no scalar constant of dtype {}", dtype.name())))?;
+        let bytes = scalar_bytes(value, dtype).ok_or_else(|| {
+            self.unsupported(format!("no scalar constant of dtype {}", dtype.name()))
+        })?;
         let t = Tensor::new(TensorDesc::new(&[], dtype, Format::ND), Bytes::from(bytes));
         self.const_tensor(name, t)
     }
@@ -495,9 +519,11 @@ pub(crate) fn scalar_bytes(value: f64, dtype: DataType) -> Option<Vec<u8>> {
         DataType::FLOAT => (value as f32).to_le_bytes().to_vec(),
         DataType::DOUBLE => value.to_le_bytes().to_vec(),
         DataType::FLOAT16 => f32_to_f16(value as f32).to_le_bytes().to_vec(),
-        DataType::BF16 => (((value as f32).to_bits() + 0x7fff + (((value as f32).to_bits() >> 16) & 1)) >> 16)
-            .to_le_bytes()[..2]
-            .to_vec(),
+        DataType::BF16 => {
+            (((value as f32).to_bits() + 0x7fff + (((value as f32).to_bits() >> 16) & 1)) >> 16)
+                .to_le_bytes()[..2]
+                .to_vec()
+        }
         DataType::INT64 => (value as i64).to_le_bytes().to_vec(),
         DataType::INT32 => (value as i32).to_le_bytes().to_vec(),
         DataType::INT16 => (value as i16).to_le_bytes().to_vec(),
@@ -573,13 +599,17 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
     };
     let mut outputs: Vec<(NodeId, i32)> = Vec::new();
     let mut data_index = 0i64;
+    #[allow(clippy::needless_range_loop)] // `i` also indexes the context's nodes and values
     for i in 0..n {
         ctx.cur = i;
         let kind = ctx.nodes[i].kind;
         match kind {
             NodeKind::Input => {
                 let node = ctx.nodes[i].clone();
-                let meta = node.out().cloned().ok_or_else(|| ctx.unsupported("a user input without tensor metadata"))?;
+                let meta = node
+                    .out()
+                    .cloned()
+                    .ok_or_else(|| ctx.unsupported("a user input without tensor metadata"))?;
                 if meta.symint || meta.dtype.is_none() {
                     return Err(ctx.unsupported("only tensor user inputs are supported"));
                 }
@@ -598,7 +628,8 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
                                 .map_or(vec![1, -1], |x| vec![x.min, x.max]),
                         })
                         .collect();
-                    desc.attrs_mut().insert("shape_range", AttrValue::ListListInt(ranges));
+                    desc.attrs_mut()
+                        .insert("shape_range", AttrValue::ListListInt(ranges));
                 }
                 let desc = Arc::new(desc);
                 let mut op = OpDesc::new(&node.name, "Data");
@@ -622,8 +653,13 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
             }
             NodeKind::Const => {
                 let node = &ctx.nodes[i];
-                let meta = node.out().cloned().ok_or_else(|| ctx.unsupported("a constant without tensor metadata"))?;
-                let data = consts[i].cloned().ok_or_else(|| ctx.unsupported("a constant without a payload"))?;
+                let meta = node
+                    .out()
+                    .cloned()
+                    .ok_or_else(|| ctx.unsupported("a constant without tensor metadata"))?;
+                let data = consts[i]
+                    .cloned()
+                    .ok_or_else(|| ctx.unsupported("a constant without a payload"))?;
                 if !meta.is_static() {
                     return Err(ctx.unsupported("a constant of symbolic shape"));
                 }
@@ -640,7 +676,8 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
                 let param = node.target.clone();
                 let t = Tensor::new(desc, data);
                 let o = ctx.const_tensor(&name, t)?;
-                ctx.g.modify_op(o.0, |op| op.set_attr(crate::ATTR_PARAM, attr_str(&param)))?;
+                ctx.g
+                    .modify_op(o.0, |op| op.set_attr(crate::ATTR_PARAM, attr_str(&param)))?;
                 ctx.report.params += 1;
                 ctx.set(Value::T(o));
             }
@@ -689,7 +726,9 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
     }
     if !ctx.report.unknown_ops.is_empty() {
         let names: Vec<String> = ctx.report.unknown_ops.keys().cloned().collect();
-        ctx.g.attrs.insert(crate::ATTR_UNKNOWN_OPS, AttrValue::ListString(names));
+        ctx.g
+            .attrs
+            .insert(crate::ATTR_UNKNOWN_OPS, AttrValue::ListString(names));
     }
     ctx.report.ge_nodes = ctx.g.len();
     Ok((ctx.g, ctx.report))
@@ -707,5 +746,132 @@ mod tests {
         assert_eq!(f32_to_f16(1e6), 0x7c00);
         assert_eq!(f32_to_f16(f32::NEG_INFINITY), 0xfc00);
         assert_eq!(f32_to_f16(0.0), 0);
+    }
+}
+
+#[cfg(test)]
+mod convert_tests {
+    use super::*;
+    use crate::program::Symbol;
+
+    /// `x [s0, 4] f32 -> relu -> add(_, w [4]) -> output`.
+    fn program(target: &str) -> FxProgram {
+        FxProgram {
+            name: "g".into(),
+            kinds: vec![0, 1, 2, 2, 3],
+            names: vec![
+                "x".into(),
+                "w".into(),
+                "relu".into(),
+                "add".into(),
+                "output".into(),
+            ],
+            targets: vec![
+                "x".into(),
+                "w".into(),
+                target.into(),
+                "aten.add.Tensor".into(),
+                "output".into(),
+            ],
+            // relu(x); add(relu, w); output([add])
+            code: vec![1, 0, 1, 2, 1, 1, 6, 1, 1, 3],
+            code_off: vec![0, 0, 0, 2, 6, 10],
+            meta: vec![
+                1, 0, 2, -1, 4, 1, 0, 1, 4, 1, 0, 2, -1, 4, 1, 0, 2, -1, 4, 0,
+            ],
+            meta_off: vec![0, 5, 9, 14, 19, 20],
+            info: vec![-1, -1, -1, -1, -1, -1, 2, 3, 4, -1, -1, 5, -1, -1, -1],
+            strings: vec![
+                "s0".into(),
+                "unused".into(),
+                "relu (torch.nn.modules.activation.ReLU)".into(),
+                "model.py:3 in forward".into(),
+                "aten::relu(Tensor self) -> Tensor".into(),
+                "aten::add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor".into(),
+            ],
+            consts: vec![(1, Bytes::from(vec![0u8; 16]))],
+            symbols: vec![Symbol {
+                name: "s0".into(),
+                min: 2,
+                max: 8,
+                source: "input 0 dim 0".into(),
+            }],
+            guards: vec!["Ge(s0, 2)".into()],
+        }
+    }
+
+    #[test]
+    fn converts_a_small_program() {
+        let (g, rep) = convert(&program("aten.relu.default")).unwrap();
+        assert_eq!(rep.fx_nodes, 5);
+        assert_eq!(rep.fx_calls, 2);
+        assert_eq!((rep.inputs, rep.params), (1, 1));
+        assert!(rep.unknown_ops.is_empty());
+        let relu = g.op(g.find("relu").unwrap()).unwrap();
+        assert_eq!(relu.op_type(), "Relu");
+        assert_eq!(relu.output_desc(0).unwrap().shape.as_slice(), &[-1, 4]);
+        assert_eq!(
+            relu.attr(crate::ATTR_MODULE).and_then(|a| a.as_str()),
+            Some("relu (torch.nn.modules.activation.ReLU)")
+        );
+        assert_eq!(
+            relu.attr(crate::ATTR_SOURCE).and_then(|a| a.as_str()),
+            Some("model.py:3 in forward")
+        );
+        let x = g.op(g.find("x").unwrap()).unwrap();
+        assert_eq!(x.op_type(), "Data");
+        let range = x
+            .output_desc(0)
+            .unwrap()
+            .attrs
+            .as_ref()
+            .unwrap()
+            .get("shape_range")
+            .cloned();
+        assert_eq!(
+            range,
+            Some(AttrValue::ListListInt(vec![vec![2, 8], vec![4, 4]]))
+        );
+        assert_eq!(g.op(g.find("add").unwrap()).unwrap().op_type(), "Add");
+        assert!(g.net_output().is_some());
+        assert!(g.attrs.get(crate::ATTR_GUARDS).is_some());
+    }
+
+    #[test]
+    fn unknown_ops_are_kept() {
+        let (g, rep) = convert(&program("aten.frobnicate.default")).unwrap();
+        assert_eq!(rep.unknown_ops.get("aten::frobnicate"), Some(&1));
+        let n = g.op(g.find("relu").unwrap()).unwrap();
+        assert_eq!(n.op_type(), "aten::frobnicate");
+        assert!(n.attr(crate::ATTR_SCHEMA).is_some());
+    }
+
+    #[test]
+    fn non_aten_calls_name_the_node() {
+        let mut p = program("torch.ops.higher_order.cond");
+        p.info[8] = -1;
+        match convert(&p) {
+            Err(TorchError::Unsupported { node, target, .. }) => {
+                assert_eq!(node, "relu");
+                assert_eq!(target, "torch.ops.higher_order.cond");
+            }
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn malformed_streams_are_errors() {
+        let mut p = program("aten.relu.default");
+        p.code[1] = 7; // a reference to a later node
+        assert!(matches!(convert(&p), Err(TorchError::Malformed(_))));
+        let mut p = program("aten.relu.default");
+        p.code_off[3] = 99;
+        assert!(matches!(convert(&p), Err(TorchError::Malformed(_))));
+        let mut p = program("aten.relu.default");
+        p.consts[0].1 = Bytes::from(vec![0u8; 3]);
+        assert!(matches!(convert(&p), Err(TorchError::Unsupported { .. })));
+        let mut p = program("aten.relu.default");
+        p.kinds.pop();
+        assert!(matches!(convert(&p), Err(TorchError::Malformed(_))));
     }
 }

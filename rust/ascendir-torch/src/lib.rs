@@ -13,8 +13,8 @@
 pub mod build;
 pub mod nn;
 pub mod ops;
-pub mod shape;
 pub mod program;
+pub mod shape;
 
 pub use build::{convert, ImportReport};
 pub use program::{Arg, FxNode, FxProgram, NodeKind, OutMeta, Symbol};

@@ -37,7 +37,13 @@ fn pool_lists(node: &FxNode, k_idx: usize) -> Option<(Vec<i64>, Vec<i64>, Vec<i6
     Some((k, s, p))
 }
 
-fn filled(ctx: &mut Ctx<'_>, name: &str, dims: &[i64], value: f64, dt: DataType) -> TorchResult<Out> {
+fn filled(
+    ctx: &mut Ctx<'_>,
+    name: &str,
+    dims: &[i64],
+    value: f64,
+    dt: DataType,
+) -> TorchResult<Out> {
     let one = scalar_bytes(value, dt).ok_or_else(|| ctx.unsupported("bad parameter dtype"))?;
     let mut count = 1usize;
     for &d in dims {
@@ -46,8 +52,16 @@ fn filled(ctx: &mut Ctx<'_>, name: &str, dims: &[i64], value: f64, dt: DataType)
             .checked_mul(d)
             .ok_or_else(|| ctx.unsupported("parameter size overflows"))?;
     }
-    let bytes: Vec<u8> = one.iter().copied().cycle().take(one.len().saturating_mul(count)).collect();
-    ctx.const_tensor(name, Tensor::new(TensorDesc::new(dims, dt, Format::ND), Bytes::from(bytes)))
+    let bytes: Vec<u8> = one
+        .iter()
+        .copied()
+        .cycle()
+        .take(one.len().saturating_mul(count))
+        .collect();
+    ctx.const_tensor(
+        name,
+        Tensor::new(TensorDesc::new(dims, dt, Format::ND), Bytes::from(bytes)),
+    )
 }
 
 fn done(ctx: &mut Ctx<'_>, v: Value) -> TorchResult<bool> {
@@ -64,7 +78,12 @@ fn softmax(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg, dim: i64, log: bool) -> To
     } else {
         ("SoftmaxV2", "x", "y")
     };
-    let id = ctx.add(ty, &[(port, xi)], &[out], attrs([("axes", ints(vec![norm(dim, rank)]))]))?;
+    let id = ctx.add(
+        ty,
+        &[(port, xi)],
+        &[out],
+        attrs([("axes", ints(vec![norm(dim, rank)]))]),
+    )?;
     done(ctx, Value::T((id, 0)))
 }
 
@@ -79,7 +98,11 @@ fn matmul(
     let ra = meta(ctx, a)?.dims.len();
     let rb = meta(ctx, b)?.dims.len();
     let (x1, t1) = mm_operand(ctx, a)?;
-    let (x2, t2) = if b_transposed { (ctx.tensor(b)?, true) } else { mm_operand(ctx, b)? };
+    let (x2, t2) = if b_transposed {
+        (ctx.tensor(b)?, true)
+    } else {
+        mm_operand(ctx, b)?
+    };
     let mut ins = vec![("x1", x1), ("x2", x2)];
     if let Some(bias) = bias {
         ins.push(("bias", ctx.tensor(bias)?));
@@ -155,7 +178,12 @@ fn conv2d(
 }
 
 /// Inference batch norm (`[x, w, b, mean, var]` FX arguments) → `BatchNorm`'s `y`.
-fn batch_norm(ctx: &mut Ctx<'_>, node: &FxNode, p: [&Arg; 5], eps: f64) -> TorchResult<Option<Out>> {
+fn batch_norm(
+    ctx: &mut Ctx<'_>,
+    node: &FxNode,
+    p: [&Arg; 5],
+    eps: f64,
+) -> TorchResult<Option<Out>> {
     let m = meta(ctx, p[0])?.clone();
     if m.dims.len() != 4 || m.dims[1] < 0 {
         return Ok(None);
@@ -175,8 +203,20 @@ fn batch_norm(ctx: &mut Ctx<'_>, node: &FxNode, p: [&Arg; 5], eps: f64) -> Torch
     let var = param(ctx, p[4], 1.0, "variance")?;
     let id = ctx.add(
         "BatchNorm",
-        &[("x", xi), ("scale", scale), ("offset", offset), ("mean", mean), ("variance", var)],
-        &["y", "batch_mean", "batch_variance", "reserve_space_1", "reserve_space_2"],
+        &[
+            ("x", xi),
+            ("scale", scale),
+            ("offset", offset),
+            ("mean", mean),
+            ("variance", var),
+        ],
+        &[
+            "y",
+            "batch_mean",
+            "batch_variance",
+            "reserve_space_1",
+            "reserve_space_2",
+        ],
         attrs([
             ("epsilon", AttrValue::Float(eps as f32)),
             ("data_format", AttrValue::String("NCHW".into())),
@@ -244,7 +284,9 @@ fn pool(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg, max: bool, tuple: bool) -> To
         ("global_pooling", AttrValue::Bool(false)),
     ]);
     if max {
-        let d = arg(node, 4, "dilation").as_ints().unwrap_or_else(|| vec![1]);
+        let d = arg(node, 4, "dilation")
+            .as_ints()
+            .unwrap_or_else(|| vec![1]);
         if d.iter().any(|&v| v != 1) {
             return Ok(false);
         }
@@ -255,12 +297,24 @@ fn pool(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg, max: bool, tuple: bool) -> To
             return Ok(false);
         }
         let include = arg(node, 5, "count_include_pad").as_int().unwrap_or(1) != 0;
-        a.insert("ceil_mode", AttrValue::Bool(arg(node, 4, "ceil_mode").as_int().unwrap_or(0) != 0));
+        a.insert(
+            "ceil_mode",
+            AttrValue::Bool(arg(node, 4, "ceil_mode").as_int().unwrap_or(0) != 0),
+        );
         a.insert("exclusive", AttrValue::Bool(!include));
     }
     let xi = ctx.tensor(x)?;
-    let id = ctx.add(if max { "MaxPoolV3" } else { "AvgPoolV2" }, &[("x", xi)], &["y"], a)?;
-    let v = if tuple { Value::Tuple(vec![Some((id, 0)), None]) } else { Value::T((id, 0)) };
+    let id = ctx.add(
+        if max { "MaxPoolV3" } else { "AvgPoolV2" },
+        &[("x", xi)],
+        &["y"],
+        a,
+    )?;
+    let v = if tuple {
+        Value::Tuple(vec![Some((id, 0)), None])
+    } else {
+        Value::T((id, 0))
+    };
     done(ctx, v)
 }
 
@@ -279,7 +333,10 @@ fn adaptive_avg_pool(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg) -> TorchResult<b
             "ReduceMeanD",
             &[("x", xi)],
             &["y"],
-            attrs([("axes", ints(vec![2, 3])), ("keep_dims", AttrValue::Bool(true))]),
+            attrs([
+                ("axes", ints(vec![2, 3])),
+                ("keep_dims", AttrValue::Bool(true)),
+            ]),
         )?
     } else {
         let (h, w) = (m.dims[2], m.dims[3]);
@@ -309,7 +366,11 @@ fn adaptive_avg_pool(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg) -> TorchResult<b
 /// `softmax(q kᵀ · scale + mask) v` from `BatchMatMulV2`, `Mul`, `Add` / `SelectV2` and
 /// `SoftmaxV2` (no dropout; a causal mask needs static sequence lengths).
 fn attention(ctx: &mut Ctx<'_>, node: &FxNode) -> TorchResult<bool> {
-    let (q, k, v) = (arg(node, 0, "query"), arg(node, 1, "key"), arg(node, 2, "value"));
+    let (q, k, v) = (
+        arg(node, 0, "query"),
+        arg(node, 1, "key"),
+        arg(node, 2, "value"),
+    );
     let mask = arg(node, 3, "attn_mask").clone();
     if arg(node, 4, "dropout_p").as_f64().unwrap_or(0.0) != 0.0
         || arg(node, 7, "enable_gqa").as_int().unwrap_or(0) != 0
@@ -348,29 +409,68 @@ fn attention(ctx: &mut Ctx<'_>, node: &FxNode) -> TorchResult<bool> {
         ("adj_x2", AttrValue::Bool(true)),
         ("offset_x", AttrValue::Int(0)),
     ];
-    let s = ctx.helper(&format!("{name}/scores"), "BatchMatMulV2", &[("x1", qi), ("x2", ki)], sdesc(), bmm)?;
+    let s = ctx.helper(
+        &format!("{name}/scores"),
+        "BatchMatMulV2",
+        &[("x1", qi), ("x2", ki)],
+        sdesc(),
+        bmm,
+    )?;
     let c = ctx.const_scalar(&format!("{name}/scale"), scale, dt)?;
-    let mut s = ctx.helper(&format!("{name}/scaled"), "Mul", &[("x1", s), ("x2", c)], sdesc(), [])?;
+    let mut s = ctx.helper(
+        &format!("{name}/scaled"),
+        "Mul",
+        &[("x1", s), ("x2", c)],
+        sdesc(),
+        [],
+    )?;
     let mask_meta = ctx.meta_of(&mask).cloned();
     if causal {
         let keep: Vec<u8> = (0..lq)
             .flat_map(|i| (0..lk).map(move |j| u8::from(j <= i)))
             .collect();
-        let t = Tensor::new(TensorDesc::new(&[lq, lk], DataType::BOOL, Format::ND), Bytes::from(keep));
+        let t = Tensor::new(
+            TensorDesc::new(&[lq, lk], DataType::BOOL, Format::ND),
+            Bytes::from(keep),
+        );
         let m = ctx.const_tensor(&format!("{name}/causal"), t)?;
         let ninf = ctx.const_scalar(&format!("{name}/ninf"), f64::NEG_INFINITY, dt)?;
-        s = ctx.helper(&format!("{name}/masked"), "SelectV2", &[("condition", m), ("x1", s), ("x2", ninf)], sdesc(), [])?;
+        s = ctx.helper(
+            &format!("{name}/masked"),
+            "SelectV2",
+            &[("condition", m), ("x1", s), ("x2", ninf)],
+            sdesc(),
+            [],
+        )?;
     } else if let Some(mm) = mask_meta {
         let m = ctx.tensor(&mask)?;
         if mm.dtype == Some(DataType::BOOL) {
             let ninf = ctx.const_scalar(&format!("{name}/ninf"), f64::NEG_INFINITY, dt)?;
-            s = ctx.helper(&format!("{name}/masked"), "SelectV2", &[("condition", m), ("x1", s), ("x2", ninf)], sdesc(), [])?;
+            s = ctx.helper(
+                &format!("{name}/masked"),
+                "SelectV2",
+                &[("condition", m), ("x1", s), ("x2", ninf)],
+                sdesc(),
+                [],
+            )?;
         } else {
             let m = ctx.cast(m, mm.dtype.unwrap_or(dt), dt, &mm.dims)?;
-            s = ctx.helper(&format!("{name}/masked"), "Add", &[("x1", s), ("x2", m)], sdesc(), [])?;
+            s = ctx.helper(
+                &format!("{name}/masked"),
+                "Add",
+                &[("x1", s), ("x2", m)],
+                sdesc(),
+                [],
+            )?;
         }
     }
-    let p = ctx.helper(&format!("{name}/probs"), "SoftmaxV2", &[("x", s)], sdesc(), [("axes", ints(vec![-1]))])?;
+    let p = ctx.helper(
+        &format!("{name}/probs"),
+        "SoftmaxV2",
+        &[("x", s)],
+        sdesc(),
+        [("axes", ints(vec![-1]))],
+    )?;
     let id = ctx.add(
         "BatchMatMulV2",
         &[("x1", p), ("x2", vi)],
@@ -393,14 +493,24 @@ pub(crate) fn map(
     x: &Arg,
 ) -> TorchResult<Option<bool>> {
     let r = match op {
-        "_softmax" | "_log_softmax" => {
-            softmax(ctx, node, x, arg(node, 1, "dim").as_int().unwrap_or(-1), op == "_log_softmax")?
-        }
+        "_softmax" | "_log_softmax" => softmax(
+            ctx,
+            node,
+            x,
+            arg(node, 1, "dim").as_int().unwrap_or(-1),
+            op == "_log_softmax",
+        )?,
         "softmax" | "log_softmax" => {
             if !matches!(arg(node, 2, "dtype"), Arg::None) {
                 return Ok(Some(false));
             }
-            softmax(ctx, node, x, arg(node, 1, "dim").as_int().unwrap_or(-1), op == "log_softmax")?
+            softmax(
+                ctx,
+                node,
+                x,
+                arg(node, 1, "dim").as_int().unwrap_or(-1),
+                op == "log_softmax",
+            )?
         }
         "mm" | "bmm" | "matmul" => {
             let b = arg(node, 1, "other").clone();
@@ -435,17 +545,38 @@ pub(crate) fn map(
                 return Ok(Some(false));
             }
             let groups = arg(node, 8, "groups").as_int().unwrap_or(1);
-            conv2d(ctx, x, arg(node, 1, "weight"), arg(node, 2, "bias"), arg(node, 3, "stride"),
-                   arg(node, 4, "padding"), arg(node, 5, "dilation"), groups)?
+            conv2d(
+                ctx,
+                x,
+                arg(node, 1, "weight"),
+                arg(node, 2, "bias"),
+                arg(node, 3, "stride"),
+                arg(node, 4, "padding"),
+                arg(node, 5, "dilation"),
+                groups,
+            )?
         }
         "conv2d" => {
             let groups = arg(node, 6, "groups").as_int().unwrap_or(1);
-            conv2d(ctx, x, arg(node, 1, "weight"), arg(node, 2, "bias"), arg(node, 3, "stride"),
-                   arg(node, 4, "padding"), arg(node, 5, "dilation"), groups)?
+            conv2d(
+                ctx,
+                x,
+                arg(node, 1, "weight"),
+                arg(node, 2, "bias"),
+                arg(node, 3, "stride"),
+                arg(node, 4, "padding"),
+                arg(node, 5, "dilation"),
+                groups,
+            )?
         }
         "_native_batch_norm_legit_no_training" => {
-            let p = [x, arg(node, 1, "weight"), arg(node, 2, "bias"), arg(node, 3, "running_mean"),
-                     arg(node, 4, "running_var")];
+            let p = [
+                x,
+                arg(node, 1, "weight"),
+                arg(node, 2, "bias"),
+                arg(node, 3, "running_mean"),
+                arg(node, 4, "running_var"),
+            ];
             let eps = arg(node, 6, "eps").as_f64().unwrap_or(1e-5);
             match batch_norm(ctx, node, p, eps)? {
                 Some(o) => done(ctx, Value::Tuple(vec![Some(o), None, None]))?,
@@ -456,8 +587,13 @@ pub(crate) fn map(
             if arg(node, 5, "training").as_int().unwrap_or(0) != 0 {
                 return Ok(Some(false));
             }
-            let p = [x, arg(node, 1, "weight"), arg(node, 2, "bias"), arg(node, 3, "running_mean"),
-                     arg(node, 4, "running_var")];
+            let p = [
+                x,
+                arg(node, 1, "weight"),
+                arg(node, 2, "bias"),
+                arg(node, 3, "running_mean"),
+                arg(node, 4, "running_var"),
+            ];
             let eps = arg(node, 7, "eps").as_f64().unwrap_or(1e-5);
             match batch_norm(ctx, node, p, eps)? {
                 Some(o) => done(ctx, Value::T(o))?,
@@ -466,8 +602,15 @@ pub(crate) fn map(
         }
         "native_layer_norm" | "layer_norm" => {
             let eps = arg(node, 4, "eps").as_f64().unwrap_or(1e-5);
-            let o = layer_norm(ctx, node, x, arg(node, 1, "normalized_shape"), arg(node, 2, "weight"),
-                               arg(node, 3, "bias"), eps)?;
+            let o = layer_norm(
+                ctx,
+                node,
+                x,
+                arg(node, 1, "normalized_shape"),
+                arg(node, 2, "weight"),
+                arg(node, 3, "bias"),
+                eps,
+            )?;
             match (o, op) {
                 (Some(o), "layer_norm") => done(ctx, Value::T(o))?,
                 (Some(o), _) => done(ctx, Value::Tuple(vec![Some(o), None, None]))?,

@@ -70,23 +70,93 @@ pub static BINARY: &[(&str, &str)] = &[
 /// Every ATen op (`name` without overload) that has a handler, for documentation and tests.
 pub static HANDLED: &[&str] = &[
     // element-wise with attributes or dtype rules
-    "rsub", "bitwise_not", "bitwise_and", "bitwise_or", "gelu", "silu", "leaky_relu", "elu",
-    "hardsigmoid", "hardtanh", "softplus", "clamp", "round", "where", "masked_fill",
+    "rsub",
+    "bitwise_not",
+    "bitwise_and",
+    "bitwise_or",
+    "gelu",
+    "silu",
+    "leaky_relu",
+    "elu",
+    "hardsigmoid",
+    "hardtanh",
+    "softplus",
+    "clamp",
+    "round",
+    "where",
+    "masked_fill",
     // aliases, casts, asserts, SymInts
-    "clone", "alias", "detach", "lift_fresh_copy", "contiguous", "_to_copy", "to", "dropout",
-    "feature_dropout", "alpha_dropout", "_assert_scalar", "_assert_tensor_metadata",
-    "sym_constrain_range_for_size", "sym_constrain_range", "sym_size",
+    "clone",
+    "alias",
+    "detach",
+    "lift_fresh_copy",
+    "contiguous",
+    "_to_copy",
+    "to",
+    "dropout",
+    "feature_dropout",
+    "alpha_dropout",
+    "_assert_scalar",
+    "_assert_tensor_metadata",
+    "sym_constrain_range_for_size",
+    "sym_constrain_range",
+    "sym_size",
     // shapes, indexing, creation, reductions
-    "view", "_unsafe_view", "reshape", "flatten", "unflatten", "permute", "t", "transpose",
-    "unsqueeze", "squeeze", "expand", "cat", "split_with_sizes", "split", "select", "slice",
-    "index", "embedding", "arange", "full", "full_like", "zeros_like", "ones_like",
-    "scalar_tensor", "mean", "sum", "amax", "amin", "any", "all", "prod", "cumsum",
+    "view",
+    "_unsafe_view",
+    "reshape",
+    "flatten",
+    "unflatten",
+    "permute",
+    "t",
+    "transpose",
+    "unsqueeze",
+    "squeeze",
+    "expand",
+    "cat",
+    "split_with_sizes",
+    "split",
+    "select",
+    "slice",
+    "index",
+    "embedding",
+    "arange",
+    "full",
+    "full_like",
+    "zeros_like",
+    "ones_like",
+    "scalar_tensor",
+    "mean",
+    "sum",
+    "amax",
+    "amin",
+    "any",
+    "all",
+    "prod",
+    "cumsum",
     "constant_pad_nd",
     // neural-network ops
-    "_softmax", "_log_softmax", "softmax", "log_softmax", "mm", "addmm", "bmm", "matmul",
-    "linear", "convolution", "conv2d", "_native_batch_norm_legit_no_training", "batch_norm",
-    "native_layer_norm", "layer_norm", "max_pool2d_with_indices", "max_pool2d", "avg_pool2d",
-    "_adaptive_avg_pool2d", "adaptive_avg_pool2d", "scaled_dot_product_attention",
+    "_softmax",
+    "_log_softmax",
+    "softmax",
+    "log_softmax",
+    "mm",
+    "addmm",
+    "bmm",
+    "matmul",
+    "linear",
+    "convolution",
+    "conv2d",
+    "_native_batch_norm_legit_no_training",
+    "batch_norm",
+    "native_layer_norm",
+    "layer_norm",
+    "max_pool2d_with_indices",
+    "max_pool2d",
+    "avg_pool2d",
+    "_adaptive_avg_pool2d",
+    "adaptive_avg_pool2d",
+    "scaled_dot_product_attention",
 ];
 
 fn unary_ge(op: &str) -> Option<&'static str> {
@@ -163,9 +233,7 @@ fn common_dtype(ctx: &Ctx<'_>, a: &Arg, b: &Arg) -> DataType {
     match (da, db) {
         (Some(x), Some(y)) if x == y => x,
         (Some(x), Some(y)) => {
-            if is_float(y) && !is_float(x) {
-                y
-            } else if x == DataType::BOOL {
+            if (is_float(y) && !is_float(x)) || x == DataType::BOOL {
                 y
             } else {
                 x
@@ -200,7 +268,11 @@ fn binary(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, ge: &str) -> TorchResult<b
             _ => {}
         }
     }
-    let dt = if compare { common_dtype(ctx, &a, &b) } else { out_dt };
+    let dt = if compare {
+        common_dtype(ctx, &a, &b)
+    } else {
+        out_dt
+    };
     let x1 = operand(ctx, &a, dt, "x1")?;
     let mut x2 = operand(ctx, &b, dt, "x2")?;
     if matches!(op, "add" | "sub" | "rsub") {
@@ -210,7 +282,13 @@ fn binary(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, ge: &str) -> TorchResult<b
                 let c = ctx.const_scalar(&name, alpha, dt)?;
                 let dims = ctx.meta_of(&b).map(|m| m.dims.clone()).unwrap_or_default();
                 let scaled = format!("{}/scaled", node.name);
-                x2 = ctx.helper(&scaled, "Mul", &[("x1", x2), ("x2", c)], TensorDesc::new(&dims, dt, Format::ND), [])?;
+                x2 = ctx.helper(
+                    &scaled,
+                    "Mul",
+                    &[("x1", x2), ("x2", c)],
+                    TensorDesc::new(&dims, dt, Format::ND),
+                    [],
+                )?;
             }
         }
     }
@@ -249,7 +327,7 @@ pub(crate) fn convert_call(ctx: &mut Ctx<'_>) -> TorchResult<()> {
     let Some((ns, rest)) = target.split_once('.') else {
         return Err(ctx.unsupported("a call of something that is no ATen operator"));
     };
-    if ns == "torch" || ns == "get_attr" || !node.schema.as_ref().is_some_and(|s| !s.is_empty()) {
+    if ns == "torch" || ns == "get_attr" || node.schema.as_ref().is_none_or(|s| s.is_empty()) {
         return Err(ctx.unsupported(
             "a call of something that is no ATen operator (higher-order ops, Python functions and submodule calls are not supported)",
         ));
@@ -354,7 +432,10 @@ fn unknown(ctx: &mut Ctx<'_>, node: &FxNode, ns: &str, op: &str) -> TorchResult<
                     a.insert(key, AttrValue::ListInt(v));
                 } else if let Arg::List(items) = x {
                     if let Some(f) = items.iter().map(Arg::as_f64).collect::<Option<Vec<f64>>>() {
-                        a.insert(key, AttrValue::ListFloat(f.into_iter().map(|v| v as f32).collect()));
+                        a.insert(
+                            key,
+                            AttrValue::ListFloat(f.into_iter().map(|v| v as f32).collect()),
+                        );
                     }
                 }
             }
@@ -367,13 +448,17 @@ fn unknown(ctx: &mut Ctx<'_>, node: &FxNode, ns: &str, op: &str) -> TorchResult<
     let schema = node.schema.clone().unwrap_or_default();
     a.insert(crate::ATTR_SCHEMA, AttrValue::String(schema.clone()));
     let in_refs: Vec<(&str, Out)> = inputs.iter().map(|(p, o)| (p.as_str(), *o)).collect();
-    let out_names: Vec<String> = (0..node.outs.len().max(1)).map(|k| format!("__output{k}")).collect();
+    let out_names: Vec<String> = (0..node.outs.len().max(1))
+        .map(|k| format!("__output{k}"))
+        .collect();
     let out_refs: Vec<&str> = out_names.iter().map(String::as_str).collect();
     let id = ctx.add(&ge, &in_refs, &out_refs, a)?;
     *ctx.report.unknown_ops.entry(ge.clone()).or_default() += 1;
     ctx.report.unknown_schemas.entry(ge).or_insert(schema);
     if node.outs.len() > 1 {
-        ctx.set(Value::Tuple((0..node.outs.len()).map(|k| Some((id, k))).collect()));
+        ctx.set(Value::Tuple(
+            (0..node.outs.len()).map(|k| Some((id, k))).collect(),
+        ));
     } else {
         ctx.set(Value::T((id, 0)));
     }
@@ -415,10 +500,20 @@ fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, overload: &str) -> Torch
             };
             unary(ctx, node, "Gelu", a)
         }
-        "silu" => unary(ctx, node, "Swish", attrs([("scale", AttrValue::Float(1.0))])),
+        "silu" => unary(
+            ctx,
+            node,
+            "Swish",
+            attrs([("scale", AttrValue::Float(1.0))]),
+        ),
         "leaky_relu" => {
             let s = arg(node, 1, "negative_slope").as_f64().unwrap_or(0.01);
-            unary(ctx, node, "LeakyRelu", attrs([("negative_slope", AttrValue::Float(s as f32))]))
+            unary(
+                ctx,
+                node,
+                "LeakyRelu",
+                attrs([("negative_slope", AttrValue::Float(s as f32))]),
+            )
         }
         "elu" => {
             let alpha = arg(node, 1, "alpha").as_f64().unwrap_or(1.0);
@@ -427,13 +522,21 @@ fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, overload: &str) -> Torch
             if scale != 1.0 || input_scale != 1.0 {
                 return Ok(false);
             }
-            unary(ctx, node, "Elu", attrs([("alpha", AttrValue::Float(alpha as f32))]))
+            unary(
+                ctx,
+                node,
+                "Elu",
+                attrs([("alpha", AttrValue::Float(alpha as f32))]),
+            )
         }
         "hardsigmoid" => unary(
             ctx,
             node,
             "HardSigmoid",
-            attrs([("alpha", AttrValue::Float(1.0 / 6.0)), ("beta", AttrValue::Float(0.5))]),
+            attrs([
+                ("alpha", AttrValue::Float(1.0 / 6.0)),
+                ("beta", AttrValue::Float(0.5)),
+            ]),
         ),
         "softplus" => {
             if arg(node, 1, "beta").as_f64().unwrap_or(1.0) != 1.0 {
@@ -460,11 +563,17 @@ fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, overload: &str) -> Torch
                 }
                 (l, Arg::None) => {
                     let l = operand(ctx, l, dt, "min")?;
-                    (ctx.add("Maximum", &[("x1", xi), ("x2", l)], &["y"], AttrMap::new())?, true)
+                    (
+                        ctx.add("Maximum", &[("x1", xi), ("x2", l)], &["y"], AttrMap::new())?,
+                        true,
+                    )
                 }
                 (Arg::None, h) => {
                     let h = operand(ctx, h, dt, "max")?;
-                    (ctx.add("Minimum", &[("x1", xi), ("x2", h)], &["y"], AttrMap::new())?, true)
+                    (
+                        ctx.add("Minimum", &[("x1", xi), ("x2", h)], &["y"], AttrMap::new())?,
+                        true,
+                    )
                 }
                 (l, h) => {
                     let l = operand(ctx, l, dt, "min")?;
@@ -488,7 +597,12 @@ fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, overload: &str) -> Torch
             let c = ctx.tensor(&x)?;
             let a = operand(ctx, arg(node, 1, "self"), dt, "x1")?;
             let b = operand(ctx, arg(node, 2, "other"), dt, "x2")?;
-            let id = ctx.add("SelectV2", &[("condition", c), ("x1", a), ("x2", b)], &["y"], AttrMap::new())?;
+            let id = ctx.add(
+                "SelectV2",
+                &[("condition", c), ("x1", a), ("x2", b)],
+                &["y"],
+                AttrMap::new(),
+            )?;
             ctx.set(Value::T((id, 0)));
             Ok(true)
         }
@@ -497,7 +611,12 @@ fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, overload: &str) -> Torch
             let xi = operand(ctx, &x, dt, "x")?;
             let mask = ctx.tensor(arg(node, 1, "mask"))?;
             let v = operand(ctx, arg(node, 2, "value"), dt, "value")?;
-            let id = ctx.add("SelectV2", &[("condition", mask), ("x1", v), ("x2", xi)], &["y"], AttrMap::new())?;
+            let id = ctx.add(
+                "SelectV2",
+                &[("condition", mask), ("x1", v), ("x2", xi)],
+                &["y"],
+                AttrMap::new(),
+            )?;
             ctx.set(Value::T((id, 0)));
             Ok(true)
         }
@@ -516,11 +635,18 @@ fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, overload: &str) -> Torch
             }
             let to = om.dtype.unwrap_or(DataType::FLOAT);
             let xi = ctx.tensor(&x)?;
-            let id = ctx.add("Cast", &[("x", xi)], &["y"], attrs([("dst_type", AttrValue::Int(i64::from(to.ge_value())))]))?;
+            let id = ctx.add(
+                "Cast",
+                &[("x", xi)],
+                &["y"],
+                attrs([("dst_type", AttrValue::Int(i64::from(to.ge_value())))]),
+            )?;
             ctx.set(Value::T((id, 0)));
             Ok(true)
         }
-        "_assert_scalar" | "_assert_tensor_metadata" | "sym_constrain_range_for_size"
+        "_assert_scalar"
+        | "_assert_tensor_metadata"
+        | "sym_constrain_range_for_size"
         | "sym_constrain_range" => {
             ctx.set(Value::Nothing);
             Ok(true)
@@ -544,7 +670,10 @@ mod tests {
             }
         }
         for h in HANDLED {
-            assert!(unary_ge(h).is_none() && binary_ge(h).is_none(), "{h} in a table and handled");
+            assert!(
+                unary_ge(h).is_none() && binary_ge(h).is_none(),
+                "{h} in a table and handled"
+            );
         }
     }
 }

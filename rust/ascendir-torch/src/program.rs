@@ -174,8 +174,7 @@ impl OutMeta {
         match (self.dims.get(i), other.dims.get(j)) {
             (Some(&a), Some(&b)) if a >= 0 && b >= 0 => a == b,
             (Some(_), Some(_)) => {
-                self.sym.get(i).cloned().flatten().is_some()
-                    && self.sym.get(i) == other.sym.get(j)
+                self.sym.get(i).cloned().flatten().is_some() && self.sym.get(i) == other.sym.get(j)
             }
             _ => false,
         }
