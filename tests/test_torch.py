@@ -32,6 +32,20 @@ def test_import_ascendir_does_not_import_torch() -> None:
     assert out.stdout.strip() == "ok"
 
 
+def test_torch_extra_pins_the_versions() -> None:
+    from pathlib import Path
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    root = Path(__file__).resolve().parents[1]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert {"torch==2.9.1", "torchvision==0.24.1"} <= set(extras["torch"])
+    assert not any(d.startswith("torch") for d in extras["test"])
+
+
 def test_lazy_attribute() -> None:
     assert air.torch.ImportReport is not None
     assert issubclass(air.TorchExportError, air.AscendIRError)
