@@ -77,32 +77,36 @@ pub(crate) enum Value {
 /// The conversion state.
 pub(crate) struct Ctx<'p> {
     pub g: Graph,
-    pub nodes: Vec<Arc<FxNode>>,
+    p: &'p FxProgram,
+    cur_node: Option<std::rc::Rc<FxNode<'p>>>,
     vals: Vec<Option<Value>>,
     sym_out: Vec<Option<Out>>,
     trans_out: Vec<Option<Out>>,
     pub report: ImportReport,
     pub cur: usize,
     helper_seq: usize,
-    _p: std::marker::PhantomData<&'p ()>,
 }
 
 fn attr_str(s: &str) -> AttrValue {
     AttrValue::String(s.to_string())
 }
 
-impl Ctx<'_> {
-    /// The FX node being converted.
-    pub fn node(&self) -> &FxNode {
-        &self.nodes[self.cur]
+impl<'p> Ctx<'p> {
+    /// The name of FX node `n`.
+    pub fn name(&self, n: usize) -> &'p str {
+        self.p.names.get(n).map_or("?", String::as_str)
+    }
+
+    /// The name of the FX node being converted.
+    pub fn cur_name(&self) -> &'p str {
+        self.name(self.cur)
     }
 
     /// An error about the current node.
     pub fn unsupported(&self, message: impl Into<String>) -> TorchError {
-        let n = self.node();
         TorchError::Unsupported {
-            node: n.name.clone(),
-            target: n.target.clone(),
+            node: self.cur_name().to_string(),
+            target: self.p.targets.get(self.cur).cloned().unwrap_or_default(),
             message: message.into(),
         }
     }
@@ -111,21 +115,21 @@ impl Ctx<'_> {
         self.vals.get(n).and_then(Option::as_ref).ok_or_else(|| {
             self.unsupported(format!(
                 "reads FX node '{}', which has no value",
-                self.nodes.get(n).map_or("?", |x| x.name.as_str())
+                self.name(n)
             ))
         })
     }
 
     /// The metadata of FX node `n`'s first value.
-    pub fn meta_of(&self, arg: &Arg) -> Option<&OutMeta> {
+    pub fn meta_of(&self, arg: &Arg<'_>) -> Option<OutMeta<'p>> {
         match arg {
-            Arg::Node(n) => self.nodes.get(*n)?.out(),
+            Arg::Node(n) => self.p.out0(*n),
             _ => None,
         }
     }
 
     /// Whether `arg` is a tensor value.
-    pub fn is_tensor(&self, arg: &Arg) -> bool {
+    pub fn is_tensor(&self, arg: &Arg<'_>) -> bool {
         match arg {
             Arg::Node(n) => matches!(
                 self.vals.get(*n).and_then(Option::as_ref),
@@ -136,7 +140,7 @@ impl Ctx<'_> {
     }
 
     /// The tensor behind a transpose-deferred value, if `arg` is one.
-    pub fn deferred_transpose(&self, arg: &Arg) -> Option<Out> {
+    pub fn deferred_transpose(&self, arg: &Arg<'_>) -> Option<Out> {
         match arg {
             Arg::Node(n) => match self.vals.get(*n).and_then(Option::as_ref) {
                 Some(Value::Trans(o)) => Some(*o),
@@ -147,7 +151,7 @@ impl Ctx<'_> {
     }
 
     /// The tensor of `arg` (an FX tensor value; deferred transposes are built here).
-    pub fn tensor(&mut self, arg: &Arg) -> TorchResult<Out> {
+    pub fn tensor(&mut self, arg: &Arg<'_>) -> TorchResult<Out> {
         let Arg::Node(n) = arg else {
             return Err(self.unsupported(format!("expected a tensor argument, got {arg:?}")));
         };
@@ -158,8 +162,8 @@ impl Ctx<'_> {
                 if let Some(o) = self.trans_out[n] {
                     return Ok(o);
                 }
-                let desc = self.nodes[n].out().map(desc_arc).unwrap_or_default();
-                let name = self.nodes[n].name.clone();
+                let desc = self.p.out0(n).map(|m| desc_arc(&m)).unwrap_or_default();
+                let name = self.name(n);
                 let mut attrs = AttrMap::new();
                 attrs.insert("perm", AttrValue::ListInt(vec![1, 0]));
                 let id =
@@ -170,13 +174,13 @@ impl Ctx<'_> {
             Value::Sym(_) => self.sym_tensor(SymArg::Node(n)),
             Value::Tuple(_) | Value::Nothing => Err(self.unsupported(format!(
                 "uses the tuple value of '{}' as a tensor",
-                self.nodes[n].name
+                self.name(n)
             ))),
         }
     }
 
     /// The SymInt definition of `arg` (`Int` literals included).
-    pub fn sym_of(&self, arg: &Arg) -> Option<SymArg> {
+    pub fn sym_of(&self, arg: &Arg<'_>) -> Option<SymArg> {
         match arg {
             Arg::Int(v) => Some(SymArg::Int(*v)),
             Arg::Bool(b) => Some(SymArg::Int(i64::from(*b))),
@@ -190,7 +194,7 @@ impl Ctx<'_> {
     }
 
     /// A known int of `arg` (a literal or a SymInt with a static value).
-    pub fn int_of(&self, arg: &Arg) -> Option<i64> {
+    pub fn int_of(&self, arg: &Arg<'_>) -> Option<i64> {
         match self.sym_of(arg)? {
             SymArg::Int(v) => Some(v),
             SymArg::Node(_) => None,
@@ -223,7 +227,7 @@ impl Ctx<'_> {
                     continue;
                 }
             }
-            let name = format!("{}/sym", self.nodes[n].name);
+            let name = format!("{}/sym", self.name(n));
             let out = match def {
                 SymDef::Int(v) => self.const_i64(&name, &[v], &[1])?,
                 SymDef::Size(src, dim) => {
@@ -262,7 +266,7 @@ impl Ctx<'_> {
         }
         match s {
             SymArg::Int(v) => {
-                let name = format!("{}/int", self.node().name);
+                let name = format!("{}/int", self.cur_name());
                 self.const_i64(&name, &[v], &[1])
             }
             SymArg::Node(n) => self.sym_out[n].ok_or_else(|| self.unsupported("SymInt not built")),
@@ -278,7 +282,7 @@ impl Ctx<'_> {
 
     /// A 1-D INT64 tensor of an int list whose items may be SymInts: a Const when all are
     /// known, else a ConcatV2D of Consts and SymInt tensors.
-    pub fn int_list_tensor(&mut self, items: &[Arg], name: &str) -> TorchResult<Out> {
+    pub fn int_list_tensor(&mut self, items: &[Arg<'_>], name: &str) -> TorchResult<Out> {
         let syms: Vec<SymArg> = items
             .iter()
             .map(|a| {
@@ -361,20 +365,25 @@ impl Ctx<'_> {
         outputs: &[(&str, Arc<TensorDesc>)],
         attrs: AttrMap,
     ) -> TorchResult<NodeId> {
-        let name = self.unique(name);
+        // FX names are unique and never contain '/'; only helper names can clash.
+        let name = if name.contains('/') {
+            std::borrow::Cow::Owned(self.unique(name))
+        } else {
+            std::borrow::Cow::Borrowed(name)
+        };
         let mut op = OpDesc::new(&name, ty);
         op.attrs = attrs;
-        let n = &self.nodes[fx];
-        if let Some(last) = n.modules.last() {
-            op.set_attr(crate::ATTR_MODULE, attr_str(last));
-            if n.modules.len() > 1 {
+        if let Some(stack) = self.p.info_string(fx, 0) {
+            let inner = stack.rsplit('\n').next().unwrap_or(stack);
+            op.set_attr(crate::ATTR_MODULE, attr_str(inner));
+            if stack.contains('\n') {
                 op.set_attr(
                     crate::ATTR_MODULE_STACK,
-                    AttrValue::ListString(n.modules.clone()),
+                    AttrValue::ListString(stack.split('\n').map(str::to_string).collect()),
                 );
             }
         }
-        if let Some(s) = &n.source {
+        if let Some(s) = self.p.info_string(fx, 1) {
             op.set_attr(crate::ATTR_SOURCE, attr_str(s));
         }
         for (port, src) in inputs {
@@ -400,24 +409,26 @@ impl Ctx<'_> {
         outputs: &[&str],
         attrs: AttrMap,
     ) -> TorchResult<NodeId> {
-        let n = self.node();
-        let name = n.name.clone();
+        let node = self.cur_node.clone();
+        let outs = node.as_ref().map_or(&[][..], |n| n.outs.as_slice());
+        let name = self.cur_name();
         let descs: Vec<(&str, Arc<TensorDesc>)> = outputs
             .iter()
             .enumerate()
             .map(|(k, p)| {
-                let d = n
-                    .outs
+                let d = outs
                     .get(k)
-                    .or(n.outs.first())
+                    .or(outs.first())
                     .map(desc_arc)
                     .unwrap_or_default();
                 (*p, d)
             })
             .collect();
         let mut attrs = attrs;
-        attrs.insert(crate::ATTR_TARGET, attr_str(&n.target));
-        self.add_named(&name, self.cur, ty, inputs, &descs, attrs)
+        if let Some(t) = self.p.targets.get(self.cur) {
+            attrs.insert(crate::ATTR_TARGET, attr_str(t));
+        }
+        self.add_named(name, self.cur, ty, inputs, &descs, attrs)
     }
 
     /// Add a helper node (shape arithmetic, casts) with one output.
@@ -439,7 +450,11 @@ impl Ctx<'_> {
 
     /// A Const node holding `t`.
     pub fn const_tensor(&mut self, name: &str, t: Tensor) -> TorchResult<Out> {
-        let name = self.unique(name);
+        let name = if name.contains('/') {
+            std::borrow::Cow::Owned(self.unique(name))
+        } else {
+            std::borrow::Cow::Borrowed(name)
+        };
         let mut op = OpDesc::new(&name, "Const");
         op.add_output("y", t.desc.clone())?;
         op.set_attr("value", AttrValue::Tensor(t));
@@ -472,7 +487,7 @@ impl Ctx<'_> {
     }
 
     /// The value of `arg` as-is (for aliases: `clone`, `alias`, no-op views).
-    pub fn alias(&mut self, arg: &Arg) -> TorchResult<Value> {
+    pub fn alias(&mut self, arg: &Arg<'_>) -> TorchResult<Value> {
         match arg {
             Arg::Node(n) => Ok(self.value_of(*n)?.clone()),
             _ => Err(self.unsupported(format!("expected a tensor argument, got {arg:?}"))),
@@ -488,7 +503,7 @@ impl Ctx<'_> {
                     Some(Some(o)) => Ok(Value::T(*o)),
                     Some(None) => Err(self.unsupported(format!(
                         "reads output {k} of '{}', which the GE op does not compute",
-                        self.nodes[n].name
+                        self.name(n)
                     ))),
                     None => Err(self.unsupported(format!("output {k} out of range"))),
                 }
@@ -502,7 +517,7 @@ impl Ctx<'_> {
         if from == to {
             return Ok(o);
         }
-        let name = format!("{}/cast", self.node().name);
+        let name = format!("{}/cast", self.cur_name());
         self.helper(
             &name,
             "Cast",
@@ -572,10 +587,6 @@ fn f32_to_f16(f: f32) -> u16 {
 pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
     p.check()?;
     let n = p.len();
-    let mut nodes = Vec::with_capacity(n);
-    for i in 0..n {
-        nodes.push(Arc::new(p.node(i)?));
-    }
     let mut consts: Vec<Option<&Bytes>> = vec![None; n];
     for (i, b) in &p.consts {
         let slot = consts
@@ -585,7 +596,8 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
     }
     let mut ctx = Ctx {
         g: Graph::with_capacity(if p.name.is_empty() { "main" } else { &p.name }, n + 16),
-        nodes,
+        p,
+        cur_node: None,
         vals: vec![None; n],
         sym_out: vec![None; n],
         trans_out: vec![None; n],
@@ -595,17 +607,16 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
         },
         cur: 0,
         helper_seq: 0,
-        _p: std::marker::PhantomData,
     };
     let mut outputs: Vec<(NodeId, i32)> = Vec::new();
     let mut data_index = 0i64;
-    #[allow(clippy::needless_range_loop)] // `i` also indexes the context's nodes and values
+    #[allow(clippy::needless_range_loop)] // `i` indexes the program and the values
     for i in 0..n {
         ctx.cur = i;
-        let kind = ctx.nodes[i].kind;
-        match kind {
+        let node = std::rc::Rc::new(p.node(i)?);
+        ctx.cur_node = Some(node.clone());
+        match node.kind {
             NodeKind::Input => {
-                let node = ctx.nodes[i].clone();
                 let meta = node
                     .out()
                     .cloned()
@@ -624,7 +635,7 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
                             Some(e) => p
                                 .symbols
                                 .iter()
-                                .find(|x| &x.name == e)
+                                .find(|x| x.name == *e)
                                 .map_or(vec![1, -1], |x| vec![x.min, x.max]),
                         })
                         .collect();
@@ -632,7 +643,7 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
                         .insert("shape_range", AttrValue::ListListInt(ranges));
                 }
                 let desc = Arc::new(desc);
-                let mut op = OpDesc::new(&node.name, "Data");
+                let mut op = OpDesc::new(node.name, "Data");
                 op.add_input("x", desc.clone());
                 op.add_output("y", desc)?;
                 op.set_attr("index", AttrValue::Int(data_index));
@@ -643,7 +654,7 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
                         meta.sym
                             .iter()
                             .zip(&meta.dims)
-                            .map(|(s, d)| s.clone().unwrap_or_else(|| d.to_string()))
+                            .map(|(s, d)| s.map_or_else(|| d.to_string(), str::to_string))
                             .collect(),
                     ),
                 );
@@ -652,7 +663,6 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
                 ctx.set(Value::T((id, 0)));
             }
             NodeKind::Const => {
-                let node = &ctx.nodes[i];
                 let meta = node
                     .out()
                     .cloned()
@@ -672,8 +682,8 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
                         meta.dims
                     )));
                 }
-                let name = node.name.clone();
-                let param = node.target.clone();
+                let name = node.name;
+                let param = node.target;
                 let t = Tensor::new(desc, data);
                 let o = ctx.const_tensor(&name, t)?;
                 ctx.g
@@ -683,10 +693,10 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
             }
             NodeKind::Call => {
                 ctx.report.fx_calls += 1;
-                ops::convert_call(&mut ctx)?;
+                ops::convert_call(&mut ctx, &node)?;
             }
             NodeKind::Output => {
-                let args = ctx.nodes[i].args.clone();
+                let args = node.args.clone();
                 let items = match args.first() {
                     Some(Arg::List(l)) => l.clone(),
                     Some(a) => vec![a.clone()],

@@ -12,7 +12,7 @@ use crate::program::{Arg, FxNode};
 use crate::TorchResult;
 
 /// A matmul operand: the tensor and whether it is a folded transpose.
-fn mm_operand(ctx: &mut Ctx<'_>, a: &Arg) -> TorchResult<(Out, bool)> {
+fn mm_operand(ctx: &mut Ctx<'_>, a: &Arg<'_>) -> TorchResult<(Out, bool)> {
     if let Some(src) = ctx.deferred_transpose(a) {
         return Ok((src, true));
     }
@@ -27,7 +27,7 @@ fn two(v: Option<Vec<i64>>, d: i64) -> Vec<i64> {
     }
 }
 
-fn pool_lists(node: &FxNode, k_idx: usize) -> Option<(Vec<i64>, Vec<i64>, Vec<i64>)> {
+fn pool_lists(node: &FxNode<'_>, k_idx: usize) -> Option<(Vec<i64>, Vec<i64>, Vec<i64>)> {
     let k = two(Some(arg(node, k_idx, "kernel_size").as_ints()?), 1);
     let s = match arg(node, k_idx + 1, "stride").as_ints() {
         Some(s) if !s.is_empty() => two(Some(s), 1),
@@ -69,7 +69,13 @@ fn done(ctx: &mut Ctx<'_>, v: Value) -> TorchResult<bool> {
     Ok(true)
 }
 
-fn softmax(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg, dim: i64, log: bool) -> TorchResult<bool> {
+fn softmax(
+    ctx: &mut Ctx<'_>,
+    node: &FxNode<'_>,
+    x: &Arg<'_>,
+    dim: i64,
+    log: bool,
+) -> TorchResult<bool> {
     let rank = meta(ctx, x)?.dims.len();
     let dt = out_meta(ctx, node)?.dtype.unwrap_or(DataType::FLOAT);
     let xi = operand(ctx, x, dt, "x")?;
@@ -90,8 +96,8 @@ fn softmax(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg, dim: i64, log: bool) -> To
 /// `a @ b (+ bias)`: `MatMulV2` for 2-D operands (transposes folded), else `BatchMatMulV2`.
 fn matmul(
     ctx: &mut Ctx<'_>,
-    a: &Arg,
-    b: &Arg,
+    a: &Arg<'_>,
+    b: &Arg<'_>,
     bias: Option<&Arg>,
     b_transposed: bool,
 ) -> TorchResult<Out> {
@@ -137,19 +143,19 @@ fn matmul(
 #[allow(clippy::too_many_arguments)]
 fn conv2d(
     ctx: &mut Ctx<'_>,
-    x: &Arg,
-    w: &Arg,
-    b: &Arg,
-    stride: &Arg,
-    padding: &Arg,
-    dilation: &Arg,
+    x: &Arg<'_>,
+    w: &Arg<'_>,
+    b: &Arg<'_>,
+    stride: &Arg<'_>,
+    padding: &Arg<'_>,
+    dilation: &Arg<'_>,
     groups: i64,
 ) -> TorchResult<bool> {
     if meta(ctx, x)?.dims.len() != 4 {
         return Ok(false);
     }
     let p = match padding {
-        Arg::Str(s) if s == "valid" => vec![0, 0],
+        Arg::Str(s) if *s == "valid" => vec![0, 0],
         Arg::Str(_) => return Ok(false),
         p => two(p.as_ints(), 0),
     };
@@ -180,8 +186,8 @@ fn conv2d(
 /// Inference batch norm (`[x, w, b, mean, var]` FX arguments) → `BatchNorm`'s `y`.
 fn batch_norm(
     ctx: &mut Ctx<'_>,
-    node: &FxNode,
-    p: [&Arg; 5],
+    node: &FxNode<'_>,
+    p: [&Arg<'_>; 5],
     eps: f64,
 ) -> TorchResult<Option<Out>> {
     let m = meta(ctx, p[0])?.clone();
@@ -191,7 +197,7 @@ fn batch_norm(
     let c = m.dims[1];
     let dt = m.dtype.unwrap_or(DataType::FLOAT);
     let xi = ctx.tensor(p[0])?;
-    let param = |ctx: &mut Ctx<'_>, a: &Arg, fill: f64, tag: &str| -> TorchResult<Out> {
+    let param = |ctx: &mut Ctx<'_>, a: &Arg<'_>, fill: f64, tag: &str| -> TorchResult<Out> {
         match a {
             Arg::None => filled(ctx, &format!("{}/{tag}", node.name), &[c], fill, dt),
             a => ctx.tensor(a),
@@ -229,11 +235,11 @@ fn batch_norm(
 /// Layer norm over the trailing `shape` → `LayerNorm`'s `y`.
 fn layer_norm(
     ctx: &mut Ctx<'_>,
-    node: &FxNode,
-    x: &Arg,
-    shape: &Arg,
-    w: &Arg,
-    b: &Arg,
+    node: &FxNode<'_>,
+    x: &Arg<'_>,
+    shape: &Arg<'_>,
+    w: &Arg<'_>,
+    b: &Arg<'_>,
     eps: f64,
 ) -> TorchResult<Option<Out>> {
     let m = meta(ctx, x)?.clone();
@@ -247,7 +253,7 @@ fn layer_norm(
     let axis = (rank - shape.len()) as i64;
     let dt = m.dtype.unwrap_or(DataType::FLOAT);
     let xi = ctx.tensor(x)?;
-    let param = |ctx: &mut Ctx<'_>, a: &Arg, fill: f64, tag: &str| -> TorchResult<Out> {
+    let param = |ctx: &mut Ctx<'_>, a: &Arg<'_>, fill: f64, tag: &str| -> TorchResult<Out> {
         match a {
             Arg::None => filled(ctx, &format!("{}/{tag}", node.name), &shape, fill, dt),
             a => ctx.tensor(a),
@@ -268,7 +274,13 @@ fn layer_norm(
     Ok(Some((id, 0)))
 }
 
-fn pool(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg, max: bool, tuple: bool) -> TorchResult<bool> {
+fn pool(
+    ctx: &mut Ctx<'_>,
+    node: &FxNode<'_>,
+    x: &Arg<'_>,
+    max: bool,
+    tuple: bool,
+) -> TorchResult<bool> {
     if meta(ctx, x)?.dims.len() != 4 {
         return Ok(false);
     }
@@ -318,7 +330,7 @@ fn pool(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg, max: bool, tuple: bool) -> To
     done(ctx, v)
 }
 
-fn adaptive_avg_pool(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg) -> TorchResult<bool> {
+fn adaptive_avg_pool(ctx: &mut Ctx<'_>, node: &FxNode<'_>, x: &Arg<'_>) -> TorchResult<bool> {
     let m = meta(ctx, x)?.clone();
     let Some(os) = arg(node, 1, "output_size").as_ints() else {
         return Ok(false);
@@ -365,7 +377,7 @@ fn adaptive_avg_pool(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg) -> TorchResult<b
 
 /// `softmax(q kᵀ · scale + mask) v` from `BatchMatMulV2`, `Mul`, `Add` / `SelectV2` and
 /// `SoftmaxV2` (no dropout; a causal mask needs static sequence lengths).
-fn attention(ctx: &mut Ctx<'_>, node: &FxNode) -> TorchResult<bool> {
+fn attention(ctx: &mut Ctx<'_>, node: &FxNode<'_>) -> TorchResult<bool> {
     let (q, k, v) = (
         arg(node, 0, "query"),
         arg(node, 1, "key"),
@@ -400,7 +412,7 @@ fn attention(ctx: &mut Ctx<'_>, node: &FxNode) -> TorchResult<bool> {
         *last = lk;
     }
     let sdesc = || TensorDesc::new(&sdims, dt, Format::ND);
-    let name = node.name.clone();
+    let name = node.name;
     let qi = ctx.tensor(q)?;
     let ki = ctx.tensor(k)?;
     let vi = ctx.tensor(v)?;
@@ -424,7 +436,7 @@ fn attention(ctx: &mut Ctx<'_>, node: &FxNode) -> TorchResult<bool> {
         sdesc(),
         [],
     )?;
-    let mask_meta = ctx.meta_of(&mask).cloned();
+    let mask_meta = ctx.meta_of(&mask);
     if causal {
         let keep: Vec<u8> = (0..lq)
             .flat_map(|i| (0..lk).map(move |j| u8::from(j <= i)))
@@ -487,10 +499,10 @@ fn attention(ctx: &mut Ctx<'_>, node: &FxNode) -> TorchResult<bool> {
 /// Map a neural-network op; `None` when `op` is none of them.
 pub(crate) fn map(
     ctx: &mut Ctx<'_>,
-    node: &FxNode,
+    node: &FxNode<'_>,
     op: &str,
     _overload: &str,
-    x: &Arg,
+    x: &Arg<'_>,
 ) -> TorchResult<Option<bool>> {
     let r = match op {
         "_softmax" | "_log_softmax" => softmax(

@@ -6,7 +6,11 @@
 //! [`BINARY`]; the others have a handler in [`convert_call`]. A form a handler cannot express
 //! (a transposed convolution, `addmm` with `beta ≠ 1`) falls back to an `aten::<op>` node.
 
+use std::sync::OnceLock;
+
 use ascendir_ir::{AttrMap, AttrValue, DataType, Format, TensorDesc};
+
+use rustc_hash::FxHashMap;
 
 use crate::build::{Ctx, Out, SymDef, Value};
 use crate::program::{Arg, FxNode, OutMeta};
@@ -159,12 +163,18 @@ pub static HANDLED: &[&str] = &[
     "scaled_dot_product_attention",
 ];
 
+fn index(table: &'static [(&'static str, &'static str)]) -> FxHashMap<&'static str, &'static str> {
+    table.iter().copied().collect()
+}
+
 fn unary_ge(op: &str) -> Option<&'static str> {
-    UNARY.iter().find(|(a, _)| *a == op).map(|(_, g)| *g)
+    static INDEX: OnceLock<FxHashMap<&'static str, &'static str>> = OnceLock::new();
+    INDEX.get_or_init(|| index(UNARY)).get(op).copied()
 }
 
 fn binary_ge(op: &str) -> Option<&'static str> {
-    BINARY.iter().find(|(a, _)| *a == op).map(|(_, g)| *g)
+    static INDEX: OnceLock<FxHashMap<&'static str, &'static str>> = OnceLock::new();
+    INDEX.get_or_init(|| index(BINARY)).get(op).copied()
 }
 
 pub(crate) fn attrs<const N: usize>(items: [(&str, AttrValue); N]) -> AttrMap {
@@ -196,26 +206,31 @@ pub(crate) fn norm(d: i64, rank: usize) -> i64 {
 }
 
 /// The metadata of a tensor argument (or an error).
-pub(crate) fn meta<'a>(ctx: &'a Ctx<'_>, a: &Arg) -> TorchResult<&'a OutMeta> {
+pub(crate) fn meta<'a>(ctx: &Ctx<'a>, a: &Arg<'_>) -> TorchResult<OutMeta<'a>> {
     ctx.meta_of(a)
         .ok_or_else(|| ctx.unsupported(format!("no tensor metadata for argument {a:?}")))
 }
 
-pub(crate) fn out_meta(ctx: &Ctx<'_>, node: &FxNode) -> TorchResult<OutMeta> {
+pub(crate) fn out_meta<'a>(ctx: &Ctx<'_>, node: &FxNode<'a>) -> TorchResult<OutMeta<'a>> {
     node.out()
         .cloned()
         .ok_or_else(|| ctx.unsupported("the node has no output metadata"))
 }
 
-pub(crate) fn arg<'a>(node: &'a FxNode, i: usize, key: &str) -> &'a Arg {
-    static NONE: Arg = Arg::None;
+pub(crate) fn arg<'a, 'p>(node: &'a FxNode<'p>, i: usize, key: &str) -> &'a Arg<'p> {
+    static NONE: Arg<'static> = Arg::None;
     node.arg(i, key).unwrap_or(&NONE)
 }
 
 /// A tensor input cast to `dtype` (scalars become 0-d constants of `dtype`).
-pub(crate) fn operand(ctx: &mut Ctx<'_>, a: &Arg, dtype: DataType, tag: &str) -> TorchResult<Out> {
+pub(crate) fn operand(
+    ctx: &mut Ctx<'_>,
+    a: &Arg<'_>,
+    dtype: DataType,
+    tag: &str,
+) -> TorchResult<Out> {
     if let Some(v) = a.as_f64() {
-        let name = format!("{}/{tag}", ctx.node().name);
+        let name = format!("{}/{tag}", ctx.cur_name());
         return ctx.const_scalar(&name, v, dtype);
     }
     let (from, dims) = {
@@ -227,7 +242,7 @@ pub(crate) fn operand(ctx: &mut Ctx<'_>, a: &Arg, dtype: DataType, tag: &str) ->
 }
 
 /// The dtype two operands compute in (for comparisons, whose output is bool).
-fn common_dtype(ctx: &Ctx<'_>, a: &Arg, b: &Arg) -> DataType {
+fn common_dtype(ctx: &Ctx<'_>, a: &Arg<'_>, b: &Arg<'_>) -> DataType {
     let da = ctx.meta_of(a).and_then(|m| m.dtype);
     let db = ctx.meta_of(b).and_then(|m| m.dtype);
     match (da, db) {
@@ -251,7 +266,7 @@ fn common_dtype(ctx: &Ctx<'_>, a: &Arg, b: &Arg) -> DataType {
     }
 }
 
-fn binary(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, ge: &str) -> TorchResult<bool> {
+fn binary(ctx: &mut Ctx<'_>, node: &FxNode<'_>, op: &str, ge: &str) -> TorchResult<bool> {
     let om = out_meta(ctx, node)?;
     let out_dt = om.dtype.unwrap_or(DataType::FLOAT);
     let compare = out_dt == DataType::BOOL;
@@ -263,7 +278,7 @@ fn binary(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, ge: &str) -> TorchResult<b
     }
     if op == "div" {
         match node.kwarg("rounding_mode") {
-            Some(Arg::Str(m)) if m == "floor" => ge = "FloorDiv",
+            Some(Arg::Str(m)) if *m == "floor" => ge = "FloorDiv",
             Some(Arg::Str(_)) => return Ok(false),
             _ => {}
         }
@@ -297,7 +312,7 @@ fn binary(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, ge: &str) -> TorchResult<b
     Ok(true)
 }
 
-fn unary(ctx: &mut Ctx<'_>, node: &FxNode, ge: &str, extra: AttrMap) -> TorchResult<bool> {
+fn unary(ctx: &mut Ctx<'_>, node: &FxNode<'_>, ge: &str, extra: AttrMap) -> TorchResult<bool> {
     let om = out_meta(ctx, node)?;
     let out_dt = om.dtype.unwrap_or(DataType::FLOAT);
     let predicate = out_dt == DataType::BOOL && ge != "LogicalNot";
@@ -313,9 +328,8 @@ fn unary(ctx: &mut Ctx<'_>, node: &FxNode, ge: &str, extra: AttrMap) -> TorchRes
 }
 
 /// Convert the current `call_function` node. Unmapped ops become `aten::<op>` nodes.
-pub(crate) fn convert_call(ctx: &mut Ctx<'_>) -> TorchResult<()> {
-    let node = ctx.nodes[ctx.cur].clone();
-    let target = node.target.as_str();
+pub(crate) fn convert_call(ctx: &mut Ctx<'_>, node: &FxNode<'_>) -> TorchResult<()> {
+    let target = node.target;
     if let Some(rest) = target.strip_prefix("_operator.") {
         return operator(ctx, &node, rest);
     }
@@ -345,7 +359,7 @@ pub(crate) fn convert_call(ctx: &mut Ctx<'_>) -> TorchResult<()> {
     unknown(ctx, &node, ns, op)
 }
 
-fn operator(ctx: &mut Ctx<'_>, node: &FxNode, op: &str) -> TorchResult<()> {
+fn operator(ctx: &mut Ctx<'_>, node: &FxNode<'_>, op: &str) -> TorchResult<()> {
     if op == "getitem" {
         let (src, k) = (arg(node, 0, ""), arg(node, 1, "").as_int());
         let (Arg::Node(n), Some(k)) = (src, k) else {
@@ -375,7 +389,7 @@ fn operator(ctx: &mut Ctx<'_>, node: &FxNode, op: &str) -> TorchResult<()> {
 /// Set a SymInt value: the static value from the metadata when known, else `def`.
 pub(crate) fn set_sym(
     ctx: &mut Ctx<'_>,
-    node: &FxNode,
+    node: &FxNode<'_>,
     def: impl FnOnce(&Ctx<'_>) -> TorchResult<SymDef>,
 ) -> TorchResult<()> {
     if let Some(m) = node.out() {
@@ -391,7 +405,7 @@ pub(crate) fn set_sym(
     Ok(())
 }
 
-fn unknown(ctx: &mut Ctx<'_>, node: &FxNode, ns: &str, op: &str) -> TorchResult<()> {
+fn unknown(ctx: &mut Ctx<'_>, node: &FxNode<'_>, ns: &str, op: &str) -> TorchResult<()> {
     if node.outs.iter().any(|m| m.symint) {
         return Err(ctx.unsupported("an unmapped op that computes a SymInt"));
     }
@@ -399,12 +413,12 @@ fn unknown(ctx: &mut Ctx<'_>, node: &FxNode, ns: &str, op: &str) -> TorchResult<
     let mut inputs: Vec<(String, Out)> = Vec::new();
     let mut a = AttrMap::new();
     let mut tensors = Vec::new();
-    let all: Vec<(String, &Arg)> = node
+    let all: Vec<(String, &Arg<'_>)> = node
         .args
         .iter()
         .enumerate()
         .map(|(i, x)| (format!("arg{i}"), x))
-        .chain(node.kwargs.iter().map(|(k, x)| (k.clone(), x)))
+        .chain(node.kwargs.iter().map(|(k, x)| (k.to_string(), x)))
         .collect();
     for (key, x) in all {
         match x {
@@ -422,7 +436,7 @@ fn unknown(ctx: &mut Ctx<'_>, node: &FxNode, ns: &str, op: &str) -> TorchResult<
                 a.insert(key, AttrValue::Bool(*b));
             }
             Arg::Str(s) | Arg::Other(s) => {
-                a.insert(key, AttrValue::String(s.clone()));
+                a.insert(key, AttrValue::String(s.to_string()));
             }
             Arg::Dtype(d) => {
                 a.insert(key, AttrValue::DataType(*d));
@@ -445,7 +459,7 @@ fn unknown(ctx: &mut Ctx<'_>, node: &FxNode, ns: &str, op: &str) -> TorchResult<
     for (k, t) in tensors.iter().enumerate() {
         inputs.push((format!("__input{k}"), ctx.tensor(t)?));
     }
-    let schema = node.schema.clone().unwrap_or_default();
+    let schema = node.schema.unwrap_or_default().to_string();
     a.insert(crate::ATTR_SCHEMA, AttrValue::String(schema.clone()));
     let in_refs: Vec<(&str, Out)> = inputs.iter().map(|(p, o)| (p.as_str(), *o)).collect();
     let out_names: Vec<String> = (0..node.outs.len().max(1))
@@ -466,7 +480,7 @@ fn unknown(ctx: &mut Ctx<'_>, node: &FxNode, ns: &str, op: &str) -> TorchResult<
 }
 
 #[allow(clippy::too_many_lines)]
-fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, overload: &str) -> TorchResult<bool> {
+fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode<'_>, op: &str, overload: &str) -> TorchResult<bool> {
     if let Some(ge) = unary_ge(op) {
         return unary(ctx, node, ge, AttrMap::new());
     }
@@ -490,7 +504,7 @@ fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode, op: &str, overload: &str) -> Torch
         "round" if overload == "default" => unary(ctx, node, "Round", AttrMap::new()),
         "gelu" => {
             let approx = match node.kwarg("approximate").or(node.args.get(1)) {
-                Some(Arg::Str(s)) => s.clone(),
+                Some(Arg::Str(s)) => s.to_string(),
                 _ => "none".into(),
             };
             let a = if approx == "tanh" {

@@ -95,7 +95,7 @@ pub struct FxProgram {
 
 /// A decoded argument.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Arg {
+pub enum Arg<'p> {
     /// `None`.
     None,
     /// The value of FX node `n`.
@@ -107,16 +107,16 @@ pub enum Arg {
     /// A bool.
     Bool(bool),
     /// A string.
-    Str(String),
+    Str(&'p str),
     /// A list.
-    List(Vec<Arg>),
+    List(Vec<Arg<'p>>),
     /// A dtype.
     Dtype(DataType),
     /// Something else (device, layout, memory format), as text.
-    Other(String),
+    Other(&'p str),
 }
 
-impl Arg {
+impl Arg<'_> {
     /// The int of an `Int` or `Bool`.
     pub fn as_int(&self) -> Option<i64> {
         match self {
@@ -148,7 +148,7 @@ impl Arg {
 
 /// One value's metadata.
 #[derive(Clone, Debug, PartialEq)]
-pub struct OutMeta {
+pub struct OutMeta<'p> {
     /// `None` for a SymInt or a value that is no tensor.
     pub dtype: Option<DataType>,
     /// Whether this is a SymInt.
@@ -156,10 +156,10 @@ pub struct OutMeta {
     /// Dims, `-1` where symbolic.
     pub dims: Vec<i64>,
     /// The symbolic expression of each dim (`None` where static).
-    pub sym: Vec<Option<String>>,
+    pub sym: Vec<Option<&'p str>>,
 }
 
-impl OutMeta {
+impl OutMeta<'_> {
     /// The GE descriptor (ND; `-1` for symbolic dims).
     pub fn desc(&self) -> TensorDesc {
         TensorDesc::new(
@@ -181,7 +181,7 @@ impl OutMeta {
     }
 
     /// Whether the two shapes are equal (dim by dim, as [`OutMeta::same_dim`]).
-    pub fn same_shape(&self, other: &OutMeta) -> bool {
+    pub fn same_shape(&self, other: &OutMeta<'_>) -> bool {
         self.dims.len() == other.dims.len()
             && (0..self.dims.len()).all(|i| self.same_dim(i, other, i))
     }
@@ -192,44 +192,49 @@ impl OutMeta {
     }
 }
 
-/// One decoded FX node.
+/// One decoded FX node (its strings borrowed from the program).
 #[derive(Clone, Debug)]
-pub struct FxNode {
+pub struct FxNode<'p> {
     /// Kind.
     pub kind: NodeKind,
     /// FX name.
-    pub name: String,
+    pub name: &'p str,
     /// Target.
-    pub target: String,
+    pub target: &'p str,
     /// Positional arguments.
-    pub args: Vec<Arg>,
+    pub args: Vec<Arg<'p>>,
     /// Keyword arguments.
-    pub kwargs: Vec<(String, Arg)>,
+    pub kwargs: Vec<(&'p str, Arg<'p>)>,
     /// Values (one per tensor output; a SymInt's value).
-    pub outs: Vec<OutMeta>,
-    /// `nn_module_stack` entries, outermost first.
-    pub modules: Vec<String>,
+    pub outs: Vec<OutMeta<'p>>,
+    /// `nn_module_stack` entries, outermost first, separated by `\n`.
+    pub modules: Option<&'p str>,
     /// Source location.
-    pub source: Option<String>,
+    pub source: Option<&'p str>,
     /// ATen schema.
-    pub schema: Option<String>,
+    pub schema: Option<&'p str>,
 }
 
-impl FxNode {
+impl<'p> FxNode<'p> {
+    /// The innermost module entry.
+    pub fn module(&self) -> Option<&'p str> {
+        self.modules.and_then(|m| m.rsplit('\n').next())
+    }
+
     /// Argument `i`, or keyword `key`.
-    pub fn arg(&self, i: usize, key: &str) -> Option<&Arg> {
+    pub fn arg(&self, i: usize, key: &str) -> Option<&Arg<'p>> {
         self.args
             .get(i)
-            .or_else(|| self.kwargs.iter().find(|(k, _)| k == key).map(|(_, v)| v))
+            .or_else(|| self.kwargs.iter().find(|(k, _)| *k == key).map(|(_, v)| v))
     }
 
     /// Keyword argument `key` only.
-    pub fn kwarg(&self, key: &str) -> Option<&Arg> {
-        self.kwargs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+    pub fn kwarg(&self, key: &str) -> Option<&Arg<'p>> {
+        self.kwargs.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
 
     /// The first value's metadata.
-    pub fn out(&self) -> Option<&OutMeta> {
+    pub fn out(&self) -> Option<&OutMeta<'p>> {
         self.outs.first()
     }
 }
@@ -243,7 +248,7 @@ struct Reader<'a> {
     node: usize,
 }
 
-impl Reader<'_> {
+impl<'a> Reader<'a> {
     fn bad(&self, what: &str) -> TorchError {
         TorchError::Malformed(format!(
             "node {} ('{}'): {what} at position {}",
@@ -262,16 +267,17 @@ impl Reader<'_> {
         Ok(v)
     }
 
-    fn string(&mut self) -> TorchResult<String> {
+    fn string(&mut self) -> TorchResult<&'a str> {
         let i = self.next()?;
+        let p: &'a FxProgram = self.p;
         usize::try_from(i)
             .ok()
-            .and_then(|i| self.p.strings.get(i))
-            .cloned()
+            .and_then(|i| p.strings.get(i))
+            .map(String::as_str)
             .ok_or_else(|| self.bad("bad string index"))
     }
 
-    fn arg(&mut self, depth: usize) -> TorchResult<Arg> {
+    fn arg(&mut self, depth: usize) -> TorchResult<Arg<'a>> {
         if depth > MAX_LIST_DEPTH {
             return Err(self.bad("lists nested too deeply"));
         }
@@ -329,38 +335,17 @@ impl FxProgram {
         self.kinds.is_empty()
     }
 
-    fn info_string(&self, i: usize, k: usize) -> Option<String> {
+    /// String `k` of node `i`'s info (0 module stack, 1 source, 2 schema).
+    pub fn info_string(&self, i: usize, k: usize) -> Option<&str> {
         let idx = *self.info.get(3 * i + k)?;
         usize::try_from(idx)
             .ok()
             .and_then(|j| self.strings.get(j))
-            .cloned()
+            .map(String::as_str)
     }
 
-    /// Decode node `i`.
-    pub fn node(&self, i: usize) -> TorchResult<FxNode> {
-        let kind = self
-            .kinds
-            .get(i)
-            .and_then(|&k| NodeKind::from_code(k))
-            .ok_or_else(|| TorchError::Malformed(format!("bad kind of node {i}")))?;
-        let mut r = Reader {
-            p: self,
-            s: slice(&self.code, &self.code_off, i)?,
-            pos: 0,
-            node: i,
-        };
-        let mut args = Vec::new();
-        let mut kwargs = Vec::new();
-        while r.pos < r.s.len() {
-            if r.s[r.pos] == 8 {
-                r.pos += 1;
-                let key = r.string()?;
-                kwargs.push((key, r.arg(0)?));
-            } else {
-                args.push(r.arg(0)?);
-            }
-        }
+    /// The values of node `i`.
+    pub fn outs(&self, i: usize) -> TorchResult<Vec<OutMeta<'_>>> {
         let mut m = Reader {
             p: self,
             s: slice(&self.meta, &self.meta_off, i)?,
@@ -387,7 +372,7 @@ impl FxProgram {
                         let s = usize::try_from(-(d + 1))
                             .ok()
                             .and_then(|j| self.strings.get(j))
-                            .cloned()
+                            .map(String::as_str)
                             .ok_or_else(|| m.bad("bad expression index"))?;
                         dims.push(-1);
                         sym.push(Some(s));
@@ -406,18 +391,47 @@ impl FxProgram {
                 });
             }
         }
-        let modules = self
-            .info_string(i, 0)
-            .map(|s| s.split('\n').map(str::to_string).collect())
-            .unwrap_or_default();
+        Ok(outs)
+    }
+
+    /// The first value of node `i`, if it has one.
+    pub fn out0(&self, i: usize) -> Option<OutMeta<'_>> {
+        self.outs(i).ok()?.into_iter().next()
+    }
+
+    /// Decode node `i`.
+    pub fn node(&self, i: usize) -> TorchResult<FxNode<'_>> {
+        let kind = self
+            .kinds
+            .get(i)
+            .and_then(|&k| NodeKind::from_code(k))
+            .ok_or_else(|| TorchError::Malformed(format!("bad kind of node {i}")))?;
+        let mut r = Reader {
+            p: self,
+            s: slice(&self.code, &self.code_off, i)?,
+            pos: 0,
+            node: i,
+        };
+        let mut args = Vec::new();
+        let mut kwargs = Vec::new();
+        while r.pos < r.s.len() {
+            if r.s[r.pos] == 8 {
+                r.pos += 1;
+                let key = r.string()?;
+                kwargs.push((key, r.arg(0)?));
+            } else {
+                args.push(r.arg(0)?);
+            }
+        }
+        let outs = self.outs(i)?;
         Ok(FxNode {
             kind,
-            name: self.names.get(i).cloned().unwrap_or_default(),
-            target: self.targets.get(i).cloned().unwrap_or_default(),
+            name: self.names.get(i).map_or("", String::as_str),
+            target: self.targets.get(i).map_or("", String::as_str),
             args,
             kwargs,
             outs,
-            modules,
+            modules: self.info_string(i, 0),
             source: self.info_string(i, 1),
             schema: self.info_string(i, 2),
         })
@@ -446,6 +460,6 @@ impl FxProgram {
 }
 
 /// A shared descriptor of `meta`.
-pub(crate) fn desc_arc(meta: &OutMeta) -> Arc<TensorDesc> {
+pub(crate) fn desc_arc(meta: &OutMeta<'_>) -> Arc<TensorDesc> {
     Arc::new(meta.desc())
 }

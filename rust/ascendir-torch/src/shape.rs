@@ -10,7 +10,12 @@ use crate::ops::{arg, attrs, ints, is_float, meta, norm, operand, out_meta, set_
 use crate::program::{Arg, FxNode};
 use crate::TorchResult;
 
-fn reshape(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg, size: &[Arg]) -> TorchResult<bool> {
+fn reshape(
+    ctx: &mut Ctx<'_>,
+    node: &FxNode<'_>,
+    x: &Arg<'_>,
+    size: &[Arg<'_>],
+) -> TorchResult<bool> {
     let om = out_meta(ctx, node)?;
     if meta(ctx, x)?.same_shape(&om) {
         let v = ctx.alias(x)?;
@@ -42,7 +47,12 @@ fn reshape(ctx: &mut Ctx<'_>, node: &FxNode, x: &Arg, size: &[Arg]) -> TorchResu
     Ok(true)
 }
 
-fn permute(ctx: &mut Ctx<'_>, _node: &FxNode, x: &Arg, perm: Vec<i64>) -> TorchResult<bool> {
+fn permute(
+    ctx: &mut Ctx<'_>,
+    _node: &FxNode<'_>,
+    x: &Arg<'_>,
+    perm: Vec<i64>,
+) -> TorchResult<bool> {
     let rank = meta(ctx, x)?.dims.len();
     let perm: Vec<i64> = perm.into_iter().map(|d| norm(d, rank)).collect();
     if perm.iter().enumerate().all(|(i, &d)| d == i as i64) {
@@ -71,7 +81,7 @@ fn permute(ctx: &mut Ctx<'_>, _node: &FxNode, x: &Arg, perm: Vec<i64>) -> TorchR
     Ok(true)
 }
 
-fn reduce(ctx: &mut Ctx<'_>, node: &FxNode, ge: &str, all_axes: bool) -> TorchResult<bool> {
+fn reduce(ctx: &mut Ctx<'_>, node: &FxNode<'_>, ge: &str, all_axes: bool) -> TorchResult<bool> {
     let om = out_meta(ctx, node)?;
     let x = arg(node, 0, "self").clone();
     let rank = meta(ctx, &x)?.dims.len();
@@ -114,7 +124,7 @@ fn reduce(ctx: &mut Ctx<'_>, node: &FxNode, ge: &str, all_axes: bool) -> TorchRe
 
 /// A constant filled with `value` of the node's output shape (static), or `None` when too big
 /// or symbolic.
-fn filled_const(ctx: &mut Ctx<'_>, node: &FxNode, value: f64) -> TorchResult<Option<Out>> {
+fn filled_const(ctx: &mut Ctx<'_>, node: &FxNode<'_>, value: f64) -> TorchResult<Option<Out>> {
     let om = out_meta(ctx, node)?;
     let dt = om.dtype.unwrap_or(DataType::FLOAT);
     if !om.is_static() {
@@ -137,11 +147,11 @@ fn filled_const(ctx: &mut Ctx<'_>, node: &FxNode, value: f64) -> TorchResult<Opt
         TensorDesc::new(&om.dims, dt, Format::ND),
         Bytes::from(bytes),
     );
-    let name = node.name.clone();
+    let name = node.name;
     Ok(Some(ctx.const_tensor(&name, t)?))
 }
 
-fn fill(ctx: &mut Ctx<'_>, node: &FxNode, dims: Out, value: f64) -> TorchResult<bool> {
+fn fill(ctx: &mut Ctx<'_>, node: &FxNode<'_>, dims: Out, value: f64) -> TorchResult<bool> {
     let dt = out_meta(ctx, node)?.dtype.unwrap_or(DataType::FLOAT);
     let v = ctx.const_scalar(&format!("{}/value", node.name), value, dt)?;
     let id = ctx.add(
@@ -157,10 +167,10 @@ fn fill(ctx: &mut Ctx<'_>, node: &FxNode, dims: Out, value: f64) -> TorchResult<
 #[allow(clippy::too_many_lines)]
 pub(crate) fn map(
     ctx: &mut Ctx<'_>,
-    node: &FxNode,
+    node: &FxNode<'_>,
     op: &str,
     overload: &str,
-    x: &Arg,
+    x: &Arg<'_>,
 ) -> TorchResult<Option<bool>> {
     let x = x.clone();
     let done: TorchResult<bool> = match op {
@@ -500,7 +510,7 @@ pub(crate) fn map(
                     },
                 ),
             };
-            let known = |a: &Arg| a.as_f64().or_else(|| ctx.int_of(a).map(|v| v as f64));
+            let known = |a: &Arg<'_>| a.as_f64().or_else(|| ctx.int_of(a).map(|v| v as f64));
             if let (Some(s), Some(_), Some(st)) = (known(&start), known(&end), known(&step)) {
                 if let Some(&n) = om.dims.first().filter(|&&n| n >= 0) {
                     let mut bytes = Vec::new();
@@ -511,7 +521,7 @@ pub(crate) fn map(
                         );
                     }
                     let t = Tensor::new(TensorDesc::new(&[n], dt, Format::ND), Bytes::from(bytes));
-                    let name = node.name.clone();
+                    let name = node.name;
                     let o = ctx.const_tensor(&name, t)?;
                     ctx.set(Value::T(o));
                     return Ok(Some(true));
