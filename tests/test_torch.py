@@ -55,6 +55,7 @@ torch = pytest.importorskip("torch", reason="the PyTorch frontend tests need tor
 pytest.importorskip("torchvision", reason="the PyTorch frontend tests need torchvision")
 
 from torch.export import Dim  # noqa: E402
+
 from torch_models import MLP, MODELS, MORE, build, build_more, example  # noqa: E402
 
 RTOL, ATOL = 1e-3, 1e-4

@@ -127,20 +127,6 @@ def _is_exported_program(obj: Any) -> bool:
     return isinstance(obj, torch.export.ExportedProgram)
 
 
-@overload
-def from_exported_program(
-    ep: Any, *, decompose: bool | None = ..., report: Literal[False] = ...,
-    warn_unknown: bool = ..., name: str = ...,
-) -> Graph: ...
-
-
-@overload
-def from_exported_program(
-    ep: Any, *, decompose: bool | None = ..., report: Literal[True], warn_unknown: bool = ...,
-    name: str = ...,
-) -> tuple[Graph, ImportReport]: ...
-
-
 def _convert(ep: Any, name: str, decomposed: bool) -> tuple[Graph, ImportReport]:
     from ._flatten import flatten
 
@@ -163,6 +149,20 @@ def _convert(ep: Any, name: str, decomposed: bool) -> tuple[Graph, ImportReport]
         convert_seconds=raw["convert_seconds"],
     )
     return graph, rep
+
+
+@overload
+def from_exported_program(
+    ep: Any, *, decompose: bool | None = ..., report: Literal[False] = ...,
+    warn_unknown: bool = ..., name: str = ...,
+) -> Graph: ...
+
+
+@overload
+def from_exported_program(
+    ep: Any, *, decompose: bool | None = ..., report: Literal[True], warn_unknown: bool = ...,
+    name: str = ...,
+) -> tuple[Graph, ImportReport]: ...
 
 
 def from_exported_program(

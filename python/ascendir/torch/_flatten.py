@@ -9,6 +9,7 @@ names and are tied by an ``Eq(s0, s1)`` guard; expressions elsewhere use the fir
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 import struct
@@ -88,7 +89,7 @@ def _target_name(target: Any) -> str:
     if isinstance(target, torch._ops.OpOverload):
         return str(target)
     if isinstance(target, torch._ops.HigherOrderOperator):
-        return f"torch.ops.higher_order.{target.name()}"
+        return f"torch.ops.higher_order.{getattr(target, '__name__', None) or target._name}"
     module = getattr(target, "__module__", None) or "builtins"
     name = getattr(target, "__qualname__", None) or getattr(target, "__name__", repr(target))
     return f"{module}.{name}"
@@ -102,8 +103,9 @@ def _module_entry(path: str, ty: Any) -> str:
 
 class _Flattener:
     def __init__(self, ep: Any) -> None:
-        import sympy
         import torch
+
+        sympy = importlib.import_module("sympy")  # torch's dependency (untyped)
 
         self.torch = torch
         self.torch_dir = os.path.dirname(torch.__file__) + os.sep

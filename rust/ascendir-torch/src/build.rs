@@ -8,10 +8,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use ascendir_ir::{
-    AttrMap, AttrValue, DataType, Format, Graph, InAnchor, NodeId, OpDesc, OutAnchor, Tensor,
-    TensorDesc,
+    AttrEntry, AttrMap, AttrValue, DataType, Format, Graph, InAnchor, NodeId, OpDesc, OutAnchor,
+    Tensor, TensorDesc,
 };
 use bytes::Bytes;
+use rustc_hash::FxHashMap;
 
 use crate::ops;
 use crate::program::{desc_arc, Arg, FxNode, FxProgram, NodeKind, OutMeta};
@@ -85,6 +86,11 @@ pub(crate) struct Ctx<'p> {
     pub report: ImportReport,
     pub cur: usize,
     helper_seq: usize,
+    /// Metadata attributes, one shared entry per (attribute, program string): keyed by the
+    /// attribute name's and the string's addresses (the program's strings are deduplicated).
+    shared: FxHashMap<(usize, usize), Arc<AttrEntry>>,
+    /// The `_ascendir_torch_target` entries by target (target strings are not deduplicated).
+    targets: FxHashMap<&'p str, Arc<AttrEntry>>,
 }
 
 fn attr_str(s: &str) -> AttrValue {
@@ -167,7 +173,7 @@ impl<'p> Ctx<'p> {
                 let mut attrs = AttrMap::new();
                 attrs.insert("perm", AttrValue::ListInt(vec![1, 0]));
                 let id =
-                    self.add_named(&name, n, "TransposeD", &[("x", src)], &[("y", desc)], attrs)?;
+                    self.add_named(name, n, "TransposeD", &[("x", src)], &[("y", desc)], attrs)?;
                 self.trans_out[n] = Some((id, 0));
                 Ok((id, 0))
             }
@@ -355,6 +361,20 @@ impl<'p> Ctx<'p> {
         }
     }
 
+    /// The shared metadata entry `key = make(text)`, made once per string of the program's
+    /// (deduplicated) string table.
+    fn shared_entry(
+        &mut self,
+        key: &'static str,
+        text: &'p str,
+        make: impl FnOnce(&str) -> AttrValue,
+    ) -> Arc<AttrEntry> {
+        self.shared
+            .entry((key.as_ptr() as usize, text.as_ptr() as usize))
+            .or_insert_with(|| Arc::new(AttrEntry::new(key, make(text))))
+            .clone()
+    }
+
     /// Add a node named `name` built for FX node `fx` (metadata attrs copied) and link it.
     pub fn add_named(
         &mut self,
@@ -374,17 +394,20 @@ impl<'p> Ctx<'p> {
         let mut op = OpDesc::new(&name, ty);
         op.attrs = attrs;
         if let Some(stack) = self.p.info_string(fx, 0) {
-            let inner = stack.rsplit('\n').next().unwrap_or(stack);
-            op.set_attr(crate::ATTR_MODULE, attr_str(inner));
+            let e = self.shared_entry(crate::ATTR_MODULE, stack, |s| {
+                attr_str(s.rsplit('\n').next().unwrap_or(s))
+            });
+            op.attrs.insert_entry(e);
             if stack.contains('\n') {
-                op.set_attr(
-                    crate::ATTR_MODULE_STACK,
-                    AttrValue::ListString(stack.split('\n').map(str::to_string).collect()),
-                );
+                let e = self.shared_entry(crate::ATTR_MODULE_STACK, stack, |s| {
+                    AttrValue::ListString(s.split('\n').map(str::to_string).collect())
+                });
+                op.attrs.insert_entry(e);
             }
         }
         if let Some(s) = self.p.info_string(fx, 1) {
-            op.set_attr(crate::ATTR_SOURCE, attr_str(s));
+            let e = self.shared_entry(crate::ATTR_SOURCE, s, attr_str);
+            op.attrs.insert_entry(e);
         }
         for (port, src) in inputs {
             let d = self.g.op(src.0)?.output_desc(src.1)?.clone();
@@ -426,7 +449,12 @@ impl<'p> Ctx<'p> {
             .collect();
         let mut attrs = attrs;
         if let Some(t) = self.p.targets.get(self.cur) {
-            attrs.insert(crate::ATTR_TARGET, attr_str(t));
+            let e = self
+                .targets
+                .entry(t.as_str())
+                .or_insert_with(|| Arc::new(AttrEntry::new(crate::ATTR_TARGET, attr_str(t))))
+                .clone();
+            attrs.insert_entry(e);
         }
         self.add_named(name, self.cur, ty, inputs, &descs, attrs)
     }
@@ -607,6 +635,8 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
         },
         cur: 0,
         helper_seq: 0,
+        shared: FxHashMap::default(),
+        targets: FxHashMap::default(),
     };
     let mut outputs: Vec<(NodeId, i32)> = Vec::new();
     let mut data_index = 0i64;
@@ -685,9 +715,9 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
                 let name = node.name;
                 let param = node.target;
                 let t = Tensor::new(desc, data);
-                let o = ctx.const_tensor(&name, t)?;
+                let o = ctx.const_tensor(name, t)?;
                 ctx.g
-                    .modify_op(o.0, |op| op.set_attr(crate::ATTR_PARAM, attr_str(&param)))?;
+                    .modify_op(o.0, |op| op.set_attr(crate::ATTR_PARAM, attr_str(param)))?;
                 ctx.report.params += 1;
                 ctx.set(Value::T(o));
             }

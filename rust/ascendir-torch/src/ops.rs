@@ -331,7 +331,7 @@ fn unary(ctx: &mut Ctx<'_>, node: &FxNode<'_>, ge: &str, extra: AttrMap) -> Torc
 pub(crate) fn convert_call(ctx: &mut Ctx<'_>, node: &FxNode<'_>) -> TorchResult<()> {
     let target = node.target;
     if let Some(rest) = target.strip_prefix("_operator.") {
-        return operator(ctx, &node, rest);
+        return operator(ctx, node, rest);
     }
     if target.starts_with("get_attr.") {
         // A submodule (a higher-order op's body): the op using it is what fails.
@@ -353,10 +353,10 @@ pub(crate) fn convert_call(ctx: &mut Ctx<'_>, node: &FxNode<'_>) -> TorchResult<
         Some(base) if !base.is_empty() && !base.ends_with('_') => base,
         _ => op,
     };
-    if ns == "aten" && map_aten(ctx, &node, op, overload)? {
+    if ns == "aten" && map_aten(ctx, node, op, overload)? {
         return Ok(());
     }
-    unknown(ctx, &node, ns, op)
+    unknown(ctx, node, ns, op)
 }
 
 fn operator(ctx: &mut Ctx<'_>, node: &FxNode<'_>, op: &str) -> TorchResult<()> {

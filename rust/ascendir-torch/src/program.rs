@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use ascendir_ir::{DataType, Format, TensorDesc};
 use bytes::Bytes;
+use smallvec::SmallVec;
 
 use crate::{TorchError, TorchResult};
 
@@ -154,9 +155,9 @@ pub struct OutMeta<'p> {
     /// Whether this is a SymInt.
     pub symint: bool,
     /// Dims, `-1` where symbolic.
-    pub dims: Vec<i64>,
+    pub dims: SmallVec<[i64; 6]>,
     /// The symbolic expression of each dim (`None` where static).
-    pub sym: Vec<Option<&'p str>>,
+    pub sym: SmallVec<[Option<&'p str>; 6]>,
 }
 
 impl OutMeta<'_> {
@@ -206,7 +207,7 @@ pub struct FxNode<'p> {
     /// Keyword arguments.
     pub kwargs: Vec<(&'p str, Arg<'p>)>,
     /// Values (one per tensor output; a SymInt's value).
-    pub outs: Vec<OutMeta<'p>>,
+    pub outs: SmallVec<[OutMeta<'p>; 1]>,
     /// `nn_module_stack` entries, outermost first, separated by `\n`.
     pub modules: Option<&'p str>,
     /// Source location.
@@ -345,14 +346,14 @@ impl FxProgram {
     }
 
     /// The values of node `i`.
-    pub fn outs(&self, i: usize) -> TorchResult<Vec<OutMeta<'_>>> {
+    pub fn outs(&self, i: usize) -> TorchResult<SmallVec<[OutMeta<'_>; 1]>> {
         let mut m = Reader {
             p: self,
             s: slice(&self.meta, &self.meta_off, i)?,
             pos: 0,
             node: i,
         };
-        let mut outs = Vec::new();
+        let mut outs = SmallVec::new();
         if !m.s.is_empty() {
             let n = usize::try_from(m.next()?).map_err(|_| m.bad("bad value count"))?;
             for _ in 0..n.min(m.s.len()) {
@@ -361,8 +362,8 @@ impl FxProgram {
                 if rank > m.s.len() {
                     return Err(m.bad("rank longer than the stream"));
                 }
-                let mut dims = Vec::with_capacity(rank);
-                let mut sym = Vec::with_capacity(rank);
+                let mut dims = SmallVec::with_capacity(rank);
+                let mut sym = SmallVec::with_capacity(rank);
                 for _ in 0..rank {
                     let d = m.next()?;
                     if d >= 0 {

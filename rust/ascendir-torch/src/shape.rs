@@ -148,7 +148,7 @@ fn filled_const(ctx: &mut Ctx<'_>, node: &FxNode<'_>, value: f64) -> TorchResult
         Bytes::from(bytes),
     );
     let name = node.name;
-    Ok(Some(ctx.const_tensor(&name, t)?))
+    Ok(Some(ctx.const_tensor(name, t)?))
 }
 
 fn fill(ctx: &mut Ctx<'_>, node: &FxNode<'_>, dims: Out, value: f64) -> TorchResult<bool> {
@@ -327,7 +327,7 @@ pub(crate) fn map(
             let mut ins = Vec::with_capacity(items.len());
             for (k, it) in items.iter().enumerate() {
                 // Legacy: 1-D empty tensors are skipped by torch.cat.
-                if meta(ctx, it)?.dims == [0] && rank != 1 {
+                if meta(ctx, it)?.dims.as_slice() == [0] && rank != 1 {
                     continue;
                 }
                 ins.push((format!("x{k}"), operand(ctx, it, dt, &format!("x{k}"))?));
@@ -522,7 +522,7 @@ pub(crate) fn map(
                     }
                     let t = Tensor::new(TensorDesc::new(&[n], dt, Format::ND), Bytes::from(bytes));
                     let name = node.name;
-                    let o = ctx.const_tensor(&name, t)?;
+                    let o = ctx.const_tensor(name, t)?;
                     ctx.set(Value::T(o));
                     return Ok(Some(true));
                 }
