@@ -107,9 +107,8 @@ class _Flattener:
 
         sympy = importlib.import_module("sympy")  # torch's dependency (untyped)
 
-        self.torch = torch
         self.torch_dir = os.path.dirname(torch.__file__) + os.sep
-        self.sympy = sympy
+        self.symbol_class = sympy.Symbol
         self.ep = ep
         self.strings: list[str] = []
         self.string_index: dict[str, int] = {}
@@ -139,7 +138,9 @@ class _Flattener:
 
     def name_symbols(self, user_inputs: list[Any]) -> None:
         """Name every dynamic dim of the user inputs (compiler order) and record guards."""
-        sympy = self.sympy
+        import torch
+
+        symbol = self.symbol_class
         pending: list[tuple[str, Any]] = []
         k = 0
         for i, node in enumerate(user_inputs):
@@ -148,7 +149,7 @@ class _Flattener:
             if shape is None:
                 continue
             for j, d in enumerate(shape):
-                if not isinstance(d, self.torch.SymInt):
+                if not isinstance(d, torch.SymInt):
                     continue
                 expr = d.node.expr
                 if expr.is_number:
@@ -156,12 +157,12 @@ class _Flattener:
                 name = f"s{k}"
                 k += 1
                 lo, hi = (0, -1)
-                if isinstance(expr, sympy.Symbol):
+                if isinstance(expr, symbol):
                     lo, hi = self._range(expr)
                     if expr in self.rename:
                         self.guards.append(f"Eq({self.rename[expr]}, {name})")
                     else:
-                        self.rename[expr] = sympy.Symbol(name, integer=True, positive=True)
+                        self.rename[expr] = symbol(name, integer=True, positive=True)
                 else:
                     pending.append((name, expr))
                 self.symbols.append((name, lo, hi, f"input {i} dim {j}"))
@@ -171,7 +172,7 @@ class _Flattener:
                 if sym not in self.rename:
                     name = f"s{k}"
                     k += 1
-                    self.rename[sym] = sympy.Symbol(name, integer=True, positive=True)
+                    self.rename[sym] = symbol(name, integer=True, positive=True)
                     lo, hi = self._range(sym)
                     self.symbols.append((name, lo, hi, "derived"))
         for name, expr in pending:
@@ -201,7 +202,8 @@ class _Flattener:
     # ------------------------------------------------------------------ metadata
 
     def meta(self, val: Any, out: list[int]) -> None:
-        torch = self.torch
+        import torch
+
         if isinstance(val, torch.Tensor):
             out.append(_dtype_code(val.dtype))
             out.append(val.dim())
@@ -249,7 +251,8 @@ class _Flattener:
     # ------------------------------------------------------------------ arguments
 
     def arg(self, a: Any, index: dict[Any, int], out: list[int]) -> None:
-        torch = self.torch
+        import torch
+
         if a is None:
             out.append(_NONE)
         elif isinstance(a, torch.fx.Node):
