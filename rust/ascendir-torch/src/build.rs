@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ascendir_ir::{
     AttrEntry, AttrMap, AttrValue, DataType, Format, Graph, InAnchor, NodeId, OpDesc, OutAnchor,
-    Tensor, TensorDesc,
+    Side, Tensor, TensorDesc,
 };
 use bytes::Bytes;
 use rustc_hash::FxHashMap;
@@ -391,7 +391,8 @@ impl<'p> Ctx<'p> {
         } else {
             std::borrow::Cow::Borrowed(name)
         };
-        let mut op = OpDesc::new(&name, ty);
+        // Types and port names as the graph's shared strings: no allocation per node.
+        let mut op = OpDesc::with_type_sym(&name, self.g.intern(ty));
         op.attrs = attrs;
         if let Some(stack) = self.p.info_string(fx, 0) {
             let e = self.shared_entry(crate::ATTR_MODULE, stack, |s| {
@@ -411,10 +412,10 @@ impl<'p> Ctx<'p> {
         }
         for (port, src) in inputs {
             let d = self.g.op(src.0)?.output_desc(src.1)?.clone();
-            op.add_input(port, d);
+            op.push_port(Side::Input, self.g.intern(port), d);
         }
         for (port, d) in outputs {
-            op.add_output(port, d.clone())?;
+            op.push_port(Side::Output, self.g.intern(port), d.clone());
         }
         let id = self.g.add_node(op)?;
         for (k, (_, src)) in inputs.iter().enumerate() {
@@ -483,8 +484,8 @@ impl<'p> Ctx<'p> {
         } else {
             std::borrow::Cow::Borrowed(name)
         };
-        let mut op = OpDesc::new(&name, "Const");
-        op.add_output("y", t.desc.clone())?;
+        let mut op = OpDesc::with_type_sym(&name, self.g.intern("Const"));
+        op.push_port(Side::Output, self.g.intern("y"), t.desc.clone());
         op.set_attr("value", AttrValue::Tensor(t));
         let id = self.g.add_node(op)?;
         Ok((id, 0))
