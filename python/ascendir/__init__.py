@@ -46,6 +46,7 @@ from .errors import (
     SizeOverflowError,
     StaleHandleError,
     TilingError,
+    TorchExportError,
     UnsupportedOpError,
     ValidationError,
 )
@@ -82,7 +83,7 @@ float8_e4m3fn = DataType.FLOAT8_E4M3FN
 # Submodules and names loaded on first use, so that importing the package stays cheap.
 _LAZY_MODULES = {
     "asc", "cli", "compiler", "evaluator", "formats", "onnx", "ops", "serialization", "topo",
-    "infer",
+    "infer", "torch",
 }
 _LAZY_NAMES = {
     "compile": "compiler",
@@ -122,6 +123,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (``X as
     from . import ops as ops
     from . import serialization as serialization
     from . import topo as topo
+    from . import torch as torch
     from .compiler import CompileOptions as CompileOptions
     from .compiler import CompileResult as CompileResult
     from .compiler import compile as compile
@@ -187,6 +189,7 @@ __all__ = [
     "Tensor",
     "TensorDesc",
     "TilingError",
+    "TorchExportError",
     "UnsupportedOpError",
     "ValidationError",
     "calc_tensor_mem_size_of",

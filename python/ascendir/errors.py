@@ -25,6 +25,7 @@ __all__ = [
     "SizeOverflowError",
     "StaleHandleError",
     "TilingError",
+    "TorchExportError",
     "UnsupportedOpError",
     "ValidationError",
 ]
@@ -161,3 +162,19 @@ class EvaluateError(AscendIRError):
 
 class UnsupportedOpError(EvaluateError, NotImplementedError):
     """:func:`ascendir.evaluate` has no kernel for a node's op type (or for this form of it)."""
+
+
+class TorchExportError(AscendIRError):
+    """A PyTorch program has a construct the frontend cannot convert.
+
+    ``node`` is the FX node name and ``target`` its target (``aten.foo.default``,
+    ``torch.ops.higher_order.cond``), when the error is about one node.
+    """
+
+    node: str | None
+    target: str | None
+
+    def __init__(self, message: str = "", **details: Any) -> None:
+        details.setdefault("node", None)
+        details.setdefault("target", None)
+        super().__init__(message, **details)

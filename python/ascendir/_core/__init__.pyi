@@ -11,7 +11,7 @@ from . import asc as asc
 from . import asc_backend as asc_backend
 from . import compiler as compiler
 
-__all__ = ['Anchor', 'AttrMap', 'Graph', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_save_bytes', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_library_loading', '_ops_mark_builtins_loaded', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_types', '_ops_unregister', '_text_to_bytes', 'asc', 'asc_backend', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'size_in_bytes_of', 'topo_mode_from_ge_options']
+__all__ = ['Anchor', 'AttrMap', 'Graph', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_save_bytes', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_library_loading', '_ops_mark_builtins_loaded', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_types', '_ops_unregister', '_text_to_bytes', '_torch_convert', 'asc', 'asc_backend', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'size_in_bytes_of', 'topo_mode_from_ge_options']
 
 __version__: str
 
@@ -745,6 +745,10 @@ def _onnx_load_bytes(data: bytes, base_dir: str | PathLike[str] | None=None) -> 
 
 def _onnx_save_bytes(graph: Graph, opset: int | None=None, producer: str | None=None) -> bytes:
     """Encode a graph (with its subgraphs) as ONNX model bytes."""
+    ...
+
+def _torch_convert(name: str, kinds: Sequence[int], names: Sequence[str], targets: Sequence[str], code: Sequence[int], code_off: Sequence[int], meta: Sequence[int], meta_off: Sequence[int], info: Sequence[int], strings: Sequence[str], consts: Sequence[tuple[int, Any]], symbols: Sequence[tuple[str, int, int, str]], guards: Sequence[str]) -> tuple[Graph, dict[str, Any]]:
+    """Convert a flattened FX program (see ``ascendir.torch._flatten``) into a graph."""
     ...
 
 _DTypeLike = DataType | int | str | Any

@@ -51,6 +51,7 @@ error_classes! {
     foreign_handle_error => "ForeignHandleError",
     overflow_error => "SizeOverflowError",
     compile_error => "CompileError",
+    torch_export_error => "TorchExportError",
 }
 
 /// Build a Python exception of class `cls` with message `msg` and extra keyword attributes.

@@ -37,6 +37,7 @@ pub mod ir;
 mod onnx;
 mod ops;
 mod proto;
+mod torch;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -49,5 +50,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     proto::register(m)?;
     ops::register(m)?;
     compiler::register(m)?;
+    torch::register(m)?;
     Ok(())
 }

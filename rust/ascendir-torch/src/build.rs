@@ -1,0 +1,791 @@
+//! The graph builder: FX nodes in order, values by FX node, helpers for the op mapping.
+//!
+//! A value is a GE out anchor, a tuple of them (multi-output ops), a SymInt (kept symbolic
+//! and only turned into shape arithmetic when an op needs it as a tensor), or a deferred 2-D
+//! transpose (folded into a matmul's `transpose_x*` attribute, otherwise materialized).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use ascendir_ir::{
+    AttrEntry, AttrMap, AttrValue, DataType, Format, Graph, InAnchor, NodeId, OpDesc, OutAnchor,
+    Side, Tensor, TensorDesc,
+};
+use bytes::Bytes;
+use rustc_hash::FxHashMap;
+
+use crate::ops;
+use crate::program::{desc_arc, Arg, FxNode, FxProgram, NodeKind, OutMeta};
+use crate::{TorchError, TorchResult};
+
+/// A GE out anchor: (node, output index).
+pub type Out = (NodeId, usize);
+
+/// What an import found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ImportReport {
+    /// FX nodes converted (all kinds).
+    pub fx_nodes: usize,
+    /// `call_function` nodes.
+    pub fx_calls: usize,
+    /// GE nodes of the graph (NetOutput included).
+    pub ge_nodes: usize,
+    /// User inputs (`Data` nodes).
+    pub inputs: usize,
+    /// Parameters, buffers and constants (`Const` nodes from placeholders).
+    pub params: usize,
+    /// Unmapped ops by GE type (`aten::<op>`), with counts.
+    pub unknown_ops: BTreeMap<String, usize>,
+    /// The schema of each unmapped op type.
+    pub unknown_schemas: BTreeMap<String, String>,
+}
+
+/// An integer operand of SymInt arithmetic.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum SymArg {
+    /// A literal.
+    Int(i64),
+    /// The SymInt value of an FX node.
+    Node(usize),
+}
+
+/// How a SymInt is computed.
+#[derive(Clone, Debug)]
+pub(crate) enum SymDef {
+    /// A known value.
+    Int(i64),
+    /// `x.size(dim)`.
+    Size(Out, i64),
+    /// A binary op (`Add`, `Sub`, `Mul`, `FloorDiv`) of two operands.
+    Bin(&'static str, SymArg, SymArg),
+}
+
+/// The value of an FX node.
+#[derive(Clone, Debug)]
+pub(crate) enum Value {
+    /// A tensor.
+    T(Out),
+    /// Several tensors (`None` where an output has no GE counterpart).
+    Tuple(Vec<Option<Out>>),
+    /// A SymInt.
+    Sym(SymDef),
+    /// The 2-D transpose of a tensor, not built yet.
+    Trans(Out),
+    /// No value (asserts).
+    Nothing,
+}
+
+/// The conversion state.
+pub(crate) struct Ctx<'p> {
+    pub g: Graph,
+    p: &'p FxProgram,
+    cur_node: Option<std::rc::Rc<FxNode<'p>>>,
+    vals: Vec<Option<Value>>,
+    sym_out: Vec<Option<Out>>,
+    trans_out: Vec<Option<Out>>,
+    pub report: ImportReport,
+    pub cur: usize,
+    helper_seq: usize,
+    /// Metadata attributes, one shared entry per (attribute, program string): keyed by the
+    /// attribute name's and the string's addresses (the program's strings are deduplicated).
+    shared: FxHashMap<(usize, usize), Arc<AttrEntry>>,
+    /// The `_ascendir_torch_target` entries by target (target strings are not deduplicated).
+    targets: FxHashMap<&'p str, Arc<AttrEntry>>,
+}
+
+fn attr_str(s: &str) -> AttrValue {
+    AttrValue::String(s.to_string())
+}
+
+impl<'p> Ctx<'p> {
+    /// The name of FX node `n`.
+    pub fn name(&self, n: usize) -> &'p str {
+        self.p.names.get(n).map_or("?", String::as_str)
+    }
+
+    /// The name of the FX node being converted.
+    pub fn cur_name(&self) -> &'p str {
+        self.name(self.cur)
+    }
+
+    /// An error about the current node.
+    pub fn unsupported(&self, message: impl Into<String>) -> TorchError {
+        TorchError::Unsupported {
+            node: self.cur_name().to_string(),
+            target: self.p.targets.get(self.cur).cloned().unwrap_or_default(),
+            message: message.into(),
+        }
+    }
+
+    fn value_of(&self, n: usize) -> TorchResult<&Value> {
+        self.vals.get(n).and_then(Option::as_ref).ok_or_else(|| {
+            self.unsupported(format!(
+                "reads FX node '{}', which has no value",
+                self.name(n)
+            ))
+        })
+    }
+
+    /// The metadata of FX node `n`'s first value.
+    pub fn meta_of(&self, arg: &Arg<'_>) -> Option<OutMeta<'p>> {
+        match arg {
+            Arg::Node(n) => self.p.out0(*n),
+            _ => None,
+        }
+    }
+
+    /// Whether `arg` is a tensor value.
+    pub fn is_tensor(&self, arg: &Arg<'_>) -> bool {
+        match arg {
+            Arg::Node(n) => matches!(
+                self.vals.get(*n).and_then(Option::as_ref),
+                Some(Value::T(_) | Value::Trans(_))
+            ),
+            _ => false,
+        }
+    }
+
+    /// The tensor behind a transpose-deferred value, if `arg` is one.
+    pub fn deferred_transpose(&self, arg: &Arg<'_>) -> Option<Out> {
+        match arg {
+            Arg::Node(n) => match self.vals.get(*n).and_then(Option::as_ref) {
+                Some(Value::Trans(o)) => Some(*o),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The tensor of `arg` (an FX tensor value; deferred transposes are built here).
+    pub fn tensor(&mut self, arg: &Arg<'_>) -> TorchResult<Out> {
+        let Arg::Node(n) = arg else {
+            return Err(self.unsupported(format!("expected a tensor argument, got {arg:?}")));
+        };
+        let n = *n;
+        match self.value_of(n)?.clone() {
+            Value::T(o) => Ok(o),
+            Value::Trans(src) => {
+                if let Some(o) = self.trans_out[n] {
+                    return Ok(o);
+                }
+                let desc = self.p.out0(n).map(|m| desc_arc(&m)).unwrap_or_default();
+                let name = self.name(n);
+                let mut attrs = AttrMap::new();
+                attrs.insert("perm", AttrValue::ListInt(vec![1, 0]));
+                let id =
+                    self.add_named(name, n, "TransposeD", &[("x", src)], &[("y", desc)], attrs)?;
+                self.trans_out[n] = Some((id, 0));
+                Ok((id, 0))
+            }
+            Value::Sym(_) => self.sym_tensor(SymArg::Node(n)),
+            Value::Tuple(_) | Value::Nothing => Err(self.unsupported(format!(
+                "uses the tuple value of '{}' as a tensor",
+                self.name(n)
+            ))),
+        }
+    }
+
+    /// The SymInt definition of `arg` (`Int` literals included).
+    pub fn sym_of(&self, arg: &Arg<'_>) -> Option<SymArg> {
+        match arg {
+            Arg::Int(v) => Some(SymArg::Int(*v)),
+            Arg::Bool(b) => Some(SymArg::Int(i64::from(*b))),
+            Arg::Node(n) => match self.vals.get(*n).and_then(Option::as_ref)? {
+                Value::Sym(SymDef::Int(v)) => Some(SymArg::Int(*v)),
+                Value::Sym(_) => Some(SymArg::Node(*n)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// A known int of `arg` (a literal or a SymInt with a static value).
+    pub fn int_of(&self, arg: &Arg<'_>) -> Option<i64> {
+        match self.sym_of(arg)? {
+            SymArg::Int(v) => Some(v),
+            SymArg::Node(_) => None,
+        }
+    }
+
+    /// A one-element INT64 tensor holding a SymInt (shape arithmetic, built once).
+    pub fn sym_tensor(&mut self, s: SymArg) -> TorchResult<Out> {
+        // Resolve iteratively: walk down to operands not built yet, build bottom-up.
+        let mut stack: Vec<(SymArg, bool)> = vec![(s, false)];
+        let mut depth_guard = 0usize;
+        while let Some((cur, expanded)) = stack.pop() {
+            depth_guard += 1;
+            if depth_guard > 1 << 16 {
+                return Err(self.unsupported("SymInt expression too deep"));
+            }
+            let SymArg::Node(n) = cur else { continue };
+            if self.sym_out[n].is_some() {
+                continue;
+            }
+            let def = match self.value_of(n)? {
+                Value::Sym(d) => d.clone(),
+                _ => return Err(self.unsupported("expected a SymInt")),
+            };
+            if let SymDef::Bin(_, a, b) = &def {
+                if !expanded {
+                    stack.push((cur, true));
+                    stack.push((*a, false));
+                    stack.push((*b, false));
+                    continue;
+                }
+            }
+            let name = format!("{}/sym", self.name(n));
+            let out = match def {
+                SymDef::Int(v) => self.const_i64(&name, &[v], &[1])?,
+                SymDef::Size(src, dim) => {
+                    let shape = self.helper(
+                        &format!("{name}_shape"),
+                        "Shape",
+                        &[("x", src)],
+                        TensorDesc::new(&[-1], DataType::INT64, Format::ND),
+                        [(
+                            "dtype",
+                            AttrValue::Int(i64::from(DataType::INT64.ge_value())),
+                        )],
+                    )?;
+                    let idx = self.const_i64(&format!("{name}_index"), &[dim], &[1])?;
+                    self.helper(
+                        &name,
+                        "GatherV2D",
+                        &[("x", shape), ("indices", idx)],
+                        TensorDesc::new(&[1], DataType::INT64, Format::ND),
+                        [("axis", AttrValue::Int(0))],
+                    )?
+                }
+                SymDef::Bin(op, a, b) => {
+                    let a = self.sym_operand(a, &format!("{name}_a"))?;
+                    let b = self.sym_operand(b, &format!("{name}_b"))?;
+                    self.helper(
+                        &name,
+                        op,
+                        &[("x1", a), ("x2", b)],
+                        TensorDesc::new(&[1], DataType::INT64, Format::ND),
+                        [],
+                    )?
+                }
+            };
+            self.sym_out[n] = Some(out);
+        }
+        match s {
+            SymArg::Int(v) => {
+                let name = format!("{}/int", self.cur_name());
+                self.const_i64(&name, &[v], &[1])
+            }
+            SymArg::Node(n) => self.sym_out[n].ok_or_else(|| self.unsupported("SymInt not built")),
+        }
+    }
+
+    fn sym_operand(&mut self, a: SymArg, name: &str) -> TorchResult<Out> {
+        match a {
+            SymArg::Int(v) => self.const_i64(name, &[v], &[1]),
+            SymArg::Node(n) => self.sym_out[n].ok_or_else(|| self.unsupported("SymInt not built")),
+        }
+    }
+
+    /// A 1-D INT64 tensor of an int list whose items may be SymInts: a Const when all are
+    /// known, else a ConcatV2D of Consts and SymInt tensors.
+    pub fn int_list_tensor(&mut self, items: &[Arg<'_>], name: &str) -> TorchResult<Out> {
+        let syms: Vec<SymArg> = items
+            .iter()
+            .map(|a| {
+                self.sym_of(a)
+                    .ok_or_else(|| self.unsupported(format!("expected ints, got {a:?}")))
+            })
+            .collect::<TorchResult<_>>()?;
+        if syms.iter().all(|s| matches!(s, SymArg::Int(_))) {
+            let v: Vec<i64> = syms
+                .iter()
+                .map(|s| match s {
+                    SymArg::Int(v) => *v,
+                    SymArg::Node(_) => 0,
+                })
+                .collect();
+            return self.const_i64(name, &v, &[v.len() as i64]);
+        }
+        let mut pieces: Vec<Out> = Vec::new();
+        let mut run: Vec<i64> = Vec::new();
+        for s in syms {
+            match s {
+                SymArg::Int(v) => run.push(v),
+                SymArg::Node(_) => {
+                    if !run.is_empty() {
+                        let k = pieces.len();
+                        pieces.push(self.const_i64(
+                            &format!("{name}_{k}"),
+                            &run,
+                            &[run.len() as i64],
+                        )?);
+                        run.clear();
+                    }
+                    pieces.push(self.sym_tensor(s)?);
+                }
+            }
+        }
+        if !run.is_empty() {
+            let k = pieces.len();
+            pieces.push(self.const_i64(&format!("{name}_{k}"), &run, &[run.len() as i64])?);
+        }
+        let n = items.len() as i64;
+        let ports: Vec<(String, Out)> = pieces
+            .iter()
+            .enumerate()
+            .map(|(k, o)| (format!("x{k}"), *o))
+            .collect();
+        let refs: Vec<(&str, Out)> = ports.iter().map(|(p, o)| (p.as_str(), *o)).collect();
+        self.helper(
+            name,
+            "ConcatV2D",
+            &refs,
+            TensorDesc::new(&[n], DataType::INT64, Format::ND),
+            [
+                ("concat_dim", AttrValue::Int(0)),
+                ("N", AttrValue::Int(pieces.len() as i64)),
+            ],
+        )
+    }
+
+    fn unique(&mut self, wanted: &str) -> String {
+        if self.g.find(wanted).is_none() {
+            return wanted.to_string();
+        }
+        loop {
+            self.helper_seq += 1;
+            let n = format!("{wanted}_{}", self.helper_seq);
+            if self.g.find(&n).is_none() {
+                return n;
+            }
+        }
+    }
+
+    /// The shared metadata entry `key = make(text)`, made once per string of the program's
+    /// (deduplicated) string table.
+    fn shared_entry(
+        &mut self,
+        key: &'static str,
+        text: &'p str,
+        make: impl FnOnce(&str) -> AttrValue,
+    ) -> Arc<AttrEntry> {
+        self.shared
+            .entry((key.as_ptr() as usize, text.as_ptr() as usize))
+            .or_insert_with(|| Arc::new(AttrEntry::new(key, make(text))))
+            .clone()
+    }
+
+    /// Add a node named `name` built for FX node `fx` (metadata attrs copied) and link it.
+    pub fn add_named(
+        &mut self,
+        name: &str,
+        fx: usize,
+        ty: &str,
+        inputs: &[(&str, Out)],
+        outputs: &[(&str, Arc<TensorDesc>)],
+        attrs: AttrMap,
+    ) -> TorchResult<NodeId> {
+        // FX names are unique and never contain '/'; only helper names can clash.
+        let name = if name.contains('/') {
+            std::borrow::Cow::Owned(self.unique(name))
+        } else {
+            std::borrow::Cow::Borrowed(name)
+        };
+        // Types and port names as the graph's shared strings: no allocation per node.
+        let mut op = OpDesc::with_type_sym(&name, self.g.intern(ty));
+        op.attrs = attrs;
+        if let Some(stack) = self.p.info_string(fx, 0) {
+            let e = self.shared_entry(crate::ATTR_MODULE, stack, |s| {
+                attr_str(s.rsplit('\n').next().unwrap_or(s))
+            });
+            op.attrs.insert_entry(e);
+            if stack.contains('\n') {
+                let e = self.shared_entry(crate::ATTR_MODULE_STACK, stack, |s| {
+                    AttrValue::ListString(s.split('\n').map(str::to_string).collect())
+                });
+                op.attrs.insert_entry(e);
+            }
+        }
+        if let Some(s) = self.p.info_string(fx, 1) {
+            let e = self.shared_entry(crate::ATTR_SOURCE, s, attr_str);
+            op.attrs.insert_entry(e);
+        }
+        for (port, src) in inputs {
+            let d = self.g.op(src.0)?.output_desc(src.1)?.clone();
+            op.push_port(Side::Input, self.g.intern(port), d);
+        }
+        for (port, d) in outputs {
+            op.push_port(Side::Output, self.g.intern(port), d.clone());
+        }
+        let id = self.g.add_node(op)?;
+        for (k, (_, src)) in inputs.iter().enumerate() {
+            self.g
+                .link(OutAnchor::data(src.0, src.1), InAnchor::data(id, k))?;
+        }
+        Ok(id)
+    }
+
+    /// Add the node of the current FX node (its name, outputs described by its metadata).
+    pub fn add(
+        &mut self,
+        ty: &str,
+        inputs: &[(&str, Out)],
+        outputs: &[&str],
+        attrs: AttrMap,
+    ) -> TorchResult<NodeId> {
+        let node = self.cur_node.clone();
+        let outs = node.as_ref().map_or(&[][..], |n| n.outs.as_slice());
+        let name = self.cur_name();
+        let descs: Vec<(&str, Arc<TensorDesc>)> = outputs
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let d = outs
+                    .get(k)
+                    .or(outs.first())
+                    .map(desc_arc)
+                    .unwrap_or_default();
+                (*p, d)
+            })
+            .collect();
+        let mut attrs = attrs;
+        if let Some(t) = self.p.targets.get(self.cur) {
+            let e = self
+                .targets
+                .entry(t.as_str())
+                .or_insert_with(|| Arc::new(AttrEntry::new(crate::ATTR_TARGET, attr_str(t))))
+                .clone();
+            attrs.insert_entry(e);
+        }
+        self.add_named(name, self.cur, ty, inputs, &descs, attrs)
+    }
+
+    /// Add a helper node (shape arithmetic, casts) with one output.
+    pub fn helper<const N: usize>(
+        &mut self,
+        name: &str,
+        ty: &str,
+        inputs: &[(&str, Out)],
+        desc: TensorDesc,
+        attrs: [(&str, AttrValue); N],
+    ) -> TorchResult<Out> {
+        let mut m = AttrMap::new();
+        for (k, v) in attrs {
+            m.insert(k, v);
+        }
+        let id = self.add_named(name, self.cur, ty, inputs, &[("y", Arc::new(desc))], m)?;
+        Ok((id, 0))
+    }
+
+    /// A Const node holding `t`.
+    pub fn const_tensor(&mut self, name: &str, t: Tensor) -> TorchResult<Out> {
+        let name = if name.contains('/') {
+            std::borrow::Cow::Owned(self.unique(name))
+        } else {
+            std::borrow::Cow::Borrowed(name)
+        };
+        let mut op = OpDesc::with_type_sym(&name, self.g.intern("Const"));
+        op.push_port(Side::Output, self.g.intern("y"), t.desc.clone());
+        op.set_attr("value", AttrValue::Tensor(t));
+        let id = self.g.add_node(op)?;
+        Ok((id, 0))
+    }
+
+    /// An INT64 Const of `values` with shape `dims`.
+    pub fn const_i64(&mut self, name: &str, values: &[i64], dims: &[i64]) -> TorchResult<Out> {
+        let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        let t = Tensor::new(
+            TensorDesc::new(dims, DataType::INT64, Format::ND),
+            Bytes::from(bytes),
+        );
+        self.const_tensor(name, t)
+    }
+
+    /// A scalar (0-d) Const of `value` in `dtype` (float, int or bool types).
+    pub fn const_scalar(&mut self, name: &str, value: f64, dtype: DataType) -> TorchResult<Out> {
+        let bytes = scalar_bytes(value, dtype).ok_or_else(|| {
+            self.unsupported(format!("no scalar constant of dtype {}", dtype.name()))
+        })?;
+        let t = Tensor::new(TensorDesc::new(&[], dtype, Format::ND), Bytes::from(bytes));
+        self.const_tensor(name, t)
+    }
+
+    /// Set the value of the current node.
+    pub fn set(&mut self, v: Value) {
+        self.vals[self.cur] = Some(v);
+    }
+
+    /// The value of `arg` as-is (for aliases: `clone`, `alias`, no-op views).
+    pub fn alias(&mut self, arg: &Arg<'_>) -> TorchResult<Value> {
+        match arg {
+            Arg::Node(n) => Ok(self.value_of(*n)?.clone()),
+            _ => Err(self.unsupported(format!("expected a tensor argument, got {arg:?}"))),
+        }
+    }
+
+    /// The tuple element `k` of FX node `n`.
+    pub fn item(&self, n: usize, k: i64) -> TorchResult<Value> {
+        match self.value_of(n)? {
+            Value::Tuple(items) => {
+                let k = usize::try_from(k).map_err(|_| self.unsupported("negative item index"))?;
+                match items.get(k) {
+                    Some(Some(o)) => Ok(Value::T(*o)),
+                    Some(None) => Err(self.unsupported(format!(
+                        "reads output {k} of '{}', which the GE op does not compute",
+                        self.name(n)
+                    ))),
+                    None => Err(self.unsupported(format!("output {k} out of range"))),
+                }
+            }
+            _ => Err(self.unsupported("getitem of a value that is no tuple")),
+        }
+    }
+
+    /// Cast `o` (of `from`) to `to` if they differ.
+    pub fn cast(&mut self, o: Out, from: DataType, to: DataType, dims: &[i64]) -> TorchResult<Out> {
+        if from == to {
+            return Ok(o);
+        }
+        let name = format!("{}/cast", self.cur_name());
+        self.helper(
+            &name,
+            "Cast",
+            &[("x", o)],
+            TensorDesc::new(dims, to, Format::ND),
+            [("dst_type", AttrValue::Int(i64::from(to.ge_value())))],
+        )
+    }
+}
+
+/// Little-endian bytes of `value` in `dtype`.
+pub(crate) fn scalar_bytes(value: f64, dtype: DataType) -> Option<Vec<u8>> {
+    Some(match dtype {
+        DataType::FLOAT => (value as f32).to_le_bytes().to_vec(),
+        DataType::DOUBLE => value.to_le_bytes().to_vec(),
+        DataType::FLOAT16 => f32_to_f16(value as f32).to_le_bytes().to_vec(),
+        DataType::BF16 => {
+            (((value as f32).to_bits() + 0x7fff + (((value as f32).to_bits() >> 16) & 1)) >> 16)
+                .to_le_bytes()[..2]
+                .to_vec()
+        }
+        DataType::INT64 => (value as i64).to_le_bytes().to_vec(),
+        DataType::INT32 => (value as i32).to_le_bytes().to_vec(),
+        DataType::INT16 => (value as i16).to_le_bytes().to_vec(),
+        DataType::INT8 => (value as i8).to_le_bytes().to_vec(),
+        DataType::UINT8 => (value as u8).to_le_bytes().to_vec(),
+        DataType::BOOL => vec![u8::from(value != 0.0)],
+        _ => return None,
+    })
+}
+
+/// IEEE half of `f` (round to nearest even).
+fn f32_to_f16(f: f32) -> u16 {
+    let x = f.to_bits();
+    let sign = ((x >> 16) & 0x8000) as u16;
+    let exp = ((x >> 23) & 0xff) as i32;
+    let mant = x & 0x7f_ffff;
+    if exp == 0xff {
+        return sign | 0x7c00 | if mant != 0 { 0x200 } else { 0 };
+    }
+    let e = exp - 127 + 15;
+    if e >= 0x1f {
+        return sign | 0x7c00;
+    }
+    if e <= 0 {
+        if e < -10 {
+            return sign;
+        }
+        let m = mant | 0x80_0000;
+        let shift = (14 - e) as u32;
+        let half = 1u32 << (shift - 1);
+        let rounded = (m + half - 1 + ((m >> shift) & 1)) >> shift;
+        return sign | rounded as u16;
+    }
+    let rounded = mant + 0xfff + ((mant >> 13) & 1);
+    if rounded & 0x80_0000 != 0 {
+        let e = e + 1;
+        if e >= 0x1f {
+            return sign | 0x7c00;
+        }
+        return sign | ((e as u16) << 10);
+    }
+    sign | ((e as u16) << 10) | ((rounded >> 13) as u16)
+}
+
+/// Convert a flattened program into a graph.
+pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
+    p.check()?;
+    let n = p.len();
+    let mut consts: Vec<Option<&Bytes>> = vec![None; n];
+    for (i, b) in &p.consts {
+        let slot = consts
+            .get_mut(*i)
+            .ok_or_else(|| TorchError::Malformed(format!("payload of node {i} out of range")))?;
+        *slot = Some(b);
+    }
+    let mut ctx = Ctx {
+        g: Graph::with_capacity(if p.name.is_empty() { "main" } else { &p.name }, n + 16),
+        p,
+        cur_node: None,
+        vals: vec![None; n],
+        sym_out: vec![None; n],
+        trans_out: vec![None; n],
+        report: ImportReport {
+            fx_nodes: n,
+            ..ImportReport::default()
+        },
+        cur: 0,
+        helper_seq: 0,
+        shared: FxHashMap::default(),
+        targets: FxHashMap::default(),
+    };
+    let mut outputs: Vec<(NodeId, i32)> = Vec::new();
+    let mut data_index = 0i64;
+    #[allow(clippy::needless_range_loop)] // `i` indexes the program and the values
+    for i in 0..n {
+        ctx.cur = i;
+        let node = std::rc::Rc::new(p.node(i)?);
+        ctx.cur_node = Some(node.clone());
+        match node.kind {
+            NodeKind::Input => {
+                let meta = node
+                    .out()
+                    .cloned()
+                    .ok_or_else(|| ctx.unsupported("a user input without tensor metadata"))?;
+                if meta.symint || meta.dtype.is_none() {
+                    return Err(ctx.unsupported("only tensor user inputs are supported"));
+                }
+                let mut desc = meta.desc();
+                if meta.sym.iter().any(Option::is_some) {
+                    let ranges: Vec<Vec<i64>> = meta
+                        .sym
+                        .iter()
+                        .zip(&meta.dims)
+                        .map(|(s, &d)| match s {
+                            None => vec![d, d],
+                            Some(e) => p
+                                .symbols
+                                .iter()
+                                .find(|x| x.name == *e)
+                                .map_or(vec![1, -1], |x| vec![x.min, x.max]),
+                        })
+                        .collect();
+                    desc.attrs_mut()
+                        .insert("shape_range", AttrValue::ListListInt(ranges));
+                }
+                let desc = Arc::new(desc);
+                let mut op = OpDesc::new(node.name, "Data");
+                op.add_input("x", desc.clone());
+                op.add_output("y", desc)?;
+                op.set_attr("index", AttrValue::Int(data_index));
+                data_index += 1;
+                op.set_attr(
+                    crate::ATTR_SHAPE,
+                    AttrValue::ListString(
+                        meta.sym
+                            .iter()
+                            .zip(&meta.dims)
+                            .map(|(s, d)| s.map_or_else(|| d.to_string(), str::to_string))
+                            .collect(),
+                    ),
+                );
+                let id = ctx.g.add_node(op)?;
+                ctx.report.inputs += 1;
+                ctx.set(Value::T((id, 0)));
+            }
+            NodeKind::Const => {
+                let meta = node
+                    .out()
+                    .cloned()
+                    .ok_or_else(|| ctx.unsupported("a constant without tensor metadata"))?;
+                let data = consts[i]
+                    .cloned()
+                    .ok_or_else(|| ctx.unsupported("a constant without a payload"))?;
+                if !meta.is_static() {
+                    return Err(ctx.unsupported("a constant of symbolic shape"));
+                }
+                let desc = meta.desc();
+                let expected = desc.mem_size().unwrap_or(-1);
+                if expected < 0 || expected as usize != data.len() {
+                    return Err(ctx.unsupported(format!(
+                        "constant payload has {} bytes, its shape {:?} needs {expected}",
+                        data.len(),
+                        meta.dims
+                    )));
+                }
+                let name = node.name;
+                let param = node.target;
+                let t = Tensor::new(desc, data);
+                let o = ctx.const_tensor(name, t)?;
+                ctx.g
+                    .modify_op(o.0, |op| op.set_attr(crate::ATTR_PARAM, attr_str(param)))?;
+                ctx.report.params += 1;
+                ctx.set(Value::T(o));
+            }
+            NodeKind::Call => {
+                ctx.report.fx_calls += 1;
+                ops::convert_call(&mut ctx, &node)?;
+            }
+            NodeKind::Output => {
+                let args = node.args.clone();
+                let items = match args.first() {
+                    Some(Arg::List(l)) => l.clone(),
+                    Some(a) => vec![a.clone()],
+                    None => Vec::new(),
+                };
+                for a in &items {
+                    if matches!(a, Arg::None) {
+                        return Err(ctx.unsupported("a None output"));
+                    }
+                    let o = ctx.tensor(a)?;
+                    outputs.push((o.0, o.1 as i32));
+                }
+            }
+        }
+    }
+    ctx.g.set_outputs(&outputs, &[])?;
+    // Program-level symbol information (see the crate docs).
+    if !p.symbols.is_empty() {
+        let g = &mut ctx.g;
+        g.attrs.insert(
+            crate::ATTR_SYMBOLS,
+            AttrValue::ListString(p.symbols.iter().map(|s| s.name.clone()).collect()),
+        );
+        g.attrs.insert(
+            crate::ATTR_SYMBOL_SOURCES,
+            AttrValue::ListString(p.symbols.iter().map(|s| s.source.clone()).collect()),
+        );
+        g.attrs.insert(
+            crate::ATTR_SYMBOL_RANGES,
+            AttrValue::ListListInt(p.symbols.iter().map(|s| vec![s.min, s.max]).collect()),
+        );
+    }
+    if !p.guards.is_empty() {
+        ctx.g
+            .attrs
+            .insert(crate::ATTR_GUARDS, AttrValue::ListString(p.guards.clone()));
+    }
+    if !ctx.report.unknown_ops.is_empty() {
+        let names: Vec<String> = ctx.report.unknown_ops.keys().cloned().collect();
+        ctx.g
+            .attrs
+            .insert(crate::ATTR_UNKNOWN_OPS, AttrValue::ListString(names));
+    }
+    ctx.report.ge_nodes = ctx.g.len();
+    Ok((ctx.g, ctx.report))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_rounding() {
+        assert_eq!(f32_to_f16(1.0), 0x3c00);
+        assert_eq!(f32_to_f16(-2.0), 0xc000);
+        assert_eq!(f32_to_f16(65504.0), 0x7bff);
+        assert_eq!(f32_to_f16(1e6), 0x7c00);
+        assert_eq!(f32_to_f16(f32::NEG_INFINITY), 0xfc00);
+        assert_eq!(f32_to_f16(0.0), 0);
+    }
+}
