@@ -136,6 +136,16 @@ pub struct Graph {
     /// Subgraphs registered on this (root) graph, in registration order. GE registers every
     /// subgraph of any depth on the root.
     pub subgraphs: Vec<Graph>,
+    /// A process-wide unique number, given when the graph is made and again each time it is
+    /// registered as a subgraph: a handle that remembers it can tell a re-registered graph of
+    /// the same name from the one it was made for.
+    uid: u64,
+}
+
+/// The next graph uid (never 0).
+pub(crate) fn next_graph_uid() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 fn name_hash(name: &str) -> u64 {
@@ -158,7 +168,19 @@ impl Graph {
             strings: Interner::default(),
             parent: None,
             subgraphs: Vec::new(),
+            uid: next_graph_uid(),
         }
+    }
+
+    /// The graph's uid (see the field): unique among the graphs of the process, renewed when
+    /// the graph is registered as a subgraph.
+    pub fn uid(&self) -> u64 {
+        self.uid
+    }
+
+    /// Give the graph a new uid: every handle made for it before then goes stale.
+    pub fn renew_uid(&mut self) {
+        self.uid = next_graph_uid();
     }
 
     /// An empty graph with room for `nodes` nodes.

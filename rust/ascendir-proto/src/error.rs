@@ -52,6 +52,33 @@ pub enum ProtoError {
     /// A file could not be read or written.
     #[error("{0}")]
     Io(String),
+    /// The memory a decode needs (estimated from the input size before it starts) cannot be
+    /// had: the allocation was refused, so nothing was decoded.
+    #[error("out of memory: cannot reserve {needed} bytes to {what}")]
+    OutOfMemory {
+        /// Bytes asked for.
+        needed: usize,
+        /// What they were for.
+        what: String,
+    },
+}
+
+/// How many bytes of memory a decode may use per input byte before it starts: reserved (and
+/// given back at once) up front, so that under memory pressure a decode fails with
+/// [`ProtoError::OutOfMemory`] instead of running into an allocation failure halfway, which
+/// aborts the process.
+pub const DECODE_RESERVE_PER_BYTE: usize = 4;
+
+/// Check that `needed` bytes can be allocated now (an allocation that is given back at once):
+/// [`ProtoError::OutOfMemory`] when they cannot.
+pub fn reserve_probe(needed: usize, what: &str) -> ProtoResult<()> {
+    let mut probe: Vec<u8> = Vec::new();
+    probe
+        .try_reserve_exact(needed)
+        .map_err(|_| ProtoError::OutOfMemory {
+            needed,
+            what: what.to_string(),
+        })
 }
 
 impl ProtoError {

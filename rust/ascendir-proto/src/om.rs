@@ -124,9 +124,12 @@ pub fn is_om(data: &[u8]) -> bool {
 /// Try a partition table at `at`; returns the partitions and the end of their data. `wide`:
 /// the 64-bit layout (count, offsets and sizes of 8 bytes, entries of 24 bytes), else the
 /// 32-bit one (4 bytes, entries of 12). An entry is `kind` (u32, padded to the word), offset
-/// from the end of the table, size.
+/// from the end of the table, size. Every payload must lie inside the model data (`..end`)
+/// and no two payloads of a table may overlap (GE writes them one after the other): the
+/// partitions are slices of `d`, so a table cannot make the reader hold more bytes than the
+/// file has.
 fn table(
-    d: &[u8],
+    d: &Bytes,
     at: usize,
     end: usize,
     wide: bool,
@@ -148,8 +151,9 @@ fn table(
     if data_start > end {
         return None;
     }
-    let mut parts = Vec::new();
+    let mut parts = Vec::with_capacity(num);
     let mut data_end = data_start;
+    let mut ranges: Vec<(usize, usize)> = Vec::with_capacity(num);
     for k in 0..num {
         let e = at + w + 3 * w * k;
         let kind = u32_at(d, e)?;
@@ -159,18 +163,32 @@ fn table(
             return None;
         }
         data_end = data_end.max(t);
+        if t > s {
+            ranges.push((s, t));
+        }
         parts.push(Partition {
             model,
             kind,
             offset: s,
-            data: Bytes::copy_from_slice(&d[s..t]),
+            data: d.slice(s..t),
         });
+    }
+    ranges.sort_unstable();
+    if ranges.windows(2).any(|r| r[1].0 < r[0].1) {
+        return None;
     }
     Some((parts, data_end))
 }
 
-/// Parse a model file.
+/// Parse a model file (the bytes are copied once; see [`read_bytes`]).
 pub fn read(d: &[u8]) -> ProtoResult<OmFile> {
+    read_bytes(Bytes::copy_from_slice(d))
+}
+
+/// Parse a model file held in `d`: every partition payload is a slice of `d` (no copy).
+/// Partition tables whose entries leave the model data or overlap are errors.
+pub fn read_bytes(d: Bytes) -> ProtoResult<OmFile> {
+    let d = &d;
     if d.len() < HEAD_SIZE {
         return Err(om_err(
             d.len(),
@@ -229,7 +247,12 @@ pub fn read(d: &[u8]) -> ProtoResult<OmFile> {
     for m in 0..model_num {
         let parsed = table(d, at, end, true, m).or_else(|| table(d, at, end, false, m));
         let Some((parts, data_end)) = parsed else {
-            return Err(om_err(at, format!("bad partition table of model {m}")));
+            return Err(om_err(
+                at,
+                format!(
+                    "bad partition table of model {m} (malformed, a partition outside the model data, or two partitions that overlap)"
+                ),
+            ));
         };
         partitions.extend(parts);
         at = data_end;

@@ -521,7 +521,25 @@ impl PyGraph {
     /// `RemoveNodeWithoutRelink`). Its handles go stale.
     fn erase_node(slf: &Bound<'_, Self>, node: &Bound<'_, PyAny>) -> PyResult<()> {
         let id = PyNode::extract_id(slf, node)?;
-        PyGraph::try_write(slf, |g| g.erase_node(id).map(|_| ()))
+        // Through the root: the subgraphs below the node go with it.
+        let (root, name) = match &slf.try_borrow()?.slot {
+            GraphSlot::Own(_) => (slf.clone(), None),
+            GraphSlot::Sub { root, name, .. } => (root.bind(slf.py()).clone(), Some(name.clone())),
+        };
+        let uid = PyGraph::read(slf, Graph::uid)?;
+        PyGraph::try_write(&root, |g| {
+            let owner = match &name {
+                None => None,
+                Some(n) => Some(
+                    g.subgraph_index(n)
+                        .filter(|&k| g.subgraphs[k].uid() == uid)
+                        .ok_or_else(|| {
+                            IrError::StaleHandle(format!("subgraph '{n}' is no longer registered"))
+                        })?,
+                ),
+            };
+            g.erase_tree_node(owner, id).map(|_| ())
+        })
     }
 
     /// Number of links (data and control).
