@@ -99,11 +99,9 @@ def test_om_overlapping_partitions_are_refused():
 
 
 def test_om_partition_out_of_range_is_refused():
-    # (The reader also tries the old 32-bit table layout, which reads these bytes differently;
-    # neither reading yields the model.)
     model_def = air.Graph("g").to_bytes()
     for entry in [(2, 4, 1 << 40), (2, 2**64 - 1, 2), (2, len(model_def), 1)]:
-        with pytest.raises(air.DecodeError):
+        with pytest.raises(air.DecodeError, match="outside the model data"):
             air.Model.from_om(_om([(0, 0, len(model_def)), entry], model_def))
 
 
@@ -128,6 +126,16 @@ def test_onnx_string_initializer_of_2_to_62_elements_is_refused():
     assert len(data) < 200
     with pytest.raises(air.InvalidArgumentError, match="too large|fewer than"):
         air.onnx.load(data)
+
+
+def test_onnx_export_of_a_huge_string_constant_is_a_typed_error():
+    # The export used to reserve one entry per element and panic ("capacity overflow").
+    for dims in ([2**62], [2**40, 2**40]):
+        g = air.Graph("g")
+        c = g.add_const("s", air.Tensor(air.TensorDesc(dims, air.DataType.STRING), b""))
+        g.set_outputs([c])
+        with pytest.raises(air.InvalidArgumentError, match="string"):
+            air.onnx.to_bytes(g)
 
 
 @pytest.mark.parametrize("dims", [[2**62], [2**31, 2**31], [2**40, 2**40]])

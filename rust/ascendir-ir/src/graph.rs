@@ -1149,12 +1149,22 @@ impl Graph {
                 )));
             }
         }
+        let has_output_op = self
+            .node_ids()
+            .any(|id| self.nodes[id].op.op_type() == "Output");
+        if existing.is_none() && !has_output_op {
+            // Checked before anything changes: the NetOutput's name must be free.
+            let name = self.net_output_name();
+            if self.find(&name).is_some() {
+                return Err(IrError::Duplicate(format!(
+                    "graph '{}' already has a node named '{name}'",
+                    self.name
+                )));
+            }
+        }
         self.outputs = outputs.to_vec();
         self.targets = targets.to_vec();
-        if self
-            .node_ids()
-            .any(|id| self.nodes[id].op.op_type() == "Output")
-        {
+        if has_output_op {
             return Ok(None);
         }
         let net = match existing {

@@ -374,11 +374,34 @@ impl Graph {
     /// `remove_node` of node `id` of tree graph `owner`, also removing the subgraphs below the
     /// node (recursively). Returns the names of the constants removed with it.
     pub fn remove_tree_node(&mut self, owner: Option<usize>, id: NodeId) -> IrResult<Vec<String>> {
-        let below = self.subgraphs_below(owner, id)?;
+        let mut below = self.subgraphs_below(owner, id)?;
+        // The constants `remove_node` may take with it: their subgraphs go too.
+        let g = self
+            .tree_graph(owner)
+            .ok_or_else(|| IrError::NotFound(format!("no subgraph #{owner:?}")))?;
+        let producers: Vec<NodeId> = g
+            .node(id)?
+            .in_data_peers()
+            .flatten()
+            .map(|a| a.node)
+            .filter(|&p| p != id)
+            .collect();
+        let mut with_subgraphs = Vec::new();
+        for p in producers {
+            let subs = self.subgraphs_below(owner, p)?;
+            if !subs.is_empty() {
+                with_subgraphs.push((p, subs));
+            }
+        }
         let g = self
             .tree_graph_mut(owner)
             .ok_or_else(|| IrError::NotFound(format!("no subgraph #{owner:?}")))?;
         let removed = g.remove_node(id)?;
+        for (p, subs) in with_subgraphs {
+            if !g.contains(p) {
+                below.extend(subs);
+            }
+        }
         self.take_subgraphs(&below);
         Ok(removed)
     }

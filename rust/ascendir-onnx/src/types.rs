@@ -371,6 +371,10 @@ pub fn pack_strings(items: &[Bytes]) -> Bytes {
 
 /// Inverse of [`pack_strings`]; `None` when the buffer is not in that layout.
 pub fn unpack_strings(data: &Bytes, count: usize) -> Option<Vec<Bytes>> {
+    // The heads come first: a count they cannot fit is refused before anything is reserved.
+    if count.checked_mul(16)? > data.len() {
+        return None;
+    }
     let mut out = Vec::with_capacity(count);
     for i in 0..count {
         let h = data.get(i * 16..i * 16 + 16)?;
@@ -402,7 +406,13 @@ pub fn tensor_to_proto(name: &str, t: &Tensor) -> OnnxResult<pb::TensorProto> {
     if t.desc.dtype == DataType::STRING {
         let count = ascendir_ir::tensor::shape_size(&t.desc.shape)
             .max(if t.desc.shape.is_empty() { 1 } else { 0 });
-        proto.string_data = unpack_strings(&t.data, count as usize).ok_or_else(|| {
+        let count = usize::try_from(count).map_err(|_| {
+            OnnxError::Unsupported(format!(
+                "string constant '{name}' of shape {:?} has no element count",
+                t.desc.shape
+            ))
+        })?;
+        proto.string_data = unpack_strings(&t.data, count).ok_or_else(|| {
             OnnxError::Unsupported(format!(
                 "string constant '{name}' is not in GE's string layout"
             ))

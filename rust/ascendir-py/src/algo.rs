@@ -137,7 +137,7 @@ fn parse_mode(obj: &Bound<'_, PyAny>) -> PyResult<TopoMode> {
 
 /// The root object of a graph object and the subgraph name when it is a subgraph view.
 fn root_of<'py>(this: &Bound<'py, PyGraph>) -> PyResult<(Bound<'py, PyGraph>, Option<String>)> {
-    let out = match &this.try_borrow()?.slot {
+    let out = match &PyGraph::borrow_slot(this)?.slot {
         GraphSlot::Own(_) => (this.clone(), None),
         GraphSlot::Sub { root, name, .. } => (root.bind(this.py()).clone(), Some(name.clone())),
     };
@@ -247,7 +247,7 @@ impl PyGraph {
         let opts = options(mode, memory_priority, delay_const_chains, reverse)?;
         let py = slf.py();
         if subgraphs {
-            if !matches!(slf.try_borrow()?.slot, GraphSlot::Own(_)) {
+            if !matches!(PyGraph::borrow_slot(slf)?.slot, GraphSlot::Own(_)) {
                 return Err(IrError::InvalidArgument(
                     "topo_sort(subgraphs=True) sorts a whole model: call it on the root graph"
                         .into(),
@@ -547,7 +547,7 @@ impl PyGraph {
             ))
             .py();
         }
-        if !matches!(sub.try_borrow()?.slot, GraphSlot::Own(_)) {
+        if !matches!(PyGraph::borrow_slot(sub)?.slot, GraphSlot::Own(_)) {
             return Err(IrError::InvalidArgument(
                 "this graph is already a subgraph; copy() it first".into(),
             ))
@@ -555,7 +555,7 @@ impl PyGraph {
         }
         let owner = tree_index(&root, &name)?;
         {
-            let me = sub.try_borrow()?;
+            let me = PyGraph::borrow_slot(sub)?;
             let GraphSlot::Own(body) = &me.slot else {
                 unreachable!("checked above")
             };
@@ -565,7 +565,7 @@ impl PyGraph {
             })?;
         }
         let body = {
-            let mut me = sub.try_borrow_mut()?;
+            let mut me = PyGraph::borrow_slot_mut(sub)?;
             let taken = std::mem::replace(
                 &mut me.slot,
                 GraphSlot::Sub {
@@ -582,7 +582,7 @@ impl PyGraph {
         let sub_name = body.name().to_string();
         let result = PyGraph::try_write(&root, |g| g.add_subgraph(owner, id, slot, dynamic, body));
         let uid = PyGraph::read(&root, |g| g.subgraph(&sub_name).map_or(0, |s| s.uid()))?;
-        sub.try_borrow_mut()?.slot = GraphSlot::Sub {
+        PyGraph::borrow_slot_mut(sub)?.slot = GraphSlot::Sub {
             root: root.clone().unbind(),
             name: sub_name,
             uid,

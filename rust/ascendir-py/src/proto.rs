@@ -59,7 +59,7 @@ fn encode_one(this: &Bound<'_, PyGraph>) -> PyResult<Vec<u8>> {
 /// `encode_one` in pieces (copied straight into a Python `bytes` by `to_bytes`).
 fn encode_pieces(this: &Bound<'_, PyGraph>) -> PyResult<Pieces> {
     let py = this.py();
-    let sub = match &this.try_borrow()?.slot {
+    let sub = match &PyGraph::borrow_slot(this)?.slot {
         GraphSlot::Own(_) => None,
         GraphSlot::Sub { root, name, .. } => Some((root.clone_ref(py), name.clone())),
     };

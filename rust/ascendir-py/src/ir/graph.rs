@@ -46,11 +46,26 @@ impl PyGraph {
         }
     }
 
+    /// Borrow the graph object itself (its slot); `ConcurrentUseError` while another call
+    /// writes it.
+    pub fn borrow_slot<'a, 'py>(this: &'a Bound<'py, PyGraph>) -> PyResult<PyRef<'py, PyGraph>> {
+        this.try_borrow()
+            .map_err(|_| concurrent_err("a read while it is being written"))
+    }
+
+    /// Borrow the graph object mutably; `ConcurrentUseError` while another call uses it.
+    pub fn borrow_slot_mut<'a, 'py>(
+        this: &'a Bound<'py, PyGraph>,
+    ) -> PyResult<PyRefMut<'py, PyGraph>> {
+        this.try_borrow_mut()
+            .map_err(|_| concurrent_err("a write while it is being read or written"))
+    }
+
     /// The root object and subgraph name when `this` is a subgraph view.
     fn sub_of<'py>(
         this: &Bound<'py, PyGraph>,
     ) -> PyResult<Option<(Bound<'py, PyGraph>, String, u64)>> {
-        Ok(match &this.try_borrow()?.slot {
+        Ok(match &PyGraph::borrow_slot(this)?.slot {
             GraphSlot::Own(_) => None,
             GraphSlot::Sub { root, name, uid } => {
                 Some((root.bind(this.py()).clone(), name.clone(), *uid))

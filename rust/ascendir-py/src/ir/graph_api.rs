@@ -222,7 +222,7 @@ impl PyGraph {
     }
     #[setter]
     fn set_name(slf: &Bound<'_, Self>, name: &str) -> PyResult<()> {
-        if let GraphSlot::Sub { .. } = slf.borrow().slot {
+        if let GraphSlot::Sub { .. } = PyGraph::borrow_slot(slf)?.slot {
             return Err(IrError::InvalidArgument(
                 "a registered subgraph is renamed through its parent".into(),
             ))
@@ -522,7 +522,7 @@ impl PyGraph {
     fn erase_node(slf: &Bound<'_, Self>, node: &Bound<'_, PyAny>) -> PyResult<()> {
         let id = PyNode::extract_id(slf, node)?;
         // Through the root: the subgraphs below the node go with it.
-        let (root, name) = match &slf.try_borrow()?.slot {
+        let (root, name) = match &PyGraph::borrow_slot(slf)?.slot {
             GraphSlot::Own(_) => (slf.clone(), None),
             GraphSlot::Sub { root, name, .. } => (root.bind(slf.py()).clone(), Some(name.clone())),
         };
@@ -571,7 +571,7 @@ impl PyGraph {
     /// A deterministic text dump of the graph (nodes, ports, descs, links, attributes).
     fn dump(slf: &Bound<'_, Self>) -> PyResult<String> {
         let py = slf.py();
-        let me = slf.try_borrow()?;
+        let me = PyGraph::borrow_slot(slf)?;
         match &me.slot {
             GraphSlot::Own(g) => Ok(py.detach(|| g.dump())),
             GraphSlot::Sub { .. } => {
