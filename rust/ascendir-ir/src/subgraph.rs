@@ -174,9 +174,38 @@ impl Graph {
         parent: NodeId,
         slot: &str,
         dynamic: bool,
-        mut sub: Graph,
+        sub: Graph,
     ) -> IrResult<String> {
-        let (slot_name, existing) = self.check_add_subgraph(owner, parent, slot, dynamic, &sub)?;
+        self.check_add_subgraph(owner, parent, slot, dynamic, &sub)?;
+        self.register_subgraph(owner, parent, slot, dynamic, sub, false)
+    }
+
+    /// [`Graph::add_subgraph`] for a builder that gives every graph of the tree a name of its
+    /// own (the ONNX import): the names of `sub`'s tree are not compared with the registered
+    /// ones, which would make building a tree of n subgraphs take n² steps. Everything else
+    /// is checked as in `add_subgraph`.
+    pub fn add_subgraph_fresh_names(
+        &mut self,
+        owner: Option<usize>,
+        parent: NodeId,
+        slot: &str,
+        dynamic: bool,
+        sub: Graph,
+    ) -> IrResult<String> {
+        self.register_subgraph(owner, parent, slot, dynamic, sub, true)
+    }
+
+    fn register_subgraph(
+        &mut self,
+        owner: Option<usize>,
+        parent: NodeId,
+        slot: &str,
+        dynamic: bool,
+        mut sub: Graph,
+        fresh_names: bool,
+    ) -> IrResult<String> {
+        let (slot_name, existing) =
+            self.check_add_subgraph_impl(owner, parent, slot, dynamic, &sub, !fresh_names)?;
         let owner_name = self.tree_graph(owner).expect("checked").name().to_string();
         // Mutate.
         let sub_name = sub.name().to_string();
@@ -224,6 +253,18 @@ impl Graph {
         dynamic: bool,
         sub: &Graph,
     ) -> IrResult<(String, Option<usize>)> {
+        self.check_add_subgraph_impl(owner, parent, slot, dynamic, sub, true)
+    }
+
+    fn check_add_subgraph_impl(
+        &self,
+        owner: Option<usize>,
+        parent: NodeId,
+        slot: &str,
+        dynamic: bool,
+        sub: &Graph,
+        check_names: bool,
+    ) -> IrResult<(String, Option<usize>)> {
         if self.parent.is_some() {
             return Err(IrError::InvalidArgument(format!(
                 "subgraphs are registered on the root graph; '{}' is a subgraph",
@@ -261,25 +302,25 @@ impl Graph {
                 sub.name()
             )));
         }
-        let mut names: Vec<&str> = vec![sub.name()];
-        names.extend(sub.subgraphs.iter().map(|g| g.name()));
-        for name in &names {
-            if *name == self.name() || self.subgraph_index(name).is_some() {
+        if check_names {
+            let mut names: Vec<&str> = vec![sub.name()];
+            names.extend(sub.subgraphs.iter().map(|g| g.name()));
+            let registered = self.subgraph_name_index();
+            for name in &names {
+                if *name == self.name() || registered.contains_key(name) {
+                    return Err(IrError::Duplicate(format!(
+                        "graph '{}' already has a subgraph named '{name}'",
+                        self.name()
+                    )));
+                }
+            }
+            let mut seen = HashMap::with_capacity(names.len());
+            if names.iter().any(|n| seen.insert(*n, ()).is_some()) {
                 return Err(IrError::Duplicate(format!(
-                    "graph '{}' already has a subgraph named '{name}'",
-                    self.name()
+                    "subgraph '{}' brings two subgraphs with the same name",
+                    sub.name()
                 )));
             }
-        }
-        if names
-            .iter()
-            .enumerate()
-            .any(|(i, n)| names[..i].contains(n))
-        {
-            return Err(IrError::Duplicate(format!(
-                "subgraph '{}' brings two subgraphs with the same name",
-                sub.name()
-            )));
         }
         let entries: &[(String, SubgraphType)] = op.meta().map_or(&[], |m| &m.subgraph_ir_names);
         let (slot_name, existing) = if dynamic {

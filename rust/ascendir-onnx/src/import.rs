@@ -536,34 +536,42 @@ fn build_graph<'m>(
             op.set_attr(ATTR_CONSTANT_NODE, AttrValue::Bool(true));
         }
         let first_pending = pending.len();
+        // All ports at once (names checked in linear time): one by one is quadratic in the
+        // number of ports.
+        let mut in_ports: Vec<(&str, Arc<TensorDesc>)> = Vec::with_capacity(inputs.len());
         for (port, src, optional) in &inputs {
             let value = src.and_then(|k| n.input.get(k)).map_or("", |v| pb::text(v));
-            let index = if value.is_empty() {
+            let desc = if value.is_empty() {
                 if *optional {
-                    op.add_optional_input(port, Arc::new(TensorDesc::invalid()))
+                    Arc::new(TensorDesc::invalid())
                 } else {
-                    op.add_input(port, b.unknown.clone())
+                    b.unknown.clone()
                 }
             } else {
-                let d = b.desc(value);
-                let index = if *optional {
-                    op.add_optional_input(port, d)
-                } else {
-                    op.add_input(port, d)
-                };
                 pending.push(Pending {
                     node: id_placeholder,
-                    port: index,
+                    port: in_ports.len(),
                     name: value,
                 });
-                index
+                b.desc(value)
             };
-            let _ = index;
+            in_ports.push((port.as_ref(), desc));
         }
-        for (k, port) in outputs.iter().enumerate() {
-            let value = n.output.get(k).map_or("", |v| pb::text(v));
-            op.add_output(port, b.desc(value))?;
+        op.append_ports(ascendir_ir::Side::Input, in_ports)?;
+        for (port, _, optional) in &inputs {
+            if *optional {
+                op.mark_optional_input(port);
+            }
         }
+        let outs: Vec<(&str, Arc<TensorDesc>)> = outputs
+            .iter()
+            .enumerate()
+            .map(|(k, port)| {
+                let value = n.output.get(k).map_or("", |v| pb::text(v));
+                (port.as_ref(), b.desc(value))
+            })
+            .collect();
+        op.append_ports(ascendir_ir::Side::Output, outs)?;
         let mut aux_ports = Vec::new();
         for (port, tensor) in aux {
             let idx = op.add_input(port, tensor.desc.clone());
@@ -731,7 +739,8 @@ fn build_bodies<'m>(
             let index = (first_index + pos) as i64;
             g.modify_op(*data, |op| op.set_attr("index", AttrValue::Int(index)))?;
         }
-        b.g.add_subgraph(None, id, &slot, dynamic, g)?;
+        // Graph names are unique across the model (`unique_graph_name`).
+        b.g.add_subgraph_fresh_names(None, id, &slot, dynamic, g)?;
     }
     Ok(links)
 }

@@ -404,14 +404,17 @@ pub fn tensor_to_proto(name: &str, t: &Tensor) -> OnnxResult<pb::TensorProto> {
         ..Default::default()
     };
     if t.desc.dtype == DataType::STRING {
-        let count = ascendir_ir::tensor::shape_size(&t.desc.shape)
-            .max(if t.desc.shape.is_empty() { 1 } else { 0 });
-        let count = usize::try_from(count).map_err(|_| {
-            OnnxError::Unsupported(format!(
-                "string constant '{name}' of shape {:?} has no element count",
-                t.desc.shape
-            ))
-        })?;
+        let count = t
+            .desc
+            .shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+            .ok_or_else(|| {
+                OnnxError::Unsupported(format!(
+                    "string constant '{name}' of shape {:?} has no element count",
+                    t.desc.shape
+                ))
+            })?;
         proto.string_data = unpack_strings(&t.data, count).ok_or_else(|| {
             OnnxError::Unsupported(format!(
                 "string constant '{name}' is not in GE's string layout"
