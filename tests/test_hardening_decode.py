@@ -15,7 +15,6 @@ import pytest
 import ascendir as air
 from ascendir import _core
 from ascendir.serialization import CycleWarning
-
 from hostile import field, nested_modeldef, nested_onnx_if, run_snippet, vfield
 
 onnx = pytest.importorskip("onnx")
@@ -113,8 +112,8 @@ def test_a_panic_reaches_python_as_internal_error():
 
 
 def _onnx_with_initializer(t: TensorProto) -> bytes:
-    graph = helper.make_graph([], "g", [], [helper.make_tensor_value_info(t.name, t.data_type, None)],
-                              initializer=[t])
+    out = helper.make_tensor_value_info(t.name, t.data_type, None)
+    graph = helper.make_graph([], "g", [], [out], initializer=[t])
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
 
@@ -310,7 +309,8 @@ def test_cyclic_ge_graph_loads_with_a_warning():
 def test_cyclic_onnx_graph_is_refused():
     nodes = [helper.make_node("Relu", ["b"], ["a"], name="A"),
              helper.make_node("Relu", ["a"], ["b"], name="B")]
-    graph = helper.make_graph(nodes, "g", [], [helper.make_tensor_value_info("b", TensorProto.FLOAT, [1])])
+    out = helper.make_tensor_value_info("b", TensorProto.FLOAT, [1])
+    graph = helper.make_graph(nodes, "g", [], [out])
     data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
     with pytest.raises(air.InvalidArgumentError, match="has a cycle"):
         air.onnx.load(data)

@@ -52,9 +52,9 @@ def test_nesting_beyond_the_limit_is_refused_and_changes_nothing():
     assert g.dump() == before
     # A standalone tree that would land too deep is refused as a whole too.
     inner, _ = _chain(2)
+    owner = g.subgraph(f"s{LIMIT - 2}")
     with pytest.raises(air.InvalidArgumentError, match="limit is 64"):
-        g.subgraph(f"s{LIMIT - 2}").add_subgraph(inner, parent=g.subgraph(f"s{LIMIT - 2}").node("p"),
-                                                   slot="f")
+        owner.add_subgraph(inner, parent=owner.node("p"), slot="f")
     assert g.dump() == before
 
 

@@ -430,62 +430,11 @@ pub fn attr_unknown_fields(data: &[u8], field: u32) -> Vec<(String, Vec<u8>)> {
     out
 }
 
-#[cfg(test)]
-mod scan_tests {
-    use super::*;
-
-    #[test]
-    fn utf8_accepts_ascii_and_other_text_and_refuses_bad_bytes() {
-        assert_eq!(utf8(b"conv1/weights"), Some("conv1/weights"));
-        assert_eq!(utf8("通道".as_bytes()), Some("通道"));
-        assert_eq!(utf8(b""), Some(""));
-        assert_eq!(utf8(b"abc\xff"), None);
-        assert_eq!(utf8(b"\xc3"), None);
-    }
-
-    #[test]
-    fn varints_of_every_length_read_back() {
-        for v in [0u64, 1, 127, 128, 300, 16_383, 16_384, 1 << 35, u64::MAX] {
-            let mut buf = Vec::new();
-            prost::encoding::encode_varint(v, &mut buf);
-            let mut pos = 0;
-            assert_eq!(varint(&buf, &mut pos), Some(v));
-            assert_eq!(pos, buf.len());
-            // Cut short: refused.
-            let mut pos = 0;
-            assert_eq!(varint(&buf[..buf.len() - 1], &mut pos), None);
-        }
-    }
-
-    #[test]
-    fn unknown_fields_are_collected_in_order() {
-        // name = "a" (1), field 99 varint 5, field 100 bytes "xy", version (2) = 1
-        let data = [
-            0x0a, 1, b'a', 0x98, 0x06, 5, 0xa2, 0x06, 2, b'x', b'y', 0x10, 1,
-        ];
-        assert_eq!(
-            unknown_fields(&data, MODEL_DEF_FIELDS),
-            vec![0x98, 0x06, 5, 0xa2, 0x06, 2, b'x', b'y']
-        );
-        assert!(unknown_fields(&data[..4], MODEL_DEF_FIELDS).is_empty());
-        // Truncated: nothing (the decoder reports the problem).
-        assert!(unknown_fields(&data[..8], MODEL_DEF_FIELDS).is_empty());
-    }
-
-    #[test]
-    fn varint_is_strict() {
-        let mut p = 0;
-        assert_eq!(varint(&[0x96, 0x01], &mut p), Some(150));
-        let mut p = 0;
-        assert_eq!(varint(&[0xff; 10], &mut p), None);
-        let mut p = 0;
-        assert_eq!(varint(&[0x80], &mut p), None);
-    }
-}
-
 /// One field of a message body: its number, wire type and, for length-delimited fields, the
 /// body; `None` at the end, `Some(Err(()))` on malformed bytes.
-fn scan_field<'a>(data: &'a [u8], pos: &mut usize) -> Option<Result<(u64, u8, &'a [u8]), ()>> {
+type Scanned<'a> = Result<(u64, u8, &'a [u8]), ()>;
+
+fn scan_field<'a>(data: &'a [u8], pos: &mut usize) -> Option<Scanned<'a>> {
     if *pos >= data.len() {
         return None;
     }
@@ -599,4 +548,57 @@ fn precheck_graph(body: &[u8]) -> Option<ProtoResult<()>> {
         }
     }
     Some(Ok(()))
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::*;
+
+    #[test]
+    fn utf8_accepts_ascii_and_other_text_and_refuses_bad_bytes() {
+        assert_eq!(utf8(b"conv1/weights"), Some("conv1/weights"));
+        assert_eq!(utf8("通道".as_bytes()), Some("通道"));
+        assert_eq!(utf8(b""), Some(""));
+        assert_eq!(utf8(b"abc\xff"), None);
+        assert_eq!(utf8(b"\xc3"), None);
+    }
+
+    #[test]
+    fn varints_of_every_length_read_back() {
+        for v in [0u64, 1, 127, 128, 300, 16_383, 16_384, 1 << 35, u64::MAX] {
+            let mut buf = Vec::new();
+            prost::encoding::encode_varint(v, &mut buf);
+            let mut pos = 0;
+            assert_eq!(varint(&buf, &mut pos), Some(v));
+            assert_eq!(pos, buf.len());
+            // Cut short: refused.
+            let mut pos = 0;
+            assert_eq!(varint(&buf[..buf.len() - 1], &mut pos), None);
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_collected_in_order() {
+        // name = "a" (1), field 99 varint 5, field 100 bytes "xy", version (2) = 1
+        let data = [
+            0x0a, 1, b'a', 0x98, 0x06, 5, 0xa2, 0x06, 2, b'x', b'y', 0x10, 1,
+        ];
+        assert_eq!(
+            unknown_fields(&data, MODEL_DEF_FIELDS),
+            vec![0x98, 0x06, 5, 0xa2, 0x06, 2, b'x', b'y']
+        );
+        assert!(unknown_fields(&data[..4], MODEL_DEF_FIELDS).is_empty());
+        // Truncated: nothing (the decoder reports the problem).
+        assert!(unknown_fields(&data[..8], MODEL_DEF_FIELDS).is_empty());
+    }
+
+    #[test]
+    fn varint_is_strict() {
+        let mut p = 0;
+        assert_eq!(varint(&[0x96, 0x01], &mut p), Some(150));
+        let mut p = 0;
+        assert_eq!(varint(&[0xff; 10], &mut p), None);
+        let mut p = 0;
+        assert_eq!(varint(&[0x80], &mut p), None);
+    }
 }

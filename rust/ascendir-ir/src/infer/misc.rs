@@ -73,7 +73,7 @@ pub fn range(ctx: &InferCtx<'_>) -> RuleResult {
                 return Err(format!("Range({a}, {b}, {d}) has no element count"));
             }
             // `as` saturates: a count from 2^63 up is an overflow, not i64::MAX elements.
-            if n >= 9.223_372_036_854_775_807e18 {
+            if n >= 9_223_372_036_854_775_808.0 {
                 return Err(super::engine::overflow_message(format_args!(
                     "the element count of Range({a}, {b}, {d})"
                 )));

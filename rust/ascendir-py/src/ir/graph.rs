@@ -48,15 +48,13 @@ impl PyGraph {
 
     /// Borrow the graph object itself (its slot); `ConcurrentUseError` while another call
     /// writes it.
-    pub fn borrow_slot<'a, 'py>(this: &'a Bound<'py, PyGraph>) -> PyResult<PyRef<'py, PyGraph>> {
+    pub fn borrow_slot<'py>(this: &Bound<'py, PyGraph>) -> PyResult<PyRef<'py, PyGraph>> {
         this.try_borrow()
             .map_err(|_| concurrent_err("a read while it is being written"))
     }
 
     /// Borrow the graph object mutably; `ConcurrentUseError` while another call uses it.
-    pub fn borrow_slot_mut<'a, 'py>(
-        this: &'a Bound<'py, PyGraph>,
-    ) -> PyResult<PyRefMut<'py, PyGraph>> {
+    pub fn borrow_slot_mut<'py>(this: &Bound<'py, PyGraph>) -> PyResult<PyRefMut<'py, PyGraph>> {
         this.try_borrow_mut()
             .map_err(|_| concurrent_err("a write while it is being read or written"))
     }
