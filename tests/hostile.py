@@ -57,14 +57,17 @@ def nested_onnx_if(levels: int) -> bytes:
         # AttributeProto: name=1, g=6, type=20 (GRAPH = 5).
         attr_head = field(1, "then_branch") + vfield(20, 5) + varint(6 << 3 | 2) + varint(length)
         attr_len = len(attr_head) + length
-        # NodeProto: op_type=4, attribute=5.
-        node_head = field(4, "If") + varint(5 << 3 | 2) + varint(attr_len)
+        # NodeProto: input=1 (the condition, a graph input of the outermost graph), op_type=4,
+        # attribute=5.
+        node_head = field(1, "c") + field(4, "If") + varint(5 << 3 | 2) + varint(attr_len)
         node_len = len(node_head) + attr_len
         # GraphProto: node=1.
         graph_head = varint(1 << 3 | 2) + varint(node_len)
         length = len(graph_head) + node_len
         prefixes.append(graph_head + node_head + attr_head)
-    body = b"".join(reversed(prefixes)) + inner
+    # The outermost graph's content ends with the body: its input `c` (BOOL) goes after it.
+    cond = field(1, "c") + field(2, field(1, vfield(1, 9)))
+    body = b"".join(reversed(prefixes)) + inner + field(11, cond)
     opset = field(8, vfield(2, 17))
     return vfield(1, 8) + opset + varint(7 << 3 | 2) + varint(len(body)) + body
 
