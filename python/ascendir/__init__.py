@@ -28,6 +28,7 @@ from ._core import (
     format_serial_string,
     make_format,
     memory_size_of,
+    release_memory,
     size_in_bytes_of,
 )
 from .errors import (
@@ -193,5 +194,6 @@ __all__ = [
     "format_serial_string",
     "make_format",
     "memory_size_of",
+    "release_memory",
     "size_in_bytes_of",
 ]

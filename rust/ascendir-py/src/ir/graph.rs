@@ -199,6 +199,9 @@ impl PyGraph {
 /// goes away.
 const FREE_IN_BACKGROUND_FROM: usize = 128;
 
+/// Graphs handed to the pool to be freed and not freed yet (see `release_memory`).
+pub static PENDING_FREES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 impl Drop for PyGraph {
     /// Freeing a graph touches every node, attribute and desc (about a fifth of the time it took
     /// to decode one): a large graph is handed to the rayon pool so that `del g` (or a graph
@@ -211,7 +214,11 @@ impl Drop for PyGraph {
             if g.len() >= FREE_IN_BACKGROUND_FROM && ascendir_proto::parallel_helps() != Some(false)
             {
                 let g = std::mem::replace(g, Graph::new(""));
-                rayon::spawn(move || drop(g));
+                PENDING_FREES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                rayon::spawn(move || {
+                    drop(g);
+                    PENDING_FREES.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                });
             }
         }
     }
