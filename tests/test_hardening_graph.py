@@ -354,3 +354,35 @@ def test_freeing_a_large_graph_gives_the_memory_back():
     grown, left = (int(v) for v in run_snippet(code).split())
     assert grown > 200 * 2**20  # the graph was really built
     assert left < 50 * 2**20, left
+
+
+def test_a_cycle_through_a_shared_buffer_is_collected():
+    # A graph sharing the memory of an array whose object refers back to the graph: the graph
+    # keeps only the immutable bytes, so nothing hidden in Rust holds the array.
+    import gc
+    import weakref
+
+    class Holder(np.ndarray):
+        pass
+
+    raw = np.arange(4, dtype=np.float32).tobytes()
+    arr = np.frombuffer(raw, dtype=np.float32).view(Holder)
+    g = air.Graph("g")
+    c = g.add_const("c", arr)
+    assert np.shares_memory(c.attrs["value"].numpy(), arr)
+    arr.graph = g  # the cycle: array -> graph -> constant -> (memory of) array
+    alive = weakref.ref(arr)
+    del arr, g, c
+    gc.collect()
+    assert alive() is None
+    # A read-only array owning its memory used to be shared (and kept alive from Rust).
+    own = Holder(shape=(4,), dtype=np.float32)
+    own[:] = 1.0
+    own.flags.writeable = False
+    g = air.Graph("g")
+    g.add_const("c", own)
+    own.graph = g
+    alive = weakref.ref(own)
+    del own, g
+    gc.collect()
+    assert alive() is None

@@ -548,8 +548,11 @@ pub fn payload_of(obj: &Bound<'_, PyAny>) -> PyResult<Bytes> {
             .get_item("data")?
             .extract()?;
         let len: usize = raw.getattr("nbytes")?.extract()?;
+        // Only the immutable owner of the memory is kept, not the array: an array (or a
+        // subclass of it) can hold attributes, and a reference from them back to the graph
+        // would be a cycle through Rust that Python's collector cannot see.
         return Ok(Bytes::from_owner(ArrayOwner {
-            _array: array.clone().unbind(),
+            _owner: base.unbind(),
             ptr,
             len,
         }));
@@ -574,20 +577,20 @@ impl AsRef<[u8]> for PyBytesOwner {
     }
 }
 
-/// A read-only numpy array over an immutable `bytes` or tensor buffer, kept alive while
-/// tensor bytes point into it.
+/// The immutable owner (`bytes` or tensor buffer) of the memory of a read-only numpy array,
+/// kept alive while tensor bytes point into it.
 struct ArrayOwner {
-    _array: Py<PyAny>,
+    _owner: Py<PyAny>,
     ptr: usize,
     len: usize,
 }
 
 impl AsRef<[u8]> for ArrayOwner {
     fn as_ref(&self) -> &[u8] {
-        // SAFETY: `ptr`/`len` describe the C-contiguous data of `_array`, which we keep alive.
-        // The array is not writeable and its memory belongs to an immutable `bytes` or tensor
-        // buffer (which numpy will not make writeable), so no Python code can change or free
-        // it while we hold the reference.
+        // SAFETY: `ptr`/`len` describe C-contiguous data inside the memory of `_owner`, an
+        // immutable `bytes` or tensor buffer that we keep alive (the array was a view of it and
+        // numpy will not make it writeable), so no Python code can change or free it while we
+        // hold the reference.
         unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
     }
 }
