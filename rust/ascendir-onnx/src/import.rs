@@ -71,6 +71,7 @@ pub const ATTR_CONSTANT_NODE: &str = "_onnx_constant_node";
 
 /// Decode ONNX bytes and build the graph. The buffer is kept alive by the graph's constants.
 pub fn import_model(data: Bytes, opts: &ImportOptions) -> OnnxResult<(Graph, ImportReport)> {
+    crate::wire::precheck_nodes(&data)?;
     let model = pb::ModelProto::decode(data.clone()).map_err(|e| crate::wire::locate(&data, &e))?;
     let result = import_proto(&model, opts);
     // Freeing a large decoded model takes a while; do it off the caller's path.
@@ -484,6 +485,11 @@ fn build_graph<'m>(
         }
         let (n_name, n_type, n_domain) =
             (pb::text(&n.name), pb::text(&n.op_type), pb::text(&n.domain));
+        if n_type.is_empty() {
+            return Err(OnnxError::Invalid(format!(
+                "node {i} of graph '{name}' has no op_type"
+            )));
+        }
         let standard = n_domain.is_empty() || n_domain == "ai.onnx";
         let mapped = if standard {
             ops::map_node(n, ctx.opset, &b)?

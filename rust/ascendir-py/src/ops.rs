@@ -454,18 +454,20 @@ fn _ops_infer_node<'py>(
         Ok((op, vals))
     })?;
     let values = |i: usize| vals.get(i).cloned().flatten();
-    let outs = infer::infer_op(&proto, &op, &values, &mut PyCustom).map_err(|m| {
-        inference_err(
-            py,
-            &InferError {
-                graph: String::new(),
-                node: op.name().to_string(),
-                op_type: ty.clone(),
-                rule: proto.rule.kind.name().to_string(),
-                message: m,
-            },
-        )
-    })?;
+    let outs = infer::infer_op(&proto, &op, &values, &mut PyCustom)
+        .and_then(|outs| infer::engine::check_outputs(&outs).map(|()| outs))
+        .map_err(|m| {
+            inference_err(
+                py,
+                &InferError {
+                    graph: String::new(),
+                    node: op.name().to_string(),
+                    op_type: ty.clone(),
+                    rule: proto.rule.kind.name().to_string(),
+                    message: m,
+                },
+            )
+        })?;
     let list = PyList::empty(py);
     for o in outs {
         list.append((o.shape.to_vec(), py_dtype(py, o.dtype)?))?;

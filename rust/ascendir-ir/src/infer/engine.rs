@@ -152,8 +152,10 @@ pub fn check_outputs(outs: &[OutDesc]) -> Result<(), String> {
 }
 
 /// Write inferred outputs into `op` (shape, dtype; the origin shape of transformed descs).
-/// More outputs than the op has is an error.
+/// More outputs than the op has, or a shape [`check_outputs`] refuses, is an error (and
+/// nothing is written).
 pub fn write_outputs(op: &mut OpDesc, outs: &[OutDesc]) -> Result<(), String> {
+    check_outputs(outs)?;
     if outs.len() > op.num_outputs() {
         return Err(format!(
             "the rule produced {} outputs but the op has {}",
@@ -406,9 +408,6 @@ impl Engine<'_> {
         // 3. Write back.
         let keep_format =
             matches!(proto.rule.params.get("format"), Some(Param::Str(s)) if s == "keep");
-        if let Err(m) = check_outputs(&outs) {
-            return Err(fail(g, m));
-        }
         let key = self.current;
         let op = &mut g.arena_mut()[id].op;
         for (i, port) in op.outputs.iter().enumerate() {
