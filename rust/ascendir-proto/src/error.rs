@@ -63,11 +63,12 @@ pub enum ProtoError {
     },
 }
 
-/// How many bytes of memory a decode may use per input byte before it starts: reserved (and
-/// given back at once) up front, so that under memory pressure a decode fails with
+/// How many bytes of memory a decode is expected to use per input byte, reserved (and given
+/// back at once) before it starts, so that under memory pressure a decode fails with
 /// [`ProtoError::OutOfMemory`] instead of running into an allocation failure halfway, which
-/// aborts the process.
-pub const DECODE_RESERVE_PER_BYTE: usize = 4;
+/// aborts the process. Constant payloads are shared with the input, so weight-heavy models
+/// need about one byte per byte; a larger factor would refuse large models that fit.
+pub const DECODE_RESERVE_PER_BYTE: usize = 2;
 
 /// Check that `needed` bytes can be allocated now (an allocation that is given back at once):
 /// [`ProtoError::OutOfMemory`] when they cannot.
