@@ -649,9 +649,10 @@ impl PyGraph {
             Some(d) => PyTensorDesc::extract_arc(d)?,
             None => Arc::new(TensorDesc::default()),
         };
-        let graph = py
-            .detach(|| build_bulk(name, types_slice, &table, &edge_rows, names, desc))
-            .py()?;
+        let graph = crate::errors::guard(|| {
+            py.detach(|| build_bulk(name, types_slice, &table, &edge_rows, names, desc))
+        })?
+        .py()?;
         Ok(PyGraph::from_graph(graph))
     }
 
