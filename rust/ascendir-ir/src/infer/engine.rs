@@ -372,8 +372,11 @@ impl Engine<'_> {
             let op = &mut g.arena_mut()[id].op;
             for (i, src) in &peers {
                 if let Some(port) = op.inputs.get_mut(*i) {
-                    self.undo.push((key, id, false, *i, port.desc.clone()));
+                    let old = port.desc.clone();
                     refresh_input(&mut port.desc, src);
+                    if !Arc::ptr_eq(&old, &port.desc) {
+                        self.undo.push((key, id, false, *i, old));
+                    }
                 }
             }
         }
@@ -408,18 +411,22 @@ impl Engine<'_> {
         // 3. Write back.
         let keep_format =
             matches!(proto.rule.params.get("format"), Some(Param::Str(s)) if s == "keep");
+        // The old descs are held while writing, so a changed desc is a new `Arc` (copy on
+        // write): only those go to the undo log.
         let key = self.current;
         let op = &mut g.arena_mut()[id].op;
-        for (i, port) in op.outputs.iter().enumerate() {
-            self.undo.push((key, id, true, i, port.desc.clone()));
+        let before: SmallVec<[Arc<TensorDesc>; 2]> =
+            op.outputs.iter().map(|p| p.desc.clone()).collect();
+        let written = write_outputs(op, &outs);
+        if written.is_ok() && !keep_format {
+            default_infer_format(op);
         }
-        if let Err(m) = write_outputs(op, &outs) {
-            return Err(fail(g, m));
+        for (i, (old, port)) in before.into_iter().zip(op.outputs.iter()).enumerate() {
+            if !Arc::ptr_eq(&old, &port.desc) {
+                self.undo.push((key, id, true, i, old));
+            }
         }
-        if !keep_format {
-            default_infer_format(&mut g.arena_mut()[id].op);
-        }
-        Ok(())
+        written.map_err(|m| fail(g, m))
     }
 
     /// Infer the subgraphs of a control-flow node and derive its outputs: `If` / `Case` /
@@ -532,13 +539,14 @@ fn seed_subgraph_inputs(
             continue;
         };
         let src = src.desc.clone();
-        for (i, port) in op.inputs.iter_mut().enumerate() {
-            undo.push((key, id, false, i, port.desc.clone()));
-            refresh_input(&mut port.desc, &src);
-        }
-        for (i, port) in op.outputs.iter_mut().enumerate() {
-            undo.push((key, id, true, i, port.desc.clone()));
-            refresh_input(&mut port.desc, &src);
+        for (output, ports) in [(false, &mut op.inputs[..]), (true, &mut op.outputs[..])] {
+            for (i, port) in ports.iter_mut().enumerate() {
+                let old = port.desc.clone();
+                refresh_input(&mut port.desc, &src);
+                if !Arc::ptr_eq(&old, &port.desc) {
+                    undo.push((key, id, output, i, old));
+                }
+            }
         }
     }
 }
