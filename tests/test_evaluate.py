@@ -372,12 +372,14 @@ def test_while_counts_and_partitioned_call():
     assert air.evaluate(g, [np.array(3.0, np.float32)])["call"] == -192.0
 
 
-def test_nesting_deeper_than_the_bound_is_an_error():
+def _nested_calls(levels: int) -> tuple[air.Graph, air.Graph, air.Node]:
+    """A chain of PartitionedCalls nesting ``levels`` subgraphs; returns the root, the deepest
+    graph and its call node (still without a body)."""
     g = air.Graph("deep")
     x = g.add_input("x", air.TensorDesc([], air.float32))
     parent_graph, node = g, g.add_op("PartitionedCall", [[x]], name="c0", outputs=1)
     g.set_outputs([node])
-    for level in range(MAX_DEPTH + 1):
+    for level in range(levels):
         s = air.Graph(f"s{level}")
         a = s.add_input(f"a{level}", air.TensorDesc([], air.float32))
         a.attrs["_parent_node_index"] = 0
@@ -386,10 +388,19 @@ def test_nesting_deeper_than_the_bound_is_an_error():
         parent_graph.add_subgraph(s, parent=node, slot="f")
         parent_graph, node = g.subgraph(f"s{level}"), g.subgraph(f"s{level}").node(
             f"c{level + 1}")
-    leaf = _branch("leaf", "Neg", 0, shape=())
-    parent_graph.add_subgraph(leaf, parent=node, slot="f")
-    with pytest.raises(air.EvaluateError, match="nest deeper"):
-        air.evaluate(g, [np.array(1.0, np.float32)])
+    return g, parent_graph, node
+
+
+def test_nesting_is_bounded_by_the_graph_tree_limit():
+    # The evaluator's bound is the graph tree's: a tree as deep as graphs may nest evaluates,
+    # one level more cannot be built.
+    assert MAX_DEPTH == 64
+    g, parent_graph, node = _nested_calls(MAX_DEPTH - 1)
+    parent_graph.add_subgraph(_branch("leaf", "Neg", 0, shape=()), parent=node, slot="f")
+    assert air.evaluate(g, [np.array(1.0, np.float32)])["c0"] == -1.0
+    g, parent_graph, node = _nested_calls(MAX_DEPTH)
+    with pytest.raises(air.InvalidArgumentError, match="the limit is 64"):
+        parent_graph.add_subgraph(_branch("leaf", "Neg", 0, shape=()), parent=node, slot="f")
 
 
 # ---------------------------------------------------------------- feeds, outputs, errors

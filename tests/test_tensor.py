@@ -89,11 +89,21 @@ def test_tensor_numpy_is_zero_copy_and_read_only():
     assert t.numpy()[0, 0] == 0
 
 
-def test_tensor_from_read_only_array_shares_memory():
-    arr = np.arange(4, dtype=np.int64)
-    arr.flags.writeable = False
+def test_tensor_shares_only_memory_nobody_can_write():
+    # A read-only array over an immutable bytes (or over one of our tensors) is shared.
+    raw = np.arange(4, dtype=np.int64).tobytes()
+    arr = np.frombuffer(raw, dtype=np.int64)
     t = air.Tensor(arr)
     assert np.shares_memory(t.numpy(), arr)
+    assert np.shares_memory(air.Tensor(t.numpy()).numpy(), arr)
+    # A read-only array owning its memory is copied: its owner can make it writeable again.
+    own = np.arange(4, dtype=np.int64)
+    own.flags.writeable = False
+    t = air.Tensor(own)
+    assert not np.shares_memory(t.numpy(), own)
+    own.flags.writeable = True
+    own[0] = 99
+    assert t.numpy()[0] == 0
 
 
 def test_tensor_from_desc_and_bytes():

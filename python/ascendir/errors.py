@@ -12,12 +12,14 @@ from typing import Any
 __all__ = [
     "AscendIRError",
     "CompileError",
+    "ConcurrentUseError",
     "CycleError",
     "DecodeError",
     "DuplicateNameError",
     "EvaluateError",
     "ForeignHandleError",
     "InferenceError",
+    "InternalError",
     "InvalidArgumentError",
     "LinkError",
     "NotFoundError",
@@ -125,6 +127,21 @@ class TilingError(AscendIRError):
 
 class SizeOverflowError(AscendIRError, OverflowError):
     """A size computation overflowed 64-bit integers."""
+
+
+class InternalError(AscendIRError):
+    """A bug in ascendir: an internal check of the Rust core failed (a panic).
+
+    The binding converts such a failure into this error instead of letting it escape as a
+    ``PanicException``; the message says what failed. Please report it with the input.
+    """
+
+
+class ConcurrentUseError(AscendIRError):
+    """A graph was used by one call while another call was writing it (or, for a write, while
+    another call was reading or writing it): from another thread, or from a callback run by the
+    call in progress. A graph takes many readers or one writer at a time; the call that cannot
+    have its turn fails with this error and changes nothing."""
 
 
 class CompileError(AscendIRError):

@@ -7,7 +7,9 @@ metadata (name, version, custom version, attributes, OM partitions); a single
 :class:`~ascendir.Graph` is saved as a model of one graph with GE's default model attributes.
 Malformed input raises :class:`ascendir.errors.DecodeError` with ``offset`` / ``path``. What a
 target format cannot hold (OM partitions in a ``.pb``, model attributes in ONNX) is dropped
-with a :class:`DataLossWarning`.
+with a :class:`DataLossWarning`. A GE graph with a cycle (other than the NextIteration links of
+v1 control-flow loops) loads as it is, so that any graph state round-trips, with a
+:class:`CycleWarning` naming the cycle; ``Graph.validate()`` reports it as a problem.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .formats import FORMATS, SUFFIXES, detect
 
 __all__ = [
     "PARTITION_NAMES",
+    "CycleWarning",
     "DataLossWarning",
     "Model",
     "load",
@@ -43,6 +46,22 @@ PARTITION_NAMES: dict[int, str] = {
     8: "MODEL_INOUT_INFO",
 }
 """GE's ``ModelPartitionType`` numbers and names."""
+
+
+class CycleWarning(UserWarning):
+    """A loaded GE graph has a cycle (the model loads; ``validate()`` reports the cycle)."""
+
+
+def _warn_cycles(graphs: Iterable[Graph]) -> None:
+    """Warn once per graph of the trees of ``graphs`` that has a cycle."""
+    for root in graphs:
+        for g in [root, *root.subgraphs]:
+            cycle = g.find_cycle()
+            if cycle is not None:
+                names = " -> ".join(n.name for n in cycle)
+                warnings.warn(
+                    f"graph '{g.name}' has a cycle: {names}", CycleWarning, stacklevel=3
+                )
 
 
 class DataLossWarning(UserWarning):
@@ -139,6 +158,7 @@ class Model:
     def from_bytes(cls, data: bytes) -> Model:
         """A model from a binary GE ``ModelDef``."""
         name, version, custom_version, holder, graphs = _core._model_from_bytes(data)
+        _warn_cycles(graphs)
         model = cls(name, graphs, version=version, custom_version=custom_version)
         model._holder = holder
         return model

@@ -11,7 +11,7 @@ from . import asc as asc
 from . import asc_backend as asc_backend
 from . import compiler as compiler
 
-__all__ = ['Anchor', 'AttrMap', 'Graph', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_save_bytes', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_library_loading', '_ops_mark_builtins_loaded', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_types', '_ops_unregister', '_text_to_bytes', '_torch_convert', 'asc', 'asc_backend', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'size_in_bytes_of', 'topo_mode_from_ge_options']
+__all__ = ['Anchor', 'AttrMap', 'Graph', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_save_bytes', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_library_loading', '_ops_mark_builtins_loaded', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_types', '_ops_unregister', '_test_panic', '_text_to_bytes', '_torch_convert', 'asc', 'asc_backend', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'size_in_bytes_of', 'topo_mode_from_ge_options']
 
 __version__: str
 
@@ -621,6 +621,11 @@ def _format_table() -> list[tuple[str, int, str, bool]]:
 def _attr_kind_table() -> list[tuple[str, int]]:
     ...
 
+def release_memory() -> int:
+    """Give freed memory back to the operating system now: wait for graphs being freed on pool
+    threads, then purge the allocator's unused pages. Returns how many graphs it waited for."""
+    ...
+
 def size_in_bytes_of(count: int, dtype: _DTypeLike) -> int:
     ...
 
@@ -716,6 +721,11 @@ def _model_to_bytes(name: str, version: int, custom_version: str, holder: Graph,
     ...
 
 def _default_model_attrs() -> Graph:
+    ...
+
+def _test_panic() -> None:
+    """Panic inside the binding's guard on purpose (the test of the panic funnel): raises
+    :class:`ascendir.InternalError`. Not part of the API."""
     ...
 
 def _text_to_bytes(text: str) -> bytes:

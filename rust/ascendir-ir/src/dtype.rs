@@ -177,6 +177,38 @@ pub fn size_in_bytes(count: i64, dtype: DataType) -> i64 {
     }
 }
 
+/// [`size_in_bytes`] with the size rule of the public size helpers: `Ok(None)` when the size
+/// is unknown (a negative count, or a type without a size), `Err(IrError::Overflow)` when it
+/// does not fit in 64 bits, never a sentinel for overflow.
+pub fn checked_size_in_bytes(count: i64, dtype: DataType) -> crate::IrResult<Option<i64>> {
+    if count < 0 {
+        return Ok(None);
+    }
+    let code = dtype.size_code();
+    if code <= 0 {
+        return Ok(None);
+    }
+    let overflow = || {
+        crate::IrError::Overflow(format!(
+            "{count} elements of {} do not fit in 64-bit byte sizes",
+            dtype.serial_name()
+        ))
+    };
+    if code > SIZE_BIT_OFFSET {
+        let bits = i64::from(code - SIZE_BIT_OFFSET);
+        let total = count
+            .checked_mul(bits)
+            .and_then(|t| t.checked_add(7))
+            .ok_or_else(overflow)?;
+        Ok(Some(total / 8))
+    } else {
+        count
+            .checked_mul(i64::from(code))
+            .map(Some)
+            .ok_or_else(overflow)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -136,6 +136,16 @@ pub struct Graph {
     /// Subgraphs registered on this (root) graph, in registration order. GE registers every
     /// subgraph of any depth on the root.
     pub subgraphs: Vec<Graph>,
+    /// A process-wide unique number, given when the graph is made and again each time it is
+    /// registered as a subgraph: a handle that remembers it can tell a re-registered graph of
+    /// the same name from the one it was made for.
+    uid: u64,
+}
+
+/// The next graph uid (never 0).
+pub(crate) fn next_graph_uid() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 fn name_hash(name: &str) -> u64 {
@@ -158,7 +168,19 @@ impl Graph {
             strings: Interner::default(),
             parent: None,
             subgraphs: Vec::new(),
+            uid: next_graph_uid(),
         }
+    }
+
+    /// The graph's uid (see the field): unique among the graphs of the process, renewed when
+    /// the graph is registered as a subgraph.
+    pub fn uid(&self) -> u64 {
+        self.uid
+    }
+
+    /// Give the graph a new uid: every handle made for it before then goes stale.
+    pub fn renew_uid(&mut self) {
+        self.uid = next_graph_uid();
     }
 
     /// An empty graph with room for `nodes` nodes.
@@ -1127,12 +1149,22 @@ impl Graph {
                 )));
             }
         }
+        let has_output_op = self
+            .node_ids()
+            .any(|id| self.nodes[id].op.op_type() == "Output");
+        if existing.is_none() && !has_output_op {
+            // Checked before anything changes: the NetOutput's name must be free.
+            let name = self.net_output_name();
+            if self.find(&name).is_some() {
+                return Err(IrError::Duplicate(format!(
+                    "graph '{}' already has a node named '{name}'",
+                    self.name
+                )));
+            }
+        }
         self.outputs = outputs.to_vec();
         self.targets = targets.to_vec();
-        if self
-            .node_ids()
-            .any(|id| self.nodes[id].op.op_type() == "Output")
-        {
+        if has_output_op {
             return Ok(None);
         }
         let net = match existing {
@@ -1243,40 +1275,51 @@ impl Graph {
                     n.op.num_outputs()
                 ));
             }
-            for (i, peer) in n.in_data.iter().enumerate() {
-                if let Some(src) = peer {
-                    let dst = InAnchor::data(id, i);
-                    if self.check_out(*src).is_err() || self.out_slot(*src, dst).is_none() {
-                        problems.push(format!(
-                            "{} has a one-sided link",
-                            self.describe(Anchor::In(dst))
-                        ));
-                    }
+        }
+        // Links are two-sided: every link seen from its consumer is seen from its producer,
+        // as often. Counted in one pass each way (searching the producer's peer list per link
+        // would be quadratic in the fan-out).
+        let mut links: hashbrown::HashMap<(OutAnchor, InAnchor), i64, FxBuildHasher> =
+            hashbrown::HashMap::default();
+        for (id, n) in &self.nodes {
+            for (i, peers) in n.out_data.iter().enumerate() {
+                for dst in peers {
+                    *links.entry((OutAnchor::data(id, i), *dst)).or_default() += 1;
                 }
             }
-            for src in &n.in_ctrl {
-                let dst = InAnchor::control(id);
-                if self.check_out(*src).is_err() || self.out_slot(*src, dst).is_none() {
+            for dst in &n.out_ctrl {
+                *links.entry((OutAnchor::control(id), *dst)).or_default() += 1;
+            }
+        }
+        for (id, n) in &self.nodes {
+            let ins = n
+                .in_data
+                .iter()
+                .enumerate()
+                .filter_map(|(i, p)| p.map(|src| (src, InAnchor::data(id, i))))
+                .chain(n.in_ctrl.iter().map(|&src| (src, InAnchor::control(id))));
+            for (src, dst) in ins {
+                let left = links.entry((src, dst)).or_default();
+                *left -= 1;
+                if self.check_out(src).is_err() || *left < 0 {
                     problems.push(format!(
                         "{} has a one-sided link",
                         self.describe(Anchor::In(dst))
                     ));
                 }
             }
-            for (i, peers) in n.out_data.iter().enumerate() {
-                for dst in peers {
-                    let src = OutAnchor::data(id, i);
-                    if self.check_in(*dst).is_err() || self.in_slot(*dst, src).is_none() {
-                        problems.push(format!(
-                            "{} has a one-sided link",
-                            self.describe(Anchor::Out(src))
-                        ));
-                    }
-                }
-            }
-            for dst in &n.out_ctrl {
-                let src = OutAnchor::control(id);
-                if self.check_in(*dst).is_err() || self.in_slot(*dst, src).is_none() {
+        }
+        for (id, n) in &self.nodes {
+            let outs = n
+                .out_data
+                .iter()
+                .enumerate()
+                .flat_map(|(i, peers)| peers.iter().map(move |&dst| (OutAnchor::data(id, i), dst)))
+                .chain(n.out_ctrl.iter().map(|&dst| (OutAnchor::control(id), dst)));
+            for (src, dst) in outs {
+                let left = links.entry((src, dst)).or_default();
+                if self.check_in(dst).is_err() || *left > 0 {
+                    *left -= 1;
                     problems.push(format!(
                         "{} has a one-sided link",
                         self.describe(Anchor::Out(src))
@@ -1383,6 +1426,37 @@ mod tests {
         g.share_strings(&other);
         let c = g.add_node(OpDesc::with_type_sym("c", copy)).unwrap();
         assert!(Sym::ptr_eq(g.op(c).unwrap().op_type_sym(), &relu));
+    }
+
+    #[test]
+    fn one_sided_links_are_found_from_either_side() {
+        let mut g = Graph::new("g");
+        let a = g.add_node(op("a", 0, 1)).unwrap();
+        let b = g.add_node(op("b", 2, 0)).unwrap();
+        g.link(OutAnchor::data(a, 0), InAnchor::data(b, 0)).unwrap();
+        g.link(OutAnchor::control(a), InAnchor::control(b)).unwrap();
+        g.link(OutAnchor::control(a), InAnchor::control(b)).unwrap(); // GE keeps duplicates
+        assert!(
+            g.check_invariants().is_empty(),
+            "{:?}",
+            g.check_invariants()
+        );
+        // The consumer side forgets one of the two control links.
+        let mut c = g.clone();
+        c.nodes[b].in_ctrl.pop();
+        let p = c.check_invariants();
+        assert_eq!(p.len(), 1, "{p:?}");
+        assert!(p[0].contains("one-sided"));
+        // The producer side forgets the data link.
+        let mut c = g.clone();
+        c.nodes[a].out_data[0].clear();
+        let p = c.check_invariants();
+        assert_eq!(p.len(), 1, "{p:?}");
+        // The consumer points at a link the producer does not list.
+        let mut c = g.clone();
+        c.nodes[b].in_data[1] = Some(OutAnchor::data(a, 0));
+        let p = c.check_invariants();
+        assert_eq!(p.len(), 1, "{p:?}");
     }
 
     fn op(name: &str, inputs: usize, outputs: usize) -> OpDesc {

@@ -451,6 +451,14 @@ impl OpDesc {
         index
     }
 
+    /// Record input `name` as optional (as `add_optional_input` does).
+    pub fn mark_optional_input(&mut self, name: &str) {
+        let meta = self.meta_mut();
+        if !meta.optional_inputs.iter().any(|n| &**n == name) {
+            meta.optional_inputs.push(Arc::from(name));
+        }
+    }
+
     /// Whether input `name` was declared optional.
     pub fn is_optional_input(&self, name: &str) -> bool {
         self.meta()
@@ -470,6 +478,45 @@ impl OpDesc {
             desc,
         });
         Ok(self.outputs.len() - 1)
+    }
+
+    /// Append `ports` on `side`, checking every name (against the op's ports and each other)
+    /// in linear time before anything is added: `add_output` / `add_input` one by one is
+    /// quadratic in the number of ports. A name that is taken fails the whole call.
+    pub fn append_ports(
+        &mut self,
+        side: Side,
+        ports: Vec<(&str, Arc<TensorDesc>)>,
+    ) -> IrResult<()> {
+        let mut seen: hashbrown::HashSet<&str> =
+            self.ports(side).iter().map(|p| &*p.name).collect();
+        let mut taken = None;
+        for (name, _) in &ports {
+            if !seen.insert(name) {
+                taken = Some(*name);
+                break;
+            }
+        }
+        drop(seen);
+        if let Some(name) = taken {
+            let side = match side {
+                Side::Input => "input",
+                Side::Output => "output",
+            };
+            return Err(IrError::Duplicate(format!(
+                "op '{}' already has an {side} named '{name}'",
+                self.name
+            )));
+        }
+        let new = ports.into_iter().map(|(name, desc)| Port {
+            name: Sym::new(name),
+            desc,
+        });
+        match side {
+            Side::Input => self.inputs.extend(new),
+            Side::Output => self.outputs.extend(new),
+        }
+        Ok(())
     }
 
     /// `AddOutputDesc(desc)`: appended under the automatic name `__output<N>`.

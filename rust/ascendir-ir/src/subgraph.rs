@@ -15,11 +15,18 @@ use hashbrown::HashMap;
 use crate::attr::AttrValue;
 use crate::error::{IrError, IrResult};
 use crate::graph::{Graph, NodeId, ParentLink};
-use crate::op_desc::SubgraphType;
+use crate::op_desc::{OpDesc, SubgraphType};
 
 /// `_parent_node_index`: on a subgraph `Data` node, the parent input it stands for; on the input
 /// descs of a subgraph `NetOutput`, the parent output it feeds.
 pub const ATTR_PARENT_NODE_INDEX: &str = "_parent_node_index";
+
+/// The deepest subgraph nesting a graph tree may have: a subgraph of the root is at depth 1, a
+/// subgraph of that subgraph at depth 2, and so on. `add_subgraph` and the decoders refuse
+/// deeper trees with an error, so every walk over the tree (inference, encoding, dumps, checks)
+/// stays within a bounded stack. ONNX cannot nest deeper than about 31 bodies anyway (protobuf's
+/// message nesting limit of 100 is reached first); GE models nest a few levels.
+pub const MAX_SUBGRAPH_DEPTH: usize = 64;
 
 /// A node somewhere in a graph tree: `graph` is `None` for the root, `Some(k)` for
 /// `root.subgraphs[k]`.
@@ -40,6 +47,90 @@ impl Graph {
             None => Some(self),
             Some(k) => self.subgraphs.get_mut(k),
         }
+    }
+
+    /// Name → index in `self.subgraphs` of every registered subgraph (the first of a duplicate
+    /// name).
+    pub fn subgraph_name_index(&self) -> HashMap<&str, usize> {
+        let mut index = HashMap::with_capacity(self.subgraphs.len());
+        for (i, g) in self.subgraphs.iter().enumerate() {
+            index.entry(g.name()).or_insert(i);
+        }
+        index
+    }
+
+    /// The nesting depth of every registered subgraph (a subgraph whose parent node is in this
+    /// root has depth 1), found by following parent links in linear time; `None` where the
+    /// chain of parent links does not reach this root (a broken link or a cycle of links).
+    pub fn subgraph_depths(&self) -> Vec<Option<usize>> {
+        let n = self.subgraphs.len();
+        let index = self.subgraph_name_index();
+        let mut depth: Vec<Option<usize>> = vec![None; n];
+        let mut done = vec![false; n];
+        let mut on_path = vec![false; n];
+        let mut path: Vec<usize> = Vec::new();
+        for k in 0..n {
+            if done[k] {
+                continue;
+            }
+            path.clear();
+            let mut cur = k;
+            let base: Option<usize> = loop {
+                if done[cur] {
+                    break depth[cur];
+                }
+                if on_path[cur] {
+                    break None;
+                }
+                on_path[cur] = true;
+                path.push(cur);
+                let Some(link) = &self.subgraphs[cur].parent else {
+                    break None;
+                };
+                if link.graph == self.name() {
+                    break Some(0);
+                }
+                match index.get(link.graph.as_str()) {
+                    Some(&p) => cur = p,
+                    None => break None,
+                }
+            };
+            let mut d = base;
+            for &p in path.iter().rev() {
+                d = d.and_then(|x| x.checked_add(1));
+                depth[p] = d;
+                done[p] = true;
+                on_path[p] = false;
+            }
+        }
+        depth
+    }
+
+    /// The depth of tree graph `owner` (`None` = this root, depth 0), following at most
+    /// `MAX_SUBGRAPH_DEPTH + 1` parent links; `None` when the chain is broken, cyclic or longer.
+    pub fn tree_depth(&self, owner: Option<usize>) -> Option<usize> {
+        let mut cur = owner?;
+        let mut depth = 1usize;
+        loop {
+            let link = self.subgraphs.get(cur)?.parent.as_ref()?;
+            if link.graph == self.name() {
+                return Some(depth);
+            }
+            if depth > MAX_SUBGRAPH_DEPTH {
+                return None;
+            }
+            cur = self.subgraph_index(&link.graph)?;
+            depth += 1;
+        }
+    }
+
+    /// How deep the subgraphs registered on this root nest (0 without subgraphs).
+    pub fn subgraph_height(&self) -> usize {
+        self.subgraph_depths()
+            .into_iter()
+            .map(|d| d.unwrap_or(1))
+            .max()
+            .unwrap_or(0)
     }
 
     /// Index of a registered subgraph in `self.subgraphs`.
@@ -83,9 +174,38 @@ impl Graph {
         parent: NodeId,
         slot: &str,
         dynamic: bool,
-        mut sub: Graph,
+        sub: Graph,
     ) -> IrResult<String> {
-        let (slot_name, existing) = self.check_add_subgraph(owner, parent, slot, dynamic, &sub)?;
+        self.check_add_subgraph(owner, parent, slot, dynamic, &sub)?;
+        self.register_subgraph(owner, parent, slot, dynamic, sub, false)
+    }
+
+    /// [`Graph::add_subgraph`] for a builder that gives every graph of the tree a name of its
+    /// own (the ONNX import): the names of `sub`'s tree are not compared with the registered
+    /// ones, which would make building a tree of n subgraphs take n² steps. Everything else
+    /// is checked as in `add_subgraph`.
+    pub fn add_subgraph_fresh_names(
+        &mut self,
+        owner: Option<usize>,
+        parent: NodeId,
+        slot: &str,
+        dynamic: bool,
+        sub: Graph,
+    ) -> IrResult<String> {
+        self.register_subgraph(owner, parent, slot, dynamic, sub, true)
+    }
+
+    fn register_subgraph(
+        &mut self,
+        owner: Option<usize>,
+        parent: NodeId,
+        slot: &str,
+        dynamic: bool,
+        mut sub: Graph,
+        fresh_names: bool,
+    ) -> IrResult<String> {
+        let (slot_name, existing) =
+            self.check_add_subgraph_impl(owner, parent, slot, dynamic, &sub, !fresh_names)?;
         let owner_name = self.tree_graph(owner).expect("checked").name().to_string();
         // Mutate.
         let sub_name = sub.name().to_string();
@@ -115,7 +235,9 @@ impl Graph {
             graph: owner_name,
             node: parent,
         });
-        let nested = std::mem::take(&mut sub.subgraphs);
+        let mut nested = std::mem::take(&mut sub.subgraphs);
+        sub.renew_uid();
+        nested.iter_mut().for_each(Graph::renew_uid);
         self.subgraphs.push(sub);
         self.subgraphs.extend(nested);
         Ok(slot_name)
@@ -131,6 +253,18 @@ impl Graph {
         dynamic: bool,
         sub: &Graph,
     ) -> IrResult<(String, Option<usize>)> {
+        self.check_add_subgraph_impl(owner, parent, slot, dynamic, sub, true)
+    }
+
+    fn check_add_subgraph_impl(
+        &self,
+        owner: Option<usize>,
+        parent: NodeId,
+        slot: &str,
+        dynamic: bool,
+        sub: &Graph,
+        check_names: bool,
+    ) -> IrResult<(String, Option<usize>)> {
         if self.parent.is_some() {
             return Err(IrError::InvalidArgument(format!(
                 "subgraphs are registered on the root graph; '{}' is a subgraph",
@@ -144,6 +278,21 @@ impl Graph {
             ))
         })?;
         let op = owner_graph.op(parent)?;
+        let owner_depth = match owner {
+            None => 0,
+            Some(_) => self.tree_depth(owner).unwrap_or(MAX_SUBGRAPH_DEPTH),
+        };
+        let depth = owner_depth
+            .saturating_add(1)
+            .saturating_add(sub.subgraph_height());
+        if depth > MAX_SUBGRAPH_DEPTH {
+            return Err(IrError::InvalidArgument(format!(
+                "adding subgraph '{}' under node '{}' of graph '{}' would nest subgraphs {depth} levels deep; the limit is {MAX_SUBGRAPH_DEPTH}",
+                sub.name(),
+                op.name(),
+                owner_graph.name()
+            )));
+        }
         if sub.name().is_empty() {
             return Err(IrError::InvalidArgument("a subgraph needs a name".into()));
         }
@@ -153,25 +302,25 @@ impl Graph {
                 sub.name()
             )));
         }
-        let mut names: Vec<&str> = vec![sub.name()];
-        names.extend(sub.subgraphs.iter().map(|g| g.name()));
-        for name in &names {
-            if *name == self.name() || self.subgraph_index(name).is_some() {
+        if check_names {
+            let mut names: Vec<&str> = vec![sub.name()];
+            names.extend(sub.subgraphs.iter().map(|g| g.name()));
+            let registered = self.subgraph_name_index();
+            for name in &names {
+                if *name == self.name() || registered.contains_key(name) {
+                    return Err(IrError::Duplicate(format!(
+                        "graph '{}' already has a subgraph named '{name}'",
+                        self.name()
+                    )));
+                }
+            }
+            let mut seen = HashMap::with_capacity(names.len());
+            if names.iter().any(|n| seen.insert(*n, ()).is_some()) {
                 return Err(IrError::Duplicate(format!(
-                    "graph '{}' already has a subgraph named '{name}'",
-                    self.name()
+                    "subgraph '{}' brings two subgraphs with the same name",
+                    sub.name()
                 )));
             }
-        }
-        if names
-            .iter()
-            .enumerate()
-            .any(|(i, n)| names[..i].contains(n))
-        {
-            return Err(IrError::Duplicate(format!(
-                "subgraph '{}' brings two subgraphs with the same name",
-                sub.name()
-            )));
         }
         let entries: &[(String, SubgraphType)] = op.meta().map_or(&[], |m| &m.subgraph_ir_names);
         let (slot_name, existing) = if dynamic {
@@ -224,20 +373,8 @@ impl Graph {
     /// Every subgraph below `node` (recursively), as indexes into `self.subgraphs`, parents
     /// before their children.
     pub fn subgraphs_below(&self, owner: Option<usize>, node: NodeId) -> IrResult<Vec<usize>> {
-        let mut out = self.node_subgraphs(owner, node)?;
-        let mut i = 0;
-        while i < out.len() {
-            let k = out[i];
-            for id in self.subgraphs[k].node_ids() {
-                for s in self.node_subgraphs(Some(k), id)? {
-                    if !out.contains(&s) {
-                        out.push(s);
-                    }
-                }
-            }
-            i += 1;
-        }
-        Ok(out)
+        let direct = self.node_subgraphs(owner, node)?;
+        self.subgraph_closure(direct)
     }
 
     /// Remove the subgraph `name` and every subgraph below it, and clear its slot on the parent
@@ -249,19 +386,7 @@ impl Graph {
                 self.name()
             ))
         })?;
-        let mut doomed = vec![k];
-        let mut i = 0;
-        while i < doomed.len() {
-            let g = &self.subgraphs[doomed[i]];
-            for id in g.node_ids() {
-                for s in self.node_subgraphs(Some(doomed[i]), id)? {
-                    if !doomed.contains(&s) {
-                        doomed.push(s);
-                    }
-                }
-            }
-            i += 1;
-        }
+        let doomed = self.subgraph_closure(vec![k])?;
         if let Some(link) = self.subgraphs[k].parent.clone() {
             let owner = self.tree_index(&link.graph).ok().flatten();
             let owner_is_root = link.graph == self.name();
@@ -290,13 +415,120 @@ impl Graph {
     /// `remove_node` of node `id` of tree graph `owner`, also removing the subgraphs below the
     /// node (recursively). Returns the names of the constants removed with it.
     pub fn remove_tree_node(&mut self, owner: Option<usize>, id: NodeId) -> IrResult<Vec<String>> {
-        let below = self.subgraphs_below(owner, id)?;
+        let mut below = self.subgraphs_below(owner, id)?;
+        // The constants `remove_node` may take with it: their subgraphs go too.
+        let g = self
+            .tree_graph(owner)
+            .ok_or_else(|| IrError::NotFound(format!("no subgraph #{owner:?}")))?;
+        let producers: Vec<NodeId> = g
+            .node(id)?
+            .in_data_peers()
+            .flatten()
+            .map(|a| a.node)
+            .filter(|&p| p != id)
+            .collect();
+        let mut with_subgraphs = Vec::new();
+        for p in producers {
+            let subs = self.subgraphs_below(owner, p)?;
+            if !subs.is_empty() {
+                with_subgraphs.push((p, subs));
+            }
+        }
         let g = self
             .tree_graph_mut(owner)
             .ok_or_else(|| IrError::NotFound(format!("no subgraph #{owner:?}")))?;
         let removed = g.remove_node(id)?;
+        for (p, subs) in with_subgraphs {
+            if !g.contains(p) {
+                below.extend(subs);
+            }
+        }
         self.take_subgraphs(&below);
         Ok(removed)
+    }
+
+    /// The subgraphs `start` and every subgraph below them, as indexes into
+    /// `self.subgraphs` (each once, parents before their children).
+    fn subgraph_closure(&self, start: Vec<usize>) -> IrResult<Vec<usize>> {
+        let mut seen = vec![false; self.subgraphs.len()];
+        let mut out = Vec::with_capacity(start.len());
+        for k in start {
+            if !std::mem::replace(&mut seen[k], true) {
+                out.push(k);
+            }
+        }
+        let index = self.subgraph_name_index();
+        let mut i = 0;
+        while i < out.len() {
+            let g = &self.subgraphs[out[i]];
+            for id in g.node_ids() {
+                for name in g.arena()[id].op().subgraph_instance_names() {
+                    if let Some(&s) = index.get(name.as_str()) {
+                        if !std::mem::replace(&mut seen[s], true) {
+                            out.push(s);
+                        }
+                    }
+                }
+            }
+            i += 1;
+        }
+        Ok(out)
+    }
+
+    /// `erase_node` of node `id` of tree graph `owner`, also removing the subgraphs below the
+    /// node (recursively), so that none is left without its parent. Returns the erased op.
+    pub fn erase_tree_node(&mut self, owner: Option<usize>, id: NodeId) -> IrResult<OpDesc> {
+        let below = self.subgraphs_below(owner, id)?;
+        let g = self
+            .tree_graph_mut(owner)
+            .ok_or_else(|| IrError::NotFound(format!("no subgraph #{owner:?}")))?;
+        let op = g.erase_node(id)?;
+        self.take_subgraphs(&below);
+        Ok(op)
+    }
+
+    /// `replace_node` of node `old` of tree graph `owner` by `op`, keeping the subgraph tree
+    /// whole: a subgraph of `old` that `op` names in one of its slots stays (its parent link
+    /// moves to the new node), the other subgraphs below `old` are removed. Fails, changing
+    /// nothing, when `op` names a registered subgraph that is not one of `old`'s.
+    pub fn replace_tree_node(
+        &mut self,
+        owner: Option<usize>,
+        old: NodeId,
+        op: OpDesc,
+    ) -> IrResult<NodeId> {
+        let direct = self.node_subgraphs(owner, old)?;
+        let names: Vec<String> = op
+            .subgraph_instance_names()
+            .iter()
+            .filter(|n| !n.is_empty())
+            .cloned()
+            .collect();
+        for n in &names {
+            if let Some(k) = self.subgraph_index(n) {
+                if !direct.contains(&k) {
+                    return Err(IrError::InvalidArgument(format!(
+                        "the replacement op '{}' names subgraph '{n}', which belongs to another node",
+                        op.name()
+                    )));
+                }
+            }
+        }
+        let (kept, dropped): (Vec<usize>, Vec<usize>) = direct
+            .into_iter()
+            .partition(|&k| names.iter().any(|n| n == self.subgraphs[k].name()));
+        let doomed = self.subgraph_closure(dropped)?;
+        let g = self
+            .tree_graph_mut(owner)
+            .ok_or_else(|| IrError::NotFound(format!("no subgraph #{owner:?}")))?;
+        let new_id = g.replace_node(old, op)?;
+        for k in kept {
+            if let Some(link) = self.subgraphs[k].parent.as_mut() {
+                link.node = new_id;
+            }
+        }
+        self.take_subgraphs(&doomed);
+        Ok(new_id)
     }
 
     /// A standalone deep copy of tree graph `k` (`None` = this whole graph): the copy has no
@@ -312,14 +544,11 @@ impl Graph {
         let mut copy = sub.clone();
         copy.parent = None;
         copy.subgraphs.clear();
-        let mut below = Vec::new();
+        let mut direct = Vec::new();
         for id in sub.node_ids() {
-            for s in self.subgraphs_below(Some(k), id)? {
-                if !below.contains(&s) {
-                    below.push(s);
-                }
-            }
+            direct.extend(self.node_subgraphs(Some(k), id)?);
         }
+        let below = self.subgraph_closure(direct)?;
         copy.subgraphs = below.iter().map(|&s| self.subgraphs[s].clone()).collect();
         Ok(copy)
     }

@@ -6,7 +6,7 @@ use bytes::Bytes;
 use smallvec::SmallVec;
 
 use crate::attr::AttrMap;
-use crate::dtype::{size_in_bytes, DataType};
+use crate::dtype::DataType;
 use crate::error::{IrError, IrResult};
 use crate::format::{bits, Format};
 
@@ -200,7 +200,7 @@ pub fn calc_tensor_mem_size(shape: &[i64], format: i32, dtype: DataType) -> IrRe
             IrError::Overflow(format!("string tensor of {count} elements overflows int64"))
         });
     }
-    Ok(size_in_bytes(count, dtype))
+    Ok(crate::dtype::checked_size_in_bytes(count, dtype)?.unwrap_or(-1))
 }
 
 /// `GetTensorMemorySizeInBytes`: the size rounded up to 32 bytes plus 32 (0 → 32, 33 → 96).

@@ -3,7 +3,7 @@
 use crate::error::{IrError, IrResult};
 use crate::graph::Graph;
 use crate::op_desc::{IrInputType, OpDesc};
-use crate::subgraph::ATTR_PARENT_NODE_INDEX;
+use crate::subgraph::{ATTR_PARENT_NODE_INDEX, MAX_SUBGRAPH_DEPTH};
 use crate::topo::TopoSorter;
 
 /// Types whose inputs may stay unlinked: graph inputs and constants (GE `Node::Verify`).
@@ -131,9 +131,19 @@ impl Graph {
 
     fn tree_problems(&self, out: &mut Vec<String>) {
         let root = self.name();
+        let index = self.subgraph_name_index();
+        let lookup = |name: &str| index.get(name).map(|&i| &self.subgraphs[i]);
+        for (k, depth) in self.subgraph_depths().into_iter().enumerate() {
+            if let Some(d) = depth.filter(|&d| d > MAX_SUBGRAPH_DEPTH) {
+                out.push(format!(
+                    "subgraph '{}' is nested {d} levels deep; the limit is {MAX_SUBGRAPH_DEPTH}",
+                    self.subgraphs[k].name()
+                ));
+            }
+        }
         for (k, sub) in self.subgraphs.iter().enumerate() {
             let name = sub.name();
-            if name == root || self.subgraphs[..k].iter().any(|s| s.name() == name) {
+            if name == root || index.get(name).is_some_and(|&first| first < k) {
                 out.push(format!("subgraph name '{name}' is used twice in the tree"));
             }
             let Some(link) = &sub.parent else {
@@ -143,7 +153,7 @@ impl Graph {
             let owner = if link.graph == root {
                 Some(self)
             } else {
-                self.subgraph(&link.graph)
+                lookup(&link.graph)
             };
             let Some(owner) = owner else {
                 out.push(format!(
@@ -217,7 +227,7 @@ impl Graph {
                     if inst.is_empty() {
                         continue;
                     }
-                    match self.subgraph(inst) {
+                    match lookup(inst) {
                         None => out.push(format!(
                             "node '{}' of graph '{}' names subgraph '{inst}', which is not registered",
                             n.name(),

@@ -71,6 +71,7 @@ pub const ATTR_CONSTANT_NODE: &str = "_onnx_constant_node";
 
 /// Decode ONNX bytes and build the graph. The buffer is kept alive by the graph's constants.
 pub fn import_model(data: Bytes, opts: &ImportOptions) -> OnnxResult<(Graph, ImportReport)> {
+    crate::wire::precheck_nodes(&data)?;
     let model = pb::ModelProto::decode(data.clone()).map_err(|e| crate::wire::locate(&data, &e))?;
     let result = import_proto(&model, opts);
     // Freeing a large decoded model takes a while; do it off the caller's path.
@@ -117,6 +118,20 @@ pub fn import_proto(
     };
     ctx.graph_names.insert(root_name.to_string());
     let (mut g, _) = build_graph(gp, root_name, &mut ctx, &[], &[])?;
+    // ONNX graphs are acyclic (nodes are topologically sorted): a cycle is refused at load.
+    for graph in std::iter::once(&g).chain(g.subgraphs.iter()) {
+        if let Some(cycle) = graph.find_cycle() {
+            let names: Vec<&str> = cycle
+                .iter()
+                .filter_map(|&id| graph.node(id).ok().map(|n| n.name()))
+                .collect();
+            return Err(OnnxError::Invalid(format!(
+                "ONNX graph '{}' has a cycle: {}",
+                graph.name(),
+                names.join(" -> ")
+            )));
+        }
+    }
     ctx.report.root_nodes = gp.node.len();
     ctx.report.subgraphs = g.subgraphs.len();
     g.attrs.insert(ATTR_OPSET, AttrValue::Int(opset));
@@ -145,7 +160,8 @@ struct Ctx {
     opset: i64,
     report: ImportReport,
     base_dir: Option<PathBuf>,
-    files: FxHashMap<String, Bytes>,
+    /// External data files opened so far, with their sizes.
+    files: FxHashMap<String, (std::fs::File, u64)>,
     graph_names: FxHashSet<String>,
 }
 
@@ -167,28 +183,24 @@ impl Ctx {
             )));
         }
         if !self.files.contains_key(location) {
-            let path = base.join(rel);
-            let bytes = std::fs::read(&path).map_err(|e| {
-                OnnxError::Io(format!(
-                    "cannot read external data '{}': {e}",
-                    path.display()
-                ))
-            })?;
-            self.files.insert(location.to_string(), Bytes::from(bytes));
+            let file = open_external(base, rel, location)?;
+            self.files.insert(location.to_string(), file);
         }
-        let file = &self.files[location];
-        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        let (file, size) = &self.files[location];
         let end = match length {
-            Some(l) => start.saturating_add(usize::try_from(l).unwrap_or(usize::MAX)),
-            None => file.len(),
+            Some(l) => offset.checked_add(l),
+            None => Some(*size),
         };
-        if start > end || end > file.len() {
+        let Some(end) = end.filter(|&e| offset <= e && e <= *size) else {
             return Err(OnnxError::Invalid(format!(
-                "external data '{location}' has {} bytes; offset {offset} length {length:?} is out of range",
-                file.len()
+                "external data '{location}' has {size} bytes; offset {offset} length {length:?} is out of range"
             )));
-        }
-        Ok(file.slice(start..end))
+        };
+        read_range(file, offset, end - offset).map_err(|e| {
+            OnnxError::Io(format!(
+                "cannot read bytes {offset}..{end} of external data '{location}': {e}"
+            ))
+        })
     }
 
     fn tensor(&mut self, t: &pb::TensorProto) -> OnnxResult<ascendir_ir::Tensor> {
@@ -298,6 +310,62 @@ impl InputInfo for Builder<'_, '_> {
         let d = desc_from_type(self.types.get(name).copied());
         (d.shape.as_slice() != [-2]).then_some(d.shape.len())
     }
+}
+
+/// Open the external data file `rel` of the model directory `base`: the path is resolved
+/// (symbolic links followed) and must stay inside the resolved model directory, and it must be a
+/// regular file (checked before opening, so a FIFO or device is never opened, and again on
+/// the opened file). Returns the file and its size.
+fn open_external(base: &Path, rel: &Path, location: &str) -> OnnxResult<(std::fs::File, u64)> {
+    let io = |what: &str, p: &Path, e: std::io::Error| {
+        OnnxError::Io(format!("cannot {what} '{}': {e}", p.display()))
+    };
+    let root =
+        std::fs::canonicalize(base).map_err(|e| io("resolve the model directory", base, e))?;
+    let path = base.join(rel);
+    let real = std::fs::canonicalize(&path).map_err(|e| io("resolve external data", &path, e))?;
+    if !real.starts_with(&root) {
+        return Err(OnnxError::Invalid(format!(
+            "external data location '{location}' resolves to '{}', outside the model directory",
+            real.display()
+        )));
+    }
+    let not_regular = || {
+        OnnxError::Invalid(format!(
+            "external data location '{location}' is not a regular file"
+        ))
+    };
+    let meta = std::fs::metadata(&real).map_err(|e| io("read external data", &real, e))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    let file = std::fs::File::open(&real).map_err(|e| io("open external data", &real, e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| io("read external data", &real, e))?;
+    if !meta.is_file() {
+        return Err(not_regular());
+    }
+    Ok((file, meta.len()))
+}
+
+/// Read exactly `len` bytes of `file` from `offset`; the buffer is reserved fallibly.
+fn read_range(mut file: &std::fs::File, offset: u64, len: u64) -> std::io::Result<Bytes> {
+    use std::io::{Read, Seek, SeekFrom};
+    let n = usize::try_from(len)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::OutOfMemory, "range too large"))?;
+    let mut buf: Vec<u8> = Vec::new();
+    buf.try_reserve_exact(n)
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::OutOfMemory, "out of memory"))?;
+    file.seek(SeekFrom::Start(offset))?;
+    file.take(len).read_to_end(&mut buf)?;
+    if buf.len() != n {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("the file ended after {} of {n} bytes", buf.len()),
+        ));
+    }
+    Ok(Bytes::from(buf))
 }
 
 fn has_subgraphs(n: &pb::NodeProto) -> bool {
@@ -417,6 +485,11 @@ fn build_graph<'m>(
         }
         let (n_name, n_type, n_domain) =
             (pb::text(&n.name), pb::text(&n.op_type), pb::text(&n.domain));
+        if n_type.is_empty() {
+            return Err(OnnxError::Invalid(format!(
+                "node {i} of graph '{name}' has no op_type"
+            )));
+        }
         let standard = n_domain.is_empty() || n_domain == "ai.onnx";
         let mapped = if standard {
             ops::map_node(n, ctx.opset, &b)?
@@ -469,34 +542,42 @@ fn build_graph<'m>(
             op.set_attr(ATTR_CONSTANT_NODE, AttrValue::Bool(true));
         }
         let first_pending = pending.len();
+        // All ports at once (names checked in linear time): one by one is quadratic in the
+        // number of ports.
+        let mut in_ports: Vec<(&str, Arc<TensorDesc>)> = Vec::with_capacity(inputs.len());
         for (port, src, optional) in &inputs {
             let value = src.and_then(|k| n.input.get(k)).map_or("", |v| pb::text(v));
-            let index = if value.is_empty() {
+            let desc = if value.is_empty() {
                 if *optional {
-                    op.add_optional_input(port, Arc::new(TensorDesc::invalid()))
+                    Arc::new(TensorDesc::invalid())
                 } else {
-                    op.add_input(port, b.unknown.clone())
+                    b.unknown.clone()
                 }
             } else {
-                let d = b.desc(value);
-                let index = if *optional {
-                    op.add_optional_input(port, d)
-                } else {
-                    op.add_input(port, d)
-                };
                 pending.push(Pending {
                     node: id_placeholder,
-                    port: index,
+                    port: in_ports.len(),
                     name: value,
                 });
-                index
+                b.desc(value)
             };
-            let _ = index;
+            in_ports.push((port.as_ref(), desc));
         }
-        for (k, port) in outputs.iter().enumerate() {
-            let value = n.output.get(k).map_or("", |v| pb::text(v));
-            op.add_output(port, b.desc(value))?;
+        op.append_ports(ascendir_ir::Side::Input, in_ports)?;
+        for (port, _, optional) in &inputs {
+            if *optional {
+                op.mark_optional_input(port);
+            }
         }
+        let outs: Vec<(&str, Arc<TensorDesc>)> = outputs
+            .iter()
+            .enumerate()
+            .map(|(k, port)| {
+                let value = n.output.get(k).map_or("", |v| pb::text(v));
+                (port.as_ref(), b.desc(value))
+            })
+            .collect();
+        op.append_ports(ascendir_ir::Side::Output, outs)?;
         let mut aux_ports = Vec::new();
         for (port, tensor) in aux {
             let idx = op.add_input(port, tensor.desc.clone());
@@ -664,7 +745,8 @@ fn build_bodies<'m>(
             let index = (first_index + pos) as i64;
             g.modify_op(*data, |op| op.set_attr("index", AttrValue::Int(index)))?;
         }
-        b.g.add_subgraph(None, id, &slot, dynamic, g)?;
+        // Graph names are unique across the model (`unique_graph_name`).
+        b.g.add_subgraph_fresh_names(None, id, &slot, dynamic, g)?;
     }
     Ok(links)
 }

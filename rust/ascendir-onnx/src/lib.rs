@@ -4,7 +4,7 @@
 //! and exports graphs made of those ops back to ONNX.
 //!
 //! * [`import_model`] — bytes → graph + [`ImportReport`]; initializer payloads are slices of the
-//!   input buffer (no copy); external data files are read once and sliced.
+//!   input buffer (no copy); external data is read range by range (exactly `offset..offset+length` of a regular file inside the model directory).
 //! * [`export_model`] — graph → ONNX bytes.
 //! * Malformed input yields [`OnnxError::Decode`] with the byte offset and the field path.
 #![deny(missing_docs)]

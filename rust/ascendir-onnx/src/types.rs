@@ -218,10 +218,31 @@ pub fn tensor_from_proto(
     } else {
         pack_typed(t, dtype, count)?
     };
+    let too_large = || {
+        OnnxError::Invalid(format!(
+            "tensor '{name}' of shape {:?} and type {} is too large: its byte size overflows 64 bits",
+            t.dims,
+            dtype.serial_name()
+        ))
+    };
+    let count_i64 = i64::try_from(count).map_err(|_| too_large())?;
     if dtype == DataType::STRING {
+        // GE's layout starts with one 16-byte head per element.
+        let heads = count.checked_mul(16).ok_or_else(too_large)?;
+        if data.len() < heads {
+            return Err(OnnxError::Invalid(format!(
+                "tensor '{name}' of shape {:?} and type string holds {} bytes, fewer than the {heads} bytes of its element heads",
+                t.dims,
+                data.len()
+            )));
+        }
         return Ok(Tensor::new(desc, data));
     }
-    let want = ascendir_ir::size_in_bytes(count as i64, dtype);
+    let want = match ascendir_ir::dtype::checked_size_in_bytes(count_i64, dtype) {
+        Ok(Some(w)) => w,
+        Ok(None) => -1,
+        Err(_) => return Err(too_large()),
+    };
     if want >= 0 && data.len() as i64 != want {
         return Err(OnnxError::Invalid(format!(
             "tensor '{name}' of shape {:?} and type {} holds {} bytes, expected {want}",
@@ -242,6 +263,10 @@ fn typed_len(t: &pb::TensorProto) -> usize {
         + t.string_data.len()
 }
 
+fn too_large(name: &str) -> OnnxError {
+    OnnxError::Invalid(format!("tensor '{name}' is too large"))
+}
+
 fn pack_typed(t: &pb::TensorProto, dtype: DataType, count: usize) -> OnnxResult<Bytes> {
     let mut out = BytesMut::new();
     let name = &t.name;
@@ -257,19 +282,19 @@ fn pack_typed(t: &pb::TensorProto, dtype: DataType, count: usize) -> OnnxResult<
     match dtype {
         DataType::FLOAT | DataType::COMPLEX64 => {
             let n = if dtype == DataType::COMPLEX64 {
-                count * 2
+                count.checked_mul(2).ok_or_else(|| too_large(name))?
             } else {
                 count
             };
             if t.float_data.len() != n {
                 check(t.float_data.len())?;
             }
-            out.reserve(n * 4);
+            out.reserve(t.float_data.len() * 4);
             t.float_data.iter().for_each(|v| out.put_f32_le(*v));
         }
         DataType::DOUBLE | DataType::COMPLEX128 => {
             let n = if dtype == DataType::COMPLEX128 {
-                count * 2
+                count.checked_mul(2).ok_or_else(|| too_large(name))?
             } else {
                 count
             };
@@ -346,6 +371,10 @@ pub fn pack_strings(items: &[Bytes]) -> Bytes {
 
 /// Inverse of [`pack_strings`]; `None` when the buffer is not in that layout.
 pub fn unpack_strings(data: &Bytes, count: usize) -> Option<Vec<Bytes>> {
+    // The heads come first: a count they cannot fit is refused before anything is reserved.
+    if count.checked_mul(16)? > data.len() {
+        return None;
+    }
     let mut out = Vec::with_capacity(count);
     for i in 0..count {
         let h = data.get(i * 16..i * 16 + 16)?;
@@ -375,9 +404,18 @@ pub fn tensor_to_proto(name: &str, t: &Tensor) -> OnnxResult<pb::TensorProto> {
         ..Default::default()
     };
     if t.desc.dtype == DataType::STRING {
-        let count = ascendir_ir::tensor::shape_size(&t.desc.shape)
-            .max(if t.desc.shape.is_empty() { 1 } else { 0 });
-        proto.string_data = unpack_strings(&t.data, count as usize).ok_or_else(|| {
+        let count = t
+            .desc
+            .shape
+            .iter()
+            .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))
+            .ok_or_else(|| {
+                OnnxError::Unsupported(format!(
+                    "string constant '{name}' of shape {:?} has no element count",
+                    t.desc.shape
+                ))
+            })?;
+        proto.string_data = unpack_strings(&t.data, count).ok_or_else(|| {
             OnnxError::Unsupported(format!(
                 "string constant '{name}' is not in GE's string layout"
             ))

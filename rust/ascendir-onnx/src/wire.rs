@@ -1,7 +1,7 @@
 //! Locating decode errors: when prost rejects a buffer, this walker re-reads the wire format
 //! with the ONNX schema and reports the byte offset and field path of the first bad field.
 
-use crate::error::OnnxError;
+use crate::error::{OnnxError, OnnxResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Msg {
@@ -353,6 +353,112 @@ pub fn locate(data: &[u8], err: &dyn std::fmt::Display) -> OnnxError {
             message: err.to_string(),
         },
     }
+}
+
+/// One field of a message body (number, wire type, body of a length-delimited field);
+/// `Some(None)` on malformed bytes.
+fn scan<'a>(buf: &'a [u8], pos: &mut usize) -> Option<Option<(u64, u8, &'a [u8])>> {
+    if *pos >= buf.len() {
+        return None;
+    }
+    let Some(key) = varint(buf, pos) else {
+        return Some(None);
+    };
+    let wt = (key & 7) as u8;
+    let body: &[u8] = match wt {
+        0 => match varint(buf, pos) {
+            Some(_) => &[],
+            None => return Some(None),
+        },
+        1 | 5 => {
+            let n = if wt == 1 { 8 } else { 4 };
+            match pos.checked_add(n).filter(|&e| e <= buf.len()) {
+                Some(e) => {
+                    *pos = e;
+                    &[]
+                }
+                None => return Some(None),
+            }
+        }
+        2 => {
+            let end = varint(buf, pos)
+                .and_then(|l| usize::try_from(l).ok())
+                .and_then(|l| pos.checked_add(l))
+                .filter(|&e| e <= buf.len());
+            let Some(end) = end else {
+                return Some(None);
+            };
+            let b = &buf[*pos..end];
+            *pos = end;
+            b
+        }
+        _ => return Some(None),
+    };
+    Some(Some((key >> 3, wt, body)))
+}
+
+/// Before the model is decoded, a scan of its bytes for nodes without an `op_type` (in the
+/// main graph and in the bodies of its nodes, down to the depth protobuf's decoder accepts):
+/// an empty `NodeProto` is 2 bytes on the wire and hundreds once decoded, so a file of them is
+/// refused with memory bounded by its size. Malformed bytes end the scan without an error (the
+/// decoder reports them with their offset).
+pub fn precheck_nodes(data: &[u8]) -> OnnxResult<()> {
+    let mut pos = 0;
+    while let Some(f) = scan(data, &mut pos) {
+        let Some((number, wt, body)) = f else {
+            return Ok(());
+        };
+        if number == 7 && wt == 2 {
+            if let Some(Err(e)) = precheck_graph(body, "ModelProto.graph", 0) {
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `None`: malformed or too deep (left to the decoder).
+fn precheck_graph(body: &[u8], path: &str, depth: usize) -> Option<OnnxResult<()>> {
+    if depth > 40 {
+        return None;
+    }
+    let mut pos = 0;
+    let mut i = 0usize;
+    while let Some(f) = scan(body, &mut pos) {
+        let (number, wt, node) = f?;
+        if number != 1 || wt != 2 {
+            continue;
+        }
+        let here = format!("{path}.node[{i}]");
+        i += 1;
+        let mut op_type: &[u8] = &[];
+        let mut npos = 0;
+        while let Some(f) = scan(node, &mut npos) {
+            let (n, wt, b) = f?;
+            match (n, wt) {
+                (4, 2) => op_type = b,
+                (5, 2) => {
+                    // AttributeProto: g = 6, graphs = 11.
+                    let mut apos = 0;
+                    while let Some(f) = scan(b, &mut apos) {
+                        let (an, awt, ab) = f?;
+                        if (an == 6 || an == 11) && awt == 2 {
+                            if let Err(e) =
+                                precheck_graph(ab, &format!("{here}.attribute"), depth + 1)?
+                            {
+                                return Some(Err(e));
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        if op_type.is_empty() {
+            return Some(Err(OnnxError::Invalid(format!("{here} has no op_type"))));
+        }
+    }
+    Some(Ok(()))
 }
 
 #[cfg(test)]

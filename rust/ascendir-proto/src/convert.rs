@@ -12,6 +12,7 @@ use crate::write::{put_len_delimited, put_nested, put_packed_floats, put_packed_
 use ascendir_ir::format::bits;
 use ascendir_ir::intern::Interner;
 use ascendir_ir::op_desc::{IrInputType, IrOutputType, OpMeta, Side, SubgraphType, Sym};
+use ascendir_ir::subgraph::MAX_SUBGRAPH_DEPTH;
 use ascendir_ir::tensor::{DeviceType, ExtMeta, Shape};
 use ascendir_ir::{
     AttrEntry, AttrMap, AttrValue, DataType, Graph, GraphAttr, InAnchor, NamedAttrs, NodeId,
@@ -540,9 +541,17 @@ fn desc_from_parts(
             AttrValue::Bytes(td.attr_groups),
         );
     }
+    // An unknown number would load as UNDEFINED and be lost on the next save: refused.
+    let dtype = DataType::from_proto(td.dtype);
+    if dtype == DataType::UNDEFINED && td.dtype != DataType::UNDEFINED.to_proto() {
+        return Err(ProtoError::invalid(
+            "dtype",
+            format!("unknown ge.proto DataType number {}", td.dtype),
+        ));
+    }
     Ok(TensorDesc {
         shape: dims,
-        dtype: DataType::from_proto(td.dtype),
+        dtype,
         format,
         origin_format,
         origin_dtype,
@@ -1642,6 +1651,21 @@ fn port_section(
     let in_ctrl = take_if(attrs, ASC_IN_CTRL, as_list_s);
     let ctrl_to_data = take_if(attrs, ASC_CTRL_TO_DATA, as_list_s);
     let fanout = take_if(attrs, ASC_FANOUT, as_list_s);
+    // Our own keys are written by our encoder only: one that is still here did not decode.
+    for key in [
+        ASC_SUBGRAPH_IR_NAMES,
+        ASC_SUBGRAPH_IR_TYPES,
+        ASC_IN_CTRL,
+        ASC_CTRL_TO_DATA,
+        ASC_FANOUT,
+    ] {
+        if attrs.contains_key(key) {
+            return Err(ProtoError::invalid(
+                format!("attr[\"{key}\"]"),
+                "malformed reserved key: not a list of the expected type, or not one entry per subgraph slot",
+            ));
+        }
+    }
     let ir_keys = opt.is_some() || ir_attr_names.is_some() || ir_in.is_some() || ir_out.is_some();
     let mut shared = |v: Vec<String>| -> Vec<Sym> {
         v.into_iter()
@@ -2039,7 +2063,13 @@ fn link_inputs(g: &mut Graph, dst: NodeId, p: &Links, op: &[u8]) -> ProtoResult<
     for (k, s) in p.inputs.read(op)?.into_iter().enumerate() {
         let path = || format!("input[{k}]");
         let Some((_, idx)) = split_edge(s) else {
-            // No ':' (e.g. ""): an unconnected slot.
+            if !s.is_empty() {
+                return Err(ProtoError::invalid(
+                    path(),
+                    format!("edge '{s}' has no ':<output index>' (an unconnected slot is \"\")"),
+                ));
+            }
+            // "": an unconnected slot.
             if let Some(name) = ctrl_data.get(&slot) {
                 if slot >= n_in {
                     return Err(ProtoError::invalid(
@@ -2950,6 +2980,8 @@ pub fn model_from_def_raw(def: pb::ModelDef, raw: &[u8]) -> ProtoResult<Model> {
         slots.push(Some(g));
     }
     let mut taken = vec![false; slots.len()];
+    // Nesting depth of each graph below its root (a root is 0), checked as the tree is found.
+    let mut depth = vec![0usize; slots.len()];
     let mut roots = Vec::new();
     for r in 0..slots.len() {
         if taken[r] {
@@ -2993,7 +3025,18 @@ pub fn model_from_def_raw(def: pb::ModelDef, raw: &[u8]) -> ProtoResult<Model> {
                 }
             }
             let parent_name = g.name().to_string();
+            let sub_depth = depth[gi] + 1;
+            if !links.is_empty() && sub_depth > MAX_SUBGRAPH_DEPTH {
+                return Err(ProtoError::invalid(
+                    format!("graph[{gi}]"),
+                    format!(
+                        "subgraphs nested more than {MAX_SUBGRAPH_DEPTH} levels deep (graph '{parent_name}' is at depth {})",
+                        depth[gi]
+                    ),
+                ));
+            }
             for (si, id) in links {
+                depth[si] = sub_depth;
                 if let Some(sub) = slots[si].as_mut() {
                     sub.parent = Some(ParentLink {
                         graph: parent_name.clone(),

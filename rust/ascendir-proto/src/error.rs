@@ -52,6 +52,34 @@ pub enum ProtoError {
     /// A file could not be read or written.
     #[error("{0}")]
     Io(String),
+    /// The memory a decode needs (estimated from the input size before it starts) cannot be
+    /// had: the allocation was refused, so nothing was decoded.
+    #[error("out of memory: cannot reserve {needed} bytes to {what}")]
+    OutOfMemory {
+        /// Bytes asked for.
+        needed: usize,
+        /// What they were for.
+        what: String,
+    },
+}
+
+/// How many bytes of memory a decode is expected to use per input byte, reserved (and given
+/// back at once) before it starts, so that under memory pressure a decode fails with
+/// [`ProtoError::OutOfMemory`] instead of running into an allocation failure halfway, which
+/// aborts the process. Constant payloads are shared with the input, so weight-heavy models
+/// need about one byte per byte; a larger factor would refuse large models that fit.
+pub const DECODE_RESERVE_PER_BYTE: usize = 2;
+
+/// Check that `needed` bytes can be allocated now (an allocation that is given back at once):
+/// [`ProtoError::OutOfMemory`] when they cannot.
+pub fn reserve_probe(needed: usize, what: &str) -> ProtoResult<()> {
+    let mut probe: Vec<u8> = Vec::new();
+    probe
+        .try_reserve_exact(needed)
+        .map_err(|_| ProtoError::OutOfMemory {
+            needed,
+            what: what.to_string(),
+        })
 }
 
 impl ProtoError {

@@ -37,6 +37,11 @@ pub fn decode_model(data: &[u8]) -> ProtoResult<Model> {
 
 /// Decode a binary `ModelDef` held in shared bytes (byte payloads are not copied).
 pub fn decode_model_bytes(data: bytes::Bytes) -> ProtoResult<Model> {
+    wire::precheck_ops(&data)?;
+    error::reserve_probe(
+        data.len().saturating_mul(error::DECODE_RESERVE_PER_BYTE),
+        "decode the model",
+    )?;
     wire::with_base(&data.clone(), || {
         convert::model_from_def_raw(wire::parse_model_def_bytes(data.clone())?, &data)
     })

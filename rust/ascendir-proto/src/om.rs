@@ -124,14 +124,17 @@ pub fn is_om(data: &[u8]) -> bool {
 /// Try a partition table at `at`; returns the partitions and the end of their data. `wide`:
 /// the 64-bit layout (count, offsets and sizes of 8 bytes, entries of 24 bytes), else the
 /// 32-bit one (4 bytes, entries of 12). An entry is `kind` (u32, padded to the word), offset
-/// from the end of the table, size.
+/// from the end of the table, size. Every payload must lie inside the model data (`..end`)
+/// and no two payloads of a table may overlap (GE writes them one after the other): the
+/// partitions are slices of `d`, so a table cannot make the reader hold more bytes than the
+/// file has.
 fn table(
-    d: &[u8],
+    d: &Bytes,
     at: usize,
     end: usize,
     wide: bool,
     model: u32,
-) -> Option<(Vec<Partition>, usize)> {
+) -> Result<(Vec<Partition>, usize), Option<String>> {
     let w = if wide { 8 } else { 4 };
     let word = |p: usize| -> Option<usize> {
         if wide {
@@ -140,37 +143,71 @@ fn table(
             Some(u32_at(d, p)? as usize)
         }
     };
-    let num = word(at)?;
+    let num = word(at).ok_or(None)?;
     if num == 0 || num > 1024 {
-        return None;
+        return Err(None);
     }
-    let data_start = at.checked_add(w)?.checked_add(3 * w * num)?;
-    if data_start > end {
-        return None;
-    }
-    let mut parts = Vec::new();
+    let data_start = at
+        .checked_add(w)
+        .and_then(|v| v.checked_add(3 * w * num))
+        .filter(|&v| v <= end)
+        .ok_or(None)?;
+    // A wide table whose padding words are all zero is read as one: what is wrong with its
+    // entries is an error, not a reason to try the 32-bit layout (which would read the same
+    // bytes as other, meaningless entries).
+    let committed = wide && (0..num).all(|k| u32_at(d, at + w + 3 * w * k + 4) == Some(0));
+    let fail = |why: String| if committed { Some(why) } else { None };
+    let mut parts = Vec::with_capacity(num);
     let mut data_end = data_start;
+    let mut ranges: Vec<(usize, usize, usize)> = Vec::with_capacity(num);
     for k in 0..num {
         let e = at + w + 3 * w * k;
-        let kind = u32_at(d, e)?;
-        let s = data_start.checked_add(word(e + w)?)?;
-        let t = s.checked_add(word(e + 2 * w)?)?;
-        if t > end {
-            return None;
-        }
+        let kind = u32_at(d, e).ok_or(None)?;
+        let (Some(off), Some(size)) = (word(e + w), word(e + 2 * w)) else {
+            return Err(fail(format!(
+                "partition {k} has an offset or size beyond 64 bits"
+            )));
+        };
+        let span = data_start
+            .checked_add(off)
+            .and_then(|s| Some((s, s.checked_add(size)?)))
+            .filter(|&(_, t)| t <= end);
+        let Some((s, t)) = span else {
+            return Err(fail(format!(
+                "partition {k} (offset {off}, {size} bytes) lies outside the model data"
+            )));
+        };
         data_end = data_end.max(t);
+        if t > s {
+            ranges.push((s, t, k));
+        }
         parts.push(Partition {
             model,
             kind,
             offset: s,
-            data: Bytes::copy_from_slice(&d[s..t]),
+            data: d.slice(s..t),
         });
     }
-    Some((parts, data_end))
+    ranges.sort_unstable();
+    if let Some(r) = ranges.windows(2).find(|r| r[1].0 < r[0].1) {
+        return Err(fail(format!(
+            "partitions {} and {} overlap",
+            r[0].2.min(r[1].2),
+            r[0].2.max(r[1].2)
+        )));
+    }
+    Ok((parts, data_end))
 }
 
-/// Parse a model file.
+/// Parse a model file (the bytes are copied once; see [`read_bytes`]).
 pub fn read(d: &[u8]) -> ProtoResult<OmFile> {
+    read_bytes(Bytes::copy_from_slice(d))
+}
+
+/// Parse a model file held in `d`: every partition payload is a slice of `d` (no copy).
+/// Partition tables whose entries leave the model data or overlap are errors.
+pub fn read_bytes(d: Bytes) -> ProtoResult<OmFile> {
+    let d = &d;
     if d.len() < HEAD_SIZE {
         return Err(om_err(
             d.len(),
@@ -227,9 +264,23 @@ pub fn read(d: &[u8]) -> ProtoResult<OmFile> {
     let mut partitions = Vec::new();
     let mut at = HEAD_SIZE;
     for m in 0..model_num {
-        let parsed = table(d, at, end, true, m).or_else(|| table(d, at, end, false, m));
-        let Some((parts, data_end)) = parsed else {
-            return Err(om_err(at, format!("bad partition table of model {m}")));
+        let parsed = match table(d, at, end, true, m) {
+            Err(None) => table(d, at, end, false, m),
+            other => other,
+        };
+        let (parts, data_end) = match parsed {
+            Ok(p) => p,
+            Err(Some(why)) => {
+                return Err(om_err(at, format!("bad partition table of model {m}: {why}")))
+            }
+            Err(None) => {
+                return Err(om_err(
+                    at,
+                    format!(
+                        "bad partition table of model {m} (malformed, a partition outside the model data, or two partitions that overlap)"
+                    ),
+                ))
+            }
         };
         partitions.extend(parts);
         at = data_end;
@@ -328,6 +379,38 @@ mod tests {
             kernels
         );
         assert!(om.partitions.iter().all(|p| p.model == 0));
+    }
+
+    #[test]
+    fn partitions_are_slices_of_the_input_and_may_not_overlap() {
+        let f = write_partitions("net", &[(partition::MODEL_DEF, b"def"), (2, b"task")]);
+        let whole = Bytes::from(f.clone());
+        let range = whole.as_ptr() as usize..whole.as_ptr() as usize + whole.len();
+        let om = read_bytes(whole.clone()).unwrap();
+        for p in &om.partitions {
+            assert!(
+                range.contains(&(p.data.as_ptr() as usize)),
+                "partition copied"
+            );
+        }
+        // Point the second entry at the first one's bytes: overlapping entries are refused.
+        let mut bad = f.clone();
+        let entry = HEAD_SIZE + 8 + 24;
+        bad[entry + 8..entry + 16].copy_from_slice(&0u64.to_le_bytes());
+        let e = read(&bad).unwrap_err();
+        assert!(
+            matches!(e, ProtoError::Om { ref message, .. } if message.contains("overlap")),
+            "{e}"
+        );
+        // 1,000 entries over the same bytes (each used to be a copy).
+        let mut many = vec![(partition::MODEL_DEF, &b"def"[..])];
+        many.extend(std::iter::repeat_n((2u32, &b"x"[..]), 999));
+        let mut f = write_partitions("net", &many);
+        for k in 1..1000 {
+            let at = HEAD_SIZE + 8 + 24 * k + 8;
+            f[at..at + 8].copy_from_slice(&0u64.to_le_bytes());
+        }
+        assert!(read(&f).is_err());
     }
 
     #[test]

@@ -386,10 +386,16 @@ fn escape(bytes: &[u8], out: &mut String) {
 /// Parse text of message `ge.proto.<name>` into its binary encoding.
 pub fn parse_to_bytes(text: &str, name: &str) -> ProtoResult<Vec<u8>> {
     let desc = message_descriptor(name)?;
+    let mut out = Vec::new();
+    out.try_reserve(text.len())
+        .map_err(|_| ProtoError::OutOfMemory {
+            needed: text.len(),
+            what: format!("parse {} bytes of text", text.len()),
+        })?;
     let mut p = Parser {
         src: text.as_bytes(),
         pos: 0,
-        out: Vec::with_capacity(text.len() / 2),
+        out,
     };
     p.message(&desc, None, 0)?;
     Ok(p.out)
@@ -802,11 +808,23 @@ fn parse_int(tok: &str) -> Option<i128> {
         Some(b) => (true, b),
         None => (false, tok),
     };
+    // Digits only after the one optional '-': `from_str_radix` and `parse` would take a second
+    // sign ("--1", "0-5").
+    let digits = |t: &str, radix: u32| !t.is_empty() && t.chars().all(|c| c.is_digit(radix));
     let v: i128 = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        if !digits(h, 16) {
+            return None;
+        }
         i128::from_str_radix(h, 16).ok()?
     } else if body.len() > 1 && body.starts_with('0') {
+        if !digits(&body[1..], 8) {
+            return None;
+        }
         i128::from_str_radix(&body[1..], 8).ok()?
     } else {
+        if !digits(body, 10) {
+            return None;
+        }
         body.parse::<i128>().ok()?
     };
     if v > i128::from(u64::MAX) {
@@ -844,6 +862,20 @@ mod tests {
         assert_eq!(format_float(1.5e20_f32 as f64, true), "1.5e+20");
         assert_eq!(format_float(f64::NAN, true), "nan");
         assert_eq!(format_float(0.3333333432674408, true), "0.333333343");
+    }
+
+    #[test]
+    fn integers_take_one_sign_and_digits_only() {
+        assert_eq!(parse_int("-1"), Some(-1));
+        assert_eq!(parse_int("0x1f"), Some(31));
+        assert_eq!(parse_int("017"), Some(15));
+        assert_eq!(parse_int("-0x10"), Some(-16));
+        for bad in [
+            "--1", "0-5", "+5", "-", "0x", "0x-1", "08", "1-2", "0x+f", "-+1",
+        ] {
+            assert_eq!(parse_int(bad), None, "{bad}");
+        }
+        assert_eq!(parse_float("--1"), None);
     }
 
     #[test]

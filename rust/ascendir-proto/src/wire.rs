@@ -430,6 +430,126 @@ pub fn attr_unknown_fields(data: &[u8], field: u32) -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// One field of a message body: its number, wire type and, for length-delimited fields, the
+/// body; `None` at the end, `Some(Err(()))` on malformed bytes.
+type Scanned<'a> = Result<(u64, u8, &'a [u8]), ()>;
+
+fn scan_field<'a>(data: &'a [u8], pos: &mut usize) -> Option<Scanned<'a>> {
+    if *pos >= data.len() {
+        return None;
+    }
+    let Some(key) = read_varint(data, pos) else {
+        return Some(Err(()));
+    };
+    let wt = (key & 7) as u8;
+    let body: &[u8] = match wt {
+        0 => match read_varint(data, pos) {
+            Some(_) => &[],
+            None => return Some(Err(())),
+        },
+        1 | 5 => {
+            let n = if wt == 1 { 8 } else { 4 };
+            match pos.checked_add(n).filter(|&e| e <= data.len()) {
+                Some(e) => {
+                    *pos = e;
+                    &[]
+                }
+                None => return Some(Err(())),
+            }
+        }
+        2 => {
+            let Some(len) = read_varint(data, pos) else {
+                return Some(Err(()));
+            };
+            let end = usize::try_from(len)
+                .ok()
+                .and_then(|l| pos.checked_add(l))
+                .filter(|&e| e <= data.len());
+            let Some(end) = end else {
+                return Some(Err(()));
+            };
+            let b = &data[*pos..end];
+            *pos = end;
+            b
+        }
+        _ => return Some(Err(())),
+    };
+    Some(Ok((key >> 3, wt, body)))
+}
+
+/// The last value of the string field `number` of a message body (protobuf: the last one
+/// wins), empty when absent; `None` on malformed bytes.
+fn last_string(body: &[u8], number: u64) -> Option<&[u8]> {
+    let mut pos = 0;
+    let mut value: &[u8] = &[];
+    while let Some(f) = scan_field(body, &mut pos) {
+        let (n, wt, b) = f.ok()?;
+        if n == number && wt == 2 {
+            value = b;
+        }
+    }
+    Some(value)
+}
+
+/// Before anything is decoded, the checks on ops that cost nothing but a scan: every op of
+/// every graph has a name, and no two ops of a graph share one. A `ModelDef` of empty or
+/// repeated ops is thus refused with memory bounded by the input, instead of after every op
+/// has been decoded (an empty `OpDef` is 2 bytes on the wire and hundreds once decoded). The
+/// errors are those the graph builder gives for the same op. Malformed bytes end the scan
+/// without an error: the decoder reports them with their offset.
+pub fn precheck_ops(data: &[u8]) -> ProtoResult<()> {
+    let mut pos = 0;
+    let mut graph_index = 0usize;
+    while let Some(f) = scan_field(data, &mut pos) {
+        let Ok((number, wt, body)) = f else {
+            return Ok(());
+        };
+        if number != 7 || wt != 2 {
+            continue;
+        }
+        let gi = graph_index;
+        graph_index += 1;
+        match precheck_graph(body) {
+            Some(Err(e)) => return Err(e.within(|| format!("graph[{gi}]"))),
+            Some(Ok(())) => {}
+            None => return Ok(()),
+        }
+    }
+    Ok(())
+}
+
+fn precheck_graph(body: &[u8]) -> Option<ProtoResult<()>> {
+    let graph_name = std::str::from_utf8(last_string(body, 1)?).ok()?;
+    let mut names: hashbrown::HashSet<&[u8], rustc_hash::FxBuildHasher> =
+        hashbrown::HashSet::default();
+    let mut pos = 0;
+    let mut i = 0usize;
+    while let Some(f) = scan_field(body, &mut pos) {
+        let (number, wt, op) = f.ok()?;
+        if number != 6 || wt != 2 {
+            continue;
+        }
+        let name = last_string(op, 1)?;
+        let path = format!("op[{i}]");
+        i += 1;
+        if name.is_empty() {
+            let ty = std::str::from_utf8(last_string(op, 2)?).ok()?;
+            return Some(Err(ProtoError::invalid(
+                path,
+                format!("cannot add a node of type '{ty}' without a name to graph '{graph_name}'"),
+            )));
+        }
+        if !names.insert(name) {
+            let name = std::str::from_utf8(name).ok()?;
+            return Some(Err(ProtoError::invalid(
+                path,
+                format!("graph '{graph_name}' already has a node named '{name}'"),
+            )));
+        }
+    }
+    Some(Ok(()))
+}
+
 #[cfg(test)]
 mod scan_tests {
     use super::*;

@@ -137,10 +137,16 @@ fn parse_mode(obj: &Bound<'_, PyAny>) -> PyResult<TopoMode> {
 
 /// The root object of a graph object and the subgraph name when it is a subgraph view.
 fn root_of<'py>(this: &Bound<'py, PyGraph>) -> PyResult<(Bound<'py, PyGraph>, Option<String>)> {
-    Ok(match &this.try_borrow()?.slot {
+    let out = match &PyGraph::borrow_slot(this)?.slot {
         GraphSlot::Own(_) => (this.clone(), None),
-        GraphSlot::Sub { root, name } => (root.bind(this.py()).clone(), Some(name.clone())),
-    })
+        GraphSlot::Sub { root, name, .. } => (root.bind(this.py()).clone(), Some(name.clone())),
+    };
+    if out.1.is_some() {
+        // A stale view (its subgraph removed, perhaps replaced by another of the same name)
+        // fails here instead of acting on the new graph.
+        PyGraph::read(this, |_| ())?;
+    }
+    Ok(out)
 }
 
 /// The tree index of this graph within its root (`None` = the root itself).
@@ -160,10 +166,10 @@ fn view(py: Python<'_>, root: &Bound<'_, PyGraph>, index: Option<usize>) -> PyRe
     match index {
         None => Ok(root.clone().unbind()),
         Some(k) => {
-            let name = PyGraph::try_read(root, |g| {
+            let (name, uid) = PyGraph::try_read(root, |g| {
                 g.subgraphs
                     .get(k)
-                    .map(|s| s.name().to_string())
+                    .map(|s| (s.name().to_string(), s.uid()))
                     .ok_or_else(|| IrError::NotFound(format!("no subgraph #{k}")))
             })?;
             Py::new(
@@ -172,6 +178,7 @@ fn view(py: Python<'_>, root: &Bound<'_, PyGraph>, index: Option<usize>) -> PyRe
                     slot: GraphSlot::Sub {
                         root: root.clone().unbind(),
                         name,
+                        uid,
                     },
                 },
             )
@@ -240,7 +247,7 @@ impl PyGraph {
         let opts = options(mode, memory_priority, delay_const_chains, reverse)?;
         let py = slf.py();
         if subgraphs {
-            if !matches!(slf.try_borrow()?.slot, GraphSlot::Own(_)) {
+            if !matches!(PyGraph::borrow_slot(slf)?.slot, GraphSlot::Own(_)) {
                 return Err(IrError::InvalidArgument(
                     "topo_sort(subgraphs=True) sorts a whole model: call it on the root graph"
                         .into(),
@@ -336,7 +343,12 @@ impl PyGraph {
         op_desc: &Bound<'_, PyOpDesc>,
     ) -> PyResult<Py<PyNode>> {
         let id = PyNode::extract_id(slf, old)?;
-        add_from_op_desc(slf, op_desc, |g, op| g.replace_node(id, op))
+        let (root, name) = root_of(slf)?;
+        let owner = tree_index(&root, &name)?;
+        let op = PyOpDesc::snapshot(op_desc)?;
+        let new_id = PyGraph::try_write(&root, |g| g.replace_tree_node(owner, id, op))?;
+        PyOpDesc::attach(op_desc, slf.clone().unbind(), new_id)?;
+        node_handle(slf.py(), slf, new_id)
     }
 
     /// Add a node from `op_desc` next to another in the node order, without links: right
@@ -535,7 +547,7 @@ impl PyGraph {
             ))
             .py();
         }
-        if !matches!(sub.try_borrow()?.slot, GraphSlot::Own(_)) {
+        if !matches!(PyGraph::borrow_slot(sub)?.slot, GraphSlot::Own(_)) {
             return Err(IrError::InvalidArgument(
                 "this graph is already a subgraph; copy() it first".into(),
             ))
@@ -543,7 +555,7 @@ impl PyGraph {
         }
         let owner = tree_index(&root, &name)?;
         {
-            let me = sub.try_borrow()?;
+            let me = PyGraph::borrow_slot(sub)?;
             let GraphSlot::Own(body) = &me.slot else {
                 unreachable!("checked above")
             };
@@ -553,12 +565,13 @@ impl PyGraph {
             })?;
         }
         let body = {
-            let mut me = sub.try_borrow_mut()?;
+            let mut me = PyGraph::borrow_slot_mut(sub)?;
             let taken = std::mem::replace(
                 &mut me.slot,
                 GraphSlot::Sub {
                     root: root.clone().unbind(),
                     name: String::new(),
+                    uid: 0,
                 },
             );
             let GraphSlot::Own(body) = taken else {
@@ -568,9 +581,11 @@ impl PyGraph {
         };
         let sub_name = body.name().to_string();
         let result = PyGraph::try_write(&root, |g| g.add_subgraph(owner, id, slot, dynamic, body));
-        sub.try_borrow_mut()?.slot = GraphSlot::Sub {
+        let uid = PyGraph::read(&root, |g| g.subgraph(&sub_name).map_or(0, |s| s.uid()))?;
+        PyGraph::borrow_slot_mut(sub)?.slot = GraphSlot::Sub {
             root: root.clone().unbind(),
             name: sub_name,
+            uid,
         };
         result
     }

@@ -52,6 +52,50 @@ error_classes! {
     overflow_error => "SizeOverflowError",
     compile_error => "CompileError",
     torch_export_error => "TorchExportError",
+    internal_error => "InternalError",
+    concurrent_use_error => "ConcurrentUseError",
+}
+
+/// The message of a panic payload.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic without a message".to_string()
+    }
+}
+
+/// A panic caught at the binding boundary, as `ascendir.errors.InternalError`.
+pub fn panic_err(payload: Box<dyn std::any::Any + Send>) -> PyErr {
+    let msg = format!(
+        "internal error (a bug in ascendir, please report it): {}",
+        panic_message(payload.as_ref())
+    );
+    Python::attach(|py| raise(py, internal_error(py), msg, &[]))
+}
+
+/// Run `f`, turning a panic inside it into `InternalError`: no `PanicException` reaches
+/// Python from the calls that go through here (every graph access via `PyGraph::read` /
+/// `write`, the decoders and encoders).
+pub fn guard<T>(f: impl FnOnce() -> T) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(panic_err)
+}
+
+/// The graph is in use by another call (another thread, or the call that runs a callback):
+/// `ConcurrentUseError` naming the access that failed.
+pub fn concurrent_err(what: &str) -> PyErr {
+    Python::attach(|py| {
+        raise(
+            py,
+            concurrent_use_error(py),
+            format!(
+                "the graph is in use by another call ({what}); a graph takes many readers or one writer at a time, and a call that cannot have its turn fails instead of waiting"
+            ),
+            &[],
+        )
+    })
 }
 
 /// Build a Python exception of class `cls` with message `msg` and extra keyword attributes.

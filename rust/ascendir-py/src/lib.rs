@@ -39,9 +39,44 @@ mod ops;
 mod proto;
 mod torch;
 
+/// Give freed memory back to the operating system now: wait (at most 60 s) for the graphs
+/// being freed on pool threads, then have jemalloc purge the unused pages of every arena
+/// (which it otherwise returns gradually). Returns the number of graphs it waited for.
+#[pyfunction]
+fn release_memory(py: Python<'_>) -> usize {
+    use std::sync::atomic::Ordering;
+    py.detach(|| {
+        let waited = ir::graph::PENDING_FREES.load(Ordering::SeqCst);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while ir::graph::PENDING_FREES.load(Ordering::SeqCst) > 0
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        #[cfg(not(target_env = "msvc"))]
+        {
+            // "arena.<MALLCTL_ARENAS_ALL>.purge" (4096 = MALLCTL_ARENAS_ALL); the call takes no
+            // arguments and cannot fail in a way that matters here.
+            let name = b"arena.4096.purge\0";
+            // SAFETY: a NUL-terminated control name; no old or new value is read or written.
+            unsafe {
+                tikv_jemalloc_sys::mallctl(
+                    name.as_ptr().cast(),
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    std::ptr::null_mut(),
+                    0,
+                );
+            }
+        }
+        waited
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_function(wrap_pyfunction!(release_memory, m)?)?;
     ir::register(m)?;
     onnx::register(m)?;
     algo::register(m)?;

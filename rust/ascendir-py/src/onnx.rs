@@ -9,7 +9,7 @@ use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::errors::{decode_error, invalid_argument_error, ir_err, raise};
+use crate::errors::{decode_error, guard, invalid_argument_error, ir_err, raise};
 use crate::ir::graph::PyGraph;
 
 /// Map an ONNX frontend error to the Python exception tree.
@@ -73,15 +73,17 @@ fn _onnx_load_file<'py>(
     py: Python<'py>,
     path: PathBuf,
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
-    let result = py.detach(|| {
-        let data = std::fs::read(&path).map_err(|e| {
-            OnnxError::Io(format!("cannot read ONNX model '{}': {e}", path.display()))
-        })?;
-        let opts = ImportOptions {
-            base_dir: Some(path.parent().map(PathBuf::from).unwrap_or_default()),
-        };
-        ascendir_onnx::import_model(Bytes::from(data), &opts)
-    });
+    let result = guard(|| {
+        py.detach(|| {
+            let data = std::fs::read(&path).map_err(|e| {
+                OnnxError::Io(format!("cannot read ONNX model '{}': {e}", path.display()))
+            })?;
+            let opts = ImportOptions {
+                base_dir: Some(path.parent().map(PathBuf::from).unwrap_or_default()),
+            };
+            ascendir_onnx::import_model(Bytes::from(data), &opts)
+        })
+    })?;
     finish(py, result)
 }
 
@@ -94,7 +96,8 @@ fn _onnx_load_bytes<'py>(
     base_dir: Option<PathBuf>,
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
     let buf = Bytes::copy_from_slice(data);
-    let result = py.detach(|| ascendir_onnx::import_model(buf, &ImportOptions { base_dir }));
+    let result =
+        guard(|| py.detach(|| ascendir_onnx::import_model(buf, &ImportOptions { base_dir })))?;
     finish(py, result)
 }
 

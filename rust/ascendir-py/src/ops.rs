@@ -17,7 +17,9 @@ use ascendir_ir::{
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use crate::errors::{inference_error, invalid_argument_error, raise, registry_error, IntoPyResult};
+use crate::errors::{
+    inference_error, invalid_argument_error, overflow_error, raise, registry_error, IntoPyResult,
+};
 use crate::ir::convert::{attrs_to_dict, infer_kind, py_to_attr};
 use crate::ir::graph::PyGraph;
 use crate::ir::node::{extract_source, PyNode};
@@ -49,6 +51,11 @@ fn registry_err(py: Python<'_>, e: RegistryError) -> PyErr {
 }
 
 fn inference_err(py: Python<'_>, e: &InferError) -> PyErr {
+    let cls = if e.is_overflow() {
+        overflow_error(py)
+    } else {
+        inference_error(py)
+    };
     let node: Py<PyAny> = e
         .node
         .clone()
@@ -61,12 +68,7 @@ fn inference_err(py: Python<'_>, e: &InferError) -> PyErr {
         .into_pyobject(py)
         .map(|o| o.into_any().unbind())
         .unwrap_or_else(|_| py.None());
-    raise(
-        py,
-        inference_error(py),
-        e.to_string(),
-        &[("node", node), ("rule", rule)],
-    )
+    raise(py, cls, e.to_string(), &[("node", node), ("rule", rule)])
 }
 
 /// Make sure the builtin op library is registered (imports `ascendir.ops` on first use).
@@ -452,18 +454,20 @@ fn _ops_infer_node<'py>(
         Ok((op, vals))
     })?;
     let values = |i: usize| vals.get(i).cloned().flatten();
-    let outs = infer::infer_op(&proto, &op, &values, &mut PyCustom).map_err(|m| {
-        inference_err(
-            py,
-            &InferError {
-                graph: String::new(),
-                node: op.name().to_string(),
-                op_type: ty.clone(),
-                rule: proto.rule.kind.name().to_string(),
-                message: m,
-            },
-        )
-    })?;
+    let outs = infer::infer_op(&proto, &op, &values, &mut PyCustom)
+        .and_then(|outs| infer::engine::check_outputs(&outs).map(|()| outs))
+        .map_err(|m| {
+            inference_err(
+                py,
+                &InferError {
+                    graph: String::new(),
+                    node: op.name().to_string(),
+                    op_type: ty.clone(),
+                    rule: proto.rule.kind.name().to_string(),
+                    message: m,
+                },
+            )
+        })?;
     let list = PyList::empty(py);
     for o in outs {
         list.append((o.shape.to_vec(), py_dtype(py, o.dtype)?))?;

@@ -5,11 +5,11 @@
 use ascendir_ir::Graph;
 use ascendir_proto::convert::Pieces;
 use ascendir_proto::{ModelMeta, ProtoError};
-use pyo3::exceptions::PyOSError;
+use pyo3::exceptions::{PyMemoryError, PyOSError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
-use crate::errors::{decode_error, invalid_argument_error, raise};
+use crate::errors::{decode_error, guard, invalid_argument_error, raise};
 use crate::ir::graph::{GraphSlot, PyGraph};
 use crate::ir::tensor::PyBytesOwner;
 use bytes::Bytes;
@@ -20,6 +20,7 @@ pub fn proto_err(py: Python<'_>, err: ProtoError) -> PyErr {
     match &err {
         ProtoError::Encode(_) => raise(py, invalid_argument_error(py), msg, &[]),
         ProtoError::Io(_) => PyOSError::new_err(msg),
+        ProtoError::OutOfMemory { .. } => PyMemoryError::new_err(msg),
         _ => {
             let offset: Py<PyAny> = match err.offset() {
                 Some(o) => o
@@ -58,10 +59,14 @@ fn encode_one(this: &Bound<'_, PyGraph>) -> PyResult<Vec<u8>> {
 /// `encode_one` in pieces (copied straight into a Python `bytes` by `to_bytes`).
 fn encode_pieces(this: &Bound<'_, PyGraph>) -> PyResult<Pieces> {
     let py = this.py();
-    let sub = match &this.try_borrow()?.slot {
+    let sub = match &PyGraph::borrow_slot(this)?.slot {
         GraphSlot::Own(_) => None,
-        GraphSlot::Sub { root, name } => Some((root.clone_ref(py), name.clone())),
+        GraphSlot::Sub { root, name, .. } => Some((root.clone_ref(py), name.clone())),
     };
+    if sub.is_some() {
+        // A stale view fails here (see `PyGraph::read`).
+        PyGraph::read(this, |_| ())?;
+    }
     let res = match sub {
         None => PyGraph::read(this, |g| {
             py.detach(|| ascendir_proto::encode_graph_pieces(g))
@@ -83,9 +88,10 @@ fn pieces_to_bytes<'py>(py: Python<'py>, pieces: &Pieces) -> PyResult<Bound<'py,
 }
 
 fn decode_one(py: Python<'_>, data: Bytes) -> PyResult<Py<PyGraph>> {
-    let g = py
-        .detach(|| ascendir_proto::first_graph(ascendir_proto::decode_model_bytes(data)?))
-        .map_err(|e| proto_err(py, e))?;
+    let g = guard(|| {
+        py.detach(|| ascendir_proto::first_graph(ascendir_proto::decode_model_bytes(data)?))
+    })?
+    .map_err(|e| proto_err(py, e))?;
     graph_object(py, g)
 }
 
@@ -114,15 +120,14 @@ impl PyGraph {
     fn to_text(slf: &Bound<'_, Self>) -> PyResult<String> {
         let py = slf.py();
         let data = encode_one(slf)?;
-        py.detach(|| ascendir_proto::text::print_bytes(&data, "ModelDef"))
+        guard(|| py.detach(|| ascendir_proto::text::print_bytes(&data, "ModelDef")))?
             .map_err(|e| proto_err(py, e))
     }
 
     /// The main graph of a text-format ModelDef (a GE dump).
     #[staticmethod]
     fn from_text(py: Python<'_>, text: &str) -> PyResult<Py<PyGraph>> {
-        let data = py
-            .detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef"))
+        let data = guard(|| py.detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef")))?
             .map_err(|e| proto_err(py, e))?;
         decode_one(py, Bytes::from(data))
     }
@@ -168,8 +173,7 @@ type ModelParts = (String, u32, String, Py<PyGraph>, Vec<Py<PyGraph>>);
 #[pyfunction]
 fn _model_from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<ModelParts> {
     let data = shared_input(data);
-    let model = py
-        .detach(|| ascendir_proto::decode_model_bytes(data))
+    let model = guard(|| py.detach(|| ascendir_proto::decode_model_bytes(data)))?
         .map_err(|e| proto_err(py, e))?;
     let mut holder = Graph::new("__model_attrs__");
     holder.attrs = model.meta.attrs;
@@ -209,12 +213,13 @@ fn _model_to_bytes<'py>(
         let g = item.cast::<PyGraph>()?;
         owned.push(PyGraph::read(g, |g| g.clone())?);
     }
-    let data = py
-        .detach(|| {
+    let data = guard(|| {
+        py.detach(|| {
             let refs: Vec<&Graph> = owned.iter().collect();
             ascendir_proto::encode_model(&meta, &refs)
         })
-        .map_err(|e| proto_err(py, e))?;
+    })?
+    .map_err(|e| proto_err(py, e))?;
     Ok(PyBytes::new(py, &data))
 }
 
@@ -229,8 +234,7 @@ fn _default_model_attrs(py: Python<'_>) -> PyResult<Py<PyGraph>> {
 /// Text-format ModelDef → binary.
 #[pyfunction]
 fn _text_to_bytes<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
-    let data = py
-        .detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef"))
+    let data = guard(|| py.detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef")))?
         .map_err(|e| proto_err(py, e))?;
     Ok(PyBytes::new(py, &data))
 }
@@ -238,7 +242,7 @@ fn _text_to_bytes<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyByt
 /// Binary ModelDef → text format.
 #[pyfunction]
 fn _bytes_to_text(py: Python<'_>, data: &[u8]) -> PyResult<String> {
-    py.detach(|| ascendir_proto::text::print_bytes(data, "ModelDef"))
+    guard(|| py.detach(|| ascendir_proto::text::print_bytes(data, "ModelDef")))?
         .map_err(|e| proto_err(py, e))
 }
 
@@ -258,9 +262,8 @@ type OmPieces<'py> = (
 #[pyfunction]
 fn _om_read<'py>(py: Python<'py>, data: &[u8]) -> PyResult<OmPieces<'py>> {
     use ascendir_proto::om::partition;
-    let om = py
-        .detach(|| ascendir_proto::om::read(data))
-        .map_err(|e| proto_err(py, e))?;
+    let om =
+        guard(|| py.detach(|| ascendir_proto::om::read(data)))?.map_err(|e| proto_err(py, e))?;
     let def = om.model_def().map_err(|e| proto_err(py, e))?;
     let (mut seen_def, mut seen_weights) = (false, false);
     let mut others = Vec::new();
@@ -292,17 +295,26 @@ fn _om_write<'py>(
     model_def: &[u8],
     weights: &[u8],
     extra: Vec<(u32, Vec<u8>)>,
-) -> Bound<'py, PyBytes> {
+) -> PyResult<Bound<'py, PyBytes>> {
     use ascendir_proto::om::partition;
-    let out = py.detach(|| {
-        let mut parts: Vec<(u32, &[u8])> = vec![
-            (partition::MODEL_DEF, model_def),
-            (partition::WEIGHTS_DATA, weights),
-        ];
-        parts.extend(extra.iter().map(|(k, d)| (*k, d.as_slice())));
-        ascendir_proto::om::write_partitions(name, &parts)
-    });
-    PyBytes::new(py, &out)
+    let out = guard(|| {
+        py.detach(|| {
+            let mut parts: Vec<(u32, &[u8])> = vec![
+                (partition::MODEL_DEF, model_def),
+                (partition::WEIGHTS_DATA, weights),
+            ];
+            parts.extend(extra.iter().map(|(k, d)| (*k, d.as_slice())));
+            ascendir_proto::om::write_partitions(name, &parts)
+        })
+    })?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// Panic on purpose inside the binding's guard: the test of the error funnel (the panic must
+/// reach Python as `InternalError`, never as `PanicException`). Not part of the API.
+#[pyfunction]
+fn _test_panic(py: Python<'_>) -> PyResult<()> {
+    guard(|| py.detach(|| -> () { panic!("deliberate panic of _test_panic") }))
 }
 
 /// Whether `data` starts with the OM magic.
@@ -322,5 +334,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_om_read, m)?)?;
     m.add_function(wrap_pyfunction!(_om_write, m)?)?;
     m.add_function(wrap_pyfunction!(_is_om, m)?)?;
+    m.add_function(wrap_pyfunction!(_test_panic, m)?)?;
     Ok(())
 }

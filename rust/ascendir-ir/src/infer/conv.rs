@@ -94,24 +94,29 @@ fn window_out(
     if input < 0 || k < 0 {
         return Ok(UNKNOWN_DIM);
     }
+    let overflow = || super::engine::overflow_message("the window or padded input size");
     let dk = dilation
-        .saturating_mul(k.saturating_sub(1))
-        .saturating_add(1);
+        .checked_mul(k.saturating_sub(1))
+        .and_then(|v| v.checked_add(1))
+        .ok_or_else(overflow)?;
     let out = match mode {
-        "SAME" => input.saturating_add(stride - 1) / stride,
+        "SAME" => input.checked_add(stride - 1).ok_or_else(overflow)? / stride,
         "VALID" => {
             if input < dk {
                 return Err(format!(
                     "input size {input} is smaller than the window {dk}"
                 ));
             }
-            (input - dk).saturating_add(stride) / stride
+            (input - dk).checked_add(stride).ok_or_else(overflow)? / stride
         }
         _ => {
-            let padded = input.saturating_add(pads.0).saturating_add(pads.1);
             if pads.0 < 0 || pads.1 < 0 {
                 return Err(format!("pads must not be negative, got {pads:?}"));
             }
+            let padded = input
+                .checked_add(pads.0)
+                .and_then(|v| v.checked_add(pads.1))
+                .ok_or_else(overflow)?;
             let span = padded - dk;
             if span < 0 {
                 return Err(format!(
@@ -120,7 +125,7 @@ fn window_out(
                 ));
             }
             if ceil {
-                span.saturating_add(stride - 1) / stride + 1
+                span.checked_add(stride - 1).ok_or_else(overflow)? / stride + 1
             } else {
                 span / stride + 1
             }

@@ -14,7 +14,7 @@ use crate::attr::AttrValue;
 use crate::graph::{Graph, NodeId};
 use crate::op_desc::{OpDesc, Sym};
 use crate::registry::{self, OpProto};
-use crate::subgraph::ATTR_PARENT_NODE_INDEX;
+use crate::subgraph::{ATTR_PARENT_NODE_INDEX, MAX_SUBGRAPH_DEPTH};
 use crate::tensor::{Shape, Tensor, TensorDesc, UNKNOWN_DIM, UNKNOWN_RANK};
 
 /// An inference failure, naming the graph, the node, its type and the rule.
@@ -31,6 +31,22 @@ pub struct InferError {
     pub rule: String,
     /// What went wrong.
     pub message: String,
+}
+
+/// How an inference message about a size that does not fit in 64 bits starts: such a failure
+/// is a size overflow (`SizeOverflowError` in Python), not a rule error.
+pub const OVERFLOW_PREFIX: &str = "size overflow: ";
+
+/// An inference message for a size that does not fit in 64 bits.
+pub fn overflow_message(what: impl std::fmt::Display) -> String {
+    format!("{OVERFLOW_PREFIX}{what} does not fit in 64 bits")
+}
+
+impl InferError {
+    /// Whether the failure is a size overflow (see [`OVERFLOW_PREFIX`]).
+    pub fn is_overflow(&self) -> bool {
+        self.message.starts_with(OVERFLOW_PREFIX)
+    }
 }
 
 /// Inference functions written outside Rust (Python callbacks), for `custom` rules.
@@ -112,9 +128,34 @@ pub fn input_value(g: &Graph, id: NodeId, i: usize) -> Option<Tensor> {
     const_value(&g.arena().get(src.node)?.op)
 }
 
+/// Check inferred output shapes before anything is written: every dim is a size (>= 0), -1
+/// (unknown) or a lone -2 (unknown rank) — what a rule of any kind, including a Python infer
+/// function, may produce.
+pub fn check_outputs(outs: &[OutDesc]) -> Result<(), String> {
+    for (k, out) in outs.iter().enumerate() {
+        let shape: &[i64] = &out.shape;
+        // Rules compute dims with saturating arithmetic: a dim at the limit is an overflow.
+        if shape.contains(&i64::MAX) {
+            return Err(overflow_message(format_args!(
+                "output {k}: a dim of shape {shape:?}"
+            )));
+        }
+        let bad = shape.iter().any(|&d| d < UNKNOWN_RANK)
+            || (shape.contains(&UNKNOWN_RANK) && shape.len() != 1);
+        if bad {
+            return Err(format!(
+                "output {k}: shape {shape:?} is not valid (dims are sizes >= 0, -1 for unknown, or a lone -2 for unknown rank)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Write inferred outputs into `op` (shape, dtype; the origin shape of transformed descs).
-/// More outputs than the op has is an error.
+/// More outputs than the op has, or a shape [`check_outputs`] refuses, is an error (and
+/// nothing is written).
 pub fn write_outputs(op: &mut OpDesc, outs: &[OutDesc]) -> Result<(), String> {
+    check_outputs(outs)?;
     if outs.len() > op.num_outputs() {
         return Err(format!(
             "the rule produced {} outputs but the op has {}",
@@ -246,12 +287,22 @@ pub fn list_order_if_topological(g: &Graph) -> Option<Vec<NodeId>> {
     Some(order)
 }
 
+/// One port desc as it was before inference changed it: the tree graph (`None` = root), the
+/// node, input (`false`) or output (`true`), the port index and the old desc.
+type Undo = (Option<usize>, NodeId, bool, usize, Arc<TensorDesc>);
+
 struct Engine<'a> {
     custom: &'a mut dyn CustomInfer,
+    /// The old descs of every port changed so far, to put back when inference fails.
+    undo: Vec<Undo>,
+    /// The tree graph being inferred (`None` = root).
+    current: Option<usize>,
     cache: Vec<(Sym, Option<Arc<OpProto>>)>,
     names: HashMap<String, usize>,
     done: Vec<bool>,
     stats: InferStats,
+    /// How many control-flow nodes the current graph is nested in.
+    depth: usize,
 }
 
 impl Engine<'_> {
@@ -317,10 +368,15 @@ impl Engine<'_> {
                 .collect()
         };
         {
+            let key = self.current;
             let op = &mut g.arena_mut()[id].op;
             for (i, src) in &peers {
                 if let Some(port) = op.inputs.get_mut(*i) {
+                    let old = port.desc.clone();
                     refresh_input(&mut port.desc, src);
+                    if !Arc::ptr_eq(&old, &port.desc) {
+                        self.undo.push((key, id, false, *i, old));
+                    }
                 }
             }
         }
@@ -355,14 +411,22 @@ impl Engine<'_> {
         // 3. Write back.
         let keep_format =
             matches!(proto.rule.params.get("format"), Some(Param::Str(s)) if s == "keep");
+        // The old descs are held while writing, so a changed desc is a new `Arc` (copy on
+        // write): only those go to the undo log.
+        let key = self.current;
         let op = &mut g.arena_mut()[id].op;
-        if let Err(m) = write_outputs(op, &outs) {
-            return Err(fail(g, m));
+        let before: SmallVec<[Arc<TensorDesc>; 2]> =
+            op.outputs.iter().map(|p| p.desc.clone()).collect();
+        let written = write_outputs(op, &outs);
+        if written.is_ok() && !keep_format {
+            default_infer_format(op);
         }
-        if !keep_format {
-            default_infer_format(&mut g.arena_mut()[id].op);
+        for (i, (old, port)) in before.into_iter().zip(op.outputs.iter()).enumerate() {
+            if !Arc::ptr_eq(&old, &port.desc) {
+                self.undo.push((key, id, true, i, old));
+            }
         }
-        Ok(())
+        written.map_err(|m| fail(g, m))
     }
 
     /// Infer the subgraphs of a control-flow node and derive its outputs: `If` / `Case` /
@@ -384,10 +448,19 @@ impl Engine<'_> {
             if self.done[k] && kind == RuleKind::While {
                 continue;
             }
+            if self.depth >= MAX_SUBGRAPH_DEPTH {
+                return Err(format!(
+                    "subgraph '{inst}' is nested more than {MAX_SUBGRAPH_DEPTH} levels deep"
+                ));
+            }
             self.done[k] = true;
             let mut sub = std::mem::replace(&mut subs[k], Graph::new(""));
-            seed_subgraph_inputs(&mut sub, &op);
+            seed_subgraph_inputs(&mut sub, &op, Some(k), &mut self.undo);
+            self.depth += 1;
+            let outer = self.current.replace(k);
             let r = self.graph(&mut sub, subs);
+            self.current = outer;
+            self.depth -= 1;
             let results = subgraph_outputs(&sub);
             subs[k] = sub;
             r.map_err(|e| format!("in subgraph '{inst}': {e}"))?;
@@ -443,7 +516,12 @@ fn merge_branch(a: OutDesc, b: &OutDesc) -> OutDesc {
 
 /// Copy the parent's input descs onto the subgraph's Data nodes (by `_parent_node_index`,
 /// else `index`).
-fn seed_subgraph_inputs(sub: &mut Graph, parent: &OpDesc) {
+fn seed_subgraph_inputs(
+    sub: &mut Graph,
+    parent: &OpDesc,
+    key: Option<usize>,
+    undo: &mut Vec<Undo>,
+) {
     let ids: Vec<NodeId> = sub.node_ids().collect();
     for id in ids {
         let op = &mut sub.arena_mut()[id].op;
@@ -461,8 +539,14 @@ fn seed_subgraph_inputs(sub: &mut Graph, parent: &OpDesc) {
             continue;
         };
         let src = src.desc.clone();
-        for port in op.inputs.iter_mut().chain(op.outputs.iter_mut()) {
-            refresh_input(&mut port.desc, &src);
+        for (output, ports) in [(false, &mut op.inputs[..]), (true, &mut op.outputs[..])] {
+            for (i, port) in ports.iter_mut().enumerate() {
+                let old = port.desc.clone();
+                refresh_input(&mut port.desc, &src);
+                if !Arc::ptr_eq(&old, &port.desc) {
+                    undo.push((key, id, output, i, old));
+                }
+            }
         }
     }
 }
@@ -517,10 +601,13 @@ pub fn infer_graph(
         .collect();
     let mut engine = Engine {
         custom,
+        undo: Vec::new(),
+        current: None,
         cache: Vec::new(),
         names,
         done: vec![false; subs.len()],
         stats: InferStats::default(),
+        depth: 0,
     };
     let mut result = engine.graph(root, &mut subs);
     if result.is_ok() {
@@ -530,6 +617,7 @@ pub fn infer_graph(
             }
             engine.done[k] = true;
             let mut sub = std::mem::replace(&mut subs[k], Graph::new(""));
+            engine.current = Some(k);
             result = engine.graph(&mut sub, &mut subs);
             subs[k] = sub;
             if result.is_err() {
@@ -538,5 +626,24 @@ pub fn infer_graph(
         }
     }
     root.subgraphs = subs;
+    if result.is_err() {
+        // Failure-atomic: every desc changed so far goes back, newest first.
+        for (graph, id, output, i, old) in engine.undo.into_iter().rev() {
+            let Some(g) = root.tree_graph_mut(graph) else {
+                continue;
+            };
+            let Some(n) = g.arena_mut().get_mut(id) else {
+                continue;
+            };
+            let port = if output {
+                n.op.outputs.get_mut(i)
+            } else {
+                n.op.inputs.get_mut(i)
+            };
+            if let Some(port) = port {
+                port.desc = old;
+            }
+        }
+    }
     result.map(|()| engine.stats)
 }

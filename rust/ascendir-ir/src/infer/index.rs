@@ -367,17 +367,20 @@ pub fn tile(ctx: &InferCtx<'_>) -> RuleResult {
                 ));
             }
             let pad = m.len() - xs.len();
-            m.iter()
-                .enumerate()
-                .map(|(i, &k)| {
-                    let d = if i < pad { 1 } else { xs[i - pad] };
-                    if d < 0 || k < 0 {
-                        UNKNOWN_DIM
-                    } else {
-                        d.saturating_mul(k)
-                    }
-                })
-                .collect()
+            let mut out = Shape::with_capacity(m.len());
+            for (i, &k) in m.iter().enumerate() {
+                let d = if i < pad { 1 } else { xs[i - pad] };
+                out.push(if d < 0 || k < 0 {
+                    UNKNOWN_DIM
+                } else {
+                    d.checked_mul(k).ok_or_else(|| {
+                        super::engine::overflow_message(format_args!(
+                            "dim {i} of {xs:?} tiled {k} times"
+                        ))
+                    })?
+                });
+            }
+            out
         }
     };
     Ok(ctx.all_outputs(OutDesc::new(out, dtype)))
@@ -418,7 +421,14 @@ pub fn pad(ctx: &InferCtx<'_>) -> RuleResult {
                 let v = if d < 0 {
                     UNKNOWN_DIM
                 } else {
-                    d.saturating_add(p[2 * i]).saturating_add(p[2 * i + 1])
+                    d.checked_add(p[2 * i])
+                        .and_then(|v| v.checked_add(p[2 * i + 1]))
+                        .ok_or_else(|| {
+                            super::engine::overflow_message(format_args!(
+                                "dim {i} of {xs:?} padded by {:?}",
+                                &p[2 * i..2 * i + 2]
+                            ))
+                        })?
                 };
                 if d >= 0 && v < 0 {
                     return Err(format!("paddings {p:?} make dim {i} of {xs:?} negative"));

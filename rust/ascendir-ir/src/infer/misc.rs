@@ -68,7 +68,17 @@ pub fn range(ctx: &InferCtx<'_>) -> RuleResult {
             if d == 0.0 {
                 return Err("delta must not be 0".into());
             }
-            ((b - a) / d).ceil().max(0.0) as i64
+            let n = ((b - a) / d).ceil().max(0.0);
+            if n.is_nan() {
+                return Err(format!("Range({a}, {b}, {d}) has no element count"));
+            }
+            // `as` saturates: a count from 2^63 up is an overflow, not i64::MAX elements.
+            if n >= 9_223_372_036_854_775_808.0 {
+                return Err(super::engine::overflow_message(format_args!(
+                    "the element count of Range({a}, {b}, {d})"
+                )));
+            }
+            n as i64
         }
         _ => UNKNOWN_DIM,
     };

@@ -3,7 +3,7 @@
 use ascendir_ir::{Graph, IrError, NodeId};
 use pyo3::prelude::*;
 
-use crate::errors::{foreign_handle_error, raise, IntoPyResult};
+use crate::errors::{concurrent_err, foreign_handle_error, guard, raise, IntoPyResult};
 
 /// Where a Python `Graph` object's data lives.
 // `Own` is the common case and is read on every call; keeping it inline avoids an indirection.
@@ -12,12 +12,15 @@ use crate::errors::{foreign_handle_error, raise, IntoPyResult};
 pub enum GraphSlot {
     /// A root (or standalone) graph owned by this object.
     Own(Graph),
-    /// A subgraph registered on `root`, found by its name.
+    /// A subgraph registered on `root`, found by its name and checked by its uid (a subgraph
+    /// removed and replaced by another of the same name leaves the view stale).
     Sub {
         /// The root graph object that owns the subgraph.
         root: Py<PyGraph>,
         /// The subgraph's (unique) name.
         name: String,
+        /// The subgraph's uid when the view was made (`Graph::uid`).
+        uid: u64,
     },
 }
 
@@ -43,11 +46,41 @@ impl PyGraph {
         }
     }
 
+    /// Borrow the graph object itself (its slot); `ConcurrentUseError` while another call
+    /// writes it.
+    pub fn borrow_slot<'py>(this: &Bound<'py, PyGraph>) -> PyResult<PyRef<'py, PyGraph>> {
+        this.try_borrow()
+            .map_err(|_| concurrent_err("a read while it is being written"))
+    }
+
+    /// Borrow the graph object mutably; `ConcurrentUseError` while another call uses it.
+    pub fn borrow_slot_mut<'py>(this: &Bound<'py, PyGraph>) -> PyResult<PyRefMut<'py, PyGraph>> {
+        this.try_borrow_mut()
+            .map_err(|_| concurrent_err("a write while it is being read or written"))
+    }
+
     /// The root object and subgraph name when `this` is a subgraph view.
-    fn sub_of<'py>(this: &Bound<'py, PyGraph>) -> PyResult<Option<(Bound<'py, PyGraph>, String)>> {
-        Ok(match &this.try_borrow()?.slot {
+    fn sub_of<'py>(
+        this: &Bound<'py, PyGraph>,
+    ) -> PyResult<Option<(Bound<'py, PyGraph>, String, u64)>> {
+        Ok(match &PyGraph::borrow_slot(this)?.slot {
             GraphSlot::Own(_) => None,
-            GraphSlot::Sub { root, name } => Some((root.bind(this.py()).clone(), name.clone())),
+            GraphSlot::Sub { root, name, uid } => {
+                Some((root.bind(this.py()).clone(), name.clone(), *uid))
+            }
+        })
+    }
+
+    /// A view of the subgraph `name` registered on `root` (its uid read now).
+    pub fn view_of(root: &Bound<'_, PyGraph>, name: &str) -> PyResult<PyGraph> {
+        let uid = PyGraph::read(root, |g| g.subgraph(name).map(Graph::uid))?
+            .ok_or_else(|| stale_subgraph(name))?;
+        Ok(PyGraph {
+            slot: GraphSlot::Sub {
+                root: root.clone().unbind(),
+                name: name.to_string(),
+                uid,
+            },
         })
     }
 
@@ -55,38 +88,44 @@ impl PyGraph {
     pub fn read<R>(this: &Bound<'_, PyGraph>, f: impl FnOnce(&Graph) -> R) -> PyResult<R> {
         let (holder, name) = match PyGraph::sub_of(this)? {
             None => (this.clone(), None),
-            Some((root, name)) => (root, Some(name)),
+            Some((root, name, uid)) => (root, Some((name, uid))),
         };
-        let me = holder.try_borrow()?;
+        let me = holder
+            .try_borrow()
+            .map_err(|_| concurrent_err("a read while it is being written"))?;
         let GraphSlot::Own(g) = &me.slot else {
-            return Err(stale_subgraph(name.as_deref().unwrap_or("")));
+            return Err(stale_subgraph(name.as_ref().map_or("", |n| n.0.as_str())));
         };
-        match name {
-            None => Ok(f(g)),
-            Some(name) => g
+        let g = match name {
+            None => g,
+            Some((name, uid)) => g
                 .subgraph(&name)
-                .map(f)
-                .ok_or_else(|| stale_subgraph(&name)),
-        }
+                .filter(|s| s.uid() == uid)
+                .ok_or_else(|| stale_subgraph(&name))?,
+        };
+        guard(|| f(g))
     }
 
     /// Run `f` on the graph mutably (through the root for a subgraph).
     pub fn write<R>(this: &Bound<'_, PyGraph>, f: impl FnOnce(&mut Graph) -> R) -> PyResult<R> {
         let (holder, name) = match PyGraph::sub_of(this)? {
             None => (this.clone(), None),
-            Some((root, name)) => (root, Some(name)),
+            Some((root, name, uid)) => (root, Some((name, uid))),
         };
-        let mut me = holder.try_borrow_mut()?;
+        let mut me = holder
+            .try_borrow_mut()
+            .map_err(|_| concurrent_err("a write while it is being read or written"))?;
         let GraphSlot::Own(g) = &mut me.slot else {
-            return Err(stale_subgraph(name.as_deref().unwrap_or("")));
+            return Err(stale_subgraph(name.as_ref().map_or("", |n| n.0.as_str())));
         };
-        match name {
-            None => Ok(f(g)),
-            Some(name) => g
+        let g = match name {
+            None => g,
+            Some((name, uid)) => g
                 .subgraph_mut(&name)
-                .map(f)
-                .ok_or_else(|| stale_subgraph(&name)),
-        }
+                .filter(|s| s.uid() == uid)
+                .ok_or_else(|| stale_subgraph(&name))?,
+        };
+        guard(|| f(g))
     }
 
     /// Like `read` for closures returning IR results.
@@ -115,9 +154,18 @@ impl PyGraph {
             return false;
         };
         match (&x.slot, &y.slot) {
-            (GraphSlot::Sub { root: r1, name: n1 }, GraphSlot::Sub { root: r2, name: n2 }) => {
-                r1.is(r2) && n1 == n2
-            }
+            (
+                GraphSlot::Sub {
+                    root: r1,
+                    name: n1,
+                    uid: u1,
+                },
+                GraphSlot::Sub {
+                    root: r2,
+                    name: n2,
+                    uid: u2,
+                },
+            ) => r1.is(r2) && n1 == n2 && u1 == u2,
             _ => false,
         }
     }
@@ -151,6 +199,9 @@ impl PyGraph {
 /// goes away.
 const FREE_IN_BACKGROUND_FROM: usize = 128;
 
+/// Graphs handed to the pool to be freed and not freed yet (see `release_memory`).
+pub static PENDING_FREES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 impl Drop for PyGraph {
     /// Freeing a graph touches every node, attribute and desc (about a fifth of the time it took
     /// to decode one): a large graph is handed to the rayon pool so that `del g` (or a graph
@@ -163,7 +214,11 @@ impl Drop for PyGraph {
             if g.len() >= FREE_IN_BACKGROUND_FROM && ascendir_proto::parallel_helps() != Some(false)
             {
                 let g = std::mem::replace(g, Graph::new(""));
-                rayon::spawn(move || drop(g));
+                PENDING_FREES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                rayon::spawn(move || {
+                    drop(g);
+                    PENDING_FREES.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+                });
             }
         }
     }

@@ -222,7 +222,7 @@ impl PyGraph {
     }
     #[setter]
     fn set_name(slf: &Bound<'_, Self>, name: &str) -> PyResult<()> {
-        if let GraphSlot::Sub { .. } = slf.borrow().slot {
+        if let GraphSlot::Sub { .. } = PyGraph::borrow_slot(slf)?.slot {
             return Err(IrError::InvalidArgument(
                 "a registered subgraph is renamed through its parent".into(),
             ))
@@ -521,7 +521,25 @@ impl PyGraph {
     /// `RemoveNodeWithoutRelink`). Its handles go stale.
     fn erase_node(slf: &Bound<'_, Self>, node: &Bound<'_, PyAny>) -> PyResult<()> {
         let id = PyNode::extract_id(slf, node)?;
-        PyGraph::try_write(slf, |g| g.erase_node(id).map(|_| ()))
+        // Through the root: the subgraphs below the node go with it.
+        let (root, name) = match &PyGraph::borrow_slot(slf)?.slot {
+            GraphSlot::Own(_) => (slf.clone(), None),
+            GraphSlot::Sub { root, name, .. } => (root.bind(slf.py()).clone(), Some(name.clone())),
+        };
+        let uid = PyGraph::read(slf, Graph::uid)?;
+        PyGraph::try_write(&root, |g| {
+            let owner = match &name {
+                None => None,
+                Some(n) => Some(
+                    g.subgraph_index(n)
+                        .filter(|&k| g.subgraphs[k].uid() == uid)
+                        .ok_or_else(|| {
+                            IrError::StaleHandle(format!("subgraph '{n}' is no longer registered"))
+                        })?,
+                ),
+            };
+            g.erase_tree_node(owner, id).map(|_| ())
+        })
     }
 
     /// Number of links (data and control).
@@ -553,7 +571,7 @@ impl PyGraph {
     /// A deterministic text dump of the graph (nodes, ports, descs, links, attributes).
     fn dump(slf: &Bound<'_, Self>) -> PyResult<String> {
         let py = slf.py();
-        let me = slf.try_borrow()?;
+        let me = PyGraph::borrow_slot(slf)?;
         match &me.slot {
             GraphSlot::Own(g) => Ok(py.detach(|| g.dump())),
             GraphSlot::Sub { .. } => {
@@ -631,9 +649,10 @@ impl PyGraph {
             Some(d) => PyTensorDesc::extract_arc(d)?,
             None => Arc::new(TensorDesc::default()),
         };
-        let graph = py
-            .detach(|| build_bulk(name, types_slice, &table, &edge_rows, names, desc))
-            .py()?;
+        let graph = crate::errors::guard(|| {
+            py.detach(|| build_bulk(name, types_slice, &table, &edge_rows, names, desc))
+        })?
+        .py()?;
         Ok(PyGraph::from_graph(graph))
     }
 

@@ -517,8 +517,9 @@ fn numpy_dtype(array: &Bound<'_, PyAny>) -> PyResult<DataType> {
     extract_dtype(&array.getattr("dtype")?)
 }
 
-/// Bytes of a numpy array or a bytes-like object: zero-copy for read-only C-contiguous arrays
-/// (they cannot change under us), one copy otherwise.
+/// Bytes of a numpy array or a bytes-like object: zero-copy for `bytes` and for read-only
+/// C-contiguous arrays over an immutable buffer (they cannot change under us), one copy
+/// otherwise.
 pub fn payload_of(obj: &Bound<'_, PyAny>) -> PyResult<Bytes> {
     if let Ok(b) = obj.cast::<PyBytes>() {
         let owner = PyBytesOwner(b.clone().unbind());
@@ -532,15 +533,26 @@ pub fn payload_of(obj: &Bound<'_, PyAny>) -> PyResult<Bytes> {
     let raw = array
         .call_method1("view", (np.getattr("uint8")?,))?
         .call_method1("reshape", (-1,))?;
-    let base = array.getattr("base")?;
-    if !writeable && (base.is_none() || base.is_instance_of::<PyBytes>()) {
+    // Shared only when no one can write the memory: a read-only array whose memory comes
+    // from an immutable `bytes` or from one of our tensor buffers (numpy refuses to make such
+    // an array writeable again). A read-only array owning its memory is copied: its owner can
+    // set `writeable = True` again and change it.
+    let mut base = array.getattr("base")?;
+    while base.is_instance(&np.getattr("ndarray")?)? {
+        base = base.getattr("base")?;
+    }
+    let immutable = base.is_instance_of::<PyBytes>() || base.is_instance_of::<TensorBuffer>();
+    if !writeable && immutable {
         let (ptr, _): (usize, bool) = raw
             .getattr("__array_interface__")?
             .get_item("data")?
             .extract()?;
         let len: usize = raw.getattr("nbytes")?.extract()?;
+        // Only the immutable owner of the memory is kept, not the array: an array (or a
+        // subclass of it) can hold attributes, and a reference from them back to the graph
+        // would be a cycle through Rust that Python's collector cannot see.
         return Ok(Bytes::from_owner(ArrayOwner {
-            _array: array.clone().unbind(),
+            _owner: base.unbind(),
             ptr,
             len,
         }));
@@ -565,19 +577,20 @@ impl AsRef<[u8]> for PyBytesOwner {
     }
 }
 
-/// A read-only numpy array that owns its memory (or views an immutable `bytes`), kept alive
-/// while tensor bytes point into it.
+/// The immutable owner (`bytes` or tensor buffer) of the memory of a read-only numpy array,
+/// kept alive while tensor bytes point into it.
 struct ArrayOwner {
-    _array: Py<PyAny>,
+    _owner: Py<PyAny>,
     ptr: usize,
     len: usize,
 }
 
 impl AsRef<[u8]> for ArrayOwner {
     fn as_ref(&self) -> &[u8] {
-        // SAFETY: `ptr`/`len` describe the C-contiguous data of `_array`, which we keep alive.
-        // The array is not writeable and its memory is its own (or an immutable `bytes`), so
-        // no Python code can change or free it while we hold the reference.
+        // SAFETY: `ptr`/`len` describe C-contiguous data inside the memory of `_owner`, an
+        // immutable `bytes` or tensor buffer that we keep alive (the array was a view of it and
+        // numpy will not make it writeable), so no Python code can change or free it while we
+        // hold the reference.
         unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
     }
 }

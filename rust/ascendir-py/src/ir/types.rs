@@ -1,9 +1,10 @@
 //! Data types, formats and attribute kinds: tables for the Python enums, conversions of enum
 //! arguments, and GE's size functions.
 
+use ascendir_ir::dtype::checked_size_in_bytes;
 use ascendir_ir::format::bits;
 use ascendir_ir::tensor::{calc_tensor_mem_size, memory_size_in_bytes};
-use ascendir_ir::{size_in_bytes, AttrKind, DataType, Format, IrError};
+use ascendir_ir::{AttrKind, DataType, Format, IrError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyInt, PyString, PyType};
@@ -128,10 +129,13 @@ fn _attr_kind_table() -> Vec<(&'static str, i64)> {
         .collect()
 }
 
-/// GE's `GetSizeInBytes(count, dtype)`: -1 for negative counts, unsized types or overflow.
+/// GE's `GetSizeInBytes(count, dtype)`: -1 for negative counts or unsized types; an overflow
+/// raises `SizeOverflowError` (the rule of every size helper).
 #[pyfunction]
 fn size_in_bytes_of(count: i64, dtype: &Bound<'_, PyAny>) -> PyResult<i64> {
-    Ok(size_in_bytes(count, extract_dtype(dtype)?))
+    Ok(checked_size_in_bytes(count, extract_dtype(dtype)?)
+        .py()?
+        .unwrap_or(-1))
 }
 
 /// GE's `CalcTensorMemSize(shape, format, dtype)`.
