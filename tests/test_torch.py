@@ -208,6 +208,20 @@ def test_shared_dim_becomes_two_symbols_and_a_guard() -> None:
     np.testing.assert_allclose(out, np.full(7, 9.0))
 
 
+def test_the_compiler_takes_a_shared_dim_as_one_symbol() -> None:
+    class Two(torch.nn.Module):  # no broadcast ties the two inputs together
+        def forward(self, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            return torch.exp(torch.abs(a)), torch.tanh(torch.neg(b))
+
+    batch = Dim("batch", min=2, max=32)
+    g = air.torch.export(Two(), (torch.randn(4, 3), torch.randn(4, 3)),
+                         dynamic_shapes=({0: batch}, {0: batch}))
+    cm = air.compile(g)
+    assert "Eq(s0, s1)" in cm.report.data["guards"]
+    used = {s.split(":")[0] for k in cm.kernels for s in k.node.attrs["_ascendir_symbols"]}
+    assert used == {"s0"}, used
+
+
 def test_symbolic_shape_arithmetic() -> None:
     class Fold(torch.nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -305,6 +305,23 @@ pub fn symbolize(
         }
         t.set((id, 0), shape);
     }
+    // Dims a frontend proved equal (the PyTorch frontend's `Eq(s0, s1)` for one `Dim` used
+    // twice) are one symbol from the start: the later one takes the earlier one.
+    if let Some(ascendir_ir::AttrValue::ListString(gs)) = g.attrs.get("_ascendir_torch_guards") {
+        for gd in gs {
+            let Some(args) = gd.strip_prefix("Eq(").and_then(|r| r.strip_suffix(')')) else {
+                continue;
+            };
+            let Some((a, b)) = args.split_once(", ") else {
+                continue;
+            };
+            let known = |n: &str| t.sources.contains_key(n) && !t.subst.contains_key(n);
+            if a != b && known(a) && known(b) {
+                t.add_guard(format!("Eq({a}, {b})"));
+                t.unify(b.to_string(), Expr::sym(a));
+            }
+        }
+    }
     for &id in order {
         let node = g.node(id).map_err(|e| e.to_string())?;
         let op = node.op();
