@@ -13,6 +13,7 @@ __all__ = [
     "AscendIRError",
     "CompileError",
     "ConcurrentUseError",
+    "CxxBuildError",
     "CycleError",
     "DecodeError",
     "DuplicateNameError",
@@ -21,6 +22,7 @@ __all__ = [
     "InferenceError",
     "InternalError",
     "InvalidArgumentError",
+    "KernelRunError",
     "LinkError",
     "NotFoundError",
     "RegistryError",
@@ -179,6 +181,38 @@ class EvaluateError(AscendIRError):
 
 class UnsupportedOpError(EvaluateError, NotImplementedError):
     """:func:`ascendir.evaluate` has no kernel for a node's op type (or for this form of it)."""
+
+
+class CxxBuildError(AscendIRError):
+    """A generated C++ kernel could not be built: no C++ compiler was found (``compiler`` is
+    None), or the compiler failed (``compiler`` names it and ``log`` holds its output)."""
+
+    compiler: str | None
+    log: str
+
+    def __init__(self, message: str = "", **details: Any) -> None:
+        details.setdefault("compiler", None)
+        details.setdefault("log", "")
+        super().__init__(message, **details)
+
+
+class KernelRunError(AscendIRError):
+    """A CPU kernel stopped: ``code`` (the runtime's error number), ``kind`` (``"ub"``,
+    ``"align"``, ``"slot"``, ``"stale"``, ``"unwritten"``, ``"vectorized"``, ``"tiling_key"``,
+    ``"size"``, ``"op"``, ``"input"``), ``node`` (the node that did it, when known) and
+    ``kernel``."""
+
+    code: int
+    kind: str
+    node: str | None
+    kernel: str
+
+    def __init__(self, message: str = "", **details: Any) -> None:
+        details.setdefault("code", 0)
+        details.setdefault("kind", "")
+        details.setdefault("node", None)
+        details.setdefault("kernel", "")
+        super().__init__(message, **details)
 
 
 class TorchExportError(AscendIRError):

@@ -67,13 +67,16 @@ __all__ = [
 from .schedule import Autofuser, AutofuserOptions, allocate, schedule  # noqa: E402
 from .simulate import evaluate, simulate  # noqa: E402
 from .target import Target  # noqa: E402
+from .cpu import CpuKernel, build_cpu  # noqa: E402
 from .tiling import compile_tiling, solve_tiling  # noqa: E402
 
 __all__ += [
     "Autofuser",
     "AutofuserOptions",
+    "CpuKernel",
     "Target",
     "allocate",
+    "build_cpu",
     "compile_tiling",
     "evaluate",
     "schedule",

@@ -29,6 +29,7 @@ pub use graph::{
 pub use registry::{AttrDef, AttrType, OpDef, PortDef, PortKind, Registry};
 pub use transform::{MergeReport, TransInfo, TransType, Transform};
 pub mod alloc;
+pub mod codegen;
 pub mod schedule;
 pub mod target;
 pub mod tiling;

@@ -241,7 +241,7 @@ pub struct PyTilingFunction {
     symbols: Vec<String>,
 }
 
-fn graphs_of(impls: &Bound<'_, PyAny>) -> PyResult<Vec<AscGraph>> {
+pub(crate) fn graphs_of(impls: &Bound<'_, PyAny>) -> PyResult<Vec<AscGraph>> {
     if let Ok(g) = impls.cast::<PyAscGraph>() {
         return Ok(vec![g.borrow().g.clone()]);
     }
@@ -833,6 +833,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_function(wrap_pyfunction!(py_eval_expr, &sub)?)?;
     sub.add_function(wrap_pyfunction!(py_export_plan, &sub)?)?;
     sub.add_function(wrap_pyfunction!(py_tiling_problem, &sub)?)?;
+    crate::cpu::register(&sub)?;
     m.add_submodule(&sub)?;
     Ok(())
 }

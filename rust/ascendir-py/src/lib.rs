@@ -32,6 +32,7 @@ mod algo;
 mod asc;
 mod asc_backend;
 mod compiler;
+mod cpu;
 mod errors;
 pub mod ir;
 mod onnx;

@@ -1,0 +1,109 @@
+"""Building generated C++ with the system compiler: finding it, caching builds by content.
+
+The compiler is ``CXX`` (it may carry arguments, e.g. ``"ccache g++"``), else the first of
+``c++``, ``g++``, ``clang++`` on ``PATH``. A build is a shared library compiled with
+``-std=c++17 -O2 -fPIC -shared -fwrapv`` (plus the caller's flags) from a set of files written
+to a fresh directory; it is stored in the cache directory under the SHA-256 of the compiler's
+identity, the flags and every file's name and text, written atomically, and reused by every
+later build of the same sources.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..errors import CxxBuildError
+
+BASE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fwrapv")
+
+
+def find_compiler() -> list[str]:
+    """The C++ compiler command (a list: program and arguments); raises
+    :class:`ascendir.CxxBuildError` when there is none."""
+    env = os.environ.get("CXX", "").strip()
+    if env:
+        cmd = shlex.split(env)
+        if shutil.which(cmd[0]) is None:
+            raise CxxBuildError(f"CXX={env!r} is not an executable on PATH", compiler=env)
+        return cmd
+    for name in ("c++", "g++", "clang++"):
+        path = shutil.which(name)
+        if path:
+            return [path]
+    raise CxxBuildError(
+        "no C++ compiler found: set CXX or install g++ or clang++", compiler=None
+    )
+
+
+@functools.lru_cache(maxsize=8)
+def _identity(cmd: tuple[str, ...]) -> str:
+    try:
+        out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise CxxBuildError(f"cannot run {cmd[0]}: {e}", compiler=cmd[0]) from None
+    return out.stdout.splitlines()[0] if out.stdout else cmd[0]
+
+
+def build_library(
+    files: Mapping[str, str],
+    main: str,
+    *,
+    flags: Sequence[str] = (),
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Path:
+    """Compile ``files[main]`` (with the other files beside it on the include path) into a
+    shared library and return its path; cached by content."""
+    if main not in files:
+        raise CxxBuildError(f"no source file {main!r} among {sorted(files)}")
+    cmd = find_compiler()
+    ident = _identity(tuple(cmd))
+    h = hashlib.sha256()
+    for part in (ident, " ".join(cmd), " ".join(BASE_FLAGS), " ".join(flags), main):
+        h.update(part.encode())
+        h.update(b"\0")
+    for name in sorted(files):
+        h.update(name.encode())
+        h.update(b"\0")
+        h.update(files[name].encode())
+        h.update(b"\0")
+    key = h.hexdigest()
+    if cache_dir is None:
+        from ..compiler.batch import default_cache_dir
+
+        cache_dir = default_cache_dir()
+    out = Path(cache_dir) / "cpu" / key[:2] / f"{key}.so"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ascendir-cxx-") as tmp:
+        for name, text in files.items():
+            if os.path.basename(name) != name:
+                raise CxxBuildError(f"file name {name!r} is not a plain name")
+            Path(tmp, name).write_text(text)
+        lib = Path(tmp, "kernel.so")
+        argv = [*cmd, *BASE_FLAGS, *flags, "-I", tmp, str(Path(tmp, main)), "-o", str(lib)]
+        try:
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.SubprocessError) as e:
+            raise CxxBuildError(f"cannot run {cmd[0]}: {e}", compiler=cmd[0]) from None
+        if res.returncode != 0:
+            raise CxxBuildError(
+                f"{cmd[0]} failed on {main} (exit {res.returncode}):\n{res.stderr[-4000:]}",
+                compiler=cmd[0],
+                log=res.stderr,
+            )
+        staged = out.with_name(f".{key}.{os.getpid()}.tmp")
+        shutil.copyfile(lib, staged)
+        os.replace(staged, out)
+    return out
+
+
+__all__ = ["BASE_FLAGS", "build_library", "find_compiler"]

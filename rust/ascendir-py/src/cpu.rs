@@ -1,0 +1,49 @@
+//! Binding of the CPU C++ verification target: argument conversion only.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+
+use crate::asc::asc_err;
+use crate::asc_backend::graphs_of;
+
+/// Generate the CPU C++ kernel of ImplGraphs (the templates of one kernel): a dict with
+/// `source`, `tiling_header`, `runtime_header`, `fields` [(name, offset)], `inputs` and
+/// `outputs` [(name, GE dtype)], `templates` [(graph, tiling key)].
+#[pyfunction]
+#[pyo3(name = "cpu_kernel", signature = (impls, name, block_size = 32))]
+fn py_cpu_kernel<'py>(
+    py: Python<'py>,
+    impls: &Bound<'py, PyAny>,
+    name: &str,
+    block_size: i64,
+) -> PyResult<Bound<'py, PyDict>> {
+    let gs = graphs_of(impls)?;
+    let refs: Vec<&ascendir_asc::AscGraph> = gs.iter().collect();
+    let k = py
+        .detach(|| ascendir_asc::codegen::generate_cpu(name, &refs, block_size))
+        .map_err(asc_err)?;
+    let d = PyDict::new(py);
+    d.set_item("name", &k.name)?;
+    d.set_item("source", &k.source)?;
+    d.set_item("tiling_header", &k.tiling_header)?;
+    d.set_item("runtime_header", ascendir_asc::codegen::RUNTIME_HEADER)?;
+    let fields: Vec<(String, usize)> = k.fields.iter().map(|f| (f.name.clone(), f.offset)).collect();
+    d.set_item("fields", fields)?;
+    let args = |v: &[ascendir_asc::codegen::GmArg]| -> PyResult<Bound<'py, PyList>> {
+        let l = PyList::empty(py);
+        for a in v {
+            l.append((a.name.clone(), a.dtype.ge_value()))?;
+        }
+        Ok(l)
+    };
+    d.set_item("inputs", args(&k.inputs)?)?;
+    d.set_item("outputs", args(&k.outputs)?)?;
+    d.set_item("templates", k.templates.clone())?;
+    Ok(d)
+}
+
+/// Register the CPU target functions into the `asc_backend` submodule.
+pub fn register(sub: &Bound<'_, PyModule>) -> PyResult<()> {
+    sub.add_function(wrap_pyfunction!(py_cpu_kernel, sub)?)?;
+    Ok(())
+}
