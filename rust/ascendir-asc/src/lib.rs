@@ -9,6 +9,7 @@
 pub mod axis;
 pub mod builtins;
 pub mod check;
+pub mod codegen;
 pub mod dump;
 pub mod error;
 pub mod expr;
