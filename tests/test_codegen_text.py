@@ -7,16 +7,13 @@ Golden files live in ``tests/golden/codegen/``; regenerate them after an intende
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
-
-import pytest
 
 from ascendir import asc
 from ascendir.asc import codegen
 from ascendir.asc.schedule import schedule
-from test_asc_sim_helpers import F16, F32, HB
+from test_asc_sim_helpers import F32, HB
 
 GOLDEN = Path(__file__).parent / "golden" / "codegen"
 UPDATE = os.environ.get("ASCENDIR_UPDATE_GOLDEN") == "1"

@@ -24,7 +24,13 @@ from typing import Any
 from .._core import codegen as _cg
 from ..errors import InvalidArgumentError
 
-__all__ = ["generate_kernel", "tiling_data_header", "tiling_fields", "write_kernel"]
+__all__ = [
+    "generate_kernel",
+    "kernel_tiling_stub",
+    "tiling_data_header",
+    "tiling_fields",
+    "write_kernel",
+]
 
 
 def _is_graph(x: Any) -> bool:
@@ -48,6 +54,13 @@ def tiling_data_header(impls: Any, name: str) -> str:
     """``autofuse_tiling_data.h`` of kernel ``name``: ``impls`` is one schedule group's
     ImplGraphs, or schedule results → groups → ImplGraphs for several groups."""
     return str(_cg.tiling_data_header(name, _fused(impls)))
+
+
+def kernel_tiling_stub() -> str:
+    """A CANN-free ``kernel_tiling/kernel_tiling.h`` declaring the API tiling structs the
+    header may name (``ConfusionTransposeTiling``, ``PadTiling``) as ``uint32_t`` fields; put
+    it on the include path of host and CPU builds."""
+    return str(_cg.kernel_tiling_stub())
 
 
 def tiling_fields(impls: Any) -> list[tuple[str, int]]:

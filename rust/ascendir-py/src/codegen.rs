@@ -1,10 +1,13 @@
 //! Bindings of the kernel text printers, registered as `ascendir._core.codegen`.
 
 use ascendir_asc::codegen::tiling_data::{tiling_data_header_fused, tiling_fields_fused};
+use ascendir_asc::codegen::{generate_kernel as gen_kernel, KernelOptions};
 use ascendir_asc::AscGraph;
 use pyo3::prelude::*;
 
+use crate::asc::asc_err;
 use crate::asc::graph::PyAscGraph;
+use crate::asc_backend::PyTarget;
 
 /// A fused schedule as nested Python lists: AscGraph → schedule result → group → ImplGraphs.
 type Fused = Vec<Vec<Vec<Vec<AscGraph>>>>;
@@ -78,11 +81,59 @@ fn tiling_fields(fused: &Bound<'_, PyAny>) -> PyResult<Vec<(String, usize)>> {
     }))
 }
 
+/// The generated files of kernel `name` (file name → text) for one schedule group.
+#[pyfunction]
+#[pyo3(signature = (fused, name, target, hint = None, cache_key = None))]
+fn generate_kernel(
+    py: Python<'_>,
+    fused: &Bound<'_, PyAny>,
+    name: &str,
+    target: &PyTarget,
+    hint: Option<&Bound<'_, PyAny>>,
+    cache_key: Option<String>,
+) -> PyResult<Vec<(String, String)>> {
+    let f = fused_of(fused)?;
+    let impls: Vec<&AscGraph> = match f.as_slice() {
+        [results] => match results.as_slice() {
+            [groups] => match groups.as_slice() {
+                [impls] => impls.iter().collect(),
+                _ => return Err(multi_group(name)),
+            },
+            _ => return Err(multi_group(name)),
+        },
+        _ => return Err(multi_group(name)),
+    };
+    let hint_g = hint.map(graph_of).transpose()?;
+    let t = target.t.clone();
+    py.detach(|| {
+        let opts = KernelOptions {
+            hint: hint_g.as_ref(),
+            cache_key,
+        };
+        gen_kernel(name, &impls, &t, &opts)
+    })
+    .map_err(asc_err)
+}
+
+fn multi_group(name: &str) -> PyErr {
+    asc_err(ascendir_asc::AscError::InvalidArgument(format!(
+        "kernel '{name}': generate_kernel takes one schedule group's ImplGraphs"
+    )))
+}
+
+/// A CANN-free `kernel_tiling/kernel_tiling.h` (API tiling structs as `uint32_t` fields).
+#[pyfunction]
+fn kernel_tiling_stub() -> String {
+    ascendir_asc::codegen::tiling_data::kernel_tiling_stub()
+}
+
 /// Register the `codegen` submodule.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let sub = PyModule::new(m.py(), "codegen")?;
     sub.add_function(wrap_pyfunction!(tiling_data_header, &sub)?)?;
     sub.add_function(wrap_pyfunction!(tiling_fields, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(generate_kernel, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(kernel_tiling_stub, &sub)?)?;
     m.add_submodule(&sub)?;
     Ok(())
 }

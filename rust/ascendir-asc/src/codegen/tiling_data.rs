@@ -78,6 +78,37 @@ const PAD_PARAMS: &[&str] = &[
     "reserved",
 ];
 
+/// A CANN-free `kernel_tiling/kernel_tiling.h`: the API tiling structs GE's header may name
+/// (`ConfusionTransposeTiling`, `PadTiling`) as plain `uint32_t` structs, the layout
+/// [`tiling_fields`] assumes. Put on the include path of CPU and host builds.
+pub fn kernel_tiling_stub() -> String {
+    let mut s = String::from(
+        "// kernel_tiling/kernel_tiling.h: CANN-free stand-in (API tiling structs as uint32_t fields).\n\
+         #ifndef ASCENDIR_KERNEL_TILING_STUB_H\n#define ASCENDIR_KERNEL_TILING_STUB_H\n\
+         #include <stdint.h>\n",
+    );
+    let transpose: Vec<String> = (0..TRANSPOSE_PARAMS).map(|k| format!("param{k}")).collect();
+    for (ty, fields) in [
+        ("ConfusionTransposeTiling", transpose),
+        (
+            "PadTiling",
+            PAD_PARAMS.iter().map(|f| f.to_string()).collect(),
+        ),
+    ] {
+        s.push_str("struct ");
+        s.push_str(ty);
+        s.push_str(" {\n");
+        for f in fields {
+            s.push_str("  uint32_t ");
+            s.push_str(&f);
+            s.push_str(";\n");
+        }
+        s.push_str("};\n");
+    }
+    s.push_str("#endif\n");
+    s
+}
+
 /// A member of a TilingData struct.
 enum Member {
     /// `TILING_DATA_FIELD_DEF_T(uint32_t, name);`
