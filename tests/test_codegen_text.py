@@ -10,6 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from ascendir import asc
 from ascendir.asc import codegen
 from ascendir.asc.schedule import schedule
@@ -158,3 +160,31 @@ def test_tiling_data_of_a_scheduled_kernel_follows_ge_kernel_tool() -> None:
         [*_COMMON, "tiling_key", "s2", "s3", "z0z1t_size", "z0z1Tb_size",
          "q0_size", "q1_size", "q2_size", "b0_size"]
     )
+
+
+def test_generate_and_write_kernel(tmp_path: Path) -> None:
+    b = _abs_add()
+    impls = schedule(b.g)
+    files = asc.generate_kernel(impls, "abs_add", hint=b.g)
+    assert sorted(files) == [
+        "abs_add_infershape.cpp",
+        "abs_add_tiling_func.cpp",
+        "ascendir_tiling_rt.h",
+        "autofuse_tiling_data.h",
+    ]
+    assert files == asc.generate_kernel(impls, "abs_add", hint=b.g)  # deterministic
+    paths = asc.write_kernel(tmp_path / "k", impls, "abs_add", hint=b.g)
+    assert [p.name for p in paths] == sorted(files)
+    assert all(p.read_text() == files[p.name] for p in paths)
+
+
+def test_generate_kernel_errors_name_the_kernel() -> None:
+    from ascendir.errors import AscendIRError
+
+    impls = schedule(_abs_add().g)
+    with pytest.raises(AscendIRError, match="not a C identifier"):
+        asc.generate_kernel(impls, "bad-name")
+    with pytest.raises(AscendIRError, match="no ImplGraph"):
+        asc.generate_kernel([], "k")
+    with pytest.raises(AscendIRError, match="one schedule group"):
+        asc.generate_kernel([[impls, impls]], "k")
