@@ -58,7 +58,7 @@ from .errors import (
 from .types import AttrKind, DataType, Format, NamedAttrs
 
 # The extension's submodules, importable by their dotted names as their stubs describe them.
-for _sub in ("asc", "asc_backend", "compiler"):
+for _sub in ("asc", "asc_backend", "codegen", "compiler"):
     sys.modules.setdefault(f"{__name__}._core.{_sub}", getattr(_core, _sub))
 del _sub
 

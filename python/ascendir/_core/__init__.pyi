@@ -9,9 +9,10 @@ import numpy as np
 from ..types import AttrKind, DataType, Format
 from . import asc as asc
 from . import asc_backend as asc_backend
+from . import codegen as codegen
 from . import compiler as compiler
 
-__all__ = ['Anchor', 'AttrMap', 'Graph', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_save_bytes', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_library_loading', '_ops_mark_builtins_loaded', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_types', '_ops_unregister', '_test_panic', '_text_to_bytes', '_torch_convert', 'asc', 'asc_backend', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'size_in_bytes_of', 'topo_mode_from_ge_options']
+__all__ = ['Anchor', 'AttrMap', 'Graph', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_save_bytes', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_library_loading', '_ops_mark_builtins_loaded', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_types', '_ops_unregister', '_test_panic', '_text_to_bytes', '_torch_convert', 'asc', 'asc_backend', 'codegen', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'size_in_bytes_of', 'topo_mode_from_ge_options']
 
 __version__: str
 

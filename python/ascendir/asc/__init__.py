@@ -83,3 +83,9 @@ __all__ += [
     "simulate",
     "solve_tiling",
 ]
+
+# Codegen: GE's kernel files as text (spec compiler.md §5).
+from . import codegen  # noqa: E402
+from .codegen import generate_kernel, write_kernel  # noqa: E402
+
+__all__ += ["codegen", "generate_kernel", "write_kernel"]

@@ -85,9 +85,12 @@ def build_library(
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="ascendir-cxx-") as tmp:
         for name, text in files.items():
-            if os.path.basename(name) != name:
-                raise CxxBuildError(f"file name {name!r} is not a plain name")
-            Path(tmp, name).write_text(text)
+            parts = Path(name).parts
+            if not parts or Path(name).is_absolute() or ".." in parts:
+                raise CxxBuildError(f"file name {name!r} is not a relative path inside the build")
+            dest = Path(tmp, *parts)
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_text(text)
         lib = Path(tmp, "kernel.so")
         argv = [*cmd, *BASE_FLAGS, *flags, "-I", tmp, str(Path(tmp, main)), "-o", str(lib)]
         try:

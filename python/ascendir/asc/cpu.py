@@ -62,6 +62,7 @@ class CpuKernel:
         self.source: str = gen["source"]
         self.tiling_header: str = gen["tiling_header"]
         self.runtime_header: str = gen["runtime_header"]
+        self.kernel_tiling_stub: str = gen["kernel_tiling_stub"]
         self.fields: list[tuple[str, int]] = [tuple(f) for f in gen["fields"]]  # type: ignore[misc]
         self.inputs: list[tuple[str, int]] = [tuple(a) for a in gen["inputs"]]  # type: ignore[misc]
         self.outputs: list[tuple[str, int]] = [tuple(a) for a in gen["outputs"]]  # type: ignore[misc]
@@ -79,12 +80,13 @@ class CpuKernel:
         self._lib = lib
 
     def files(self) -> dict[str, str]:
-        """The generated files: ``<name>_cpu.cpp``, ``autofuse_tiling_data.h`` and the runtime
-        header ``ascendir_cpu_rt.h``."""
+        """The generated files: ``<name>_cpu.cpp``, ``autofuse_tiling_data.h``, the runtime
+        header ``ascendir_cpu_rt.h`` and the CANN-free ``kernel_tiling/kernel_tiling.h``."""
         return {
             f"{self.name}_cpu.cpp": self.source,
             "autofuse_tiling_data.h": self.tiling_header,
             "ascendir_cpu_rt.h": self.runtime_header,
+            "kernel_tiling/kernel_tiling.h": self.kernel_tiling_stub,
         }
 
     def pack_tiling(self, tiling: Any) -> Any:
@@ -201,6 +203,7 @@ def build_cpu(impls: Any, target: Any = None, *, name: str | None = None,
         f"{kname}_cpu.cpp": gen["source"],
         "autofuse_tiling_data.h": gen["tiling_header"],
         "ascendir_cpu_rt.h": gen["runtime_header"],
+        "kernel_tiling/kernel_tiling.h": gen["kernel_tiling_stub"],
     }
     lib = build_library(files, f"{kname}_cpu.cpp", flags=tuple(flags), cache_dir=cache_dir)
     return CpuKernel(graphs, gen, lib, block)

@@ -9,6 +9,7 @@
 pub mod axis;
 pub mod builtins;
 pub mod check;
+pub mod codegen;
 pub mod dump;
 pub mod error;
 pub mod expr;
@@ -29,7 +30,6 @@ pub use graph::{
 pub use registry::{AttrDef, AttrType, OpDef, PortDef, PortKind, Registry};
 pub use transform::{MergeReport, TransInfo, TransType, Transform};
 pub mod alloc;
-pub mod codegen;
 pub mod schedule;
 pub mod target;
 pub mod tiling;

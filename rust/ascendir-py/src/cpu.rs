@@ -7,7 +7,7 @@ use crate::asc::asc_err;
 use crate::asc_backend::graphs_of;
 
 /// Generate the CPU C++ kernel of ImplGraphs (the templates of one kernel): a dict with
-/// `source`, `tiling_header`, `runtime_header`, `fields` [(name, offset)], `inputs` and
+/// `source`, `tiling_header`, `runtime_header`, `kernel_tiling_stub`, `fields` [(name, offset)], `inputs` and
 /// `outputs` [(name, GE dtype)], `templates` [(graph, tiling key)].
 #[pyfunction]
 #[pyo3(name = "cpu_kernel", signature = (impls, name, block_size = 32))]
@@ -27,6 +27,10 @@ fn py_cpu_kernel<'py>(
     d.set_item("source", &k.source)?;
     d.set_item("tiling_header", &k.tiling_header)?;
     d.set_item("runtime_header", ascendir_asc::codegen::RUNTIME_HEADER)?;
+    d.set_item(
+        "kernel_tiling_stub",
+        ascendir_asc::codegen::tiling_data::kernel_tiling_stub(),
+    )?;
     let fields: Vec<(String, usize)> = k.fields.iter().map(|f| (f.name.clone(), f.offset)).collect();
     d.set_item("fields", fields)?;
     let args = |v: &[ascendir_asc::codegen::GmArg]| -> PyResult<Bound<'py, PyList>> {

@@ -31,6 +31,7 @@ pub static malloc_conf: &[u8; 52] = b"lg_tcache_nslots_mul:4,tcache_nslots_small
 mod algo;
 mod asc;
 mod asc_backend;
+mod codegen;
 mod compiler;
 mod cpu;
 mod errors;
@@ -83,6 +84,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     algo::register(m)?;
     asc::register(m)?;
     asc_backend::register(m)?;
+    codegen::register(m)?;
     proto::register(m)?;
     ops::register(m)?;
     compiler::register(m)?;

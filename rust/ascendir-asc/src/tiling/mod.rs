@@ -132,6 +132,10 @@ pub struct TilingProblem {
     pub ub_expr: Expr,
     /// Symbolic block_dim.
     pub block_dim_expr: Expr,
+    /// Symbolic loop iterations per block (the cost model's iteration count).
+    pub iters_expr: Expr,
+    /// Per UB container: size name (`q0_size`), symbolic slot bytes, buf_num.
+    pub container_exprs: Vec<(String, Expr, i64)>,
     target: Target,
     slots: Vec<String>,
     c_ub: CExpr,
@@ -328,6 +332,11 @@ impl TilingProblem {
             shape_symbols,
             ub_expr: ub,
             block_dim_expr: block_dim,
+            iters_expr: iters,
+            container_exprs: cont_exprs
+                .iter()
+                .map(|(n, e, b, _)| (n.clone(), e.clone(), *b))
+                .collect(),
             target: target.clone(),
             slots,
             c_ub,

@@ -1,0 +1,19 @@
+"""Type stubs of ``ascendir._core.codegen``."""
+
+from typing import Any
+
+from .asc_backend import Target
+
+__all__ = ['generate_kernel', 'kernel_tiling_stub', 'tiling_data_header', 'tiling_fields']
+
+def generate_kernel(fused: Any, name: str, target: Target, hint: Any | None=None, cache_key: str | None=None) -> list[tuple[str, str]]:
+    ...
+
+def kernel_tiling_stub() -> str:
+    ...
+
+def tiling_data_header(kernel: str, fused: Any) -> str:
+    ...
+
+def tiling_fields(fused: Any) -> list[tuple[str, int]]:
+    ...

@@ -1,0 +1,139 @@
+//! Bindings of the kernel text printers, registered as `ascendir._core.codegen`.
+
+use ascendir_asc::codegen::tiling_data::{tiling_data_header_fused, tiling_fields_fused};
+use ascendir_asc::codegen::{generate_kernel as gen_kernel, KernelOptions};
+use ascendir_asc::AscGraph;
+use pyo3::prelude::*;
+
+use crate::asc::asc_err;
+use crate::asc::graph::PyAscGraph;
+use crate::asc_backend::PyTarget;
+
+/// A fused schedule as nested Python lists: AscGraph → schedule result → group → ImplGraphs.
+type Fused = Vec<Vec<Vec<Vec<AscGraph>>>>;
+
+fn graph_of(obj: &Bound<'_, PyAny>) -> PyResult<AscGraph> {
+    let core = if obj.hasattr("_core")? {
+        obj.getattr("_core")?
+    } else {
+        obj.clone()
+    };
+    let g = core.cast::<PyAscGraph>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "expected an AscGraph, got {}",
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    Ok(g.borrow().g.clone())
+}
+
+fn fused_of(obj: &Bound<'_, PyAny>) -> PyResult<Fused> {
+    let mut out = Vec::new();
+    for results in obj.try_iter()? {
+        let mut rs = Vec::new();
+        for groups in results?.try_iter()? {
+            let mut gs = Vec::new();
+            for impls in groups?.try_iter()? {
+                let mut is = Vec::new();
+                for g in impls?.try_iter()? {
+                    is.push(graph_of(&g?)?);
+                }
+                gs.push(is);
+            }
+            rs.push(gs);
+        }
+        out.push(rs);
+    }
+    Ok(out)
+}
+
+fn with_refs<R>(f: &Fused, run: impl FnOnce(&[Vec<Vec<Vec<&AscGraph>>>]) -> R) -> R {
+    let refs: Vec<Vec<Vec<Vec<&AscGraph>>>> = f
+        .iter()
+        .map(|rs| {
+            rs.iter()
+                .map(|gs| gs.iter().map(|is| is.iter().collect()).collect())
+                .collect()
+        })
+        .collect();
+    run(&refs)
+}
+
+/// `autofuse_tiling_data.h` of kernel `kernel` for a fused schedule (nested lists).
+#[pyfunction]
+fn tiling_data_header(kernel: &str, fused: &Bound<'_, PyAny>) -> PyResult<String> {
+    let f = fused_of(fused)?;
+    Ok(with_refs(&f, |r| tiling_data_header_fused(kernel, r)))
+}
+
+/// The `uint32_t` fields of the TilingData struct: `(name, byte offset)` in struct order.
+#[pyfunction]
+fn tiling_fields(fused: &Bound<'_, PyAny>) -> PyResult<Vec<(String, usize)>> {
+    let f = fused_of(fused)?;
+    Ok(with_refs(&f, |r| {
+        tiling_fields_fused(r)
+            .into_iter()
+            .map(|t| (t.name, t.offset))
+            .collect()
+    }))
+}
+
+/// The generated files of kernel `name` (file name → text) for one schedule group.
+#[pyfunction]
+#[pyo3(signature = (fused, name, target, hint = None, cache_key = None))]
+fn generate_kernel(
+    py: Python<'_>,
+    fused: &Bound<'_, PyAny>,
+    name: &str,
+    target: &PyTarget,
+    hint: Option<&Bound<'_, PyAny>>,
+    cache_key: Option<String>,
+) -> PyResult<Vec<(String, String)>> {
+    let f = fused_of(fused)?;
+    let impls: Vec<&AscGraph> = match f.as_slice() {
+        [results] => match results.as_slice() {
+            [groups] => match groups.as_slice() {
+                [impls] => impls.iter().collect(),
+                _ => return Err(multi_group(name)),
+            },
+            _ => return Err(multi_group(name)),
+        },
+        _ => return Err(multi_group(name)),
+    };
+    let hint_g = hint.map(graph_of).transpose()?;
+    let t = target.t.clone();
+    py.detach(|| {
+        let opts = KernelOptions {
+            hint: hint_g.as_ref(),
+            cache_key,
+        };
+        gen_kernel(name, &impls, &t, &opts)
+    })
+    .map_err(asc_err)
+}
+
+fn multi_group(name: &str) -> PyErr {
+    asc_err(ascendir_asc::AscError::InvalidArgument(format!(
+        "kernel '{name}': generate_kernel takes one schedule group's ImplGraphs"
+    )))
+}
+
+/// A CANN-free `kernel_tiling/kernel_tiling.h` (API tiling structs as `uint32_t` fields).
+#[pyfunction]
+fn kernel_tiling_stub() -> String {
+    ascendir_asc::codegen::tiling_data::kernel_tiling_stub()
+}
+
+/// Register the `codegen` submodule.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let sub = PyModule::new(m.py(), "codegen")?;
+    sub.add_function(wrap_pyfunction!(tiling_data_header, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(tiling_fields, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(generate_kernel, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(kernel_tiling_stub, &sub)?)?;
+    m.add_submodule(&sub)?;
+    Ok(())
+}
