@@ -42,6 +42,7 @@ __all__ = [
     "load_model_file",
     "lowered_types",
     "lowering",
+    "verify",
 ]
 
 _FAMILIES = ("elementwise", "broadcast", "reduce", "concat", "slice", "transpose", "split",
@@ -451,6 +452,7 @@ def load(path: str | os.PathLike[str], target: str = "ascend910b") -> CompiledMo
     return CompiledModel(graph, kernels, report, CompileOptions(target=target), [])
 
 
+from .verify import VerifyReport, verify  # noqa: E402
 from .batch import (  # noqa: E402
     CompileResult,
     available_cpus,
