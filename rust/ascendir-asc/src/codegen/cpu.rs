@@ -381,6 +381,7 @@ impl<'a> Gen<'a> {
         }
         self.line(&format!("const int64_t {v}_st[{nd}] = {{{}}};", st.join(", ")));
         self.line(&format!("const int64_t {v}_ln[{nd}] = {{{}}};", ln.join(", ")));
+        self.line(&format!("(void){v}_st;"));
     }
 
     /// UB strides per base axis of `t` (`<v>_us`): the last non-zero vectorized stride of a
@@ -977,7 +978,10 @@ fn function(
                 p.name
             )));
         }
-        let _ = writeln!(pro, "  const ascendir_rt::R S_{s} = ascendir_rt::ri((int64_t)t->{s});");
+        let _ = writeln!(
+            pro,
+            "  const ascendir_rt::R S_{s} = ascendir_rt::ri((int64_t)t->{s}); (void)S_{s};"
+        );
     }
     let _ = writeln!(pro, "  ascendir_rt::size_error = false;");
     for (k, e) in g.pool.exprs.iter().enumerate() {
