@@ -2,7 +2,10 @@
 
 The compiler is ``CXX`` (it may carry arguments, e.g. ``"ccache g++"``), else the first of
 ``c++``, ``g++``, ``clang++`` on ``PATH``. A build is a shared library compiled with
-``-std=c++17 -O2 -fPIC -shared -fwrapv`` (plus the caller's flags) from a set of files written
+``-std=c++17 -O3 -fPIC -shared -fwrapv -ffp-contract=off -march=native`` (``-O3``: the
+strided maps only vectorize there, about 3× faster than ``-O2``; ``-march=native`` when the
+compiler accepts it, with the machine's CPU flags in the cache key; no FMA contraction, so the
+numbers do not depend on the instruction set) (plus the caller's flags) from a set of files written
 to a fresh directory; it is stored in the cache directory under the SHA-256 of the compiler's
 identity, the flags and every file's name and text, written atomically, and reused by every
 later build of the same sources.
@@ -13,6 +16,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import platform
 import shlex
 import shutil
 import subprocess
@@ -22,7 +26,10 @@ from pathlib import Path
 
 from ..errors import CxxBuildError
 
-BASE_FLAGS = ("-std=c++17", "-O2", "-fPIC", "-shared", "-fwrapv")
+BASE_FLAGS = ("-std=c++17", "-O3", "-fPIC", "-shared", "-fwrapv", "-ffp-contract=off")
+#: Tuned for the machine that runs the kernel (these libraries are built where they run); no
+#: FMA contraction, so results do not depend on the instruction set.
+NATIVE_FLAGS = ("-march=native",)
 
 
 def find_compiler() -> list[str]:
@@ -41,6 +48,33 @@ def find_compiler() -> list[str]:
     raise CxxBuildError(
         "no C++ compiler found: set CXX or install g++ or clang++", compiler=None
     )
+
+
+@functools.lru_cache(maxsize=8)
+def _native_ok(cmd: tuple[str, ...]) -> bool:
+    """Whether the compiler accepts ``-march=native``."""
+    with tempfile.TemporaryDirectory(prefix="ascendir-cxx-") as tmp:
+        src = Path(tmp, "probe.cpp")
+        src.write_text("int ascendir_probe() { return 0; }\n")
+        try:
+            res = subprocess.run([*cmd, *NATIVE_FLAGS, "-c", str(src), "-o",
+                                  str(Path(tmp, "probe.o"))], capture_output=True, timeout=60)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return res.returncode == 0
+
+
+def _cpu_flags() -> str:
+    """The machine and its CPU feature flags (part of the cache key of native builds)."""
+    text = platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith(("flags", "Features", "model name")):
+                    text += "|" + line.strip()
+    except OSError:
+        pass
+    return text
 
 
 @functools.lru_cache(maxsize=8)
@@ -65,8 +99,11 @@ def build_library(
         raise CxxBuildError(f"no source file {main!r} among {sorted(files)}")
     cmd = find_compiler()
     ident = _identity(tuple(cmd))
+    native = NATIVE_FLAGS if _native_ok(tuple(cmd)) else ()
+    if native:
+        ident += "|" + _cpu_flags()
     h = hashlib.sha256()
-    for part in (ident, " ".join(cmd), " ".join(BASE_FLAGS), " ".join(flags), main):
+    for part in (ident, " ".join(cmd), " ".join(BASE_FLAGS + native), " ".join(flags), main):
         h.update(part.encode())
         h.update(b"\0")
     for name in sorted(files):
@@ -92,7 +129,8 @@ def build_library(
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(text)
         lib = Path(tmp, "kernel.so")
-        argv = [*cmd, *BASE_FLAGS, *flags, "-I", tmp, str(Path(tmp, main)), "-o", str(lib)]
+        argv = [*cmd, *BASE_FLAGS, *native, *flags, "-I", tmp, str(Path(tmp, main)), "-o",
+                str(lib)]
         try:
             res = subprocess.run(argv, capture_output=True, text=True, timeout=600)
         except (OSError, subprocess.SubprocessError) as e:
@@ -109,4 +147,4 @@ def build_library(
     return out
 
 
-__all__ = ["BASE_FLAGS", "build_library", "find_compiler"]
+__all__ = ["BASE_FLAGS", "NATIVE_FLAGS", "build_library", "find_compiler"]

@@ -161,7 +161,7 @@ class CpuKernel:
             if name not in gm:
                 raise KernelRunError(f"kernel '{self.name}': no input given for '{name}'",
                                      kind="input", kernel=self.name)
-            a = np.ascontiguousarray(gm[name], dtype=np_dtype(dt))
+            a = np.ascontiguousarray(gm[name]).astype(np_dtype(dt), copy=False)
             gm[name] = a
             args_in.append(a)
         args_out = []

@@ -237,7 +237,9 @@ class _Interp:
                 if n["name"] not in inputs:
                     raise SimulationError(f"no input given for Data node '{n['name']}'")
                 dt = np_dtype(n["outputs"][0]["dtype"])
-                self.gm[n["name"]] = np.ascontiguousarray(inputs[n["name"]]).reshape(-1).astype(dt)
+                # Read-only: neither the simulator nor a kernel writes its inputs.
+                self.gm[n["name"]] = np.ascontiguousarray(inputs[n["name"]]).reshape(-1).astype(
+                    dt, copy=False)
         consumers: dict[tuple[int, int], list[dict[str, Any]]] = {}
         for n in plan.nodes:
             for _k, src in enumerate(n["inputs"]):
@@ -262,8 +264,9 @@ class _Interp:
             else:
                 # An atomic Store needs its output cleared to the identity of its operation
                 # before the kernel (as the runtime does); otherwise the buffer starts at zero.
-                self.gm[name] = np.full(size, _atomic_identity(n["attrs"].get("atomic"), dt),
-                                        dtype=dt)
+                ident = _atomic_identity(n["attrs"].get("atomic"), dt)
+                self.gm[name] = (np.zeros(size, dtype=dt) if ident == 0
+                                 else np.full(size, ident, dtype=dt))
                 self.out_names.append(name)
             self.store_target[n["id"]] = name
 

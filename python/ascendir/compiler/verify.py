@@ -221,15 +221,27 @@ def verify(compiled: Any, *, shapes: Sequence[Mapping[str, int]] | None = None,
     wanted = set(kernels) if kernels is not None else None
     report = VerifyReport()
     default_hint = int(getattr(compiled.options, "default_hint", 16) or 16)
-    for k in compiled.kernels:
-        if wanted is not None and k.name not in wanted:
-            continue
+    chosen = [k for k in compiled.kernels if wanted is None or k.name in wanted]
+
+    def build(k: Any) -> Any:
         try:
-            impls = k.impls
-            cpu = build_cpu(impls, real, name=k.name)
+            return build_cpu(k.impls, real, name=k.name)
         except AscendIRError as e:
+            return e
+
+    # The C++ builds are separate compiler processes: run them side by side (results in
+    # kernel order whatever the finishing order).
+    from concurrent.futures import ThreadPoolExecutor
+
+    from .batch import available_cpus
+
+    with ThreadPoolExecutor(max_workers=max(1, min(available_cpus(), len(chosen) or 1))) as ex:
+        built = list(ex.map(build, chosen))
+    for k, cpu in zip(chosen, built, strict=True):
+        impls = k.impls
+        if isinstance(cpu, AscendIRError):
             report.cases.append(VerifyCase(k.name, "*", target_name, {}, False,
-                                           error=f"build: {e}"))
+                                           error=f"build: {cpu}"))
             continue
         base = _hint_shape(k, default_hint)
         runs = [dict(s) for s in shapes] if shapes is not None else _shapes(k, base)

@@ -32,9 +32,14 @@ enum : uint32_t { FLAG_CHECK = 1u };
 
 inline thread_local std::string last_error;
 
-inline int fail(int code, const char *node, const std::string &what) {
+__attribute__((cold, noinline)) inline int fail(int code, const char *node,
+                                                const std::string &what) {
   last_error = std::string("node '") + node + "': " + what;
   return code;
+}
+
+__attribute__((cold, noinline)) inline int fail(int code, const char *node, const char *what) {
+  return fail(code, node, std::string(what));
 }
 
 // ---- exact rationals for the size expressions ---------------------------------------------
@@ -362,6 +367,28 @@ inline int64_t span(int nd, const int64_t *len, const int64_t *stride) {
     m += (len[k] - 1) * s;
   }
   return m + 1;
+}
+
+// Strides of an operand over the result's index space: 0 where it has extent 1 (broadcast).
+inline int bcast(int nd, const int64_t *ln, const int64_t *us, const int64_t *space,
+                 int64_t *out, const char *node) {
+  for (int k = 0; k < nd; ++k) {
+    if (ln[k] != 1 && ln[k] != space[k])
+      return fail(ERR_OP, node, "operand extent " + std::to_string(ln[k]) + " differs from the "
+                  "result's " + std::to_string(space[k]) + " on base axis " + std::to_string(k));
+    out[k] = ln[k] == 1 ? 0 : us[k];
+  }
+  return OK;
+}
+
+inline void out_strides(int nd, const int64_t *ln, const int64_t *us, int64_t *out) {
+  for (int k = 0; k < nd; ++k) out[k] = ln[k] == 1 ? 0 : us[k];
+}
+
+inline int64_t dot(int nd, const int64_t *a, const int64_t *b) {
+  int64_t s = 0;
+  for (int k = 0; k < nd; ++k) s += a[k] * b[k];
+  return s;
 }
 
 // ---- math in numpy's terms ----------------------------------------------------------------

@@ -414,7 +414,7 @@ impl<'a> Gen<'a> {
         }
         self.line(&format!("const int64_t {v}_gs[{nd}] = {{{}}};", gs.join(", ")));
         self.line(&format!(
-            "int64_t {v}_go = {offset}; for (int k = 0; k < {nd}; ++k) {v}_go += {v}_st[k] * {v}_gs[k];"
+            "const int64_t {v}_go = {offset} + ascendir_rt::dot({nd}, {v}_st, {v}_gs);"
         ));
     }
 
@@ -489,7 +489,7 @@ impl<'a> Gen<'a> {
         // Strides over the iteration space: 0 where this operand has extent 1 (broadcast).
         self.line(&format!("int64_t {v}_s[{nd}];"));
         self.line(&format!(
-            "for (int k = 0; k < {nd}; ++k) {{ if ({v}_ln[k] != 1 && {v}_ln[k] != {space}[k]) return ascendir_rt::fail(ascendir_rt::ERR_OP, {name}, \"operand extent differs from the result\"); {v}_s[k] = {v}_ln[k] == 1 ? 0 : {v}_us[k]; }}"
+            "ACHK(ascendir_rt::bcast({nd}, {v}_ln, {v}_us, {space}, {v}_s, {name}));"
         ));
         Ok(ct)
     }
@@ -708,7 +708,7 @@ impl<'a> Gen<'a> {
             "{oct} *o = ({oct} *)cx.write({tk}, {fresh}, o_ln, o_us, {nd}, sizeof({oct}), in_keys, {}, {name}); if (!o) return cx.err;",
             ins.len()
         ));
-        self.line(&format!("int64_t o_s[{nd}]; for (int k = 0; k < {nd}; ++k) o_s[k] = o_ln[k] == 1 ? 0 : o_us[k];"));
+        self.line(&format!("int64_t o_s[{nd}]; ascendir_rt::out_strides({nd}, o_ln, o_us, o_s);"));
         Ok(())
     }
 
