@@ -35,12 +35,12 @@ def _gbs(nbytes: int, seconds: float) -> str:
 def run(quick: bool) -> list[dict]:
     """The three rows."""
     import numpy as np
-    from test_asc_sim_helpers import F32, HB
 
     from ascendir import asc
     from ascendir.asc.schedule import schedule
     from ascendir.asc.target import Target
     from ascendir.asc.tiling import solve_tiling
+    from test_asc_sim_helpers import F32, HB
 
     reps = 3 if quick else 7
     tgt = Target.ascend910b()
@@ -104,9 +104,8 @@ def verify_models() -> list[dict]:
     """Rows: every kernel of each benchmark model verified on the CPU."""
     import time
 
-    import models
-
     import ascendir as air
+    import models
 
     rows = []
     for name, fn in (("resnet50", models.resnet50), ("bert_base", models.bert),

@@ -16,7 +16,7 @@ from ascendir.asc.simulate import evaluate, export_plan, simulate
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import compile_tiling, solve_tiling
 from ascendir.errors import CxxBuildError, KernelRunError
-from test_asc_sim_helpers import F16, F32, I32, HB
+from test_asc_sim_helpers import F16, F32, HB, I32
 
 try:
     find_compiler()
@@ -293,9 +293,8 @@ def test_every_kernel_of_the_benchmark_models_verifies(which: str) -> None:
     from pathlib import Path
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benches"))
-    import models
-
     import ascendir as air
+    import models
 
     model = {"bert": lambda: models.bert(layers=1),
              "decoder": lambda: models.decoder(layers=1),
@@ -311,3 +310,31 @@ def test_every_kernel_of_the_benchmark_models_verifies(which: str) -> None:
     assert rep.ok, rep.text()
     assert {c.kernel for c in rep.cases} == set(forms.values())
     assert any(c.target == "tails" for c in rep.cases)
+
+
+def test_cli_emits_cpp_and_verifies(tmp_path: Any) -> None:
+    """``ascendir compile --emit cpp --verify``: every kernel's files are written and verified."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benches"))
+    import onnx
+
+    import models
+
+    src = tmp_path / "bert1.onnx"
+    onnx.save(models.bert(layers=1), str(src))
+    out = tmp_path / "out"
+    res = subprocess.run([sys.executable, "-m", "ascendir", "compile", str(src), "-o", str(out),
+                          "--emit", "om,cpp", "--verify", "--no-progress"],
+                         capture_output=True, text=True, timeout=1200)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "0 failed" in res.stderr
+    kernels = sorted(p for p in (out / "kernels").iterdir() if p.is_dir())
+    assert kernels
+    for d in kernels:
+        names = {p.name for p in d.iterdir()}
+        assert f"{d.name}_cpu.cpp" in names and "autofuse_tiling_data.h" in names
+        assert f"{d.name}_tiling_func.cpp" in names
+        assert (d / "kernel_tiling" / "kernel_tiling.h").exists()

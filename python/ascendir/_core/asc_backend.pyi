@@ -2,7 +2,7 @@
 
 from typing import Any, final
 
-__all__ = ['Target', 'TilingData', 'TilingFunction', 'allocate', 'eval_expr', 'export_plan', 'merge_contiguous_axes', 'merge_groups', 'schedule', 'solve_tiling', 'tiling_group', 'tiling_problem']
+__all__ = ['Target', 'TilingData', 'TilingFunction', 'allocate', 'cpu_kernel', 'eval_expr', 'export_plan', 'merge_contiguous_axes', 'merge_groups', 'schedule', 'solve_tiling', 'tiling_group', 'tiling_problem']
 
 @final
 class Target:

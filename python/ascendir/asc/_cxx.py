@@ -13,7 +13,6 @@ later build of the same sources.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import os
 import platform
@@ -50,9 +49,18 @@ def find_compiler() -> list[str]:
     )
 
 
-@functools.lru_cache(maxsize=8)
+_NATIVE: dict[tuple[str, ...], bool] = {}
+_IDENT: dict[tuple[str, ...], str] = {}
+
+
 def _native_ok(cmd: tuple[str, ...]) -> bool:
-    """Whether the compiler accepts ``-march=native``."""
+    """Whether the compiler accepts ``-march=native`` (asked once per compiler)."""
+    if cmd not in _NATIVE:
+        _NATIVE[cmd] = _probe_native(cmd)
+    return _NATIVE[cmd]
+
+
+def _probe_native(cmd: tuple[str, ...]) -> bool:
     with tempfile.TemporaryDirectory(prefix="ascendir-cxx-") as tmp:
         src = Path(tmp, "probe.cpp")
         src.write_text("int ascendir_probe() { return 0; }\n")
@@ -77,8 +85,14 @@ def _cpu_flags() -> str:
     return text
 
 
-@functools.lru_cache(maxsize=8)
 def _identity(cmd: tuple[str, ...]) -> str:
+    """The compiler's ``--version`` line (asked once per compiler)."""
+    if cmd not in _IDENT:
+        _IDENT[cmd] = _ask_identity(cmd)
+    return _IDENT[cmd]
+
+
+def _ask_identity(cmd: tuple[str, ...]) -> str:
     try:
         out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, timeout=60)
     except (OSError, subprocess.SubprocessError) as e:

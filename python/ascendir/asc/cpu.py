@@ -166,12 +166,11 @@ class CpuKernel:
             args_in.append(a)
         args_out = []
         for name, dt in self.outputs:
-            a = gm.get(name)
-            if a is None:
-                a = np.zeros(1, dtype=np_dtype(dt))
-            a = np.ascontiguousarray(a, dtype=np_dtype(dt))
-            gm[name] = a
-            args_out.append(a)
+            held = gm.get(name)
+            out = np.zeros(1, dtype=np_dtype(dt)) if held is None else held
+            out = np.ascontiguousarray(out, dtype=np_dtype(dt))
+            gm[name] = out
+            args_out.append(out)
         tbuf = self.pack_tiling(tiling)
         pin = (ctypes.c_void_p * max(len(args_in), 1))(*[a.ctypes.data for a in args_in])
         pout = (ctypes.c_void_p * max(len(args_out), 1))(*[a.ctypes.data for a in args_out])
@@ -187,6 +186,22 @@ class CpuKernel:
                 kernel=self.name,
             )
         return {name: gm[name] for name, _ in self.outputs}
+
+
+def cpu_sources(impls: Any, name: str, target: Any = None) -> dict[str, str]:
+    """The CPU kernel's files (file name → text) without building them:
+    ``<name>_cpu.cpp``, ``autofuse_tiling_data.h``, ``ascendir_cpu_rt.h`` and
+    ``kernel_tiling/kernel_tiling.h``."""
+    graphs = _graphs(impls)
+    block = int(getattr(target, "block_size", 32) or 32)
+    kname = _ident(name)
+    gen = dict(_be.cpu_kernel([_core_of(g) for g in graphs], kname, block))
+    return {
+        f"{kname}_cpu.cpp": gen["source"],
+        "autofuse_tiling_data.h": gen["tiling_header"],
+        "ascendir_cpu_rt.h": gen["runtime_header"],
+        "kernel_tiling/kernel_tiling.h": gen["kernel_tiling_stub"],
+    }
 
 
 def build_cpu(impls: Any, target: Any = None, *, name: str | None = None,
@@ -209,4 +224,4 @@ def build_cpu(impls: Any, target: Any = None, *, name: str | None = None,
     return CpuKernel(graphs, gen, lib, block)
 
 
-__all__ = ["CpuKernel", "FLAG_CHECK", "build_cpu"]
+__all__ = ["CpuKernel", "FLAG_CHECK", "build_cpu", "cpu_sources"]

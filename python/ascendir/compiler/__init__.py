@@ -42,13 +42,14 @@ __all__ = [
     "load_model_file",
     "lowered_types",
     "lowering",
+    "VerifyReport",
     "verify",
 ]
 
 _FAMILIES = ("elementwise", "broadcast", "reduce", "concat", "slice", "transpose", "split",
              "gather", "matmul_vector")
 TARGETS = ("ascend910b", "ascend910b3", "ascend950")
-EMITS = ("om", "pb", "txt", "report", "dot", "svg")
+EMITS = ("om", "pb", "txt", "report", "dot", "svg", "cpp")
 
 
 @dataclass
@@ -276,8 +277,9 @@ class CompiledModel:
 
     def save(self, out_dir: str | os.PathLike[str], emit: Iterable[str] = ("om", "report"),
              *, name: str | None = None) -> list[str]:
-        """Write the outputs named by ``emit`` (⊆ om, pb, txt, report, dot, svg) into
-        ``out_dir``; returns the paths written."""
+        """Write the outputs named by ``emit`` (⊆ om, pb, txt, report, dot, svg, cpp) into
+        ``out_dir``; returns the paths written. ``cpp`` writes every kernel's generated files
+        (spec §5) into ``kernels/<name>/``."""
         from ..serialization import save as _save
 
         emit = list(emit)
@@ -301,6 +303,9 @@ class CompiledModel:
                 p = os.path.join(out_dir, "fusion.dot")
                 with open(p, "w", encoding="utf-8") as f:
                     f.write(self.report.to_dot())
+            elif kind == "cpp":
+                written.extend(self._write_kernels(os.path.join(out_dir, "kernels")))
+                continue
             else:
                 p = os.path.join(out_dir, "fusion.svg")
                 with open(p, "w", encoding="utf-8") as f:
@@ -313,6 +318,25 @@ class CompiledModel:
             with open(p, "w", encoding="utf-8") as f:
                 f.write(text)
             written.append(p)
+        return written
+
+    def _write_kernels(self, root: str) -> list[str]:
+        from ..asc import Target, generate_kernel
+        from ..asc.cpu import cpu_sources
+
+        target = getattr(Target, self.options.target)()
+        written = []
+        for k in self.kernels:
+            files = generate_kernel(k.impls, k.name, target, hint=k.hint,
+                                    cache_key=k.cache_key)
+            for fname, text in cpu_sources(k.impls, k.name, target).items():
+                files.setdefault(fname, text)
+            for fname in sorted(files):
+                p = os.path.join(root, k.name, *fname.split("/"))
+                os.makedirs(os.path.dirname(p), exist_ok=True)
+                with open(p, "w", encoding="utf-8", newline="\n") as f:
+                    f.write(files[fname])
+                written.append(p)
         return written
 
     @classmethod
@@ -452,7 +476,6 @@ def load(path: str | os.PathLike[str], target: str = "ascend910b") -> CompiledMo
     return CompiledModel(graph, kernels, report, CompileOptions(target=target), [])
 
 
-from .verify import VerifyReport, verify  # noqa: E402
 from .batch import (  # noqa: E402
     CompileResult,
     available_cpus,
@@ -460,3 +483,4 @@ from .batch import (  # noqa: E402
     compile_many,
     default_cache_dir,
 )
+from .verify import VerifyReport, verify  # noqa: E402

@@ -11,9 +11,9 @@ import time
 from typing import Any
 
 from .._cli_support import UsageError, describe, on_file
-from ..errors import AscendIRError
+from ..errors import AscendIRError, CompileError
 from ..formats import format_of_suffix
-from . import EMITS, TARGETS, CompileOptions, compile_iter
+from . import EMITS, TARGETS, CompileOptions, compile_iter, verify
 
 
 def _message(exc: BaseException, path: str) -> str:
@@ -62,6 +62,9 @@ def add_compile_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--disable", type=_list, default=[], help="op families to switch off")
     p.add_argument("--max-fusion-size", type=int, default=None, help="AscGraph nodes per kernel")
     p.add_argument("--dump-stages", action="store_true", help="write one file per stage")
+    p.add_argument("--verify", action="store_true",
+                   help="build every kernel for the CPU and check it against its HintGraph "
+                   "(air.compiler.verify); a model whose kernels do not verify fails")
     p.add_argument("--report", choices=["text", "json"], default="text",
                    help="what to print per model")
     p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
@@ -197,6 +200,12 @@ def run_compile(args: argparse.Namespace) -> int:
                 try:
                     out = os.path.join(args.out, stem) if len(paths) > 1 else args.out
                     r.value.save(out, args.emit, name=stem)
+                    if args.verify:
+                        vrep = verify(r.value)
+                        say(f"ascendir: {path}: {vrep.text().splitlines()[0]}")
+                        if not vrep.ok:
+                            raise CompileError(vrep.text(), stage="verify", node=None,
+                                               reason="kernels do not verify")
                 except (AscendIRError, OSError) as e:
                     r.error = e  # type: ignore[assignment]
             if r.error is not None:

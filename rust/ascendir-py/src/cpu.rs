@@ -31,7 +31,11 @@ fn py_cpu_kernel<'py>(
         "kernel_tiling_stub",
         ascendir_asc::codegen::tiling_data::kernel_tiling_stub(),
     )?;
-    let fields: Vec<(String, usize)> = k.fields.iter().map(|f| (f.name.clone(), f.offset)).collect();
+    let fields: Vec<(String, usize)> = k
+        .fields
+        .iter()
+        .map(|f| (f.name.clone(), f.offset))
+        .collect();
     d.set_item("fields", fields)?;
     let args = |v: &[ascendir_asc::codegen::GmArg]| -> PyResult<Bound<'py, PyList>> {
         let l = PyList::empty(py);

@@ -82,7 +82,9 @@ pub fn print(e: &Expr, sym: &dyn Fn(&str) -> String) -> Option<String> {
                             Func::Max | Func::Min => {
                                 let name = if *f == Func::Max { "rmax" } else { "rmin" };
                                 let mut it = a.into_iter();
-                                let mut t = it.next().unwrap_or_else(|| "ascendir_rt::ri(0LL)".to_string());
+                                let mut t = it
+                                    .next()
+                                    .unwrap_or_else(|| "ascendir_rt::ri(0LL)".to_string());
                                 for b in it {
                                     t = format!("ascendir_rt::{name}({t}, {b})");
                                 }

@@ -1,0 +1,550 @@
+//! The CPU C++ verification target (`<name>_cpu.cpp`): the kernel plan printed as portable
+//! C++17 that executes exactly what the NPU kernel addresses.
+//!
+//! One translation unit per kernel: per ImplGraph a function running its loop nest (the block
+//! outer axis bound to the block index, GE's tail arithmetic through the exact size
+//! expressions), the UB as one byte array with every container at its offset and queue slots
+//! rotating, Loads/Stores as strided copies between GM and UB, each op a small functor of the
+//! runtime header over the vectorized region; the entry `ascendir_kernel_<name>` dispatches on
+//! the tiling key, `ascendir_run_<name>` runs every block.
+
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use rustc_hash::FxHashMap;
+
+use super::cexpr;
+use super::plan::{KernelPlan, PlanNode, PlanTensor};
+use super::tiling_data::{tiling_data_header, tiling_fields, TilingField};
+use crate::alloc::ContainerKind;
+use crate::axis::{AxisId, AxisType};
+use crate::error::{AscError, AscResult};
+use crate::expr::Expr;
+use crate::graph::{AscGraph, AttrValue, ComputeType, MemHardware};
+use ascendir_ir::DataType;
+
+mod function;
+mod nodes;
+
+/// The runtime header every generated kernel includes.
+pub const RUNTIME_HEADER: &str = include_str!("../ascendir_cpu_rt.h");
+
+/// A GM tensor of the kernel interface.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GmArg {
+    /// Data / Output node name.
+    pub name: String,
+    /// Element type.
+    pub dtype: DataType,
+}
+
+/// A generated CPU kernel.
+#[derive(Clone, Debug)]
+pub struct CpuKernel {
+    /// Kernel name (C identifier).
+    pub name: String,
+    /// `<name>_cpu.cpp`.
+    pub source: String,
+    /// `autofuse_tiling_data.h`.
+    pub tiling_header: String,
+    /// TilingData fields in struct order.
+    pub fields: Vec<TilingField>,
+    /// Inputs in argument order.
+    pub inputs: Vec<GmArg>,
+    /// Outputs in argument order.
+    pub outputs: Vec<GmArg>,
+    /// Templates: (graph name, tiling key).
+    pub templates: Vec<(String, i64)>,
+}
+
+fn unsupported(graph: &str, node: &str, what: String) -> AscError {
+    AscError::InvalidArgument(format!(
+        "graph '{graph}' node '{node}': {what} (CPU target)"
+    ))
+}
+
+fn ctype(d: DataType) -> Option<&'static str> {
+    Some(match d {
+        DataType::FLOAT => "float",
+        DataType::FLOAT16 => "ascendir_rt::f16",
+        DataType::BF16 => "ascendir_rt::bf16",
+        DataType::DOUBLE => "double",
+        DataType::INT8 => "int8_t",
+        DataType::UINT8 => "uint8_t",
+        DataType::INT16 => "int16_t",
+        DataType::UINT16 => "uint16_t",
+        DataType::INT32 => "int32_t",
+        DataType::UINT32 => "uint32_t",
+        DataType::INT64 => "int64_t",
+        DataType::UINT64 => "uint64_t",
+        DataType::BOOL => "bool",
+        _ => return None,
+    })
+}
+
+fn is_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
+        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
+}
+
+fn c_str(s: &str) -> String {
+    let mut o = String::from("\"");
+    for ch in s.chars() {
+        match ch {
+            '"' => o.push_str("\\\""),
+            '\\' => o.push_str("\\\\"),
+            c if c.is_ascii_graphic() || c == ' ' => o.push(c),
+            c => {
+                let mut b = [0u8; 4];
+                for x in c.encode_utf8(&mut b).bytes() {
+                    let _ = write!(o, "\\{x:03o}");
+                }
+            }
+        }
+    }
+    o.push('"');
+    o
+}
+
+fn unary_functor(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "Abs" => "OpAbs",
+        "Exp" => "OpExp",
+        "Ln" => "OpLn",
+        "Sqrt" => "OpSqrt",
+        "Rsqrt" => "OpRsqrt",
+        "Reciprocal" => "OpReciprocal",
+        "Neg" => "OpNeg",
+        "Relu" => "OpRelu",
+        "Sigmoid" => "OpSigmoid",
+        "Tanh" => "OpTanh",
+        "Sign" => "OpSign",
+        "LogicalNot" => "OpLogicalNot",
+        "Isnan" => "OpIsnan",
+        "IsFinite" => "OpIsFinite",
+        "Erf" => "OpErf",
+        "Gelu" => "OpGelu",
+        "Nop" | "Ub2ub" | "Pad" | "RemovePad" | "Cast" | "Transpose" | "Broadcast" => "OpId",
+        _ => return None,
+    })
+}
+
+fn binary_functor(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "Add" => "OpAdd",
+        "Sub" => "OpSub",
+        "Mul" => "OpMul",
+        "Div" => "OpDiv",
+        "TrueDiv" => "OpTrueDiv",
+        "FloorDiv" => "OpFloorDiv",
+        "Remainder" => "OpRemainder",
+        "Pow" => "OpPow",
+        "Maximum" => "OpMaximum",
+        "Minimum" => "OpMinimum",
+        "LogicalAnd" => "OpLogicalAnd",
+        "LogicalOr" => "OpLogicalOr",
+        "BitwiseAnd" => "OpBitwiseAnd",
+        "Eq" => "OpEq",
+        "Ne" => "OpNe",
+        "Gt" => "OpGt",
+        "Ge" => "OpGe",
+        "Lt" => "OpLt",
+        "Le" => "OpLe",
+        _ => return None,
+    })
+}
+
+fn reduce_kind(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "Sum" => "RED_SUM",
+        "Mean" => "RED_MEAN",
+        "Max" => "RED_MAX",
+        "Min" => "RED_MIN",
+        "Prod" => "RED_PROD",
+        "All" => "RED_ALL",
+        "Any" => "RED_ANY",
+        "ArgMax" => "RED_ARGMAX",
+        _ => return None,
+    })
+}
+
+/// Hoisted size expressions of one function: each distinct expression becomes `e<k>`.
+struct Pool {
+    exprs: Vec<Expr>,
+    index: FxHashMap<u64, Vec<usize>>,
+}
+
+impl Pool {
+    fn new() -> Pool {
+        Pool {
+            exprs: Vec::new(),
+            index: FxHashMap::default(),
+        }
+    }
+
+    fn get(&mut self, e: &Expr) -> String {
+        if let Some(v) = e.as_i64() {
+            return format!("{v}LL");
+        }
+        let h = e.hash_value();
+        if let Some(ks) = self.index.get(&h) {
+            for k in ks {
+                if self.exprs[*k] == *e {
+                    return format!("e{k}");
+                }
+            }
+        }
+        let k = self.exprs.len();
+        self.exprs.push(e.clone());
+        self.index.entry(h).or_default().push(k);
+        format!("e{k}")
+    }
+}
+
+/// Base-axis ranges `(start, len)` of one loop level, as C++ names.
+type Ranges = BTreeMap<usize, (String, String)>;
+
+struct Gen<'a> {
+    p: &'a KernelPlan,
+    pool: Pool,
+    body: String,
+    indent: usize,
+    var: usize,
+    /// UB tensor keys: (node position, output) → index.
+    tkeys: Vec<(usize, usize)>,
+    inputs: &'a [GmArg],
+    outputs: &'a [GmArg],
+    /// Store node position → output index.
+    store_out: FxHashMap<usize, usize>,
+}
+
+impl<'a> Gen<'a> {
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.indent {
+            self.body.push_str("  ");
+        }
+        self.body.push_str(s);
+        self.body.push('\n');
+    }
+
+    fn fresh(&mut self, stem: &str) -> String {
+        self.var += 1;
+        format!("{stem}{}", self.var)
+    }
+
+    fn size(&mut self, a: AxisId) -> AscResult<String> {
+        let ax = self.p.axis(a).ok_or_else(|| {
+            AscError::InvalidArgument(format!("graph '{}': axis {a} missing", self.p.name))
+        })?;
+        let e = ax.size.clone();
+        Ok(self.pool.get(&e))
+    }
+
+    fn base_pos(&self, b: AxisId) -> Option<usize> {
+        self.p.base.iter().position(|x| *x == b)
+    }
+
+    /// Statements deriving the base ranges of the loop prefix `loops[..=level]` (the simulator's
+    /// `ranges`), with `skip` run when the environment is out of range.
+    fn ranges(&mut self, level: usize, skip: &str) -> AscResult<Ranges> {
+        let mut idx: Vec<(AxisId, String)> = (0..=level)
+            .map(|l| (self.p.loops[l], format!("i{l}")))
+            .collect();
+        let mut pending = idx.clone();
+        let mut rng = Ranges::new();
+        let mut guard = 0usize;
+        while let Some((a, v)) = pending.pop() {
+            guard += 1;
+            if guard > 64 * (self.p.axes.len() + 1) {
+                break;
+            }
+            let ax = self.p.axis(a).cloned().ok_or_else(|| {
+                AscError::InvalidArgument(format!("graph '{}': axis {a} missing", self.p.name))
+            })?;
+            match ax.kind {
+                AxisType::Original => {
+                    let sz = self.size(a)?;
+                    self.line(&format!("if ({v} >= {sz}) {skip};"));
+                    let k = self.base_pos(a).unwrap_or(0);
+                    rng.insert(k, (v.clone(), "1LL".into()));
+                }
+                AxisType::BlockOuter | AxisType::BlockInner => {
+                    let (Some(pair), Some(par)) = (ax.split_pair, ax.from.first().copied()) else {
+                        continue;
+                    };
+                    let has =
+                        |x: AxisId, idx: &[(AxisId, String)]| idx.iter().any(|(y, _)| *y == x);
+                    if has(pair, &idx) && !has(par, &idx) {
+                        let (outer, inner) = if ax.kind == AxisType::BlockOuter {
+                            (a, pair)
+                        } else {
+                            (pair, a)
+                        };
+                        let vo = idx.iter().find(|(y, _)| *y == outer).map(|x| x.1.clone());
+                        let vi = idx.iter().find(|(y, _)| *y == inner).map(|x| x.1.clone());
+                        let (Some(vo), Some(vi)) = (vo, vi) else {
+                            continue;
+                        };
+                        let si = self.size(inner)?;
+                        let sp = self.size(par)?;
+                        let x = self.fresh("x");
+                        self.line(&format!("const int64_t {x} = {vo} * {si} + {vi};"));
+                        self.line(&format!("if ({x} >= {sp}) {skip};"));
+                        idx.push((par, x.clone()));
+                        pending.push((par, x));
+                    }
+                }
+                AxisType::Merged => {
+                    let mut rem = v.clone();
+                    let mut vals = Vec::new();
+                    for c in ax.from.iter().rev() {
+                        let s = self.size(*c)?;
+                        let x = self.fresh("x");
+                        let r = self.fresh("x");
+                        self.line(&format!(
+                            "const int64_t {x} = {s} ? {rem} % {s} : 0; const int64_t {r} = {s} ? {rem} / {s} : 0;"
+                        ));
+                        vals.push((*c, x));
+                        rem = r;
+                    }
+                    self.line(&format!("if ({rem} != 0) {skip};"));
+                    for (c, x) in vals {
+                        idx.push((c, x.clone()));
+                        pending.push((c, x));
+                    }
+                }
+                AxisType::TileOuter => {
+                    let (Some(pair), Some(par)) = (ax.split_pair, ax.from.first().copied()) else {
+                        return Err(unsupported(
+                            &self.p.name,
+                            &ax.name,
+                            "tile axis without a pair".into(),
+                        ));
+                    };
+                    if self.p.axis(par).map(|x| x.kind) != Some(AxisType::Original) {
+                        return Err(unsupported(
+                            &self.p.name,
+                            &ax.name,
+                            "tile split of a non-original axis".into(),
+                        ));
+                    }
+                    let ts = self.size(pair)?;
+                    let ps = self.size(par)?;
+                    let st = self.fresh("x");
+                    let ln = self.fresh("x");
+                    self.line(&format!("const int64_t {st} = {v} * {ts};"));
+                    self.line(&format!("if ({st} >= {ps}) {skip};"));
+                    self.line(&format!(
+                        "const int64_t {ln} = {ts} < {ps} - {st} ? {ts} : {ps} - {st};"
+                    ));
+                    let k = self.base_pos(par).unwrap_or(0);
+                    rng.insert(k, (st, ln));
+                }
+                _ => {
+                    return Err(unsupported(
+                        &self.p.name,
+                        &ax.name,
+                        format!("axis of kind {} cannot be a loop axis", ax.kind.dump_name()),
+                    ))
+                }
+            }
+        }
+        Ok(rng)
+    }
+
+    /// `(start, len)` per base axis of tensor `t` in ranges `r` (C++ arrays `<v>_st`, `<v>_ln`).
+    fn extents(&mut self, v: &str, t: &PlanTensor, r: &Ranges) {
+        let nd = self.p.base.len().max(1);
+        let mut st = Vec::with_capacity(nd);
+        let mut ln = Vec::with_capacity(nd);
+        for k in 0..self.p.base.len() {
+            let b = self.p.base[k];
+            if !t.base_axes.contains(&b) {
+                st.push("0".to_string());
+                ln.push("1".to_string());
+                continue;
+            }
+            let rep = KernelPlan::repeat(t, b);
+            if rep.as_i64() == Some(1) {
+                st.push("0".to_string());
+                ln.push("1".to_string());
+                continue;
+            }
+            let re = self.pool.get(&rep);
+            match r.get(&k) {
+                Some((s, l)) => {
+                    st.push(format!("({re} == 1 ? 0 : {s})"));
+                    ln.push(format!("({re} == 1 ? 1 : {l})"));
+                }
+                None => {
+                    st.push("0".to_string());
+                    ln.push(re);
+                }
+            }
+        }
+        if self.p.base.is_empty() {
+            st.push("0".into());
+            ln.push("1".into());
+        }
+        self.line(&format!(
+            "const int64_t {v}_st[{nd}] = {{{}}};",
+            st.join(", ")
+        ));
+        self.line(&format!(
+            "const int64_t {v}_ln[{nd}] = {{{}}};",
+            ln.join(", ")
+        ));
+        self.line(&format!("(void){v}_st;"));
+    }
+
+    /// UB strides per base axis of `t` (`<v>_us`): the last non-zero vectorized stride of a
+    /// vectorized axis over that base axis, else 0.
+    fn ub_strides(&mut self, v: &str, t: &PlanTensor) {
+        let nd = self.p.base.len().max(1);
+        self.line(&format!("int64_t {v}_us[{nd}] = {{0}};"));
+        for (k, b) in self.p.base.clone().iter().enumerate() {
+            for (j, vb) in t.vect_base.iter().enumerate() {
+                if *vb == Some(*b) {
+                    if let Some(s) = t.vect_strides.get(j) {
+                        let se = self.pool.get(s);
+                        self.line(&format!("if ({se} != 0) {v}_us[{k}] = {se};"));
+                    }
+                }
+            }
+        }
+    }
+
+    /// GM strides per base axis (`<v>_gs`) and the GM start offset (`<v>_go`).
+    fn gm_view(&mut self, v: &str, t: &PlanTensor, offset: &str) {
+        let nd = self.p.base.len().max(1);
+        let mut gs = Vec::new();
+        for b in self.p.base.clone() {
+            let s = KernelPlan::gm_stride(t, b);
+            gs.push(self.pool.get(&s));
+        }
+        if gs.is_empty() {
+            gs.push("0".into());
+        }
+        self.line(&format!(
+            "const int64_t {v}_gs[{nd}] = {{{}}};",
+            gs.join(", ")
+        ));
+        self.line(&format!(
+            "const int64_t {v}_go = {offset} + ascendir_rt::dot({nd}, {v}_st, {v}_gs);"
+        ));
+    }
+
+    fn tkey(&self, pos: usize, out: usize) -> Option<usize> {
+        self.tkeys.iter().position(|k| *k == (pos, out))
+    }
+
+    fn nd(&self) -> usize {
+        self.p.base.len().max(1)
+    }
+}
+
+/// Generate the CPU kernel of `impls` (the templates of one kernel, tiling-key order).
+pub fn generate(name: &str, impls: &[&AscGraph], block: i64) -> AscResult<CpuKernel> {
+    if !is_ident(name) {
+        return Err(AscError::InvalidArgument(format!(
+            "kernel name '{name}' is not a C identifier"
+        )));
+    }
+    if impls.is_empty() {
+        return Err(AscError::InvalidArgument("no ImplGraph given".into()));
+    }
+    let plans: Vec<KernelPlan> = impls
+        .iter()
+        .map(|g| KernelPlan::build(g, block))
+        .collect::<AscResult<_>>()?;
+    for p in &plans {
+        if !p.is_impl {
+            return Err(AscError::InvalidArgument(format!(
+                "graph '{}' is not an ImplGraph",
+                p.name
+            )));
+        }
+    }
+    let (inputs, outputs, _) = function::interface(&plans[0])?;
+    let fields = tiling_fields(name, impls);
+    let header = tiling_data_header(name, impls);
+    let mut src = String::new();
+    let _ = writeln!(
+        src,
+        "// CPU verification kernel '{name}' (generated by ascendir)."
+    );
+    let _ = writeln!(
+        src,
+        "#include \"ascendir_cpu_rt.h\"\n#include \"autofuse_tiling_data.h\"\n"
+    );
+    let _ = writeln!(
+        src,
+        "#define ACHK(...) do {{ int r_ = (__VA_ARGS__); if (r_) return r_; }} while (0)\n"
+    );
+    let _ = writeln!(src, "namespace {{\n");
+    let mut templates = Vec::new();
+    for (k, p) in plans.iter().enumerate() {
+        let f = function::function(p, &format!("impl_{k}"), &fields, &inputs, &outputs)?;
+        let _ = writeln!(src, "// template '{}', tiling key {}", p.name, p.tiling_key);
+        src.push_str(&f);
+        src.push('\n');
+        templates.push((p.name.clone(), p.tiling_key));
+    }
+    let _ = writeln!(src, "}}  // namespace\n");
+    let _ = writeln!(
+        src,
+        "extern \"C\" int ascendir_kernel_{name}(const void *tiling, void *const *inputs, void *const *outputs, void *workspace, uint32_t block_idx, uint8_t *ub, uint32_t ub_size, uint32_t flags) {{"
+    );
+    let _ = writeln!(src, "  (void)workspace;");
+    let _ = writeln!(
+        src,
+        "  const AutofuseTilingData *t = (const AutofuseTilingData *)tiling;"
+    );
+    for (k, p) in plans.iter().enumerate() {
+        let _ = writeln!(
+            src,
+            "  if (t->tiling_key == {}u) return impl_{k}(t, inputs, outputs, block_idx, ub, ub_size, flags);",
+            p.tiling_key
+        );
+    }
+    let _ = writeln!(
+        src,
+        "  return ascendir_rt::fail(ascendir_rt::ERR_KEY, \"{name}\", \"no template for tiling key \" + std::to_string(t->tiling_key));\n}}\n"
+    );
+    let _ = writeln!(
+        src,
+        "extern \"C\" int ascendir_run_{name}(const void *tiling, void *const *inputs, void *const *outputs, void *workspace, uint32_t ub_size, uint32_t flags) {{"
+    );
+    let _ = writeln!(
+        src,
+        "  const AutofuseTilingData *t = (const AutofuseTilingData *)tiling;"
+    );
+    let _ = writeln!(
+        src,
+        "  std::vector<uint64_t> store(((size_t)ub_size + 63) / 8 + 8);"
+    );
+    let _ = writeln!(
+        src,
+        "  uint8_t *ub = (uint8_t *)(((uintptr_t)store.data() + 63) & ~(uintptr_t)63);"
+    );
+    let _ = writeln!(src, "  for (uint32_t b = 0; b < t->block_dim; ++b) {{");
+    let _ = writeln!(
+        src,
+        "    int r = ascendir_kernel_{name}(tiling, inputs, outputs, workspace, b, ub, ub_size, flags);"
+    );
+    let _ = writeln!(src, "    if (r) return r;\n  }}\n  return 0;\n}}\n");
+    let _ = writeln!(
+        src,
+        "extern \"C\" const char *ascendir_error_{name}(void) {{ return ascendir_rt::last_error.c_str(); }}"
+    );
+    Ok(CpuKernel {
+        name: name.to_string(),
+        source: src,
+        tiling_header: header,
+        fields,
+        inputs,
+        outputs,
+        templates,
+    })
+}

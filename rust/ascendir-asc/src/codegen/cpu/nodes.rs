@@ -1,0 +1,450 @@
+//! Per-node emission of the CPU kernel: operands, the op call, reductions, concat.
+
+use super::*;
+
+impl<'a> Gen<'a> {
+    /// An input operand of node `n`: a UB tensor read or a scalar constant. Emits `<v>` (typed
+    /// pointer), `<v>_s` (strides over the iteration space `space`) and returns its C type.
+    fn operand(
+        &mut self,
+        n: &PlanNode,
+        slot: usize,
+        v: &str,
+        r: &Ranges,
+        space: &str,
+    ) -> AscResult<&'static str> {
+        let p = self.p;
+        let Some(Some((q, o))) = n.inputs.get(slot).cloned() else {
+            return Err(unsupported(
+                &p.name,
+                &n.name,
+                format!("input {slot} is not connected"),
+            ));
+        };
+        let prod = &p.nodes[q];
+        let t = prod
+            .outputs
+            .get(o)
+            .ok_or_else(|| unsupported(&p.name, &n.name, format!("input {slot} has no tensor")))?;
+        let ct = ctype(t.dtype).ok_or_else(|| {
+            unsupported(
+                &p.name,
+                &n.name,
+                format!("input dtype {} unsupported", t.dtype.name()),
+            )
+        })?;
+        let nd = self.nd();
+        if prod.op_type == "Scalar" {
+            let text = match prod.attr("value") {
+                Some(AttrValue::Str(s)) => s.clone(),
+                Some(AttrValue::Int(i)) => i.to_string(),
+                Some(AttrValue::Float(f)) => format!("{f:?}"),
+                Some(AttrValue::Bool(b)) => (*b as i32).to_string(),
+                _ => String::new(),
+            };
+            let lit = scalar_literal(&text, t.dtype).ok_or_else(|| {
+                unsupported(
+                    &p.name,
+                    &n.name,
+                    format!(
+                        "Scalar '{}' has value {text:?}, not a {}",
+                        prod.name,
+                        t.dtype.name()
+                    ),
+                )
+            })?;
+            self.line(&format!(
+                "const {ct} {v}_val = ascendir_rt::store_as<{ct}>({lit}); const {ct} *{v} = &{v}_val;"
+            ));
+            self.line(&format!("const int64_t {v}_s[{nd}] = {{0}};"));
+            return Ok(ct);
+        }
+        let Some(tk) = self.tkey(q, o) else {
+            return Err(unsupported(
+                &p.name,
+                &n.name,
+                format!(
+                    "input from '{}' ({}) is not a UB tensor",
+                    prod.name, prod.op_type
+                ),
+            ));
+        };
+        self.extents(v, t, r);
+        self.ub_strides(v, t);
+        let name = c_str(&n.name);
+        self.line(&format!("ACHK(cx.vect({v}_ln, {v}_us, {nd}, {name}));"));
+        self.line(&format!(
+            "const {ct} *{v} = (const {ct} *)cx.read({tk}, {v}_ln, {v}_us, {nd}, sizeof({ct}), {name}); if (!{v}) return cx.err;"
+        ));
+        // Strides over the iteration space: 0 where this operand has extent 1 (broadcast).
+        self.line(&format!("int64_t {v}_s[{nd}];"));
+        self.line(&format!(
+            "ACHK(ascendir_rt::bcast({nd}, {v}_ln, {v}_us, {space}, {v}_s, {name}));"
+        ));
+        Ok(ct)
+    }
+
+    pub(super) fn node(&mut self, pos: usize, r: &Ranges) -> AscResult<()> {
+        let p = self.p;
+        let n = &p.nodes[pos];
+        let nd = self.nd();
+        let name = c_str(&n.name);
+        let t = n
+            .outputs
+            .first()
+            .ok_or_else(|| unsupported(&p.name, &n.name, "no output".into()))?;
+        let oct = ctype(t.dtype).ok_or_else(|| {
+            unsupported(
+                &p.name,
+                &n.name,
+                format!("dtype {} unsupported", t.dtype.name()),
+            )
+        })?;
+        self.line(&format!(
+            "{{  // {} ({})",
+            n.name.replace('\n', " "),
+            n.op_type
+        ));
+        self.indent += 1;
+        let offset = match n.attr("offset") {
+            Some(AttrValue::Expr(e)) => self.pool.get(e),
+            Some(AttrValue::Int(i)) => format!("{i}LL"),
+            _ => "0".to_string(),
+        };
+        match n.compute_type {
+            ComputeType::Load => {
+                let Some(Some((q, _))) = n.inputs.first().cloned() else {
+                    return Err(unsupported(&p.name, &n.name, "Load without input".into()));
+                };
+                let src = &p.nodes[q];
+                let di = self
+                    .inputs
+                    .iter()
+                    .position(|a| a.name == src.name && src.op_type == "Data")
+                    .ok_or_else(|| {
+                        unsupported(
+                            &p.name,
+                            &n.name,
+                            format!(
+                                "Load reads '{}' ({}), only Data inputs run",
+                                src.name, src.op_type
+                            ),
+                        )
+                    })?;
+                let gct = ctype(self.inputs[di].dtype).unwrap_or("float");
+                self.extents("o", t, r);
+                self.gm_view("o", t, &offset);
+                self.write_target(pos, oct, &name)?;
+                self.line(&format!(
+                    "ascendir_rt::map1({nd}, o_ln, o, o_s, (const {gct} *)gin[{di}] + o_go, o_gs, ascendir_rt::OpId());"
+                ));
+            }
+            ComputeType::Store | ComputeType::ReduceStore => {
+                let oi = *self
+                    .store_out
+                    .get(&pos)
+                    .ok_or_else(|| unsupported(&p.name, &n.name, "Store without target".into()))?;
+                let gct = ctype(self.outputs[oi].dtype).unwrap_or("float");
+                self.extents("o", t, r);
+                self.gm_view("o", t, &offset);
+                let act = self.operand(n, 0, "a", r, "o_ln")?;
+                let _ = act;
+                let atomic = match n.attr("atomic") {
+                    Some(AttrValue::Str(s)) if !s.is_empty() => Some(s.clone()),
+                    _ => None,
+                };
+                match atomic.as_deref() {
+                    None => self.line(&format!(
+                        "ascendir_rt::map1({nd}, o_ln, ({gct} *)gout[{oi}] + o_go, o_gs, a, a_s, ascendir_rt::OpId());"
+                    )),
+                    Some(op @ ("add" | "max" | "min")) => {
+                        let f = match op {
+                            "add" => "OpAdd",
+                            "max" => "OpMaximum",
+                            _ => "OpMinimum",
+                        };
+                        self.line(&format!(
+                            "ascendir_rt::combine1({nd}, o_ln, ({gct} *)gout[{oi}] + o_go, o_gs, a, a_s, ascendir_rt::{f}());"
+                        ))
+                    }
+                    Some(other) => {
+                        return Err(unsupported(
+                            &p.name,
+                            &n.name,
+                            format!("unknown atomic store operation '{other}'"),
+                        ))
+                    }
+                }
+            }
+            ComputeType::Reduce => self.reduce(pos, r, oct, &name)?,
+            ComputeType::Concat => {
+                self.extents("o", t, r);
+                let k = n.inputs.len();
+                let mut names = Vec::new();
+                for slot in 0..k {
+                    let v = format!("c{slot}");
+                    // Concat operands keep their own extents (no broadcast check).
+                    self.concat_operand(n, slot, &v, r)?;
+                    names.push(v);
+                }
+                self.write_target(pos, oct, &name)?;
+                self.line("int axis = -1;");
+                for v in &names {
+                    self.line(&format!(
+                        "for (int k = 0; k < {nd} && axis < 0; ++k) if ({v}_ln[k] != o_ln[k]) axis = k;"
+                    ));
+                }
+                self.line("if (axis < 0) axis = 0;");
+                self.line("int64_t at = 0;");
+                for v in &names {
+                    self.line(&format!(
+                        "ascendir_rt::map1({nd}, {v}_ln, o + at * o_us[axis], o_s, {v}, {v}_us, ascendir_rt::OpId()); at += {v}_ln[axis];"
+                    ));
+                }
+            }
+            ComputeType::Gather => {
+                return Err(unsupported(
+                    &p.name,
+                    &n.name,
+                    "Gather is not supported yet".into(),
+                ))
+            }
+            _ => {
+                self.extents("o", t, r);
+                let ty = n.op_type.as_str();
+                let k = n.inputs.len();
+                let mut ops = Vec::new();
+                for slot in 0..k {
+                    let v = format!("a{slot}");
+                    self.operand(n, slot, &v, r, "o_ln")?;
+                    ops.push(v);
+                }
+                self.write_target(pos, oct, &name)?;
+                let f = if n.compute_type == ComputeType::Broadcast {
+                    Some("ascendir_rt::OpId()".to_string())
+                } else {
+                    None
+                };
+                let call = match (f, k) {
+                    (Some(f), 1) => format!("ascendir_rt::map1({nd}, o_ln, o, o_s, a0, a0_s, {f});"),
+                    (None, 1) if unary_functor(ty).is_some() => format!(
+                        "ascendir_rt::map1({nd}, o_ln, o, o_s, a0, a0_s, ascendir_rt::{}());",
+                        unary_functor(ty).unwrap_or("OpId")
+                    ),
+                    (None, 1) if ty == "LeakyRelu" => format!(
+                        "ascendir_rt::map1({nd}, o_ln, o, o_s, a0, a0_s, ascendir_rt::OpLeakyRelu{{{}}});",
+                        float_attr(n, "negative_slope", 0.01)
+                    ),
+                    (None, 2) if binary_functor(ty).is_some() => format!(
+                        "ascendir_rt::map2({nd}, o_ln, o, o_s, a0, a0_s, a1, a1_s, ascendir_rt::{}());",
+                        binary_functor(ty).unwrap_or("OpAdd")
+                    ),
+                    (None, 2) if ty == "Axpy" => format!(
+                        "ascendir_rt::map2({nd}, o_ln, o, o_s, a0, a0_s, a1, a1_s, ascendir_rt::OpAxpy{{{}}});",
+                        float_attr(n, "alpha", 1.0)
+                    ),
+                    (None, 3) if ty == "Where" || ty == "Select" => format!(
+                        "ascendir_rt::map3({nd}, o_ln, o, o_s, a0, a0_s, a1, a1_s, a2, a2_s, ascendir_rt::OpWhere());"
+                    ),
+                    (None, 3) if ty == "ClipByValue" => format!(
+                        "ascendir_rt::map3({nd}, o_ln, o, o_s, a0, a0_s, a1, a1_s, a2, a2_s, ascendir_rt::OpClip());"
+                    ),
+                    _ => {
+                        return Err(unsupported(
+                            &p.name,
+                            &n.name,
+                            format!("op {ty} with {k} inputs is not supported"),
+                        ))
+                    }
+                };
+                self.line(&call);
+            }
+        }
+        self.indent -= 1;
+        self.line("}");
+        Ok(())
+    }
+
+    fn concat_operand(&mut self, n: &PlanNode, slot: usize, v: &str, r: &Ranges) -> AscResult<()> {
+        let p = self.p;
+        let Some(Some((q, o))) = n.inputs.get(slot).cloned() else {
+            return Err(unsupported(
+                &p.name,
+                &n.name,
+                format!("input {slot} is not connected"),
+            ));
+        };
+        let Some(tk) = self.tkey(q, o) else {
+            return Err(unsupported(
+                &p.name,
+                &n.name,
+                format!("input {slot} is not a UB tensor"),
+            ));
+        };
+        let t = &p.nodes[q].outputs[o];
+        let ct = ctype(t.dtype).ok_or_else(|| unsupported(&p.name, &n.name, "dtype".into()))?;
+        let nd = self.nd();
+        let name = c_str(&n.name);
+        self.extents(v, t, r);
+        self.ub_strides(v, t);
+        self.line(&format!("ACHK(cx.vect({v}_ln, {v}_us, {nd}, {name}));"));
+        self.line(&format!(
+            "const {ct} *{v} = (const {ct} *)cx.read({tk}, {v}_ln, {v}_us, {nd}, sizeof({ct}), {name}); if (!{v}) return cx.err;"
+        ));
+        Ok(())
+    }
+
+    /// Acquire the node's output slot and declare `o` (typed pointer), `o_us`, `o_s`.
+    fn write_target(&mut self, pos: usize, oct: &str, name: &str) -> AscResult<()> {
+        self.write_target_fresh(pos, oct, name, "true")
+    }
+
+    fn write_target_fresh(
+        &mut self,
+        pos: usize,
+        oct: &str,
+        name: &str,
+        fresh: &str,
+    ) -> AscResult<()> {
+        let p = self.p;
+        let n = &p.nodes[pos];
+        let t = &n.outputs[0];
+        let Some(tk) = self.tkey(pos, 0) else {
+            return Err(unsupported(
+                &p.name,
+                &n.name,
+                "output is not a UB tensor".into(),
+            ));
+        };
+        let nd = self.nd();
+        self.ub_strides("o", t);
+        self.line(&format!("ACHK(cx.vect(o_ln, o_us, {nd}, {name}));"));
+        let ins: Vec<String> = n
+            .inputs
+            .iter()
+            .filter_map(|i| i.and_then(|(q, o)| self.tkey(q, o)))
+            .map(|k| k.to_string())
+            .collect();
+        let list = if ins.is_empty() {
+            "-1".to_string()
+        } else {
+            ins.join(", ")
+        };
+        self.line(&format!("const int in_keys[] = {{{list}}};"));
+        self.line(&format!(
+            "{oct} *o = ({oct} *)cx.write({tk}, {fresh}, o_ln, o_us, {nd}, sizeof({oct}), in_keys, {}, {name}); if (!o) return cx.err;",
+            ins.len()
+        ));
+        self.line(&format!(
+            "int64_t o_s[{nd}]; ascendir_rt::out_strides({nd}, o_ln, o_us, o_s);"
+        ));
+        Ok(())
+    }
+
+    fn reduce(&mut self, pos: usize, r: &Ranges, oct: &str, name: &str) -> AscResult<()> {
+        let p = self.p;
+        let n = &p.nodes[pos];
+        let nd = self.nd();
+        let t = &n.outputs[0];
+        let kind = reduce_kind(&n.op_type).ok_or_else(|| {
+            unsupported(
+                &p.name,
+                &n.name,
+                format!("reduce {} unsupported", n.op_type),
+            )
+        })?;
+        let Some(Some((q, o))) = n.inputs.first().cloned() else {
+            return Err(unsupported(&p.name, &n.name, "reduce without input".into()));
+        };
+        let Some(tk) = self.tkey(q, o) else {
+            return Err(unsupported(
+                &p.name,
+                &n.name,
+                "reduce input is not a UB tensor".into(),
+            ));
+        };
+        let it = &p.nodes[q].outputs[o];
+        let ict = ctype(it.dtype).ok_or_else(|| unsupported(&p.name, &n.name, "dtype".into()))?;
+        self.extents("o", t, r);
+        self.extents("a", it, r);
+        self.ub_strides("a", it);
+        self.line(&format!("ACHK(cx.vect(a_ln, a_us, {nd}, {name}));"));
+        self.line(&format!(
+            "const {ict} *a = (const {ict} *)cx.read({tk}, a_ln, a_us, {nd}, sizeof({ict}), {name}); if (!a) return cx.err;"
+        ));
+        // Mean divides by the full extent of the reduced axes.
+        let mut total = Vec::new();
+        for b in &n.reduced_base {
+            let rep = KernelPlan::repeat(it, *b);
+            total.push(self.pool.get(&rep));
+        }
+        let total = if total.is_empty() {
+            "1".to_string()
+        } else {
+            total.join(" * ")
+        };
+        let first = if n.reduce_loops.is_empty() {
+            "true".to_string()
+        } else {
+            n.reduce_loops
+                .iter()
+                .map(|l| format!("i{l} == 0"))
+                .collect::<Vec<_>>()
+                .join(" && ")
+        };
+        self.line(&format!("const bool first = {first};"));
+        self.write_target_fresh(pos, oct, name, "first")?;
+        self.line(&format!(
+            "ACHK(ascendir_rt::reduce<{oct}, {ict}>(ascendir_rt::{kind}, {nd}, a_ln, a, a_us, o_ln, o, o_s, first, (double)({total}), {name}));"
+        ));
+        Ok(())
+    }
+}
+
+fn float_attr(n: &PlanNode, key: &str, default: f64) -> String {
+    let v = match n.attr(key) {
+        Some(AttrValue::Float(f)) => *f,
+        Some(AttrValue::Int(i)) => *i as f64,
+        Some(AttrValue::Str(s)) => s.trim().parse().unwrap_or(default),
+        _ => default,
+    };
+    double_literal(v)
+}
+
+fn double_literal(v: f64) -> String {
+    if v.is_nan() {
+        "NAN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            "INFINITY".into()
+        } else {
+            "-INFINITY".into()
+        }
+    } else {
+        format!("{v:?}")
+    }
+}
+
+fn scalar_literal(text: &str, dt: DataType) -> Option<String> {
+    let t = text.trim();
+    match dt {
+        DataType::BOOL => Some(if matches!(t.to_ascii_lowercase().as_str(), "1" | "true") {
+            "true".into()
+        } else {
+            "false".into()
+        }),
+        DataType::FLOAT | DataType::FLOAT16 | DataType::BF16 | DataType::DOUBLE => {
+            let v: f64 = match t.to_ascii_lowercase().as_str() {
+                "inf" | "+inf" | "infinity" => f64::INFINITY,
+                "-inf" | "-infinity" => f64::NEG_INFINITY,
+                "nan" => f64::NAN,
+                s => s.parse().ok()?,
+            };
+            Some(format!("(double){}", double_literal(v)))
+        }
+        _ => {
+            let v: i64 = t.parse().ok()?;
+            Some(format!("(int64_t){v}LL"))
+        }
+    }
+}
