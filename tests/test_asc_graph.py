@@ -273,7 +273,14 @@ def test_api_compute_type() -> None:
     a = asc.ops.Abs("abs", g)
     a.attr.api.compute_type = "elemwise"
     assert (a.attr.api.compute_type, a.attr.api.type, a.attr.api.unit) == (
-        "elewise", "compute", "vector")
+        "elewise", "compute", asc.ComputeUnit.VECTOR)
+    assert a.attr.api.unit == 5 and asc.ComputeUnit(5).name == "VECTOR"
+    a.attr.api.unit = asc.ComputeUnit.MTE2
+    assert a.attr.api.unit is asc.ComputeUnit.MTE2
+    a.attr.api.unit = "vector"
+    assert a.attr.api.unit is asc.ComputeUnit.VECTOR
+    with pytest.raises(InvalidArgumentError):
+        a.attr.api.unit = 42
     with pytest.raises(InvalidArgumentError):
         a.attr.api.compute_type = "bogus"
     del a.attr

@@ -10,7 +10,17 @@ from __future__ import annotations
 
 from .._core import asc as _casc
 from . import dtypes, ops, utils
-from ._graph import AscGraph, Axis, HintGraph, ImplGraph, Node, Output, SizeExpr
+from ._graph import (
+    AscGraph,
+    Axis,
+    AxisType,
+    ComputeUnit,
+    HintGraph,
+    ImplGraph,
+    Node,
+    Output,
+    SizeExpr,
+)
 from .ops import REG_ASC_IR
 
 Expr = SizeExpr
@@ -43,7 +53,9 @@ __all__ = [
     "Abs",
     "AscGraph",
     "Axis",
+    "AxisType",
     "Ceiling",
+    "ComputeUnit",
     "Expr",
     "Floor",
     "HintGraph",

@@ -6,6 +6,7 @@ thin handles that address nodes and axes by id.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -14,9 +15,35 @@ from ..errors import InvalidArgumentError, NotFoundError
 from ..types import DataType
 from .dtypes import to_dtype
 
+
+class AxisType(enum.IntEnum):
+    """GE's ``ge::Axis::Type`` (names and numbers)."""
+
+    ORIGINAL = 0
+    BLOCK_OUTER = 1
+    BLOCK_INNER = 2
+    TILE_OUTER = 3
+    TILE_INNER = 4
+    MERGED = 5
+    INVALID = 6
+
+
+class ComputeUnit(enum.IntEnum):
+    """GE's ``ge::ComputeUnit`` (names and numbers): the unit an API runs on."""
+
+    NONE = 0
+    MTE1 = 1
+    MTE2 = 2
+    MTE3 = 3
+    SCALAR = 4
+    VECTOR = 5
+    CUBE = 6
+    INVALID = 7
+
 SizeExpr = _casc.Expr
 
-__all__ = ["AscGraph", "Axis", "HintGraph", "ImplGraph", "Node", "Output", "SizeExpr"]
+__all__ = ["AscGraph", "Axis", "AxisType", "ComputeUnit", "HintGraph", "ImplGraph", "Node",
+           "Output", "SizeExpr"]
 
 
 
@@ -53,9 +80,9 @@ class Axis:
         return self._info()["size"]
 
     @property
-    def type(self) -> int:
-        """GE's axis type number (ORIGINAL=0 ... MERGED=5)."""
-        return self._info()["type"]
+    def type(self) -> AxisType:
+        """GE's axis type (:class:`AxisType`, an ``int``: ORIGINAL=0 ... MERGED=5)."""
+        return AxisType(int(self._info()["type"]))
 
     @property
     def type_name(self) -> str:
@@ -223,15 +250,22 @@ class ApiProxy(_Proxy):
         n._core.api_set(n._id, "type", value)
 
     @property
-    def unit(self) -> str:
-        """Compute unit (``vector``, ``mte2``, ...)."""
+    def unit(self) -> ComputeUnit:
+        """Compute unit (:class:`ComputeUnit`: ``VECTOR``, ``MTE2``, ...)."""
         n = self._node
-        return n._core.api_get(n._id, "unit")
+        return ComputeUnit[str(n._core.api_get(n._id, "unit")).upper()]
 
     @unit.setter
-    def unit(self, value: str) -> None:
+    def unit(self, value: ComputeUnit | str | int) -> None:
         n = self._node
-        n._core.api_set(n._id, "unit", value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            try:
+                value = ComputeUnit(value)
+            except ValueError:
+                raise InvalidArgumentError(f"compute unit {value} is not one of GE's "
+                                           f"{[u.value for u in ComputeUnit]}") from None
+        name = value.name.lower() if isinstance(value, ComputeUnit) else str(value)
+        n._core.api_set(n._id, "unit", name)
 
 
 class IrAttrProxy(_Proxy):
@@ -801,6 +835,13 @@ class AscGraph:
     def apply_reorder(self, node: Node | str, order: Sequence[Axis | int]) -> None:
         """Reorder a node's loop axes and output views."""
         self._core.apply_reorder(self._nid(node), [_axis_id(self, a) for a in order])
+
+    def try_replace_axis(self, node: Node | str, src: Axis | int, dst: Axis | int) -> bool:
+        """Replace axis ``src`` by ``dst`` in a node's loop axes and output views (repeats and
+        strides kept; GE's ``TryApplyAxisReplace``); returns whether anything changed. A change
+        is recorded in :attr:`transform_log`, so :meth:`replay` repeats it."""
+        return bool(self._core.try_apply_axis_replace(self._nid(node), _axis_id(self, src),
+                                                      _axis_id(self, dst)))
 
     @property
     def transform_log(self) -> list[tuple[Any, ...]]:

@@ -57,6 +57,21 @@ def np_dtype(ge_dtype: int) -> Any:
     return _np().dtype(name)
 
 
+def _gm_dtype(node: dict[str, Any], ge_dtype: int) -> Any:
+    """The numpy dtype of a GM node's tensor; an unset dtype names the node."""
+    if ge_dtype == 28:
+        raise SimulationError(
+            f"node '{node['name']}' ({node['type']}) has no dtype: set its output dtype"
+        )
+    try:
+        return np_dtype(ge_dtype)
+    except SimulationError:
+        raise SimulationError(
+            f"node '{node['name']}' ({node['type']}): data type {ge_dtype} has no numpy "
+            "equivalent"
+        ) from None
+
+
 def _unary(name: str) -> Any:
     np = _np()
     table = {
@@ -236,7 +251,7 @@ class _Interp:
             if n["type"] == "Data":
                 if n["name"] not in inputs:
                     raise SimulationError(f"no input given for Data node '{n['name']}'")
-                dt = np_dtype(n["outputs"][0]["dtype"])
+                dt = _gm_dtype(n, n["outputs"][0]["dtype"])
                 # Read-only: neither the simulator nor a kernel writes its inputs.
                 self.gm[n["name"]] = np.ascontiguousarray(inputs[n["name"]]).reshape(-1).astype(
                     dt, copy=False)
@@ -257,7 +272,8 @@ class _Interp:
             size = int(n["attrs"].get("offset", 0)) + 1
             for r, s in zip(t["base_repeats"], t["base_strides"], strict=False):
                 size += (max(r, 1) - 1) * abs(s)
-            dt = np_dtype(outs[0]["outputs"][0]["dtype"] if outs else t["dtype"])
+            src = outs[0] if outs else n
+            dt = _gm_dtype(src, src["outputs"][0]["dtype"])
             if name in self.gm:
                 if self.gm[name].size < size:
                     self.gm[name] = np.resize(self.gm[name], size)
@@ -749,12 +765,78 @@ def simulate_detailed(impl: Any, tiling: Any, inputs: dict[str, Any],
     return sim.run(), sim.warnings
 
 
+def _extent(view: Any, offset: Any, bindings: dict[str, int]) -> int | None:
+    """Elements a Load's view reaches (``offset + 1 + Σ (repeat − 1)·|stride|``), or None
+    when a size does not evaluate with ``bindings``."""
+    try:
+        total = int(offset.evaluate(bindings)) if hasattr(offset, "evaluate") else int(offset)
+        total += 1
+        for r, st in zip(view.size, view.strides, strict=False):
+            rv, sv = int(r.evaluate(bindings)), int(st.evaluate(bindings))
+            total += (max(rv, 1) - 1) * abs(sv)
+    except Exception:  # unbound symbol, overflow: this view cannot decide anything yet
+        return None
+    return total
+
+
+def infer_sizes(hint: Any, inputs: dict[str, Any],
+                sizes: dict[str, int] | None = None) -> dict[str, int]:
+    """Symbol values the inputs' lengths imply: for each Load whose view has exactly one
+    unbound symbol, the value that makes its extent equal to its input's length (the extent
+    grows with the symbol, so a binary search finds it). Given ``sizes`` are kept; symbols that
+    no input decides stay unbound."""
+    out = dict(sizes or {})
+    loads = []
+    for n in hint.nodes:
+        if n.type != "Load":
+            continue
+        src = n.input("x")
+        if src is None or src.node.type != "Data" or src.node.name not in inputs:
+            continue
+        length = int(getattr(inputs[src.node.name], "size", 0))
+        attrs = n.attr.ir_attr
+        offset = getattr(attrs, "offset") if "offset" in attrs.names() else 0
+        loads.append((n.outputs[0], offset, length))
+    for _ in range(len(loads) + 1):
+        progress = False
+        for view, offset, length in loads:
+            free: set[str] = set()
+            for e in (*view.size, *view.strides):
+                free |= {str(x) for x in e.free_symbols()}
+            if hasattr(offset, "free_symbols"):
+                free |= {str(x) for x in offset.free_symbols()}
+            unknown = sorted(free - set(out))
+            if len(unknown) != 1:
+                continue
+            sym = unknown[0]
+            lo, hi = 1, max(length, 1)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                got = _extent(view, offset, {**out, sym: mid})
+                if got is None:
+                    break
+                if got < length:
+                    lo = mid + 1
+                else:
+                    hi = mid
+            if _extent(view, offset, {**out, sym: lo}) == length:
+                out[sym] = lo
+                progress = True
+        if not progress:
+            break
+    return out
+
+
 def evaluate(
     hint: Any, inputs: dict[str, Any], sizes: dict[str, int] | None = None
 ) -> dict[str, Any]:
-    """The HintGraph's result computed directly; ``{output name: 1-D array}``."""
-    plan = export_plan(hint, dict(sizes or {}))
+    """The HintGraph's result computed directly; ``{output name: 1-D array}``. Symbols not in
+    ``sizes`` are inferred from the inputs' lengths where a Load's view decides them
+    (:func:`infer_sizes`)."""
+    bindings = infer_sizes(hint, inputs, sizes)
+    plan = export_plan(hint, bindings)
     return _Direct(_Plan(plan), inputs).run()
 
 
-__all__ = ["SimulationError", "evaluate", "export_plan", "simulate", "simulate_detailed"]
+__all__ = ["SimulationError", "evaluate", "export_plan", "infer_sizes", "simulate",
+           "simulate_detailed"]

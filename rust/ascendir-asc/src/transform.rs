@@ -94,6 +94,15 @@ pub enum Transform {
         /// New order.
         order: Vec<AxisId>,
     },
+    /// `try_apply_axis_replace(node, src, dst)` (GE's `TryApplyAxisReplace`).
+    AxisReplace {
+        /// Node name.
+        node: String,
+        /// Replaced axis.
+        src: AxisId,
+        /// Its replacement.
+        dst: AxisId,
+    },
 }
 
 /// What an `apply_merge` left unchanged.
@@ -138,6 +147,10 @@ impl AscGraph {
                 Transform::ApplyReorder { node, order } => {
                     let id = self.node_by_name(node)?;
                     self.apply_reorder(id, order)?;
+                }
+                Transform::AxisReplace { node, src, dst } => {
+                    let id = self.node_by_name(node)?;
+                    self.try_apply_axis_replace(id, *src, *dst)?;
                 }
             }
         }
@@ -639,7 +652,7 @@ impl AscGraph {
     }
 
     /// Replace axis `src` by `dst` in `sched.axis` and every view (repeats/strides kept);
-    /// returns whether anything changed.
+    /// returns whether anything changed. A change is recorded in the transform log.
     pub fn try_apply_axis_replace(
         &mut self,
         node: NodeId,
@@ -661,6 +674,14 @@ impl AscGraph {
                 *a = dst;
                 changed = true;
             }
+        }
+        if changed {
+            let name = n.name.clone();
+            self.log.push(Transform::AxisReplace {
+                node: name,
+                src,
+                dst,
+            });
         }
         Ok(changed)
     }

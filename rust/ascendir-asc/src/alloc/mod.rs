@@ -11,6 +11,7 @@ use crate::error::{AscError, AscResult};
 use crate::expr::Expr;
 use crate::graph::{
     AllocType, AscGraph, ComputeType, ComputeUnit, MemHardware, NodeId, OutRef, Position, Tensor,
+    TmpBuffer,
 };
 use crate::registry::{self, OpDef, PortKind};
 
@@ -200,6 +201,14 @@ fn size_level(g: &AscGraph, t: &Tensor) -> u8 {
 /// `mem`, `que` and `buf` of every output and the ids of temporary buffers, inserting `Ub2ub`
 /// nodes when more VECIN queues than allowed would be needed.
 pub fn allocate(g: &mut AscGraph, opts: &AllocOptions) -> AscResult<AllocReport> {
+    // The temporary buffers op prototypes declare are part of the UB model (GE's allocator
+    // attaches them itself): a graph allocated without `schedule` gets them here.
+    for k in 0..g.nodes().len() {
+        let id = NodeId(k as u32);
+        if g.nodes()[k].is_compute() {
+            attach_tmp_buffer(g, id);
+        }
+    }
     let mut inserted = Vec::new();
     for _round in 0..32 {
         let (report, over) = allocate_once(g, opts)?;
@@ -791,6 +800,50 @@ fn build_report(
         live_bytes_lower_bound: lb,
         inserted: Vec::new(),
         vecin_queues: vecin,
+    }
+}
+
+/// GE's default temporary buffer of an API (`DEFAULT_TEMP_BUFFER_SIZE`).
+const DEFAULT_TMP_BYTES: i64 = 8192;
+/// The cap of an int32 Abs temporary buffer.
+const ABS_INT32_TMP_CAP: i64 = 65312;
+
+/// The temporary buffer a node's API needs (GE's `CalcTmpBufSize` rules), if any: Abs on
+/// int32 needs `Min(65312, 4 × input elements)` bytes (the elements of its input's vectorized
+/// axes), every other op that declares one its prototype's size.
+pub fn tmp_buffer_size(g: &AscGraph, id: NodeId) -> Option<Expr> {
+    let node = g.nodes().get(id.index())?;
+    let declared = node.op.tmp_buffer.clone()?;
+    if node.op_type() == "Abs" {
+        if let Some(t) = g.input_tensor(id, 0) {
+            if t.dtype == ascendir_ir::DataType::INT32 {
+                let mut elems = Expr::int(4);
+                for a in &t.vectorized_axis {
+                    elems = Expr::mul(&elems, &t.repeat_of(*a));
+                }
+                return Some(Expr::min(&Expr::int(ABS_INT32_TMP_CAP), &elems));
+            }
+        }
+        return Some(Expr::int(DEFAULT_TMP_BYTES));
+    }
+    Some(declared)
+}
+
+/// Attach the temporary buffer the node's API needs ([`tmp_buffer_size`]) unless it has one.
+pub fn attach_tmp_buffer(g: &mut AscGraph, id: NodeId) {
+    let Some(node) = g.nodes().get(id.index()) else {
+        return;
+    };
+    if !node.attr.tmp_buffers.is_empty() {
+        return;
+    }
+    if let Some(size) = tmp_buffer_size(g, id) {
+        g.nodes[id.index()].attr.tmp_buffers.push(TmpBuffer {
+            size,
+            life_time_axis_id: -1,
+            mem: Default::default(),
+            id: -1,
+        });
     }
 }
 

@@ -18,7 +18,7 @@ use crate::alloc::{allocate, AllocOptions};
 use crate::axis::{AxisId, AxisType};
 use crate::error::{AscError, AscResult};
 use crate::expr::{Expr, TriBool};
-use crate::graph::{AscGraph, ComputeType, GraphType, Node, NodeId, Tensor, TmpBuffer};
+use crate::graph::{AscGraph, ComputeType, GraphType, Node, NodeId, Tensor};
 use group::{merge_groups, node_group, AxisGroup};
 
 /// Options of [`schedule`] (GE's `AutofuserOptions`).
@@ -711,7 +711,9 @@ pub fn schedule_case(
             }
             t.vectorized_axis = v;
         }
-        attach_tmp_buffer(node);
+    }
+    for n in &cn {
+        crate::alloc::attach_tmp_buffer(&mut g, *n);
     }
     // Alignment of vectorized strides: all or nothing in the general template; in the
     // unaligned one only the producers that cannot write densely, each followed by a RemovePad.
@@ -740,20 +742,6 @@ fn set_sched_axes(node: &mut Node, case: &str, sched: Vec<AxisId>) -> AscResult<
     }
     node.attr.sched.axis = sched;
     Ok(())
-}
-
-/// The temporary buffer the op prototype declares, unless the node already has one.
-fn attach_tmp_buffer(node: &mut Node) {
-    if node.attr.tmp_buffers.is_empty() {
-        if let Some(sz) = node.op.tmp_buffer.clone() {
-            node.attr.tmp_buffers.push(TmpBuffer {
-                size: sz,
-                life_time_axis_id: -1,
-                mem: Default::default(),
-                id: -1,
-            });
-        }
-    }
 }
 
 fn needs_align_views(g: &AscGraph, cn: &[NodeId]) -> bool {

@@ -12,8 +12,8 @@
 use ascendir_ir::DataType;
 
 use super::{
-    attach_tmp_buffer, compute_nodes, err, hint_loop_axes, reduce_nodes, set_sched_axes,
-    set_vectorized_strides, AscGraph, AscResult, AxisGroup, AxisId, ComputeType, GraphType, NodeId,
+    compute_nodes, err, hint_loop_axes, reduce_nodes, set_sched_axes, set_vectorized_strides,
+    AscGraph, AscResult, AxisGroup, AxisId, ComputeType, GraphType, NodeId,
 };
 use crate::graph::AttrValue;
 
@@ -117,7 +117,9 @@ pub(super) fn schedule_reduce_over_cores(
         for t in node.outputs.iter_mut() {
             t.vectorized_axis = vect.clone();
         }
-        attach_tmp_buffer(node);
+    }
+    for n in &cn {
+        crate::alloc::attach_tmp_buffer(&mut g, *n);
     }
     set_vectorized_strides(&mut g, &cn, true);
     // Nodes up to the reduce loop over the tiles of their core; the Stores run once per core,

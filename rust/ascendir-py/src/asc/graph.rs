@@ -161,6 +161,9 @@ fn transform_to_py(py: Python<'_>, t: &Transform) -> PyResult<Py<PyAny>> {
         Transform::ApplyReorder { node, order } => ("apply_reorder", node.clone(), order.clone())
             .into_pyobject(py)?
             .into_any(),
+        Transform::AxisReplace { node, src, dst } => ("axis_replace", node.clone(), *src, *dst)
+            .into_pyobject(py)?
+            .into_any(),
     };
     Ok(tup.unbind())
 }
@@ -204,6 +207,11 @@ fn transform_from_py(t: &Bound<'_, PyAny>) -> PyResult<Transform> {
         "apply_reorder" => Transform::ApplyReorder {
             node: g(1)?.extract()?,
             order: g(2)?.extract()?,
+        },
+        "axis_replace" => Transform::AxisReplace {
+            node: g(1)?.extract()?,
+            src: g(2)?.extract()?,
+            dst: g(3)?.extract()?,
         },
         other => return inv(format!("unknown transform kind '{other}'")),
     })
