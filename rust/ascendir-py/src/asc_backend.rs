@@ -2,17 +2,14 @@
 //! UB allocation, the tiling solver, targets, and the numeric plan the simulator runs.
 
 use ascendir_asc::alloc::{
-    allocate, container_slot_bytes, containers_of, exec_order, tensor_bytes, AllocOptions,
-    AllocReport, ContainerKind,
+    allocate, container_slot_bytes, AllocOptions, AllocReport, ContainerKind,
 };
 use ascendir_asc::expr::FxHashMap;
 use ascendir_asc::schedule::group::{merge_groups, AxisGroup};
 use ascendir_asc::schedule::{graph_group, merge_contiguous_axes, schedule, ScheduleOptions};
 use ascendir_asc::target::Target;
-use ascendir_asc::tiling::{
-    base_of, TilingData, TilingError, TilingFunction, TilingProblem, VarKind,
-};
-use ascendir_asc::{AscError, AscGraph, AttrValue, AxisId, AxisType, Expr};
+use ascendir_asc::tiling::{TilingData, TilingError, TilingFunction, TilingProblem, VarKind};
+use ascendir_asc::{AscError, AscGraph, AxisId};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
@@ -563,54 +560,8 @@ fn py_eval_expr(e: &PyExpr, bindings: &Bound<'_, PyDict>) -> PyResult<i64> {
     e.e.evaluate(&m).map_err(|x| asc_err(AscError::Eval(x)))
 }
 
-fn ev(e: &Expr, b: &FxHashMap<String, i64>, what: &str) -> PyResult<i64> {
-    let r = e
-        .evaluate_rational(b)
-        .map_err(|x| inv(format!("{what}: {x}")))?;
-    r.ceil()
-        .to_i64()
-        .ok_or_else(|| inv(format!("{what}: overflow")))
-}
-
-/// Fold split pairs of a view back into base axes: `[(base, repeat, stride)]`.
-fn base_view(g: &AscGraph, t: &ascendir_asc::Tensor) -> Vec<(AxisId, Expr, Expr)> {
-    let mut v: Vec<(AxisId, Expr, Expr)> = t
-        .axis
-        .iter()
-        .zip(t.repeats.iter().zip(t.strides.iter()))
-        .map(|(a, (r, s))| (*a, r.clone(), s.clone()))
-        .collect();
-    loop {
-        let mut changed = false;
-        let mut k = 0;
-        while k + 1 < v.len() {
-            let (a, b) = (v[k].0, v[k + 1].0);
-            let (ax, bx) = (g.find_axis(a), g.find_axis(b));
-            if let (Some(ax), Some(bx)) = (ax, bx) {
-                if ax.split_pair_other_id == b
-                    && bx.split_pair_other_id == a
-                    && ax.from.len() == 1
-                    && ax.from == bx.from
-                {
-                    let rep = Expr::mul(&v[k].1, &v[k + 1].1);
-                    let st = v[k + 1].2.clone();
-                    v[k] = (ax.from[0], rep, st);
-                    v.remove(k + 1);
-                    changed = true;
-                    continue;
-                }
-            }
-            k += 1;
-        }
-        if !changed {
-            break;
-        }
-    }
-    v
-}
-
-/// The numeric plan of a graph for the simulator and the reference evaluator: every size
-/// evaluated with `bindings` (shape and tiling sizes).
+/// The numeric plan of a graph for the simulator and the reference evaluator: the engine's
+/// kernel plan with every size evaluated with `bindings` (shape and tiling sizes), as a dict.
 #[pyfunction]
 #[pyo3(name = "export_plan", signature = (graph, bindings, block_size = 32))]
 fn py_export_plan<'py>(
@@ -619,116 +570,70 @@ fn py_export_plan<'py>(
     bindings: &Bound<'py, PyDict>,
     block_size: i64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let g = &graph.g;
+    use ascendir_asc::codegen::numeric::NumAttr;
     let b = shape_of(Some(bindings))?;
+    let plan = ascendir_asc::codegen::KernelPlan::build(&graph.g, block_size)
+        .and_then(|p| p.evaluate(&b))
+        .map_err(|e| match e {
+            AscError::InvalidArgument(m) => inv(m),
+            other => asc_err(other),
+        })?;
     let d = PyDict::new(py);
-    d.set_item("name", &g.name)?;
-    d.set_item("tiling_key", g.tiling_key)?;
-    d.set_item("impl", g.graph_type == ascendir_asc::GraphType::Impl)?;
+    d.set_item("name", &plan.name)?;
+    d.set_item("tiling_key", plan.tiling_key)?;
+    d.set_item("impl", plan.is_impl)?;
     let axes = PyList::empty(py);
-    for ax in g.axes() {
+    for ax in &plan.axes {
         let ad = PyDict::new(py);
         ad.set_item("id", ax.id)?;
         ad.set_item("name", &ax.name)?;
-        ad.set_item(
-            "type",
-            match ax.axis_type {
-                AxisType::Original => "original",
-                AxisType::BlockOuter => "block_outer",
-                AxisType::BlockInner => "block_inner",
-                AxisType::TileOuter => "tile_outer",
-                AxisType::TileInner => "tile_inner",
-                AxisType::Merged => "merged",
-                AxisType::Invalid => "invalid",
-            },
-        )?;
-        ad.set_item(
-            "size",
-            ev(&ax.size, &b, &format!("size of axis '{}'", ax.name))?,
-        )?;
+        ad.set_item("type", ax.kind)?;
+        ad.set_item("size", ax.size)?;
         ad.set_item("from", ax.from.clone())?;
-        ad.set_item("split_pair", ax.split_pair_other_id)?;
+        ad.set_item("split_pair", ax.split_pair)?;
         axes.append(ad)?;
     }
     d.set_item("axes", axes)?;
-    let order = exec_order(g).py()?;
     let nodes = PyList::empty(py);
-    for nid in &order {
-        let n = &g.nodes()[nid.index()];
+    for n in &plan.nodes {
         let nd = PyDict::new(py);
-        nd.set_item("id", nid.0)?;
+        nd.set_item("id", n.id)?;
         nd.set_item("name", &n.name)?;
-        nd.set_item("type", n.op_type())?;
-        nd.set_item("compute_type", n.attr.api.compute_type.name())?;
-        nd.set_item("compute", n.is_compute())?;
-        let inputs: Vec<Option<(u32, u32)>> = n
-            .inputs
-            .iter()
-            .map(|i| i.map(|r| (r.node.0, r.index)))
-            .collect();
-        nd.set_item("inputs", inputs)?;
-        nd.set_item("sched", n.attr.sched.axis.clone())?;
-        nd.set_item("loop_axis", n.attr.sched.loop_axis)?;
+        nd.set_item("type", &n.op_type)?;
+        nd.set_item("compute_type", n.compute_type)?;
+        nd.set_item("compute", n.compute)?;
+        nd.set_item("inputs", n.inputs.clone())?;
+        nd.set_item("sched", n.sched.clone())?;
+        nd.set_item("loop_axis", n.loop_axis)?;
         let attrs = PyDict::new(py);
-        for (k, v) in &n.attr.ir_attr {
+        for (k, v) in &n.attrs {
             match v {
-                AttrValue::Int(i) => attrs.set_item(k, *i)?,
-                AttrValue::Float(f) => attrs.set_item(k, *f)?,
-                AttrValue::Bool(x) => attrs.set_item(k, *x)?,
-                AttrValue::Str(s) => attrs.set_item(k, s)?,
-                AttrValue::Expr(e) => {
-                    attrs.set_item(k, ev(e, &b, &format!("attribute '{k}' of '{}'", n.name))?)?
-                }
-                _ => {}
+                NumAttr::Int(i) => attrs.set_item(k, *i)?,
+                NumAttr::Float(f) => attrs.set_item(k, *f)?,
+                NumAttr::Bool(x) => attrs.set_item(k, *x)?,
+                NumAttr::Str(s) => attrs.set_item(k, s)?,
             }
         }
         nd.set_item("attrs", attrs)?;
         let outs = PyList::empty(py);
         for t in &n.outputs {
             let od = PyDict::new(py);
-            od.set_item("dtype", t.dtype.ge_value())?;
-            let bv = base_view(g, t);
-            let mut ba = Vec::new();
-            let mut br = Vec::new();
-            let mut bs = Vec::new();
-            for (a, r, s) in &bv {
-                ba.push(*a);
-                br.push(ev(r, &b, &format!("repeat of '{}'", n.name))?);
-                bs.push(ev(s, &b, &format!("stride of '{}'", n.name))?);
-            }
-            od.set_item("base_axes", ba)?;
-            od.set_item("base_repeats", br)?;
-            od.set_item("base_strides", bs)?;
-            let mut vb = Vec::new();
-            let mut vr = Vec::new();
-            for a in &t.vectorized_axis {
-                let bases = base_of(g, *a);
-                vb.push(if bases.len() == 1 { bases[0] } else { -1 });
-                let rep = t.repeat_of(*a);
-                vr.push(ev(&rep, &b, "vectorized repeat")?);
-            }
-            od.set_item("vect_axes", t.vectorized_axis.clone())?;
-            od.set_item("vect_base", vb)?;
-            od.set_item("vect_repeats", vr)?;
-            let vs: Vec<i64> = t
-                .vectorized_strides
-                .iter()
-                .map(|e| ev(e, &b, "vectorized stride"))
-                .collect::<PyResult<_>>()?;
-            od.set_item("vect_strides", vs)?;
-            od.set_item("alloc", t.mem.alloc_type.name())?;
-            od.set_item("hardware", t.mem.hardware.name())?;
-            od.set_item("position", t.mem.position.name())?;
-            od.set_item("reuse_id", t.mem.reuse_id)?;
-            od.set_item("que_id", t.que.id)?;
-            od.set_item("buf_num", t.que.buf_num)?;
-            od.set_item("buf_id", t.buf.id)?;
-            let bytes = if t.mem.hardware == ascendir_asc::MemHardware::Ub {
-                ev(&tensor_bytes(t, block_size), &b, "tensor bytes")?
-            } else {
-                0
-            };
-            od.set_item("bytes", bytes)?;
+            od.set_item("dtype", t.dtype)?;
+            od.set_item("base_axes", t.base_axes.clone())?;
+            od.set_item("base_repeats", t.base_repeats.clone())?;
+            od.set_item("base_strides", t.base_strides.clone())?;
+            od.set_item("vect_axes", t.vect_axes.clone())?;
+            od.set_item("vect_base", t.vect_base.clone())?;
+            od.set_item("vect_repeats", t.vect_repeats.clone())?;
+            od.set_item("vect_strides", t.vect_strides.clone())?;
+            od.set_item("alloc", t.alloc)?;
+            od.set_item("hardware", t.hardware)?;
+            od.set_item("position", t.position)?;
+            od.set_item("reuse_id", t.reuse_id)?;
+            od.set_item("que_id", t.que_id)?;
+            od.set_item("buf_num", t.buf_num)?;
+            od.set_item("buf_id", t.buf_id)?;
+            od.set_item("bytes", t.bytes)?;
             outs.append(od)?;
         }
         nd.set_item("outputs", outs)?;
@@ -736,33 +641,15 @@ fn py_export_plan<'py>(
     }
     d.set_item("nodes", nodes)?;
     let conts = PyList::empty(py);
-    if g.graph_type == ascendir_asc::GraphType::Impl {
-        for c in containers_of(g).py()? {
-            let cd = PyDict::new(py);
-            cd.set_item("name", c.size_name())?;
-            cd.set_item(
-                "kind",
-                match c.kind {
-                    ContainerKind::Queue => "queue",
-                    ContainerKind::Buffer => "buffer",
-                    ContainerKind::Tmp => "tmp",
-                },
-            )?;
-            cd.set_item("id", c.id)?;
-            cd.set_item("buf_num", c.buf_num)?;
-            cd.set_item(
-                "slot_bytes",
-                ev(
-                    &container_slot_bytes(g, &c, block_size),
-                    &b,
-                    "container size",
-                )?,
-            )?;
-            let members: Vec<(u32, usize, i64)> =
-                c.members.iter().map(|(n, o, r)| (n.0, *o, *r)).collect();
-            cd.set_item("members", members)?;
-            conts.append(cd)?;
-        }
+    for c in &plan.containers {
+        let cd = PyDict::new(py);
+        cd.set_item("name", &c.name)?;
+        cd.set_item("kind", c.kind)?;
+        cd.set_item("id", c.id)?;
+        cd.set_item("buf_num", c.buf_num)?;
+        cd.set_item("slot_bytes", c.slot_bytes)?;
+        cd.set_item("members", c.members.clone())?;
+        conts.append(cd)?;
     }
     d.set_item("containers", conts)?;
     Ok(d)

@@ -7,6 +7,7 @@
 pub mod cexpr;
 pub mod cpu;
 pub mod host;
+pub mod numeric;
 pub mod plan;
 pub mod tiling_data;
 
