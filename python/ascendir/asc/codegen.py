@@ -105,6 +105,7 @@ def write_kernel(
     paths = []
     for fname in sorted(files):
         p = out / fname
+        p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(files[fname], encoding="utf-8", newline="\n")
         paths.append(p)
     return paths
