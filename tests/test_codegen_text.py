@@ -183,7 +183,7 @@ def test_generate_and_write_kernel(tmp_path: Path) -> None:
     paths = asc.write_kernel(tmp_path / "k", impls, "abs_add", hint=b.g)
     rel = [p.relative_to(tmp_path / "k").as_posix() for p in paths]
     assert rel == sorted(files)
-    assert all(p.read_text() == files[r] for p, r in zip(paths, rel))
+    assert all(p.read_text() == files[r] for p, r in zip(paths, rel, strict=True))
 
 
 def test_generate_kernel_errors_name_the_kernel() -> None:
@@ -292,7 +292,8 @@ def test_c19_loop_nest_follows_ge_looper() -> None:
     )
     assert expected in text
     loop = (
-        "int z0z1Tb_actual_size = z0z1TB < z0z1TB_axis_size ? z0z1Tb_axis_size : z0z1Tb_tail_size;\n"
+        "int z0z1Tb_actual_size = "
+        "z0z1TB < z0z1TB_axis_size ? z0z1Tb_axis_size : z0z1Tb_tail_size;\n"
         "int z0z1Tb_loop_size = z0z1Tb_actual_size;\n"
         "int32_t block_dim_offset = z0z1TB * t->z0z1Tb_size;\n"
         "for (int z0z1Tb = 0; z0z1Tb < z0z1Tb_loop_size; z0z1Tb++) {\n"
@@ -303,7 +304,8 @@ def test_c19_loop_nest_follows_ge_looper() -> None:
     assert loop in text
     # Containers initialised with the TilingData sizes GE's allocator names.
     for q, pos in (("q0", "VECIN"), ("q1", "VECIN"), ("q2", "VECOUT")):
-        assert f"TQue<TPosition::{pos}, 1> {q};\ntpipe.InitBuffer({q}, {q}_buf_num, t->{q}_size);\n" in text
+        init = f"tpipe.InitBuffer({q}, {q}_buf_num, t->{q}_size);\n"
+        assert f"TQue<TPosition::{pos}, 1> {q};\n" + init in text
     assert "tpipe.InitBuffer(b0, t->b0_size);\n" in text
 
 
@@ -316,7 +318,8 @@ def test_c19_sync_rules() -> None:
     assert body.index("LocalTensor<uint8_t> q0_buf = q0.AllocTensor<uint8_t>();") < load_x
     assert body.index("q0.EnQue(q0_buf);") > load_x
     abs_at = body.index("Abs(local_4[0], local_1[0], local_4_actual_size);")
-    assert body.index("q0_buf = q0.DeQue<uint8_t>();") < abs_at < body.index("q0.FreeTensor(q0_buf);")
+    deq = body.index("q0_buf = q0.DeQue<uint8_t>();")
+    assert deq < abs_at < body.index("q0.FreeTensor(q0_buf);")
     # Add reads the vector result of Abs: a PIPE_V barrier first.
     add_at = body.index("Add(local_5[0], local_4[0], local_3[0], local_5_actual_size);")
     assert "AscendC::PipeBarrier<PIPE_V>();\nq1_buf = q1.DeQue<uint8_t>();" in body
@@ -324,7 +327,8 @@ def test_c19_sync_rules() -> None:
     # Two live allocations of q2 (Abs result, Add result) use two buffer variables.
     assert "LocalTensor<uint8_t> q2_buf1 = q2.AllocTensor<uint8_t>();" in body
     store = body.index("DataCopyPadExtend(global_7[")
-    assert body.index("q2_buf1 = q2.DeQue<uint8_t>();") < store < body.index("q2.FreeTensor(q2_buf1);")
+    deq = body.index("q2_buf1 = q2.DeQue<uint8_t>();")
+    assert deq < store < body.index("q2.FreeTensor(q2_buf1);")
 
 
 def test_c19_load_feeding_store_waits_on_an_mte2_mte3_event() -> None:

@@ -64,10 +64,10 @@ __all__ = [
 ]
 
 # Backend: scheduling, UB allocation, tiling and simulation (spec §5–8).
+from .cpu import CpuKernel, build_cpu  # noqa: E402
 from .schedule import Autofuser, AutofuserOptions, allocate, schedule  # noqa: E402
 from .simulate import evaluate, simulate  # noqa: E402
 from .target import Target  # noqa: E402
-from .cpu import CpuKernel, build_cpu  # noqa: E402
 from .tiling import compile_tiling, solve_tiling  # noqa: E402
 
 __all__ += [

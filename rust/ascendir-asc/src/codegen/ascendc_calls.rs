@@ -7,6 +7,7 @@
 use super::ascendc::{err, Func};
 use super::ascendc_expr::tiling as texpr;
 use super::plan::{KernelPlan, PlanNode, PlanTensor};
+use super::tiling_data::valid_name;
 use crate::error::AscResult;
 use crate::graph::{AttrValue, ComputeType, MemHardware};
 use ascendir_ir::DataType;
@@ -202,6 +203,28 @@ fn elementwise(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
         ("Nop" | "Ub2ub", 1) => {
             let a = f.operand(n, 0, ct)?.text();
             format!("DataCopyExtend({dst}, {a}, KernelUtils::BlkAlign<{ct}>({cnt}));")
+        }
+        ("Transpose", 1) => {
+            let a = f.operand(n, 0, ct)?.text();
+            let tb = tmp_arg(f, n).ok_or_else(|| {
+                err(
+                    &p.name,
+                    &n.name,
+                    "Transpose without a temporary buffer".into(),
+                )
+            })?;
+            let field = format!(
+                "{}_{}",
+                valid_name(&format!("{}_tilingData", n.name)),
+                f.case
+            );
+            let l = f.local(pos, 0);
+            f.line(&format!(
+                "ConfusionTransposeTiling {l}_tiling = t->{field};"
+            ));
+            format!(
+                "ConfusionTranspose({dst}, {a}, {tb}, TransposeType::TRANSPOSE_ND2ND_ONLY, {l}_tiling);"
+            )
         }
         ("RemovePad", 1) => {
             let Operand::Tensor(src, q, o) = f.operand(n, 0, ct)? else {
@@ -439,51 +462,9 @@ fn reduce(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
         };
         dims.push((f.vext(it, k)?, texpr(&it.vect_strides[k])?, ost, out_one));
     }
-    // Leading kept axes become loops; the last two axes form the API's 2-D pattern.
+    // Leading axes become loops (a reduced one combines into the same result, like a
+    // reduce-outer loop); the last two axes form the API's 2-D pattern.
     let lead = dims.len().saturating_sub(2);
-    if dims.iter().take(lead).any(|d| d.3) {
-        return Err(err(
-            &p.name,
-            &n.name,
-            "reduction over an axis outside the two innermost vectorized axes".into(),
-        ));
-    }
-    let rest = &dims[lead..];
-    let (rows, cols, row_stride, inner) = match rest {
-        [] => ("1".to_string(), "1".to_string(), "1".to_string(), true),
-        [(e, _, _, true)] => ("1".to_string(), e.clone(), "1".to_string(), true),
-        [(e, _, _, false)] => ("1".to_string(), e.clone(), "1".to_string(), false),
-        [(r, rs, _, false), (c, _, _, true)] => (r.clone(), c.clone(), rs.clone(), true),
-        [(r, rs, _, true), (c, _, _, false)] => (r.clone(), c.clone(), rs.clone(), false),
-        [(r, rs, _, true), (c, _, _, true)] => {
-            // Both axes reduced: one row of rows × row-stride elements.
-            (
-                "1".to_string(),
-                format!("({r} - 1) * {rs} + {c}"),
-                "1".to_string(),
-                true,
-            )
-        }
-        _ => {
-            // Neither innermost axis is reduced: the reduced axis is a leading one (rejected
-            // above), so this is a plain copy the API cannot express.
-            return Err(err(
-                &p.name,
-                &n.name,
-                "reduction without a reduced axis".into(),
-            ));
-        }
-    };
-    let mut soff = String::from("0");
-    let mut doff = String::from("0");
-    for d in dims.iter().take(lead) {
-        f.vars += 1;
-        let v = format!("v{}", f.vars);
-        f.line(&format!("for (int {v} = 0; {v} < {}; {v}++) {{", d.0));
-        soff = format!("{soff} + {v} * {}", d.1);
-        doff = format!("{doff} + {v} * {}", d.2);
-    }
-    let src = format!("{src}[{soff}]");
     let tb = tmp_arg(f, n).ok_or_else(|| {
         err(
             &p.name,
@@ -492,48 +473,95 @@ fn reduce(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
         )
     })?;
     let l = f.local(pos, 0);
-    let pattern = if inner { "AR" } else { "RA" };
-    let first = if n.reduce_loops.is_empty() {
-        None
-    } else {
-        let mut c = Vec::new();
-        for lvl in &n.reduce_loops {
-            c.push(format!("{} == 0", f.axis_name(p.loops[*lvl])?));
-        }
-        Some(c.join(" && "))
-    };
-    let out_stride = t
-        .vect_strides
-        .iter()
-        .zip(&t.vect_repeats)
-        .rev()
-        .find(|(_, r)| r.as_i64() != Some(1))
-        .map(|(s, _)| texpr(s))
-        .transpose()?
-        .unwrap_or_else(|| "1".to_string());
-    let shape = format!("{l}_src_shape");
-    f.line(&format!(
-        "const uint32_t {shape}[2] = {{static_cast<uint32_t>({rows}), static_cast<uint32_t>({})}};",
-        if inner {
-            cols.clone()
+    let mut first: Vec<String> = Vec::new();
+    for lvl in &n.reduce_loops {
+        first.push(format!("{} == 0", f.axis_name(p.loops[*lvl])?));
+    }
+    let mut soff = String::from("0");
+    let mut doff = String::from("0");
+    for d in dims.iter().take(lead) {
+        f.vars += 1;
+        let v = format!("v{}", f.vars);
+        f.line(&format!("for (int {v} = 0; {v} < {}; {v}++) {{", d.0));
+        soff = format!("{soff} + {v} * {}", d.1);
+        if d.3 {
+            first.push(format!("{v} == 0"));
         } else {
-            row_stride.clone()
+            doff = format!("{doff} + {v} * {}", d.2);
         }
-    ));
+    }
+    let src = format!("{src}[{soff}]");
     let dst = format!("{l}[{doff}]");
-    let api_call = format!(
-        "{api}<{ct}, AscendC::Pattern::Reduce::{pattern}, true>({dst}, {src}, {tb}, {shape}, true);"
-    );
-    match &first {
-        None => f.line(&api_call),
-        Some(c) => {
-            f.line(&format!("if ({c}) {{"));
-            f.line(&api_call);
-            f.line("} else {");
+    let first = (!first.is_empty()).then(|| first.join(" && "));
+    let rest = &dims[lead..];
+    let pattern = match rest {
+        [] => None,
+        [(e, _, _, true)] => Some(("1".to_string(), e.clone(), "1".to_string(), true)),
+        [(r, rs, _, false), (c, _, _, true)] => Some((r.clone(), c.clone(), rs.clone(), true)),
+        [(r, rs, _, true), (c, _, _, false)] => Some((r.clone(), c.clone(), rs.clone(), false)),
+        [(r, rs, _, true), (c, _, _, true)] => Some((
+            "1".to_string(),
+            format!("({r} - 1) * {rs} + {c}"),
+            "1".to_string(),
+            true,
+        )),
+        _ => None,
+    };
+    match pattern {
+        Some((rows, cols, row_stride, inner)) => {
+            let out_stride = t
+                .vect_strides
+                .iter()
+                .zip(&t.vect_repeats)
+                .rev()
+                .find(|(_, r)| r.as_i64() != Some(1))
+                .map(|(s, _)| texpr(s))
+                .transpose()?
+                .unwrap_or_else(|| "1".to_string());
+            let shape = format!("{l}_src_shape");
             f.line(&format!(
-                "ReduceAccumulate<{ct}, {opcode}>({dst}, {src}, {rows}, {cols}, {row_stride}, {out_stride}, {inner});"
+                "const uint32_t {shape}[2] = {{static_cast<uint32_t>({rows}), static_cast<uint32_t>({})}};",
+                if inner { cols.clone() } else { row_stride.clone() }
             ));
-            f.line("}");
+            let pat = if inner { "AR" } else { "RA" };
+            let api_call = format!(
+                "{api}<{ct}, AscendC::Pattern::Reduce::{pat}, true>({dst}, {src}, {tb}, {shape}, true);"
+            );
+            match &first {
+                None => f.line(&api_call),
+                Some(c) => {
+                    f.line(&format!("if ({c}) {{"));
+                    f.line(&api_call);
+                    f.line("} else {");
+                    f.line(&format!(
+                        "ReduceAccumulate<{ct}, {opcode}>({dst}, {src}, {rows}, {cols}, {row_stride}, {out_stride}, {inner});"
+                    ));
+                    f.line("}");
+                }
+            }
+        }
+        None => {
+            // No reduced axis among the innermost two: the tile combines element-wise.
+            let span = match rest {
+                [] => "1".to_string(),
+                [(e, _, _, _)] => e.clone(),
+                [(r, rs, _, _), (c, _, _, _)] => format!("({r} - 1) * {rs} + {c}"),
+                _ => "1".to_string(),
+            };
+            let copy =
+                format!("DataCopyExtend({dst}, {src}, KernelUtils::BlkAlign<{ct}>({span}));");
+            let combine = ["Add", "Max", "Min", "Mul"][opcode.clamp(0, 3) as usize];
+            match &first {
+                None => f.line(&copy),
+                Some(c) => {
+                    f.line(&format!("if ({c}) {{"));
+                    f.line(&copy);
+                    f.line("} else {");
+                    f.line(&format!("{combine}({dst}, {dst}, {src}, {span});"));
+                    f.line("}");
+                    f.line("AscendC::PipeBarrier<PIPE_V>();");
+                }
+            }
         }
     }
     for _ in 0..lead {

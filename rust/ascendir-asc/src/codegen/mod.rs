@@ -7,8 +7,8 @@
 pub mod ascendc;
 pub mod ascendc_api;
 mod ascendc_calls;
-mod ascendc_sync;
 pub mod ascendc_expr;
+mod ascendc_sync;
 pub mod cexpr;
 pub mod cpu;
 pub mod host;

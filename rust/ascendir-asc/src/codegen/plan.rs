@@ -378,11 +378,8 @@ impl KernelPlan {
                 break;
             }
             match self.axis(x) {
-                Some(ax) if ax.from.is_empty() => {
-                    if !out.contains(&x) {
-                        out.push(x)
-                    }
-                }
+                Some(ax) if ax.from.is_empty() && !out.contains(&x) => out.push(x),
+                Some(ax) if ax.from.is_empty() => {}
                 Some(ax) => stack.extend(ax.from.iter().copied()),
                 None => {}
             }
