@@ -1,5 +1,6 @@
-"""Kernel text generation (``asc.generate_kernel``) for every kernel of BERT-base: the
-TilingData header, host tiling and infershape files (text only, no C++ build).
+"""Kernel text generation (``asc.generate_kernel``) for every kernel of BERT-base: every file of
+a kernel — TilingData header, host tiling, infershape, Ascend C kernel, CPU kernel, metadata
+json and the shipped headers (text only, no C++ build).
 
 Target (issue: codegen): all kernels of BERT-base ≤ 50 ms. A target row's ``peer_s`` is the
 target time, so ``ratio`` > 1 means the target is met.

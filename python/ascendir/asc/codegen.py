@@ -7,12 +7,16 @@
 * ``<name>_tiling_func.cpp`` and the shipped ``ascendir_tiling_rt.h`` — standalone host tiling
   (no CANN) with the solver of :func:`ascendir.asc.compile_tiling`;
 * ``<name>_infershape.cpp`` — output shapes from the input dims;
-* ``<name>_op_kernel.cpp`` — the Ascend C kernel in GE's structure;
-* ``<name>.json`` — kernel metadata (inputs, outputs, templates, TilingData fields, containers).
+* ``<name>_op_kernel.cpp`` — the Ascend C kernel in GE's structure (one function per ImplGraph,
+  the ``TILING_KEY_IS`` dispatch);
+* ``<name>_cpu.cpp`` with the shipped ``ascendir_cpu_rt.h`` — the portable C++ kernel;
+* ``<name>.json`` — kernel metadata (inputs, outputs, templates, TilingData fields, containers);
+* ``kernel_tiling/kernel_tiling.h`` — the CANN-free stub the header includes.
 
-``write_kernel(directory, impls, name)`` writes them. :func:`tiling_data_header` and
-:func:`tiling_fields` give the header and its field layout alone, also for several schedule
-groups (``impls`` nested as schedule results → groups → ImplGraphs).
+``write_kernel(directory, impls, name)`` writes them (creating ``kernel_tiling/``).
+:func:`tiling_data_header` and :func:`tiling_fields` give the header and its field layout
+alone, also for several schedule groups (``impls`` nested as schedule results → groups →
+ImplGraphs).
 """
 
 from __future__ import annotations
@@ -105,6 +109,7 @@ def write_kernel(
     paths = []
     for fname in sorted(files):
         p = out / fname
+        p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(files[fname], encoding="utf-8", newline="\n")
         paths.append(p)
     return paths

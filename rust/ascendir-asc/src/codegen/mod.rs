@@ -1,12 +1,18 @@
 //! Text printers of the generated kernel files (GE's codegen, spec compiler.md §5):
 //! [`tiling_data`] (`autofuse_tiling_data.h`), [`host`] (`<name>_tiling_func.cpp`,
 //! `<name>_infershape.cpp`, `ascendir_tiling_rt.h`), [`ascendc`] (`<name>_op_kernel.cpp`) and
-//! [`meta`] (`<name>.json`); the kernel plan every printer reads ([`plan`]) and the CPU C++
+//! [`meta`] (`<name>.json`), with the shipped headers; the kernel plan every printer reads ([`plan`]) and the CPU C++
 //! verification target ([`cpu`], `<name>_cpu.cpp`).
 
+pub mod ascendc;
+pub mod ascendc_api;
+mod ascendc_calls;
+pub mod ascendc_expr;
+mod ascendc_sync;
 pub mod cexpr;
 pub mod cpu;
 pub mod host;
+pub mod meta;
 pub mod numeric;
 pub mod plan;
 pub mod tiling_data;
@@ -16,6 +22,12 @@ pub use plan::KernelPlan;
 pub use tiling_data::{tiling_data_header, tiling_fields, TilingField};
 
 use crate::error::{AscError, AscResult};
+
+/// File name of the CPU runtime header [`RUNTIME_HEADER`].
+pub const CPU_RT_HEADER_NAME: &str = "ascendir_cpu_rt.h";
+
+/// Path (relative to the kernel directory) of the CANN-free `kernel_tiling.h` stub.
+pub const KERNEL_TILING_STUB_NAME: &str = "kernel_tiling/kernel_tiling.h";
 use crate::graph::AscGraph;
 use crate::target::Target;
 
@@ -51,6 +63,12 @@ pub fn generate_kernel(
         )));
     }
     let io = host::KernelIo::of(opts.hint.unwrap_or(impls[0]));
+    let plans: Vec<KernelPlan> = impls
+        .iter()
+        .map(|g| KernelPlan::build(g, target.block_size))
+        .collect::<AscResult<_>>()?;
+    let fields = tiling_fields(name, impls);
+    let cpu = cpu::generate(name, impls, target.block_size)?;
     let mut files = vec![
         (
             "autofuse_tiling_data.h".to_string(),
@@ -65,8 +83,22 @@ pub fn generate_kernel(
             host::infershape_source(name, &io)?,
         ),
         (
+            format!("{name}_op_kernel.cpp"),
+            ascendc::kernel_source(name, &plans, &io)?,
+        ),
+        (format!("{name}_cpu.cpp"), cpu.source),
+        (
+            format!("{name}.json"),
+            meta::kernel_json(name, &io, &plans, &fields, opts.cache_key.as_deref()),
+        ),
+        (
             host::TILING_RT_HEADER_NAME.to_string(),
             host::TILING_RT_HEADER.to_string(),
+        ),
+        (CPU_RT_HEADER_NAME.to_string(), RUNTIME_HEADER.to_string()),
+        (
+            KERNEL_TILING_STUB_NAME.to_string(),
+            tiling_data::kernel_tiling_stub(),
         ),
     ];
     files.sort();

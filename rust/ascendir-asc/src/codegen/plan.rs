@@ -74,6 +74,32 @@ pub struct PlanTensor {
     pub fam_offset: Expr,
     /// Positions (in [`KernelPlan::nodes`]) of the nodes that read this tensor, in order.
     pub readers: Vec<usize>,
+    /// The tensor's own (unfolded) view axes: for GM tensors and Loads / Stores the GM layout.
+    pub axes: Vec<AxisId>,
+    /// Extent per view axis.
+    pub repeats: Vec<Expr>,
+    /// Stride per view axis (elements).
+    pub strides: Vec<Expr>,
+}
+
+impl PlanTensor {
+    /// The extent of view axis `a` (1 when absent).
+    pub fn repeat_of(&self, a: AxisId) -> Expr {
+        self.axes
+            .iter()
+            .position(|x| *x == a)
+            .map(|k| self.repeats[k].clone())
+            .unwrap_or_else(|| Expr::int(1))
+    }
+
+    /// The stride of view axis `a` (0 when absent).
+    pub fn stride_of(&self, a: AxisId) -> Expr {
+        self.axes
+            .iter()
+            .position(|x| *x == a)
+            .map(|k| self.strides[k].clone())
+            .unwrap_or_else(|| Expr::int(0))
+    }
 }
 
 /// One node of the plan, in execution order.
@@ -105,6 +131,8 @@ pub struct PlanNode {
     pub reduce_loops: Vec<usize>,
     /// Reductions: the base axes reduced.
     pub reduced_base: Vec<AxisId>,
+    /// Temporary buffers of the node: indices in [`KernelPlan::containers`] (Tmp containers).
+    pub tmps: Vec<usize>,
 }
 
 impl PlanNode {
@@ -131,6 +159,8 @@ pub struct PlanContainer {
     pub slot_bytes: Expr,
     /// Member tensors: (node position, output index, reuse id).
     pub members: Vec<(usize, usize, i64)>,
+    /// Temporary buffers held (Tmp containers): (node position, temporary buffer index).
+    pub tmps: Vec<(usize, usize)>,
 }
 
 /// The plan of one ImplGraph (or HintGraph: then no loops and no containers).
@@ -275,6 +305,9 @@ impl KernelPlan {
                     container: None,
                     fam_offset: Expr::int(0),
                     readers: Vec::new(),
+                    axes: t.axis.clone(),
+                    repeats: t.repeats.clone(),
+                    strides: t.strides.clone(),
                 });
             }
             nodes.push(PlanNode {
@@ -296,6 +329,7 @@ impl KernelPlan {
                 outputs,
                 reduce_loops: Vec::new(),
                 reduced_base: Vec::new(),
+                tmps: Vec::new(),
             });
         }
         for p in 0..nodes.len() {
@@ -414,6 +448,14 @@ impl KernelPlan {
                 t.fam_offset = fam;
                 members.push((p, *o, *rid));
             }
+            let mut tmps = Vec::with_capacity(c.tmps.len());
+            for (nid, k) in &c.tmps {
+                let p = pos_of[nid.index()];
+                if !self.nodes[p].tmps.contains(&ci) {
+                    self.nodes[p].tmps.push(ci);
+                }
+                tmps.push((p, *k));
+            }
             self.containers.push(PlanContainer {
                 name: c.size_name(),
                 kind: c.kind,
@@ -422,6 +464,7 @@ impl KernelPlan {
                 buf_num: c.buf_num,
                 slot_bytes: container_slot_bytes(g, &c, block),
                 members,
+                tmps,
             });
         }
         Ok(())

@@ -128,7 +128,7 @@ enum Member {
 }
 
 /// GE's `GenValidName`: non-identifier characters become `_`, a leading digit gets `t_`.
-fn valid_name(s: &str) -> String {
+pub(crate) fn valid_name(s: &str) -> String {
     let mut out: String = s
         .chars()
         .map(|c| {

@@ -1,0 +1,817 @@
+//! The compute API call of every node of an Ascend C kernel function ([`super::ascendc`]):
+//! Load / Store as `DataCopyPadExtend` over the copy dimensions, element-wise ops as their
+//! Ascend C vector API (scalar operands through the `...s` forms), Broadcast as `Duplicate` /
+//! row copies, reductions as the `Reduce*` pattern APIs (combined across a reduce-outer loop by
+//! the helper `ReduceAccumulate`).
+
+use super::ascendc::{err, Func};
+use super::ascendc_expr::tiling as texpr;
+use super::plan::{KernelPlan, PlanNode, PlanTensor};
+use super::tiling_data::valid_name;
+use crate::error::AscResult;
+use crate::graph::{AttrValue, ComputeType, MemHardware};
+use ascendir_ir::DataType;
+
+fn unary_api(op: &str) -> Option<(&'static str, bool)> {
+    // (API, takes a shared temporary buffer)
+    Some(match op {
+        "Abs" => ("Abs", false),
+        "Exp" => ("Exp", false),
+        "Ln" | "Log" => ("Ln", false),
+        "Sqrt" => ("Sqrt", false),
+        "Rsqrt" => ("Rsqrt", false),
+        "Reciprocal" => ("Reciprocal", false),
+        "Relu" => ("Relu", false),
+        "LogicalNot" => ("Not", false),
+        "Sigmoid" => ("Sigmoid", true),
+        "Tanh" => ("Tanh", true),
+        "Erf" => ("Erf", true),
+        "Sign" => ("Sign", true),
+        "Gelu" => ("Gelu", false),
+        _ => return None,
+    })
+}
+
+fn binary_api(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "Add" => "Add",
+        "Sub" => "Sub",
+        "Mul" => "Mul",
+        "Div" | "TrueDiv" => "Div",
+        "Maximum" => "Max",
+        "Minimum" => "Min",
+        "LogicalAnd" | "BitwiseAnd" => "And",
+        "LogicalOr" => "Or",
+        _ => return None,
+    })
+}
+
+fn compare_mode(op: &str) -> Option<&'static str> {
+    Some(match op {
+        "Eq" => "EQ",
+        "Ne" => "NE",
+        "Gt" => "GT",
+        "Ge" => "GE",
+        "Lt" => "LT",
+        "Le" => "LE",
+        _ => return None,
+    })
+}
+
+fn reduce_api(op: &str) -> Option<(&'static str, i32)> {
+    Some(match op {
+        "Sum" | "Mean" => ("ReduceSum", 0),
+        "Max" => ("ReduceMax", 1),
+        "Min" => ("ReduceMin", 2),
+        "Prod" => ("ReduceProd", 3),
+        _ => return None,
+    })
+}
+
+fn tmp_arg(f: &Func<'_>, n: &PlanNode) -> Option<String> {
+    n.tmps
+        .first()
+        .map(|ci| format!("tmp_buf_{}", f.p.containers[*ci].id))
+}
+
+/// The compute API call of node `pos`.
+pub(super) fn call(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
+    let p = f.p;
+    let n = &p.nodes[pos];
+    match n.compute_type {
+        ComputeType::Load => {
+            let Some(Some((q, _))) = n.inputs.first().copied() else {
+                return Err(err(&p.name, &n.name, "Load without input".into()));
+            };
+            let g = f
+                .data_global
+                .iter()
+                .find(|(d, _)| *d == q)
+                .map(|(_, g)| g.clone())
+                .ok_or_else(|| err(&p.name, &n.name, "Load does not read a Data node".into()))?;
+            let t = f.tensor(pos, 0)?;
+            let ct = f.ctype(n, t)?;
+            let off = f.gm_offset(n, t)?;
+            let dims = f.copy_dims(t, t)?;
+            let l = f.local(pos, 0);
+            f.copy(true, &l, &g, &off, ct, &dims);
+        }
+        ComputeType::Store | ComputeType::ReduceStore => {
+            let g = f
+                .store_global
+                .iter()
+                .find(|(s, _)| *s == pos)
+                .map(|(_, g)| g.clone())
+                .ok_or_else(|| {
+                    err(
+                        &p.name,
+                        &n.name,
+                        "Store does not feed an Output node".into(),
+                    )
+                })?;
+            let Operand::Tensor(l, q, o) = f.operand(n, 0, "float")? else {
+                return Err(err(&p.name, &n.name, "Store of a scalar".into()));
+            };
+            let src = f.tensor(q, o)?;
+            let gm = f.tensor(pos, 0)?;
+            let ct = f.ctype(n, src)?;
+            let off = f.gm_offset(n, gm)?;
+            let dims = f.copy_dims(src, gm)?;
+            match n.attr("atomic") {
+                Some(AttrValue::Str(s)) if !s.is_empty() => {
+                    let mode = match s.as_str() {
+                        "add" => "SetAtomicAdd",
+                        "max" => "SetAtomicMax",
+                        "min" => "SetAtomicMin",
+                        other => {
+                            return Err(err(
+                                &p.name,
+                                &n.name,
+                                format!("unknown atomic store operation '{other}'"),
+                            ))
+                        }
+                    };
+                    f.line(&format!("AscendC::{mode}<{ct}>();"));
+                    f.copy(false, &l, &g, &off, ct, &dims);
+                    f.line("AscendC::SetAtomicNone();");
+                }
+                _ => f.copy(false, &l, &g, &off, ct, &dims),
+            }
+        }
+        ComputeType::Reduce => reduce(f, pos)?,
+        ComputeType::Broadcast => broadcast(f, pos)?,
+        _ => elementwise(f, pos)?,
+    }
+    Ok(())
+}
+
+fn elementwise(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
+    let p = f.p;
+    let n = &p.nodes[pos];
+    let t = f.tensor(pos, 0)?;
+    let ct = f.ctype(n, t)?;
+    let dst = format!("{}[0]", f.local(pos, 0));
+    let cnt = format!("{}_actual_size", f.local(pos, 0));
+    let ty = n.op_type.as_str();
+    let k = n.inputs.len();
+    // Operands of the same extent as the result (explicit Broadcast nodes do the rest).
+    for slot in 0..k {
+        if let Operand::Tensor(_, q, o) = f.operand(n, slot, ct)? {
+            let it = f.tensor(q, o)?;
+            let differs = it.vect_repeats.len() == t.vect_repeats.len()
+                && it
+                    .vect_repeats
+                    .iter()
+                    .zip(&t.vect_repeats)
+                    .any(|(a, b)| (a.as_i64() == Some(1)) != (b.as_i64() == Some(1)));
+            if differs {
+                return Err(err(
+                    &p.name,
+                    &n.name,
+                    format!("operand {slot} broadcasts inline; a Broadcast node is needed"),
+                ));
+            }
+        }
+    }
+    let line = match (ty, k) {
+        ("Neg", 1) => {
+            let a = f.operand(n, 0, ct)?.text();
+            format!("Muls({dst}, {a}, ({ct})(-1), {cnt});")
+        }
+        ("LeakyRelu", 1) => {
+            let a = f.operand(n, 0, ct)?.text();
+            let slope = match n.attr("negative_slope") {
+                Some(AttrValue::Float(v)) => format!("{v:?}"),
+                Some(AttrValue::Int(v)) => v.to_string(),
+                Some(AttrValue::Str(s)) if s.trim().parse::<f64>().is_ok() => s.trim().to_string(),
+                _ => "0.01".to_string(),
+            };
+            format!("LeakyRelu({dst}, {a}, ({ct})({slope}), {cnt});")
+        }
+        ("Cast", 1) => {
+            let a = f.operand(n, 0, ct)?.text();
+            let mode = if matches!(
+                t.dtype,
+                DataType::FLOAT | DataType::FLOAT16 | DataType::BF16
+            ) {
+                "RoundMode::CAST_NONE"
+            } else {
+                "RoundMode::CAST_RINT"
+            };
+            format!("Cast({dst}, {a}, {mode}, {cnt});")
+        }
+        ("Nop" | "Ub2ub", 1) => {
+            let a = f.operand(n, 0, ct)?.text();
+            format!("DataCopyExtend({dst}, {a}, KernelUtils::BlkAlign<{ct}>({cnt}));")
+        }
+        ("Transpose", 1) => {
+            let a = f.operand(n, 0, ct)?.text();
+            let tb = tmp_arg(f, n).ok_or_else(|| {
+                err(
+                    &p.name,
+                    &n.name,
+                    "Transpose without a temporary buffer".into(),
+                )
+            })?;
+            let field = format!(
+                "{}_{}",
+                valid_name(&format!("{}_tilingData", n.name)),
+                f.case
+            );
+            let l = f.local(pos, 0);
+            f.line(&format!(
+                "ConfusionTransposeTiling {l}_tiling = t->{field};"
+            ));
+            format!(
+                "ConfusionTranspose({dst}, {a}, {tb}, TransposeType::TRANSPOSE_ND2ND_ONLY, {l}_tiling);"
+            )
+        }
+        ("RemovePad", 1) => {
+            let Operand::Tensor(src, q, o) = f.operand(n, 0, ct)? else {
+                return Err(err(&p.name, &n.name, "RemovePad of a scalar".into()));
+            };
+            let it = f.tensor(q, o)?;
+            let nd = t.vect_axes.len();
+            if nd == 0 || it.vect_axes.len() != nd {
+                return Err(err(
+                    &p.name,
+                    &n.name,
+                    "RemovePad needs matching vectorized axes".into(),
+                ));
+            }
+            let cols = f.vext(t, nd - 1)?;
+            let mut rows = Vec::new();
+            for kk in 0..nd - 1 {
+                rows.push(f.vext(t, kk)?);
+            }
+            let rows = if rows.is_empty() {
+                "1".to_string()
+            } else {
+                rows.join(" * ")
+            };
+            let (ss, ds) = if nd >= 2 {
+                (
+                    texpr(&it.vect_strides[nd - 2])?,
+                    texpr(&t.vect_strides[nd - 2])?,
+                )
+            } else {
+                ("0".to_string(), "0".to_string())
+            };
+            format!(
+                "RemovePadExtend({}, {src}, {rows}, {cols}, {ss}, {ds});",
+                f.local(pos, 0)
+            )
+        }
+        ("Where" | "Select", 3) => {
+            let m = f.operand(n, 0, ct)?.text();
+            let a = f.operand(n, 1, ct)?;
+            let b = f.operand(n, 2, ct)?;
+            let mode = match (&a, &b) {
+                (Operand::Tensor(..), Operand::Tensor(..)) => "SELMODE::VSEL_TENSOR_TENSOR_MODE",
+                _ => "SELMODE::VSEL_TENSOR_SCALAR_MODE",
+            };
+            format!(
+                "Select({dst}, {m}, {}, {}, {mode}, {cnt});",
+                a.text(),
+                b.text()
+            )
+        }
+        (op, 1) if unary_api(op).is_some() => {
+            let (api, tmp) = unary_api(op).unwrap_or(("Abs", false));
+            let a = f.operand(n, 0, ct)?.text();
+            match (tmp, tmp_arg(f, n)) {
+                (true, Some(tb)) => format!("{api}({dst}, {a}, {tb}, {cnt});"),
+                _ => format!("{api}({dst}, {a}, {cnt});"),
+            }
+        }
+        (op, 2) if compare_mode(op).is_some() => {
+            let a = f.operand(n, 0, ct)?.text();
+            let b = f.operand(n, 1, ct)?.text();
+            format!(
+                "Compare({dst}, {a}, {b}, CMPMODE::{}, {cnt});",
+                compare_mode(op).unwrap_or("EQ")
+            )
+        }
+        (op, 2) if binary_api(op).is_some() => {
+            let api = binary_api(op).unwrap_or("Add");
+            let a = f.operand(n, 0, ct)?;
+            let b = f.operand(n, 1, ct)?;
+            match (&a, &b) {
+                (Operand::Tensor(..), Operand::Tensor(..)) => {
+                    format!("{api}({dst}, {}, {}, {cnt});", a.text(), b.text())
+                }
+                (Operand::Tensor(..), Operand::Scalar(s)) => match api {
+                    "Add" => format!("Adds({dst}, {}, {s}, {cnt});", a.text()),
+                    "Mul" => format!("Muls({dst}, {}, {s}, {cnt});", a.text()),
+                    "Max" => format!("Maxs({dst}, {}, {s}, {cnt});", a.text()),
+                    "Min" => format!("Mins({dst}, {}, {s}, {cnt});", a.text()),
+                    "Sub" => format!("Adds({dst}, {}, ({ct})(-({s})), {cnt});", a.text()),
+                    "Div" => format!("Muls({dst}, {}, ({ct})(1.0f / ({s})), {cnt});", a.text()),
+                    _ => {
+                        return Err(err(&p.name, &n.name, format!("{op} with a scalar operand")))
+                    }
+                },
+                (Operand::Scalar(s), Operand::Tensor(..)) => match api {
+                    "Add" => format!("Adds({dst}, {}, {s}, {cnt});", b.text()),
+                    "Mul" => format!("Muls({dst}, {}, {s}, {cnt});", b.text()),
+                    "Max" => format!("Maxs({dst}, {}, {s}, {cnt});", b.text()),
+                    "Min" => format!("Mins({dst}, {}, {s}, {cnt});", b.text()),
+                    "Sub" => format!(
+                        "Muls({dst}, {}, ({ct})(-1), {cnt});\nAscendC::PipeBarrier<PIPE_V>();\nAdds({dst}, {dst}, {s}, {cnt});",
+                        b.text()
+                    ),
+                    "Div" => format!(
+                        "Reciprocal({dst}, {}, {cnt});\nAscendC::PipeBarrier<PIPE_V>();\nMuls({dst}, {dst}, {s}, {cnt});",
+                        b.text()
+                    ),
+                    _ => {
+                        return Err(err(&p.name, &n.name, format!("{op} with a scalar operand")))
+                    }
+                },
+                _ => return Err(err(&p.name, &n.name, format!("{op} of two scalars"))),
+            }
+        }
+        _ => {
+            return Err(err(
+                &p.name,
+                &n.name,
+                format!("op {ty} with {k} inputs has no Ascend C API call"),
+            ))
+        }
+    };
+    f.line(&line);
+    Ok(())
+}
+
+/// Non-unit vectorized dimensions of result `t` against input `it`:
+/// `(extent, result stride, input stride or "0" when the input has extent 1 there)`.
+fn dims_against(
+    f: &Func<'_>,
+    t: &PlanTensor,
+    it: &PlanTensor,
+) -> AscResult<Vec<(String, String, String, bool)>> {
+    let mut out = Vec::new();
+    for k in 0..t.vect_axes.len() {
+        let a = t.vect_axes[k];
+        let j = it.vect_axes.iter().position(|x| *x == a);
+        let in_one = j.is_none_or(|j| it.vect_repeats[j].as_i64() == Some(1));
+        let out_one = t.vect_repeats[k].as_i64() == Some(1);
+        if out_one && in_one {
+            continue;
+        }
+        let ext = if out_one {
+            f.vext(it, j.unwrap_or(0))?
+        } else {
+            f.vext(t, k)?
+        };
+        let ist = match j {
+            Some(j) if !in_one => texpr(&it.vect_strides[j])?,
+            _ => "0".into(),
+        };
+        out.push((ext, texpr(&t.vect_strides[k])?, ist, in_one && !out_one));
+    }
+    Ok(out)
+}
+
+fn broadcast(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
+    let p = f.p;
+    let n = &p.nodes[pos];
+    let t = f.tensor(pos, 0)?;
+    let ct = f.ctype(n, t)?;
+    let l = f.local(pos, 0);
+    let cnt = format!("{l}_actual_size");
+    match f.operand(n, 0, ct)? {
+        Operand::Scalar(s) => {
+            f.line(&format!("Duplicate({l}[0], {s}, {cnt});"));
+            Ok(())
+        }
+        Operand::Tensor(src, q, o) => {
+            let it = f.tensor(q, o)?;
+            let dims = dims_against(f, t, it)?;
+            if dims.iter().all(|d| d.3) {
+                // Every non-unit axis broadcasts: one value fills the tile.
+                f.line("AscendC::PipeBarrier<PIPE_ALL>();");
+                f.line(&format!("Duplicate({l}[0], {src}.GetValue(0), {cnt});"));
+                return Ok(());
+            }
+            let nd = dims.len();
+            let mut doff = String::from("0");
+            let mut soff = String::from("0");
+            let scalar_reads = dims.last().is_some_and(|d| d.3);
+            if scalar_reads {
+                f.line("AscendC::PipeBarrier<PIPE_ALL>();");
+            }
+            for d in dims.iter().take(nd.saturating_sub(1)) {
+                f.vars += 1;
+                let v = format!("v{}", f.vars);
+                f.line(&format!("for (int {v} = 0; {v} < {}; {v}++) {{", d.0));
+                doff = format!("{doff} + {v} * {}", d.1);
+                if d.2 != "0" {
+                    soff = format!("{soff} + {v} * {}", d.2);
+                }
+            }
+            if let Some(last) = dims.last() {
+                if last.3 {
+                    f.line(&format!(
+                        "Duplicate({l}[{doff}], {src}.GetValue({soff}), {});",
+                        last.0
+                    ));
+                } else {
+                    f.line(&format!(
+                        "DataCopyExtend({l}[{doff}], {src}[{soff}], KernelUtils::BlkAlign<{ct}>({}));",
+                        last.0
+                    ));
+                }
+            }
+            for _ in 0..nd.saturating_sub(1) {
+                f.line("}");
+            }
+            Ok(())
+        }
+    }
+}
+
+fn reduce(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
+    let p = f.p;
+    let n = &p.nodes[pos];
+    let (api, opcode) = reduce_api(&n.op_type).ok_or_else(|| {
+        err(
+            &p.name,
+            &n.name,
+            format!("reduction {} has no Ascend C API call", n.op_type),
+        )
+    })?;
+    let t = f.tensor(pos, 0)?;
+    let ct = f.ctype(n, t)?;
+    let Operand::Tensor(src, q, o) = f.operand(n, 0, ct)? else {
+        return Err(err(&p.name, &n.name, "reduction of a scalar".into()));
+    };
+    let it = f.tensor(q, o)?;
+    // The input's non-unit vectorized axes: (extent, input stride, result stride, reduced).
+    let mut dims: Vec<(String, String, String, bool)> = Vec::new();
+    for k in 0..it.vect_axes.len() {
+        if it.vect_repeats[k].as_i64() == Some(1) {
+            continue;
+        }
+        let a = it.vect_axes[k];
+        let j = t.vect_axes.iter().position(|x| *x == a);
+        let out_one = j.is_none_or(|j| t.vect_repeats[j].as_i64() == Some(1));
+        let ost = match j {
+            Some(j) => texpr(&t.vect_strides[j])?,
+            None => "0".into(),
+        };
+        dims.push((f.vext(it, k)?, texpr(&it.vect_strides[k])?, ost, out_one));
+    }
+    // Leading axes become loops (a reduced one combines into the same result, like a
+    // reduce-outer loop); the last two axes form the API's 2-D pattern.
+    let lead = dims.len().saturating_sub(2);
+    let tb = tmp_arg(f, n).ok_or_else(|| {
+        err(
+            &p.name,
+            &n.name,
+            "reduction without a temporary buffer".into(),
+        )
+    })?;
+    let l = f.local(pos, 0);
+    let mut first: Vec<String> = Vec::new();
+    for lvl in &n.reduce_loops {
+        first.push(format!("{} == 0", f.axis_name(p.loops[*lvl])?));
+    }
+    let mut soff = String::from("0");
+    let mut doff = String::from("0");
+    for d in dims.iter().take(lead) {
+        f.vars += 1;
+        let v = format!("v{}", f.vars);
+        f.line(&format!("for (int {v} = 0; {v} < {}; {v}++) {{", d.0));
+        soff = format!("{soff} + {v} * {}", d.1);
+        if d.3 {
+            first.push(format!("{v} == 0"));
+        } else {
+            doff = format!("{doff} + {v} * {}", d.2);
+        }
+    }
+    let src = format!("{src}[{soff}]");
+    let dst = format!("{l}[{doff}]");
+    let first = (!first.is_empty()).then(|| first.join(" && "));
+    let rest = &dims[lead..];
+    let pattern = match rest {
+        [] => None,
+        [(e, _, _, true)] => Some(("1".to_string(), e.clone(), "1".to_string(), true)),
+        [(r, rs, _, false), (c, _, _, true)] => Some((r.clone(), c.clone(), rs.clone(), true)),
+        [(r, rs, _, true), (c, _, _, false)] => Some((r.clone(), c.clone(), rs.clone(), false)),
+        [(r, rs, _, true), (c, _, _, true)] => Some((
+            "1".to_string(),
+            format!("({r} - 1) * {rs} + {c}"),
+            "1".to_string(),
+            true,
+        )),
+        _ => None,
+    };
+    match pattern {
+        Some((rows, cols, row_stride, inner)) => {
+            let out_stride = t
+                .vect_strides
+                .iter()
+                .zip(&t.vect_repeats)
+                .rev()
+                .find(|(_, r)| r.as_i64() != Some(1))
+                .map(|(s, _)| texpr(s))
+                .transpose()?
+                .unwrap_or_else(|| "1".to_string());
+            let shape = format!("{l}_src_shape");
+            f.line(&format!(
+                "const uint32_t {shape}[2] = {{static_cast<uint32_t>({rows}), static_cast<uint32_t>({})}};",
+                if inner { cols.clone() } else { row_stride.clone() }
+            ));
+            let pat = if inner { "AR" } else { "RA" };
+            let api_call = format!(
+                "{api}<{ct}, AscendC::Pattern::Reduce::{pat}, true>({dst}, {src}, {tb}, {shape}, true);"
+            );
+            match &first {
+                None => f.line(&api_call),
+                Some(c) => {
+                    f.line(&format!("if ({c}) {{"));
+                    f.line(&api_call);
+                    f.line("} else {");
+                    f.line(&format!(
+                        "ReduceAccumulate<{ct}, {opcode}>({dst}, {src}, {rows}, {cols}, {row_stride}, {out_stride}, {inner});"
+                    ));
+                    f.line("}");
+                }
+            }
+        }
+        None => {
+            // No reduced axis among the innermost two: the tile combines element-wise.
+            let span = match rest {
+                [] => "1".to_string(),
+                [(e, _, _, _)] => e.clone(),
+                [(r, rs, _, _), (c, _, _, _)] => format!("({r} - 1) * {rs} + {c}"),
+                _ => "1".to_string(),
+            };
+            let copy =
+                format!("DataCopyExtend({dst}, {src}, KernelUtils::BlkAlign<{ct}>({span}));");
+            let combine = ["Add", "Max", "Min", "Mul"][opcode.clamp(0, 3) as usize];
+            match &first {
+                None => f.line(&copy),
+                Some(c) => {
+                    f.line(&format!("if ({c}) {{"));
+                    f.line(&copy);
+                    f.line("} else {");
+                    f.line(&format!("{combine}({dst}, {dst}, {src}, {span});"));
+                    f.line("}");
+                    f.line("AscendC::PipeBarrier<PIPE_V>();");
+                }
+            }
+        }
+    }
+    for _ in 0..lead {
+        f.line("}");
+    }
+    if n.op_type == "Mean" {
+        let mut total = Vec::new();
+        for b in &n.reduced_base {
+            total.push(texpr(&KernelPlan::repeat(it, *b))?);
+        }
+        let total = if total.is_empty() {
+            "1".to_string()
+        } else {
+            total.join(" * ")
+        };
+        let last = if n.reduce_loops.is_empty() {
+            None
+        } else {
+            let mut c = Vec::new();
+            for lvl in &n.reduce_loops {
+                let an = f.axis_name(p.loops[*lvl])?;
+                c.push(format!("{an} == {an}_loop_size - 1"));
+            }
+            Some(c.join(" && "))
+        };
+        f.line("AscendC::PipeBarrier<PIPE_V>();");
+        let m = format!("Muls({l}[0], {l}[0], ({ct})(1.0f / (float)({total})), {l}_actual_size);");
+        match last {
+            None => f.line(&m),
+            Some(c) => {
+                f.line(&format!("if ({c}) {{"));
+                f.line(&m);
+                f.line("}");
+            }
+        }
+    }
+    Ok(())
+}
+
+impl<'a> Func<'a> {
+    /// The extent text of vectorized axis `k` of `t` ("1" for a broadcast axis).
+    pub(super) fn vext(&self, t: &PlanTensor, k: usize) -> AscResult<String> {
+        if t.vect_repeats.get(k).and_then(|r| r.as_i64()) == Some(1) {
+            return Ok("1".into());
+        }
+        Ok(format!("{}_actual_size", self.axis_name(t.vect_axes[k])?))
+    }
+
+    /// The vectorized span `Σ (extent - 1) · stride + 1` of `t` in GE's text, over full tile
+    /// extents (`actual` false) or the actual ones.
+    pub(super) fn span(&self, t: &PlanTensor, actual: bool) -> AscResult<String> {
+        let mut terms = Vec::new();
+        for k in 0..t.vect_axes.len() {
+            let st = &t.vect_strides[k];
+            if st.as_i64() == Some(0) || t.vect_repeats[k].as_i64() == Some(1) {
+                continue;
+            }
+            let ext = if actual {
+                self.vext(t, k)?
+            } else {
+                texpr(&t.vect_repeats[k])?
+            };
+            let term = if st.as_i64() == Some(1) {
+                format!("({ext} - 1)")
+            } else {
+                format!("({ext} - 1) * {}", texpr(st)?)
+            };
+            terms.push(term);
+        }
+        Ok(if terms.is_empty() {
+            "1".into()
+        } else {
+            format!("{} + 1", terms.join(" + "))
+        })
+    }
+
+    /// The GM offset of node `n`'s GM view `t`: Σ loop index × stride over its loop axes.
+    pub(super) fn gm_offset(&self, n: &PlanNode, t: &PlanTensor) -> AscResult<String> {
+        let mut terms = Vec::new();
+        for a in n.sched.iter().take(n.depth) {
+            let st = t.stride_of(*a);
+            if st.as_i64() == Some(0) {
+                continue;
+            }
+            terms.push(format!(
+                "(int64_t){} * (int64_t){}",
+                self.axis_name(*a)?,
+                texpr(&st)?
+            ));
+        }
+        let base = match n.attr("offset") {
+            Some(AttrValue::Expr(e)) => texpr(e)?,
+            Some(AttrValue::Int(i)) => i.to_string(),
+            _ => "0".into(),
+        };
+        terms.push(base);
+        Ok(terms.join(" + "))
+    }
+
+    /// Copy dimensions of a Load / Store: `(extent, GM stride, UB stride)` per non-unit
+    /// vectorized axis of the UB tensor `ub` against the GM view `gm`.
+    pub(super) fn copy_dims(
+        &self,
+        ub: &PlanTensor,
+        gm: &PlanTensor,
+    ) -> AscResult<Vec<(String, String, String)>> {
+        let mut dims = Vec::new();
+        for k in 0..ub.vect_axes.len() {
+            if ub.vect_repeats[k].as_i64() == Some(1) {
+                continue;
+            }
+            dims.push((
+                self.vext(ub, k)?,
+                texpr(&gm.stride_of(ub.vect_axes[k]))?,
+                texpr(&ub.vect_strides[k])?,
+            ));
+        }
+        if dims.last().is_some_and(|d| d.1 != "1") {
+            dims.push(("1".into(), "1".into(), "1".into()));
+        }
+        Ok(dims)
+    }
+
+    /// Print a DataCopyPadExtend between `local` and `global[offset]` over `dims`, looping
+    /// over all but the last two dimensions.
+    pub(super) fn copy(
+        &mut self,
+        load: bool,
+        local: &str,
+        global: &str,
+        offset: &str,
+        ct: &str,
+        dims: &[(String, String, String)],
+    ) {
+        let nd = dims.len();
+        let lead = nd.saturating_sub(2);
+        let mut goff = offset.to_string();
+        let mut loff = String::new();
+        for (k, d) in dims.iter().take(lead).enumerate() {
+            self.vars += 1;
+            let v = format!("v{}", self.vars);
+            self.line(&format!("for (int {v} = 0; {v} < {}; {v}++) {{", d.0));
+            let _ = k;
+            goff = format!("{goff} + (int64_t){v} * (int64_t){}", d.1);
+            loff = if loff.is_empty() {
+                format!("{v} * {}", d.2)
+            } else {
+                format!("{loff} + {v} * {}", d.2)
+            };
+        }
+        let lt = if loff.is_empty() {
+            local.to_string()
+        } else {
+            format!("{local}[{loff}]")
+        };
+        let (count, len, gm_gap, ub_gap) = match nd {
+            0 => (
+                "1".to_string(),
+                "1".to_string(),
+                "0".to_string(),
+                "0".to_string(),
+            ),
+            1 => (
+                "1".to_string(),
+                dims[0].0.clone(),
+                "0".to_string(),
+                "0".to_string(),
+            ),
+            _ => {
+                let r = &dims[nd - 2];
+                let c = &dims[nd - 1];
+                (
+                    r.0.clone(),
+                    c.0.clone(),
+                    format!("{} - {}", r.1, c.0),
+                    format!("{} - KernelUtils::BlkAlign<{ct}>({})", r.2, c.0),
+                )
+            }
+        };
+        if load {
+            self.line(&format!(
+                "DataCopyPadExtend({lt}, {global}[{goff}], {count}, {len}, {gm_gap}, {ub_gap});"
+            ));
+        } else {
+            self.line(&format!(
+                "DataCopyPadExtend({global}[{goff}], {lt}, {count}, {len}, {ub_gap}, {gm_gap});"
+            ));
+        }
+        for _ in 0..lead {
+            self.line("}");
+        }
+    }
+
+    /// Operand text of input `slot` of `n`: a UB tensor `local_k[0]` or a scalar literal.
+    pub(super) fn operand(&self, n: &PlanNode, slot: usize, ct: &str) -> AscResult<Operand> {
+        let p = self.p;
+        let Some(Some((q, o))) = n.inputs.get(slot).copied() else {
+            return Err(err(
+                &p.name,
+                &n.name,
+                format!("input {slot} is not connected"),
+            ));
+        };
+        let prod = &p.nodes[q];
+        if prod.op_type == "Scalar" {
+            let text = match prod.attr("value") {
+                Some(AttrValue::Str(s)) => s.trim().to_string(),
+                Some(AttrValue::Int(i)) => i.to_string(),
+                Some(AttrValue::Float(f)) => format!("{f:?}"),
+                Some(AttrValue::Bool(b)) => (*b as i32).to_string(),
+                _ => String::new(),
+            };
+            let lit = match text.to_ascii_lowercase().as_str() {
+                "inf" | "+inf" | "infinity" => format!("({ct})(__builtin_inff())"),
+                "-inf" | "-infinity" => format!("({ct})(-__builtin_inff())"),
+                s if s.parse::<f64>().is_ok() => format!("({ct})({text})"),
+                _ => {
+                    return Err(err(
+                        &p.name,
+                        &n.name,
+                        format!("Scalar '{}' has value {text:?}", prod.name),
+                    ))
+                }
+            };
+            return Ok(Operand::Scalar(lit));
+        }
+        let t = self.tensor(q, o)?;
+        if t.hardware != MemHardware::Ub {
+            return Err(err(
+                &p.name,
+                &n.name,
+                format!("input from '{}' is not in the UB", prod.name),
+            ));
+        }
+        Ok(Operand::Tensor(self.local(q, o), q, o))
+    }
+}
+
+pub(super) enum Operand {
+    /// A literal.
+    Scalar(String),
+    /// A UB tensor: its variable, producer position and output.
+    Tensor(String, usize, usize),
+}
+
+impl Operand {
+    pub(super) fn text(&self) -> String {
+        match self {
+            Operand::Scalar(s) => s.clone(),
+            Operand::Tensor(l, _, _) => format!("{l}[0]"),
+        }
+    }
+}
