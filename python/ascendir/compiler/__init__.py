@@ -322,15 +322,12 @@ class CompiledModel:
 
     def _write_kernels(self, root: str) -> list[str]:
         from ..asc import Target, generate_kernel
-        from ..asc.cpu import cpu_sources
 
         target = getattr(Target, self.options.target)()
         written = []
         for k in self.kernels:
             files = generate_kernel(k.impls, k.name, target, hint=k.hint,
                                     cache_key=k.cache_key)
-            for fname, text in cpu_sources(k.impls, k.name, target).items():
-                files.setdefault(fname, text)
             for fname in sorted(files):
                 p = os.path.join(root, k.name, *fname.split("/"))
                 os.makedirs(os.path.dirname(p), exist_ok=True)
