@@ -141,7 +141,7 @@ def eval_expr(e: Any, bindings: dict[str, int]) -> int:
 def export_plan(graph: Any, bindings: dict[str, int], block_size: int=32) -> dict[str, Any]:
     ...
 
-def cpu_kernel(impls: Any, name: str, block_size: int=32) -> dict[str, Any]:
+def cpu_kernel(impls: Any, name: str, block_size: int=32, canonical: bool=False) -> dict[str, Any]:
     ...
 
 def tiling_problem(graph: Any, target: Target) -> dict[str, Any]:

@@ -56,9 +56,11 @@ class CpuKernel:
     """A built CPU kernel: :meth:`run` executes it; ``source``, ``tiling_header`` and
     ``runtime_header`` are the generated texts, ``library`` the shared library."""
 
-    def __init__(self, impls: list[Any], gen: Mapping[str, Any], library: Path,
+    def __init__(self, name: str, impls: list[Any], gen: Mapping[str, Any], library: Path,
                  block_size: int) -> None:
-        self.name: str = gen["name"]
+        self.name: str = name
+        self._sym: str = gen["name"]
+        self._names: list[str] = list(gen.get("names", []))
         self.source: str = gen["source"]
         self.tiling_header: str = gen["tiling_header"]
         self.runtime_header: str = gen["runtime_header"]
@@ -71,23 +73,33 @@ class CpuKernel:
         self._impls = impls
         self._block = block_size
         lib = ctypes.CDLL(str(library))
-        self._run = getattr(lib, f"ascendir_run_{self.name}")
+        self._run = getattr(lib, f"ascendir_run_{self._sym}")
         self._run.restype = ctypes.c_int
         self._run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                               ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
-        self._err = getattr(lib, f"ascendir_error_{self.name}")
+        self._err = getattr(lib, f"ascendir_error_{self._sym}")
         self._err.restype = ctypes.c_char_p
         self._lib = lib
 
     def files(self) -> dict[str, str]:
-        """The generated files: ``<name>_cpu.cpp``, ``autofuse_tiling_data.h``, the runtime
-        header ``ascendir_cpu_rt.h`` and the CANN-free ``kernel_tiling/kernel_tiling.h``."""
+        """The files that were built: ``<kernel>_cpu.cpp``, ``autofuse_tiling_data.h``, the
+        runtime header ``ascendir_cpu_rt.h`` and the CANN-free ``kernel_tiling/kernel_tiling.h``.
+        They are the canonical form (kernel named ``kernel``, node names printed as ``#<i>``)
+        that identical kernels share; :func:`cpu_sources` gives the named form."""
         return {
-            f"{self.name}_cpu.cpp": self.source,
+            f"{self._sym}_cpu.cpp": self.source,
             "autofuse_tiling_data.h": self.tiling_header,
             "ascendir_cpu_rt.h": self.runtime_header,
             "kernel_tiling/kernel_tiling.h": self.kernel_tiling_stub,
         }
+
+    def _named(self, text: str) -> str:
+        """A runtime message with the canonical ``#<i>`` names replaced by the real ones."""
+        def sub(m: re.Match[str]) -> str:
+            k = int(m.group(1))
+            return self._names[k] if k < len(self._names) else m.group(0)
+
+        return re.sub(r"#(\d+)", sub, text)
 
     def pack_tiling(self, tiling: Any) -> Any:
         """The TilingData struct bytes (a ``uint32`` array in field order) for ``tiling``."""
@@ -178,7 +190,7 @@ class CpuKernel:
         rc = self._run(tbuf.ctypes.data, ctypes.addressof(pin), ctypes.addressof(pout), None,
                        ub, FLAG_CHECK if checked else 0)
         if rc != 0:
-            msg = (self._err() or b"").decode("utf-8", "replace")
+            msg = self._named((self._err() or b"").decode("utf-8", "replace"))
             m = re.match(r"node '([^']*)'", msg)
             raise KernelRunError(
                 f"kernel '{self.name}' (template {tiling.tiling_key}): {msg}",
@@ -213,15 +225,17 @@ def build_cpu(impls: Any, target: Any = None, *, name: str | None = None,
         raise KernelRunError("build_cpu needs at least one ImplGraph", kind="op")
     block = int(getattr(target, "block_size", 32) or 32)
     kname = _ident(name or str(_core_of(graphs[0]).name))
-    gen = dict(_be.cpu_kernel([_core_of(g) for g in graphs], kname, block))
+    # The canonical form: kernels that differ only in their names share one build.
+    gen = dict(_be.cpu_kernel([_core_of(g) for g in graphs], kname, block, True))
+    sym = gen["name"]
     files = {
-        f"{kname}_cpu.cpp": gen["source"],
+        f"{sym}_cpu.cpp": gen["source"],
         "autofuse_tiling_data.h": gen["tiling_header"],
         "ascendir_cpu_rt.h": gen["runtime_header"],
         "kernel_tiling/kernel_tiling.h": gen["kernel_tiling_stub"],
     }
-    lib = build_library(files, f"{kname}_cpu.cpp", flags=tuple(flags), cache_dir=cache_dir)
-    return CpuKernel(graphs, gen, lib, block)
+    lib = build_library(files, f"{sym}_cpu.cpp", flags=tuple(flags), cache_dir=cache_dir)
+    return CpuKernel(kname, graphs, gen, lib, block)
 
 
 __all__ = ["CpuKernel", "FLAG_CHECK", "build_cpu", "cpu_sources"]

@@ -8,19 +8,21 @@ use crate::asc_backend::graphs_of;
 
 /// Generate the CPU C++ kernel of ImplGraphs (the templates of one kernel): a dict with
 /// `source`, `tiling_header`, `runtime_header`, `kernel_tiling_stub`, `fields` [(name, offset)], `inputs` and
-/// `outputs` [(name, GE dtype)], `templates` [(graph, tiling key)].
+/// `outputs` [(name, GE dtype)], `templates` [(graph, tiling key)], `names` (canonical
+/// builds: what the source prints as `#<index>`).
 #[pyfunction]
-#[pyo3(name = "cpu_kernel", signature = (impls, name, block_size = 32))]
+#[pyo3(name = "cpu_kernel", signature = (impls, name, block_size = 32, canonical = false))]
 fn py_cpu_kernel<'py>(
     py: Python<'py>,
     impls: &Bound<'py, PyAny>,
     name: &str,
     block_size: i64,
+    canonical: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     let gs = graphs_of(impls)?;
     let refs: Vec<&ascendir_asc::AscGraph> = gs.iter().collect();
     let k = py
-        .detach(|| ascendir_asc::codegen::generate_cpu(name, &refs, block_size))
+        .detach(|| ascendir_asc::codegen::generate_cpu_with(name, &refs, block_size, canonical))
         .map_err(asc_err)?;
     let d = PyDict::new(py);
     d.set_item("name", &k.name)?;
@@ -47,6 +49,7 @@ fn py_cpu_kernel<'py>(
     d.set_item("inputs", args(&k.inputs)?)?;
     d.set_item("outputs", args(&k.outputs)?)?;
     d.set_item("templates", k.templates.clone())?;
+    d.set_item("names", k.names.clone())?;
     Ok(d)
 }
 

@@ -17,7 +17,9 @@ pub mod numeric;
 pub mod plan;
 pub mod tiling_data;
 
-pub use cpu::{generate as generate_cpu, CpuKernel, GmArg, RUNTIME_HEADER};
+pub use cpu::{
+    generate as generate_cpu, generate_with as generate_cpu_with, CpuKernel, GmArg, RUNTIME_HEADER,
+};
 pub use plan::KernelPlan;
 pub use tiling_data::{tiling_data_header, tiling_fields, TilingField};
 

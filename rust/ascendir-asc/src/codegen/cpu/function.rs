@@ -69,6 +69,7 @@ pub(super) fn function(
     fields: &[TilingField],
     inputs: &[GmArg],
     outputs: &[GmArg],
+    labels: &mut Labels,
 ) -> AscResult<String> {
     let (my_in, my_out, store_out) = interface(p)?;
     for a in my_in.iter().chain(my_out.iter()) {
@@ -93,6 +94,7 @@ pub(super) fn function(
     let _ = (&my_in, &my_out);
     let mut g = Gen {
         p,
+        labels,
         pool: Pool::new(),
         body: String::new(),
         indent: 1,
@@ -227,7 +229,7 @@ pub(super) fn function(
         })?;
         let _ = writeln!(pro, "  const int64_t e{k} = ascendir_rt::to_i({text});");
     }
-    let gname = c_str(&p.name);
+    let gname = g.labels.label(&p.name);
     let _ = writeln!(
         pro,
         "  if (ascendir_rt::size_error) return ascendir_rt::fail(ascendir_rt::ERR_SIZE, {gname}, \"a size expression overflows or divides by zero\");"
@@ -278,7 +280,7 @@ pub(super) fn function(
     );
     let names: Vec<String> = tkeys
         .iter()
-        .map(|(pos, _)| c_str(&p.nodes[*pos].name))
+        .map(|(pos, _)| g.labels.label(&p.nodes[*pos].name))
         .collect();
     let names = if names.is_empty() {
         "\"\"".to_string()

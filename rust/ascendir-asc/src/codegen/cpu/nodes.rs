@@ -71,7 +71,7 @@ impl<'a> Gen<'a> {
         };
         self.extents(v, t, r);
         self.ub_strides(v, t);
-        let name = c_str(&n.name);
+        let name = self.labels.label(&n.name);
         self.line(&format!("ACHK(cx.vect({v}_ln, {v}_us, {nd}, {name}));"));
         self.line(&format!(
             "const {ct} *{v} = (const {ct} *)cx.read({tk}, {v}_ln, {v}_us, {nd}, sizeof({ct}), {name}); if (!{v}) return cx.err;"
@@ -88,7 +88,7 @@ impl<'a> Gen<'a> {
         let p = self.p;
         let n = &p.nodes[pos];
         let nd = self.nd();
-        let name = c_str(&n.name);
+        let name = self.labels.label(&n.name);
         let t = n
             .outputs
             .first()
@@ -100,11 +100,8 @@ impl<'a> Gen<'a> {
                 format!("dtype {} unsupported", t.dtype.name()),
             )
         })?;
-        self.line(&format!(
-            "{{  // {} ({})",
-            n.name.replace('\n', " "),
-            n.op_type
-        ));
+        let note = self.labels.comment(&n.name);
+        self.line(&format!("{{  // {note} ({})", n.op_type));
         self.indent += 1;
         let offset = match n.attr("offset") {
             Some(AttrValue::Expr(e)) => self.pool.get(e),
@@ -284,7 +281,7 @@ impl<'a> Gen<'a> {
         let t = &p.nodes[q].outputs[o];
         let ct = ctype(t.dtype).ok_or_else(|| unsupported(&p.name, &n.name, "dtype".into()))?;
         let nd = self.nd();
-        let name = c_str(&n.name);
+        let name = self.labels.label(&n.name);
         self.extents(v, t, r);
         self.ub_strides(v, t);
         self.line(&format!("ACHK(cx.vect({v}_ln, {v}_us, {nd}, {name}));"));
