@@ -93,45 +93,36 @@ fn compile_one(
         ascendir_proto::encode_graph(g)
             .map_err(|e| CompileError::new(Stage::Load, format!("cannot encode the graph: {e}")))
     };
+    // A cached result for `key`, when the cache holds a readable one.
+    let cached = |key: &Option<String>| -> Option<Done> {
+        let hit = spec.cache?.get_model(key.as_ref()?)?;
+        crate::archive::sections(&hit).is_ok().then_some(Done {
+            archive: hit,
+            cached: true,
+        })
+    };
     let (graph, key) = match input {
         Input::Graph(g) => {
             let key = match spec.cache {
                 Some(_) => Some(model_key(&encode(&g)?, spec.opts, spec.dump)),
                 None => None,
             };
+            if let Some(done) = cached(&key) {
+                return Ok(done);
+            }
             (g, key)
         }
         Input::Source(src) => {
+            // The key is the file's bytes: a hit skips decoding it.
             let data = read_source(&src)?;
             let key = spec.cache.map(|_| model_key(&data, spec.opts, spec.dump));
-            if let (Some(c), Some(k)) = (spec.cache, &key) {
-                if let Some(hit) = c.get_model(k) {
-                    if crate::archive::sections(&hit).is_ok() {
-                        return Ok(Done {
-                            archive: hit,
-                            cached: true,
-                        });
-                    }
-                }
+            if let Some(done) = cached(&key) {
+                return Ok(done);
             }
-            let base_dir = match &src {
-                Source::Path(p) => Some(p.parent().map(Into::into).unwrap_or_default()),
-                Source::Bytes { base_dir, .. } => base_dir.clone(),
-            };
-            let g = load_bytes(data, &src.describe(), base_dir)?;
+            let g = load_bytes(data, &src.describe(), src.base_dir())?;
             (Box::new(g), key)
         }
     };
-    if let (Some(c), Some(k)) = (spec.cache, &key) {
-        if let Some(hit) = c.get_model(k) {
-            if crate::archive::sections(&hit).is_ok() {
-                return Ok(Done {
-                    archive: hit,
-                    cached: true,
-                });
-            }
-        }
-    }
     let ctl = Control {
         cancel: Some(&progress.cancel),
         cache: spec.cache.map(|c| c as &dyn crate::pipeline::KernelCache),

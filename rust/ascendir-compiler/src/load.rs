@@ -204,6 +204,14 @@ impl Source {
             Source::Bytes { .. } => "<bytes>".to_string(),
         }
     }
+
+    /// Where external ONNX data files are looked up: a file's directory, or the given one.
+    pub fn base_dir(&self) -> Option<PathBuf> {
+        match self {
+            Source::Path(p) => Some(p.parent().map(PathBuf::from).unwrap_or_default()),
+            Source::Bytes { base_dir, .. } => base_dir.clone(),
+        }
+    }
 }
 
 /// Read the model's bytes (a path is read whole).
@@ -222,11 +230,7 @@ pub fn read_source(src: &Source) -> CompileResult<Bytes> {
 /// [`CompileError`]s with the byte offset when the decoder gives one.
 pub fn load(src: &Source) -> CompileResult<Graph> {
     let data = read_source(src)?;
-    let base_dir = match src {
-        Source::Path(p) => Some(p.parent().map(PathBuf::from).unwrap_or_default()),
-        Source::Bytes { base_dir, .. } => base_dir.clone(),
-    };
-    load_bytes(data, &src.describe(), base_dir)
+    load_bytes(data, &src.describe(), src.base_dir())
 }
 
 /// Load model bytes read from `where_` (a path, or `<bytes>`); `base_dir` resolves external
