@@ -3,6 +3,7 @@ the system compiler and run through ctypes, against the numpy simulator and the 
 
 from __future__ import annotations
 
+import os
 from types import SimpleNamespace
 from typing import Any
 
@@ -294,7 +295,8 @@ if __name__ == "__main__":  # pragma: no cover
 @pytest.mark.parametrize("which", ["bert", "decoder", "resnet"])
 def test_every_kernel_of_the_benchmark_models_verifies(which: str) -> None:
     """Every kernel of the models of ``benches/models.py`` (smaller configurations of the
-    same layouts; kernels that differ only in names share one build) builds for the CPU and matches its HintGraph at the hint shapes, at shapes
+    same layouts; kernels that differ only in names share one build) builds for the CPU and
+    matches its HintGraph at the hint shapes, at shapes
     off the hints and on a small-UB target that forces block and tile tails."""
     import sys
     from pathlib import Path
@@ -340,3 +342,61 @@ def test_cli_emits_cpp_and_verifies(tmp_path: Any) -> None:
         assert f"{d.name}_cpu.cpp" in names and "autofuse_tiling_data.h" in names
         assert f"{d.name}_tiling_func.cpp" in names
         assert (d / "kernel_tiling" / "kernel_tiling.h").exists()
+
+
+_SANITIZED = r'''
+import sys
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+import test_asc_sim_patterns as pat
+from ascendir import asc
+from ascendir.asc.schedule import schedule
+from ascendir.asc.simulate import simulate
+from ascendir.asc.tiling import compile_tiling
+
+flags = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
+runs = 0
+for seed in range(8):  # one pattern of every kind
+    b, kind = pat.build(seed)
+    impls = schedule(b.g)
+    k = asc.build_cpu(impls, pat.SMALL, name=f"san{seed}", flags=flags)
+    fn = compile_tiling(impls, pat.SMALL)
+    for shape in pat.shapes_for(b, seed, 1):
+        inputs = b.make_inputs(shape, seed)
+        for impl, res in zip(impls, fn.solve_each(shape)):
+            if isinstance(res, Exception):
+                continue
+            out = k.run(res, inputs)
+            sim = simulate(impl, res, inputs)
+            for name in b.outputs:
+                assert np.allclose(out[name].astype(float), sim[name].astype(float),
+                                   rtol=2e-2, atol=2e-2, equal_nan=True)
+            runs += 1
+print("runs", runs)
+'''
+
+
+def test_kernels_are_clean_under_address_and_undefined_sanitizers(tmp_path: Any) -> None:
+    """Spec §6: the generated kernels built with ``-fsanitize=address,undefined`` (every
+    pattern kind, small UB, tails) run without a sanitizer report. A subprocess, because the
+    ASan runtime must be loaded first (``LD_PRELOAD``)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cxx = find_compiler()
+    libasan = subprocess.run([*cxx, "-print-file-name=libasan.so"], capture_output=True,
+                             text=True).stdout.strip()
+    if not libasan or not Path(libasan).is_file():
+        pytest.skip("the C++ compiler has no shared ASan runtime")
+    env = dict(os.environ)
+    env["LD_PRELOAD"] = libasan
+    env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
+    env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1"
+    script = tmp_path / "sanitized.py"
+    script.write_text(_SANITIZED)
+    res = subprocess.run([sys.executable, str(script), str(Path(__file__).resolve().parent)],
+                         capture_output=True, text=True, env=env, timeout=1200)
+    assert res.returncode == 0, res.stderr[-4000:]
+    assert "runtime error" not in res.stderr and "AddressSanitizer" not in res.stderr
+    assert "runs " in res.stdout and int(res.stdout.split("runs ")[1].split()[0]) > 0

@@ -11,7 +11,7 @@ import pytest
 from ascendir import asc
 from ascendir.asc.schedule import allocate, schedule
 from ascendir.asc.simulate import SimulationError, evaluate, infer_sizes
-from test_asc_sim_helpers import F32, I32, HB
+from test_asc_sim_helpers import F32, HB, I32
 
 
 def _abs(dt: object, sizes: list[object]) -> HB:

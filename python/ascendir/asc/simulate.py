@@ -795,7 +795,7 @@ def infer_sizes(hint: Any, inputs: dict[str, Any],
             continue
         length = int(getattr(inputs[src.node.name], "size", 0))
         attrs = n.attr.ir_attr
-        offset = getattr(attrs, "offset") if "offset" in attrs.names() else 0
+        offset = attrs.offset if "offset" in attrs.names() else 0
         loads.append((n.outputs[0], offset, length))
     for _ in range(len(loads) + 1):
         progress = False
