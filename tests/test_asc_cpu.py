@@ -400,3 +400,24 @@ def test_kernels_are_clean_under_address_and_undefined_sanitizers(tmp_path: Any)
     assert res.returncode == 0, res.stderr[-4000:]
     assert "runtime error" not in res.stderr and "AddressSanitizer" not in res.stderr
     assert "runs " in res.stdout and int(res.stdout.split("runs ")[1].split()[0]) > 0
+
+
+def test_blocks_on_threads_give_the_same_result() -> None:
+    """``threads=N`` runs the blocks on N threads, each with its own UB; same bytes out."""
+    b = _add_graph()
+    impls = schedule(b.g)
+    shape = {"s0": 50_000}
+    tgt = Target("t", core_num=8, ub_size=16384)
+    td = solve_tiling(impls, tgt, shape)
+    assert td.block_dim > 1
+    k = asc.build_cpu(impls, tgt, name="threads")
+    inputs = b.make_inputs(shape)
+    one = k.run(td, inputs)[b.outputs[0]]
+    four = k.run(td, inputs, threads=4)[b.outputs[0]]
+    np.testing.assert_array_equal(one, four)
+    with pytest.raises(KernelRunError):
+        k.run(td, inputs, threads=0)
+    # Errors from worker threads reach the caller, naming the node.
+    with pytest.raises(KernelRunError) as e:
+        k.run(td, inputs, threads=4, ub_size=1024)
+    assert e.value.kind == "ub"

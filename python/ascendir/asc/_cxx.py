@@ -2,7 +2,7 @@
 
 The compiler is ``CXX`` (it may carry arguments, e.g. ``"ccache g++"``), else the first of
 ``c++``, ``g++``, ``clang++`` on ``PATH``. A build is a shared library compiled with
-``-std=c++17 -O3 -fPIC -shared -fwrapv -ffp-contract=off -march=native`` (``-O3``: the
+``-std=c++17 -O3 -fPIC -shared -pthread -fwrapv -ffp-contract=off -march=native`` (``-O3``: the
 strided maps only vectorize there, about 3× faster than ``-O2``; ``-march=native`` when the
 compiler accepts it, with the machine's CPU flags in the cache key; no FMA contraction, so the
 numbers do not depend on the instruction set) (plus the caller's flags) from a set of files written
@@ -25,7 +25,8 @@ from pathlib import Path
 
 from ..errors import CxxBuildError
 
-BASE_FLAGS = ("-std=c++17", "-O3", "-fPIC", "-shared", "-fwrapv", "-ffp-contract=off")
+BASE_FLAGS = ("-std=c++17", "-O3", "-fPIC", "-shared", "-pthread", "-fwrapv",
+              "-ffp-contract=off")
 #: Tuned for the machine that runs the kernel (these libraries are built where they run); no
 #: FMA contraction, so results do not depend on the instruction set.
 NATIVE_FLAGS = ("-march=native",)

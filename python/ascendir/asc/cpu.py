@@ -76,7 +76,8 @@ class CpuKernel:
         self._run = getattr(lib, f"ascendir_run_{self._sym}")
         self._run.restype = ctypes.c_int
         self._run.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
-                              ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]
+                              ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32,
+                              ctypes.c_uint32]
         self._err = getattr(lib, f"ascendir_error_{self._sym}")
         self._err.restype = ctypes.c_char_p
         self._lib = lib
@@ -129,9 +130,14 @@ class CpuKernel:
         return buf
 
     def run(self, tiling: Any, inputs: Mapping[str, Any], *, checked: bool = True,
-            ub_size: int | None = None) -> dict[str, Any]:
+            ub_size: int | None = None, threads: int = 1) -> dict[str, Any]:
         """Run every block with ``tiling`` (a solved :class:`TilingData`) on ``inputs``
-        (per Data node name); ``{output name: 1-D array}``."""
+        (per Data node name); ``{output name: 1-D array}``. ``threads`` > 1 runs the blocks on
+        that many threads, each with its own UB (kernels with atomic stores run serially); the
+        results are the same."""
+        if threads < 1:
+            raise KernelRunError(f"threads must be at least 1, not {threads}", kind="op",
+                                 kernel=self.name)
         import numpy as np
 
         impl = None
@@ -188,7 +194,7 @@ class CpuKernel:
         pout = (ctypes.c_void_p * max(len(args_out), 1))(*[a.ctypes.data for a in args_out])
         ub = int(ub_size if ub_size is not None else tiling.ub_size)
         rc = self._run(tbuf.ctypes.data, ctypes.addressof(pin), ctypes.addressof(pout), None,
-                       ub, FLAG_CHECK if checked else 0)
+                       ub, FLAG_CHECK if checked else 0, int(threads))
         if rc != 0:
             msg = self._named((self._err() or b"").decode("utf-8", "replace"))
             m = re.match(r"node '([^']*)'", msg)

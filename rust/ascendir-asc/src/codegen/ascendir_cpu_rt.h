@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -844,6 +845,58 @@ inline int reduce(RedKind kind, int nd, const int64_t *a_ln, const TI *a, const 
       }
     }
   });
+  return OK;
+}
+
+// ---- the block driver --------------------------------------------------------------------
+
+typedef int (*KernelFn)(const void *, void *const *, void *const *, void *, uint32_t, uint8_t *,
+                        uint32_t, uint32_t);
+
+// Blocks 0 .. block_dim, each on a 64-byte-aligned UB of its thread: serially, or on `threads`
+// threads (block b on thread b mod threads). Kernels with atomic stores always run serially
+// (their GM combines would race). The error reported is the lowest failing block's.
+inline int run_blocks(KernelFn f, const void *tiling, void *const *in, void *const *out,
+                      void *ws, uint32_t block_dim, uint32_t ub_size, uint32_t flags,
+                      uint32_t threads, bool atomic) {
+  auto ub_of = [ub_size](std::vector<uint64_t> &store) {
+    store.assign(((size_t)ub_size + 63) / 8 + 8, 0);
+    return (uint8_t *)(((uintptr_t)store.data() + 63) & ~(uintptr_t)63);
+  };
+  if (atomic || threads <= 1 || block_dim <= 1) {
+    std::vector<uint64_t> store;
+    uint8_t *ub = ub_of(store);
+    for (uint32_t b = 0; b < block_dim; ++b) {
+      int r = f(tiling, in, out, ws, b, ub, ub_size, flags);
+      if (r) return r;
+    }
+    return OK;
+  }
+  if (threads > block_dim) threads = block_dim;
+  std::vector<int> codes(block_dim, OK);
+  std::vector<std::string> msgs(block_dim);
+  std::vector<std::thread> pool;
+  for (uint32_t w = 0; w < threads; ++w) {
+    pool.emplace_back([&, w] {
+      std::vector<uint64_t> store;
+      uint8_t *ub = ub_of(store);
+      for (uint32_t b = w; b < block_dim; b += threads) {
+        int r = f(tiling, in, out, ws, b, ub, ub_size, flags);
+        if (r) {
+          codes[b] = r;
+          msgs[b] = last_error;
+          return;
+        }
+      }
+    });
+  }
+  for (auto &t : pool) t.join();
+  for (uint32_t b = 0; b < block_dim; ++b) {
+    if (codes[b]) {
+      last_error = msgs[b];
+      return codes[b];
+    }
+  }
   return OK;
 }
 

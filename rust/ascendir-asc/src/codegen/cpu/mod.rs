@@ -578,9 +578,14 @@ pub fn generate_with(
         src,
         "  return ascendir_rt::fail(ascendir_rt::ERR_KEY, {kname}, \"no template for tiling key \" + std::to_string(t->tiling_key));\n}}\n"
     );
+    let atomic = plans.iter().any(|p| {
+        p.nodes
+            .iter()
+            .any(|n| matches!(n.attr("atomic"), Some(AttrValue::Str(s)) if !s.is_empty()))
+    });
     let _ = writeln!(
         src,
-        "extern \"C\" int ascendir_run_{sym}(const void *tiling, void *const *inputs, void *const *outputs, void *workspace, uint32_t ub_size, uint32_t flags) {{"
+        "extern \"C\" int ascendir_run_{sym}(const void *tiling, void *const *inputs, void *const *outputs, void *workspace, uint32_t ub_size, uint32_t flags, uint32_t threads) {{"
     );
     let _ = writeln!(
         src,
@@ -588,18 +593,8 @@ pub fn generate_with(
     );
     let _ = writeln!(
         src,
-        "  std::vector<uint64_t> store(((size_t)ub_size + 63) / 8 + 8);"
+        "  return ascendir_rt::run_blocks(ascendir_kernel_{sym}, tiling, inputs, outputs, workspace, t->block_dim, ub_size, flags, threads, {atomic});\n}}\n"
     );
-    let _ = writeln!(
-        src,
-        "  uint8_t *ub = (uint8_t *)(((uintptr_t)store.data() + 63) & ~(uintptr_t)63);"
-    );
-    let _ = writeln!(src, "  for (uint32_t b = 0; b < t->block_dim; ++b) {{");
-    let _ = writeln!(
-        src,
-        "    int r = ascendir_kernel_{sym}(tiling, inputs, outputs, workspace, b, ub, ub_size, flags);"
-    );
-    let _ = writeln!(src, "    if (r) return r;\n  }}\n  return 0;\n}}\n");
     let _ = writeln!(
         src,
         "extern \"C\" const char *ascendir_error_{sym}(void) {{ return ascendir_rt::last_error.c_str(); }}"
