@@ -20,8 +20,8 @@ from ascendir import _core
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "transformer_block.onnx")
 
-# Enough ops for several decode and encode parts (4,096 ops per thread at least).
-BIG = 20_000
+# Enough ops for two decode parts (16,384 ops per thread at least) and several encode parts.
+BIG = 40_000
 
 
 def chain(n: int) -> air.Graph:

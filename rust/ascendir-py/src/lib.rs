@@ -8,10 +8,12 @@ use pyo3::prelude::*;
 /// the module goes through jemalloc: decoding and building graphs make many small allocations,
 /// often freed on another thread. Measured against the system allocator: ModelDef decode and
 /// encode of GE's dumps 25–50% faster, graph building as fast, bulk-built G(1M) 302 instead of
-/// 329 bytes per node. jemalloc runs with its default options: larger per-thread caches saved
-/// 3–5% of the instructions of the dumps' decodes and cost 5% on the encode of dump 00017, under
-/// the 5% a tuning knob must gain to be kept. The module is loaded with `dlopen`, hence
-/// jemalloc without initial-exec TLS.
+/// 329 bytes per node. jemalloc runs with its default options: larger per-thread caches
+/// (`lg_tcache_nslots_mul:4,tcache_nslots_small_max:2048`) saved 3.8% of the instructions of a
+/// decode of dump 00046, 0.6% of dump 00017, 5.8% of the encode of dump 00017 and nothing on
+/// 00046 (callgrind, one thread), which does not show in wall time on the shared test machine:
+/// too little for an exported tuning symbol. The module is loaded with `dlopen`, hence jemalloc
+/// without initial-exec TLS.
 #[cfg(all(feature = "jemalloc", not(target_env = "msvc")))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
