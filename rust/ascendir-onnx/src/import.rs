@@ -75,8 +75,11 @@ pub fn import_model(data: Bytes, opts: &ImportOptions) -> OnnxResult<(Graph, Imp
     let model = pb::ModelProto::decode(data.clone()).map_err(|e| crate::wire::locate(&data, &e))?;
     let result = import_proto(&model, opts);
     // Freeing a large decoded model takes a while: off the caller's path when it is large.
-    let nodes = model.graph.as_ref().map_or(0, |g| g.node.len());
-    ascendir_ir::threads::free_in_background(model, nodes);
+    let items = model
+        .graph
+        .as_ref()
+        .map_or(0, |g| g.node.len().saturating_add(g.initializer.len()));
+    ascendir_ir::threads::free_in_background(model, items);
     result
 }
 

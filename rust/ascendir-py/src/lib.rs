@@ -9,11 +9,10 @@ use pyo3::prelude::*;
 /// often freed on another thread. Measured against the system allocator: ModelDef decode and
 /// encode of GE's dumps 25–50% faster, graph building as fast, bulk-built G(1M) 302 instead of
 /// 329 bytes per node. jemalloc runs with its default options: larger per-thread caches
-/// (`lg_tcache_nslots_mul:4,tcache_nslots_small_max:2048`) saved 3.8% of the instructions of a
-/// decode of dump 00046, 0.6% of dump 00017, 5.8% of the encode of dump 00017 and nothing on
-/// 00046 (callgrind, one thread), which does not show in wall time on the shared test machine:
-/// too little for an exported tuning symbol. The module is loaded with `dlopen`, hence jemalloc
-/// without initial-exec TLS.
+/// (`lg_tcache_nslots_mul:4,tcache_nslots_small_max:2048`) saved 3.9% of the instructions of a
+/// decode of dump 00046 and 0.8% of dump 00017, and nothing or slightly more on their encodes
+/// (callgrind, `proto_timing`, one thread): under the 5% that would pay for an exported tuning
+/// symbol. The module is loaded with `dlopen`, hence jemalloc without initial-exec TLS.
 #[cfg(all(feature = "jemalloc", not(target_env = "msvc")))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
