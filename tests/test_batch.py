@@ -289,7 +289,9 @@ def _compile_threads() -> list[str]:
                 names.append(f.read().strip())
         except OSError:
             pass
-    return [n for n in names if n.startswith("ascendir-")]
+    # The package's shared helper threads (``ascendir-worker-<i>``, see set_num_threads) live as
+    # long as the process; a batch's own threads must not outlive it.
+    return [n for n in names if n.startswith("ascendir-") and not n.startswith("ascendir-worker")]
 
 
 def test_keyboard_interrupt_cancels_promptly_and_stops_the_threads():

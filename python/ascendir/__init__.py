@@ -26,9 +26,11 @@ from ._core import (
     format_c0_value,
     format_parts,
     format_serial_string,
+    get_num_threads,
     make_format,
     memory_size_of,
     release_memory,
+    set_num_threads,
     size_in_bytes_of,
 )
 from .errors import (
@@ -205,8 +207,10 @@ __all__ = [
     "format_c0_value",
     "format_parts",
     "format_serial_string",
+    "get_num_threads",
     "make_format",
     "memory_size_of",
     "release_memory",
+    "set_num_threads",
     "size_in_bytes_of",
 ]

@@ -12,7 +12,7 @@ from . import asc_backend as asc_backend
 from . import codegen as codegen
 from . import compiler as compiler
 
-__all__ = ['Anchor', 'AttrMap', 'Graph', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_save_bytes', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_library_loading', '_ops_mark_builtins_loaded', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_types', '_ops_unregister', '_test_panic', '_text_to_bytes', '_torch_convert', 'asc', 'asc_backend', 'codegen', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'size_in_bytes_of', 'topo_mode_from_ge_options']
+__all__ = ['Anchor', 'AttrMap', 'Graph', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_save_bytes', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_library_loading', '_ops_mark_builtins_loaded', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_types', '_ops_unregister', '_test_panic', '_text_to_bytes', '_thread_token', '_thread_trace_start', '_thread_trace_stop', '_torch_convert', 'asc', 'asc_backend', 'codegen', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'get_num_threads', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'set_num_threads', 'size_in_bytes_of', 'topo_mode_from_ge_options']
 
 __version__: str
 
@@ -625,6 +625,27 @@ def _attr_kind_table() -> list[tuple[str, int]]:
 def release_memory() -> int:
     """Give freed memory back to the operating system now: wait for graphs being freed on pool
     threads, then purge the allocator's unused pages. Returns how many graphs it waited for."""
+    ...
+
+def set_num_threads(n: int) -> None:
+    """Set the number of threads every parallel path of ascendir may use, the calling thread
+    included (ModelDef decode and encode, ONNX import's frees, the compiler's parallel phase,
+    freeing large graphs). ``1`` makes every call single-threaded. The default is the
+    environment variable ``ASCENDIR_NUM_THREADS``, else the machine's available parallelism.
+    Raises InvalidArgumentError when ``n`` is below 1."""
+    ...
+
+def get_num_threads() -> int:
+    """The number of threads ascendir's parallel paths may use, the calling thread included."""
+    ...
+
+def _thread_trace_start() -> None:
+    ...
+
+def _thread_trace_stop() -> list[int]:
+    ...
+
+def _thread_token() -> int:
     ...
 
 def size_in_bytes_of(count: int, dtype: _DTypeLike) -> int:

@@ -251,7 +251,8 @@ pub fn compile(
 }
 
 /// [`compile`] of a borrowed (copied, left unchanged) or owned graph, under `ctl`. The
-/// kernels of the final clusters are built in parallel on the current rayon pool; the result
+/// kernels of the final clusters are built in parallel (`ascendir_ir::threads::par_map`: the
+/// package's helper threads, or the batch compiler's pool when called from it); the result
 /// does not depend on the thread count.
 pub fn compile_with(
     input: Cow<'_, Graph>,
@@ -480,15 +481,14 @@ pub fn compile_with(
         Ok((Outcome::Built(Box::new(b)), ts, tt))
     };
     let outcomes: Vec<(Outcome, f64, f64, f64)> = {
-        use rayon::prelude::*;
         let work: Vec<(&Vec<NodeId>, Option<Art>)> =
             partition.clusters.iter().zip(artifacts).collect();
-        work.into_par_iter()
-            .map(|(m, a)| {
-                let t = Instant::now();
-                one(m, a).map(|(o, ts, tt)| (o, ts, tt, t.elapsed().as_secs_f64()))
-            })
-            .collect::<CompileResult<Vec<_>>>()?
+        ascendir_ir::threads::par_map(work, |(m, a)| {
+            let t = Instant::now();
+            one(m, a).map(|(o, ts, tt)| (o, ts, tt, t.elapsed().as_secs_f64()))
+        })
+        .into_iter()
+        .collect::<CompileResult<Vec<_>>>()?
     };
     let mut built: Vec<Built> = Vec::new();
     let mut lifted: Vec<Lifted> = Vec::new();

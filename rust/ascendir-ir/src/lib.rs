@@ -20,6 +20,7 @@ pub mod op_desc;
 pub mod registry;
 pub mod subgraph;
 pub mod tensor;
+pub mod threads;
 pub mod topo;
 pub mod verify;
 mod wire_support;

@@ -74,12 +74,12 @@ pub fn import_model(data: Bytes, opts: &ImportOptions) -> OnnxResult<(Graph, Imp
     crate::wire::precheck_nodes(&data)?;
     let model = pb::ModelProto::decode(data.clone()).map_err(|e| crate::wire::locate(&data, &e))?;
     let result = import_proto(&model, opts);
-    // Freeing a large decoded model takes a while; do it off the caller's path.
-    if data.len() > (1 << 20) {
-        let _ = std::thread::Builder::new()
-            .name("onnx-free".into())
-            .spawn(move || drop(model));
-    }
+    // Freeing a large decoded model takes a while: off the caller's path when it is large.
+    let items = model
+        .graph
+        .as_ref()
+        .map_or(0, |g| g.node.len().saturating_add(g.initializer.len()));
+    ascendir_ir::threads::free_in_background(model, items);
     result
 }
 

@@ -10,13 +10,6 @@ use std::time::Instant;
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
-/// The extension module's jemalloc options too (see `malloc_conf` in `ascendir-py`; a weak
-/// symbol jemalloc reads once, defined as a pointer to a static NUL-terminated string).
-#[cfg(not(target_env = "msvc"))]
-#[allow(non_upper_case_globals)]
-#[export_name = "_rjem_malloc_conf"]
-pub static malloc_conf: &[u8; 52] = b"lg_tcache_nslots_mul:4,tcache_nslots_small_max:2048\0";
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let path = args
@@ -45,10 +38,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             std::hint::black_box(ascendir_proto::first_graph(model)?);
             Ok(())
         })?;
-    }
-    if what != "enc" {
-        // Whether decodes used helper threads (the machine's spare CPU was fast enough).
-        println!("helpers pay off: {:?}", ascendir_proto::parallel_helps());
     }
     if what != "dec" {
         time("encode", &|| {

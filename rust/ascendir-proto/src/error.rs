@@ -63,6 +63,25 @@ pub enum ProtoError {
     },
 }
 
+impl ProtoError {
+    /// A wire error found in a part of the input that starts at `offset`, with its offset made
+    /// relative to the whole input (other errors are unchanged).
+    pub fn shifted(self, offset: usize) -> ProtoError {
+        match self {
+            ProtoError::Wire {
+                offset: at,
+                path,
+                message,
+            } => ProtoError::Wire {
+                offset: at.saturating_add(offset),
+                path,
+                message,
+            },
+            other => other,
+        }
+    }
+}
+
 /// How many bytes of memory a decode is expected to use per input byte, reserved (and given
 /// back at once) before it starts, so that under memory pressure a decode fails with
 /// [`ProtoError::OutOfMemory`] instead of running into an allocation failure halfway, which

@@ -15,11 +15,9 @@ pub mod pb {
 }
 
 mod byte_cache;
-mod chunks;
 pub mod convert;
 pub mod error;
 pub mod om;
-mod pacing;
 pub mod text;
 pub mod wire;
 mod write;
@@ -28,7 +26,6 @@ use ascendir_ir::Graph;
 
 pub use convert::{Model, ModelMeta};
 pub use error::{ProtoError, ProtoResult};
-pub use pacing::parallel_helps;
 
 /// Decode a binary `ModelDef` into a model.
 pub fn decode_model(data: &[u8]) -> ProtoResult<Model> {
@@ -37,14 +34,31 @@ pub fn decode_model(data: &[u8]) -> ProtoResult<Model> {
 
 /// Decode a binary `ModelDef` held in shared bytes (byte payloads are not copied).
 pub fn decode_model_bytes(data: bytes::Bytes) -> ProtoResult<Model> {
+    decode_with(data, false)
+}
+
+/// Decode `data`, with the one-pass op and desc decoders or (`reference`) the reference one.
+fn decode_with(data: bytes::Bytes, reference: bool) -> ProtoResult<Model> {
     wire::precheck_ops(&data)?;
     error::reserve_probe(
         data.len().saturating_mul(error::DECODE_RESERVE_PER_BYTE),
         "decode the model",
     )?;
-    wire::with_base(&data.clone(), || {
-        convert::model_from_def_raw(wire::parse_model_def_bytes(data.clone())?, &data)
-    })
+    let def = wire::parse_model_def_bytes(data.clone())?;
+    convert::model_value(def, convert::DecodeCtx::new(&data, reference))
+}
+
+/// The reference decoder: every op and desc decoded by prost into messages, then converted.
+/// It gives the same graphs and the same errors as [`decode_model`], only slower; the tests
+/// check the one-pass decoder against it (`tests/fuzz_decode.rs`). Not for production use.
+#[doc(hidden)]
+pub mod reference {
+    use super::*;
+
+    /// [`decode_model`](super::decode_model) with the reference decoder.
+    pub fn decode_model(data: &[u8]) -> ProtoResult<Model> {
+        decode_with(bytes::Bytes::copy_from_slice(data), true)
+    }
 }
 
 /// Decode a binary `ModelDef` and return its main graph (with its subgraphs).

@@ -34,60 +34,6 @@ pub fn message_descriptor(name: &str) -> ProtoResult<MessageDescriptor> {
         })
 }
 
-thread_local! {
-    /// The buffer being decoded on this thread (start address, length), to turn positions of
-    /// sub-slices into offsets in the whole input.
-    static BASE: std::cell::Cell<(usize, usize)> = const { std::cell::Cell::new((0, 0)) };
-}
-
-/// Run `f` with `data` registered as the buffer whose sub-slices error offsets refer to.
-pub fn with_base<R>(data: &[u8], f: impl FnOnce() -> R) -> R {
-    let old = BASE.with(|b| b.replace((data.as_ptr() as usize, data.len())));
-    let r = f();
-    BASE.with(|b| b.set(old));
-    r
-}
-
-/// The registered buffer of this thread, to hand to worker threads.
-pub fn base() -> (usize, usize) {
-    BASE.with(|b| b.get())
-}
-
-/// Run `f` with a buffer registration taken from `base()` on another thread.
-pub fn with_base_raw<R>(base: (usize, usize), f: impl FnOnce() -> R) -> R {
-    let old = BASE.with(|b| b.replace(base));
-    let r = f();
-    BASE.with(|b| b.set(old));
-    r
-}
-
-/// Offset of `slice` in the registered buffer (0 when it is not inside it).
-pub fn offset_of(slice: &[u8]) -> usize {
-    let (start, len) = BASE.with(|b| b.get());
-    let p = slice.as_ptr() as usize;
-    if p >= start && p <= start + len {
-        p - start
-    } else {
-        0
-    }
-}
-
-/// Shift the offset of an error found inside `slice` to the registered buffer.
-pub fn rebase(err: ProtoError, slice: &[u8]) -> ProtoError {
-    match err {
-        ProtoError::Wire {
-            offset,
-            path,
-            message,
-        } => ProtoError::Wire {
-            offset: offset + offset_of(slice),
-            path,
-            message,
-        },
-        other => other,
-    }
-}
-
 /// Parse a binary `ModelDef`.
 pub fn parse_model_def(data: &[u8]) -> ProtoResult<pb::ModelDef> {
     let buf = bytes::Bytes::copy_from_slice(data);

@@ -185,7 +185,7 @@ fn mutate(rng: &mut Rng, seed: &[u8], pool: &[Vec<u8>]) -> Vec<u8> {
 /// The one-pass decoder and the full decoder agree: both accept (with the same encoding of
 /// the result) or both reject with the same error.
 fn same_as_full_decoder(input: &[u8], fast: &Result<ascendir_proto::Model, ProtoError>) {
-    let full = ascendir_proto::convert::with_full_decoder(|| decode_model(input));
+    let full = ascendir_proto::reference::decode_model(input);
     match (fast, &full) {
         (Ok(a), Ok(b)) => {
             let ea = ascendir_proto::encode_model(&a.meta, &a.graphs.iter().collect::<Vec<_>>());

@@ -228,9 +228,7 @@ fn real_dumps_encode_as_prost_does() {
             }
         }
         // The one-pass decoder and the full decoder build the same graphs.
-        let full =
-            ascendir_proto::convert::with_full_decoder(|| ascendir_proto::decode_model(&data))
-                .unwrap();
+        let full = ascendir_proto::reference::decode_model(&data).unwrap();
         let out_full =
             ascendir_proto::encode_model(&full.meta, &full.graphs.iter().collect::<Vec<_>>())
                 .unwrap();

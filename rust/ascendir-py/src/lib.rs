@@ -4,29 +4,18 @@
 
 use pyo3::prelude::*;
 
-/// Every Rust allocation of the module goes through jemalloc: decoding and building graphs
-/// make many small allocations, often on worker threads and freed on another thread. Measured
-/// against the system allocator: ModelDef decode and encode of GE's dumps 25–50% faster, graph
-/// building as fast, bulk-built G(1M) 302 instead of 329 bytes per node.
-/// The module is loaded with `dlopen`, hence jemalloc without initial-exec TLS.
-#[cfg(not(target_env = "msvc"))]
+/// With the feature `jemalloc` (on by default; not on MSVC targets) every Rust allocation of
+/// the module goes through jemalloc: decoding and building graphs make many small allocations,
+/// often freed on another thread. Measured against the system allocator: ModelDef decode and
+/// encode of GE's dumps 25–50% faster, graph building as fast, bulk-built G(1M) 302 instead of
+/// 329 bytes per node. jemalloc runs with its default options: larger per-thread caches
+/// (`lg_tcache_nslots_mul:4,tcache_nslots_small_max:2048`) saved 3.9% of the instructions of a
+/// decode of dump 00046 and 0.8% of dump 00017, and nothing or slightly more on their encodes
+/// (callgrind, `proto_timing`, one thread): under the 5% that would pay for an exported tuning
+/// symbol. The module is loaded with `dlopen`, hence jemalloc without initial-exec TLS.
+#[cfg(all(feature = "jemalloc", not(target_env = "msvc")))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
-
-/// jemalloc's options, read once when it starts: larger per-thread caches of freed small
-/// objects. A decoded GE dump makes and frees some 4,500 small objects; with the default cache
-/// sizes a third of the allocator's time went to flushing full caches back to the arenas
-/// (decode of dump 00046 on one thread: 3.96 M → 3.75 M instructions, 0.31 → 0.30 ms; of dump
-/// 00017 6.63 M → 6.46 M; its encode, which grows large buffers, 6.36 M → 6.67 M). The cost is
-/// at most a few MB of freed memory kept per thread, returned by jemalloc's cache GC.
-///
-/// Soundness: jemalloc declares `const char *malloc_conf` (prefixed `_rjem_` in this build) as
-/// a weak symbol that a program may define; this defines it as a pointer to a NUL-terminated
-/// string with static lifetime, which jemalloc only reads.
-#[cfg(not(target_env = "msvc"))]
-#[allow(non_upper_case_globals)]
-#[export_name = "_rjem_malloc_conf"]
-pub static malloc_conf: &[u8; 52] = b"lg_tcache_nslots_mul:4,tcache_nslots_small_max:2048\0";
 
 mod algo;
 mod asc;
@@ -42,20 +31,17 @@ mod proto;
 mod torch;
 
 /// Give freed memory back to the operating system now: wait (at most 60 s) for the graphs
-/// being freed on pool threads, then have jemalloc purge the unused pages of every arena
+/// being freed on helper threads, then have jemalloc purge the unused pages of every arena
 /// (which it otherwise returns gradually). Returns the number of graphs it waited for.
 #[pyfunction]
 fn release_memory(py: Python<'_>) -> usize {
-    use std::sync::atomic::Ordering;
     py.detach(|| {
-        let waited = ir::graph::PENDING_FREES.load(Ordering::SeqCst);
+        let waited = ascendir_ir::threads::pending_frees();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while ir::graph::PENDING_FREES.load(Ordering::SeqCst) > 0
-            && std::time::Instant::now() < deadline
-        {
+        while ascendir_ir::threads::pending_frees() > 0 && std::time::Instant::now() < deadline {
             std::thread::sleep(std::time::Duration::from_millis(1));
         }
-        #[cfg(not(target_env = "msvc"))]
+        #[cfg(all(feature = "jemalloc", not(target_env = "msvc")))]
         {
             // "arena.<MALLCTL_ARENAS_ALL>.purge" (4096 = MALLCTL_ARENAS_ALL); the call takes no
             // arguments and cannot fail in a way that matters here.
@@ -75,10 +61,53 @@ fn release_memory(py: Python<'_>) -> usize {
     })
 }
 
+/// Set the number of threads every parallel path of ascendir may use, the calling thread
+/// included (ModelDef decode and encode, ONNX import's frees, the compiler's parallel phase,
+/// freeing large graphs). `1` makes every call single-threaded.
+#[pyfunction]
+fn set_num_threads(n: i64) -> PyResult<()> {
+    let bad = || {
+        ascendir_ir::error::IrError::InvalidArgument(format!(
+            "set_num_threads: the number of threads must be at least 1, got {n}"
+        ))
+    };
+    let n = usize::try_from(n).map_err(|_| errors::ir_err(bad()))?;
+    ascendir_ir::threads::set_num_threads(n).map_err(errors::ir_err)
+}
+
+/// The number of threads ascendir's parallel paths may use, the calling thread included.
+#[pyfunction]
+fn get_num_threads() -> usize {
+    ascendir_ir::threads::num_threads()
+}
+
+/// Start recording which threads run ascendir's parallel work (for tests).
+#[pyfunction]
+fn _thread_trace_start() {
+    ascendir_ir::threads::trace::start();
+}
+
+/// Stop recording; the tokens of the threads that ran parallel work since the start, sorted.
+#[pyfunction]
+fn _thread_trace_stop() -> Vec<u64> {
+    ascendir_ir::threads::trace::stop()
+}
+
+/// The calling thread's token, as `_thread_trace_stop` names threads.
+#[pyfunction]
+fn _thread_token() -> u64 {
+    ascendir_ir::threads::trace::token()
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(release_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(get_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(_thread_trace_start, m)?)?;
+    m.add_function(wrap_pyfunction!(_thread_trace_stop, m)?)?;
+    m.add_function(wrap_pyfunction!(_thread_token, m)?)?;
     ir::register(m)?;
     onnx::register(m)?;
     algo::register(m)?;

@@ -195,31 +195,16 @@ impl PyGraph {
     }
 }
 
-/// Graphs with at least this many nodes are freed on a pool thread when their Python object
-/// goes away.
-const FREE_IN_BACKGROUND_FROM: usize = 128;
-
-/// Graphs handed to the pool to be freed and not freed yet (see `release_memory`).
-pub static PENDING_FREES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-
 impl Drop for PyGraph {
-    /// Freeing a graph touches every node, attribute and desc (about a fifth of the time it took
-    /// to decode one): a large graph is handed to the rayon pool so that `del g` (or a graph
-    /// replaced in a loop) returns at once — unless concurrent work has been measured not to
-    /// pay off on this machine (`ascendir_proto::parallel_helps`). A graph holds no reference
-    /// that needs the GIL to be released safely (Python objects it keeps are released through
-    /// PyO3's deferred pool).
+    /// A large graph is freed on a helper thread (`ascendir_ir::threads::free_in_background`),
+    /// so that `del g` (or a graph replaced in a loop) returns at once. A graph holds no
+    /// reference that needs the GIL to be released safely (Python objects it keeps are released
+    /// through PyO3's deferred pool).
     fn drop(&mut self) {
         if let GraphSlot::Own(g) = &mut self.slot {
-            if g.len() >= FREE_IN_BACKGROUND_FROM && ascendir_proto::parallel_helps() != Some(false)
-            {
-                let g = std::mem::replace(g, Graph::new(""));
-                PENDING_FREES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                rayon::spawn(move || {
-                    drop(g);
-                    PENDING_FREES.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-                });
-            }
+            let g = std::mem::replace(g, Graph::new(""));
+            let nodes = g.len();
+            ascendir_ir::threads::free_in_background(g, nodes);
         }
     }
 }
