@@ -42,6 +42,7 @@ __all__ = [
     "load_model_file",
     "lowered_types",
     "lowering",
+    "random_inputs",
     "VerifyReport",
     "verify",
 ]
@@ -480,4 +481,4 @@ from .batch import (  # noqa: E402
     compile_many,
     default_cache_dir,
 )
-from .verify import VerifyReport, verify  # noqa: E402
+from .verify import VerifyReport, random_inputs, verify  # noqa: E402

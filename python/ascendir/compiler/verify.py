@@ -139,7 +139,9 @@ def _guards_hold(kernel: Any, shape: Mapping[str, int]) -> bool:
     return all(guard_holds(str(g), shape) is not False for g in guards)
 
 
-def _inputs(hint: Any, shape: Mapping[str, int], seed: int) -> dict[str, Any]:
+def random_inputs(hint: Any, shape: Mapping[str, int], seed: int = 0) -> dict[str, Any]:
+    """Random inputs for a HintGraph at ``shape``: per Data node an array as long as its Loads
+    read (floats uniform in [-2, 2], integers in [0, 5), bools), from ``seed``."""
     import numpy as np
 
     from ..asc.simulate import export_plan, np_dtype
@@ -249,7 +251,7 @@ def verify(compiled: Any, *, shapes: Sequence[Mapping[str, int]] | None = None,
             fn = compile_tiling(impls, tgt)
             for shape in runs:
                 for seed in seeds:
-                    inputs = _inputs(k.hint, shape, seed)
+                    inputs = random_inputs(k.hint, shape, seed)
                     try:
                         ref = asc.evaluate(k.hint, inputs, shape)
                     except Exception as e:  # the reference cannot run this kernel
@@ -279,4 +281,4 @@ def verify(compiled: Any, *, shapes: Sequence[Mapping[str, int]] | None = None,
     return report
 
 
-__all__ = ["VerifyCase", "VerifyReport", "guard_holds", "verify"]
+__all__ = ["VerifyCase", "VerifyReport", "guard_holds", "random_inputs", "verify"]
