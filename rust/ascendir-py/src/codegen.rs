@@ -9,8 +9,11 @@ use crate::asc::asc_err;
 use crate::asc::graph::PyAscGraph;
 use crate::asc_backend::PyTarget;
 
+/// Nested as a fused schedule: AscGraph → schedule result → group → ImplGraphs.
+type Nested<T> = Vec<Vec<Vec<Vec<T>>>>;
+
 /// A fused schedule as nested Python lists: AscGraph → schedule result → group → ImplGraphs.
-type Fused = Vec<Vec<Vec<Vec<AscGraph>>>>;
+type Fused = Nested<AscGraph>;
 
 fn graph_of(obj: &Bound<'_, PyAny>) -> PyResult<AscGraph> {
     let core = if obj.hasattr("_core")? {
@@ -30,7 +33,30 @@ fn graph_of(obj: &Bound<'_, PyAny>) -> PyResult<AscGraph> {
     Ok(g.borrow().g.clone())
 }
 
-fn fused_of(obj: &Bound<'_, PyAny>) -> PyResult<Fused> {
+/// The AscGraph object `obj` (or its `_core`) borrowed, not copied.
+fn graph_ref<'py>(obj: &Bound<'py, PyAny>) -> PyResult<PyRef<'py, PyAscGraph>> {
+    let core = if obj.hasattr("_core")? {
+        obj.getattr("_core")?
+    } else {
+        obj.clone()
+    };
+    let g = core.cast_into::<PyAscGraph>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err(format!(
+            "expected an AscGraph, got {}",
+            obj.get_type()
+                .name()
+                .map(|n| n.to_string())
+                .unwrap_or_default()
+        ))
+    })?;
+    Ok(g.borrow())
+}
+
+/// `obj` nested as AscGraph → schedule result → group → ImplGraphs, each graph through `leaf`.
+fn nested<'py, T>(
+    obj: &Bound<'py, PyAny>,
+    leaf: impl Fn(&Bound<'py, PyAny>) -> PyResult<T>,
+) -> PyResult<Nested<T>> {
     let mut out = Vec::new();
     for results in obj.try_iter()? {
         let mut rs = Vec::new();
@@ -39,7 +65,7 @@ fn fused_of(obj: &Bound<'_, PyAny>) -> PyResult<Fused> {
             for impls in groups?.try_iter()? {
                 let mut is = Vec::new();
                 for g in impls?.try_iter()? {
-                    is.push(graph_of(&g?)?);
+                    is.push(leaf(&g?)?);
                 }
                 gs.push(is);
             }
@@ -48,6 +74,10 @@ fn fused_of(obj: &Bound<'_, PyAny>) -> PyResult<Fused> {
         out.push(rs);
     }
     Ok(out)
+}
+
+fn fused_of(obj: &Bound<'_, PyAny>) -> PyResult<Fused> {
+    nested(obj, graph_of)
 }
 
 fn with_refs<R>(f: &Fused, run: impl FnOnce(&[Vec<Vec<Vec<&AscGraph>>>]) -> R) -> R {
@@ -92,25 +122,28 @@ fn generate_kernel(
     hint: Option<&Bound<'_, PyAny>>,
     cache_key: Option<String>,
 ) -> PyResult<Vec<(String, String)>> {
-    let f = fused_of(fused)?;
-    let impls: Vec<&AscGraph> = match f.as_slice() {
+    // The graphs are borrowed for the call, not copied.
+    let f = nested(fused, graph_ref)?;
+    let borrowed = match f.as_slice() {
         [results] => match results.as_slice() {
             [groups] => match groups.as_slice() {
-                [impls] => impls.iter().collect(),
+                [impls] => impls,
                 _ => return Err(multi_group(name)),
             },
             _ => return Err(multi_group(name)),
         },
         _ => return Err(multi_group(name)),
     };
-    let hint_g = hint.map(graph_of).transpose()?;
-    let t = target.t.clone();
+    let hint_g = hint.map(graph_ref).transpose()?;
+    let impls: Vec<&AscGraph> = borrowed.iter().map(|r| &r.g).collect();
+    let hint_ref: Option<&AscGraph> = hint_g.as_ref().map(|r| &r.g);
+    let t = &target.t;
     py.detach(|| {
         let opts = KernelOptions {
-            hint: hint_g.as_ref(),
+            hint: hint_ref,
             cache_key,
         };
-        gen_kernel(name, &impls, &t, &opts)
+        gen_kernel(name, &impls, t, &opts)
     })
     .map_err(asc_err)
 }

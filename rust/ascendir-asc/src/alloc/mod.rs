@@ -855,6 +855,59 @@ pub fn container_slot_bytes(g: &AscGraph, c: &Container, block: i64) -> Expr {
     })
 }
 
+/// [`tensor_bytes`] of every output of one graph, each computed on first use: the kernel plan,
+/// its containers' slot sizes and the tiling model of one ImplGraph read the same values.
+#[derive(Debug)]
+pub struct TensorBytes<'g> {
+    g: &'g AscGraph,
+    block: i64,
+    cells: Vec<Vec<std::cell::OnceCell<Expr>>>,
+}
+
+impl<'g> TensorBytes<'g> {
+    /// An empty memo of `g`'s tensor bytes, rounded to `block` bytes.
+    pub fn new(g: &'g AscGraph, block: i64) -> TensorBytes<'g> {
+        let cells = g
+            .nodes()
+            .iter()
+            .map(|n| {
+                n.outputs
+                    .iter()
+                    .map(|_| std::cell::OnceCell::new())
+                    .collect()
+            })
+            .collect();
+        TensorBytes { g, block, cells }
+    }
+
+    /// The graph.
+    pub fn graph(&self) -> &'g AscGraph {
+        self.g
+    }
+
+    /// The block size the byte counts are rounded to.
+    pub fn block(&self) -> i64 {
+        self.block
+    }
+
+    /// [`tensor_bytes`] of output `o` of node `n` (a node and output of the graph).
+    pub fn get(&self, n: NodeId, o: usize) -> Expr {
+        self.at(n.index(), o)
+    }
+
+    /// [`tensor_bytes`] of output `o` of the node at index `node` of [`AscGraph::nodes`].
+    pub fn at(&self, node: usize, o: usize) -> Expr {
+        self.cells[node][o]
+            .get_or_init(|| tensor_bytes(&self.g.nodes()[node].outputs[o], self.block))
+            .clone()
+    }
+
+    /// [`container_slot_bytes`] of container `c` of the graph.
+    pub fn slot_bytes(&self, c: &Container) -> Expr {
+        slot_bytes_with(self.g, c, self.block, &|n, o| self.get(n, o))
+    }
+}
+
 /// [`container_slot_bytes`] with each member tensor's bytes from `bytes(node, output)`.
 fn slot_bytes_with(
     g: &AscGraph,

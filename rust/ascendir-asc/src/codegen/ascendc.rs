@@ -128,6 +128,12 @@ impl<'a> Func<'a> {
         self.body.push('\n');
     }
 
+    /// [`Func::line`] of formatted text, written in place.
+    pub(super) fn linef(&mut self, a: std::fmt::Arguments<'_>) {
+        let _ = std::fmt::Write::write_fmt(&mut self.body, a);
+        self.body.push('\n');
+    }
+
     pub(super) fn visible(&self, name: &str) -> bool {
         self.declared
             .iter()
@@ -225,10 +231,10 @@ impl<'a> Func<'a> {
             let xn = self.axis_name(x)?;
             let pn = self.axis_name(pair)?;
             if outer_kind {
-                self.line(&format!(
+                self.linef(format_args!(
                     "int {pn}_actual_size = {xn} < {xn}_axis_size ? {pn}_axis_size : {pn}_tail_size;"
                 ));
-                self.line(&format!("int {pn}_loop_size = {pn}_actual_size;"));
+                self.linef(format_args!("int {pn}_loop_size = {pn}_actual_size;"));
                 let inner = self
                     .p
                     .axis(pair)
@@ -239,7 +245,10 @@ impl<'a> Func<'a> {
                     } else {
                         format!("{xn}_offset")
                     };
-                    self.line(&format!("int32_t {off} = {xn} * {};", texpr(&inner.size)?));
+                    self.linef(format_args!(
+                        "int32_t {off} = {xn} * {};",
+                        texpr(&inner.size)?
+                    ));
                     self.declare(&off);
                 }
             }
@@ -253,7 +262,7 @@ impl<'a> Func<'a> {
                     format!("{on}_offset")
                 };
                 let par = self.axis_name(parent)?;
-                self.line(&format!("int {par} = {off} + {inn};"));
+                self.linef(format_args!("int {par} = {off} + {inn};"));
                 pending.push(parent);
             }
         }
@@ -455,23 +464,29 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
                         .axis(inner)
                         .map(|a| a.size.clone())
                         .ok_or_else(|| err(&p.name, &inn, "axis missing".into()))?;
-                    f.line(&format!("const int {inn}_axis_size = {};", texpr(&isz)?));
-                    f.line(&format!(
+                    f.linef(format_args!(
+                        "const int {inn}_axis_size = {};",
+                        texpr(&isz)?
+                    ));
+                    f.linef(format_args!(
                         "const int {inn}_tail_size = {pn}_loop_size % {inn}_axis_size;"
                     ));
-                    f.line(&format!(
+                    f.linef(format_args!(
                         "const int {on}_axis_size = {pn}_loop_size / {inn}_axis_size;"
                     ));
-                    f.line(&format!(
+                    f.linef(format_args!(
                         "const int {on}_loop_size = {on}_axis_size + ({inn}_tail_size > 0);"
                     ));
                     done.push(inner);
                     done.push(outer);
                 }
                 _ => {
-                    f.line(&format!("const int {n}_axis_size = {};", texpr(&ax.size)?));
-                    f.line(&format!("const int {n}_loop_size = {n}_axis_size;"));
-                    f.line(&format!("const int {n}_actual_size = {n}_axis_size;"));
+                    f.linef(format_args!(
+                        "const int {n}_axis_size = {};",
+                        texpr(&ax.size)?
+                    ));
+                    f.linef(format_args!("const int {n}_loop_size = {n}_axis_size;"));
+                    f.linef(format_args!("const int {n}_actual_size = {n}_axis_size;"));
                     done.push(ax.id);
                 }
             }
@@ -501,7 +516,9 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
     f.line("}");
     if let Some(b) = block_outer {
         let bn = f.axis_name(b)?;
-        f.line(&format!("const int {bn} = block_dim % {bn}_loop_size; "));
+        f.linef(format_args!(
+            "const int {bn} = block_dim % {bn}_loop_size; "
+        ));
     }
     f.line("");
 
@@ -520,8 +537,11 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
         let t = f.tensor(pos, 0)?;
         let ct = f.ctype(n, t)?;
         let g = format!("global_{pos}");
-        f.line(&format!("GlobalTensor<{ct}> {g};"));
-        f.line(&format!("{g}.SetGlobalBuffer((__gm__ {ct}*){});", arg.name));
+        f.linef(format_args!("GlobalTensor<{ct}> {g};"));
+        f.linef(format_args!(
+            "{g}.SetGlobalBuffer((__gm__ {ct}*){});",
+            arg.name
+        ));
         f.data_global.push((pos, g));
     }
     for (pos, n) in p.nodes.iter().enumerate() {
@@ -544,8 +564,11 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
         let ct = ascend_type(ty)
             .ok_or_else(|| err(&p.name, &n.name, format!("dtype {} unsupported", ty.name())))?;
         let g = format!("global_{pos}");
-        f.line(&format!("GlobalTensor<{ct}> {g};"));
-        f.line(&format!("{g}.SetGlobalBuffer((__gm__ {ct}*){});", arg.name));
+        f.linef(format_args!("GlobalTensor<{ct}> {g};"));
+        f.linef(format_args!(
+            "{g}.SetGlobalBuffer((__gm__ {ct}*){});",
+            arg.name
+        ));
         for (q, m) in p.nodes.iter().enumerate() {
             if matches!(
                 m.compute_type,
@@ -568,14 +591,14 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
             }
             let ct = f.ctype(n, t)?;
             let l = f.local(pos, o);
-            f.line(&format!(
+            f.linef(format_args!(
                 "const uint32_t {l}_size = KernelUtils::BlkAlign<{ct}>({});",
                 f.span(t, false)?
             ));
             if t.container
                 .is_some_and(|c| p.containers[c].kind == ContainerKind::Queue)
             {
-                f.line(&format!(
+                f.linef(format_args!(
                     "const uint32_t {l}_que_buf_num = {};",
                     t.buf_num.max(1)
                 ));
@@ -588,18 +611,18 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
             continue;
         }
         let b = f.buf_name(ci);
-        f.line(&format!(
+        f.linef(format_args!(
             "TBuf<TPosition::{}> {b};",
             position_name(c.position)
         ));
-        f.line(&format!("tpipe.InitBuffer({b}, t->{});", c.name));
+        f.linef(format_args!("tpipe.InitBuffer({b}, t->{});", c.name));
         if c.kind == ContainerKind::Tmp {
-            f.line(&format!(
+            f.linef(format_args!(
                 "LocalTensor<uint8_t> tmp_buf_{} = {b}.Get<uint8_t>();",
                 c.id
             ));
         } else {
-            f.line(&format!(
+            f.linef(format_args!(
                 "LocalTensor<uint8_t> {b}_buf = {b}.Get<uint8_t>();"
             ));
         }
@@ -610,15 +633,15 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
             continue;
         }
         let q = f.queue_name(ci);
-        f.line(&format!(
+        f.linef(format_args!(
             "const uint32_t {q}_buf_num = {};",
             c.buf_num.max(1)
         ));
-        f.line(&format!(
+        f.linef(format_args!(
             "TQue<TPosition::{}, 1> {q};",
             position_name(c.position)
         ));
-        f.line(&format!(
+        f.linef(format_args!(
             "tpipe.InitBuffer({q}, {q}_buf_num, t->{});",
             c.name
         ));
@@ -652,7 +675,7 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
                 continue;
             }
             let an = f.axis_name(a)?;
-            f.line(&format!(
+            f.linef(format_args!(
                 "for (int {an} = 0; {an} < {an}_loop_size; {an}++) {{"
             ));
             f.open_scope();

@@ -131,7 +131,7 @@ pub(super) fn call(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
                             ))
                         }
                     };
-                    f.line(&format!("AscendC::{mode}<{ct}>();"));
+                    f.linef(format_args!("AscendC::{mode}<{ct}>();"));
                     f.copy(false, &l, &g, &off, ct, &dims);
                     f.line("AscendC::SetAtomicNone();");
                 }
@@ -219,7 +219,7 @@ fn elementwise(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
                 f.case
             );
             let l = f.local(pos, 0);
-            f.line(&format!(
+            f.linef(format_args!(
                 "ConfusionTransposeTiling {l}_tiling = t->{field};"
             ));
             format!(
@@ -382,7 +382,7 @@ fn broadcast(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
     let cnt = format!("{l}_actual_size");
     match f.operand(n, 0, ct)? {
         Operand::Scalar(s) => {
-            f.line(&format!("Duplicate({l}[0], {s}, {cnt});"));
+            f.linef(format_args!("Duplicate({l}[0], {s}, {cnt});"));
             Ok(())
         }
         Operand::Tensor(src, q, o) => {
@@ -391,7 +391,7 @@ fn broadcast(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
             if dims.iter().all(|d| d.3) {
                 // Every non-unit axis broadcasts: one value fills the tile.
                 f.line("AscendC::PipeBarrier<PIPE_ALL>();");
-                f.line(&format!("Duplicate({l}[0], {src}.GetValue(0), {cnt});"));
+                f.linef(format_args!("Duplicate({l}[0], {src}.GetValue(0), {cnt});"));
                 return Ok(());
             }
             let nd = dims.len();
@@ -404,7 +404,7 @@ fn broadcast(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
             for d in dims.iter().take(nd.saturating_sub(1)) {
                 f.vars += 1;
                 let v = format!("v{}", f.vars);
-                f.line(&format!("for (int {v} = 0; {v} < {}; {v}++) {{", d.0));
+                f.linef(format_args!("for (int {v} = 0; {v} < {}; {v}++) {{", d.0));
                 doff = format!("{doff} + {v} * {}", d.1);
                 if d.2 != "0" {
                     soff = format!("{soff} + {v} * {}", d.2);
@@ -412,12 +412,12 @@ fn broadcast(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
             }
             if let Some(last) = dims.last() {
                 if last.3 {
-                    f.line(&format!(
+                    f.linef(format_args!(
                         "Duplicate({l}[{doff}], {src}.GetValue({soff}), {});",
                         last.0
                     ));
                 } else {
-                    f.line(&format!(
+                    f.linef(format_args!(
                         "DataCopyExtend({l}[{doff}], {src}[{soff}], KernelUtils::BlkAlign<{ct}>({}));",
                         last.0
                     ));
@@ -482,7 +482,7 @@ fn reduce(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
     for d in dims.iter().take(lead) {
         f.vars += 1;
         let v = format!("v{}", f.vars);
-        f.line(&format!("for (int {v} = 0; {v} < {}; {v}++) {{", d.0));
+        f.linef(format_args!("for (int {v} = 0; {v} < {}; {v}++) {{", d.0));
         soff = format!("{soff} + {v} * {}", d.1);
         if d.3 {
             first.push(format!("{v} == 0"));
@@ -519,7 +519,7 @@ fn reduce(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
                 .transpose()?
                 .unwrap_or_else(|| "1".to_string());
             let shape = format!("{l}_src_shape");
-            f.line(&format!(
+            f.linef(format_args!(
                 "const uint32_t {shape}[2] = {{static_cast<uint32_t>({rows}), static_cast<uint32_t>({})}};",
                 if inner { cols.clone() } else { row_stride.clone() }
             ));
@@ -530,10 +530,10 @@ fn reduce(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
             match &first {
                 None => f.line(&api_call),
                 Some(c) => {
-                    f.line(&format!("if ({c}) {{"));
+                    f.linef(format_args!("if ({c}) {{"));
                     f.line(&api_call);
                     f.line("} else {");
-                    f.line(&format!(
+                    f.linef(format_args!(
                         "ReduceAccumulate<{ct}, {opcode}>({dst}, {src}, {rows}, {cols}, {row_stride}, {out_stride}, {inner});"
                     ));
                     f.line("}");
@@ -554,10 +554,10 @@ fn reduce(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
             match &first {
                 None => f.line(&copy),
                 Some(c) => {
-                    f.line(&format!("if ({c}) {{"));
+                    f.linef(format_args!("if ({c}) {{"));
                     f.line(&copy);
                     f.line("} else {");
-                    f.line(&format!("{combine}({dst}, {dst}, {src}, {span});"));
+                    f.linef(format_args!("{combine}({dst}, {dst}, {src}, {span});"));
                     f.line("}");
                     f.line("AscendC::PipeBarrier<PIPE_V>();");
                 }
@@ -592,7 +592,7 @@ fn reduce(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
         match last {
             None => f.line(&m),
             Some(c) => {
-                f.line(&format!("if ({c}) {{"));
+                f.linef(format_args!("if ({c}) {{"));
                 f.line(&m);
                 f.line("}");
             }
@@ -703,7 +703,7 @@ impl<'a> Func<'a> {
         for (k, d) in dims.iter().take(lead).enumerate() {
             self.vars += 1;
             let v = format!("v{}", self.vars);
-            self.line(&format!("for (int {v} = 0; {v} < {}; {v}++) {{", d.0));
+            self.linef(format_args!("for (int {v} = 0; {v} < {}; {v}++) {{", d.0));
             let _ = k;
             goff = format!("{goff} + (int64_t){v} * (int64_t){}", d.1);
             loff = if loff.is_empty() {
@@ -742,11 +742,11 @@ impl<'a> Func<'a> {
             }
         };
         if load {
-            self.line(&format!(
+            self.linef(format_args!(
                 "DataCopyPadExtend({lt}, {global}[{goff}], {count}, {len}, {gm_gap}, {ub_gap});"
             ));
         } else {
-            self.line(&format!(
+            self.linef(format_args!(
                 "DataCopyPadExtend({global}[{goff}], {lt}, {count}, {len}, {ub_gap}, {gm_gap});"
             ));
         }

@@ -122,13 +122,13 @@ pub(super) fn allocations(p: &KernelPlan) -> AscResult<Vec<Alloc>> {
 
 fn event_block(f: &mut Func<'_>, var: &str, from: Pipe, to: Pipe) {
     let (a, b) = (pipe_name(from), pipe_name(to));
-    f.line(&format!(
+    f.linef(format_args!(
         "auto {var}_e = tpipe.AllocEventID<HardEvent::{a}_{b}>();"
     ));
-    f.line(&format!("TQueSync<PIPE_{a}, PIPE_{b}> {var}_s;"));
-    f.line(&format!("{var}_s.SetFlag({var}_e);"));
-    f.line(&format!("{var}_s.WaitFlag({var}_e);"));
-    f.line(&format!(
+    f.linef(format_args!("TQueSync<PIPE_{a}, PIPE_{b}> {var}_s;"));
+    f.linef(format_args!("{var}_s.SetFlag({var}_e);"));
+    f.linef(format_args!("{var}_s.WaitFlag({var}_e);"));
+    f.linef(format_args!(
         "tpipe.ReleaseEventID<HardEvent::{a}_{b}>({var}_e);"
     ));
     f.line("");
@@ -161,17 +161,17 @@ fn output_view(f: &mut Func<'_>, pos: usize, o: usize) -> AscResult<()> {
         let off = format!("{q}_reuse{reuse}_offset");
         let fam = texpr(&t.fam_offset)?;
         if f.visible(&off) {
-            f.line(&format!("{off} = {fam};"));
+            f.linef(format_args!("{off} = {fam};"));
         } else {
-            f.line(&format!("uint32_t {off} = {fam};"));
+            f.linef(format_args!("uint32_t {off} = {fam};"));
             f.declare(&off);
         }
         if first {
             let qb = f.allocs[ai].var.clone();
             if f.visible(&qb) {
-                f.line(&format!("{qb} = {q}.AllocTensor<uint8_t>();"));
+                f.linef(format_args!("{qb} = {q}.AllocTensor<uint8_t>();"));
             } else {
-                f.line(&format!(
+                f.linef(format_args!(
                     "LocalTensor<uint8_t> {qb} = {q}.AllocTensor<uint8_t>();"
                 ));
                 f.declare(&qb);
@@ -181,15 +181,17 @@ fn output_view(f: &mut Func<'_>, pos: usize, o: usize) -> AscResult<()> {
     } else {
         format!("{}_buf", f.buf_name(ci))
     };
-    f.line(&format!(
+    f.linef(format_args!(
         "const uint32_t {l}_actual_size = {};",
         f.span(t, true)?
     ));
     if !f.visible(&l) {
-        f.line(&format!("LocalTensor<{ct}> {l};"));
+        f.linef(format_args!("LocalTensor<{ct}> {l};"));
         f.declare(&l);
     }
-    f.line(&format!("{l} = {src}.template ReinterpretCast<{ct}>();"));
+    f.linef(format_args!(
+        "{l} = {src}.template ReinterpretCast<{ct}>();"
+    ));
     Ok(())
 }
 
@@ -247,7 +249,7 @@ pub(super) fn node(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
             if f.allocs[ai].deque_at == Some(pos) && !dequeued.contains(&ai) {
                 let qn = f.queue_name(f.allocs[ai].container);
                 let v = f.allocs[ai].var.clone();
-                f.line(&format!("{v} = {qn}.DeQue<uint8_t>();"));
+                f.linef(format_args!("{v} = {qn}.DeQue<uint8_t>();"));
                 dequeued.push(ai);
             }
         }
@@ -273,9 +275,9 @@ pub(super) fn node(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
     for ai in &enq {
         let qn = f.queue_name(f.allocs[*ai].container);
         let v = f.allocs[*ai].var.clone();
-        f.line(&format!("{qn}.EnQue({v});"));
+        f.linef(format_args!("{qn}.EnQue({v});"));
         if f.allocs[*ai].last_read.is_none() {
-            f.line(&format!("{qn}.FreeTensor({v});"));
+            f.linef(format_args!("{qn}.FreeTensor({v});"));
         }
     }
     // Frees after the last reader.
@@ -290,7 +292,7 @@ pub(super) fn node(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
     for ai in frees.iter().rev() {
         let qn = f.queue_name(f.allocs[*ai].container);
         let v = f.allocs[*ai].var.clone();
-        f.line(&format!("{qn}.FreeTensor({v});"));
+        f.linef(format_args!("{qn}.FreeTensor({v});"));
     }
     f.line("");
     // Barrier bookkeeping.

@@ -14,7 +14,7 @@ use crate::error::{AscError, AscResult};
 use crate::expr::{Expr, Func, Kind, Rat, Rel};
 use crate::graph::{AscGraph, AttrValue};
 use crate::target::Target;
-use crate::tiling::{TilingProblem, VarKind};
+use crate::tiling::{TilingError, TilingProblem, VarKind};
 use ascendir_ir::DataType;
 
 /// The search routine every `<name>_tiling_func.cpp` includes.
@@ -304,12 +304,21 @@ fn workspace_cxx(g: &AscGraph, fields: &[TilingField]) -> AscResult<String> {
 /// `<name>_tiling_func.cpp` for the templates `impls` (allocated ImplGraphs, `tiling_key`
 /// order) of kernel `name`, with the block size of `target` baked into the UB model.
 pub fn tiling_func_source(name: &str, impls: &[&AscGraph], target: &Target) -> AscResult<String> {
+    tiling_func_source_with(name, impls, &|k| TilingProblem::new(impls[k], target))
+}
+
+/// [`tiling_func_source`] with the tiling model of template `k` from `problem(k)` (the
+/// [`TilingProblem`] of `impls[k]` on the target).
+pub fn tiling_func_source_with(
+    name: &str,
+    impls: &[&AscGraph],
+    problem: &dyn Fn(usize) -> Result<TilingProblem, TilingError>,
+) -> AscResult<String> {
     if impls.is_empty() {
         return Err(unsupported(format!("kernel '{name}': no ImplGraph")));
     }
-    let problems: Vec<TilingProblem> = impls
-        .iter()
-        .map(|g| TilingProblem::new(g, target))
+    let problems: Vec<TilingProblem> = (0..impls.len())
+        .map(problem)
         .collect::<Result<_, _>>()
         .map_err(|e| AscError::InvalidArgument(format!("kernel '{name}': {}", e.message)))?;
     let fields = tiling_fields(name, impls);

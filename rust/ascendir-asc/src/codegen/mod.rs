@@ -23,7 +23,9 @@ pub use cpu::{
 pub use plan::KernelPlan;
 pub use tiling_data::{tiling_data_header, tiling_fields, TilingField};
 
+use crate::alloc::{Container, TensorBytes};
 use crate::error::{AscError, AscResult};
+use crate::tiling::TilingProblem;
 
 /// File name of the CPU runtime header [`RUNTIME_HEADER`].
 pub const CPU_RT_HEADER_NAME: &str = "ascendir_cpu_rt.h";
@@ -65,12 +67,21 @@ pub fn generate_kernel(
         )));
     }
     let io = host::KernelIo::of(opts.hint.unwrap_or(impls[0]));
-    let plans: Vec<KernelPlan> = impls
+    // One tensor-byte memo, plan and container list per ImplGraph, read by every printer.
+    let bytes: Vec<TensorBytes> = impls
         .iter()
-        .map(|g| KernelPlan::build(g, target.block_size))
-        .collect::<AscResult<_>>()?;
+        .map(|g| TensorBytes::new(g, target.block_size))
+        .collect();
+    let mut plans: Vec<KernelPlan> = Vec::with_capacity(impls.len());
+    let mut containers: Vec<Vec<Container>> = Vec::with_capacity(impls.len());
+    for b in &bytes {
+        let (p, c) = KernelPlan::build_shared(b)?;
+        plans.push(p);
+        containers.push(c);
+    }
     let fields = tiling_fields(name, impls);
-    let cpu = cpu::generate(name, impls, target.block_size)?;
+    let cpu = cpu::generate_planned(name, impls, &plans, false)?;
+    let problem = |k: usize| TilingProblem::from_parts(&bytes[k], &containers[k], target);
     let mut files = vec![
         (
             "autofuse_tiling_data.h".to_string(),
@@ -78,7 +89,7 @@ pub fn generate_kernel(
         ),
         (
             format!("{name}_tiling_func.cpp"),
-            host::tiling_func_source(name, impls, target)?,
+            host::tiling_func_source_with(name, impls, &problem)?,
         ),
         (
             format!("{name}_infershape.cpp"),

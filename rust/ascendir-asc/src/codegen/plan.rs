@@ -6,7 +6,7 @@
 //! execution order its operands and output views, the UB containers with the reuse-family
 //! offset of every member, and per UB tensor its producer and readers (the queue events).
 
-use crate::alloc::{container_slot_bytes, containers_of, exec_order, tensor_bytes, ContainerKind};
+use crate::alloc::{containers_of, exec_order, Container, ContainerKind, TensorBytes};
 use crate::axis::{AxisId, AxisType};
 use crate::error::{AscError, AscResult};
 use crate::expr::Expr;
@@ -226,6 +226,13 @@ fn is_one(e: &Expr) -> bool {
 impl KernelPlan {
     /// The plan of `g` (UB byte counts rounded to `block` bytes).
     pub fn build(g: &AscGraph, block: i64) -> AscResult<KernelPlan> {
+        Ok(KernelPlan::build_shared(&TensorBytes::new(g, block))?.0)
+    }
+
+    /// [`KernelPlan::build`] of `bytes`' graph reading its tensor-byte memo, with the UB
+    /// containers (`containers_of`, empty for a HintGraph) for the tiling model to share.
+    pub fn build_shared(bytes: &TensorBytes<'_>) -> AscResult<(KernelPlan, Vec<Container>)> {
+        let g = bytes.graph();
         let gname = g.name.clone();
         let order = exec_order(g)?;
         let mut pos_of = vec![usize::MAX; g.nodes().len()];
@@ -270,7 +277,7 @@ impl KernelPlan {
                 });
             }
             let mut outputs = Vec::with_capacity(n.outputs.len());
-            for t in &n.outputs {
+            for (o, t) in n.outputs.iter().enumerate() {
                 let bv = base_view(g, t);
                 let vect_base = t
                     .vectorized_axis
@@ -280,8 +287,8 @@ impl KernelPlan {
                         (b.len() == 1).then(|| b[0])
                     })
                     .collect();
-                let bytes = if t.mem.hardware == MemHardware::Ub {
-                    tensor_bytes(t, block)
+                let tb = if t.mem.hardware == MemHardware::Ub {
+                    bytes.at(nid.index(), o)
                 } else {
                     Expr::int(0)
                 };
@@ -301,7 +308,7 @@ impl KernelPlan {
                     que_id: t.que.id,
                     buf_num: t.que.buf_num,
                     buf_id: t.buf.id,
-                    bytes,
+                    bytes: tb,
                     container: None,
                     fam_offset: Expr::int(0),
                     readers: Vec::new(),
@@ -354,12 +361,14 @@ impl KernelPlan {
             nodes,
             containers: Vec::new(),
         };
+        let mut containers = Vec::new();
         if is_impl {
             plan.nest()?;
-            plan.attach_containers(g, block, &pos_of)?;
+            containers = containers_of(g)?;
+            plan.attach_containers(bytes, &containers, &pos_of);
         }
         plan.reductions();
-        Ok(plan)
+        Ok((plan, containers))
     }
 
     /// An axis by id.
@@ -421,8 +430,13 @@ impl KernelPlan {
         Ok(())
     }
 
-    fn attach_containers(&mut self, g: &AscGraph, block: i64, pos_of: &[usize]) -> AscResult<()> {
-        for c in containers_of(g)? {
+    fn attach_containers(
+        &mut self,
+        bytes: &TensorBytes<'_>,
+        containers: &[Container],
+        pos_of: &[usize],
+    ) {
+        for c in containers {
             let ci = self.containers.len();
             let mut fam_acc: Vec<(i64, Expr)> = Vec::new();
             let mut members = Vec::new();
@@ -462,12 +476,11 @@ impl KernelPlan {
                 id: c.id,
                 position: c.position,
                 buf_num: c.buf_num,
-                slot_bytes: container_slot_bytes(g, &c, block),
+                slot_bytes: bytes.slot_bytes(c),
                 members,
                 tmps,
             });
         }
-        Ok(())
     }
 
     fn reductions(&mut self) {

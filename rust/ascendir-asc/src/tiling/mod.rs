@@ -8,7 +8,7 @@ use std::fmt;
 
 use rustc_hash::FxHashMap;
 
-use crate::alloc::{containers_of, tensor_bytes};
+use crate::alloc::{containers_of, Container, TensorBytes};
 use crate::axis::{AxisId, AxisType};
 use crate::error::AscError;
 use crate::expr::Expr;
@@ -155,12 +155,36 @@ impl TilingProblem {
         if g.graph_type != GraphType::Impl {
             return Err(model_err(g, "is not an ImplGraph".into()));
         }
-        let block = target.block_size;
         let containers = containers_of(g).map_err(|e| model_err(g, e.to_string()))?;
+        let bytes = TensorBytes::new(g, target.block_size);
+        TilingProblem::from_parts(&bytes, &containers, target)
+    }
+
+    /// [`TilingProblem::new`] of `bytes`' graph from its containers (`containers_of`) and its
+    /// tensor-byte memo (rounded to `target`'s block size), shared with other readers.
+    pub fn from_parts(
+        bytes: &TensorBytes<'_>,
+        containers: &[Container],
+        target: &Target,
+    ) -> Result<TilingProblem, TilingError> {
+        let g = bytes.graph();
+        if g.graph_type != GraphType::Impl {
+            return Err(model_err(g, "is not an ImplGraph".into()));
+        }
+        let block = target.block_size;
+        if bytes.block() != block {
+            return Err(model_err(
+                g,
+                format!(
+                    "tensor bytes rounded to {} bytes, the target's block is {block}",
+                    bytes.block()
+                ),
+            ));
+        }
         let mut ub = Expr::int(0);
         let mut cont_exprs = Vec::new();
-        for c in &containers {
-            let slot = crate::alloc::container_slot_bytes(g, c, block);
+        for c in containers {
+            let slot = bytes.slot_bytes(c);
             ub = Expr::add(&ub, &Expr::mul(&slot, &Expr::int(c.buf_num)));
             cont_exprs.push((c.size_name(), slot, c.buf_num, c.kind));
         }
@@ -292,13 +316,13 @@ impl TilingProblem {
             collect(&ax.size);
         }
         let mut tensor_b = Vec::new();
-        for n in g.nodes() {
+        for (ni, n) in g.nodes().iter().enumerate() {
             if !n.is_compute() {
                 continue;
             }
-            for t in &n.outputs {
+            for (o, t) in n.outputs.iter().enumerate() {
                 if t.mem.hardware == crate::graph::MemHardware::Ub {
-                    tensor_b.push(tensor_bytes(t, block));
+                    tensor_b.push(bytes.at(ni, o));
                 }
             }
         }

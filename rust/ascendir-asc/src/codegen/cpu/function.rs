@@ -171,9 +171,9 @@ pub(super) fn function(
             if open == 0 && block_bound {
                 g.line("for (int64_t i0 = block_idx; i0 == (int64_t)block_idx; ++i0) {");
                 g.indent += 1;
-                g.line(&format!("if (i0 >= {sz}) break;"));
+                g.linef(format_args!("if (i0 >= {sz}) break;"));
             } else {
-                g.line(&format!(
+                g.linef(format_args!(
                     "for (int64_t i{open} = 0; i{open} < {sz}; ++i{open}) {{"
                 ));
                 g.indent += 1;

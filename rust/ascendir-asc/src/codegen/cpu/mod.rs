@@ -264,6 +264,15 @@ impl<'a> Gen<'a> {
         self.body.push('\n');
     }
 
+    /// [`Gen::line`] of formatted text, written in place.
+    fn linef(&mut self, a: std::fmt::Arguments<'_>) {
+        for _ in 0..self.indent {
+            self.body.push_str("  ");
+        }
+        let _ = std::fmt::Write::write_fmt(&mut self.body, a);
+        self.body.push('\n');
+    }
+
     fn fresh(&mut self, stem: &str) -> String {
         self.var += 1;
         format!("{stem}{}", self.var)
@@ -301,7 +310,7 @@ impl<'a> Gen<'a> {
             match ax.kind {
                 AxisType::Original => {
                     let sz = self.size(a)?;
-                    self.line(&format!("if ({v} >= {sz}) {skip};"));
+                    self.linef(format_args!("if ({v} >= {sz}) {skip};"));
                     let k = self.base_pos(a).unwrap_or(0);
                     rng.insert(k, (v.clone(), "1LL".into()));
                 }
@@ -325,8 +334,8 @@ impl<'a> Gen<'a> {
                         let si = self.size(inner)?;
                         let sp = self.size(par)?;
                         let x = self.fresh("x");
-                        self.line(&format!("const int64_t {x} = {vo} * {si} + {vi};"));
-                        self.line(&format!("if ({x} >= {sp}) {skip};"));
+                        self.linef(format_args!("const int64_t {x} = {vo} * {si} + {vi};"));
+                        self.linef(format_args!("if ({x} >= {sp}) {skip};"));
                         idx.push((par, x.clone()));
                         pending.push((par, x));
                     }
@@ -338,13 +347,13 @@ impl<'a> Gen<'a> {
                         let s = self.size(*c)?;
                         let x = self.fresh("x");
                         let r = self.fresh("x");
-                        self.line(&format!(
+                        self.linef(format_args!(
                             "const int64_t {x} = {s} ? {rem} % {s} : 0; const int64_t {r} = {s} ? {rem} / {s} : 0;"
                         ));
                         vals.push((*c, x));
                         rem = r;
                     }
-                    self.line(&format!("if ({rem} != 0) {skip};"));
+                    self.linef(format_args!("if ({rem} != 0) {skip};"));
                     for (c, x) in vals {
                         idx.push((c, x.clone()));
                         pending.push((c, x));
@@ -369,9 +378,9 @@ impl<'a> Gen<'a> {
                     let ps = self.size(par)?;
                     let st = self.fresh("x");
                     let ln = self.fresh("x");
-                    self.line(&format!("const int64_t {st} = {v} * {ts};"));
-                    self.line(&format!("if ({st} >= {ps}) {skip};"));
-                    self.line(&format!(
+                    self.linef(format_args!("const int64_t {st} = {v} * {ts};"));
+                    self.linef(format_args!("if ({st} >= {ps}) {skip};"));
+                    self.linef(format_args!(
                         "const int64_t {ln} = {ts} < {ps} - {st} ? {ts} : {ps} - {st};"
                     ));
                     let k = self.base_pos(par).unwrap_or(0);
@@ -423,28 +432,28 @@ impl<'a> Gen<'a> {
             st.push("0".into());
             ln.push("1".into());
         }
-        self.line(&format!(
+        self.linef(format_args!(
             "const int64_t {v}_st[{nd}] = {{{}}};",
             st.join(", ")
         ));
-        self.line(&format!(
+        self.linef(format_args!(
             "const int64_t {v}_ln[{nd}] = {{{}}};",
             ln.join(", ")
         ));
-        self.line(&format!("(void){v}_st;"));
+        self.linef(format_args!("(void){v}_st;"));
     }
 
     /// UB strides per base axis of `t` (`<v>_us`): the last non-zero vectorized stride of a
     /// vectorized axis over that base axis, else 0.
     fn ub_strides(&mut self, v: &str, t: &PlanTensor) {
         let nd = self.p.base.len().max(1);
-        self.line(&format!("int64_t {v}_us[{nd}] = {{0}};"));
+        self.linef(format_args!("int64_t {v}_us[{nd}] = {{0}};"));
         for (k, b) in self.p.base.clone().iter().enumerate() {
             for (j, vb) in t.vect_base.iter().enumerate() {
                 if *vb == Some(*b) {
                     if let Some(s) = t.vect_strides.get(j) {
                         let se = self.pool.get(s);
-                        self.line(&format!("if ({se} != 0) {v}_us[{k}] = {se};"));
+                        self.linef(format_args!("if ({se} != 0) {v}_us[{k}] = {se};"));
                     }
                 }
             }
@@ -462,11 +471,11 @@ impl<'a> Gen<'a> {
         if gs.is_empty() {
             gs.push("0".into());
         }
-        self.line(&format!(
+        self.linef(format_args!(
             "const int64_t {v}_gs[{nd}] = {{{}}};",
             gs.join(", ")
         ));
-        self.line(&format!(
+        self.linef(format_args!(
             "const int64_t {v}_go = {offset} + ascendir_rt::dot({nd}, {v}_st, {v}_gs);"
         ));
     }
@@ -506,7 +515,30 @@ pub fn generate_with(
         .iter()
         .map(|g| KernelPlan::build(g, block))
         .collect::<AscResult<_>>()?;
-    for p in &plans {
+    generate_planned(name, impls, &plans, canonical)
+}
+
+/// [`generate_with`] from the plans of `impls` (built with the target's block size, same
+/// order).
+pub fn generate_planned(
+    name: &str,
+    impls: &[&AscGraph],
+    plans: &[KernelPlan],
+    canonical: bool,
+) -> AscResult<CpuKernel> {
+    if !is_ident(name) {
+        return Err(AscError::InvalidArgument(format!(
+            "kernel name '{name}' is not a C identifier"
+        )));
+    }
+    if impls.is_empty() || plans.len() != impls.len() {
+        return Err(AscError::InvalidArgument(format!(
+            "kernel '{name}': {} plans for {} ImplGraphs",
+            plans.len(),
+            impls.len()
+        )));
+    }
+    for p in plans {
         if !p.is_impl {
             return Err(AscError::InvalidArgument(format!(
                 "graph '{}' is not an ImplGraph",

@@ -53,10 +53,10 @@ impl<'a> Gen<'a> {
                     ),
                 )
             })?;
-            self.line(&format!(
+            self.linef(format_args!(
                 "const {ct} {v}_val = ascendir_rt::store_as<{ct}>({lit}); const {ct} *{v} = &{v}_val;"
             ));
-            self.line(&format!("const int64_t {v}_s[{nd}] = {{0}};"));
+            self.linef(format_args!("const int64_t {v}_s[{nd}] = {{0}};"));
             return Ok(ct);
         }
         let Some(tk) = self.tkey(q, o) else {
@@ -72,13 +72,13 @@ impl<'a> Gen<'a> {
         self.extents(v, t, r);
         self.ub_strides(v, t);
         let name = self.labels.label(&n.name);
-        self.line(&format!("ACHK(cx.vect({v}_ln, {v}_us, {nd}, {name}));"));
-        self.line(&format!(
+        self.linef(format_args!("ACHK(cx.vect({v}_ln, {v}_us, {nd}, {name}));"));
+        self.linef(format_args!(
             "const {ct} *{v} = (const {ct} *)cx.read({tk}, {v}_ln, {v}_us, {nd}, sizeof({ct}), {name}); if (!{v}) return cx.err;"
         ));
         // Strides over the iteration space: 0 where this operand has extent 1 (broadcast).
-        self.line(&format!("int64_t {v}_s[{nd}];"));
-        self.line(&format!(
+        self.linef(format_args!("int64_t {v}_s[{nd}];"));
+        self.linef(format_args!(
             "ACHK(ascendir_rt::bcast({nd}, {v}_ln, {v}_us, {space}, {v}_s, {name}));"
         ));
         Ok(ct)
@@ -101,7 +101,7 @@ impl<'a> Gen<'a> {
             )
         })?;
         let note = self.labels.comment(&n.name);
-        self.line(&format!("{{  // {note} ({})", n.op_type));
+        self.linef(format_args!("{{  // {note} ({})", n.op_type));
         self.indent += 1;
         let offset = match n.attr("offset") {
             Some(AttrValue::Expr(e)) => self.pool.get(e),
@@ -132,7 +132,7 @@ impl<'a> Gen<'a> {
                 self.extents("o", t, r);
                 self.gm_view("o", t, &offset);
                 self.write_target(pos, oct, &name)?;
-                self.line(&format!(
+                self.linef(format_args!(
                     "ascendir_rt::map1({nd}, o_ln, o, o_s, (const {gct} *)gin[{di}] + o_go, o_gs, ascendir_rt::OpId());"
                 ));
             }
@@ -151,7 +151,7 @@ impl<'a> Gen<'a> {
                     _ => None,
                 };
                 match atomic.as_deref() {
-                    None => self.line(&format!(
+                    None => self.linef(format_args!(
                         "ascendir_rt::map1({nd}, o_ln, ({gct} *)gout[{oi}] + o_go, o_gs, a, a_s, ascendir_rt::OpId());"
                     )),
                     Some(op @ ("add" | "max" | "min")) => {
@@ -160,7 +160,7 @@ impl<'a> Gen<'a> {
                             "max" => "OpMaximum",
                             _ => "OpMinimum",
                         };
-                        self.line(&format!(
+                        self.linef(format_args!(
                             "ascendir_rt::combine1({nd}, o_ln, ({gct} *)gout[{oi}] + o_go, o_gs, a, a_s, ascendir_rt::{f}());"
                         ))
                     }
@@ -187,14 +187,14 @@ impl<'a> Gen<'a> {
                 self.write_target(pos, oct, &name)?;
                 self.line("int axis = -1;");
                 for v in &names {
-                    self.line(&format!(
+                    self.linef(format_args!(
                         "for (int k = 0; k < {nd} && axis < 0; ++k) if ({v}_ln[k] != o_ln[k]) axis = k;"
                     ));
                 }
                 self.line("if (axis < 0) axis = 0;");
                 self.line("int64_t at = 0;");
                 for v in &names {
-                    self.line(&format!(
+                    self.linef(format_args!(
                         "ascendir_rt::map1({nd}, {v}_ln, o + at * o_us[axis], o_s, {v}, {v}_us, ascendir_rt::OpId()); at += {v}_ln[axis];"
                     ));
                 }
@@ -284,8 +284,8 @@ impl<'a> Gen<'a> {
         let name = self.labels.label(&n.name);
         self.extents(v, t, r);
         self.ub_strides(v, t);
-        self.line(&format!("ACHK(cx.vect({v}_ln, {v}_us, {nd}, {name}));"));
-        self.line(&format!(
+        self.linef(format_args!("ACHK(cx.vect({v}_ln, {v}_us, {nd}, {name}));"));
+        self.linef(format_args!(
             "const {ct} *{v} = (const {ct} *)cx.read({tk}, {v}_ln, {v}_us, {nd}, sizeof({ct}), {name}); if (!{v}) return cx.err;"
         ));
         Ok(())
@@ -315,7 +315,7 @@ impl<'a> Gen<'a> {
         };
         let nd = self.nd();
         self.ub_strides("o", t);
-        self.line(&format!("ACHK(cx.vect(o_ln, o_us, {nd}, {name}));"));
+        self.linef(format_args!("ACHK(cx.vect(o_ln, o_us, {nd}, {name}));"));
         let ins: Vec<String> = n
             .inputs
             .iter()
@@ -327,12 +327,12 @@ impl<'a> Gen<'a> {
         } else {
             ins.join(", ")
         };
-        self.line(&format!("const int in_keys[] = {{{list}}};"));
-        self.line(&format!(
+        self.linef(format_args!("const int in_keys[] = {{{list}}};"));
+        self.linef(format_args!(
             "{oct} *o = ({oct} *)cx.write({tk}, {fresh}, o_ln, o_us, {nd}, sizeof({oct}), in_keys, {}, {name}); if (!o) return cx.err;",
             ins.len()
         ));
-        self.line(&format!(
+        self.linef(format_args!(
             "int64_t o_s[{nd}]; ascendir_rt::out_strides({nd}, o_ln, o_us, o_s);"
         ));
         Ok(())
@@ -365,8 +365,8 @@ impl<'a> Gen<'a> {
         self.extents("o", t, r);
         self.extents("a", it, r);
         self.ub_strides("a", it);
-        self.line(&format!("ACHK(cx.vect(a_ln, a_us, {nd}, {name}));"));
-        self.line(&format!(
+        self.linef(format_args!("ACHK(cx.vect(a_ln, a_us, {nd}, {name}));"));
+        self.linef(format_args!(
             "const {ict} *a = (const {ict} *)cx.read({tk}, a_ln, a_us, {nd}, sizeof({ict}), {name}); if (!a) return cx.err;"
         ));
         // Mean divides by the full extent of the reduced axes.
@@ -389,9 +389,9 @@ impl<'a> Gen<'a> {
                 .collect::<Vec<_>>()
                 .join(" && ")
         };
-        self.line(&format!("const bool first = {first};"));
+        self.linef(format_args!("const bool first = {first};"));
         self.write_target_fresh(pos, oct, name, "first")?;
-        self.line(&format!(
+        self.linef(format_args!(
             "ACHK(ascendir_rt::reduce<{oct}, {ict}>(ascendir_rt::{kind}, {nd}, a_ln, a, a_us, o_ln, o, o_s, first, (double)({total}), {name}));"
         ));
         Ok(())
