@@ -16,21 +16,7 @@ type Nested<T> = Vec<Vec<Vec<Vec<T>>>>;
 type Fused = Nested<AscGraph>;
 
 fn graph_of(obj: &Bound<'_, PyAny>) -> PyResult<AscGraph> {
-    let core = if obj.hasattr("_core")? {
-        obj.getattr("_core")?
-    } else {
-        obj.clone()
-    };
-    let g = core.cast::<PyAscGraph>().map_err(|_| {
-        pyo3::exceptions::PyTypeError::new_err(format!(
-            "expected an AscGraph, got {}",
-            obj.get_type()
-                .name()
-                .map(|n| n.to_string())
-                .unwrap_or_default()
-        ))
-    })?;
-    Ok(g.borrow().g.clone())
+    Ok(graph_ref(obj)?.g.clone())
 }
 
 /// The AscGraph object `obj` (or its `_core`) borrowed, not copied.

@@ -62,11 +62,7 @@ pub fn ascend_type(d: DataType) -> Option<&'static str> {
     })
 }
 
-pub(super) fn is_ident(s: &str) -> bool {
-    let mut c = s.chars();
-    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
-        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
-}
+use super::is_c_ident as is_ident;
 
 /// The pipe a node runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

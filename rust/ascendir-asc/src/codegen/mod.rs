@@ -58,10 +58,7 @@ pub fn generate_kernel(
             "kernel '{name}': no ImplGraph to generate"
         )));
     }
-    if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-        || name.starts_with(|c: char| c.is_ascii_digit())
-        || name.is_empty()
-    {
+    if !is_c_ident(name) {
         return Err(AscError::InvalidArgument(format!(
             "kernel name '{name}' is not a C identifier"
         )));
@@ -116,4 +113,11 @@ pub fn generate_kernel(
     ];
     files.sort();
     Ok(files)
+}
+
+/// Whether `s` is a C identifier (a letter or `_`, then letters, digits or `_`).
+pub(crate) fn is_c_ident(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
+        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
 }

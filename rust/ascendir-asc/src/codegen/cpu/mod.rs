@@ -84,11 +84,7 @@ fn ctype(d: DataType) -> Option<&'static str> {
     })
 }
 
-fn is_ident(s: &str) -> bool {
-    let mut c = s.chars();
-    matches!(c.next(), Some(ch) if ch.is_ascii_alphabetic() || ch == '_')
-        && c.all(|ch| ch.is_ascii_alphanumeric() || ch == '_')
-}
+use super::is_c_ident as is_ident;
 
 fn c_str(s: &str) -> String {
     let mut o = String::from("\"");
@@ -503,11 +499,6 @@ pub fn generate_with(
     block: i64,
     canonical: bool,
 ) -> AscResult<CpuKernel> {
-    if !is_ident(name) {
-        return Err(AscError::InvalidArgument(format!(
-            "kernel name '{name}' is not a C identifier"
-        )));
-    }
     if impls.is_empty() {
         return Err(AscError::InvalidArgument("no ImplGraph given".into()));
     }
