@@ -27,130 +27,87 @@ fn neg_wrap(s: &str) -> String {
 
 /// `e` as Ascend C text; `sym` names a symbol (`t->s0`, a local variable, ...).
 pub fn print(e: &Expr, sym: &dyn Fn(&str) -> String) -> AscResult<String> {
-    // Iterative post-order: no recursion bounded by the input.
-    enum Step<'a> {
-        Visit(&'a Expr),
-        Build(&'a Expr),
-    }
-    let mut stack = vec![Step::Visit(e)];
-    let mut out: Vec<String> = Vec::new();
-    while let Some(s) = stack.pop() {
-        match s {
-            Step::Visit(x) => {
-                stack.push(Step::Build(x));
-                match x.kind() {
-                    Kind::Num(_) | Kind::Sym(_) => {}
-                    Kind::Add(_, terms) => {
-                        for (t, _) in terms.iter().rev() {
-                            stack.push(Step::Visit(t));
-                        }
-                    }
-                    Kind::Mul(_, factors) => {
-                        for (b, ex) in factors.iter().rev() {
-                            stack.push(Step::Visit(ex));
-                            stack.push(Step::Visit(b));
-                        }
-                    }
-                    Kind::Func(_, args) => {
-                        for a in args.iter().rev() {
-                            stack.push(Step::Visit(a));
-                        }
-                    }
-                    Kind::Rel(..) => {
-                        return Err(AscError::InvalidArgument(format!(
-                            "relation {e} is not a size"
-                        )))
+    super::cexpr::fold(e, &mut |x, kids: Vec<String>| -> AscResult<String> {
+        Ok(match x.kind() {
+            Kind::Num(r) => rat(r)?,
+            Kind::Sym(s) => sym(s),
+            Kind::Add(c, terms) => {
+                let mut parts: Vec<String> = Vec::with_capacity(terms.len() + 1);
+                for ((_, k), a) in terms.iter().zip(kids) {
+                    if *k == Rat::from(1) {
+                        parts.push(a);
+                    } else if *k == Rat::from(-1) {
+                        parts.push(format!("-{a}"));
+                    } else {
+                        parts.push(format!("{} * {a}", neg_wrap(&rat(k)?)));
                     }
                 }
+                if !c.is_zero() {
+                    parts.push(rat(c)?);
+                }
+                let mut t = String::new();
+                for (i, p) in parts.iter().enumerate() {
+                    if i == 0 {
+                        t.push_str(p);
+                    } else if let Some(rest) = p.strip_prefix('-') {
+                        t.push_str(" - ");
+                        t.push_str(rest);
+                    } else {
+                        t.push_str(" + ");
+                        t.push_str(p);
+                    }
+                }
+                format!("({t})")
             }
-            Step::Build(x) => {
-                let text = match x.kind() {
-                    Kind::Num(r) => rat(r)?,
-                    Kind::Sym(s) => sym(s),
-                    Kind::Add(c, terms) => {
-                        let args = out.split_off(out.len().saturating_sub(terms.len()));
-                        let mut parts: Vec<String> = Vec::with_capacity(terms.len() + 1);
-                        for ((_, k), a) in terms.iter().zip(args) {
-                            if *k == Rat::from(1) {
-                                parts.push(a);
-                            } else if *k == Rat::from(-1) {
-                                parts.push(format!("-{a}"));
-                            } else {
-                                parts.push(format!("{} * {a}", neg_wrap(&rat(k)?)));
+            Kind::Mul(c, factors) => {
+                let mut num: Vec<String> = Vec::new();
+                let mut den: Vec<String> = Vec::new();
+                for (pair, (_, ex)) in kids.chunks(2).zip(factors.iter()) {
+                    match ex.as_i64() {
+                        Some(1) => num.push(pair[0].clone()),
+                        Some(-1) => den.push(pair[0].clone()),
+                        Some(k) if k > 1 => {
+                            for _ in 0..k.min(16) {
+                                num.push(pair[0].clone());
                             }
                         }
-                        if !c.is_zero() {
-                            parts.push(rat(c)?);
-                        }
-                        let mut t = String::new();
-                        for (i, p) in parts.iter().enumerate() {
-                            if i == 0 {
-                                t.push_str(p);
-                            } else if let Some(rest) = p.strip_prefix('-') {
-                                t.push_str(" - ");
-                                t.push_str(rest);
-                            } else {
-                                t.push_str(" + ");
-                                t.push_str(p);
-                            }
-                        }
-                        format!("({t})")
+                        _ => num.push(format!("Pow({}, {})", pair[0], pair[1])),
                     }
-                    Kind::Mul(c, factors) => {
-                        let args = out.split_off(out.len().saturating_sub(2 * factors.len()));
-                        let mut num: Vec<String> = Vec::new();
-                        let mut den: Vec<String> = Vec::new();
-                        for (pair, (_, ex)) in args.chunks(2).zip(factors.iter()) {
-                            match ex.as_i64() {
-                                Some(1) => num.push(pair[0].clone()),
-                                Some(-1) => den.push(pair[0].clone()),
-                                Some(k) if k > 1 => {
-                                    for _ in 0..k.min(16) {
-                                        num.push(pair[0].clone());
-                                    }
-                                }
-                                _ => num.push(format!("Pow({}, {})", pair[0], pair[1])),
-                            }
-                        }
-                        if !c.is_one() {
-                            num.insert(0, neg_wrap(&rat(c)?));
-                        }
-                        let n = if num.is_empty() {
-                            "1".to_string()
-                        } else if num.len() == 1 && den.is_empty() {
-                            num.remove(0)
-                        } else {
-                            format!("({})", num.join(" * "))
-                        };
-                        if den.is_empty() {
-                            n
-                        } else {
-                            format!("Rational({n}, {})", den.join(" * "))
-                        }
-                    }
-                    Kind::Func(f, args) => {
-                        let a = out.split_off(out.len().saturating_sub(args.len()));
-                        match f {
-                            Func::Ceiling => format!("Ceiling({})", a.join(", ")),
-                            Func::Floor => format!("Floor({})", a.join(", ")),
-                            Func::Abs => format!("Abs({})", a.join(", ")),
-                            Func::Mod => format!("Mod({})", a.join(", ")),
-                            Func::Max => format!("KernelUtils::Max({})", a.join(", ")),
-                            Func::Min => format!("KernelUtils::Min({})", a.join(", ")),
-                        }
-                    }
-                    Kind::Rel(..) => {
-                        return Err(AscError::InvalidArgument(format!(
-                            "relation {e} is not a size"
-                        )))
-                    }
+                }
+                if !c.is_one() {
+                    num.insert(0, neg_wrap(&rat(c)?));
+                }
+                let n = if num.is_empty() {
+                    "1".to_string()
+                } else if num.len() == 1 && den.is_empty() {
+                    num.remove(0)
+                } else {
+                    format!("({})", num.join(" * "))
                 };
-                out.push(text);
+                if den.is_empty() {
+                    n
+                } else {
+                    format!("Rational({n}, {})", den.join(" * "))
+                }
             }
-        }
-    }
-    out.pop()
-        .ok_or_else(|| AscError::InvalidArgument(format!("expression {e} printed nothing")))
+            Kind::Func(f, _) => {
+                let a = kids;
+                match f {
+                    Func::Ceiling => format!("Ceiling({})", a.join(", ")),
+                    Func::Floor => format!("Floor({})", a.join(", ")),
+                    Func::Abs => format!("Abs({})", a.join(", ")),
+                    Func::Mod => format!("Mod({})", a.join(", ")),
+                    Func::Max => format!("KernelUtils::Max({})", a.join(", ")),
+                    Func::Min => format!("KernelUtils::Min({})", a.join(", ")),
+                }
+            }
+            Kind::Rel(..) => {
+                return Err(AscError::InvalidArgument(format!(
+                    "relation {e} is not a size"
+                )))
+            }
+        })
+    })
 }
 
 /// `e` with every symbol read from the tiling data (`t-><name>`).

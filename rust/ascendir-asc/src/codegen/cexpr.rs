@@ -13,90 +13,88 @@ fn rat(r: &Rat) -> Option<String> {
     })
 }
 
-/// The C++ expression of `e` (type `ascendir_rt::R`); symbols are read through `sym(name)`.
-/// `None` when the expression holds a relation (not a size) or a constant beyond 64 bits.
-pub fn print(e: &Expr, sym: &dyn Fn(&str) -> String) -> Option<String> {
-    // Iterative post-order over the tree: no recursion bounded by the input.
+/// Fold `e` bottom-up without recursion (the depth of an expression is the input's):
+/// `build(node, children)` receives the results of the node's children in order — sum terms;
+/// product base and exponent pairs; function arguments; relation sides.
+pub(crate) fn fold<T, E, F>(e: &Expr, build: &mut F) -> Result<T, E>
+where
+    F: FnMut(&Expr, Vec<T>) -> Result<T, E>,
+{
     enum Step<'a> {
         Visit(&'a Expr),
-        Build(&'a Expr),
+        Build(&'a Expr, usize),
     }
     let mut stack = vec![Step::Visit(e)];
-    let mut out: Vec<String> = Vec::new();
+    let mut out: Vec<T> = Vec::new();
     while let Some(s) = stack.pop() {
         match s {
             Step::Visit(x) => {
-                stack.push(Step::Build(x));
-                match x.kind() {
-                    Kind::Num(_) | Kind::Sym(_) => {}
-                    Kind::Add(_, terms) => {
-                        for (t, _) in terms.iter().rev() {
-                            stack.push(Step::Visit(t));
-                        }
-                    }
-                    Kind::Mul(_, factors) => {
-                        for (b, ex) in factors.iter().rev() {
-                            stack.push(Step::Visit(ex));
-                            stack.push(Step::Visit(b));
-                        }
-                    }
-                    Kind::Func(_, args) => {
-                        for a in args.iter().rev() {
-                            stack.push(Step::Visit(a));
-                        }
-                    }
-                    Kind::Rel(..) => return None,
+                let kids: Vec<&Expr> = match x.kind() {
+                    Kind::Num(_) | Kind::Sym(_) => Vec::new(),
+                    Kind::Add(_, terms) => terms.iter().map(|(t, _)| t).collect(),
+                    Kind::Mul(_, factors) => factors.iter().flat_map(|(b, ex)| [b, ex]).collect(),
+                    Kind::Func(_, args) => args.iter().collect(),
+                    Kind::Rel(_, a, b) => vec![a, b],
+                };
+                stack.push(Step::Build(x, kids.len()));
+                for k in kids.into_iter().rev() {
+                    stack.push(Step::Visit(k));
                 }
             }
-            Step::Build(x) => {
-                let text = match x.kind() {
-                    Kind::Num(r) => rat(r)?,
-                    Kind::Sym(s) => sym(s),
-                    Kind::Add(c, terms) => {
-                        let args = out.split_off(out.len() - terms.len());
-                        let mut t = rat(c)?;
-                        for ((_, k), a) in terms.iter().zip(args) {
-                            if *k == Rat::from(1) {
-                                t = format!("({t} + {a})");
-                            } else {
-                                t = format!("({t} + {} * {a})", rat(k)?);
-                            }
-                        }
-                        t
-                    }
-                    Kind::Mul(c, factors) => {
-                        let args = out.split_off(out.len() - 2 * factors.len());
-                        let mut t = rat(c)?;
-                        for pair in args.chunks(2) {
-                            t = format!("({t} * ascendir_rt::rpow({}, {}))", pair[0], pair[1]);
-                        }
-                        t
-                    }
-                    Kind::Func(f, args) => {
-                        let a = out.split_off(out.len() - args.len());
-                        match f {
-                            Func::Ceiling => format!("ascendir_rt::rceil({})", a[0]),
-                            Func::Floor => format!("ascendir_rt::rfloor({})", a[0]),
-                            Func::Abs => format!("ascendir_rt::rabs({})", a[0]),
-                            Func::Mod => format!("ascendir_rt::rmod({}, {})", a[0], a[1]),
-                            Func::Max | Func::Min => {
-                                let name = if *f == Func::Max { "rmax" } else { "rmin" };
-                                let mut it = a.into_iter();
-                                let mut t = it
-                                    .next()
-                                    .unwrap_or_else(|| "ascendir_rt::ri(0LL)".to_string());
-                                for b in it {
-                                    t = format!("ascendir_rt::{name}({t}, {b})");
-                                }
-                                t
-                            }
-                        }
-                    }
-                    Kind::Rel(..) => return None,
-                };
-                out.push(text);
+            Step::Build(x, n) => {
+                let args = out.split_off(out.len().saturating_sub(n));
+                out.push(build(x, args)?);
             }
         }
     }
-    out.pop()
+    // The root's result is the only one left.
+    Ok(out.pop().expect("fold builds the root last"))
+}
+
+/// The C++ expression of `e` (type `ascendir_rt::R`); symbols are read through `sym(name)`.
+/// `None` when the expression holds a relation (not a size) or a constant beyond 64 bits.
+pub fn print(e: &Expr, sym: &dyn Fn(&str) -> String) -> Option<String> {
+    fold(e, &mut |x, a: Vec<String>| -> Result<String, ()> {
+        Ok(match x.kind() {
+            Kind::Num(r) => rat(r).ok_or(())?,
+            Kind::Sym(s) => sym(s),
+            Kind::Add(c, terms) => {
+                let mut t = rat(c).ok_or(())?;
+                for ((_, k), a) in terms.iter().zip(a) {
+                    if *k == Rat::from(1) {
+                        t = format!("({t} + {a})");
+                    } else {
+                        t = format!("({t} + {} * {a})", rat(k).ok_or(())?);
+                    }
+                }
+                t
+            }
+            Kind::Mul(c, _) => {
+                let mut t = rat(c).ok_or(())?;
+                for pair in a.chunks(2) {
+                    t = format!("({t} * ascendir_rt::rpow({}, {}))", pair[0], pair[1]);
+                }
+                t
+            }
+            Kind::Func(f, _) => match f {
+                Func::Ceiling => format!("ascendir_rt::rceil({})", a[0]),
+                Func::Floor => format!("ascendir_rt::rfloor({})", a[0]),
+                Func::Abs => format!("ascendir_rt::rabs({})", a[0]),
+                Func::Mod => format!("ascendir_rt::rmod({}, {})", a[0], a[1]),
+                Func::Max | Func::Min => {
+                    let name = if *f == Func::Max { "rmax" } else { "rmin" };
+                    let mut it = a.into_iter();
+                    let mut t = it
+                        .next()
+                        .unwrap_or_else(|| "ascendir_rt::ri(0LL)".to_string());
+                    for b in it {
+                        t = format!("ascendir_rt::{name}({t}, {b})");
+                    }
+                    t
+                }
+            },
+            Kind::Rel(..) => return Err(()),
+        })
+    })
+    .ok()
 }
