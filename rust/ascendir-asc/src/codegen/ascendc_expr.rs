@@ -66,8 +66,10 @@ pub fn print(e: &Expr, sym: &dyn Fn(&str) -> String) -> AscResult<String> {
                     match ex.as_i64() {
                         Some(1) => num.push(pair[0].clone()),
                         Some(-1) => den.push(pair[0].clone()),
-                        Some(k) if k > 1 => {
-                            for _ in 0..k.min(16) {
+                        // Small powers as repeated factors; larger ones through Pow (a capped
+                        // repetition would print the wrong power).
+                        Some(k) if (2..=16).contains(&k) => {
+                            for _ in 0..k {
                                 num.push(pair[0].clone());
                             }
                         }
