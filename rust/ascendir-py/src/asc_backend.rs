@@ -574,10 +574,7 @@ fn py_export_plan<'py>(
     let b = shape_of(Some(bindings))?;
     let plan = ascendir_asc::codegen::KernelPlan::build(&graph.g, block_size)
         .and_then(|p| p.evaluate(&b))
-        .map_err(|e| match e {
-            AscError::InvalidArgument(m) => inv(m),
-            other => asc_err(other),
-        })?;
+        .map_err(asc_err)?;
     let d = PyDict::new(py);
     d.set_item("name", &plan.name)?;
     d.set_item("tiling_key", plan.tiling_key)?;
