@@ -131,6 +131,25 @@ pub fn loop_space(members: &[(NodeId, &Lowered)], syms: &SymTable) -> Result<Loo
                     }
                 }
             }
+            ShapeRule::MatVec { x2_transposed } => {
+                let (Some(x1), Some(x2)) = (l.inputs[0], l.inputs.get(1).copied().flatten()) else {
+                    continue;
+                };
+                let (r1, r2) = (shape_of[&x1].len(), shape_of[&x2].len());
+                if r1 < 2 || r2 < 2 || out_rank < 2 {
+                    return Err("a matrix-vector product of rank below 2".into());
+                }
+                // Batch dims right-aligned on the output's, M with the output's M, x2's K
+                // with x1's K (x1's last dim; the output has N = 1 there).
+                for (t, r) in [(x1, r1), (x2, r2)] {
+                    for j in 0..r - 2 {
+                        link(&mut uf, (t, j), (out, out_rank - r + j));
+                    }
+                }
+                link(&mut uf, (x1, r1 - 2), (out, out_rank - 2));
+                let k2 = if *x2_transposed { r2 - 1 } else { r2 - 2 };
+                link(&mut uf, (x2, k2), (x1, r1 - 1));
+            }
             ShapeRule::View => {
                 let Some(t) = l.inputs[0] else { continue };
                 let a: Vec<usize> = (0..shape_of[&t].len())

@@ -380,6 +380,7 @@ pub fn realize(
                 StepDtype::Same => cd,
                 StepDtype::Mask => DataType::BOOL,
                 StepDtype::NodeOut => compute_dtype(node_out_dt, opts),
+                StepDtype::Fixed(d) => d,
             };
             if s.op == "Cast" {
                 let v = vals[0].clone().ok_or("Cast of a scalar")?;

@@ -328,7 +328,9 @@ pub fn symbolize(
         if t.shapes.contains_key(&(id, 0)) {
             continue;
         }
-        let inferred = lower::lookup(op.op_type()).and_then(|l| infer_node(&mut t, g, id, &l));
+        let inferred = lower::for_node(g, id)
+            .and_then(|l| l.ok())
+            .and_then(|l| infer_node(&mut t, g, id, &l));
         // Outputs the lowering rule does not give and the desc does not record statically:
         // the barrier rules (exact) or the op's own rule at the hints (fresh symbols).
         let dynamic = op.outputs().iter().enumerate().any(|(k, p)| {
@@ -384,12 +386,8 @@ pub fn symbolize(
 /// The symbolic output 0 of a node with a lowering, from its data operands' shapes.
 fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> Option<Vec<Expr>> {
     let node = g.node(id).ok()?;
-    let n_data = l
-        .data_inputs
-        .unwrap_or(node.num_in_data())
-        .min(node.num_in_data());
     let mut ins: Vec<Option<Vec<Expr>>> = Vec::new();
-    for k in 0..n_data {
+    for k in l.data_ports(node.num_in_data()) {
         match node.in_data_peer(k) {
             Some(p) => {
                 let s = t.shapes.get(&(p.node, p.index as u32))?.clone();
@@ -421,8 +419,36 @@ fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> O
                     out[start + j] = t.broadcast_dim(&out[start + j], d)?;
                 }
             }
-            // Expand / BroadcastTo: the target shape is the recorded one.
-            if let Some(target) = static_shape(out_desc) {
+            let target: Option<Vec<Expr>> = match &l.target {
+                lower::Target::Operands => None,
+                // Expand / BroadcastTo / Fill: the shape input's value, else the recorded
+                // static shape; a shape known neither way is not inferred.
+                lower::Target::Input(k) => {
+                    let p = node.in_data_peer(*k)?;
+                    let tr = (p.node, p.index as u32);
+                    let v = match t.value(tr) {
+                        Some(v) => Some(v.clone()),
+                        None => lower::const_ints(g, p.node)
+                            .map(|v| v.into_iter().map(Expr::int).collect()),
+                    };
+                    match v {
+                        Some(v) if v.iter().all(|e| !e.is_const() || e.as_i64() >= Some(0)) => {
+                            Some(v)
+                        }
+                        Some(_) => return None,
+                        None => Some(static_shape(out_desc)?),
+                    }
+                }
+                lower::Target::Multiples(m) => {
+                    let r = m.len().max(out.len());
+                    let mut res = vec![Expr::int(1); r];
+                    for (j, &x) in m.iter().enumerate() {
+                        res[r - m.len() + j] = Expr::int(x);
+                    }
+                    Some(res)
+                }
+            };
+            if let Some(target) = target {
                 if target != out {
                     let r = target.len().max(out.len());
                     let mut res = vec![Expr::int(1); r];
@@ -441,12 +467,7 @@ fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> O
         ShapeRule::Reduce => {
             let src = l.axes.as_ref()?;
             let axes = lower::reduce_axes(g, id, src, first.len()).ok()?;
-            let keep = l
-                .keep_dims_attr
-                .as_deref()
-                .and_then(|k| node.op().attr(k))
-                .and_then(|v| v.as_bool())
-                .unwrap_or(true);
+            let keep = l.keeps_dims(node.op());
             Some(
                 first
                     .iter()
@@ -458,6 +479,33 @@ fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> O
                     })
                     .collect(),
             )
+        }
+        ShapeRule::MatVec { x2_transposed } => {
+            let x2 = ins.get(1)?.clone()?;
+            let (r1, r2) = (first.len(), x2.len());
+            if r1 < 2 || r2 < 2 {
+                return None;
+            }
+            let (k2, n2) = if *x2_transposed {
+                (&x2[r2 - 1], &x2[r2 - 2])
+            } else {
+                (&x2[r2 - 2], &x2[r2 - 1])
+            };
+            if !n2.is_int_value(1) || t.canon(k2) != t.canon(&first[r1 - 1]) {
+                return None;
+            }
+            let (b1, b2) = (&first[..r1 - 2], &x2[..r2 - 2]);
+            let rb = b1.len().max(b2.len());
+            let mut out = vec![Expr::int(1); rb];
+            for b in [b1, b2] {
+                for (j, d) in b.iter().enumerate() {
+                    let k = rb - b.len() + j;
+                    out[k] = t.broadcast_dim(&out[k], d)?;
+                }
+            }
+            out.push(first[r1 - 2].clone());
+            out.push(Expr::int(1));
+            Some(out)
         }
         ShapeRule::View => {
             if out_desc.iter().any(|&d| d < -1) {

@@ -2,8 +2,10 @@
 //! a lowered node (its kind, data operands, reduce axes and the template of AscIR steps its
 //! output is computed by) or a barrier with a reason in one of GE's three categories.
 
+mod forms;
 pub mod spec;
 mod table;
+mod values;
 
 use std::sync::{Arc, OnceLock, RwLock};
 
@@ -16,6 +18,8 @@ use crate::options::{CompileOptions, Family};
 use crate::symbolize::SymTable;
 
 pub use table::builtin_lowerings;
+pub(crate) use values::{attr_ints, int_tensor, tensor_ints};
+pub use values::{const_ints, reduce_axes};
 
 /// The fusion kind of a lowered node (spec §2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -93,6 +97,8 @@ pub enum StepDtype {
     Mask,
     /// The dtype of the GE node's output.
     NodeOut,
+    /// A fixed dtype (AscIR ArgMax gives int64).
+    Fixed(DataType),
 }
 
 /// An AscIR attribute of a step: fixed or read from a GE attribute.
@@ -156,6 +162,24 @@ pub enum ShapeRule {
     Reduce,
     /// Unit dims inserted or removed (the output's non-unit dims are the input's, in order).
     View,
+    /// `x1 @ x2` with N = 1 on the vector unit: x1 `[..., M, K]`, x2 `[..., K, 1]` (or
+    /// `[..., 1, K]` when `x2_transposed`), output `[..., M, 1]`; batch dims broadcast.
+    MatVec {
+        /// Whether x2 is given as `[..., N, K]`.
+        x2_transposed: bool,
+    },
+}
+
+/// Where the output shape of a [`ShapeRule::Broadcast`] row comes from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Target {
+    /// The operands broadcast together.
+    Operands,
+    /// The (symbolic) value of this GE input, a shape tensor (Expand, BroadcastTo, Fill),
+    /// broadcast with the operands.
+    Input(usize),
+    /// Operand 0 tiled by these multiples (Tile: every tiled dim has size 1).
+    Multiples(Vec<i64>),
 }
 
 /// Where a node's reduce axes come from.
@@ -172,10 +196,17 @@ pub enum AxesSrc {
     AttrOrConstInput(String, usize),
     /// From the int attribute (GE `begin_norm_axis`) to the last axis.
     From(String),
+    /// Fixed axes (a node-specific form chose them; negative counts from the end).
+    Fixed(Vec<i64>),
 }
 
 /// A node-specific admissibility check (attributes a template cannot express).
 pub type Guard = fn(&OpDesc) -> Result<(), String>;
+
+/// The node-specific form of a row, for what a fixed template cannot express: the number of
+/// operands (AddN), a channel axis from the data format (BiasAdd), axes or shapes read from
+/// constant inputs (Tile, MatMul). Returns the row to use for this node, or why it cannot lower.
+pub type Adapt = fn(&Graph, NodeId, &Lowering) -> Result<Lowering, Barrier>;
 
 /// One row of the lowering table: how GE type `op_type` becomes AscIR.
 #[derive(Clone, Debug)]
@@ -186,12 +217,19 @@ pub struct Lowering {
     pub family: Family,
     /// Output shape rule.
     pub shape: ShapeRule,
-    /// Data operands = the first `n` GE inputs (None = all); the rest are parameters.
+    /// Data operands = `n` GE inputs from `first_input` on (None = all); the rest are
+    /// parameters.
     pub data_inputs: Option<usize>,
+    /// The GE input index of the first data operand (Fill: its value, after the dims).
+    pub first_input: usize,
+    /// Where a broadcasting row's output shape comes from.
+    pub target: Target,
     /// Reduce axes (reductions and norm-like ops).
     pub axes: Option<AxesSrc>,
-    /// `keep_dims` attribute name (default true when absent).
+    /// `keep_dims` attribute name.
     pub keep_dims_attr: Option<String>,
+    /// Whether reduced dims are kept when the attribute is absent.
+    pub keep_dims_default: bool,
     /// The computation; empty for views.
     pub steps: Vec<Step>,
     /// The value of output 0.
@@ -200,6 +238,8 @@ pub struct Lowering {
     pub norm_like: bool,
     /// Extra admissibility check.
     pub guard: Option<Guard>,
+    /// The node-specific form.
+    pub adapt: Option<Adapt>,
 }
 
 impl Lowering {
@@ -207,6 +247,34 @@ impl Lowering {
     pub fn compute_steps(&self) -> usize {
         self.steps.len()
     }
+
+    /// The GE input indices of the data operands of a node with `num_in` inputs.
+    pub fn data_ports(&self, num_in: usize) -> std::ops::Range<usize> {
+        let end = match self.data_inputs {
+            Some(n) => self.first_input.saturating_add(n).min(num_in),
+            None => num_in,
+        };
+        self.first_input.min(end)..end
+    }
+
+    /// Whether node `op` keeps its reduced dims.
+    pub fn keeps_dims(&self, op: &OpDesc) -> bool {
+        self.keep_dims_attr
+            .as_deref()
+            .and_then(|k| op.attr(k))
+            .and_then(|v| v.as_bool())
+            .unwrap_or(self.keep_dims_default)
+    }
+}
+
+/// The row node `id` lowers by: its type's registered row in the node's form (`adapt`).
+/// None when no row is registered.
+pub fn for_node(g: &Graph, id: NodeId) -> Option<Result<Arc<Lowering>, Barrier>> {
+    let l = lookup(g.op(id).ok()?.op_type())?;
+    Some(match l.adapt {
+        None => Ok(l),
+        Some(adapt) => adapt(g, id, &l).map(Arc::new),
+    })
 }
 
 fn registry() -> &'static RwLock<FxHashMap<String, Arc<Lowering>>> {
@@ -345,119 +413,6 @@ fn barrier(category: Category, reason: impl Into<String>) -> Decision {
     })
 }
 
-/// Integer values of a Const/Constant node's `value` tensor (int32 or int64).
-pub fn const_ints(g: &Graph, id: NodeId) -> Option<Vec<i64>> {
-    tensor_ints(&ascendir_ir::infer::engine::const_value(g.op(id).ok()?)?)
-}
-
-/// The values of an int32 / int64 tensor.
-pub(crate) fn tensor_ints(t: &ascendir_ir::Tensor) -> Option<Vec<i64>> {
-    let data = &t.data;
-    match t.desc.dtype {
-        DataType::INT64 => Some(
-            data.chunks_exact(8)
-                .map(|c| i64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-                .collect(),
-        ),
-        DataType::INT32 => Some(
-            data.chunks_exact(4)
-                .map(|c| i64::from(i32::from_le_bytes(c.try_into().unwrap_or([0; 4]))))
-                .collect(),
-        ),
-        _ => None,
-    }
-}
-
-/// An int32 / int64 tensor of `shape` holding `vals` (None when a value does not fit int32).
-pub(crate) fn int_tensor(
-    vals: &[i64],
-    shape: &[i64],
-    dtype: DataType,
-) -> Option<ascendir_ir::Tensor> {
-    let bytes: Vec<u8> = if dtype == DataType::INT32 {
-        let mut b = Vec::with_capacity(vals.len() * 4);
-        for v in vals {
-            b.extend_from_slice(&i32::try_from(*v).ok()?.to_le_bytes());
-        }
-        b
-    } else {
-        vals.iter().flat_map(|v| v.to_le_bytes()).collect()
-    };
-    let desc = ascendir_ir::TensorDesc::new(shape, dtype, ascendir_ir::Format::ND);
-    Some(ascendir_ir::Tensor::new(desc, bytes.into()))
-}
-
-/// An int or list-of-ints attribute as a list.
-pub(crate) fn attr_ints(op: &OpDesc, name: &str) -> Option<Vec<i64>> {
-    match op.attr(name)? {
-        ascendir_ir::AttrValue::ListInt(v) => Some(v.clone()),
-        ascendir_ir::AttrValue::Int(v) => Some(vec![*v]),
-        _ => None,
-    }
-}
-
-fn normalize_axes(axes: &[i64], rank: usize) -> Result<Vec<usize>, String> {
-    let r = rank as i64;
-    let mut out = Vec::with_capacity(axes.len());
-    for &a in axes {
-        let n = if a < 0 { a + r } else { a };
-        if n < 0 || n >= r {
-            return Err(format!("axis {a} is out of range for rank {rank}"));
-        }
-        out.push(n as usize);
-    }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
-}
-
-/// The reduce axes of node `id` under `src`, for a first operand of rank `rank`.
-pub fn reduce_axes(
-    g: &Graph,
-    id: NodeId,
-    src: &AxesSrc,
-    rank: usize,
-) -> Result<Vec<usize>, String> {
-    let op = g.op(id).map_err(|e| e.to_string())?;
-    let all = || (0..rank).collect::<Vec<_>>();
-    match src {
-        AxesSrc::Attr { name, empty_all } => {
-            let v = attr_ints(op, name).unwrap_or_default();
-            if v.is_empty() && *empty_all {
-                return Ok(all());
-            }
-            normalize_axes(&v, rank)
-        }
-        AxesSrc::AttrOrConstInput(name, input) => {
-            if let Some(v) = attr_ints(op, name) {
-                return if v.is_empty() {
-                    Ok(all())
-                } else {
-                    normalize_axes(&v, rank)
-                };
-            }
-            let node = g.node(id).map_err(|e| e.to_string())?;
-            match node.in_data_peer(*input) {
-                None => Ok(all()),
-                Some(p) => {
-                    let v = const_ints(g, p.node)
-                        .ok_or_else(|| "the axes input is not a constant".to_string())?;
-                    if v.is_empty() {
-                        Ok(all())
-                    } else {
-                        normalize_axes(&v, rank)
-                    }
-                }
-            }
-        }
-        AxesSrc::From(name) => {
-            let k = op.attr(name).and_then(|v| v.as_int()).unwrap_or(-1);
-            let first = normalize_axes(&[k], rank)?;
-            Ok((first[0]..rank).collect())
-        }
-    }
-}
-
 /// Decide, for every node of `g` in `order`, whether and how it lowers. `syms` holds the
 /// symbolic shapes computed by stage 3 (a node whose shapes are unknown is a barrier).
 pub fn lower_graph(
@@ -524,6 +479,18 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
             return barrier(Category::TemporarySkip, e);
         }
     }
+    let l = match l.adapt {
+        None => l,
+        Some(adapt) => match adapt(g, id, &l) {
+            Ok(a) => {
+                if let Err(e) = check_template(&a) {
+                    return barrier(Category::NodeInfoIncorrect, e);
+                }
+                Arc::new(a)
+            }
+            Err(b) => return Decision::Barrier(b),
+        },
+    };
     for k in 1..node.num_out_data() {
         if has_consumers(g, id, k) {
             return barrier(
@@ -532,11 +499,8 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
             );
         }
     }
-    let n_data = l
-        .data_inputs
-        .unwrap_or(node.num_in_data())
-        .min(node.num_in_data());
-    let inputs: Vec<Option<(NodeId, u32)>> = (0..n_data)
+    let inputs: Vec<Option<(NodeId, u32)>> = l
+        .data_ports(node.num_in_data())
         .map(|i| node.in_data_peer(i).map(|p| (p.node, p.index as u32)))
         .collect();
     if inputs.first().is_none_or(|x| x.is_none()) {
@@ -584,7 +548,7 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
         let dt = match t {
             Some(_) => op
                 .inputs()
-                .get(k)
+                .get(k + l.first_input)
                 .map(|p| p.desc.dtype)
                 .unwrap_or(DataType::UNDEFINED),
             None => DataType::UNDEFINED,
@@ -618,15 +582,7 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
     let (reduce_axes_v, keep_dims) = match &l.axes {
         None => (Vec::new(), true),
         Some(src) => match reduce_axes(g, id, src, rank0) {
-            Ok(a) => {
-                let keep = l
-                    .keep_dims_attr
-                    .as_deref()
-                    .and_then(|k| op.attr(k))
-                    .and_then(|v| v.as_bool())
-                    .unwrap_or(true);
-                (a, keep)
-            }
+            Ok(a) => (a, l.keeps_dims(op)),
             Err(e) => return barrier(Category::NodeInfoIncorrect, e),
         },
     };
@@ -727,6 +683,7 @@ fn check_step_dtypes(
             StepDtype::Same => first,
             StepDtype::Mask => DataType::BOOL,
             StepDtype::NodeOut => cd(out_dtype),
+            StepDtype::Fixed(d) => d,
         };
         if s.op == "Cast" {
             let pair_ok = def.dtype_combos.is_empty()

@@ -138,12 +138,16 @@ pub fn from_json(text: &str) -> Result<(Lowering, bool), String> {
         family: s.family,
         shape,
         data_inputs: Some(s.inputs),
+        first_input: 0,
+        target: super::Target::Operands,
         axes,
         keep_dims_attr: s.keep_dims_attr,
+        keep_dims_default: true,
         steps,
         out,
         norm_like: false,
         guard: None,
+        adapt: None,
     };
     Ok((l, s.replace))
 }

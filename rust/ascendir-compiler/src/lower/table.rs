@@ -3,18 +3,18 @@
 
 use ascendir_ir::OpDesc;
 
-use super::{Arg, AxesSrc, Lowering, ShapeRule, Step, StepAttr, StepDtype};
+use super::{Arg, AxesSrc, Lowering, ShapeRule, Step, StepAttr, StepDtype, Target};
 use crate::options::Family;
 
 use Arg::{In, Step as S};
 
-fn bcast(n: usize) -> ShapeRule {
+pub(super) fn bcast(n: usize) -> ShapeRule {
     ShapeRule::Broadcast {
         align: vec![None; n],
     }
 }
 
-fn row(op_type: &str, family: Family, shape: ShapeRule, steps: Vec<Step>) -> Lowering {
+pub(super) fn row(op_type: &str, family: Family, shape: ShapeRule, steps: Vec<Step>) -> Lowering {
     let out = if steps.is_empty() {
         In(0)
     } else {
@@ -25,26 +25,30 @@ fn row(op_type: &str, family: Family, shape: ShapeRule, steps: Vec<Step>) -> Low
         family,
         shape,
         data_inputs: None,
+        first_input: 0,
+        target: Target::Operands,
         axes: None,
         keep_dims_attr: None,
+        keep_dims_default: true,
         steps,
         out,
         norm_like: false,
         guard: None,
+        adapt: None,
     }
 }
 
-fn st(op: &str, args: Vec<Arg>) -> Step {
+pub(super) fn st(op: &str, args: Vec<Arg>) -> Step {
     Step::new(op, args)
 }
 
-fn mask(op: &str, args: Vec<Arg>) -> Step {
+pub(super) fn mask(op: &str, args: Vec<Arg>) -> Step {
     let mut s = Step::new(op, args);
     s.dtype = StepDtype::Mask;
     s
 }
 
-fn red(op: &str, arg: Arg) -> Step {
+pub(super) fn red(op: &str, arg: Arg) -> Step {
     let mut s = Step::new(op, vec![arg]);
     s.reduce = true;
     s
@@ -450,8 +454,8 @@ pub fn builtin_lowerings() -> Vec<Lowering> {
     ));
     for ge in ["Expand", "BroadcastTo"] {
         let mut l = row(ge, Family::Broadcast, bcast(1), Vec::new());
-        l.shape = bcast(1);
         l.data_inputs = Some(1);
+        l.target = Target::Input(1);
         v.push(l);
     }
     // Reductions.
@@ -481,6 +485,7 @@ pub fn builtin_lowerings() -> Vec<Lowering> {
     v.push(softmax("LogSoftmaxV2", true));
     v.push(layer_norm());
     v.push(batch_norm());
+    v.extend(super::forms::node_specific_rows());
     // Views: unit dims inserted or removed.
     for ge in [
         "Squeeze",

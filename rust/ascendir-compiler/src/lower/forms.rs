@@ -1,0 +1,356 @@
+//! Lowering rows whose form depends on the node (spec §3 rows 22, 23, 28, 31, 38 and the
+//! gradient rows): the operand count (AddN), the data format's channel axis (BiasAdd,
+//! BiasAddGrad), constant inputs (Tile's multiples) and input shapes (the matrix-vector
+//! product). Each `adapt` function returns the row for one node or the barrier saying why not.
+
+use ascendir_ir::{Graph, NodeId, OpDesc};
+
+use super::table::{bcast, mask, red, row, st};
+use super::{
+    attr_ints, const_ints, Arg, AxesSrc, Barrier, Category, Lowering, ShapeRule, StepDtype, Target,
+};
+use crate::options::Family;
+
+use Arg::{In, Step as S};
+
+/// Rows whose form depends on the node (operand counts, data formats, constant inputs).
+pub(super) fn node_specific_rows() -> Vec<Lowering> {
+    let mut v = Vec::new();
+    // AddN (ONNX Sum): a chain of Add over every operand.
+    let mut add_n = row(
+        "AddN",
+        Family::Elementwise,
+        bcast(2),
+        vec![st("Add", vec![In(0), In(1)])],
+    );
+    add_n.adapt = Some(adapt_add_n);
+    v.push(add_n);
+    // BiasAdd: the bias broadcast along the channel axis of the data format.
+    let mut bias_add = row(
+        "BiasAdd",
+        Family::Broadcast,
+        bcast(2),
+        vec![st("Add", vec![In(0), In(1)])],
+    );
+    bias_add.adapt = Some(adapt_bias_add);
+    v.push(bias_add);
+    // BiasAddGrad: the sum over every axis but the channel axis.
+    let mut bias_grad = row(
+        "BiasAddGrad",
+        Family::Reduce,
+        ShapeRule::Reduce,
+        vec![red("Sum", In(0))],
+    );
+    bias_grad.data_inputs = Some(1);
+    bias_grad.axes = Some(AxesSrc::Fixed(Vec::new()));
+    bias_grad.keep_dims_default = false;
+    bias_grad.adapt = Some(adapt_bias_add_grad);
+    v.push(bias_grad);
+    // Tile with every tiled dim of size 1: a broadcast (GE; the concat form is not lowered).
+    for ge in ["Tile", "TileD"] {
+        let mut l = row(ge, Family::Broadcast, bcast(1), Vec::new());
+        l.data_inputs = Some(1);
+        l.adapt = Some(adapt_tile);
+        v.push(l);
+    }
+    // Fill (ONNX ConstantOfShape): the value broadcast to the dims.
+    let mut fill = row("Fill", Family::Broadcast, bcast(1), Vec::new());
+    fill.first_input = 1;
+    fill.data_inputs = Some(1);
+    fill.target = Target::Input(0);
+    v.push(fill);
+    // ArgMax over one axis (int64 in AscIR, stored in the node's dtype).
+    for (ge, axes) in [
+        (
+            "ArgMaxD",
+            AxesSrc::Attr {
+                name: "dimension".into(),
+                empty_all: false,
+            },
+        ),
+        ("ArgMaxV2", AxesSrc::AttrOrConstInput("dimension".into(), 1)),
+    ] {
+        let mut s = red("ArgMax", In(0));
+        s.dtype = StepDtype::Fixed(ascendir_ir::DataType::INT64);
+        let mut l = row(ge, Family::Reduce, ShapeRule::Reduce, vec![s]);
+        l.data_inputs = Some(1);
+        l.axes = Some(axes);
+        l.keep_dims_attr = Some("keep_dims".into());
+        l.keep_dims_default = false;
+        l.guard = Some(arg_max_guard);
+        v.push(l);
+    }
+    // x1 @ x2 with N = 1 and a small constant K on the vector unit (GE's matmul_vector).
+    for ge in ["MatMul", "MatMulV2", "BatchMatMul", "BatchMatMulV2"] {
+        let mut l = row(
+            ge,
+            Family::MatmulVector,
+            ShapeRule::MatVec {
+                x2_transposed: false,
+            },
+            vec![st("Mul", vec![In(0), In(1)]), red("Sum", S(0))],
+        );
+        l.data_inputs = Some(2);
+        l.axes = Some(AxesSrc::Fixed(vec![-1]));
+        l.adapt = Some(adapt_mat_vec);
+        v.push(l);
+    }
+    // Celu: x > 0 ? x : alpha · (exp(x / alpha) − 1).
+    v.push(row(
+        "Celu",
+        Family::Elementwise,
+        bcast(1),
+        vec![
+            st("TrueDiv", vec![In(0), Arg::AttrScalar("alpha".into(), 1.0)]),
+            st("Exp", vec![S(0)]),
+            st("Sub", vec![S(1), Arg::Scalar(1.0)]),
+            st("Mul", vec![S(2), Arg::AttrScalar("alpha".into(), 1.0)]),
+            mask("Gt", vec![In(0), Arg::Scalar(0.0)]),
+            st("Where", vec![S(4), In(0), S(3)]),
+        ],
+    ));
+    // LeakyReluGrad(gradients, features): features > 0 ? dy : dy · negative_slope.
+    v.push(row(
+        "LeakyReluGrad",
+        Family::Elementwise,
+        bcast(2),
+        vec![
+            mask("Gt", vec![In(1), Arg::Scalar(0.0)]),
+            st(
+                "Mul",
+                vec![In(0), Arg::AttrScalar("negative_slope".into(), 0.0)],
+            ),
+            st("Where", vec![S(0), In(0), S(1)]),
+        ],
+    ));
+    // EluGrad(gradients, activations): y > 0 ? dy : dy · (y + 1).
+    v.push(row(
+        "EluGrad",
+        Family::Elementwise,
+        bcast(2),
+        vec![
+            st("Add", vec![In(1), Arg::Scalar(1.0)]),
+            st("Mul", vec![In(0), S(0)]),
+            mask("Gt", vec![In(1), Arg::Scalar(0.0)]),
+            st("Where", vec![S(2), In(0), S(1)]),
+        ],
+    ));
+    v
+}
+
+fn refuse(category: Category, reason: impl Into<String>) -> Barrier {
+    Barrier {
+        category,
+        reason: reason.into(),
+    }
+}
+
+fn adapt_add_n(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> {
+    let node = g
+        .node(id)
+        .map_err(|e| refuse(Category::NodeInfoIncorrect, e.to_string()))?;
+    let n = node.num_in_data();
+    if (0..n).any(|k| node.in_data_peer(k).is_none()) {
+        return Err(refuse(
+            Category::NodeInfoIncorrect,
+            "an AddN input is not connected",
+        ));
+    }
+    if n < 2 {
+        return Err(refuse(
+            Category::TemporarySkip,
+            "AddN of one input is a copy (nothing to compute)",
+        ));
+    }
+    let mut a = l.clone();
+    a.shape = bcast(n);
+    a.steps = (1..n)
+        .map(|k| {
+            let acc = if k == 1 { In(0) } else { S(k - 2) };
+            st("Add", vec![acc, In(k)])
+        })
+        .collect();
+    a.out = S(n - 2);
+    Ok(a)
+}
+
+/// The channel axis of input 0 of `op` (rank `rank`): the desc format when it is NCHW / NHWC,
+/// else the `data_format` attribute, else NHWC (the last axis).
+fn channel_axis(op: &OpDesc, rank: usize) -> usize {
+    let format = op
+        .inputs()
+        .first()
+        .and_then(|p| ascendir_ir::Format::from_value(i64::from(p.desc.format)));
+    let fmt = match format {
+        Some(ascendir_ir::Format::NCHW) => "NCHW",
+        Some(ascendir_ir::Format::NHWC) => "NHWC",
+        _ => op
+            .attr("data_format")
+            .and_then(|v| v.as_str())
+            .unwrap_or("NHWC"),
+    };
+    if fmt == "NHWC" || rank < 2 {
+        rank.saturating_sub(1)
+    } else {
+        1
+    }
+}
+
+/// The rank of input 0 of `op`, when its desc records one.
+fn input_rank(op: &OpDesc, k: usize) -> Result<usize, Barrier> {
+    let shape = op.inputs().get(k).map(|p| &p.desc.shape).ok_or_else(|| {
+        refuse(
+            Category::NodeInfoIncorrect,
+            format!("input {k} has no description"),
+        )
+    })?;
+    if shape.iter().any(|&d| d < -1) {
+        return Err(refuse(
+            Category::NodeInfoIncorrect,
+            format!("input {k} has an unknown rank"),
+        ));
+    }
+    Ok(shape.len())
+}
+
+fn adapt_bias_add(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> {
+    let op = g
+        .op(id)
+        .map_err(|e| refuse(Category::NodeInfoIncorrect, e.to_string()))?;
+    let rank = input_rank(op, 0)?;
+    if input_rank(op, 1)? != 1 {
+        return Err(refuse(
+            Category::NodeInfoIncorrect,
+            "the bias of a BiasAdd is not 1-D",
+        ));
+    }
+    let c = channel_axis(op, rank);
+    let mut a = l.clone();
+    a.shape = ShapeRule::Broadcast {
+        align: vec![None, (c + 1 != rank).then_some(c)],
+    };
+    Ok(a)
+}
+
+fn adapt_bias_add_grad(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> {
+    let op = g
+        .op(id)
+        .map_err(|e| refuse(Category::NodeInfoIncorrect, e.to_string()))?;
+    let rank = input_rank(op, 0)?;
+    if rank < 2 {
+        return Err(refuse(
+            Category::NodeInfoIncorrect,
+            "BiasAddGrad of a tensor of rank below 2",
+        ));
+    }
+    let c = channel_axis(op, rank);
+    let mut a = l.clone();
+    a.axes = Some(AxesSrc::Fixed(
+        (0..rank).filter(|&j| j != c).map(|j| j as i64).collect(),
+    ));
+    Ok(a)
+}
+
+fn adapt_tile(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> {
+    let node = g
+        .node(id)
+        .map_err(|e| refuse(Category::NodeInfoIncorrect, e.to_string()))?;
+    let op = node.op();
+    let multiples = if op.op_type() == "TileD" {
+        attr_ints(op, "multiples")
+    } else {
+        node.in_data_peer(1).and_then(|p| const_ints(g, p.node))
+    }
+    .ok_or_else(|| {
+        refuse(
+            Category::TemporarySkip,
+            "the Tile multiples are not constant",
+        )
+    })?;
+    let in_shape = &op
+        .inputs()
+        .first()
+        .ok_or_else(|| refuse(Category::NodeInfoIncorrect, "Tile without an input"))?
+        .desc
+        .shape;
+    if multiples.len() < in_shape.len() || in_shape.iter().any(|&d| d < -1) {
+        return Err(refuse(
+            Category::NodeInfoIncorrect,
+            "the Tile multiples do not cover every input dim",
+        ));
+    }
+    let off = multiples.len() - in_shape.len();
+    for (j, &m) in multiples.iter().enumerate() {
+        if m < 1 {
+            return Err(refuse(
+                Category::NodeInfoIncorrect,
+                format!("Tile multiple {m} is below 1"),
+            ));
+        }
+        let dim = if j < off { 1 } else { in_shape[j - off] };
+        if m != 1 && dim != 1 {
+            return Err(refuse(
+                Category::TemporarySkip,
+                "a Tile of a dim of size other than 1 (the concat form) is not lowered",
+            ));
+        }
+    }
+    let mut a = l.clone();
+    a.target = Target::Multiples(multiples);
+    Ok(a)
+}
+
+fn arg_max_guard(op: &OpDesc) -> Result<(), String> {
+    if op.attr("select_last_index").and_then(|v| v.as_bool()) == Some(true)
+        || op.attr("select_last_index").and_then(|v| v.as_int()) == Some(1)
+    {
+        return Err("ArgMax with select_last_index is not lowered".into());
+    }
+    Ok(())
+}
+
+/// GE's matmul_vector bound on the contracted dim.
+const MATVEC_MAX_K: i64 = 32;
+
+fn adapt_mat_vec(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> {
+    let node = g
+        .node(id)
+        .map_err(|e| refuse(Category::NodeInfoIncorrect, e.to_string()))?;
+    let op = node.op();
+    let skip = |why: &str| Err(refuse(Category::TemporarySkip, why.to_string()));
+    let (t1, t2) = if op.op_type().starts_with("Batch") {
+        ("adj_x1", "adj_x2")
+    } else {
+        ("transpose_x1", "transpose_x2")
+    };
+    let flag = |n: &str| op.attr(n).and_then(|v| v.as_bool()).unwrap_or(false);
+    if flag(t1) {
+        return skip("a matrix-vector product with x1 transposed is not lowered");
+    }
+    if (2..node.num_in_data()).any(|k| node.in_data_peer(k).is_some()) {
+        return skip("a matrix product with a bias or offset is not lowered");
+    }
+    let shape = |k: usize| op.inputs().get(k).map(|p| p.desc.shape.clone());
+    let (Some(s1), Some(s2)) = (shape(0), shape(1)) else {
+        return skip("a matrix product without input descriptions");
+    };
+    if s1.len() < 2 || s2.len() < 2 {
+        return skip("a matrix product of rank below 2 is not lowered");
+    }
+    let x2_transposed = flag(t2);
+    let (k2, n) = if x2_transposed {
+        (s2[s2.len() - 1], s2[s2.len() - 2])
+    } else {
+        (s2[s2.len() - 2], s2[s2.len() - 1])
+    };
+    if n != 1 {
+        return skip("a matrix product with N other than 1 runs on the cube unit");
+    }
+    let k1 = s1[s1.len() - 1];
+    if k1 < 0 || k1 != k2 || k1 > MATVEC_MAX_K {
+        return skip("a matrix-vector product needs a constant K of at most 32");
+    }
+    let mut a = l.clone();
+    a.shape = ShapeRule::MatVec { x2_transposed };
+    Ok(a)
+}

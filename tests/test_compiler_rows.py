@@ -1,0 +1,249 @@
+"""Lowering rows whose form depends on the node (spec §3 rows 22, 23, 25, 27, 28, 31, 38, 44):
+AddN over any operand count, BiasAdd / BiasAddGrad on the data format's channel axis, Tile as a
+broadcast, Fill and Expand to a shape given by a tensor, ArgMax, the matrix-vector product on
+the vector unit, and the gradient rows outside the op library — each checked against numpy, and
+each refused form a barrier with its reason."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import ascendir as air
+from ascendir import asc
+from ascendir.asc._cxx import find_compiler
+
+F32 = air.float32
+
+
+def have_cxx() -> bool:
+    try:
+        find_compiler()
+    except air.CxxBuildError:
+        return False
+    return True
+
+
+def verify_on_cpu(cm) -> None:
+    """The kernels built as C++ agree with the simulator (skipped without a compiler)."""
+    if not have_cxx():
+        return
+    rep = air.compiler.verify(cm)
+    assert rep.cases and all(c.ok for c in rep.cases), rep
+
+
+def run_kernel(cm, k, feeds):
+    """Evaluate kernel ``k``'s HintGraph on the feeds of its GE inputs (by producer name)."""
+    data = sorted((n for n in k.hint.nodes if n.type == "Data"),
+                  key=lambda n: n.attr.ir_attr.index)
+    srcs = cm.graph.node(k.name).in_data_nodes
+    inputs = {d.name: np.ascontiguousarray(feeds[s.name]).reshape(-1)
+              for d, s in zip(data, srcs, strict=True)}
+    (out,) = (n for n in k.hint.nodes if n.type == "Output")
+    return np.asarray(asc.evaluate(k.hint, inputs, {})[out.name])
+
+
+def reasons(cm) -> dict[str, str]:
+    """Node name → the reason it was not lowered."""
+    r = json.loads(cm.report.to_json())
+    out = {}
+    for b in r.get("barriers", []):
+        out[b["name"]] = b["reason"]
+    return out
+
+
+def compile1(g, **kw):
+    return air.compile(g, options=air.CompileOptions(min_cluster_ops=1, **kw))
+
+
+def signed(rng, shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+def test_add_n_adds_every_operand_with_broadcasting(n):
+    g = air.Graph("addn")
+    rng = np.random.default_rng(n)
+    shapes = [(4, 16) if i % 2 == 0 else (1, 16) for i in range(n)]
+    xs = [g.add_input(f"x{i}", air.TensorDesc(list(s), F32)) for i, s in enumerate(shapes)]
+    feeds = {f"x{i}": signed(rng, s) for i, s in enumerate(shapes)}
+    g.set_outputs([g.add_op("AddN", xs, name="op", attrs={"N": n})])
+    cm = compile1(g)
+    (k,) = cm.kernels
+    assert k.members == ["op"]
+    want = sum(feeds[f"x{i}"] for i in range(n))
+    np.testing.assert_allclose(run_kernel(cm, k, feeds).reshape(4, 16), want, rtol=1e-6)
+    got = air.evaluate(cm.graph, feeds)
+    np.testing.assert_allclose(next(iter(got.values())), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+def test_bias_add_follows_the_data_format(fmt):
+    g = air.Graph("bias")
+    shape = (2, 3, 4, 5)
+    c = shape[-1] if fmt == "NHWC" else shape[1]
+    x = g.add_input("x", air.TensorDesc(list(shape), F32))
+    b = g.add_input("b", air.TensorDesc([c], F32))
+    y = g.add_op("BiasAdd", [x, b], name="op", attrs={"data_format": fmt})
+    g.set_outputs([g.add_op("Relu", [y], name="relu")])
+    rng = np.random.default_rng(3)
+    feeds = {"x": signed(rng, shape), "b": signed(rng, (c,))}
+    cm = air.compile(g)
+    (k,) = cm.kernels
+    assert sorted(k.members) == ["op", "relu"]
+    bshape = [1, 1, 1, c] if fmt == "NHWC" else [1, c, 1, 1]
+    want = np.maximum(feeds["x"] + feeds["b"].reshape(bshape), 0)
+    np.testing.assert_allclose(run_kernel(cm, k, feeds).reshape(shape), want, rtol=1e-6)
+    np.testing.assert_allclose(air.evaluate(g, feeds)["relu"], want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+def test_bias_add_grad_sums_all_but_the_channel_axis(fmt):
+    g = air.Graph("bgrad")
+    shape = (2, 3, 4, 5)
+    x = g.add_input("x", air.TensorDesc(list(shape), F32))
+    c = shape[-1] if fmt == "NHWC" else shape[1]
+    y = g.add_op("BiasAddGrad", [g.add_op("Abs", [x], name="abs")], name="op",
+                 attrs={"data_format": fmt}, input_names=["x"], outputs=["y"],
+                 output_descs=[air.TensorDesc([c], F32)])
+    g.set_outputs([y])
+    feeds = {"x": signed(np.random.default_rng(4), shape)}
+    cm = compile1(g)
+    (k,) = cm.kernels
+    assert sorted(k.members) == ["abs", "op"]
+    axes = (0, 1, 2) if fmt == "NHWC" else (0, 2, 3)
+    want = np.abs(feeds["x"]).sum(axis=axes)
+    np.testing.assert_allclose(run_kernel(cm, k, feeds).reshape(-1), want, rtol=1e-5)
+    verify_on_cpu(cm)
+
+
+@pytest.mark.parametrize(("ty", "ref"), [
+    ("LeakyReluGrad", lambda dy, f: np.where(f > 0, dy, dy * 0.3)),
+    ("EluGrad", lambda dy, y: np.where(y > 0, dy, dy * (y + 1))),
+])
+def test_gradient_rows_take_both_branches(ty, ref):
+    g = air.Graph(ty)
+    td = air.TensorDesc([4, 16], F32)
+    dy, f = g.add_input("dy", td), g.add_input("f", td)
+    names = ["gradients", "features" if ty == "LeakyReluGrad" else "activations"]
+    g.set_outputs([g.add_op(ty, [dy, f], name="op", attrs={"negative_slope": 0.3},
+                            input_names=names, outputs=["backprops"], output_descs=[td])])
+    rng = np.random.default_rng(5)
+    feeds = {"dy": signed(rng, (4, 16)), "f": signed(rng, (4, 16))}
+    assert (feeds["f"] > 0).any() and (feeds["f"] < 0).any()
+    cm = compile1(g)
+    (k,) = cm.kernels
+    got = run_kernel(cm, k, feeds).reshape(4, 16)
+    np.testing.assert_allclose(got, ref(feeds["dy"], feeds["f"]), rtol=1e-6)
+
+
+def test_tile_of_unit_dims_is_a_broadcast_and_other_tiles_are_barriers():
+    g = air.Graph("tile")
+    x = g.add_input("x", air.TensorDesc([1, 4, 1], F32))
+    z = g.add_input("z", air.TensorDesc([4, 3], F32))
+    t = g.add_op("Tile", [x, g.add_const("m", np.array([2, 1, 3], np.int64))], name="tile")
+    bad = g.add_op("Tile", [z, g.add_const("m2", np.array([2, 1], np.int64))], name="bad")
+    g.set_outputs([g.add_op("Abs", [t], name="abs"), g.add_op("Neg", [bad], name="neg")])
+    cm = compile1(g)
+    rng = np.random.default_rng(6)
+    feeds = {"x": signed(rng, (1, 4, 1)), "z": signed(rng, (4, 3))}
+    (k,) = [k for k in cm.kernels if "tile" in k.members]
+    want = np.abs(np.tile(feeds["x"], (2, 1, 3)))
+    np.testing.assert_allclose(run_kernel(cm, k, feeds).reshape(2, 4, 3), want)
+    assert "concat form" in reasons(cm)["bad"]
+    got = air.evaluate(cm.graph, feeds)
+    np.testing.assert_allclose(got["abs"], want)
+    np.testing.assert_allclose(got["neg"], -np.tile(feeds["z"], (2, 1)))
+
+
+def test_expand_to_a_symbolic_shape_tensor_keeps_the_symbol():
+    """Expand's target computed from another input's shape: the output is [s0, 16], not the
+    operand's [1, 16] (the graph output has the batch dim)."""
+    g = air.Graph("expand")
+    x = g.add_input("x", air.TensorDesc([-1, 16], F32))
+    y = g.add_input("y", air.TensorDesc([1, 16], F32))
+    shp = g.add_op("Shape", [x], name="shape")
+    e = g.add_op("Expand", [g.add_op("Abs", [y], name="abs"), shp], name="op")
+    g.set_outputs([g.add_op("Exp", [e], name="exp")])
+    cm = compile1(g, input_shapes={"x": [5, 16]})
+    rng = np.random.default_rng(7)
+    for rows in (5, 3):
+        feeds = {"x": signed(rng, (rows, 16)), "y": signed(rng, (1, 16))}
+        got = air.evaluate(cm.graph, feeds)["exp"]
+        assert got.shape == (rows, 16)
+        np.testing.assert_allclose(got, np.exp(np.abs(np.broadcast_to(feeds["y"], (rows, 16)))),
+                                   rtol=1e-6)
+
+
+def test_fill_broadcasts_its_value():
+    g = air.Graph("fill")
+    v = g.add_input("v", air.TensorDesc([1], F32))
+    x = g.add_input("x", air.TensorDesc([3, 8], F32))
+    f = g.add_op("Fill", [g.add_const("dims", np.array([3, 8], np.int64)), v], name="fill")
+    g.set_outputs([g.add_op("Mul", [f, x], name="mul")])
+    cm = compile1(g)
+    (k,) = cm.kernels
+    assert sorted(k.members) == ["fill", "mul"]
+    rng = np.random.default_rng(8)
+    feeds = {"v": np.array([2.5], np.float32), "x": signed(rng, (3, 8))}
+    np.testing.assert_allclose(air.evaluate(cm.graph, feeds)["mul"], 2.5 * feeds["x"])
+
+
+@pytest.mark.parametrize("keep", [True, False])
+def test_arg_max_over_one_axis(keep):
+    g = air.Graph("argmax")
+    x = g.add_input("x", air.TensorDesc([4, 16], F32))
+    a = g.add_op("ArgMaxD", [g.add_op("Neg", [x], name="neg")], name="op",
+                 attrs={"dimension": -1, "keep_dims": keep})
+    g.set_outputs([a])
+    feeds = {"x": signed(np.random.default_rng(9), (4, 16))}
+    cm = compile1(g)
+    (k,) = cm.kernels
+    assert sorted(k.members) == ["neg", "op"]
+    want = air.evaluate(g, feeds)["op"]
+    got = air.evaluate(cm.graph, feeds)["op"]
+    assert got.dtype == np.int32 and got.shape == ((4, 1) if keep else (4,))
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(got.reshape(-1), np.argmin(feeds["x"], axis=-1))
+    verify_on_cpu(cm)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_matrix_vector_product_on_the_vector_unit(transposed):
+    g = air.Graph("mv")
+    x = g.add_input("x", air.TensorDesc([2, 6, 16], F32))
+    w = np.random.default_rng(10).standard_normal((1, 16) if transposed else (16, 1))
+    wc = g.add_const("w", w.astype(np.float32))
+    mm = g.add_op("BatchMatMulV2", [g.add_op("Relu", [x], name="relu"), wc], name="mm",
+                  attrs={"adj_x2": transposed})
+    g.set_outputs([g.add_op("Sigmoid", [mm], name="sig")])
+    feeds = {"x": signed(np.random.default_rng(11), (2, 6, 16))}
+    # Off by default (GE's matmul_vector): a barrier.
+    off = air.compile(g)
+    assert "matmul_vector" in reasons(off)["mm"]
+    cm = air.compile(g, options=air.CompileOptions(enable=["matmul_vector"]))
+    (k,) = cm.kernels
+    assert sorted(k.members) == ["mm", "relu", "sig"]
+    want = air.evaluate(g, feeds)["sig"]
+    got = air.evaluate(cm.graph, feeds)["sig"]
+    assert got.shape == (2, 6, 1)
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    w2 = w.reshape(16, 1) if transposed else w
+    ref = 1 / (1 + np.exp(-(np.maximum(feeds["x"], 0) @ w2)))
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+    verify_on_cpu(cm)
+
+
+@pytest.mark.parametrize(("x2", "why"), [((16, 2), "N other than 1"),
+                                        ((40, 1), "at most 32")])
+def test_matrix_products_the_vector_unit_cannot_take_are_barriers(x2, why):
+    g = air.Graph("mm")
+    k = x2[0]
+    x = g.add_input("x", air.TensorDesc([6, k], F32))
+    w = g.add_const("w", np.ones(x2, np.float32))
+    g.set_outputs([g.add_op("Relu", [g.add_op("MatMulV2", [x, w], name="mm")], name="r")])
+    cm = air.compile(g, options=air.CompileOptions(enable=["matmul_vector"],
+                                                   min_cluster_ops=1))
+    assert why in reasons(cm)["mm"]
