@@ -38,6 +38,14 @@ ATTRS = {
     "ArgMaxD": {"dimension": 1},
     "BiasAdd": {"data_format": "NCHW"},
     "TileD": {"multiples": [2, 1, 3]},
+    "SliceD": {"offsets": [1, 3], "size": [2, -1]},
+    "StridedSliceD": {"begin": [0, 1], "end": [4, 15], "strides": [2, 3]},
+}
+# Constant operands of the slice rows (name → values), x being (4, 16).
+SLICE_CONSTS = {
+    "Slice": {"offsets": [1, 2], "size": [3, 9]},
+    "StridedSlice": {"begin": [1, -12], "end": [4, 100], "strides": [1, 2]},
+    "StridedSliceV2": {"begin": [2], "end": [-1], "axes": [1], "strides": [3]},
 }
 
 
@@ -77,9 +85,13 @@ def build(op_type: str):
         feeds["value"] = np.array([1.5], np.float32)
         ins = [dims, fill_value]
     for inp in ([] if op_type == "Fill" else decl.inputs):
-        if inp.kind != "required" and op_type != "BatchNorm" and inp.kind != "dynamic":
+        wanted = inp.kind == "dynamic" or inp.name in SLICE_CONSTS.get(op_type, {})
+        if inp.kind != "required" and op_type != "BatchNorm" and not wanted:
             continue
         n = inp.name
+        if n in SLICE_CONSTS.get(op_type, {}):
+            ins.append(g.add_const(f"{n}_c", np.array(SLICE_CONSTS[op_type][n], np.int64)))
+            continue
         if n == "multiples":
             ins.append(g.add_const(f"{n}_c", np.array([2, 1, 3], np.int64)))
             continue
@@ -134,7 +146,8 @@ def build(op_type: str):
         attrs.setdefault("keep_dims", True)
     node = g.add_op(op_type, ins, name="op", attrs=attrs)
     outs = [node]
-    if op_type in VIEWS or op_type in ("Expand", "BroadcastTo", "Tile", "TileD", "Fill"):
+    if op_type in VIEWS or op_type in ("Expand", "BroadcastTo", "Tile", "TileD", "Fill") \
+            or "Slice" in op_type:
         # A view has no compute of its own: give the kernel one after it.
         outs = [g.add_op("Abs", [node], name="after")]
     g.set_outputs(outs)

@@ -247,3 +247,69 @@ def test_matrix_products_the_vector_unit_cannot_take_are_barriers(x2, why):
     cm = air.compile(g, options=air.CompileOptions(enable=["matmul_vector"],
                                                    min_cluster_ops=1))
     assert why in reasons(cm)["mm"]
+
+
+def test_two_slices_of_one_input_fuse_into_one_kernel_at_every_size():
+    """x[:, :8] + x[:, 8:] over a symbolic batch: both halves are strided Loads of x."""
+    g = air.Graph("halves")
+    x = g.add_input("x", air.TensorDesc([-1, 16], F32))
+    lo = g.add_op("StridedSliceD", [x], name="lo",
+                  attrs={"begin": [0, 0], "end": [2**31 - 1, 8], "strides": [1, 1]})
+    hi = g.add_op("SliceD", [x], name="hi", attrs={"offsets": [0, 8], "size": [-1, -1]})
+    g.set_outputs([g.add_op("Mul", [g.add_op("Exp", [lo], name="e"), hi], name="mul")])
+    cm = air.compile(g, input_shapes={"x": [6, 16]})
+    (k,) = cm.kernels
+    assert sorted(k.members) == ["e", "hi", "lo", "mul"]
+    assert len(cm.graph.node(k.name).in_data_nodes) == 2
+    rng = np.random.default_rng(12)
+    for rows in (6, 3, 11):
+        feeds = {"x": signed(rng, (rows, 16))}
+        got = air.evaluate(cm.graph, feeds)["mul"]
+        np.testing.assert_allclose(got, np.exp(feeds["x"][:, :8]) * feeds["x"][:, 8:],
+                                   rtol=1e-6)
+    verify_on_cpu(cm)
+
+
+def test_strided_slice_with_steps_on_the_cpu():
+    g = air.Graph("steps")
+    x = g.add_input("x", air.TensorDesc([6, 20], F32))
+    s = g.add_op("StridedSliceD", [x], name="s",
+                 attrs={"begin": [1, -19], "end": [6, 20], "strides": [2, 3]})
+    g.set_outputs([g.add_op("Relu", [s], name="relu")])
+    cm = compile1(g)
+    (k,) = cm.kernels
+    feeds = {"x": signed(np.random.default_rng(13), (6, 20))}
+    want = np.maximum(feeds["x"][1:6:2, 1:20:3], 0)
+    np.testing.assert_allclose(air.evaluate(cm.graph, feeds)["relu"], want)
+    verify_on_cpu(cm)
+
+
+def test_a_slice_of_a_computed_tensor_is_not_fused_with_its_producer():
+    g = air.Graph("inner")
+    x = g.add_input("x", air.TensorDesc([4, 16], F32))
+    a = g.add_op("Abs", [x], name="abs")
+    n = g.add_op("Neg", [a], name="neg")
+    s = g.add_op("SliceD", [n], name="s", attrs={"offsets": [0, 4], "size": [4, 8]})
+    g.set_outputs([g.add_op("Exp", [s], name="exp")])
+    cm = compile1(g)
+    by_member = {m: k.name for k in cm.kernels for m in k.members}
+    assert by_member["s"] == by_member["exp"] != by_member["neg"]
+    codes = {r["code"] for r in cm.report.data["rejected_pairs"]}
+    assert "AF2003" in codes
+    feeds = {"x": signed(np.random.default_rng(14), (4, 16))}
+    np.testing.assert_allclose(air.evaluate(cm.graph, feeds)["exp"],
+                               np.exp(-np.abs(feeds["x"][:, 4:12])), rtol=1e-6)
+
+
+@pytest.mark.parametrize(("attrs", "why"), [
+    ({"begin": [0, 0], "end": [2, 16], "strides": [1, 1]}, "dynamic dim"),
+    ({"begin": [0, 0], "end": [2**31 - 1, 16], "strides": [1, -1]}, "step below 1"),
+    ({"begin": [0, 5], "end": [2**31 - 1, 5], "strides": [1, 1]}, "empty slice"),
+])
+def test_slices_that_are_not_lowered_say_why(attrs, why):
+    g = air.Graph("bad")
+    x = g.add_input("x", air.TensorDesc([-1, 16], F32))
+    s = g.add_op("StridedSliceD", [x], name="s", attrs=attrs)
+    g.set_outputs([g.add_op("Exp", [s], name="exp")])
+    cm = air.compile(g, input_shapes={"x": [4, 16]})
+    assert why in reasons(cm)["s"]

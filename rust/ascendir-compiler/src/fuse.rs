@@ -40,6 +40,8 @@ struct Cluster {
     steps: usize,
     reduces: usize,
     plain_reduces: usize,
+    /// Slices among the members (their operands must stay outside the cluster).
+    slices: usize,
     version: u32,
 }
 
@@ -160,6 +162,7 @@ impl<'a, T> Fuser<'a, T> {
                     steps: l.compute_steps(),
                     reduces: usize::from(l.kind == Kind::Reduce),
                     plain_reduces: usize::from(l.is_plain_reduce() && !all_load_row(l, syms)),
+                    slices: usize::from(l.kind == Kind::Slice),
                     version: 0,
                 })
             })
@@ -469,6 +472,26 @@ impl<'a, T> Fuser<'a, T> {
                 ));
             }
         }
+        // A slice is a Load view: its operand must be read from memory, not computed here.
+        if ca.slices + cb.slices > 0 {
+            for &m in &members {
+                let (_, l) = self.lowered[m];
+                if l.kind != Kind::Slice {
+                    continue;
+                }
+                if let Some(Some(x)) = l.inputs.first() {
+                    if self.in_set(x.0, ra, rb) {
+                        return Err((
+                            "AF2003",
+                            "a slice would read a tensor computed inside the kernel (a slice is \
+                             a strided Load)"
+                                .into(),
+                            shared,
+                        ));
+                    }
+                }
+            }
+        }
         // L4: one loop space.
         let pairs: Vec<(NodeId, &Lowered)> = members.iter().map(|&m| self.lowered[m]).collect();
         if let Err(e) = crate::loopspace::loop_space(&pairs, self.syms) {
@@ -563,6 +586,7 @@ impl<'a, T> Fuser<'a, T> {
         a.steps += b.steps;
         a.reduces += b.reduces;
         a.plain_reduces += b.plain_reduces;
+        a.slices += b.slices;
         a.version = a.version.wrapping_add(b.version).wrapping_add(1);
         // Every member points at its root directly: finds stay one step.
         for &m in &a.members {

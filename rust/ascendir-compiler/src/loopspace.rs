@@ -86,8 +86,11 @@ pub fn loop_space(members: &[(NodeId, &Lowered)], syms: &SymTable) -> Result<Loo
         Ok(())
     };
     for (id, l) in members {
-        for t in l.inputs.iter().flatten() {
-            add_tensor(*t, &mut var_of, &mut sizes)?;
+        // A slice's operand is read through the slice's own view: its dims are no loop axes.
+        if !matches!(l.lowering.shape, ShapeRule::Slice { .. }) {
+            for t in l.inputs.iter().flatten() {
+                add_tensor(*t, &mut var_of, &mut sizes)?;
+            }
         }
         add_tensor((*id, 0), &mut var_of, &mut sizes)?;
     }
@@ -131,6 +134,7 @@ pub fn loop_space(members: &[(NodeId, &Lowered)], syms: &SymTable) -> Result<Loo
                     }
                 }
             }
+            ShapeRule::Slice { .. } => {}
             ShapeRule::MatVec { x2_transposed } => {
                 let (Some(x1), Some(x2)) = (l.inputs[0], l.inputs.get(1).copied().flatten()) else {
                     continue;

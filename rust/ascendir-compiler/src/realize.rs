@@ -10,7 +10,7 @@ use ascendir_ir::{DataType, Graph, NodeId};
 use rustc_hash::FxHashMap;
 
 use crate::loopspace::{loop_space, LoopSpace};
-use crate::lower::{compute_dtype, Arg, Lowered, StepAttr, StepDtype};
+use crate::lower::{compute_dtype, Arg, Lowered, ShapeRule, StepAttr, StepDtype};
 use crate::options::CompileOptions;
 use crate::symbolize::{SymTable, TRef};
 
@@ -81,6 +81,23 @@ impl Builder {
         t.axis = axes;
         t.repeats = repeats;
         t.strides = strides;
+        t.dtype = dtype;
+        Ok(())
+    }
+
+    /// A view with the given repeats and strides over every axis (a slice's window).
+    fn set_strided_view(
+        &mut self,
+        id: AscId,
+        repeats: &[Expr],
+        strides: &[Expr],
+        dtype: DataType,
+    ) -> Result<(), String> {
+        let axes = self.axes.clone();
+        let t = self.g.tensor_mut(id, 0).map_err(err)?;
+        t.axis = axes;
+        t.repeats = repeats.to_vec();
+        t.strides = strides.to_vec();
         t.dtype = dtype;
         Ok(())
     }
@@ -283,6 +300,61 @@ pub fn realize(
     for (id, l) in members {
         let node_name = g.op(*id).map_err(err)?.name().to_string();
         let node_out_dt = out_dtype(g, (*id, 0));
+        if let ShapeRule::Slice { dims } = &l.lowering.shape {
+            let Some(Some(x)) = l.inputs.first() else {
+                return Err("a slice without an operand".into());
+            };
+            if inside(x.0) {
+                return Err("a slice reads a tensor computed inside the kernel".into());
+            }
+            let y = (*id, 0u32);
+            let x_shape = syms
+                .shape(*x)
+                .ok_or("a slice operand has no symbolic shape")?;
+            let y_view = ls.views.get(&y).ok_or("a slice output has no view")?;
+            if x_shape.len() != dims.len() || y_view.len() != dims.len() {
+                return Err("a slice's rank differs from its operand's".into());
+            }
+            // The operand's contiguous strides; the window's offset and strides over them.
+            let r = x_shape.len();
+            let mut xs = vec![Expr::int(1); r];
+            for j in (0..r.saturating_sub(1)).rev() {
+                xs[j] = Expr::mul(&xs[j + 1], &x_shape[j + 1]);
+            }
+            let mut offset = Expr::int(0);
+            let mut repeats = vec![Expr::int(1); n_axes];
+            let mut strides = vec![Expr::int(0); n_axes];
+            for (j, d) in dims.iter().enumerate() {
+                if d.begin != 0 {
+                    offset = Expr::add(&offset, &Expr::mul(&Expr::int(d.begin), &xs[j]));
+                }
+                if let Some(a) = y_view[j] {
+                    repeats[a] = b.sizes[a].clone();
+                    strides[a] = Expr::mul(&xs[j], &Expr::int(d.step));
+                }
+            }
+            let k = inputs.len();
+            inputs.push(*x);
+            let dt = out_dtype(g, *x);
+            let data = b.node(&format!("data{k}"), "Data", &[])?;
+            b.g.set_ir_attr(data, "index", AscAttr::Int(k as i64))
+                .map_err(err)?;
+            b.set_strided_view(data, &repeats, &strides, dt)?;
+            let load = b.node(&format!("load{k}"), "Load", &[data])?;
+            b.g.set_ir_attr(load, "offset", AscAttr::Expr(offset))
+                .map_err(err)?;
+            b.set_strided_view(load, &repeats, &strides, dt)?;
+            values.insert(
+                y,
+                Val {
+                    node: load,
+                    set: set_of(y),
+                    dtype: dt,
+                    after_reduce: false,
+                },
+            );
+            continue;
+        }
         // Operand values (Loads on first use).
         let mut ins: Vec<Option<Val>> = Vec::new();
         for t in &l.inputs {

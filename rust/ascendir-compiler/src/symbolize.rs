@@ -507,6 +507,17 @@ fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> O
             out.push(Expr::int(1));
             Some(out)
         }
+        ShapeRule::Slice { dims } => {
+            if dims.len() != first.len() {
+                return None;
+            }
+            Some(
+                dims.iter()
+                    .zip(&first)
+                    .map(|(d, x)| d.size.map_or_else(|| x.clone(), Expr::int))
+                    .collect(),
+            )
+        }
         ShapeRule::View => {
             if out_desc.iter().any(|&d| d < -1) {
                 return None;

@@ -7,7 +7,8 @@ use ascendir_ir::{Graph, NodeId, OpDesc};
 
 use super::table::{bcast, mask, red, row, st};
 use super::{
-    attr_ints, const_ints, Arg, AxesSrc, Barrier, Category, Lowering, ShapeRule, StepDtype, Target,
+    attr_ints, const_ints, Arg, AxesSrc, Barrier, Category, Lowering, ShapeRule, SliceDim,
+    StepDtype, Target,
 };
 use crate::options::Family;
 
@@ -93,6 +94,24 @@ pub(super) fn node_specific_rows() -> Vec<Lowering> {
         l.data_inputs = Some(2);
         l.axes = Some(AxesSrc::Fixed(vec![-1]));
         l.adapt = Some(adapt_mat_vec);
+        v.push(l);
+    }
+    // Slices: a Load with an offset and strides (GE's strided Load view).
+    for ge in [
+        "Slice",
+        "SliceD",
+        "StridedSlice",
+        "StridedSliceD",
+        "StridedSliceV2",
+    ] {
+        let mut l = row(
+            ge,
+            Family::Slice,
+            ShapeRule::Slice { dims: Vec::new() },
+            Vec::new(),
+        );
+        l.data_inputs = Some(1);
+        l.adapt = Some(adapt_slice);
         v.push(l);
     }
     // Celu: x > 0 ? x : alpha · (exp(x / alpha) − 1).
@@ -307,6 +326,182 @@ fn arg_max_guard(op: &OpDesc) -> Result<(), String> {
         return Err("ArgMax with select_last_index is not lowered".into());
     }
     Ok(())
+}
+
+/// An `end` at least this large means "to the end of the dim" (ONNX and TF write INT_MAX).
+const TO_END: i64 = i32::MAX as i64;
+
+/// One dim's slice spec before it is resolved against the dim's size.
+struct DimSpec {
+    begin: i64,
+    end: Option<i64>,
+    step: i64,
+}
+
+/// Resolve `spec` for a dim of size `dim` (-1: dynamic) with Python's clamping (`clamp`) or
+/// TF Slice's bounds check (`!clamp`).
+fn resolve_dim(spec: &DimSpec, dim: i64, clamp: bool) -> Result<SliceDim, String> {
+    if spec.step <= 0 {
+        return Err("a slice with a step below 1 is not lowered".into());
+    }
+    let to_end = spec.end.is_none_or(|e| e >= TO_END);
+    if dim < 0 {
+        return if spec.begin == 0 && spec.step == 1 && to_end {
+            Ok(SliceDim {
+                begin: 0,
+                step: 1,
+                size: None,
+            })
+        } else {
+            Err("a slice of a dynamic dim is not lowered".into())
+        };
+    }
+    let (d, s) = (i128::from(dim), i128::from(spec.step));
+    let norm = |v: i64| -> i128 {
+        let v = i128::from(v);
+        let v = if v < 0 { v + d } else { v };
+        v.clamp(0, d)
+    };
+    let (b, e) = if clamp {
+        (norm(spec.begin), spec.end.map_or(d, norm))
+    } else {
+        let b = i128::from(spec.begin);
+        let e = spec.end.map_or(d, i128::from);
+        if b < 0 || e > d || e < b {
+            return Err(format!("the slice [{b}, {e}) is outside a dim of {dim}"));
+        }
+        (b, e)
+    };
+    let size = if e > b { (e - b + s - 1) / s } else { 0 };
+    if size == 0 {
+        return Err("an empty slice is not lowered".into());
+    }
+    let (begin, size) = (b as i64, size as i64);
+    Ok(if begin == 0 && spec.step == 1 && size == dim {
+        SliceDim {
+            begin: 0,
+            step: 1,
+            size: None,
+        }
+    } else {
+        SliceDim {
+            begin,
+            step: spec.step,
+            size: Some(size),
+        }
+    })
+}
+
+fn adapt_slice(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> {
+    let node = g
+        .node(id)
+        .map_err(|e| refuse(Category::NodeInfoIncorrect, e.to_string()))?;
+    let op = node.op();
+    let skip = |why: String| refuse(Category::TemporarySkip, why);
+    let rank = input_rank(op, 0)?;
+    let in_shape = op.inputs()[0].desc.shape.clone();
+    let from_input = |k: usize| node.in_data_peer(k).and_then(|p| const_ints(g, p.node));
+    let given = |name: &str, k: usize| attr_ints(op, name).or_else(|| from_input(k));
+    let need = |name: &str, k: usize| {
+        given(name, k).ok_or_else(|| skip(format!("the slice's {name} are not constant")))
+    };
+    let mask = |name: &str| op.attr(name).and_then(|v| v.as_int()).unwrap_or(0);
+    let bit = |m: i64, i: usize| i < 63 && (m >> i) & 1 == 1;
+    let ty = op.op_type();
+    // (axis, spec) per sliced dim.
+    let mut specs: Vec<(usize, DimSpec)> = Vec::new();
+    let clamp = ty != "Slice" && ty != "SliceD";
+    if !clamp {
+        let (off, size) = (need("offsets", 1)?, need("size", 2)?);
+        if off.len() != rank || size.len() != rank {
+            return Err(refuse(
+                Category::NodeInfoIncorrect,
+                format!("the slice has offsets and sizes for other than {rank} dims"),
+            ));
+        }
+        for (j, (&b, &n)) in off.iter().zip(&size).enumerate() {
+            let end = if n == -1 {
+                None
+            } else {
+                Some(
+                    b.checked_add(n)
+                        .ok_or_else(|| skip("a slice end overflows".into()))?,
+                )
+            };
+            specs.push((
+                j,
+                DimSpec {
+                    begin: b,
+                    end,
+                    step: 1,
+                },
+            ));
+        }
+    } else {
+        if ["ellipsis_mask", "new_axis_mask", "shrink_axis_mask"]
+            .iter()
+            .any(|m| mask(m) != 0)
+        {
+            return Err(skip(
+                "a strided slice with ellipsis, new-axis or shrink masks is not lowered".into(),
+            ));
+        }
+        let (bm, em) = (mask("begin_mask"), mask("end_mask"));
+        let begin = need("begin", 1)?;
+        let end = need("end", 2)?;
+        let (axes, strides) = if ty == "StridedSliceV2" {
+            let axes = match node.in_data_peer(3) {
+                None => (0..begin.len() as i64).collect(),
+                Some(_) => need("axes", 3)?,
+            };
+            let strides = match node.in_data_peer(4) {
+                None => vec![1; begin.len()],
+                Some(_) => need("strides", 4)?,
+            };
+            (axes, strides)
+        } else {
+            ((0..begin.len() as i64).collect(), need("strides", 3)?)
+        };
+        let n = begin.len();
+        if end.len() != n || strides.len() != n || axes.len() != n || n > rank {
+            return Err(refuse(
+                Category::NodeInfoIncorrect,
+                "the slice's begin, end, axes and strides differ in length",
+            ));
+        }
+        for i in 0..n {
+            let a = axes[i];
+            let a = if a < 0 { a + rank as i64 } else { a };
+            if a < 0 || a >= rank as i64 || specs.iter().any(|(x, _)| *x as i64 == a) {
+                return Err(refuse(
+                    Category::NodeInfoIncorrect,
+                    format!("slice axis {} is out of range or repeated", axes[i]),
+                ));
+            }
+            specs.push((
+                a as usize,
+                DimSpec {
+                    begin: if bit(bm, i) { 0 } else { begin[i] },
+                    end: if bit(em, i) { None } else { Some(end[i]) },
+                    step: strides[i],
+                },
+            ));
+        }
+    }
+    let mut dims = vec![
+        SliceDim {
+            begin: 0,
+            step: 1,
+            size: None,
+        };
+        rank
+    ];
+    for (a, spec) in &specs {
+        dims[*a] = resolve_dim(spec, in_shape[*a], clamp).map_err(skip)?;
+    }
+    let mut out = l.clone();
+    out.shape = ShapeRule::Slice { dims };
+    Ok(out)
 }
 
 /// GE's matmul_vector bound on the contracted dim.

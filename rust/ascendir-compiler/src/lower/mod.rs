@@ -33,6 +33,8 @@ pub enum Kind {
     View,
     /// Reduction (keep-dims in AscIR), including norm-like ones.
     Reduce,
+    /// A strided window of a tensor read from outside the kernel (a Load view).
+    Slice,
     /// Everything else: a barrier.
     Opaque,
 }
@@ -45,6 +47,7 @@ impl Kind {
             Kind::Broadcast => "broadcast",
             Kind::View => "view",
             Kind::Reduce => "reduce",
+            Kind::Slice => "slice",
             Kind::Opaque => "opaque",
         }
     }
@@ -168,6 +171,24 @@ pub enum ShapeRule {
         /// Whether x2 is given as `[..., N, K]`.
         x2_transposed: bool,
     },
+    /// A strided window of operand 0, per input dim (a Load with an offset and strides: the
+    /// operand is read from outside the kernel).
+    Slice {
+        /// Per input dim.
+        dims: Vec<SliceDim>,
+    },
+}
+
+/// One dim of a [`ShapeRule::Slice`]: elements `begin, begin + step, …`, `size` of them; None
+/// keeps the whole dim (which may be symbolic).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SliceDim {
+    /// First element.
+    pub begin: i64,
+    /// Step (positive).
+    pub step: i64,
+    /// Elements taken; None: the whole dim (begin 0, step 1).
+    pub size: Option<i64>,
 }
 
 /// Where the output shape of a [`ShapeRule::Broadcast`] row comes from.
@@ -586,7 +607,9 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
             Err(e) => return barrier(Category::NodeInfoIncorrect, e),
         },
     };
-    let kind = if l.shape == ShapeRule::View {
+    let kind = if matches!(l.shape, ShapeRule::Slice { .. }) {
+        Kind::Slice
+    } else if l.shape == ShapeRule::View {
         let nu = |s: &[Expr]| -> Vec<Expr> {
             s.iter().filter(|d| !d.is_int_value(1)).cloned().collect()
         };
