@@ -30,6 +30,18 @@ pub struct Rejection {
 /// their versions when checked.
 type Candidate = ((u8, i64, usize, usize, usize), usize, usize, u32, u32);
 
+/// No lowered node (a barrier, a graph output).
+const NONE: usize = usize::MAX;
+
+/// A tensor a cluster reads from outside: its producer's lowered index (or [`NONE`]) and its
+/// bytes at the hints.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Read {
+    t: TRef,
+    prod: usize,
+    bytes: i64,
+}
+
 /// Per-cluster state.
 #[derive(Clone, Debug)]
 struct Cluster {
@@ -42,6 +54,14 @@ struct Cluster {
     plain_reduces: usize,
     /// Slices among the members (their operands must stay outside the cluster).
     slices: usize,
+    /// Tensors read from outside the cluster.
+    reads: Vec<Read>,
+    /// Members (lowered indexes) whose output is used outside the cluster or is a graph
+    /// output.
+    writes: Vec<usize>,
+    /// Every member point-wise over one shape (this class of shapes): the loop space is that
+    /// shape's dims (no union-find needed).
+    uniform: Option<u32>,
     version: u32,
 }
 
@@ -80,6 +100,9 @@ pub struct Fuser<'a, T> {
     clusters: Vec<Option<Cluster>>,
     visit: Vec<u32>,
     epoch: u32,
+    /// Per lowered node, the consumers of its output 0 (lowered indexes; [`NONE`] for a
+    /// barrier consumer or a graph output).
+    consumers: Vec<Vec<usize>>,
 }
 
 /// Bytes of a tensor at the hints (0 when unknown).
@@ -150,11 +173,61 @@ impl<'a, T> Fuser<'a, T> {
                 v
             })
             .collect();
+        let graph_outs: FxHashSet<NodeId> = g
+            .outputs()
+            .iter()
+            .filter(|&&(_, i)| i == 0)
+            .map(|&(n, _)| n)
+            .collect();
+        let li_of = |id: NodeId| pos.get(&id).map(|&p| li_of_pos[p]).unwrap_or(NONE);
+        let consumers: Vec<Vec<usize>> = lowered
+            .iter()
+            .map(|(id, _)| {
+                let mut v: Vec<usize> = g
+                    .node(*id)
+                    .map(|n| {
+                        n.out_data_peers(0)
+                            .iter()
+                            .filter(|q| q.node != *id)
+                            .map(|q| li_of(q.node))
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                if graph_outs.contains(id) {
+                    v.push(NONE);
+                }
+                v
+            })
+            .collect();
+        // Shape classes of the point-wise nodes.
+        let mut shape_class: FxHashMap<&Vec<ascendir_asc::Expr>, u32> = FxHashMap::default();
         let clusters = lowered
             .iter()
             .enumerate()
             .map(|(i, (id, l))| {
                 let p = pos[id];
+                let mut reads: Vec<Read> = Vec::new();
+                for t in l.inputs.iter().flatten() {
+                    if t.0 != *id && !reads.iter().any(|r| r.t == *t) {
+                        reads.push(Read {
+                            t: *t,
+                            prod: li_of(t.0),
+                            bytes: tensor_bytes(g, syms, *t),
+                        });
+                    }
+                }
+                let writes = if consumers[i].is_empty() {
+                    Vec::new()
+                } else {
+                    vec![i]
+                };
+                let uniform = match (l.kind, syms.shape((*id, 0))) {
+                    (Kind::Pointwise, Some(s)) => {
+                        let n = shape_class.len() as u32;
+                        Some(*shape_class.entry(s).or_insert(n))
+                    }
+                    _ => None,
+                };
                 Some(Cluster {
                     members: vec![i],
                     min_ord: p,
@@ -163,6 +236,9 @@ impl<'a, T> Fuser<'a, T> {
                     reduces: usize::from(l.kind == Kind::Reduce),
                     plain_reduces: usize::from(l.is_plain_reduce() && !all_load_row(l, syms)),
                     slices: usize::from(l.kind == Kind::Slice),
+                    reads,
+                    writes,
+                    uniform,
                     version: 0,
                 })
             })
@@ -182,6 +258,7 @@ impl<'a, T> Fuser<'a, T> {
             clusters,
             visit: vec![0; order.len()],
             epoch: 0,
+            consumers,
         }
     }
 
@@ -226,66 +303,97 @@ impl<'a, T> Fuser<'a, T> {
         }
     }
 
-    /// Tensors read from outside the union of `ra` and `rb` (first-use order).
-    fn reads(&self, ra: usize, rb: usize) -> Vec<TRef> {
-        let mut v: Vec<TRef> = Vec::new();
-        for &m in self.merged_members(ra, rb).iter() {
-            for t in self.lowered[m].1.inputs.iter().flatten() {
-                if !self.in_set(t.0, ra, rb) && !v.contains(t) {
-                    v.push(*t);
-                }
+    /// The cluster of lowered node `li` ([`NONE`]: none).
+    fn root_of(&self, li: usize) -> usize {
+        if li == NONE {
+            NONE
+        } else {
+            self.find_ro(li)
+        }
+    }
+
+    /// Tensors read from outside the union of `ra` and `rb`.
+    fn reads(&self, ra: usize, rb: usize) -> Vec<Read> {
+        let (a, b) = (self.cl(ra), self.cl(rb));
+        let mut v: Vec<Read> = Vec::with_capacity(a.reads.len() + b.reads.len());
+        for (r, other) in a
+            .reads
+            .iter()
+            .map(|r| (r, rb))
+            .chain(b.reads.iter().map(|r| (r, ra)))
+        {
+            if self.root_of(r.prod) != other && !v.iter().any(|x| x.t == r.t) {
+                v.push(*r);
             }
         }
         v
     }
 
+    /// The members of both clusters in topological order (both lists are).
     fn merged_members(&self, ra: usize, rb: usize) -> Vec<usize> {
-        let mut v = self.cl(ra).members.clone();
-        if rb != ra {
-            v.extend(self.cl(rb).members.iter().copied());
+        let (a, b) = (&self.cl(ra).members, &self.cl(rb).members);
+        if ra == rb {
+            return a.clone();
         }
-        v.sort_by_key(|&m| self.lpos[m]);
+        let mut v = Vec::with_capacity(a.len() + b.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            if self.lpos[a[i]] <= self.lpos[b[j]] {
+                v.push(a[i]);
+                i += 1;
+            } else {
+                v.push(b[j]);
+                j += 1;
+            }
+        }
+        v.extend_from_slice(&a[i..]);
+        v.extend_from_slice(&b[j..]);
         v
     }
 
-    /// Outputs of the union used outside it.
-    fn writes(&self, ra: usize, rb: usize) -> Vec<TRef> {
-        let mut v = Vec::new();
-        for &m in &self.merged_members(ra, rb) {
-            let id = self.lowered[m].0;
-            let t = (id, 0u32);
-            let graph_out = self.g.outputs().iter().any(|&(n, i)| n == id && i == 0);
-            let outside = self
-                .g
-                .node(id)
-                .map(|n| {
-                    n.out_data_peers(0)
-                        .iter()
-                        .any(|p| !self.in_set(p.node, ra, rb))
-                })
-                .unwrap_or(false);
-            if graph_out || outside {
-                v.push(t);
+    /// Members of the union whose output is used outside it.
+    fn writes(&self, ra: usize, rb: usize) -> Vec<usize> {
+        let (a, b) = (self.cl(ra), self.cl(rb));
+        let mut v = Vec::with_capacity(a.writes.len() + b.writes.len());
+        for &m in a.writes.iter().chain(&b.writes) {
+            let outside = self.consumers[m].iter().any(|&c| {
+                let r = self.root_of(c);
+                r != ra && r != rb
+            });
+            if outside {
+                v.push(m);
             }
         }
         v
+    }
+
+    /// The tensors both clusters touch (one reads what the other reads or produces): their
+    /// number and bytes at the hints.
+    fn shared(&self, ra: usize, rb: usize) -> (usize, i64) {
+        let (a, b) = (self.cl(ra), self.cl(rb));
+        let (mut n, mut bytes) = (0usize, 0i64);
+        for r in &b.reads {
+            if self.root_of(r.prod) == ra || a.reads.iter().any(|x| x.t == r.t) {
+                n += 1;
+                bytes += r.bytes;
+            }
+        }
+        for r in &a.reads {
+            if self.root_of(r.prod) == rb {
+                n += 1;
+                bytes += r.bytes;
+            }
+        }
+        (n, bytes)
     }
 
     /// Every tensor a cluster touches (reads from outside and produces).
-    fn touches(&self, r: usize) -> Vec<TRef> {
-        let mut v = self.reads(r, r);
-        for &m in &self.cl(r).members {
-            v.push((self.lowered[m].0, 0));
-        }
-        v
-    }
-
-    fn name(&self, r: usize) -> String {
-        let m = self.cl(r).members[0];
-        self.g
-            .op(self.lowered[m].0)
-            .map(|o| o.name().to_string())
-            .unwrap_or_default()
+    fn touches(&self, r: usize) -> impl Iterator<Item = TRef> + '_ {
+        let c = self.cl(r);
+        c.reads
+            .iter()
+            .map(|r| r.t)
+            .chain(c.members.iter().map(|&m| (self.lowered[m].0, 0)))
     }
 
     /// A path from the union through an outside node back into it (the merge would be cyclic).
@@ -357,32 +465,15 @@ impl<'a, T> Fuser<'a, T> {
         if ra == rb {
             return Err(("NF1001", "the nodes are in the same cluster".into(), 0));
         }
-        let (ta, tb) = (self.touches(ra), self.touches(rb));
-        let shared = self.shared_of(&ta, &tb);
-        let a_out: Vec<NodeId> = self
-            .cl(ra)
-            .members
-            .iter()
-            .map(|&m| self.lowered[m].0)
-            .collect();
-        let b_out: Vec<NodeId> = self
-            .cl(rb)
-            .members
-            .iter()
-            .map(|&m| self.lowered[m].0)
-            .collect();
-        let reads_from = |reader: usize, prod: &[NodeId]| {
-            self.cl(reader).members.iter().any(|&m| {
-                self.lowered[m]
-                    .1
-                    .inputs
-                    .iter()
-                    .flatten()
-                    .any(|t| prod.contains(&t.0))
-            })
+        let (n_shared, shared) = self.shared(ra, rb);
+        let reads_from = |reader: usize, prod: usize| {
+            self.cl(reader)
+                .reads
+                .iter()
+                .any(|r| self.root_of(r.prod) == prod)
         };
-        let vertical = reads_from(rb, &a_out) || reads_from(ra, &b_out);
-        if ta.iter().all(|t| !tb.contains(t)) {
+        let vertical = reads_from(rb, ra) || reads_from(ra, rb);
+        if n_shared == 0 {
             return Err(("NF1001", "the clusters share no tensor".into(), 0));
         }
         if !vertical && shared < self.opts.min_shared_bytes {
@@ -392,10 +483,16 @@ impl<'a, T> Fuser<'a, T> {
                 shared,
             ));
         }
-        let (ca, cb) = (self.cl(ra).clone(), self.cl(rb).clone());
+        let (ca, cb) = (self.cl(ra), self.cl(rb));
+        let (ca_steps, cb_steps) = (ca.steps, cb.steps);
+        let (ca_reduces, cb_reduces) = (ca.reduces, cb.reduces);
+        let (ca_plain, cb_plain) = (ca.plain_reduces, cb.plain_reduces);
+        let slices = ca.slices + cb.slices;
+        let (ca_min, ca_max, cb_min, cb_max) = (ca.min_ord, ca.max_ord, cb.min_ord, cb.max_ord);
+        let uniform = ca.uniform.is_some() && ca.uniform == cb.uniform;
         let reads = self.reads(ra, rb);
         let writes = self.writes(ra, rb);
-        let asc_nodes = ca.steps + cb.steps + 2 * reads.len() + 2 * writes.len();
+        let asc_nodes = ca_steps + cb_steps + 2 * reads.len() + 2 * writes.len();
         if asc_nodes > self.opts.max_fusion_size {
             return Err((
                 "NF1010",
@@ -443,23 +540,27 @@ impl<'a, T> Fuser<'a, T> {
             }
         }
         // L3: kind rules.
-        let norm_only = ca.plain_reduces == 0 && cb.plain_reduces == 0;
-        if ca.reduces > 0 && cb.reduces > 0 && !norm_only {
+        let norm_only = ca_plain == 0 && cb_plain == 0;
+        if ca_reduces > 0 && cb_reduces > 0 && !norm_only {
             return Err((
                 "NF1030",
                 "two reductions that are not both norm-like".into(),
                 shared,
             ));
         }
-        if !vertical && (ca.reduces > 0 || cb.reduces > 0) && !norm_only {
+        if !vertical && (ca_reduces > 0 || cb_reduces > 0) && !norm_only {
             return Err((
                 "NF1021",
                 "a reduction is never fused horizontally".into(),
                 shared,
             ));
         }
-        let members = self.merged_members(ra, rb);
-        if ca.plain_reduces + cb.plain_reduces > 0 {
+        let members = if ca_plain + cb_plain + slices > 0 || !uniform {
+            self.merged_members(ra, rb)
+        } else {
+            Vec::new()
+        };
+        if ca_plain + cb_plain > 0 {
             let e = self.epilogue_steps(&members);
             if e > self.opts.max_reduce_epilogue {
                 return Err((
@@ -473,7 +574,7 @@ impl<'a, T> Fuser<'a, T> {
             }
         }
         // A slice is a Load view: its operand must be read from memory, not computed here.
-        if ca.slices + cb.slices > 0 {
+        if slices > 0 {
             for &m in &members {
                 let (_, l) = self.lowered[m];
                 if l.kind != Kind::Slice {
@@ -493,9 +594,12 @@ impl<'a, T> Fuser<'a, T> {
             }
         }
         // L4: one loop space.
-        let pairs: Vec<(NodeId, &Lowered)> = members.iter().map(|&m| self.lowered[m]).collect();
-        if let Err(e) = crate::loopspace::loop_space(&pairs, self.syms) {
-            return Err(("NF1006", format!("no common loop space: {e}"), shared));
+        // (Point-wise members over one shape share that shape's loop space.)
+        if !uniform {
+            let pairs: Vec<(NodeId, &Lowered)> = members.iter().map(|&m| self.lowered[m]).collect();
+            if let Err(e) = crate::loopspace::loop_space(&pairs, self.syms) {
+                return Err(("NF1006", format!("no common loop space: {e}"), shared));
+            }
         }
         // L2: no cycle through an outside node.
         match self.creates_cycle(ra, rb) {
@@ -520,15 +624,12 @@ impl<'a, T> Fuser<'a, T> {
         }
         // Reduce prologue/epilogue pairs first, then vertical pointwise chains, then
         // horizontal pairs: a reduction takes its epilogue before the chain closes (C9).
-        let prio = match (vertical, ca.reduces + cb.reduces > 0) {
+        let prio = match (vertical, ca_reduces + cb_reduces > 0) {
             (true, true) => 0,
             (true, false) => 1,
             (false, _) => 3,
         };
-        let prox = ca
-            .min_ord
-            .abs_diff(cb.max_ord)
-            .max(cb.min_ord.abs_diff(ca.max_ord));
+        let prox = ca_min.abs_diff(cb_max).max(cb_min.abs_diff(ca_max));
         Ok((prio, shared, prox))
     }
 
@@ -544,15 +645,7 @@ impl<'a, T> Fuser<'a, T> {
 
     /// Bytes of the tensors both clusters touch.
     fn shared_bytes(&self, ra: usize, rb: usize) -> i64 {
-        self.shared_of(&self.touches(ra), &self.touches(rb))
-    }
-
-    /// Bytes of the tensors in both `ta` and `tb`.
-    fn shared_of(&self, ta: &[TRef], tb: &[TRef]) -> i64 {
-        ta.iter()
-            .filter(|t| tb.contains(t))
-            .map(|t| tensor_bytes(self.g, self.syms, *t))
-            .sum()
+        self.shared(ra, rb).1
     }
 
     /// L5 + L7: the merged cluster schedules and fits the UB — exact, for kernels with a
@@ -578,9 +671,18 @@ impl<'a, T> Fuser<'a, T> {
     fn merge(&mut self, ra: usize, rb: usize) {
         let (keep, gone) = if ra < rb { (ra, rb) } else { (rb, ra) };
         let members = self.merged_members(keep, gone);
+        let reads = self.reads(keep, gone);
+        let writes = self.writes(keep, gone);
+        let uniform = match (self.cl(keep).uniform, self.cl(gone).uniform) {
+            (Some(x), Some(y)) if x == y => Some(x),
+            _ => None,
+        };
         let b = self.clusters[gone].take().expect("root");
         let a = self.clusters[keep].as_mut().expect("root");
         a.members = members;
+        a.reads = reads;
+        a.writes = writes;
+        a.uniform = uniform;
         a.min_ord = a.min_ord.min(b.min_ord);
         a.max_ord = a.max_ord.max(b.max_ord);
         a.steps += b.steps;
@@ -594,32 +696,24 @@ impl<'a, T> Fuser<'a, T> {
         }
     }
 
-    /// Record the latest refusal of the pair of clusters `a`, `b`.
+    /// Record the latest refusal of the pair of clusters `a`, `b` (keyed by their first
+    /// members; named at the end).
     fn reject(
         &self,
-        rejections: &mut FxHashMap<(String, String), Rejection>,
+        rejections: &mut FxHashMap<(usize, usize), Refusal>,
         a: usize,
         b: usize,
-        (code, reason, bytes): (&'static str, String, i64),
+        why: Refusal,
     ) {
-        let (na, nb) = (self.name(a), self.name(b));
-        rejections.insert(
-            (na.clone(), nb.clone()),
-            Rejection {
-                a: na,
-                b: nb,
-                code,
-                reason,
-                bytes,
-            },
-        );
+        let key = (self.cl(a).members[0], self.cl(b).members[0]);
+        rejections.insert(key, why);
     }
 
     /// Run the rounds; the partition and, per cluster, what the exact check built for it
     /// (None for clusters without a reduction).
     pub fn run(mut self) -> (Partition, Vec<Option<T>>) {
         let mut built: FxHashMap<usize, T> = FxHashMap::default();
-        let mut rejections: FxHashMap<(String, String), Rejection> = FxHashMap::default();
+        let mut rejections: FxHashMap<(usize, usize), Refusal> = FxHashMap::default();
         let mut refused: FxHashSet<(usize, usize, u32, u32)> = FxHashSet::default();
         let mut rounds = 0;
         for _ in 0..self.opts.max_rounds {
@@ -739,15 +833,22 @@ impl<'a, T> Fuser<'a, T> {
                 );
             }
         }
+        let name = |m: usize| {
+            self.g
+                .op(self.lowered[m].0)
+                .map(|o| o.name().to_string())
+                .unwrap_or_default()
+        };
         let mut rej: Vec<Rejection> = rejections
-            .into_values()
-            .filter(|r| {
-                // Drop pairs that ended up in one cluster.
-                let ids = |n: &str| self.g.find(n);
-                match (ids(&r.a), ids(&r.b)) {
-                    (Some(x), Some(y)) => self.cluster_of(x) != self.cluster_of(y),
-                    _ => true,
-                }
+            .into_iter()
+            // Drop pairs that ended up in one cluster.
+            .filter(|&((x, y), _)| self.find_ro(x) != self.find_ro(y))
+            .map(|((x, y), (code, reason, bytes))| Rejection {
+                a: name(x),
+                b: name(y),
+                code,
+                reason,
+                bytes,
             })
             .collect();
         rej.sort_by(|x, y| (-x.bytes, &x.a, &x.b).cmp(&(-y.bytes, &y.a, &y.b)));
