@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from ascendir import asc
-from ascendir.errors import DecodeError, InferenceError, RegistryError
+from ascendir.errors import DecodeError, InferenceError, InvalidArgumentError, RegistryError
 
 
 def construct_graph() -> asc.HintGraph:
@@ -31,10 +31,9 @@ def construct_graph() -> asc.HintGraph:
     arg3_1.y.strides = [s1 * s2, s2, asc.SizeExpr(1)]
 
     load = asc.ops.Load("load")
-    try:
+    with pytest.raises(InvalidArgumentError) as e:
         load.attr.ir_attr.offset = "3"
-    except Exception as e:
-        assert e.args[0] == "Only support type of SizeExpr or long"
+    assert e.value.args[0] == "Only support type of SizeExpr or long"
     offset_of_0 = asc.SizeExpr(0)
     load.attr.ir_attr.offset = offset_of_0
     assert load.attr.ir_attr.offset.expression == "0"

@@ -14,6 +14,7 @@ from ascendir.asc.schedule import schedule
 from ascendir.asc.simulate import evaluate, simulate
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import compile_tiling
+from ascendir.errors import TilingError
 
 F16 = asc.dtypes.float16
 F32 = asc.dtypes.float32
@@ -158,7 +159,10 @@ class HB:
 
 
 def check_all(b: HB, shapes: list[dict[str, int]], target: Any = None, seed: int = 0) -> int:
-    """Schedule, solve every template for every shape, simulate, compare with evaluate."""
+    """Schedule, solve every template for every shape, simulate, compare with evaluate.
+
+    Every shape must be solved by at least one template, and a template that does not solve
+    a shape must fail on a resource limit (UB or cores), nothing else."""
     impls = schedule(b.g)
     tgt = target or Target.ascend910b()
     fn = compile_tiling(impls, tgt)
@@ -166,9 +170,13 @@ def check_all(b: HB, shapes: list[dict[str, int]], target: Any = None, seed: int
     for shape in shapes:
         inputs = b.make_inputs(shape, seed)
         ref = evaluate(b.g, inputs, shape)
-        for k, impl in enumerate(impls):
-            res = fn.solve_each(shape)[k]
+        ran = 0
+        for impl, res in zip(impls, fn.solve_each(shape), strict=True):
             if isinstance(res, Exception):
+                # A template may not fit this shape on this target (its UB or core limit);
+                # any other failure is a bug this check must not pass over.
+                assert isinstance(res, TilingError), (impl.name, shape, res)
+                assert res.constraint in ("ub", "cores"), (impl.name, shape, res)
                 continue
             out = simulate(impl, res, inputs)
             for name in b.outputs:
@@ -179,8 +187,9 @@ def check_all(b: HB, shapes: list[dict[str, int]], target: Any = None, seed: int
                     tol = 2e-2 if a.dtype == np.float16 else 1e-4
                     assert np.allclose(a.astype(np.float64), r.astype(np.float64), rtol=tol,
                                        atol=tol, equal_nan=True), (impl.name, shape, name)
-            runs += 1
-    assert runs > 0
+            ran += 1
+        assert ran > 0, f"no template of {b.g.name} solves {shape}"
+        runs += ran
     return runs
 
 

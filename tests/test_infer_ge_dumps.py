@@ -9,27 +9,11 @@ import pytest
 
 import ascendir as air
 from ascendir import infer
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "testdata" / "ge"
-DUMPS = sorted(DATA.glob("ge_proto_*.txt")) if DATA.is_dir() else []
+from ge_data import DUMPS, dump_params, need_dump
 
 # Known disagreements (documented in docs/OPERATORS.md): GE's dump records the AIPP output
 # as float32 at this stage, the library declares AIPP features as float16.
 KNOWN_MISSES = {("Aipp", "data_0_huawei_aipp")}
-
-
-def load(path: Path) -> air.Graph:
-    loader = getattr(air, "load", None)
-    if loader is not None:
-        try:
-            g = loader(str(path))
-        except Exception:  # fall back to the text parser below
-            g = None
-        if isinstance(g, air.Graph):
-            return g
-    if hasattr(air.Graph, "from_text"):
-        return air.Graph.from_text(path.read_text())
-    pytest.skip("neither ascendir.load nor Graph.from_text is available")
 
 
 def logical(td: air.TensorDesc) -> tuple[int, ...]:
@@ -68,10 +52,9 @@ def reinfer(g: air.Graph) -> tuple[int, list[str]]:
     return checked, misses
 
 
-@pytest.mark.skipif(not DUMPS, reason=f"GE dumps not found under {DATA}")
-@pytest.mark.parametrize("path", DUMPS, ids=[p.name[:16] for p in DUMPS])
-def test_reinferred_shapes_match_the_dump(path: Path) -> None:
-    g = load(path)
+@pytest.mark.parametrize("path", dump_params())
+def test_reinferred_shapes_match_the_dump(path: Path | None) -> None:
+    g = air.load(need_dump(path))
     checked, misses = reinfer(g)
     assert checked >= 100
     unexpected = [m for m in misses if not m.startswith("(known)")]
@@ -79,9 +62,8 @@ def test_reinferred_shapes_match_the_dump(path: Path) -> None:
     assert (checked - len(misses)) / checked >= 0.95
 
 
-@pytest.mark.skipif(not DUMPS, reason=f"GE dumps not found under {DATA}")
 def test_whole_dump_infer_shapes_keeps_recorded_shapes() -> None:
-    g = load(DUMPS[0])
+    g = air.load(need_dump(DUMPS[0] if DUMPS else None))
     before = {n.name: logical(n.op_desc.output_desc(0)) for n in g.nodes if n.op_desc.num_outputs}
     stats = g.infer_shapes()
     assert stats["inferred"] > 300

@@ -13,7 +13,7 @@ from typing import Any
 
 from .._core import asc as _casc
 from ..types import DataType
-from ._graph import _PORTS_CACHE, Node
+from ._node import _PORTS_CACHE, Node
 
 __all__ = ["REG_ASC_IR", "AscIrDef", "registered_ops"]
 

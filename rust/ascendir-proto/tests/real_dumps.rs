@@ -8,18 +8,34 @@ use ascendir_proto::pb;
 use ascendir_proto::{om, text};
 use prost::Message;
 
+/// The GE dumps: `shared/testdata/ge` next to the repository, or the directory
+/// `ASCENDIR_GE_TESTDATA` names. Without them the tests check nothing on a developer's machine
+/// and fail in CI (`CI=true`).
 fn data_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/ge");
-    dir.exists().then_some(dir)
+    let dir = std::env::var_os("ASCENDIR_GE_TESTDATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/ge")
+        });
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    let in_ci = std::env::var("CI").is_ok_and(|v| v.eq_ignore_ascii_case("true"));
+    assert!(
+        !in_ci,
+        "GE test data not found under {} (set ASCENDIR_GE_TESTDATA to its directory)",
+        dir.display()
+    );
+    eprintln!("GE test data not found under {}; skipping", dir.display());
+    None
 }
 
 fn dumps() -> Vec<(String, String)> {
     let Some(dir) = data_dir() else {
-        eprintln!("GE test data not found next to the repository; skipping");
         return Vec::new();
     };
     let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
+    for e in std::fs::read_dir(&dir).unwrap() {
         let p = e.unwrap().path();
         if p.extension().is_some_and(|x| x == "txt") {
             out.push((
@@ -29,6 +45,11 @@ fn dumps() -> Vec<(String, String)> {
         }
     }
     out.sort();
+    assert!(
+        !out.is_empty(),
+        "no GE text dumps (*.txt) in {}",
+        dir.display()
+    );
     out
 }
 

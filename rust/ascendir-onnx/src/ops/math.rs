@@ -1,0 +1,141 @@
+//! Arithmetic, casts, constants and TopK: ONNX Mod, Cast, Sum, Einsum, Max, Min, Constant and
+//! TopK ↔ GE FloorMod / Mod, Cast, AddN, Einsum, Maximum, Minimum, Const and TopKV2.
+
+use ascendir_ir::{AttrMap, AttrValue, DataType};
+
+use crate::error::{OnnxError, OnnxResult};
+use crate::pb;
+use crate::types::{ge_dtype, onnx_dtype};
+
+use super::attrs::{a_int, a_str, constant_value, generic_attrs, get, get_i, int_of, str_of};
+use super::table::Entry;
+use super::{Emitted, Exported, Handled, InputInfo, Mapped};
+
+/// Import: the GE form of an ONNX node of this family.
+pub(super) fn import(
+    e: &Entry,
+    node: &pb::NodeProto,
+    _opset: i64,
+    _info: &dyn InputInfo,
+    m: &mut Mapped,
+) -> OnnxResult<Handled> {
+    let n_in = node.input.len();
+    let name = pb::text(&node.name);
+    let a = &mut m.attrs;
+    match e.onnx {
+        "Mod" => {
+            // ONNX's default (`fmod=0`) takes the divisor's sign, GE's FloorMod; `fmod=1` is
+            // C's fmod, GE's Mod.
+            if get_i(node, "fmod", 0) == 0 {
+                m.ge_type = "FloorMod".into();
+            }
+        }
+        "Cast" => {
+            let to = get_i(node, "to", 0) as i32;
+            let dt = ge_dtype(to);
+            if dt == DataType::UNDEFINED {
+                return Ok(Handled::Unmapped);
+            }
+            a.insert("dst_type", AttrValue::Int(i64::from(dt.ge_value())));
+            if let Some(s) = get(node, "saturate") {
+                a.insert("saturate", AttrValue::Int(s.i));
+            }
+        }
+        "Sum" | "Einsum" => {
+            generic_attrs(node, e, &[], a)?;
+            a.insert("N", AttrValue::Int(n_in as i64));
+        }
+        "Max" | "Min" => {
+            if n_in != 2 {
+                return Ok(Handled::Unmapped);
+            }
+        }
+        "Constant" => {
+            let Some(attr) = node.attribute.first() else {
+                return Err(OnnxError::Invalid(format!(
+                    "Constant '{name}' has no value"
+                )));
+            };
+            let t = constant_value(attr).map_err(|err| match err {
+                OnnxError::Invalid(msg) => OnnxError::Invalid(format!("Constant '{name}': {msg}")),
+                other => other,
+            })?;
+            a.insert("value", AttrValue::Tensor(t));
+        }
+        "TopK" => {
+            generic_attrs(node, e, &[], a)?;
+            a.get_or_insert("dim", AttrValue::Int(-1));
+            a.get_or_insert("largest", AttrValue::Int(1));
+            a.get_or_insert("sorted", AttrValue::Int(1));
+            for key in ["largest", "sorted"] {
+                if let Some(AttrValue::Int(v)) = a.get(key) {
+                    let b = *v != 0;
+                    a.insert(key, AttrValue::Bool(b));
+                }
+            }
+        }
+        _ => return Ok(Handled::NotMine),
+    }
+    Ok(Handled::Mapped)
+}
+
+/// Export: the ONNX form of a GE op of this family at `opset`.
+pub(super) fn export<'a>(
+    ge_type: &'a str,
+    attrs: &AttrMap,
+    _input_ports: &[&str],
+    _opset: i64,
+    em: &mut Emitted,
+) -> OnnxResult<Exported<'a>> {
+    let at = &mut em.attrs;
+    let onnx = match ge_type {
+        "Mod" | "FloorMod" => {
+            at.push(a_int("fmod", i64::from(ge_type == "Mod")));
+            "Mod"
+        }
+        "Cast" => {
+            let dt = int_of(attrs, "dst_type")
+                .and_then(DataType::from_ge)
+                .and_then(onnx_dtype)
+                .ok_or_else(|| OnnxError::Unsupported("Cast without a valid dst_type".into()))?;
+            at.push(a_int("to", i64::from(dt)));
+            if let Some(s) = int_of(attrs, "saturate") {
+                at.push(a_int("saturate", s));
+            }
+            "Cast"
+        }
+        "Const" | "Constant" => {
+            let Some(AttrValue::Tensor(t)) = attrs.get("value") else {
+                return Err(OnnxError::Unsupported(
+                    "Const without a tensor value".into(),
+                ));
+            };
+            em.attrs.push(pb::AttributeProto {
+                name: "value".into(),
+                r#type: pb::attribute_proto::AttributeType::Tensor as i32,
+                t: Some(Box::new(crate::types::tensor_to_proto("", t)?)),
+                ..Default::default()
+            });
+            em.inputs.clear();
+            "Constant"
+        }
+        "TopKV2" => {
+            at.push(a_int("axis", int_of(attrs, "dim").unwrap_or(-1)));
+            at.push(a_int("largest", int_of(attrs, "largest").unwrap_or(1)));
+            at.push(a_int("sorted", int_of(attrs, "sorted").unwrap_or(1)));
+            "TopK"
+        }
+        "AddN" | "Einsum" => {
+            if let Some(eq) = str_of(attrs, "equation") {
+                at.push(a_str("equation", eq));
+            }
+            if ge_type == "AddN" {
+                "Sum"
+            } else {
+                "Einsum"
+            }
+        }
+        _ => return Ok(Exported::NotMine),
+    };
+    Ok(Exported::As(onnx))
+}

@@ -1,0 +1,214 @@
+//! Convolution and pooling: ONNX Conv, MaxPool and AveragePool ↔ GE Conv2D, MaxPoolV3 and
+//! AvgPoolV2 (NCHW attribute lists, pads in GE's order, auto_pad ↔ padding modes).
+
+use ascendir_ir::{AttrMap, AttrValue};
+
+use crate::error::{OnnxError, OnnxResult};
+use crate::pb;
+
+use super::attrs::{
+    a_int, a_ints, a_str, bool_of, get_i, get_ints, get_s, input, int_of, ints_of, str_of,
+};
+use super::table::Entry;
+use super::{Emitted, Exported, Handled, InputInfo, Mapped};
+
+fn nchw(spatial: &[i64], fill: i64) -> Vec<i64> {
+    let mut v = vec![fill, fill];
+    v.extend_from_slice(spatial);
+    v
+}
+
+/// ONNX pads `[b1.., e1..]` → GE `[b1, e1, b2, e2, ...]` (top, bottom, left, right for 2-D).
+fn ge_pads(onnx: &[i64], spatial: usize) -> Vec<i64> {
+    let mut v = Vec::with_capacity(spatial * 2);
+    for i in 0..spatial {
+        v.push(onnx.get(i).copied().unwrap_or(0));
+        v.push(onnx.get(i + spatial).copied().unwrap_or(0));
+    }
+    v
+}
+
+/// Inverse of [`ge_pads`].
+fn onnx_pads(ge: &[i64]) -> Vec<i64> {
+    let spatial = ge.len() / 2;
+    let mut v = vec![0; spatial * 2];
+    for i in 0..spatial {
+        v[i] = ge[2 * i];
+        v[i + spatial] = ge[2 * i + 1];
+    }
+    v
+}
+
+fn auto_pad(node: &pb::NodeProto, attrs: &mut AttrMap, key: &str) {
+    if let Some(p) = get_s(node, "auto_pad") {
+        let mode = match p.as_str() {
+            "SAME_UPPER" => "SAME",
+            "SAME_LOWER" => "SAME_LOWER",
+            "VALID" => "VALID",
+            _ => return,
+        };
+        attrs.insert(key.to_string(), AttrValue::String(mode.to_string()));
+    }
+}
+
+fn spatial(v: &[i64]) -> Vec<i64> {
+    v.get(2..).map_or_else(Vec::new, <[i64]>::to_vec)
+}
+
+/// Import: the GE form of an ONNX node of this family.
+pub(super) fn import(
+    e: &Entry,
+    node: &pb::NodeProto,
+    _opset: i64,
+    info: &dyn InputInfo,
+    m: &mut Mapped,
+) -> OnnxResult<Handled> {
+    let n_out = node.output.len();
+    let name = pb::text(&node.name);
+    let a = &mut m.attrs;
+    match e.onnx {
+        "Conv" => {
+            let k = get_ints(node, "kernel_shape")
+                .map(|k| k.len())
+                .or_else(|| {
+                    input(node, 1)
+                        .and_then(|w| info.rank(w))
+                        .map(|r| r.saturating_sub(2))
+                })
+                .unwrap_or(2);
+            if k != 2 {
+                return Ok(Handled::Unmapped);
+            }
+            let strides = get_ints(node, "strides").unwrap_or_else(|| vec![1; k]);
+            let dil = get_ints(node, "dilations").unwrap_or_else(|| vec![1; k]);
+            let pads = get_ints(node, "pads").unwrap_or_else(|| vec![0; 2 * k]);
+            a.insert("strides", AttrValue::ListInt(nchw(&strides, 1)));
+            a.insert("pads", AttrValue::ListInt(ge_pads(&pads, k)));
+            a.insert("dilations", AttrValue::ListInt(nchw(&dil, 1)));
+            a.insert("groups", AttrValue::Int(get_i(node, "group", 1)));
+            a.insert("data_format", AttrValue::String("NCHW".into()));
+            a.insert("offset_x", AttrValue::Int(0));
+            if let Some(ks) = get_ints(node, "kernel_shape") {
+                a.insert("kernel_shape", AttrValue::ListInt(ks));
+            }
+            auto_pad(node, a, "padding");
+        }
+        "MaxPool" | "AveragePool" => {
+            let Some(ks) = get_ints(node, "kernel_shape") else {
+                return Err(OnnxError::Invalid(format!(
+                    "{} '{name}' has no kernel_shape",
+                    e.onnx
+                )));
+            };
+            let k = ks.len();
+            if k != 2 || (e.onnx == "MaxPool" && n_out > 1) {
+                return Ok(Handled::Unmapped);
+            }
+            let strides = get_ints(node, "strides").unwrap_or_else(|| vec![1; k]);
+            let pads = get_ints(node, "pads").unwrap_or_else(|| vec![0; 2 * k]);
+            a.insert("ksize", AttrValue::ListInt(nchw(&ks, 1)));
+            a.insert("strides", AttrValue::ListInt(nchw(&strides, 1)));
+            a.insert("pads", AttrValue::ListInt(ge_pads(&pads, k)));
+            let mode = match get_s(node, "auto_pad").as_deref() {
+                Some("SAME_UPPER") | Some("SAME_LOWER") => "SAME",
+                Some("VALID") => "VALID",
+                _ => "CALCULATED",
+            };
+            a.insert("padding_mode", AttrValue::String(mode.into()));
+            a.insert("data_format", AttrValue::String("NCHW".into()));
+            a.insert("global_pooling", AttrValue::Bool(false));
+            a.insert(
+                "ceil_mode",
+                AttrValue::Bool(get_i(node, "ceil_mode", 0) != 0),
+            );
+            if e.onnx == "AveragePool" {
+                a.insert(
+                    "exclusive",
+                    AttrValue::Bool(get_i(node, "count_include_pad", 0) == 0),
+                );
+            } else if let Some(d) = get_ints(node, "dilations") {
+                a.insert("dilations", AttrValue::ListInt(nchw(&d, 1)));
+            }
+        }
+        _ => return Ok(Handled::NotMine),
+    }
+    Ok(Handled::Mapped)
+}
+
+/// Export: the ONNX form of a GE op of this family at `opset`.
+pub(super) fn export<'a>(
+    ge_type: &'a str,
+    attrs: &AttrMap,
+    _input_ports: &[&str],
+    _opset: i64,
+    em: &mut Emitted,
+) -> OnnxResult<Exported<'a>> {
+    let at = &mut em.attrs;
+    let onnx = match ge_type {
+        "Conv2D" => {
+            at.push(a_ints(
+                "strides",
+                spatial(&ints_of(attrs, "strides").unwrap_or_default()),
+            ));
+            at.push(a_ints(
+                "dilations",
+                spatial(&ints_of(attrs, "dilations").unwrap_or_default()),
+            ));
+            let pads = ints_of(attrs, "pads").unwrap_or_else(|| vec![0; 4]);
+            match str_of(attrs, "padding") {
+                Some("SAME") => at.push(a_str("auto_pad", "SAME_UPPER")),
+                Some("SAME_LOWER") => at.push(a_str("auto_pad", "SAME_LOWER")),
+                Some("VALID") => at.push(a_str("auto_pad", "VALID")),
+                _ => at.push(a_ints("pads", onnx_pads(&pads))),
+            }
+            at.push(a_int("group", int_of(attrs, "groups").unwrap_or(1)));
+            if let Some(ks) = ints_of(attrs, "kernel_shape") {
+                at.push(a_ints("kernel_shape", ks));
+            }
+            "Conv"
+        }
+        "MaxPoolV3" | "AvgPoolV2" => {
+            at.push(a_ints(
+                "kernel_shape",
+                spatial(&ints_of(attrs, "ksize").unwrap_or_default()),
+            ));
+            at.push(a_ints(
+                "strides",
+                spatial(&ints_of(attrs, "strides").unwrap_or_default()),
+            ));
+            match str_of(attrs, "padding_mode") {
+                Some("SAME") => at.push(a_str("auto_pad", "SAME_UPPER")),
+                Some("VALID") => at.push(a_str("auto_pad", "VALID")),
+                _ => at.push(a_ints(
+                    "pads",
+                    onnx_pads(&ints_of(attrs, "pads").unwrap_or_else(|| vec![0; 4])),
+                )),
+            }
+            at.push(a_int("ceil_mode", i64::from(bool_of(attrs, "ceil_mode"))));
+            if ge_type == "AvgPoolV2" {
+                let exclusive = int_of(attrs, "exclusive").is_none_or(|v| v != 0);
+                at.push(a_int("count_include_pad", i64::from(!exclusive)));
+                "AveragePool"
+            } else {
+                if let Some(d) = ints_of(attrs, "dilations") {
+                    at.push(a_ints("dilations", spatial(&d)));
+                }
+                "MaxPool"
+            }
+        }
+        _ => return Ok(Exported::NotMine),
+    };
+    Ok(Exported::As(onnx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pads_round_trip() {
+        let ge = ge_pads(&[1, 2, 3, 4], 2);
+        assert_eq!(ge, vec![1, 3, 2, 4]);
+        assert_eq!(onnx_pads(&ge), vec![1, 2, 3, 4]);
+    }
+}
