@@ -1,21 +1,50 @@
-"""The real GE dumps the acceptance tests read: ``shared/testdata/ge`` next to the repository,
-or the directory the environment variable ``ASCENDIR_GE_TESTDATA`` names.
+"""The real GE dumps the acceptance tests read: the directory the environment variable
+``ASCENDIR_GE_TESTDATA`` names, else ``shared/testdata/ge`` next to the repository, else the
+copies committed compressed under ``tests/data/ge`` (unpacked once into a cache directory).
 
 Without them a test skips on a developer's machine, and fails in CI (``CI=true``): there a
 missing data file means the acceptance tests checked nothing."""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import os
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-DATA = Path(
-    os.environ.get("ASCENDIR_GE_TESTDATA")
-    or Path(__file__).resolve().parents[1].parent / "shared" / "testdata" / "ge"
-)
+COMMITTED = Path(__file__).resolve().parent / "data" / "ge"
+
+
+def _unpacked() -> Path:
+    """The committed dumps unpacked into a cache directory named by their contents."""
+    packed = sorted(COMMITTED.glob("*.gz"))
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in packed)).hexdigest()[:16]
+    out = Path(tempfile.gettempdir()) / f"ascendir-ge-testdata-{digest}"
+    for p in packed:
+        target = out / p.name[: -len(".gz")]
+        if not target.is_file():
+            out.mkdir(parents=True, exist_ok=True)
+            tmp = target.with_suffix(target.suffix + f".{os.getpid()}.tmp")
+            tmp.write_bytes(gzip.decompress(p.read_bytes()))
+            tmp.replace(target)
+    return out
+
+
+def _data_dir() -> Path:
+    env = os.environ.get("ASCENDIR_GE_TESTDATA")
+    if env:
+        return Path(env)
+    shared = Path(__file__).resolve().parents[1].parent / "shared" / "testdata" / "ge"
+    if shared.is_dir() or not COMMITTED.is_dir():
+        return shared
+    return _unpacked()
+
+
+DATA = _data_dir()
 IN_CI = os.environ.get("CI", "").lower() == "true"
 DUMPS = sorted(DATA.glob("ge_proto_*.txt")) if DATA.is_dir() else []
 

@@ -30,8 +30,13 @@ impl Rng {
     }
 }
 
+/// The GE dumps (`ASCENDIR_GE_TESTDATA`, else `shared/testdata/ge` next to the repository).
 fn data_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/ge");
+    let dir = std::env::var_os("ASCENDIR_GE_TESTDATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/testdata/ge")
+        });
     dir.exists().then_some(dir)
 }
 
