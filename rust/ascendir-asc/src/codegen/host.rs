@@ -304,14 +304,18 @@ fn workspace_cxx(g: &AscGraph, fields: &[TilingField]) -> AscResult<String> {
 /// `<name>_tiling_func.cpp` for the templates `impls` (allocated ImplGraphs, `tiling_key`
 /// order) of kernel `name`, with the block size of `target` baked into the UB model.
 pub fn tiling_func_source(name: &str, impls: &[&AscGraph], target: &Target) -> AscResult<String> {
-    tiling_func_source_with(name, impls, &|k| TilingProblem::new(impls[k], target))
+    let fields = tiling_fields(name, impls);
+    tiling_func_source_with(name, impls, &fields, &|k| {
+        TilingProblem::new(impls[k], target)
+    })
 }
 
 /// [`tiling_func_source`] with the tiling model of template `k` from `problem(k)` (the
-/// [`TilingProblem`] of `impls[k]` on the target).
+/// [`TilingProblem`] of `impls[k]` on the target) and the TilingData `fields` of `impls`.
 pub fn tiling_func_source_with(
     name: &str,
     impls: &[&AscGraph],
+    fields: &[TilingField],
     problem: &dyn Fn(usize) -> Result<TilingProblem, TilingError>,
 ) -> AscResult<String> {
     if impls.is_empty() {
@@ -321,7 +325,6 @@ pub fn tiling_func_source_with(
         .map(problem)
         .collect::<Result<_, _>>()
         .map_err(|e| AscError::InvalidArgument(format!("kernel '{name}': {}", e.message)))?;
-    let fields = tiling_fields(name, impls);
     let symbols = tiling_symbols(&problems);
     let mut s = String::with_capacity(8192);
     let _ = writeln!(
@@ -352,7 +355,7 @@ pub fn tiling_func_source_with(
         "extern \"C\" uint32_t GetWorkspaceSize(const AutofuseTilingData *t) {{\n  \
          using namespace ascendir_rt;\n  (void)t;\n  try {{\n    return (uint32_t)qint({});\n  \
          }} catch (const Overflow &) {{\n    return 0;\n  }}\n}}\n",
-        workspace_cxx(impls[0], &fields)?
+        workspace_cxx(impls[0], fields)?
     );
     // The shared solve.
     let _ = writeln!(
@@ -414,7 +417,7 @@ pub fn tiling_func_source_with(
         lead(&args.iter().map(|x| x.to_string()).collect::<Vec<_>>())
     );
     for x in &symbols {
-        if has_field(&fields, x) {
+        if has_field(fields, x) {
             let _ = writeln!(s, "  t->{x} = {x};");
         }
     }
@@ -422,13 +425,13 @@ pub fn tiling_func_source_with(
     for (k, p) in problems.iter().enumerate() {
         let _ = writeln!(s, "    case {k}:");
         for (i, v) in p.vars.iter().enumerate() {
-            if has_field(&fields, &v.name) {
+            if has_field(fields, &v.name) {
                 let _ = writeln!(s, "      t->{} = (uint32_t)r.vals[{i}];", v.name);
             }
         }
         let mut done: Vec<&str> = Vec::new();
         for (i, (cname, _, _)) in p.container_exprs.iter().enumerate() {
-            if has_field(&fields, cname) && !done.contains(&cname.as_str()) {
+            if has_field(fields, cname) && !done.contains(&cname.as_str()) {
                 let _ = writeln!(s, "      t->{cname} = (uint32_t)r.cont[{i}];");
                 done.push(cname);
             }

@@ -12,6 +12,7 @@ impl<'a> Gen<'a> {
         v: &str,
         r: &Ranges,
         space: &str,
+        name: &str,
     ) -> AscResult<&'static str> {
         let p = self.p;
         let Some(Some((q, o))) = n.inputs.get(slot).cloned() else {
@@ -71,7 +72,6 @@ impl<'a> Gen<'a> {
         };
         self.extents(v, t, r);
         self.ub_strides(v, t);
-        let name = self.labels.label(&n.name);
         self.linef(format_args!("ACHK(cx.vect({v}_ln, {v}_us, {nd}, {name}));"));
         self.linef(format_args!(
             "const {ct} *{v} = (const {ct} *)cx.read({tk}, {v}_ln, {v}_us, {nd}, sizeof({ct}), {name}); if (!{v}) return cx.err;"
@@ -104,7 +104,7 @@ impl<'a> Gen<'a> {
         self.linef(format_args!("{{  // {note} ({})", n.op_type));
         self.indent += 1;
         let offset = match n.attr("offset") {
-            Some(AttrValue::Expr(e)) => self.pool.get(e),
+            Some(AttrValue::Expr(e)) => self.pool.get(e).to_string(),
             Some(AttrValue::Int(i)) => format!("{i}LL"),
             _ => "0".to_string(),
         };
@@ -144,7 +144,7 @@ impl<'a> Gen<'a> {
                 let gct = ctype(self.outputs[oi].dtype).unwrap_or("float");
                 self.extents("o", t, r);
                 self.gm_view("o", t, &offset);
-                let act = self.operand(n, 0, "a", r, "o_ln")?;
+                let act = self.operand(n, 0, "a", r, "o_ln", &name)?;
                 let _ = act;
                 let atomic = match n.attr("atomic") {
                     Some(AttrValue::Str(s)) if !s.is_empty() => Some(s.clone()),
@@ -181,7 +181,7 @@ impl<'a> Gen<'a> {
                 for slot in 0..k {
                     let v = format!("c{slot}");
                     // Concat operands keep their own extents (no broadcast check).
-                    self.concat_operand(n, slot, &v, r)?;
+                    self.concat_operand(n, slot, &v, r, &name)?;
                     names.push(v);
                 }
                 self.write_target(pos, oct, &name)?;
@@ -213,7 +213,7 @@ impl<'a> Gen<'a> {
                 let mut ops = Vec::new();
                 for slot in 0..k {
                     let v = format!("a{slot}");
-                    self.operand(n, slot, &v, r, "o_ln")?;
+                    self.operand(n, slot, &v, r, "o_ln", &name)?;
                     ops.push(v);
                 }
                 self.write_target(pos, oct, &name)?;
@@ -262,7 +262,14 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
-    fn concat_operand(&mut self, n: &PlanNode, slot: usize, v: &str, r: &Ranges) -> AscResult<()> {
+    fn concat_operand(
+        &mut self,
+        n: &PlanNode,
+        slot: usize,
+        v: &str,
+        r: &Ranges,
+        name: &str,
+    ) -> AscResult<()> {
         let p = self.p;
         let Some(Some((q, o))) = n.inputs.get(slot).cloned() else {
             return Err(unsupported(
@@ -281,7 +288,6 @@ impl<'a> Gen<'a> {
         let t = &p.nodes[q].outputs[o];
         let ct = ctype(t.dtype).ok_or_else(|| unsupported(&p.name, &n.name, "dtype".into()))?;
         let nd = self.nd();
-        let name = self.labels.label(&n.name);
         self.extents(v, t, r);
         self.ub_strides(v, t);
         self.linef(format_args!("ACHK(cx.vect({v}_ln, {v}_us, {nd}, {name}));"));
@@ -373,7 +379,7 @@ impl<'a> Gen<'a> {
         let mut total = Vec::new();
         for b in &n.reduced_base {
             let rep = KernelPlan::repeat(it, *b);
-            total.push(self.pool.get(&rep));
+            total.push(self.pool.get(&rep).to_string());
         }
         let total = if total.is_empty() {
             "1".to_string()
