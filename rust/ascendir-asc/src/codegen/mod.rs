@@ -16,6 +16,7 @@ pub mod meta;
 pub mod numeric;
 pub mod plan;
 pub mod tiling_data;
+mod text;
 
 pub use cpu::{
     generate as generate_cpu, generate_with as generate_cpu_with, CpuKernel, GmArg, RUNTIME_HEADER,
