@@ -9,6 +9,7 @@
 
 use std::fmt::Write as _;
 
+use crate::codegen::text::put;
 use crate::codegen::tiling_data::{tiling_fields, TilingField};
 use crate::error::{AscError, AscResult};
 use crate::expr::{Expr, Func, Kind, Rat, Rel};
@@ -115,75 +116,100 @@ fn rat_cxx(r: Rat) -> AscResult<String> {
 /// `e` as a C++ expression of `ascendir_rt::Q` values; `slot` gives the `int64_t` C++ text of a
 /// symbol.
 pub fn cxx_expr(e: &Expr, slot: &dyn Fn(&str) -> Option<String>) -> AscResult<String> {
-    Ok(match e.kind() {
-        Kind::Num(r) => rat_cxx(*r)?,
+    let mut out = String::new();
+    cxx_into(e, slot, &mut out)?;
+    Ok(out)
+}
+
+/// [`cxx_expr`] appended to `out` (no text is built twice: nested calls print in place).
+fn cxx_into(e: &Expr, slot: &dyn Fn(&str) -> Option<String>, out: &mut String) -> AscResult<()> {
+    match e.kind() {
+        Kind::Num(r) => out.push_str(&rat_cxx(*r)?),
         Kind::Sym(s) => {
             let v = slot(s).ok_or_else(|| unsupported(format!("symbol '{s}' has no value")))?;
-            format!("qv({v})")
+            put!(out; "qv(", &v, ')');
         }
         Kind::Add(c, ts) => {
-            let mut acc = rat_cxx(*c)?;
-            for (t, k) in ts {
-                let term = cxx_expr(t, slot)?;
-                let term = if *k == Rat::from(1) {
-                    term
-                } else {
-                    format!("qmul({}, {term})", rat_cxx(*k)?)
-                };
-                acc = format!("qadd({acc}, {term})");
+            let c = rat_cxx(*c)?;
+            for _ in ts {
+                out.push_str("qadd(");
             }
-            acc
+            out.push_str(&c);
+            for (t, k) in ts {
+                out.push_str(", ");
+                if *k == Rat::from(1) {
+                    cxx_into(t, slot, out)?;
+                } else {
+                    // The term is checked before its coefficient.
+                    let kt = rat_cxx(*k);
+                    put!(out; "qmul(", kt.as_deref().unwrap_or(""), ", ");
+                    cxx_into(t, slot, out)?;
+                    kt?;
+                    out.push(')');
+                }
+                out.push(')');
+            }
         }
         Kind::Mul(c, fs) => {
-            let mut acc = rat_cxx(*c)?;
+            let c = rat_cxx(*c)?;
+            for _ in fs {
+                out.push_str("qmul(");
+            }
+            out.push_str(&c);
             for (b, x) in fs {
                 let ex = x
                     .as_num()
                     .filter(|r| r.is_int())
                     .and_then(|r| i64::try_from(r.numer()).ok())
                     .ok_or_else(|| unsupported(format!("non-integer exponent in {e}")))?;
-                let base = cxx_expr(b, slot)?;
-                let f = if ex == 1 {
-                    base
+                out.push_str(", ");
+                if ex == 1 {
+                    cxx_into(b, slot, out)?;
                 } else {
-                    format!("qpow({base}, {ex})")
-                };
-                acc = format!("qmul({acc}, {f})");
+                    out.push_str("qpow(");
+                    cxx_into(b, slot, out)?;
+                    put!(out; ", ", ex, ')');
+                }
+                out.push(')');
             }
-            acc
         }
         Kind::Func(f, args) => {
-            let a: Vec<String> = args
-                .iter()
-                .map(|x| cxx_expr(x, slot))
-                .collect::<AscResult<_>>()?;
-            let one = |name: &str| -> AscResult<String> {
-                match a.as_slice() {
-                    [x] => Ok(format!("{name}({x})")),
-                    _ => Err(unsupported(format!(
+            let name = match f {
+                Func::Ceiling => "qceil",
+                Func::Floor => "qfloor",
+                Func::Abs => "qabs",
+                Func::Mod => "qmod",
+                Func::Max => "qmax",
+                Func::Min => "qmin",
+            };
+            let chain = matches!(f, Func::Max | Func::Min);
+            // Max / Min nest left to right: qmax(qmax(a, b), c).
+            let opens = if chain { args.len().saturating_sub(1) } else { 1 };
+            for _ in 0..opens {
+                put!(out; name, '(');
+            }
+            for (i, x) in args.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                cxx_into(x, slot, out)?;
+                if chain && i > 0 {
+                    out.push(')');
+                }
+            }
+            // Arity is checked after the arguments are printed.
+            match (f, args.len()) {
+                (Func::Ceiling | Func::Floor | Func::Abs, 1) | (Func::Mod, 2) => out.push(')'),
+                (Func::Max | Func::Min, n) if n > 0 => {}
+                (Func::Mod, _) => return Err(unsupported(format!("Mod takes two arguments in {e}"))),
+                (Func::Max | Func::Min, _) => {
+                    return Err(unsupported(format!("empty {} in {e}", f.name())))
+                }
+                _ => {
+                    return Err(unsupported(format!(
                         "{} takes one argument in {e}",
                         f.name()
-                    ))),
-                }
-            };
-            match f {
-                Func::Ceiling => one("qceil")?,
-                Func::Floor => one("qfloor")?,
-                Func::Abs => one("qabs")?,
-                Func::Mod => match a.as_slice() {
-                    [x, y] => format!("qmod({x}, {y})"),
-                    _ => return Err(unsupported(format!("Mod takes two arguments in {e}"))),
-                },
-                Func::Max | Func::Min => {
-                    let name = if *f == Func::Max { "qmax" } else { "qmin" };
-                    let mut it = a.into_iter();
-                    let mut acc = it
-                        .next()
-                        .ok_or_else(|| unsupported(format!("empty {} in {e}", f.name())))?;
-                    for x in it {
-                        acc = format!("{name}({acc}, {x})");
-                    }
-                    acc
+                    )))
                 }
             }
         }
@@ -194,9 +220,14 @@ pub fn cxx_expr(e: &Expr, slot: &dyn Fn(&str) -> Option<String>) -> AscResult<St
                 Rel::Lt => "qrlt",
                 Rel::Le => "qrle",
             };
-            format!("{name}({}, {})", cxx_expr(a, slot)?, cxx_expr(b, slot)?)
+            put!(out; name, '(');
+            cxx_into(a, slot, out)?;
+            out.push_str(", ");
+            cxx_into(b, slot, out)?;
+            out.push(')');
         }
-    })
+    }
+    Ok(())
 }
 
 /// The union of the templates' shape symbols, first-seen order (the `AutofuseTiling`
