@@ -481,10 +481,7 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo, text: &mut String) -> As
                         .axis(inner)
                         .map(|a| a.size.clone())
                         .ok_or_else(|| err(&p.name, &inn, "axis missing".into()))?;
-                    f.linef(format_args!(
-                        "const int {inn}_axis_size = {};",
-                        f.tx(&isz)?
-                    ));
+                    f.linef(format_args!("const int {inn}_axis_size = {};", f.tx(&isz)?));
                     f.linef(format_args!(
                         "const int {inn}_tail_size = {pn}_loop_size % {inn}_axis_size;"
                     ));

@@ -184,7 +184,11 @@ fn cxx_into(e: &Expr, slot: &dyn Fn(&str) -> Option<String>, out: &mut String) -
             };
             let chain = matches!(f, Func::Max | Func::Min);
             // Max / Min nest left to right: qmax(qmax(a, b), c).
-            let opens = if chain { args.len().saturating_sub(1) } else { 1 };
+            let opens = if chain {
+                args.len().saturating_sub(1)
+            } else {
+                1
+            };
             for _ in 0..opens {
                 put!(out; name, '(');
             }
@@ -201,7 +205,9 @@ fn cxx_into(e: &Expr, slot: &dyn Fn(&str) -> Option<String>, out: &mut String) -
             match (f, args.len()) {
                 (Func::Ceiling | Func::Floor | Func::Abs, 1) | (Func::Mod, 2) => out.push(')'),
                 (Func::Max | Func::Min, n) if n > 0 => {}
-                (Func::Mod, _) => return Err(unsupported(format!("Mod takes two arguments in {e}"))),
+                (Func::Mod, _) => {
+                    return Err(unsupported(format!("Mod takes two arguments in {e}")))
+                }
                 (Func::Max | Func::Min, _) => {
                     return Err(unsupported(format!("empty {} in {e}", f.name())))
                 }

@@ -15,8 +15,8 @@ pub mod host;
 pub mod meta;
 pub mod numeric;
 pub mod plan;
-pub mod tiling_data;
 mod text;
+pub mod tiling_data;
 
 pub use cpu::{
     generate as generate_cpu, generate_with as generate_cpu_with, CpuKernel, GmArg, RUNTIME_HEADER,
@@ -82,10 +82,7 @@ pub fn generate_kernel(
     let fields = &cpu.fields;
     let problem = |k: usize| TilingProblem::from_parts(&bytes[k], &containers[k], target);
     let mut files = vec![
-        (
-            "autofuse_tiling_data.h".to_string(),
-            cpu.tiling_header,
-        ),
+        ("autofuse_tiling_data.h".to_string(), cpu.tiling_header),
         (
             format!("{name}_tiling_func.cpp"),
             host::tiling_func_source_with(name, impls, fields, &problem)?,

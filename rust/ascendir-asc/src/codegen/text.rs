@@ -81,8 +81,6 @@ pub(crate) use put;
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
     #[test]
     fn integers_and_strings_as_display_prints_them() {
         let mut s = String::new();

@@ -14,8 +14,8 @@ use std::fmt::Write;
 use rustc_hash::FxHashMap;
 
 use super::cexpr;
-use super::text::{put, Piece};
 use super::plan::{KernelPlan, PlanNode, PlanTensor};
+use super::text::{put, Piece};
 use super::tiling_data::{tiling_data_header, tiling_fields, TilingField};
 use crate::alloc::ContainerKind;
 use crate::axis::{AxisId, AxisType};
