@@ -19,8 +19,11 @@
 //! * a vector op reading a vector result, or overwriting a buffer a vector op used, since the
 //!   last barrier is preceded by `AscendC::PipeBarrier<PIPE_V>()`.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
+
+use rustc_hash::FxHashMap;
 
 use super::ascendc_api::HELPERS;
 use super::ascendc_expr::tiling as texpr;
@@ -30,6 +33,7 @@ use super::plan::{KernelPlan, PlanNode, PlanTensor};
 use crate::alloc::ContainerKind;
 use crate::axis::{AxisId, AxisType};
 use crate::error::{AscError, AscResult};
+use crate::expr::{Expr, Kind};
 use crate::graph::{ComputeType, MemHardware, Position};
 use ascendir_ir::DataType;
 
@@ -116,6 +120,8 @@ pub(super) struct Func<'a> {
     pub(super) vars: usize,
     /// Index of the template among the kernel's ImplGraphs (API tiling field names).
     pub(super) case: usize,
+    /// Size expressions printed so far ([`Func::tx`]).
+    pub(super) texts: RefCell<FxHashMap<Expr, String>>,
 }
 
 impl<'a> Func<'a> {
@@ -128,6 +134,20 @@ impl<'a> Func<'a> {
     pub(super) fn linef(&mut self, a: std::fmt::Arguments<'_>) {
         let _ = std::fmt::Write::write_fmt(&mut self.body, a);
         self.body.push('\n');
+    }
+
+    /// `e` as Ascend C text over the tiling data; composite expressions are printed once per
+    /// function.
+    pub(super) fn tx(&self, e: &Expr) -> AscResult<String> {
+        if matches!(e.kind(), Kind::Num(_) | Kind::Sym(_)) {
+            return texpr(e);
+        }
+        if let Some(t) = self.texts.borrow().get(e) {
+            return Ok(t.clone());
+        }
+        let t = texpr(e)?;
+        self.texts.borrow_mut().insert(e.clone(), t.clone());
+        Ok(t)
     }
 
     pub(super) fn visible(&self, name: &str) -> bool {
@@ -243,7 +263,7 @@ impl<'a> Func<'a> {
                     };
                     self.linef(format_args!(
                         "int32_t {off} = {xn} * {};",
-                        texpr(&inner.size)?
+                        self.tx(&inner.size)?
                     ));
                     self.declare(&off);
                 }
@@ -325,7 +345,8 @@ fn min_depth(p: &KernelPlan, a: usize, b: usize) -> usize {
         .unwrap_or(0)
 }
 
-fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
+/// Append the function of template `p` (index `case` among the kernel's ImplGraphs) to `text`.
+fn function(p: &KernelPlan, case: usize, io: &KernelIo, text: &mut String) -> AscResult<()> {
     if !is_ident(&p.name) {
         return Err(err(&p.name, "", "graph name is not a C identifier".into()));
     }
@@ -338,7 +359,7 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
     }
     let mut f = Func {
         p,
-        body: String::new(),
+        body: String::with_capacity(p.nodes.len().saturating_mul(1024)),
         scopes: vec![0],
         next_scope: 0,
         declared: Vec::new(),
@@ -353,6 +374,7 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
         data_global: Vec::new(),
         vars: 0,
         case,
+        texts: RefCell::new(FxHashMap::default()),
     };
     // Hoisting: a variable used beyond its producer's loop scope is declared where that scope
     // starts.
@@ -409,7 +431,6 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
         }
         args.push(format!("GM_ADDR {}", d.name));
     }
-    let mut text = String::new();
     let _ = writeln!(
         text,
         "inline __aicore__ void {}({}{}GM_ADDR workspace, const AutofuseTilingData *t) {{",
@@ -460,10 +481,7 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
                         .axis(inner)
                         .map(|a| a.size.clone())
                         .ok_or_else(|| err(&p.name, &inn, "axis missing".into()))?;
-                    f.linef(format_args!(
-                        "const int {inn}_axis_size = {};",
-                        texpr(&isz)?
-                    ));
+                    f.linef(format_args!("const int {inn}_axis_size = {};", f.tx(&isz)?));
                     f.linef(format_args!(
                         "const int {inn}_tail_size = {pn}_loop_size % {inn}_axis_size;"
                     ));
@@ -479,7 +497,7 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
                 _ => {
                     f.linef(format_args!(
                         "const int {n}_axis_size = {};",
-                        texpr(&ax.size)?
+                        f.tx(&ax.size)?
                     ));
                     f.linef(format_args!("const int {n}_loop_size = {n}_axis_size;"));
                     f.linef(format_args!("const int {n}_actual_size = {n}_axis_size;"));
@@ -687,7 +705,7 @@ fn function(p: &KernelPlan, case: usize, io: &KernelIo) -> AscResult<String> {
     }
     text.push_str(&f.body);
     text.push_str("}\n");
-    Ok(text)
+    Ok(())
 }
 
 /// GE's kernel task type: vector only, or vector with workspace.
@@ -729,7 +747,8 @@ pub fn kernel_source(name: &str, plans: &[KernelPlan], io: &KernelIo) -> AscResu
     }
     let mut order: Vec<(usize, &KernelPlan)> = plans.iter().enumerate().collect();
     order.sort_by_key(|(_, p)| p.tiling_key);
-    let mut s = String::new();
+    let nodes: usize = plans.iter().map(|p| p.nodes.len()).sum();
+    let mut s = String::with_capacity(nodes.saturating_mul(1024).saturating_add(HELPERS.len()));
     let _ = writeln!(s, "// Ascend C kernel '{name}' (generated by ascendir).");
     s.push_str("#include \"kernel_operator.h\"\n");
     s.push_str("#include \"autofuse_tiling_data.h\"\n\n");
@@ -737,7 +756,7 @@ pub fn kernel_source(name: &str, plans: &[KernelPlan], io: &KernelIo) -> AscResu
     let _ = writeln!(s, "KERNEL_TASK_TYPE_DEFAULT({});\n", task_type(plans));
     s.push_str(HELPERS);
     for (case, p) in &order {
-        s.push_str(&function(p, *case, io)?);
+        function(p, *case, io, &mut s)?;
     }
     let mut args: Vec<String> = Vec::new();
     let mut names: Vec<String> = Vec::new();

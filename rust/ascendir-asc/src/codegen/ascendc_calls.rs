@@ -5,7 +5,6 @@
 //! the helper `ReduceAccumulate`).
 
 use super::ascendc::{err, Func};
-use super::ascendc_expr::tiling as texpr;
 use super::plan::{KernelPlan, PlanNode, PlanTensor};
 use super::tiling_data::valid_name;
 use crate::error::AscResult;
@@ -251,8 +250,8 @@ fn elementwise(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
             };
             let (ss, ds) = if nd >= 2 {
                 (
-                    texpr(&it.vect_strides[nd - 2])?,
-                    texpr(&t.vect_strides[nd - 2])?,
+                    f.tx(&it.vect_strides[nd - 2])?,
+                    f.tx(&t.vect_strides[nd - 2])?,
                 )
             } else {
                 ("0".to_string(), "0".to_string())
@@ -365,10 +364,10 @@ fn dims_against(
             f.vext(t, k)?
         };
         let ist = match j {
-            Some(j) if !in_one => texpr(&it.vect_strides[j])?,
+            Some(j) if !in_one => f.tx(&it.vect_strides[j])?,
             _ => "0".into(),
         };
-        out.push((ext, texpr(&t.vect_strides[k])?, ist, in_one && !out_one));
+        out.push((ext, f.tx(&t.vect_strides[k])?, ist, in_one && !out_one));
     }
     Ok(out)
 }
@@ -457,10 +456,10 @@ fn reduce(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
         let j = t.vect_axes.iter().position(|x| *x == a);
         let out_one = j.is_none_or(|j| t.vect_repeats[j].as_i64() == Some(1));
         let ost = match j {
-            Some(j) => texpr(&t.vect_strides[j])?,
+            Some(j) => f.tx(&t.vect_strides[j])?,
             None => "0".into(),
         };
-        dims.push((f.vext(it, k)?, texpr(&it.vect_strides[k])?, ost, out_one));
+        dims.push((f.vext(it, k)?, f.tx(&it.vect_strides[k])?, ost, out_one));
     }
     // Leading axes become loops (a reduced one combines into the same result, like a
     // reduce-outer loop); the last two axes form the API's 2-D pattern.
@@ -515,7 +514,7 @@ fn reduce(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
                 .zip(&t.vect_repeats)
                 .rev()
                 .find(|(_, r)| r.as_i64() != Some(1))
-                .map(|(s, _)| texpr(s))
+                .map(|(s, _)| f.tx(s))
                 .transpose()?
                 .unwrap_or_else(|| "1".to_string());
             let shape = format!("{l}_src_shape");
@@ -570,7 +569,7 @@ fn reduce(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
     if n.op_type == "Mean" {
         let mut total = Vec::new();
         for b in &n.reduced_base {
-            total.push(texpr(&KernelPlan::repeat(it, *b))?);
+            total.push(f.tx(&KernelPlan::repeat(it, *b))?);
         }
         let total = if total.is_empty() {
             "1".to_string()
@@ -622,12 +621,12 @@ impl<'a> Func<'a> {
             let ext = if actual {
                 self.vext(t, k)?
             } else {
-                texpr(&t.vect_repeats[k])?
+                self.tx(&t.vect_repeats[k])?
             };
             let term = if st.as_i64() == Some(1) {
                 format!("({ext} - 1)")
             } else {
-                format!("({ext} - 1) * {}", texpr(st)?)
+                format!("({ext} - 1) * {}", self.tx(st)?)
             };
             terms.push(term);
         }
@@ -649,11 +648,11 @@ impl<'a> Func<'a> {
             terms.push(format!(
                 "(int64_t){} * (int64_t){}",
                 self.axis_name(*a)?,
-                texpr(&st)?
+                self.tx(&st)?
             ));
         }
         let base = match n.attr("offset") {
-            Some(AttrValue::Expr(e)) => texpr(e)?,
+            Some(AttrValue::Expr(e)) => self.tx(e)?,
             Some(AttrValue::Int(i)) => i.to_string(),
             _ => "0".into(),
         };
@@ -675,8 +674,8 @@ impl<'a> Func<'a> {
             }
             dims.push((
                 self.vext(ub, k)?,
-                texpr(&gm.stride_of(ub.vect_axes[k]))?,
-                texpr(&ub.vect_strides[k])?,
+                self.tx(&gm.stride_of(ub.vect_axes[k]))?,
+                self.tx(&ub.vect_strides[k])?,
             ));
         }
         if dims.last().is_some_and(|d| d.1 != "1") {

@@ -27,6 +27,11 @@ fn neg_wrap(s: &str) -> String {
 
 /// `e` as Ascend C text; `sym` names a symbol (`t->s0`, a local variable, ...).
 pub fn print(e: &Expr, sym: &dyn Fn(&str) -> String) -> AscResult<String> {
+    match e.kind() {
+        Kind::Num(r) => return rat(r),
+        Kind::Sym(s) => return Ok(sym(s)),
+        _ => {}
+    }
     super::cexpr::fold(e, &mut |x, kids: Vec<String>| -> AscResult<String> {
         Ok(match x.kind() {
             Kind::Num(r) => rat(r)?,

@@ -7,7 +7,6 @@
 
 use super::ascendc::{err, pipe_name, pipe_of, Func, Pipe};
 use super::ascendc_calls::call;
-use super::ascendc_expr::tiling as texpr;
 use super::plan::KernelPlan;
 use crate::alloc::ContainerKind;
 use crate::error::AscResult;
@@ -159,7 +158,7 @@ fn output_view(f: &mut Func<'_>, pos: usize, o: usize) -> AscResult<()> {
         let (reuse, first) = (f.allocs[ai].reuse, f.allocs[ai].first_prod == pos);
         let q = f.queue_name(ci);
         let off = format!("{q}_reuse{reuse}_offset");
-        let fam = texpr(&t.fam_offset)?;
+        let fam = f.tx(&t.fam_offset)?;
         if f.visible(&off) {
             f.linef(format_args!("{off} = {fam};"));
         } else {

@@ -29,17 +29,27 @@ where
     while let Some(s) = stack.pop() {
         match s {
             Step::Visit(x) => {
-                let kids: Vec<&Expr> = match x.kind() {
-                    Kind::Num(_) | Kind::Sym(_) => Vec::new(),
-                    Kind::Add(_, terms) => terms.iter().map(|(t, _)| t).collect(),
-                    Kind::Mul(_, factors) => factors.iter().flat_map(|(b, ex)| [b, ex]).collect(),
-                    Kind::Func(_, args) => args.iter().collect(),
-                    Kind::Rel(_, a, b) => vec![a, b],
-                };
-                stack.push(Step::Build(x, kids.len()));
-                for k in kids.into_iter().rev() {
-                    stack.push(Step::Visit(k));
+                // The build step, then the children in reverse (the first is visited first).
+                let mark = stack.len();
+                stack.push(Step::Build(x, 0));
+                match x.kind() {
+                    Kind::Num(_) | Kind::Sym(_) => {}
+                    Kind::Add(_, terms) => {
+                        stack.extend(terms.iter().rev().map(|(t, _)| Step::Visit(t)));
+                    }
+                    Kind::Mul(_, factors) => {
+                        for (b, ex) in factors.iter().rev() {
+                            stack.push(Step::Visit(ex));
+                            stack.push(Step::Visit(b));
+                        }
+                    }
+                    Kind::Func(_, args) => stack.extend(args.iter().rev().map(Step::Visit)),
+                    Kind::Rel(_, a, b) => {
+                        stack.push(Step::Visit(b));
+                        stack.push(Step::Visit(a));
+                    }
                 }
+                stack[mark] = Step::Build(x, stack.len() - mark - 1);
             }
             Step::Build(x, n) => {
                 let args = out.split_off(out.len().saturating_sub(n));
@@ -54,6 +64,11 @@ where
 /// The C++ expression of `e` (type `ascendir_rt::R`); symbols are read through `sym(name)`.
 /// `None` when the expression holds a relation (not a size) or a constant beyond 64 bits.
 pub fn print(e: &Expr, sym: &dyn Fn(&str) -> String) -> Option<String> {
+    match e.kind() {
+        Kind::Num(r) => return rat(r),
+        Kind::Sym(s) => return Some(sym(s)),
+        _ => {}
+    }
     fold(e, &mut |x, a: Vec<String>| -> Result<String, ()> {
         Ok(match x.kind() {
             Kind::Num(r) => rat(r).ok_or(())?,

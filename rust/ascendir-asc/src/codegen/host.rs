@@ -9,6 +9,7 @@
 
 use std::fmt::Write as _;
 
+use crate::codegen::text::put;
 use crate::codegen::tiling_data::{tiling_fields, TilingField};
 use crate::error::{AscError, AscResult};
 use crate::expr::{Expr, Func, Kind, Rat, Rel};
@@ -115,75 +116,106 @@ fn rat_cxx(r: Rat) -> AscResult<String> {
 /// `e` as a C++ expression of `ascendir_rt::Q` values; `slot` gives the `int64_t` C++ text of a
 /// symbol.
 pub fn cxx_expr(e: &Expr, slot: &dyn Fn(&str) -> Option<String>) -> AscResult<String> {
-    Ok(match e.kind() {
-        Kind::Num(r) => rat_cxx(*r)?,
+    let mut out = String::new();
+    cxx_into(e, slot, &mut out)?;
+    Ok(out)
+}
+
+/// [`cxx_expr`] appended to `out` (no text is built twice: nested calls print in place).
+fn cxx_into(e: &Expr, slot: &dyn Fn(&str) -> Option<String>, out: &mut String) -> AscResult<()> {
+    match e.kind() {
+        Kind::Num(r) => out.push_str(&rat_cxx(*r)?),
         Kind::Sym(s) => {
             let v = slot(s).ok_or_else(|| unsupported(format!("symbol '{s}' has no value")))?;
-            format!("qv({v})")
+            put!(out; "qv(", &v, ')');
         }
         Kind::Add(c, ts) => {
-            let mut acc = rat_cxx(*c)?;
-            for (t, k) in ts {
-                let term = cxx_expr(t, slot)?;
-                let term = if *k == Rat::from(1) {
-                    term
-                } else {
-                    format!("qmul({}, {term})", rat_cxx(*k)?)
-                };
-                acc = format!("qadd({acc}, {term})");
+            let c = rat_cxx(*c)?;
+            for _ in ts {
+                out.push_str("qadd(");
             }
-            acc
+            out.push_str(&c);
+            for (t, k) in ts {
+                out.push_str(", ");
+                if *k == Rat::from(1) {
+                    cxx_into(t, slot, out)?;
+                } else {
+                    // The term is checked before its coefficient.
+                    let kt = rat_cxx(*k);
+                    put!(out; "qmul(", kt.as_deref().unwrap_or(""), ", ");
+                    cxx_into(t, slot, out)?;
+                    kt?;
+                    out.push(')');
+                }
+                out.push(')');
+            }
         }
         Kind::Mul(c, fs) => {
-            let mut acc = rat_cxx(*c)?;
+            let c = rat_cxx(*c)?;
+            for _ in fs {
+                out.push_str("qmul(");
+            }
+            out.push_str(&c);
             for (b, x) in fs {
                 let ex = x
                     .as_num()
                     .filter(|r| r.is_int())
                     .and_then(|r| i64::try_from(r.numer()).ok())
                     .ok_or_else(|| unsupported(format!("non-integer exponent in {e}")))?;
-                let base = cxx_expr(b, slot)?;
-                let f = if ex == 1 {
-                    base
+                out.push_str(", ");
+                if ex == 1 {
+                    cxx_into(b, slot, out)?;
                 } else {
-                    format!("qpow({base}, {ex})")
-                };
-                acc = format!("qmul({acc}, {f})");
+                    out.push_str("qpow(");
+                    cxx_into(b, slot, out)?;
+                    put!(out; ", ", ex, ')');
+                }
+                out.push(')');
             }
-            acc
         }
         Kind::Func(f, args) => {
-            let a: Vec<String> = args
-                .iter()
-                .map(|x| cxx_expr(x, slot))
-                .collect::<AscResult<_>>()?;
-            let one = |name: &str| -> AscResult<String> {
-                match a.as_slice() {
-                    [x] => Ok(format!("{name}({x})")),
-                    _ => Err(unsupported(format!(
+            let name = match f {
+                Func::Ceiling => "qceil",
+                Func::Floor => "qfloor",
+                Func::Abs => "qabs",
+                Func::Mod => "qmod",
+                Func::Max => "qmax",
+                Func::Min => "qmin",
+            };
+            let chain = matches!(f, Func::Max | Func::Min);
+            // Max / Min nest left to right: qmax(qmax(a, b), c).
+            let opens = if chain {
+                args.len().saturating_sub(1)
+            } else {
+                1
+            };
+            for _ in 0..opens {
+                put!(out; name, '(');
+            }
+            for (i, x) in args.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                cxx_into(x, slot, out)?;
+                if chain && i > 0 {
+                    out.push(')');
+                }
+            }
+            // Arity is checked after the arguments are printed.
+            match (f, args.len()) {
+                (Func::Ceiling | Func::Floor | Func::Abs, 1) | (Func::Mod, 2) => out.push(')'),
+                (Func::Max | Func::Min, n) if n > 0 => {}
+                (Func::Mod, _) => {
+                    return Err(unsupported(format!("Mod takes two arguments in {e}")))
+                }
+                (Func::Max | Func::Min, _) => {
+                    return Err(unsupported(format!("empty {} in {e}", f.name())))
+                }
+                _ => {
+                    return Err(unsupported(format!(
                         "{} takes one argument in {e}",
                         f.name()
-                    ))),
-                }
-            };
-            match f {
-                Func::Ceiling => one("qceil")?,
-                Func::Floor => one("qfloor")?,
-                Func::Abs => one("qabs")?,
-                Func::Mod => match a.as_slice() {
-                    [x, y] => format!("qmod({x}, {y})"),
-                    _ => return Err(unsupported(format!("Mod takes two arguments in {e}"))),
-                },
-                Func::Max | Func::Min => {
-                    let name = if *f == Func::Max { "qmax" } else { "qmin" };
-                    let mut it = a.into_iter();
-                    let mut acc = it
-                        .next()
-                        .ok_or_else(|| unsupported(format!("empty {} in {e}", f.name())))?;
-                    for x in it {
-                        acc = format!("{name}({acc}, {x})");
-                    }
-                    acc
+                    )))
                 }
             }
         }
@@ -194,9 +226,14 @@ pub fn cxx_expr(e: &Expr, slot: &dyn Fn(&str) -> Option<String>) -> AscResult<St
                 Rel::Lt => "qrlt",
                 Rel::Le => "qrle",
             };
-            format!("{name}({}, {})", cxx_expr(a, slot)?, cxx_expr(b, slot)?)
+            put!(out; name, '(');
+            cxx_into(a, slot, out)?;
+            out.push_str(", ");
+            cxx_into(b, slot, out)?;
+            out.push(')');
         }
-    })
+    }
+    Ok(())
 }
 
 /// The union of the templates' shape symbols, first-seen order (the `AutofuseTiling`
@@ -304,14 +341,18 @@ fn workspace_cxx(g: &AscGraph, fields: &[TilingField]) -> AscResult<String> {
 /// `<name>_tiling_func.cpp` for the templates `impls` (allocated ImplGraphs, `tiling_key`
 /// order) of kernel `name`, with the block size of `target` baked into the UB model.
 pub fn tiling_func_source(name: &str, impls: &[&AscGraph], target: &Target) -> AscResult<String> {
-    tiling_func_source_with(name, impls, &|k| TilingProblem::new(impls[k], target))
+    let fields = tiling_fields(name, impls);
+    tiling_func_source_with(name, impls, &fields, &|k| {
+        TilingProblem::new(impls[k], target)
+    })
 }
 
 /// [`tiling_func_source`] with the tiling model of template `k` from `problem(k)` (the
-/// [`TilingProblem`] of `impls[k]` on the target).
+/// [`TilingProblem`] of `impls[k]` on the target) and the TilingData `fields` of `impls`.
 pub fn tiling_func_source_with(
     name: &str,
     impls: &[&AscGraph],
+    fields: &[TilingField],
     problem: &dyn Fn(usize) -> Result<TilingProblem, TilingError>,
 ) -> AscResult<String> {
     if impls.is_empty() {
@@ -321,7 +362,6 @@ pub fn tiling_func_source_with(
         .map(problem)
         .collect::<Result<_, _>>()
         .map_err(|e| AscError::InvalidArgument(format!("kernel '{name}': {}", e.message)))?;
-    let fields = tiling_fields(name, impls);
     let symbols = tiling_symbols(&problems);
     let mut s = String::with_capacity(8192);
     let _ = writeln!(
@@ -352,7 +392,7 @@ pub fn tiling_func_source_with(
         "extern \"C\" uint32_t GetWorkspaceSize(const AutofuseTilingData *t) {{\n  \
          using namespace ascendir_rt;\n  (void)t;\n  try {{\n    return (uint32_t)qint({});\n  \
          }} catch (const Overflow &) {{\n    return 0;\n  }}\n}}\n",
-        workspace_cxx(impls[0], &fields)?
+        workspace_cxx(impls[0], fields)?
     );
     // The shared solve.
     let _ = writeln!(
@@ -414,7 +454,7 @@ pub fn tiling_func_source_with(
         lead(&args.iter().map(|x| x.to_string()).collect::<Vec<_>>())
     );
     for x in &symbols {
-        if has_field(&fields, x) {
+        if has_field(fields, x) {
             let _ = writeln!(s, "  t->{x} = {x};");
         }
     }
@@ -422,13 +462,13 @@ pub fn tiling_func_source_with(
     for (k, p) in problems.iter().enumerate() {
         let _ = writeln!(s, "    case {k}:");
         for (i, v) in p.vars.iter().enumerate() {
-            if has_field(&fields, &v.name) {
+            if has_field(fields, &v.name) {
                 let _ = writeln!(s, "      t->{} = (uint32_t)r.vals[{i}];", v.name);
             }
         }
         let mut done: Vec<&str> = Vec::new();
         for (i, (cname, _, _)) in p.container_exprs.iter().enumerate() {
-            if has_field(&fields, cname) && !done.contains(&cname.as_str()) {
+            if has_field(fields, cname) && !done.contains(&cname.as_str()) {
                 let _ = writeln!(s, "      t->{cname} = (uint32_t)r.cont[{i}];");
                 done.push(cname);
             }

@@ -15,6 +15,7 @@ pub mod host;
 pub mod meta;
 pub mod numeric;
 pub mod plan;
+mod text;
 pub mod tiling_data;
 
 pub use cpu::{
@@ -76,17 +77,15 @@ pub fn generate_kernel(
         plans.push(p);
         containers.push(c);
     }
-    let fields = tiling_fields(name, impls);
+    // The CPU kernel computes the TilingData layout and header the other files print.
     let cpu = cpu::generate_planned(name, impls, &plans, false)?;
+    let fields = &cpu.fields;
     let problem = |k: usize| TilingProblem::from_parts(&bytes[k], &containers[k], target);
     let mut files = vec![
-        (
-            "autofuse_tiling_data.h".to_string(),
-            tiling_data::tiling_data_header(name, impls),
-        ),
+        ("autofuse_tiling_data.h".to_string(), cpu.tiling_header),
         (
             format!("{name}_tiling_func.cpp"),
-            host::tiling_func_source_with(name, impls, &problem)?,
+            host::tiling_func_source_with(name, impls, fields, &problem)?,
         ),
         (
             format!("{name}_infershape.cpp"),
@@ -99,7 +98,7 @@ pub fn generate_kernel(
         (format!("{name}_cpu.cpp"), cpu.source),
         (
             format!("{name}.json"),
-            meta::kernel_json(name, &io, &plans, &fields, opts.cache_key.as_deref()),
+            meta::kernel_json(name, &io, &plans, fields, opts.cache_key.as_deref()),
         ),
         (
             host::TILING_RT_HEADER_NAME.to_string(),

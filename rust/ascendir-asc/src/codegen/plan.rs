@@ -257,6 +257,7 @@ impl KernelPlan {
             .map(|a| a.id)
             .collect();
         base.sort_unstable();
+        let zero = Expr::int(0);
         let mut nodes = Vec::with_capacity(order.len());
         for nid in &order {
             let n = &g.nodes()[nid.index()];
@@ -290,7 +291,7 @@ impl KernelPlan {
                 let tb = if t.mem.hardware == MemHardware::Ub {
                     bytes.at(nid.index(), o)
                 } else {
-                    Expr::int(0)
+                    zero.clone()
                 };
                 outputs.push(PlanTensor {
                     dtype: t.dtype,
@@ -310,7 +311,7 @@ impl KernelPlan {
                     buf_id: t.buf.id,
                     bytes: tb,
                     container: None,
-                    fam_offset: Expr::int(0),
+                    fam_offset: zero.clone(),
                     readers: Vec::new(),
                     axes: t.axis.clone(),
                     repeats: t.repeats.clone(),

@@ -63,14 +63,16 @@ pub(super) fn interface(p: &KernelPlan) -> AscResult<Interface> {
     Ok((ins, outs, store_out))
 }
 
+/// Append the function `impl_<index>` of template `p` to `pro`.
 pub(super) fn function(
     p: &KernelPlan,
-    fname: &str,
+    index: usize,
     fields: &[TilingField],
     inputs: &[GmArg],
     outputs: &[GmArg],
     labels: &mut Labels,
-) -> AscResult<String> {
+    pro: &mut String,
+) -> AscResult<()> {
     let (my_in, my_out, store_out) = interface(p)?;
     for a in my_in.iter().chain(my_out.iter()) {
         if ctype(a.dtype).is_none() {
@@ -96,7 +98,7 @@ pub(super) fn function(
         p,
         labels,
         pool: Pool::new(),
-        body: String::new(),
+        body: String::with_capacity(p.nodes.len().saturating_mul(1024)),
         indent: 1,
         var: 0,
         tkeys,
@@ -191,10 +193,9 @@ pub(super) fn function(
         open -= 1;
     }
     // The prologue: symbols, hoisted sizes, containers, tensor states.
-    let mut pro = String::new();
     let _ = writeln!(
         pro,
-        "static int {fname}(const AutofuseTilingData *t, void *const *gin, void *const *gout, uint32_t block_idx, uint8_t *ub, uint32_t ub_size, uint32_t flags) {{"
+        "static int impl_{index}(const AutofuseTilingData *t, void *const *gin, void *const *gout, uint32_t block_idx, uint8_t *ub, uint32_t ub_size, uint32_t flags) {{"
     );
     let _ = writeln!(pro, "  (void)gin; (void)gout;");
     let mut syms: Vec<String> = Vec::new();
@@ -293,5 +294,7 @@ pub(super) fn function(
         "  ascendir_rt::Ctx cx{{ub, (int64_t)ub_size, flags, conts, ts, gens, occ, 0, {gname}, tnames}};"
     );
     let _ = writeln!(pro, "  (void)cx;");
-    Ok(format!("{pro}{}  return 0;\n}}\n", g.body))
+    pro.push_str(&g.body);
+    pro.push_str("  return 0;\n}\n");
+    Ok(())
 }

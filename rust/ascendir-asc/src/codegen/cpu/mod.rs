@@ -15,6 +15,7 @@ use rustc_hash::FxHashMap;
 
 use super::cexpr;
 use super::plan::{KernelPlan, PlanNode, PlanTensor};
+use super::text::{put, Piece};
 use super::tiling_data::{tiling_data_header, tiling_fields, TilingField};
 use crate::alloc::ContainerKind;
 use crate::axis::{AxisId, AxisType};
@@ -173,6 +174,41 @@ struct Pool {
     index: FxHashMap<u64, Vec<usize>>,
 }
 
+/// A size as the function prints it: a constant (`<v>LL`) or a hoisted expression (`e<k>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sz {
+    Int(i64),
+    Hoisted(usize),
+}
+
+impl std::fmt::Display for Sz {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Sz::Int(v) => write!(f, "{v}LL"),
+            Sz::Hoisted(k) => write!(f, "e{k}"),
+        }
+    }
+}
+
+impl Piece for Sz {
+    fn put(self, out: &mut String) {
+        match self {
+            Sz::Int(v) => put!(out; v, "LL"),
+            Sz::Hoisted(k) => put!(out; 'e', k),
+        }
+    }
+}
+
+/// One line of the function body from pieces: `emit!(gen; "a", x, "b")` (indented, `\n`).
+macro_rules! emit {
+    ($g:expr; $($p:expr),* $(,)?) => {{
+        let g: &mut Gen<'_> = $g;
+        g.indent_line();
+        put!(&mut g.body; $($p,)* '\n');
+    }};
+}
+pub(super) use emit;
+
 impl Pool {
     fn new() -> Pool {
         Pool {
@@ -181,22 +217,22 @@ impl Pool {
         }
     }
 
-    fn get(&mut self, e: &Expr) -> String {
+    fn get(&mut self, e: &Expr) -> Sz {
         if let Some(v) = e.as_i64() {
-            return format!("{v}LL");
+            return Sz::Int(v);
         }
         let h = e.hash_value();
         if let Some(ks) = self.index.get(&h) {
             for k in ks {
                 if self.exprs[*k] == *e {
-                    return format!("e{k}");
+                    return Sz::Hoisted(*k);
                 }
             }
         }
         let k = self.exprs.len();
         self.exprs.push(e.clone());
         self.index.entry(h).or_default().push(k);
-        format!("e{k}")
+        Sz::Hoisted(k)
     }
 }
 
@@ -274,12 +310,12 @@ impl<'a> Gen<'a> {
         format!("{stem}{}", self.var)
     }
 
-    fn size(&mut self, a: AxisId) -> AscResult<String> {
-        let ax = self.p.axis(a).ok_or_else(|| {
-            AscError::InvalidArgument(format!("graph '{}': axis {a} missing", self.p.name))
+    fn size(&mut self, a: AxisId) -> AscResult<Sz> {
+        let p = self.p;
+        let ax = p.axis(a).ok_or_else(|| {
+            AscError::InvalidArgument(format!("graph '{}': axis {a} missing", p.name))
         })?;
-        let e = ax.size.clone();
-        Ok(self.pool.get(&e))
+        Ok(self.pool.get(&ax.size))
     }
 
     fn base_pos(&self, b: AxisId) -> Option<usize> {
@@ -394,62 +430,85 @@ impl<'a> Gen<'a> {
         Ok(rng)
     }
 
+    /// Indentation of a new line.
+    fn indent_line(&mut self) {
+        for _ in 0..self.indent {
+            self.body.push_str("  ");
+        }
+    }
+
     /// `(start, len)` per base axis of tensor `t` in ranges `r` (C++ arrays `<v>_st`, `<v>_ln`).
     fn extents(&mut self, v: &str, t: &PlanTensor, r: &Ranges) {
-        let nd = self.p.base.len().max(1);
-        let mut st = Vec::with_capacity(nd);
-        let mut ln = Vec::with_capacity(nd);
-        for k in 0..self.p.base.len() {
-            let b = self.p.base[k];
-            if !t.base_axes.contains(&b) {
-                st.push("0".to_string());
-                ln.push("1".to_string());
-                continue;
-            }
-            let rep = KernelPlan::repeat(t, b);
-            if rep.as_i64() == Some(1) {
-                st.push("0".to_string());
-                ln.push("1".to_string());
-                continue;
-            }
-            let re = self.pool.get(&rep);
-            match r.get(&k) {
-                Some((s, l)) => {
-                    st.push(format!("({re} == 1 ? 0 : {s})"));
-                    ln.push(format!("({re} == 1 ? 1 : {l})"));
-                }
+        /// The extent of one base axis.
+        enum Ext<'r> {
+            Unit,
+            Full(Sz),
+            Range(Sz, &'r str, &'r str),
+        }
+        let p = self.p;
+        let nd = p.base.len().max(1);
+        let mut ext = Vec::with_capacity(nd);
+        for (k, b) in p.base.iter().enumerate() {
+            let rep = match t.base_axes.iter().position(|a| a == b) {
+                Some(i) => &t.base_repeats[i],
                 None => {
-                    st.push("0".to_string());
-                    ln.push(re);
+                    ext.push(Ext::Unit);
+                    continue;
                 }
+            };
+            if rep.as_i64() == Some(1) {
+                ext.push(Ext::Unit);
+                continue;
+            }
+            let re = self.pool.get(rep);
+            ext.push(match r.get(&k) {
+                Some((s, l)) => Ext::Range(re, s, l),
+                None => Ext::Full(re),
+            });
+        }
+        if p.base.is_empty() {
+            ext.push(Ext::Unit);
+        }
+        self.indent_line();
+        put!(&mut self.body; "const int64_t ", v, "_st[", nd, "] = {");
+        for (i, e) in ext.iter().enumerate() {
+            if i > 0 {
+                self.body.push_str(", ");
+            }
+            match e {
+                Ext::Unit | Ext::Full(_) => self.body.push('0'),
+                Ext::Range(re, s, _) => put!(&mut self.body; '(', *re, " == 1 ? 0 : ", *s, ')'),
             }
         }
-        if self.p.base.is_empty() {
-            st.push("0".into());
-            ln.push("1".into());
+        self.body.push_str("};\n");
+        self.indent_line();
+        put!(&mut self.body; "const int64_t ", v, "_ln[", nd, "] = {");
+        for (i, e) in ext.iter().enumerate() {
+            if i > 0 {
+                self.body.push_str(", ");
+            }
+            match e {
+                Ext::Unit => self.body.push('1'),
+                Ext::Full(re) => re.put(&mut self.body),
+                Ext::Range(re, _, l) => put!(&mut self.body; '(', *re, " == 1 ? 1 : ", *l, ')'),
+            }
         }
-        self.linef(format_args!(
-            "const int64_t {v}_st[{nd}] = {{{}}};",
-            st.join(", ")
-        ));
-        self.linef(format_args!(
-            "const int64_t {v}_ln[{nd}] = {{{}}};",
-            ln.join(", ")
-        ));
-        self.linef(format_args!("(void){v}_st;"));
+        self.body.push_str("};\n");
+        emit!(self; "(void)", v, "_st;");
     }
 
     /// UB strides per base axis of `t` (`<v>_us`): the last non-zero vectorized stride of a
     /// vectorized axis over that base axis, else 0.
     fn ub_strides(&mut self, v: &str, t: &PlanTensor) {
-        let nd = self.p.base.len().max(1);
-        self.linef(format_args!("int64_t {v}_us[{nd}] = {{0}};"));
-        for (k, b) in self.p.base.clone().iter().enumerate() {
+        let p = self.p;
+        let nd = p.base.len().max(1);
+        emit!(self; "int64_t ", v, "_us[", nd, "] = {0};");
+        for (k, b) in p.base.iter().enumerate() {
             for (j, vb) in t.vect_base.iter().enumerate() {
                 if *vb == Some(*b) {
                     if let Some(s) = t.vect_strides.get(j) {
                         let se = self.pool.get(s);
-                        self.linef(format_args!("if ({se} != 0) {v}_us[{k}] = {se};"));
+                        emit!(self; "if (", se, " != 0) ", v, "_us[", k, "] = ", se, ';');
                     }
                 }
             }
@@ -458,22 +517,25 @@ impl<'a> Gen<'a> {
 
     /// GM strides per base axis (`<v>_gs`) and the GM start offset (`<v>_go`).
     fn gm_view(&mut self, v: &str, t: &PlanTensor, offset: &str) {
-        let nd = self.p.base.len().max(1);
-        let mut gs = Vec::new();
-        for b in self.p.base.clone() {
-            let s = KernelPlan::gm_stride(t, b);
-            gs.push(self.pool.get(&s));
+        let p = self.p;
+        let nd = p.base.len().max(1);
+        self.indent_line();
+        put!(&mut self.body; "const int64_t ", v, "_gs[", nd, "] = {");
+        for (k, b) in p.base.iter().enumerate() {
+            if k > 0 {
+                self.body.push_str(", ");
+            }
+            let s = match t.base_axes.iter().position(|a| a == b) {
+                Some(i) => self.pool.get(&t.base_strides[i]),
+                None => Sz::Int(0),
+            };
+            s.put(&mut self.body);
         }
-        if gs.is_empty() {
-            gs.push("0".into());
+        if p.base.is_empty() {
+            self.body.push('0');
         }
-        self.linef(format_args!(
-            "const int64_t {v}_gs[{nd}] = {{{}}};",
-            gs.join(", ")
-        ));
-        self.linef(format_args!(
-            "const int64_t {v}_go = {offset} + ascendir_rt::dot({nd}, {v}_st, {v}_gs);"
-        ));
+        self.body.push_str("};\n");
+        emit!(self; "const int64_t ", v, "_go = ", offset, " + ascendir_rt::dot(", nd, ", ", v, "_st, ", v, "_gs);");
     }
 
     fn tkey(&self, pos: usize, out: usize) -> Option<usize> {
@@ -545,7 +607,8 @@ pub fn generate_planned(
     };
     let fields = tiling_fields(sym, impls);
     let header = tiling_data_header(sym, impls);
-    let mut src = String::new();
+    let nodes: usize = plans.iter().map(|p| p.nodes.len()).sum();
+    let mut src = String::with_capacity(nodes.saturating_mul(2048));
     let _ = writeln!(
         src,
         "// CPU verification kernel '{sym}' (generated by ascendir)."
@@ -561,21 +624,13 @@ pub fn generate_planned(
     let _ = writeln!(src, "namespace {{\n");
     let mut templates = Vec::new();
     for (k, p) in plans.iter().enumerate() {
-        let f = function::function(
-            p,
-            &format!("impl_{k}"),
-            &fields,
-            &inputs,
-            &outputs,
-            &mut labels,
-        )?;
         let _ = writeln!(
             src,
             "// template '{}', tiling key {}",
             labels.comment(&p.name),
             p.tiling_key
         );
-        src.push_str(&f);
+        function::function(p, k, &fields, &inputs, &outputs, &mut labels, &mut src)?;
         src.push('\n');
         templates.push((p.name.clone(), p.tiling_key));
     }

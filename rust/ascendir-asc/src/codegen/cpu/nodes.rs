@@ -12,6 +12,7 @@ impl<'a> Gen<'a> {
         v: &str,
         r: &Ranges,
         space: &str,
+        name: &str,
     ) -> AscResult<&'static str> {
         let p = self.p;
         let Some(Some((q, o))) = n.inputs.get(slot).cloned() else {
@@ -71,17 +72,19 @@ impl<'a> Gen<'a> {
         };
         self.extents(v, t, r);
         self.ub_strides(v, t);
-        let name = self.labels.label(&n.name);
-        self.linef(format_args!("ACHK(cx.vect({v}_ln, {v}_us, {nd}, {name}));"));
-        self.linef(format_args!(
-            "const {ct} *{v} = (const {ct} *)cx.read({tk}, {v}_ln, {v}_us, {nd}, sizeof({ct}), {name}); if (!{v}) return cx.err;"
-        ));
+        self.read(v, ct, tk, name);
         // Strides over the iteration space: 0 where this operand has extent 1 (broadcast).
-        self.linef(format_args!("int64_t {v}_s[{nd}];"));
-        self.linef(format_args!(
-            "ACHK(ascendir_rt::bcast({nd}, {v}_ln, {v}_us, {space}, {v}_s, {name}));"
-        ));
+        emit!(self; "int64_t ", v, "_s[", nd, "];");
+        emit!(self; "ACHK(ascendir_rt::bcast(", nd, ", ", v, "_ln, ", v, "_us, ", space, ", ", v, "_s, ", name, "));");
         Ok(ct)
+    }
+
+    /// The vectorization check and the read of UB tensor `tk` as `<v>` (type `ct`).
+    fn read(&mut self, v: &str, ct: &str, tk: usize, name: &str) {
+        let nd = self.nd();
+        emit!(self; "ACHK(cx.vect(", v, "_ln, ", v, "_us, ", nd, ", ", name, "));");
+        emit!(self; "const ", ct, " *", v, " = (const ", ct, " *)cx.read(", tk, ", ", v, "_ln, ", v,
+            "_us, ", nd, ", sizeof(", ct, "), ", name, "); if (!", v, ") return cx.err;");
     }
 
     pub(super) fn node(&mut self, pos: usize, r: &Ranges) -> AscResult<()> {
@@ -101,10 +104,10 @@ impl<'a> Gen<'a> {
             )
         })?;
         let note = self.labels.comment(&n.name);
-        self.linef(format_args!("{{  // {note} ({})", n.op_type));
+        emit!(self; "{  // ", &note, " (", &n.op_type, ')');
         self.indent += 1;
         let offset = match n.attr("offset") {
-            Some(AttrValue::Expr(e)) => self.pool.get(e),
+            Some(AttrValue::Expr(e)) => self.pool.get(e).to_string(),
             Some(AttrValue::Int(i)) => format!("{i}LL"),
             _ => "0".to_string(),
         };
@@ -144,7 +147,7 @@ impl<'a> Gen<'a> {
                 let gct = ctype(self.outputs[oi].dtype).unwrap_or("float");
                 self.extents("o", t, r);
                 self.gm_view("o", t, &offset);
-                let act = self.operand(n, 0, "a", r, "o_ln")?;
+                let act = self.operand(n, 0, "a", r, "o_ln", &name)?;
                 let _ = act;
                 let atomic = match n.attr("atomic") {
                     Some(AttrValue::Str(s)) if !s.is_empty() => Some(s.clone()),
@@ -181,7 +184,7 @@ impl<'a> Gen<'a> {
                 for slot in 0..k {
                     let v = format!("c{slot}");
                     // Concat operands keep their own extents (no broadcast check).
-                    self.concat_operand(n, slot, &v, r)?;
+                    self.concat_operand(n, slot, &v, r, &name)?;
                     names.push(v);
                 }
                 self.write_target(pos, oct, &name)?;
@@ -213,7 +216,7 @@ impl<'a> Gen<'a> {
                 let mut ops = Vec::new();
                 for slot in 0..k {
                     let v = format!("a{slot}");
-                    self.operand(n, slot, &v, r, "o_ln")?;
+                    self.operand(n, slot, &v, r, "o_ln", &name)?;
                     ops.push(v);
                 }
                 self.write_target(pos, oct, &name)?;
@@ -262,7 +265,14 @@ impl<'a> Gen<'a> {
         Ok(())
     }
 
-    fn concat_operand(&mut self, n: &PlanNode, slot: usize, v: &str, r: &Ranges) -> AscResult<()> {
+    fn concat_operand(
+        &mut self,
+        n: &PlanNode,
+        slot: usize,
+        v: &str,
+        r: &Ranges,
+        name: &str,
+    ) -> AscResult<()> {
         let p = self.p;
         let Some(Some((q, o))) = n.inputs.get(slot).cloned() else {
             return Err(unsupported(
@@ -280,14 +290,9 @@ impl<'a> Gen<'a> {
         };
         let t = &p.nodes[q].outputs[o];
         let ct = ctype(t.dtype).ok_or_else(|| unsupported(&p.name, &n.name, "dtype".into()))?;
-        let nd = self.nd();
-        let name = self.labels.label(&n.name);
         self.extents(v, t, r);
         self.ub_strides(v, t);
-        self.linef(format_args!("ACHK(cx.vect({v}_ln, {v}_us, {nd}, {name}));"));
-        self.linef(format_args!(
-            "const {ct} *{v} = (const {ct} *)cx.read({tk}, {v}_ln, {v}_us, {nd}, sizeof({ct}), {name}); if (!{v}) return cx.err;"
-        ));
+        self.read(v, ct, tk, name);
         Ok(())
     }
 
@@ -315,26 +320,27 @@ impl<'a> Gen<'a> {
         };
         let nd = self.nd();
         self.ub_strides("o", t);
-        self.linef(format_args!("ACHK(cx.vect(o_ln, o_us, {nd}, {name}));"));
-        let ins: Vec<String> = n
-            .inputs
-            .iter()
-            .filter_map(|i| i.and_then(|(q, o)| self.tkey(q, o)))
-            .map(|k| k.to_string())
-            .collect();
-        let list = if ins.is_empty() {
-            "-1".to_string()
-        } else {
-            ins.join(", ")
-        };
-        self.linef(format_args!("const int in_keys[] = {{{list}}};"));
-        self.linef(format_args!(
-            "{oct} *o = ({oct} *)cx.write({tk}, {fresh}, o_ln, o_us, {nd}, sizeof({oct}), in_keys, {}, {name}); if (!o) return cx.err;",
-            ins.len()
-        ));
-        self.linef(format_args!(
-            "int64_t o_s[{nd}]; ascendir_rt::out_strides({nd}, o_ln, o_us, o_s);"
-        ));
+        emit!(self; "ACHK(cx.vect(o_ln, o_us, ", nd, ", ", name, "));");
+        self.indent_line();
+        self.body.push_str("const int in_keys[] = {");
+        let mut ins = 0usize;
+        for i in &n.inputs {
+            let Some(k) = i.and_then(|(q, o)| self.tkey(q, o)) else {
+                continue;
+            };
+            if ins > 0 {
+                self.body.push_str(", ");
+            }
+            put!(&mut self.body; k);
+            ins += 1;
+        }
+        if ins == 0 {
+            self.body.push_str("-1");
+        }
+        self.body.push_str("};\n");
+        emit!(self; oct, " *o = (", oct, " *)cx.write(", tk, ", ", fresh, ", o_ln, o_us, ", nd, ", sizeof(",
+            oct, "), in_keys, ", ins, ", ", name, "); if (!o) return cx.err;");
+        emit!(self; "int64_t o_s[", nd, "]; ascendir_rt::out_strides(", nd, ", o_ln, o_us, o_s);");
         Ok(())
     }
 
@@ -365,15 +371,12 @@ impl<'a> Gen<'a> {
         self.extents("o", t, r);
         self.extents("a", it, r);
         self.ub_strides("a", it);
-        self.linef(format_args!("ACHK(cx.vect(a_ln, a_us, {nd}, {name}));"));
-        self.linef(format_args!(
-            "const {ict} *a = (const {ict} *)cx.read({tk}, a_ln, a_us, {nd}, sizeof({ict}), {name}); if (!a) return cx.err;"
-        ));
+        self.read("a", ict, tk, name);
         // Mean divides by the full extent of the reduced axes.
         let mut total = Vec::new();
         for b in &n.reduced_base {
             let rep = KernelPlan::repeat(it, *b);
-            total.push(self.pool.get(&rep));
+            total.push(self.pool.get(&rep).to_string());
         }
         let total = if total.is_empty() {
             "1".to_string()
