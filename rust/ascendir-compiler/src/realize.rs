@@ -76,13 +76,7 @@ impl Builder {
                 acc = Expr::mul(&acc, &self.sizes[i]);
             }
         }
-        let axes = self.axes.clone();
-        let t = self.g.tensor_mut(id, 0).map_err(err)?;
-        t.axis = axes;
-        t.repeats = repeats;
-        t.strides = strides;
-        t.dtype = dtype;
-        Ok(())
+        self.set_strided_view(id, &repeats, &strides, dtype)
     }
 
     /// A view with the given repeats and strides over every axis (a slice's window).

@@ -215,7 +215,7 @@ fn channel_axis(op: &OpDesc, rank: usize) -> usize {
     }
 }
 
-/// The rank of input 0 of `op`, when its desc records one.
+/// The rank of input `k` of `op`, when its desc records one.
 fn input_rank(op: &OpDesc, k: usize) -> Result<usize, Barrier> {
     let shape = op.inputs().get(k).map(|p| &p.desc.shape).ok_or_else(|| {
         refuse(

@@ -292,10 +292,20 @@ impl Lowering {
 /// None when no row is registered.
 pub fn for_node(g: &Graph, id: NodeId) -> Option<Result<Arc<Lowering>, Barrier>> {
     let l = lookup(g.op(id).ok()?.op_type())?;
-    Some(match l.adapt {
-        None => Ok(l),
-        Some(adapt) => adapt(g, id, &l).map(Arc::new),
-    })
+    Some(adapted(g, id, l))
+}
+
+/// Row `l` in node `id`'s form (its `adapt`), checked like a registered template.
+fn adapted(g: &Graph, id: NodeId, l: Arc<Lowering>) -> Result<Arc<Lowering>, Barrier> {
+    let Some(adapt) = l.adapt else {
+        return Ok(l);
+    };
+    let a = adapt(g, id, &l)?;
+    check_template(&a).map_err(|reason| Barrier {
+        category: Category::NodeInfoIncorrect,
+        reason,
+    })?;
+    Ok(Arc::new(a))
 }
 
 fn registry() -> &'static RwLock<FxHashMap<String, Arc<Lowering>>> {
@@ -500,17 +510,9 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
             return barrier(Category::TemporarySkip, e);
         }
     }
-    let l = match l.adapt {
-        None => l,
-        Some(adapt) => match adapt(g, id, &l) {
-            Ok(a) => {
-                if let Err(e) = check_template(&a) {
-                    return barrier(Category::NodeInfoIncorrect, e);
-                }
-                Arc::new(a)
-            }
-            Err(b) => return Decision::Barrier(b),
-        },
+    let l = match adapted(g, id, l) {
+        Ok(l) => l,
+        Err(b) => return Decision::Barrier(b),
     };
     for k in 1..node.num_out_data() {
         if has_consumers(g, id, k) {

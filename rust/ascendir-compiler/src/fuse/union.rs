@@ -1,0 +1,101 @@
+//! The union of two clusters as the legality checks see it: its members, the tensors it reads
+//! and writes, and what the two clusters share — computed from each cluster's cached reads and
+//! writes, never by walking the graph again.
+
+use super::{Fuser, Read, NONE};
+use crate::symbolize::TRef;
+
+impl<T> Fuser<'_, T> {
+    /// The cluster of lowered node `li` ([`NONE`]: none).
+    pub(super) fn root_of(&self, li: usize) -> usize {
+        if li == NONE {
+            NONE
+        } else {
+            self.find_ro(li)
+        }
+    }
+
+    /// Tensors read from outside the union of `ra` and `rb`.
+    pub(super) fn reads(&self, ra: usize, rb: usize) -> Vec<Read> {
+        let (a, b) = (self.cl(ra), self.cl(rb));
+        let mut v: Vec<Read> = Vec::with_capacity(a.reads.len() + b.reads.len());
+        for (r, other) in a
+            .reads
+            .iter()
+            .map(|r| (r, rb))
+            .chain(b.reads.iter().map(|r| (r, ra)))
+        {
+            if self.root_of(r.prod) != other && !v.iter().any(|x| x.t == r.t) {
+                v.push(*r);
+            }
+        }
+        v
+    }
+
+    /// The members of both clusters in topological order (both lists are).
+    pub(super) fn merged_members(&self, ra: usize, rb: usize) -> Vec<usize> {
+        let (a, b) = (&self.cl(ra).members, &self.cl(rb).members);
+        if ra == rb {
+            return a.clone();
+        }
+        let mut v = Vec::with_capacity(a.len() + b.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() && j < b.len() {
+            if self.lpos[a[i]] <= self.lpos[b[j]] {
+                v.push(a[i]);
+                i += 1;
+            } else {
+                v.push(b[j]);
+                j += 1;
+            }
+        }
+        v.extend_from_slice(&a[i..]);
+        v.extend_from_slice(&b[j..]);
+        v
+    }
+
+    /// Members of the union whose output is used outside it.
+    pub(super) fn writes(&self, ra: usize, rb: usize) -> Vec<usize> {
+        let (a, b) = (self.cl(ra), self.cl(rb));
+        let mut v = Vec::with_capacity(a.writes.len() + b.writes.len());
+        for &m in a.writes.iter().chain(&b.writes) {
+            let outside = self.consumers[m].iter().any(|&c| {
+                let r = self.root_of(c);
+                r != ra && r != rb
+            });
+            if outside {
+                v.push(m);
+            }
+        }
+        v
+    }
+
+    /// The tensors both clusters touch (one reads what the other reads or produces): their
+    /// number and bytes at the hints.
+    pub(super) fn shared(&self, ra: usize, rb: usize) -> (usize, i64) {
+        let (a, b) = (self.cl(ra), self.cl(rb));
+        let (mut n, mut bytes) = (0usize, 0i64);
+        for r in &b.reads {
+            if self.root_of(r.prod) == ra || a.reads.iter().any(|x| x.t == r.t) {
+                n += 1;
+                bytes += r.bytes;
+            }
+        }
+        for r in &a.reads {
+            if self.root_of(r.prod) == rb {
+                n += 1;
+                bytes += r.bytes;
+            }
+        }
+        (n, bytes)
+    }
+
+    /// Every tensor a cluster touches (reads from outside and produces).
+    pub(super) fn touches(&self, r: usize) -> impl Iterator<Item = TRef> + '_ {
+        let c = self.cl(r);
+        c.reads
+            .iter()
+            .map(|r| r.t)
+            .chain(c.members.iter().map(|&m| (self.lowered[m].0, 0)))
+    }
+}
