@@ -216,6 +216,50 @@ def test_c28_dask_local_cluster_same_bytes_and_keys_reused(dask_client):
                                  cache="off"), models[:3])
 
 
+def test_dask_resources_send_tasks_only_to_workers_that_have_them(tmp_path: Path):
+    """``resources=`` restricts every task to the workers started with that resource: with one
+    plain worker and one ``--resources ascendir=1`` worker (a real ``dask worker`` process),
+    every compile task runs on the second."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        dask_cli = Path(sys.executable).with_name("dask")
+        worker = subprocess.Popen(
+            [str(dask_cli), "worker", cluster.scheduler_address, "--nthreads", "1",
+             "--resources", "ascendir=1", "--no-dashboard", "--name", "reserved"],
+            cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            client.wait_for_workers(2, timeout=120)
+            reserved = {a for a, w in client.scheduler_info()["workers"].items()
+                        if w.get("resources", {}).get("ascendir") == 1}
+            assert len(reserved) == 1
+            models = [model(i) for i in range(6)]
+            with distributed.get_task_stream(client) as stream:
+                res = air.compile_many(models, executor=client, cache="off",
+                                       resources={"ascendir": 1})
+            _check_same(res, models)
+            ran = {t["worker"] for t in stream.data
+                   if str(t["key"]).startswith("ascendir-compile-")}
+            assert ran == reserved
+        finally:
+            worker.terminate()
+            worker.wait(timeout=60)
+
+
+def test_resources_are_checked_and_need_dask():
+    with pytest.raises(air.CompileError, match="Dask"):
+        air.compile_many([model(0)], resources={"ascendir": 1})
+    with pytest.raises(air.CompileError, match="Dask"):
+        with ThreadPoolExecutor(1) as ex:
+            air.compile_many([model(0)], executor=ex, resources={"a": 1})
+    r = _cli(["x.pb", "-o", "o", "--resources", "ascendir=1"], Path.cwd())
+    assert r.returncode == 2 and "--scheduler" in r.stderr
+    r = _cli(["x.pb", "-o", "o", "--scheduler", "tcp://127.0.0.1:1", "--resources", "a=0"],
+             Path.cwd())
+    assert r.returncode == 2 and "positive" in r.stderr
+
+
 # ---------------------------------------------------------------- C30 the cache
 
 

@@ -239,8 +239,32 @@ def _payload(model: Any, paths_are_shared: bool) -> bytes | str:
                            reason=str(e.strerror)) from None
 
 
+def _resources(resources: Mapping[str, float] | None,
+               executor: Any) -> dict[str, float] | None:
+    """The checked ``resources=`` of a batch: names to positive amounts, Dask only."""
+    if resources is None:
+        return None
+    if executor is None or not _is_dask_client(executor):
+        raise CompileError("resources= needs executor= to be a Dask distributed.Client "
+                           "(worker resources are a Dask feature)", stage="load", node=None,
+                           reason="bad resources")
+    out: dict[str, float] = {}
+    for name, amount in dict(resources).items():
+        try:
+            value = float(amount)
+        except (TypeError, ValueError):
+            value = float("nan")
+        if not isinstance(name, str) or not name or not value > 0 or value == float("inf"):
+            raise CompileError(f"resources: {name!r}={amount!r} is not a resource name with a "
+                               "positive finite amount", stage="load", node=None,
+                               reason="bad resources")
+        out[name] = value
+    return out
+
+
 def _iter_executor(models: list[Any], opts_json: str, options: Any, executor: Any, dump: bool,
                    cache_mode: str, cache_dir: str | None, paths_are_shared: bool, retries: int,
+                   resources: dict[str, float] | None,
                    bar: _Bar) -> Iterator[tuple[int, CompileResult]]:
     from .. import __version__
 
@@ -265,7 +289,7 @@ def _iter_executor(models: list[Any], opts_json: str, options: Any, executor: An
             if isinstance(payload, bytes) and len(payload) > (1 << 20):
                 data = executor.scatter(payload, hash=True)
             fut = executor.submit(_compile_task, data, *args, key=key, pure=True,
-                                  retries=retries)
+                                  retries=retries, resources=resources)
         else:
             fut = executor.submit(_compile_task, payload, *args)
         futures[fut] = (i, key)
@@ -321,6 +345,7 @@ def compile_iter(
     dump_stages: bool = False,
     paths_are_shared: bool = False,
     retries: int = 0,
+    resources: Mapping[str, float] | None = None,
 ) -> Generator[tuple[int, CompileResult], None, None]:
     """Compile many models, yielding ``(index, result)`` as each finishes (see
     :func:`compile_many` for the arguments). Closing the iterator early, or Ctrl-C, cancels
@@ -334,6 +359,7 @@ def compile_iter(
     opts = _options(target, input_shapes, options)
     opts_json = opts.to_json()
     cdir, cmode = _cache_args(cache, cache_dir)
+    res = _resources(resources, executor)
     bar = _Bar(progress, len(models))
     try:
         if executor is None:
@@ -347,7 +373,7 @@ def compile_iter(
             # may not exist on theirs).
             wdir = os.fspath(cache_dir) if cache_dir is not None else None
             it = _iter_executor(models, opts_json, opts, executor, dump_stages, cmode, wdir,
-                                paths_are_shared, retries, bar)
+                                paths_are_shared, retries, res, bar)
         try:
             for i, r in it:
                 if on_error == "raise" and r.error is not None:
@@ -376,6 +402,7 @@ def compile_many(
     dump_stages: bool = False,
     paths_are_shared: bool = False,
     retries: int = 0,
+    resources: Mapping[str, float] | None = None,
 ) -> list[CompileResult]:
     """Compile many models (Graphs, paths or bytes); the results in input order.
 
@@ -387,14 +414,17 @@ def compile_many(
     the first instead). ``progress`` is ``True`` for a bar on stderr, or a callable
     ``progress(done, total, failed)`` called from this thread. ``cache`` (``"readwrite"``,
     ``"read"``, ``"off"``) uses the compile cache in ``cache_dir`` (default
-    :func:`default_cache_dir`) for whole models and single kernels.
+    :func:`default_cache_dir`) for whole models and single kernels. ``resources`` (Dask only)
+    are the worker resources each task needs, e.g. ``{"ascendir": 1}`` to run only on workers
+    started with ``--resources ascendir=1``; ``retries`` is Dask's per-task retry count.
     """
     models = list(models)
     out: list[CompileResult | None] = [None] * len(models)
     for i, r in compile_iter(models, target=target, input_shapes=input_shapes, options=options,
                              jobs=jobs, executor=executor, on_error=on_error, progress=progress,
                              cache=cache, cache_dir=cache_dir, dump_stages=dump_stages,
-                             paths_are_shared=paths_are_shared, retries=retries):
+                             paths_are_shared=paths_are_shared, retries=retries,
+                             resources=resources):
         out[i] = r
     return [r if r is not None else CompileResult(index=i, source=_describe(models[i]),
                                                   error=CompileError("no result", stage="load"))

@@ -41,6 +41,21 @@ def _list(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
 
+def _resources(text: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for item in _list(text):
+        name, sep, amount = item.partition("=")
+        try:
+            value = float(amount)
+        except ValueError:
+            value = -1.0
+        if not sep or not name.strip() or not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(
+                f"'{item}' is not NAME=N with a positive amount N")
+        out[name.strip()] = value
+    return out
+
+
 def add_compile_command(subparsers: Any) -> argparse.ArgumentParser:
     """Register the ``compile`` subcommand."""
     p = subparsers.add_parser(
@@ -75,6 +90,9 @@ def add_compile_command(subparsers: Any) -> argparse.ArgumentParser:
                        "configured scheduler); needs ascendir[dask]")
     sched.add_argument("--scheduler-file", metavar="FILE",
                        help="compile on the Dask cluster described by a scheduler file")
+    p.add_argument("--resources", type=_resources, default=None, metavar="NAME=N[,NAME=N]",
+                   help="Dask worker resources each model's task needs (e.g. ascendir=1, for "
+                   "workers started with --resources ascendir=1); needs --scheduler")
     cache = p.add_mutually_exclusive_group()
     cache.add_argument("--cache-dir", metavar="DIR",
                        help="the compile cache (default: $ASCENDIR_CACHE_DIR or the user "
@@ -170,6 +188,9 @@ def run_compile(args: argparse.Namespace) -> int:
     if args.max_fusion_size is not None:
         opts.max_fusion_size = args.max_fusion_size
     opts.to_json()  # a bad option is a usage error before any model is read
+    if args.resources is not None and not (args.scheduler or args.scheduler_file):
+        raise UsageError("compile", "--resources needs --scheduler or --scheduler-file "
+                         "(worker resources are a Dask feature)")
     paths = expand_models(args.models)
     stems = _stems(paths)
     client = _client(args)
@@ -193,7 +214,7 @@ def run_compile(args: argparse.Namespace) -> int:
         results = compile_iter(
             paths, options=opts, jobs=args.jobs, executor=client,
             on_error="collect", cache="off" if args.no_cache else "readwrite",
-            cache_dir=args.cache_dir, dump_stages=args.dump_stages)
+            cache_dir=args.cache_dir, dump_stages=args.dump_stages, resources=args.resources)
         for i, r in results:
             path, stem = paths[i], stems[i]
             if r.error is None:
