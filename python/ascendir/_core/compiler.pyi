@@ -32,7 +32,7 @@ def load_model(model: str | bytes, base_dir: str | None = None) -> Graph:
 class Batch:
     """A batch compiling on its own threads."""
 
-    def __new__(cls, models: list[Any], options_json: str, jobs: int, dump: bool = False, cache_dir: str | None = None, cache_mode: str = "off") -> Batch: ...
+    def __new__(cls, models: list[Any], options_json: str, jobs: int, dump: bool = False, cache_dir: str | None = None, cache_mode: str = "off", archives: bool = False) -> Batch: ...
     def next(self, timeout: float) -> tuple[Any, ...] | None:
         """The next finished model, or None."""
     def progress(self) -> tuple[int, int, int, int, int]:

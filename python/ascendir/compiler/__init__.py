@@ -381,6 +381,15 @@ def _options(target: str | None, input_shapes: Mapping[str, Sequence[int]] | Non
     return opts
 
 
+def _from_parts(parts: tuple[Any, ...], opts: CompileOptions) -> CompiledModel:
+    """A compiled model from the parts the Rust compiler hands back (``compile`` and the
+    in-process batch)."""
+    g, kernels, report_json, report_text, dot, dumps = parts
+    report = CompileReport(json.loads(report_json), report_text, dot)
+    ks = [Kernel(k, g, opts.target) for k in kernels]
+    return CompiledModel(g, ks, report, opts, list(dumps))
+
+
 def compile(  # noqa: A001 - the public name of the spec
     model: Graph | str | os.PathLike[str] | bytes,
     target: str | None = None,
@@ -399,11 +408,7 @@ def compile(  # noqa: A001 - the public name of the spec
     """
     opts = _options(target, input_shapes, options)
     graph = model if isinstance(model, Graph) else load_model_file(model)
-    g, kernels, report_json, report_text, dot, dumps = _core.compiler.compile(
-        graph, opts.to_json(), dump_stages)
-    report = CompileReport(json.loads(report_json), report_text, dot)
-    ks = [Kernel(k, g, opts.target) for k in kernels]
-    cm = CompiledModel(g, ks, report, opts, list(dumps))
+    cm = _from_parts(_core.compiler.compile(graph, opts.to_json(), dump_stages), opts)
     if out_dir is not None:
         cm.save(out_dir, emit)
     return cm

@@ -167,6 +167,12 @@ def _from_archive(data: bytes, options: Any) -> Any:
     return CompiledModel._from_archive(data, options)
 
 
+def _from_parts(parts: tuple[Any, ...], options: Any) -> Any:
+    from . import _from_parts as build
+
+    return build(parts, options)
+
+
 def _iter_local(models: list[Any], opts_json: str, options: Any, jobs: int, dump: bool,
                 cache: tuple[str | None, str], bar: _Bar) -> Iterator[tuple[int, CompileResult]]:
     items = [m if isinstance(m, (Graph, bytes)) else
@@ -187,7 +193,8 @@ def _iter_local(models: list[Any], opts_json: str, options: Any, jobs: int, dump
             if isinstance(got[1], CompileError):
                 r.error = got[1]
             else:
-                r.value = _from_archive(got[1], options)
+                r.value = (_from_archive(got[1], options) if isinstance(got[1], bytes)
+                           else _from_parts(got[1], options))
                 r.cached = bool(got[2])
             yield i, r
     finally:

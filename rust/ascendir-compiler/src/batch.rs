@@ -1,9 +1,11 @@
 //! Batch compilation (spec §7): many models on one rayon pool of `jobs` threads — models in
 //! parallel, and inside a model its kernels in parallel (work stealing balances one large model
 //! against many small ones). At most `jobs` models are in flight: inputs given as paths are
-//! read when a worker takes them, and each compiled model leaves as its result archive, so
-//! memory is bounded by the models in flight, not by the batch. Results are reported with
-//! their input index; a model's result does not depend on `jobs` or on the other models.
+//! read when a worker takes them, and each compiled model is handed to the caller as soon as
+//! it is done (as the compiled model, or as its result archive when it must cross a process
+//! boundary), so memory is bounded by the models in flight, not by the batch. Results are
+//! reported with their input index; a model's result does not depend on `jobs` or on the
+//! other models.
 
 use std::borrow::Cow;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -13,12 +15,12 @@ use std::sync::Mutex;
 use ascendir_ir::infer::CustomInfer;
 use ascendir_ir::Graph;
 
-use crate::archive::into_archive;
+use crate::archive::{into_archive, to_archive};
 use crate::cache::{model_key, DirCache};
 use crate::error::{CompileError, CompileResult, Stage};
 use crate::load::{load_bytes, read_source, Source};
 use crate::options::CompileOptions;
-use crate::pipeline::{compile_with, Control};
+use crate::pipeline::{compile_with, CompiledModel, Control};
 
 /// One model of a batch.
 #[derive(Debug)]
@@ -29,13 +31,33 @@ pub enum Input {
     Source(Source),
 }
 
-/// A compiled model of a batch: its result archive, and whether it came whole from the cache.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A compiled model of a batch, and whether it came whole from the cache.
+#[derive(Debug)]
 pub struct Done {
-    /// The result archive ([`crate::archive`]).
-    pub archive: Vec<u8>,
+    /// The model: compiled here, or its result archive.
+    pub output: Output,
     /// Read from the model cache (not compiled).
     pub cached: bool,
+}
+
+/// How a batch hands out a compiled model.
+#[derive(Debug)]
+pub enum Output {
+    /// The result archive ([`crate::archive`]): always for cache hits, and for every model
+    /// when [`BatchSpec::archives`] is set.
+    Archive(Vec<u8>),
+    /// The compiled model itself (an in-process caller: nothing is encoded).
+    Model(Box<CompiledModel>),
+}
+
+impl Output {
+    /// The result archive (encoding a compiled model).
+    pub fn into_archive(self) -> CompileResult<Vec<u8>> {
+        match self {
+            Output::Archive(a) => Ok(a),
+            Output::Model(cm) => into_archive(*cm),
+        }
+    }
 }
 
 /// Counters a caller polls while a batch runs, and the cancellation flag.
@@ -65,6 +87,9 @@ pub struct BatchSpec<'a> {
     pub dump: bool,
     /// The compile cache.
     pub cache: Option<&'a DirCache>,
+    /// Hand out every model as its result archive (for a caller that sends it on), instead
+    /// of as the compiled model.
+    pub archives: bool,
 }
 
 struct InFlight<'a>(&'a Progress);
@@ -97,7 +122,7 @@ fn compile_one(
     let cached = |key: &Option<String>| -> Option<Done> {
         let hit = spec.cache?.get_model(key.as_ref()?)?;
         crate::archive::sections(&hit).is_ok().then_some(Done {
-            archive: hit,
+            output: Output::Archive(hit),
             cached: true,
         })
     };
@@ -128,12 +153,21 @@ fn compile_one(
         cache: spec.cache.map(|c| c as &dyn crate::pipeline::KernelCache),
     };
     let cm = compile_with(Cow::Owned(*graph), spec.opts, infer, spec.dump, &ctl)?;
-    let archive = into_archive(cm)?;
-    if let (Some(c), Some(k)) = (spec.cache, &key) {
-        c.put_model(k, &archive);
-    }
+    let output = match (spec.cache, &key) {
+        (Some(c), Some(k)) if spec.archives => {
+            let archive = into_archive(cm)?;
+            c.put_model(k, &archive);
+            Output::Archive(archive)
+        }
+        (Some(c), Some(k)) => {
+            c.put_model(k, &to_archive(&cm)?);
+            Output::Model(Box::new(cm))
+        }
+        _ if spec.archives => Output::Archive(into_archive(cm)?),
+        _ => Output::Model(Box::new(cm)),
+    };
     Ok(Done {
-        archive,
+        output,
         cached: false,
     })
 }

@@ -6,11 +6,11 @@ use std::sync::atomic::Ordering;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
 
-use ascendir_compiler::batch::{run_batch, BatchSpec, Done, Input, Progress};
+use ascendir_compiler::batch::{run_batch, BatchSpec, Done, Input, Output, Progress};
 use ascendir_compiler::cache::{CacheMode, DirCache};
 use ascendir_compiler::load::Source;
 use ascendir_compiler::{
-    compile as run_compile, CompileError, CompileOptions, CompileResult, Stage,
+    compile as run_compile, CompileError, CompileOptions, CompileResult, CompiledModel, Stage,
 };
 use bytes::Bytes;
 use pyo3::prelude::*;
@@ -86,6 +86,23 @@ fn compile<'py>(
     let cm = py
         .detach(|| run_compile(&input, &opts, &mut PyCustom, dump))
         .map_err(|e| compile_err(py, e))?;
+    model_parts(py, cm)
+}
+
+/// The parts of a compiled model as Python values: `(graph, kernels, report_json,
+/// report_text, dot, dumps)` (see [`compile`]).
+#[allow(clippy::type_complexity)]
+fn model_parts(
+    py: Python<'_>,
+    cm: CompiledModel,
+) -> PyResult<(
+    PyGraph,
+    Bound<'_, PyList>,
+    String,
+    String,
+    String,
+    Vec<(String, String)>,
+)> {
     let kernels = PyList::empty(py);
     for k in &cm.kernels {
         let d = PyDict::new(py);
@@ -143,9 +160,11 @@ fn batch_input(item: &Bound<'_, PyAny>) -> PyResult<Input> {
 
 #[pymethods]
 impl PyBatch {
-    /// Start compiling `models` (Graphs, paths or bytes) on `jobs` threads.
+    /// Start compiling `models` (Graphs, paths or bytes) on `jobs` threads; with `archives`
+    /// every model is handed out as its result archive.
     #[new]
-    #[pyo3(signature = (models, options_json, jobs, dump = false, cache_dir = None, cache_mode = "off"))]
+    #[pyo3(signature = (models, options_json, jobs, dump = false, cache_dir = None, cache_mode = "off", archives = false))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         models: &Bound<'_, PyList>,
@@ -154,6 +173,7 @@ impl PyBatch {
         dump: bool,
         cache_dir: Option<PathBuf>,
         cache_mode: &str,
+        archives: bool,
     ) -> PyResult<PyBatch> {
         ensure_builtins(py)?;
         let opts = CompileOptions::from_json(options_json)
@@ -184,6 +204,7 @@ impl PyBatch {
                     jobs,
                     dump,
                     cache: cache.as_ref(),
+                    archives,
                 };
                 let tx = Mutex::new(tx);
                 run_batch(inputs, &spec, &p, &|| PyCustom, &|i, r| {
@@ -206,7 +227,8 @@ impl PyBatch {
         })
     }
 
-    /// The next finished model as `(index, archive, cached)` or `(index, CompileError)`,
+    /// The next finished model as `(index, archive, cached)`, `(index, parts, cached)` (the
+    /// parts of [`compile`]'s result) or `(index, CompileError)`,
     /// waiting up to `timeout` seconds without the GIL; `None` on timeout or when every model
     /// has been handed out. Pending signals (Ctrl-C) are raised after the wait.
     fn next(&self, py: Python<'_>, timeout: f64) -> PyResult<Option<Py<PyAny>>> {
@@ -218,7 +240,17 @@ impl PyBatch {
         py.check_signals()?;
         let Some((i, r)) = got else { return Ok(None) };
         let item = match r {
-            Ok(d) => (i, PyBytes::new(py, &d.archive), d.cached)
+            Ok(Done {
+                output: Output::Archive(a),
+                cached,
+            }) => (i, PyBytes::new(py, &a), cached)
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+            Ok(Done {
+                output: Output::Model(cm),
+                cached,
+            }) => (i, model_parts(py, *cm)?, cached)
                 .into_pyobject(py)?
                 .into_any()
                 .unbind(),
@@ -299,7 +331,16 @@ fn compile_archive<'py>(
     cache_mode: &str,
 ) -> PyResult<(Bound<'py, PyBytes>, bool)> {
     let list = PyList::new(py, [model])?;
-    let b = PyBatch::new(py, &list, options_json, jobs, dump, cache_dir, cache_mode)?;
+    let b = PyBatch::new(
+        py,
+        &list,
+        options_json,
+        jobs,
+        dump,
+        cache_dir,
+        cache_mode,
+        true,
+    )?;
     let got = loop {
         if let Some(item) = b.next(py, 0.1)? {
             break item;
