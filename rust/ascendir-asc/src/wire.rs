@@ -11,7 +11,7 @@ use prost::Message;
 
 use crate::axis::{Axis, AxisType};
 use crate::error::{AscError, AscResult};
-use crate::expr::Expr;
+use crate::expr::{Expr, FxHashMap};
 use crate::graph::{
     AllocType, ApiInfo, ApiType, AscGraph, AttrValue, ComputeType, ComputeUnit, ExecCondition,
     GraphType, MemAttr, MemHardware, Node, NodeId, OutRef, Position, SchedInfo, Tensor, TmpBuffer,
@@ -73,7 +73,7 @@ fn attr_to_pb(v: &AttrValue) -> pb::AttrDef {
         AttrValue::Float(f) => Value::F(*f as f32),
         AttrValue::Bool(b) => Value::B(*b),
         AttrValue::Str(s) => Value::S(s.as_bytes().to_vec()),
-        AttrValue::Expr(e) => Value::S(e.to_string().into_bytes()),
+        AttrValue::Expr(e) => Value::S(e.text().into_bytes()),
         AttrValue::ListInt(l) => Value::List(pb::attr_def::ListValue {
             i: l.clone(),
             val_type: pb::attr_def::list_value::ListValueType::VtListInt as i32,
@@ -113,8 +113,29 @@ fn attr_from_pb(a: &pb::AttrDef, ty: Option<AttrType>, path: &str) -> AscResult<
     })
 }
 
-fn tensor_to_pb(t: &Tensor) -> pb::AscTensorDef {
-    let s = |v: &[Expr]| v.iter().map(|e| e.to_string()).collect::<Vec<_>>();
+/// Expression texts of one encode: a graph repeats the same few repeats and strides on most
+/// of its tensors, so each distinct expression is printed once (an `Expr` hashes by its
+/// stored hash; equal ones built apart compare structurally).
+#[derive(Default)]
+struct Texts(FxHashMap<Expr, String>);
+
+impl Texts {
+    fn get(&mut self, e: &Expr) -> String {
+        if let Some(t) = self.0.get(e) {
+            return t.clone();
+        }
+        let t = e.text();
+        self.0.insert(e.clone(), t.clone());
+        t
+    }
+
+    fn all(&mut self, v: &[Expr]) -> Vec<String> {
+        v.iter().map(|e| self.get(e)).collect()
+    }
+}
+
+fn tensor_to_pb(t: &Tensor, texts: &mut Texts) -> pb::AscTensorDef {
+    let mut s = |v: &[Expr]| texts.all(v);
     pb::AscTensorDef {
         attr: Some(pb::AscTensorAttrGroupsDef {
             dtype: t.dtype.ge_value() as i64,
@@ -201,7 +222,7 @@ fn count_instances(names: &[String], p: &PortDef) -> i64 {
     }
 }
 
-fn node_to_pb(g: &AscGraph, n: &Node) -> pb::AscNodeDef {
+fn node_to_pb(g: &AscGraph, n: &Node, texts: &mut Texts) -> pb::AscNodeDef {
     let input_src = n
         .inputs
         .iter()
@@ -266,7 +287,7 @@ fn node_to_pb(g: &AscGraph, n: &Node) -> pb::AscNodeDef {
             .iter()
             .map(|t| pb::TmpBufferGroupDef {
                 buf_desc: Some(pb::TmpBufferDescDef {
-                    size: t.size.to_string(),
+                    size: texts.get(&t.size),
                     life_time_axis_id: t.life_time_axis_id,
                 }),
                 mem: Some(mem_to_pb(&t.mem)),
@@ -276,7 +297,7 @@ fn node_to_pb(g: &AscGraph, n: &Node) -> pb::AscNodeDef {
     };
     pb::AscNodeDef {
         input_src,
-        outputs: n.outputs.iter().map(tensor_to_pb).collect(),
+        outputs: n.outputs.iter().map(|t| tensor_to_pb(t, texts)).collect(),
         attr: Some(attr),
         ir_def: Some(ir_def),
     }
@@ -336,6 +357,7 @@ fn expand_ports(
 impl AscGraph {
     /// The `AscGraphDef` message.
     pub fn to_proto(&self) -> pb::AscGraphDef {
+        let mut texts = Texts::default();
         pb::AscGraphDef {
             asc_graph_attr: Some(pb::AscGraphAttrGroupsDef {
                 tiling_key: self.tiling_key,
@@ -347,8 +369,8 @@ impl AscGraph {
                         name: a.name.clone(),
                         axis_type: a.axis_type as i32,
                         bind_block: a.bind_block,
-                        size: a.size.to_string(),
-                        align: a.align.to_string(),
+                        size: texts.get(&a.size),
+                        align: texts.get(&a.align),
                         from: a.from.clone(),
                         split_pair_other_id: a.split_pair_other_id,
                         allow_oversize_axis: a.allow_oversize_axis,
@@ -356,9 +378,13 @@ impl AscGraph {
                     })
                     .collect(),
                 r#type: self.graph_type as i64,
-                size_var: self.size_vars.iter().map(|e| e.to_string()).collect(),
+                size_var: texts.all(&self.size_vars),
             }),
-            asc_node: self.nodes.iter().map(|n| node_to_pb(self, n)).collect(),
+            asc_node: self
+                .nodes
+                .iter()
+                .map(|n| node_to_pb(self, n, &mut texts))
+                .collect(),
             graph_name: self.name.clone(),
         }
     }

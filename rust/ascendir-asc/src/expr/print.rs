@@ -3,19 +3,31 @@
 use super::{Expr, Func, Kind, Rat};
 
 /// Append the printed form of `e` to `out`.
-pub(crate) fn write_expr(out: &mut String, e: &Expr) {
-    out.push_str(&to_str(e));
+impl Expr {
+    /// The text `Display` prints (GE's sympy-style form), without the formatter's copy.
+    pub fn text(&self) -> String {
+        to_str(self)
+    }
 }
 
-fn to_str(e: &Expr) -> String {
+/// A number as its text: integers that fit an `i64` through its (much cheaper) formatting.
+fn num_str(r: &Rat) -> String {
+    match i64::try_from(r.numer()) {
+        Ok(n) if r.is_int() => n.to_string(),
+        _ => r.to_string(),
+    }
+}
+
+/// The text of an expression (what `Display` prints), built directly.
+pub(crate) fn to_str(e: &Expr) -> String {
     match e.kind() {
-        Kind::Num(r) => r.to_string(),
+        Kind::Num(r) => num_str(r),
         Kind::Sym(s) => s.to_string(),
         Kind::Add(c, terms) => {
             let mut pos: Vec<String> = Vec::with_capacity(terms.len() + 1);
             let mut neg: Vec<String> = Vec::new();
             if !c.is_zero() {
-                pos.push(c.to_string());
+                pos.push(num_str(c));
             }
             for (t, k) in terms {
                 if k.is_negative() {
@@ -75,7 +87,7 @@ fn mul_str<'a, I: Iterator<Item = (&'a Expr, &'a Expr)>>(c: Rat, factors: I) -> 
     let mut pos: Vec<String> = Vec::new();
     let mut neg: Vec<String> = Vec::new();
     if !c.is_one() {
-        pos.push(c.to_string());
+        pos.push(num_str(&c));
     }
     for (b, e) in factors {
         match e.as_num() {

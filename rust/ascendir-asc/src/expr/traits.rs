@@ -67,9 +67,7 @@ impl PartialOrd for Expr {
 
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut s = String::new();
-        print::write_expr(&mut s, self);
-        f.write_str(&s)
+        f.write_str(&print::to_str(self))
     }
 }
 
