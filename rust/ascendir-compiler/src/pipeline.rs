@@ -1,6 +1,7 @@
 //! The pipeline of spec §1 (stages 0–9 and 12): `compile(graph, options)`.
 
 use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -19,7 +20,7 @@ use crate::kernel::{schedule_kernel, tile_kernel};
 use crate::lower::{is_plumbing, lower_graph, Decision, Lowered};
 use crate::options::CompileOptions;
 use crate::package::{replace_cluster, BackendSpec};
-use crate::realize::realize;
+use crate::realize::{realize, realize_named, Naming};
 use crate::report::{Lifted, Report};
 use crate::symbolize::{symbolize, SymTable, TRef};
 
@@ -372,11 +373,35 @@ pub fn compile_with(
         let (ts, tt) = ((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64());
         Ok(((r, impls, tiling, from_cache), ts, tt))
     };
-    let build = |ids: &[NodeId]| -> Result<Art, String> {
-        finish(realize_cluster(ids)?).map(|(a, _, _)| a)
+    // The exact check's outcomes by the cluster's structure (its HintGraph realized with
+    // positional names): clusters that differ only in their nodes' names, as a model's
+    // repeated layers do, are scheduled and tiled once. A cluster checked from the memo is
+    // built in the final stage instead.
+    let exact_memo: RefCell<rustc_hash::FxHashMap<Vec<u8>, Result<(), String>>> =
+        RefCell::default();
+    let build = |ids: &[NodeId]| -> Result<Option<Art>, String> {
+        let shape = realize_named(
+            &g,
+            "cluster",
+            &lowered_of(ids),
+            &syms,
+            opts,
+            Naming::Positional,
+        )
+        .map_err(|e| format!("realize failed: {e}"))?;
+        let key = shape.hint.to_bytes();
+        if let Some(outcome) = exact_memo.borrow().get(&key) {
+            return outcome.clone().map(|()| None);
+        }
+        let built = finish(realize_cluster(ids)?).map(|(a, _, _)| a);
+        let outcome = built.as_ref().map(|_| ()).map_err(Clone::clone);
+        exact_memo.borrow_mut().insert(key, outcome);
+        built.map(Some)
     };
-    let (partition, artifacts): (Partition, Vec<Option<Art>>) =
-        Fuser::new(&g, &order, &decisions, &syms, opts, &build).run();
+    let (partition, artifacts): (Partition, Vec<Option<Art>>) = {
+        let (p, a) = Fuser::new(&g, &order, &decisions, &syms, opts, &build).run();
+        (p, a.into_iter().map(Option::flatten).collect())
+    };
     if dump {
         dumps.push((
             "06_fuse.json".into(),

@@ -249,6 +249,16 @@ pub fn used_outside(g: &Graph, t: TRef, inside: &dyn Fn(NodeId) -> bool) -> bool
         .any(|p| !inside(p.node))
 }
 
+/// How a realized HintGraph names the nodes made for graph nodes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Naming {
+    /// After the graph nodes (the kernels a compile hands out).
+    Graph,
+    /// After the member's position (`n0`, `n1`, …): clusters of the same structure realize
+    /// to the same bytes whatever their nodes are called.
+    Positional,
+}
+
 /// Realize `members` (topological order) as HintGraph `name`.
 pub fn realize(
     g: &Graph,
@@ -256,6 +266,18 @@ pub fn realize(
     members: &[(NodeId, &Lowered)],
     syms: &SymTable,
     opts: &CompileOptions,
+) -> Result<Realized, String> {
+    realize_named(g, name, members, syms, opts, Naming::Graph)
+}
+
+/// [`realize`] with the given naming of the nodes.
+pub fn realize_named(
+    g: &Graph,
+    name: &str,
+    members: &[(NodeId, &Lowered)],
+    syms: &SymTable,
+    opts: &CompileOptions,
+    naming: Naming,
 ) -> Result<Realized, String> {
     let ls: LoopSpace = loop_space(members, syms)?;
     let mut b = Builder {
@@ -291,8 +313,11 @@ pub fn realize(
     let inside = |id: NodeId| member_set.contains_key(&id);
     let mut values: FxHashMap<TRef, Val> = FxHashMap::default();
     let mut inputs: Vec<TRef> = Vec::new();
-    for (id, l) in members {
-        let node_name = g.op(*id).map_err(err)?.name().to_string();
+    for (pos, (id, l)) in members.iter().enumerate() {
+        let node_name = match naming {
+            Naming::Graph => g.op(*id).map_err(err)?.name().to_string(),
+            Naming::Positional => format!("n{pos}"),
+        };
         let node_out_dt = out_dtype(g, (*id, 0));
         if let ShapeRule::Slice { dims } = &l.lowering.shape {
             let Some(Some(x)) = l.inputs.first() else {
