@@ -338,11 +338,14 @@ class CompiledModel:
         return written
 
     @classmethod
-    def _from_archive(cls, data: bytes, options: CompileOptions) -> CompiledModel:
-        """A compiled model from its result archive (what batch compilation hands back)."""
+    def _from_archive(cls, data: bytes | list[tuple[str, bytes]],
+                      options: CompileOptions) -> CompiledModel:
+        """A compiled model from its result archive, or the archive's ``(name, bytes)``
+        sections (what batch compilation hands back)."""
         # The graph, the kernels and the report are decoded on first use: a batch result (or a
         # cache hit) that is only saved or counted never builds them.
-        sections = dict(_core.compiler.unpack_archive(data))
+        sections = dict(_core.compiler.unpack_archive(data) if isinstance(data, bytes)
+                        else data)
         report = CompileReport(bytes(sections["report.json"]),
                                bytes(sections["report.txt"]).decode(),
                                bytes(sections["fusion.dot"]).decode())

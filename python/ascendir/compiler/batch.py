@@ -161,7 +161,7 @@ class _Bar:
             self.bar.close()
 
 
-def _from_archive(data: bytes, options: Any) -> Any:
+def _from_archive(data: bytes | list[tuple[str, bytes]], options: Any) -> Any:
     from . import CompiledModel
 
     return CompiledModel._from_archive(data, options)
@@ -193,7 +193,7 @@ def _iter_local(models: list[Any], opts_json: str, options: Any, jobs: int, dump
             if isinstance(got[1], CompileError):
                 r.error = got[1]
             else:
-                r.value = (_from_archive(got[1], options) if isinstance(got[1], bytes)
+                r.value = (_from_archive(got[1], options) if isinstance(got[1], list)
                            else _from_parts(got[1], options))
                 r.cached = bool(got[2])
             yield i, r

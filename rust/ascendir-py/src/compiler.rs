@@ -227,26 +227,35 @@ impl PyBatch {
         })
     }
 
-    /// The next finished model as `(index, archive, cached)`, `(index, parts, cached)` (the
-    /// parts of [`compile`]'s result) or `(index, CompileError)`,
+    /// The next finished model as `(index, sections, cached)` (the `(name, bytes)` sections
+    /// of its result archive), `(index, parts, cached)` (the parts of [`compile`]'s result)
+    /// or `(index, CompileError)`,
     /// waiting up to `timeout` seconds without the GIL; `None` on timeout or when every model
     /// has been handed out. Pending signals (Ctrl-C) are raised after the wait.
     fn next(&self, py: Python<'_>, timeout: f64) -> PyResult<Option<Py<PyAny>>> {
-        let wait = Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
-        let got = py.detach(|| match self.rx.lock() {
-            Ok(rx) => rx.recv_timeout(wait).ok(),
-            Err(_) => None,
-        });
-        py.check_signals()?;
-        let Some((i, r)) = got else { return Ok(None) };
+        let Some((i, r)) = self.recv(py, timeout)? else {
+            return Ok(None);
+        };
         let item = match r {
             Ok(Done {
                 output: Output::Archive(a),
                 cached,
-            }) => (i, PyBytes::new(py, &a), cached)
-                .into_pyobject(py)?
-                .into_any()
-                .unbind(),
+            }) => match ascendir_compiler::archive::sections(&a) {
+                Ok(s) => {
+                    let list: Vec<(String, Bound<'_, PyBytes>)> = s
+                        .into_iter()
+                        .map(|(n, d)| (n, PyBytes::new(py, d)))
+                        .collect();
+                    (i, list, cached).into_pyobject(py)?.into_any().unbind()
+                }
+                Err(e) => {
+                    let err = compile_err(py, e);
+                    (i, err.value(py).clone())
+                        .into_pyobject(py)?
+                        .into_any()
+                        .unbind()
+                }
+            },
             Ok(Done {
                 output: Output::Model(cm),
                 cached,
@@ -298,6 +307,20 @@ impl PyBatch {
     }
 }
 
+impl PyBatch {
+    /// The next finished model as the compiler hands it over, waiting up to `timeout` seconds
+    /// without the GIL; pending signals (Ctrl-C) are raised after the wait.
+    fn recv(&self, py: Python<'_>, timeout: f64) -> PyResult<Option<(usize, CompileResult<Done>)>> {
+        let wait = Duration::from_secs_f64(timeout.clamp(0.0, 3600.0));
+        let got = py.detach(|| match self.rx.lock() {
+            Ok(rx) => rx.recv_timeout(wait).ok(),
+            Err(_) => None,
+        });
+        py.check_signals()?;
+        Ok(got)
+    }
+}
+
 impl Drop for PyBatch {
     fn drop(&mut self) {
         // A batch dropped unfinished stops; its thread ends on its own.
@@ -341,19 +364,15 @@ fn compile_archive<'py>(
         cache_mode,
         true,
     )?;
-    let got = loop {
-        if let Some(item) = b.next(py, 0.1)? {
+    let (_, got) = loop {
+        if let Some(item) = b.recv(py, 0.1)? {
             break item;
         }
     };
     b.join(py)?;
-    let item = got.bind(py);
-    let second = item.get_item(1)?;
-    if let Ok(archive) = second.cast::<PyBytes>() {
-        let cached: bool = item.get_item(2)?.extract()?;
-        return Ok((archive.clone(), cached));
-    }
-    Err(PyErr::from_value(second))
+    let done = got.map_err(|e| compile_err(py, e))?;
+    let archive = done.output.into_archive().map_err(|e| compile_err(py, e))?;
+    Ok((PyBytes::new(py, &archive), done.cached))
 }
 
 /// The model formats the loader tells from bytes: `"onnx"`, `"pb"`, `"txt"`, `"om"` or `None`.
