@@ -20,7 +20,7 @@ use crate::kernel::{schedule_kernel, tile_kernel};
 use crate::lower::{is_plumbing, lower_graph, Decision, Lowered};
 use crate::options::CompileOptions;
 use crate::package::{replace_cluster, BackendSpec};
-use crate::realize::{realize, realize_named, Naming};
+use crate::realize::{realize, Naming};
 use crate::report::{Lifted, Report};
 use crate::symbolize::{symbolize, SymTable, TRef};
 
@@ -340,10 +340,11 @@ pub fn compile_with(
     };
     // Realize, schedule and tile one cluster (the exact check of the fuse stage builds the
     // kernels of clusters with a reduction this way; the final stage reuses them).
-    let realize_cluster = |ids: &[NodeId]| -> Result<crate::realize::Realized, String> {
-        realize(&g, "cluster", &lowered_of(ids), &syms, opts)
+    let realize_as = |ids: &[NodeId], naming| -> Result<crate::realize::Realized, String> {
+        realize(&g, "cluster", &lowered_of(ids), &syms, opts, naming)
             .map_err(|e| format!("realize failed: {e}"))
     };
+    let realize_cluster = |ids: &[NodeId]| realize_as(ids, Naming::Graph);
     let opts_json = opts.to_json();
     // Schedule (or take from the kernel cache) and tile a realized cluster; also returns the
     // seconds spent scheduling and tiling.
@@ -380,16 +381,7 @@ pub fn compile_with(
     let exact_memo: RefCell<rustc_hash::FxHashMap<Vec<u8>, Result<(), String>>> =
         RefCell::default();
     let build = |ids: &[NodeId]| -> Result<Option<Art>, String> {
-        let shape = realize_named(
-            &g,
-            "cluster",
-            &lowered_of(ids),
-            &syms,
-            opts,
-            Naming::Positional,
-        )
-        .map_err(|e| format!("realize failed: {e}"))?;
-        let key = shape.hint.to_bytes();
+        let key = realize_as(ids, Naming::Positional)?.hint.to_bytes();
         if let Some(outcome) = exact_memo.borrow().get(&key) {
             return outcome.clone().map(|()| None);
         }

@@ -259,19 +259,9 @@ pub enum Naming {
     Positional,
 }
 
-/// Realize `members` (topological order) as HintGraph `name`.
+/// Realize `members` (topological order) as HintGraph `name`, its nodes named as `naming`
+/// says.
 pub fn realize(
-    g: &Graph,
-    name: &str,
-    members: &[(NodeId, &Lowered)],
-    syms: &SymTable,
-    opts: &CompileOptions,
-) -> Result<Realized, String> {
-    realize_named(g, name, members, syms, opts, Naming::Graph)
-}
-
-/// [`realize`] with the given naming of the nodes.
-pub fn realize_named(
     g: &Graph,
     name: &str,
     members: &[(NodeId, &Lowered)],

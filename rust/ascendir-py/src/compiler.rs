@@ -59,26 +59,29 @@ pub fn compile_err(py: Python<'_>, e: CompileError) -> PyErr {
     }
 }
 
-/// Compile `graph` (unchanged) with the options given as JSON. Returns
-/// `(graph, kernels, report_json, report_text, dot, dumps)`; each kernel is a dict with
-/// `name`, `fuse_type`, `members`, `member_types`, `hint` and `impls` (`AscGraphDef` bytes),
-/// `cache_key`, `from_cache`.
-#[pyfunction]
-#[pyo3(signature = (graph, options_json, dump = false))]
-#[allow(clippy::type_complexity)]
-fn compile<'py>(
-    py: Python<'py>,
-    graph: &Bound<'py, PyGraph>,
-    options_json: &str,
-    dump: bool,
-) -> PyResult<(
+/// A compiled model as Python values: `(graph, kernels, report_json, report_text, dot,
+/// dumps)`.
+type Parts<'py> = (
     PyGraph,
     Bound<'py, PyList>,
     String,
     String,
     String,
     Vec<(String, String)>,
-)> {
+);
+
+/// Compile `graph` (unchanged) with the options given as JSON. Returns
+/// `(graph, kernels, report_json, report_text, dot, dumps)`; each kernel is a dict with
+/// `name`, `fuse_type`, `members`, `member_types`, `hint` and `impls` (`AscGraphDef` bytes),
+/// `cache_key`, `from_cache`.
+#[pyfunction]
+#[pyo3(signature = (graph, options_json, dump = false))]
+fn compile<'py>(
+    py: Python<'py>,
+    graph: &Bound<'py, PyGraph>,
+    options_json: &str,
+    dump: bool,
+) -> PyResult<Parts<'py>> {
     ensure_builtins(py)?;
     let opts = CompileOptions::from_json(options_json)
         .map_err(|e| compile_err(py, CompileError::new(ascendir_compiler::Stage::Load, e)))?;
@@ -91,18 +94,7 @@ fn compile<'py>(
 
 /// The parts of a compiled model as Python values: `(graph, kernels, report_json,
 /// report_text, dot, dumps)` (see [`compile`]).
-#[allow(clippy::type_complexity)]
-fn model_parts(
-    py: Python<'_>,
-    cm: CompiledModel,
-) -> PyResult<(
-    PyGraph,
-    Bound<'_, PyList>,
-    String,
-    String,
-    String,
-    Vec<(String, String)>,
-)> {
+fn model_parts(py: Python<'_>, cm: CompiledModel) -> PyResult<Parts<'_>> {
     let kernels = PyList::empty(py);
     for k in &cm.kernels {
         let d = PyDict::new(py);
@@ -238,6 +230,13 @@ impl PyBatch {
         };
         let item = match r {
             Ok(Done {
+                output: Output::Model(cm),
+                cached,
+            }) => (i, model_parts(py, *cm)?, cached)
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+            Ok(Done {
                 output: Output::Archive(a),
                 cached,
             }) => match ascendir_compiler::archive::sections(&a) {
@@ -248,28 +247,9 @@ impl PyBatch {
                         .collect();
                     (i, list, cached).into_pyobject(py)?.into_any().unbind()
                 }
-                Err(e) => {
-                    let err = compile_err(py, e);
-                    (i, err.value(py).clone())
-                        .into_pyobject(py)?
-                        .into_any()
-                        .unbind()
-                }
+                Err(e) => error_item(py, i, e)?,
             },
-            Ok(Done {
-                output: Output::Model(cm),
-                cached,
-            }) => (i, model_parts(py, *cm)?, cached)
-                .into_pyobject(py)?
-                .into_any()
-                .unbind(),
-            Err(e) => {
-                let err = compile_err(py, e);
-                (i, err.value(py).clone())
-                    .into_pyobject(py)?
-                    .into_any()
-                    .unbind()
-            }
+            Err(e) => error_item(py, i, e)?,
         };
         Ok(Some(item))
     }
@@ -305,6 +285,15 @@ impl PyBatch {
             )),
         }
     }
+}
+
+/// A failed model of a batch as `(index, CompileError)`.
+fn error_item(py: Python<'_>, i: usize, e: CompileError) -> PyResult<Py<PyAny>> {
+    let err = compile_err(py, e);
+    Ok((i, err.value(py).clone())
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
 }
 
 impl PyBatch {

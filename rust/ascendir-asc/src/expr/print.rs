@@ -2,7 +2,6 @@
 
 use super::{Expr, Func, Kind, Rat};
 
-/// Append the printed form of `e` to `out`.
 impl Expr {
     /// The text `Display` prints (GE's sympy-style form), without the formatter's copy.
     pub fn text(&self) -> String {
@@ -19,7 +18,7 @@ fn num_str(r: &Rat) -> String {
 }
 
 /// The text of an expression (what `Display` prints), built directly.
-pub(crate) fn to_str(e: &Expr) -> String {
+fn to_str(e: &Expr) -> String {
     match e.kind() {
         Kind::Num(r) => num_str(r),
         Kind::Sym(s) => s.to_string(),

@@ -5,7 +5,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use super::{print, Expr, Kind};
+use super::{Expr, Kind};
 
 impl PartialEq for Expr {
     fn eq(&self, o: &Expr) -> bool {
@@ -67,7 +67,7 @@ impl PartialOrd for Expr {
 
 impl fmt::Display for Expr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&print::to_str(self))
+        f.write_str(&self.text())
     }
 }
 
