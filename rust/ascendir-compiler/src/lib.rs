@@ -21,6 +21,7 @@ pub mod report;
 mod shapes;
 pub mod simplify;
 pub mod symbolize;
+mod twins;
 
 pub use error::{CompileError, CompileResult, Stage};
 pub use options::{CompileOptions, Family};

@@ -20,9 +20,10 @@ use crate::kernel::{schedule_kernel, tile_kernel};
 use crate::lower::{is_plumbing, lower_graph, Decision, Lowered};
 use crate::options::CompileOptions;
 use crate::package::{replace_cluster, BackendSpec};
-use crate::realize::{realize, Naming};
+use crate::realize::{realize, Naming, Realized};
 use crate::report::{Lifted, Report};
 use crate::symbolize::{symbolize, SymTable, TRef};
+use crate::twins::{self, Art};
 
 /// One fused kernel.
 #[derive(Clone, Debug)]
@@ -141,6 +142,11 @@ pub fn cache_key(hint_bytes: &[u8], target: &str, opts_json: &str) -> String {
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// `r` with the seconds since `t`.
+fn timed<R>(t: Instant, r: R) -> (R, f64) {
+    (r, t.elapsed().as_secs_f64())
+}
+
 struct Timer {
     t: Instant,
     times: Vec<(Stage, f64)>,
@@ -154,9 +160,12 @@ impl Timer {
     }
 }
 
-/// A built kernel: the realized HintGraph, its scheduled ImplGraphs, their tiling, and
-/// whether the ImplGraphs came from the kernel cache.
-type Art = (crate::realize::Realized, Vec<AscGraph>, TilingData, bool);
+/// What the fuse stage built for a cluster: its kernel, or (its structure checked from a
+/// structural twin) its realized HintGraph and structure.
+enum Pre {
+    Built(Art),
+    Twin(Realized, twins::Key),
+}
 
 /// A store of scheduled kernels by content key (the compile cache's kernel half): `get`
 /// returns what `put` stored for the key, or `None`.
@@ -340,15 +349,14 @@ pub fn compile_with(
     };
     // Realize, schedule and tile one cluster (the exact check of the fuse stage builds the
     // kernels of clusters with a reduction this way; the final stage reuses them).
-    let realize_as = |ids: &[NodeId], naming| -> Result<crate::realize::Realized, String> {
-        realize(&g, "cluster", &lowered_of(ids), &syms, opts, naming)
+    let realize_cluster = |ids: &[NodeId]| -> Result<Realized, String> {
+        realize(&g, "cluster", &lowered_of(ids), &syms, opts, Naming::Graph)
             .map_err(|e| format!("realize failed: {e}"))
     };
-    let realize_cluster = |ids: &[NodeId]| realize_as(ids, Naming::Graph);
     let opts_json = opts.to_json();
     // Schedule (or take from the kernel cache) and tile a realized cluster; also returns the
     // seconds spent scheduling and tiling.
-    let finish = |r: crate::realize::Realized| -> Result<(Art, f64, f64), String> {
+    let finish = |r: Realized| -> Result<(Art, f64, f64), String> {
         let t0 = Instant::now();
         let key = ctl
             .cache
@@ -374,26 +382,23 @@ pub fn compile_with(
         let (ts, tt) = ((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64());
         Ok(((r, impls, tiling, from_cache), ts, tt))
     };
-    // The exact check's outcomes by the cluster's structure (its HintGraph realized with
-    // positional names): clusters that differ only in their nodes' names, as a model's
-    // repeated layers do, are scheduled and tiled once. A cluster checked from the memo is
-    // built in the final stage instead.
-    let exact_memo: RefCell<rustc_hash::FxHashMap<Vec<u8>, Result<(), String>>> =
-        RefCell::default();
-    let build = |ids: &[NodeId]| -> Result<Option<Art>, String> {
-        let key = realize_as(ids, Naming::Positional)?.hint.to_bytes();
-        if let Some(outcome) = exact_memo.borrow().get(&key) {
-            return outcome.clone().map(|()| None);
+    // Build outcomes by the cluster's structure: clusters that differ only in their nodes'
+    // names, as a model's repeated layers do, are scheduled and tiled once (the exact check of
+    // the fuse stage, then the final stage); a twin's kernel is made in the final stage.
+    let memo: RefCell<twins::Memo> = RefCell::default();
+    let build = |ids: &[NodeId]| -> Result<Pre, String> {
+        let r = realize_cluster(ids)?;
+        let key = twins::key(&r.hint);
+        if let Some(outcome) = memo.borrow().get(&key) {
+            return outcome.clone().map(|_| Pre::Twin(r, key));
         }
-        let built = finish(realize_cluster(ids)?).map(|(a, _, _)| a);
-        let outcome = built.as_ref().map(|_| ()).map_err(Clone::clone);
-        exact_memo.borrow_mut().insert(key, outcome);
-        built.map(Some)
+        let built = finish(r).map(|(a, _, _)| a);
+        memo.borrow_mut().record(key, &built);
+        built.map(Pre::Built)
     };
-    let (partition, artifacts): (Partition, Vec<Option<Art>>) = {
-        let (p, a) = Fuser::new(&g, &order, &decisions, &syms, opts, &build).run();
-        (p, a.into_iter().map(Option::flatten).collect())
-    };
+    let (partition, artifacts): (Partition, Vec<Option<Pre>>) =
+        Fuser::new(&g, &order, &decisions, &syms, opts, &build).run();
+    let mut memo = memo.into_inner();
     if dump {
         dumps.push((
             "06_fuse.json".into(),
@@ -431,45 +436,75 @@ pub fn compile_with(
             .filter_map(|id| g.op(*id).ok().map(|o| o.name().to_string()))
             .collect()
     };
-    let one = |members: &Vec<NodeId>, art: Option<Art>| -> CompileResult<(Outcome, f64, f64)> {
-        ctl.check(Stage::Realize)?;
+    let lifted = |members: &[NodeId], why: String| Lifted::new(names_of(members), why);
+    let small = |members: &[NodeId], n: usize| {
+        lifted(
+            members,
+            format!(
+                "{n} compute op(s) < min_cluster_ops {}",
+                opts.min_cluster_ops
+            ),
+        )
+    };
+    // A cluster on its way through the final stage.
+    enum Step {
+        /// Built (schedule and tiling seconds spent on it in this stage).
+        Ready(Art, f64, f64),
+        /// Realized, to be built or to take its structural twin's kernel.
+        Keyed(Realized, twins::Key),
+        Lifted(Lifted),
+    }
+    // Step 1: realize what the fuse stage did not build and key it by its structure; too
+    // small clusters are lifted before they are scheduled.
+    let prepare = |members: &Vec<NodeId>, pre: Option<Pre>| -> Step {
+        let (r, k) = match pre {
+            Some(Pre::Built(a)) => return Step::Ready(a, 0.0, 0.0),
+            Some(Pre::Twin(r, k)) => (r, Some(k)),
+            None => match realize_cluster(members) {
+                Ok(r) => (r, None),
+                Err(e) => return Step::Lifted(lifted(members, e)),
+            },
+        };
+        if r.compute_ops < opts.min_cluster_ops {
+            return Step::Lifted(small(members, r.compute_ops));
+        }
+        let k = k.unwrap_or_else(|| twins::key(&r.hint));
+        Step::Keyed(r, k)
+    };
+    let build_step = |members: &[NodeId], r: Realized| match finish(r) {
+        Ok((a, ts, tt)) => Step::Ready(a, ts, tt),
+        Err(e) => Step::Lifted(lifted(members, e)),
+    };
+    // Step 4: a keyed cluster takes its twin's kernel (built where the names cannot be
+    // carried over); the kernel is encoded.
+    let complete = |members: &Vec<NodeId>, step: Step, memo: &twins::Memo| -> (Outcome, f64, f64) {
+        let step = match step {
+            Step::Keyed(r, k) => match memo.get(&k) {
+                Some(Ok(src)) => match twins::built_as(src, &r.hint) {
+                    Some((impls, tiling, cached)) => {
+                        Step::Ready((r, impls, tiling, cached), 0.0, 0.0)
+                    }
+                    None => build_step(members, r),
+                },
+                Some(Err(e)) => Step::Lifted(lifted(members, e.clone())),
+                None => build_step(members, r),
+            },
+            s => s,
+        };
+        let (art, ts, tt) = match step {
+            Step::Ready(a, ts, tt) => (a, ts, tt),
+            Step::Lifted(l) => return (Outcome::Lifted(l), 0.0, 0.0),
+            Step::Keyed(..) => unreachable!("keyed clusters are completed above"),
+        };
+        if art.0.compute_ops < opts.min_cluster_ops {
+            return (Outcome::Lifted(small(members, art.0.compute_ops)), ts, tt);
+        }
         let lw = lowered_of(members);
         let fuse_type = if lw.iter().any(|(_, l)| l.kind == crate::lower::Kind::Reduce) {
             "reduce"
         } else {
             "pointwise"
         };
-        // Kernels the exact check built are reused; the others are realized here, and lifted
-        // before they are scheduled when too small to pay.
-        let small = |n: usize| {
-            Outcome::Lifted(Lifted::new(
-                names_of(members),
-                format!(
-                    "{n} compute op(s) < min_cluster_ops {}",
-                    opts.min_cluster_ops
-                ),
-            ))
-        };
-        let lift = |e: String| Ok((Outcome::Lifted(Lifted::new(names_of(members), e)), 0.0, 0.0));
-        let (art, ts, tt) = match art {
-            Some(a) => (a, 0.0, 0.0),
-            None => {
-                let r = match realize_cluster(members) {
-                    Ok(r) => r,
-                    Err(e) => return lift(e),
-                };
-                if r.compute_ops < opts.min_cluster_ops {
-                    return Ok((small(r.compute_ops), 0.0, 0.0));
-                }
-                match finish(r) {
-                    Ok(a) => a,
-                    Err(e) => return lift(e),
-                }
-            }
-        };
-        if art.0.compute_ops < opts.min_cluster_ops {
-            return Ok((small(art.0.compute_ops), ts, tt));
-        }
         let (r, impls, tiling, from_cache) = art;
         let mut used_syms: Vec<String> = Vec::new();
         for s in r.hint.size_vars() {
@@ -495,25 +530,73 @@ pub fn compile_with(
             tiling,
             from_cache,
         };
-        Ok((Outcome::Built(Box::new(b)), ts, tt))
+        (Outcome::Built(Box::new(b)), ts, tt)
     };
-    let outcomes: Vec<(Outcome, f64, f64, f64)> = {
-        let work: Vec<(&Vec<NodeId>, Option<Art>)> =
-            partition.clusters.iter().zip(artifacts).collect();
-        ascendir_ir::threads::par_map(work, |(m, a)| {
+    // Clusters go through the steps a chunk at a time (a large model's realized graphs are
+    // not all held at once); steps 1, 3 and 4 run over the chunk in parallel, step 2 picks
+    // the first cluster of each structure not built yet, in cluster order.
+    const CHUNK: usize = 256;
+    let mut outcomes: Vec<Outcome> = Vec::with_capacity(partition.clusters.len());
+    let (mut t_sched, mut t_tile, mut t_all) = (0.0f64, 0.0f64, 0.0f64);
+    let mut artifacts = artifacts.into_iter();
+    for chunk in partition.clusters.chunks(CHUNK) {
+        let work: Vec<(&Vec<NodeId>, Option<Pre>)> = chunk.iter().zip(artifacts.by_ref()).collect();
+        let mut steps: Vec<Step> = Vec::with_capacity(work.len());
+        for res in ascendir_ir::threads::par_map(work, |(m, pre)| {
             let t = Instant::now();
-            one(m, a).map(|(o, ts, tt)| (o, ts, tt, t.elapsed().as_secs_f64()))
-        })
-        .into_iter()
-        .collect::<CompileResult<Vec<_>>>()?
-    };
+            ctl.check(Stage::Realize)
+                .map(|()| timed(t, prepare(m, pre)))
+        }) {
+            let (s, ta) = res?;
+            t_all += ta;
+            steps.push(s);
+        }
+        let mut firsts = rustc_hash::FxHashSet::default();
+        let mut reps: Vec<(usize, Realized, twins::Key)> = Vec::new();
+        for (i, s) in steps.iter_mut().enumerate() {
+            let new = matches!(s, Step::Keyed(_, k) if memo.get(k).is_none() && firsts.insert(*k));
+            if new {
+                let placeholder = Step::Lifted(Lifted::new(Vec::new(), String::new()));
+                if let Step::Keyed(r, k) = std::mem::replace(s, placeholder) {
+                    reps.push((i, r, k));
+                }
+            }
+        }
+        for res in ascendir_ir::threads::par_map(reps, |(i, r, k)| {
+            let t = Instant::now();
+            ctl.check(Stage::Realize)
+                .map(|()| timed(t, (i, k, finish(r))))
+        }) {
+            let ((i, k, built), ta) = res?;
+            t_all += ta;
+            let built = built.map(|(a, ts, tt)| {
+                t_sched += ts;
+                t_tile += tt;
+                a
+            });
+            memo.record(k, &built);
+            steps[i] = match built {
+                Ok(a) => Step::Ready(a, 0.0, 0.0),
+                Err(e) => Step::Lifted(lifted(&chunk[i], e)),
+            };
+        }
+        let memo = &memo;
+        let work: Vec<(&Vec<NodeId>, Step)> = chunk.iter().zip(steps).collect();
+        for res in ascendir_ir::threads::par_map(work, |(m, s)| {
+            let t = Instant::now();
+            ctl.check(Stage::Realize)
+                .map(|()| timed(t, complete(m, s, memo)))
+        }) {
+            let ((o, ts, tt), ta) = res?;
+            t_sched += ts;
+            t_tile += tt;
+            t_all += ta;
+            outcomes.push(o);
+        }
+    }
     let mut built: Vec<Built> = Vec::new();
     let mut lifted: Vec<Lifted> = Vec::new();
-    let (mut t_sched, mut t_tile, mut t_all) = (0.0f64, 0.0f64, 0.0f64);
-    for (o, ts, tt, ta) in outcomes {
-        t_sched += ts;
-        t_tile += tt;
-        t_all += ta;
+    for o in outcomes {
         match o {
             Outcome::Built(b) => built.push(*b),
             Outcome::Lifted(l) => lifted.push(l),

@@ -197,8 +197,11 @@ pub(crate) fn copy_op(ty: &str) -> Arc<OpDef> {
     })
 }
 
+/// The name prefix of the `Ub2ub` copies the allocator inserts.
+pub(crate) const UB2UB_PREFIX: &str = "ub_cpy";
+
 fn insert_ub2ub(g: &mut AscGraph, load: NodeId) -> AscResult<String> {
-    let id = insert_after(g, load, copy_op("Ub2ub"), "ub_cpy")?;
+    let id = insert_after(g, load, copy_op("Ub2ub"), UB2UB_PREFIX)?;
     Ok(g.node(id)?.name.clone())
 }
 

@@ -12,6 +12,7 @@ pub mod group;
 mod merge;
 mod pad;
 mod rcore;
+mod twin;
 
 pub use case::{schedule_case, vectorized_strides, Template};
 use case::{set_sched_axes, set_vectorized_strides, unaligned_valid, view_contiguous};
@@ -20,6 +21,7 @@ pub use cases::tiling_cases;
 pub use merge::merge_contiguous_axes;
 use merge::view_pos;
 pub use rcore::ATOMIC_ATTR;
+pub use twin::{rename_for_twin, structure_key};
 
 use crate::alloc::{allocate, AllocOptions};
 use crate::axis::AxisId;

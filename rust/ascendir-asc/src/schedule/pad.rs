@@ -46,12 +46,15 @@ pub(super) fn padded_producers(g: &AscGraph, cn: &[NodeId]) -> Vec<NodeId> {
         .collect()
 }
 
+/// The name prefix of the `RemovePad` nodes inserted here.
+pub(super) const REMOVE_PAD_PREFIX: &str = "remove_pad";
+
 /// Insert a `RemovePad` after every padded producer among `cn`; returns the producers (their
 /// outputs keep aligned strides).
 pub(super) fn insert_remove_pads(g: &mut AscGraph, cn: &[NodeId]) -> AscResult<Vec<NodeId>> {
     let producers = padded_producers(g, cn);
     for p in &producers {
-        insert_after(g, *p, copy_op("RemovePad"), "remove_pad")?;
+        insert_after(g, *p, copy_op("RemovePad"), REMOVE_PAD_PREFIX)?;
     }
     Ok(producers)
 }

@@ -1,0 +1,105 @@
+//! Structural twins: HintGraphs that differ only in their nodes' names (a model's repeated
+//! layers). [`schedule`](super::schedule) decides nothing by a node's name except the names of
+//! the nodes it inserts (`<prefix>_<producer>`, with `_<k>` on a clash), so a twin's ImplGraphs
+//! are its sibling's with the names carried over: [`rename_for_twin`] does that, and refuses
+//! (the caller then schedules the twin itself) wherever the carried-over name could differ
+//! from the one scheduling would give.
+
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::graph::AscGraph;
+use crate::transform::Transform;
+
+/// The graph's bytes with every node named after its index: equal for two graphs exactly when
+/// they differ in nothing but their nodes' names.
+pub fn structure_key(g: &AscGraph) -> Vec<u8> {
+    let mut c = g.clone();
+    for (i, n) in c.nodes.iter_mut().enumerate() {
+        n.name = i.to_string();
+    }
+    c.to_bytes()
+}
+
+/// `impls`, scheduled from HintGraph `from`, renamed for `to`, a graph of the same
+/// [`structure_key`] (the caller's to check; the cheap part, node count and operator per
+/// node, is checked here). Node `i` of `from` is node `i` of `to`; a node the scheduler
+/// inserted (named `<prefix>_<producer>`) takes its producer's new name. `None` when a
+/// carried-over name would not be the one scheduling `to` gives (an inserted name with a
+/// clash suffix, or a new name that clashes).
+pub fn rename_for_twin(
+    impls: &[AscGraph],
+    from: &AscGraph,
+    to: &AscGraph,
+) -> Option<Vec<AscGraph>> {
+    let same_ops = from.nodes.len() == to.nodes.len()
+        && from
+            .nodes
+            .iter()
+            .zip(&to.nodes)
+            .all(|(a, b)| a.op.op_type == b.op.op_type);
+    if !same_ops {
+        return None;
+    }
+    let map: FxHashMap<&str, &str> = from
+        .nodes
+        .iter()
+        .zip(&to.nodes)
+        .map(|(a, b)| (a.name.as_str(), b.name.as_str()))
+        .collect();
+    impls.iter().map(|g| rename_impl(g, &map)).collect()
+}
+
+/// The prefixes of the nodes the scheduler and the allocator insert (`insert_after`).
+const INSERTED: [&str; 2] = [crate::alloc::UB2UB_PREFIX, super::pad::REMOVE_PAD_PREFIX];
+
+fn rename_impl(g: &AscGraph, map: &FxHashMap<&str, &str>) -> Option<AscGraph> {
+    // Node order is creation order: an inserted node's producer comes before it.
+    let mut new: Vec<String> = Vec::with_capacity(g.nodes.len());
+    for n in &g.nodes {
+        let name = match map.get(n.name.as_str()) {
+            Some(m) => (*m).to_string(),
+            None => {
+                let p = n.inputs.first().copied().flatten()?.node.index();
+                let (old_p, new_p) = (&g.nodes.get(p)?.name, new.get(p)?);
+                let prefix = INSERTED.iter().find(|pre| {
+                    n.name.strip_prefix(**pre).and_then(|r| r.strip_prefix('_')) == Some(old_p)
+                })?;
+                format!("{prefix}_{new_p}")
+            }
+        };
+        new.push(name);
+    }
+    let mut seen = FxHashSet::default();
+    if !new.iter().all(|n| seen.insert(n.as_str())) {
+        return None;
+    }
+    let mut out = g.clone();
+    let renamed: FxHashMap<&str, &str> = g
+        .nodes
+        .iter()
+        .zip(&new)
+        .map(|(a, b)| (a.name.as_str(), b.as_str()))
+        .collect();
+    for t in out.log.iter_mut() {
+        match t {
+            Transform::ApplySplit { node, .. }
+            | Transform::ApplyMerge { node, .. }
+            | Transform::ApplySchedMerge { node, .. }
+            | Transform::ApplyReorder { node, .. }
+            | Transform::AxisReplace { node, .. } => {
+                *node = (*renamed.get(node.as_str())?).to_string();
+            }
+            Transform::TileSplit { .. }
+            | Transform::BlockSplit { .. }
+            | Transform::Merge { .. }
+            | Transform::BindBlock { .. } => {}
+        }
+    }
+    out.by_name.clear();
+    for (i, (n, name)) in out.nodes.iter_mut().zip(new).enumerate() {
+        out.by_name
+            .insert(name.clone(), crate::graph::NodeId(i as u32));
+        n.name = name;
+    }
+    Some(out)
+}
