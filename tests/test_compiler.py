@@ -419,3 +419,44 @@ def test_softmax_and_layernorm_kernels_equal_numpy():
     e = np.exp(xv - xv.max(-1, keepdims=True))
     sm = e / e.sum(-1, keepdims=True)
     check_kernel(k, [xv], [sm * sm])
+
+
+def test_repeated_layers_get_the_impl_graphs_of_their_own_hint_graphs():
+    # Layers that differ only in their nodes' names are scheduled once and the others take
+    # those ImplGraphs with their own names: each kernel's ImplGraphs must be exactly what
+    # scheduling its own HintGraph gives (a broadcast with padded rows, two reductions).
+    g, (x,) = graph([6, 36])
+    cur = x
+    for i in range(4):
+        p = f"layer{i}/"
+        b = g.add_input(p + "b", air.TensorDesc([1, 36], air.float32))
+        m = g.add_op("ReduceMeanD", [cur], name=p + "mean", attrs={"axes": [1], "keep_dims": True})
+        d = g.add_op("Sub", [cur, m], name=p + "sub")
+        v = g.add_op("ReduceMeanD", [g.add_op("Mul", [d, d], name=p + "sq")], name=p + "var",
+                     attrs={"axes": [1], "keep_dims": True})
+        n = g.add_op("Mul", [d, g.add_op("Rsqrt", [v], name=p + "rsqrt")], name=p + "norm")
+        for j in range(2):  # a conv, then the broadcast of a computed row
+            r = g.add_op("Reshape", [n, g.add_const(p + f"s{j}", np.array([6, 36, 1, 1]))],
+                         name=p + f"r{j}")
+            w = g.add_const(p + f"w{j}", np.ones((36, 36, 1, 1), np.float32))
+            c = g.add_op("Conv2D", [r, w], name=p + f"conv{j}",
+                         attrs={"strides": [1, 1, 1, 1], "pads": [0, 0, 0, 0]})
+            n = g.add_op("Reshape", [c, g.add_const(p + f"t{j}", np.array([6, 36]))],
+                         name=p + f"q{j}")
+            if j == 0:
+                n = g.add_op("Tanh", [g.add_op("Add", [n, g.add_op("Exp", [b], name=p + "e")],
+                                               name=p + "addb")], name=p + "tanh")
+        cur = n
+    g.set_outputs([cur])
+    cm = air.compile(g)
+    assert len(cm.kernels) == 8
+    inserted = 0
+    for k in cm.kernels:
+        layers = {m.split("/")[0] for m in k.members}
+        direct = asc.schedule(k.hint)
+        assert [i.to_bytes() for i in k.impls] == [i.to_bytes() for i in direct], k.name
+        names = {n.name for i in k.impls for n in i.nodes}
+        inserted += sum(n.startswith("remove_pad_layer") for n in names)
+        mentioned = {part.split("/")[0] for n in names for part in n.split("_") if "/" in part}
+        assert mentioned and mentioned <= layers, (k.name, mentioned, layers)
+    assert inserted >= 4

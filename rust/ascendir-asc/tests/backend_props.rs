@@ -453,6 +453,21 @@ fn unaligned_template_pads_only_the_broadcast() {
 }
 
 #[test]
+fn a_twin_takes_the_remove_pads_under_its_own_names() {
+    let g = broadcast_graph();
+    let impls = schedule(&g, &ScheduleOptions::default()).unwrap();
+    assert!(impls[1].find_node("remove_pad_brc").is_some());
+    assert!(common::check_twins(&g, &impls, |n| format!("blk.3/{n}")));
+    // The name the twin's RemovePad would take is a node's already: not carried over.
+    let clash = common::check_twins(&g, &impls, |n| match n {
+        "brc" => "b".to_string(),
+        "add" => "remove_pad_b".to_string(),
+        _ => n.to_string(),
+    });
+    assert!(!clash);
+}
+
+#[test]
 fn gather_params_axis_survives_the_contiguous_merge() {
     // params[v, h] gathered on v by indices[b]: loop axes (b, h); v is no loop axis.
     let mut g = AscGraph::new("Gat");

@@ -357,9 +357,8 @@ fn tiling_error_names_constraint() {
     assert!(e.message.contains("s0"));
 }
 
-#[test]
-fn queue_limit_inserts_ub2ub() {
-    // Six loads whose values all stay live until a final chain of adds.
+/// Six loads whose values all stay live until a final chain of adds.
+fn many_loads_graph() -> AscGraph {
     let (_, syms) = sizes_syms(1);
     let mut b = B::new("ManyLoads", &syms);
     let _ = b.g.create_size("s0");
@@ -400,11 +399,16 @@ fn queue_limit_inserts_ub2ub() {
         f16,
         None,
     );
+    b.g
+}
+
+#[test]
+fn queue_limit_inserts_ub2ub() {
     let opts = ScheduleOptions {
         allocate: false,
         ..ScheduleOptions::default()
     };
-    let mut impls = schedule(&b.g, &opts).unwrap();
+    let mut impls = schedule(&many_loads_graph(), &opts).unwrap();
     let rep = allocate(&mut impls[0], &AllocOptions::default()).unwrap();
     assert!(rep.vecin_queues <= 4, "{rep:?}");
     assert!(!rep.inserted.is_empty());
@@ -419,4 +423,27 @@ fn queue_limit_inserts_ub2ub() {
     )
     .unwrap();
     assert!(no.inserted.is_empty());
+}
+
+#[test]
+fn a_twin_takes_the_inserted_copies_under_its_own_names() {
+    let g = many_loads_graph();
+    let impls = schedule(&g, &ScheduleOptions::default()).unwrap();
+    assert!(common::check_twins(&g, &impls, |n| format!("layer1/{n}")));
+    // A twin whose node already has the name a copy would take: scheduling it gives the copy a
+    // clash suffix, so the names are not carried over.
+    let copy = impls[0]
+        .nodes()
+        .iter()
+        .find(|n| n.name.starts_with("ub_cpy_"))
+        .unwrap();
+    let load = copy.name.strip_prefix("ub_cpy_").unwrap().to_string();
+    let clash = common::check_twins(&g, &impls, |n| {
+        if n == "add0" {
+            format!("ub_cpy_L/{load}")
+        } else {
+            format!("L/{n}")
+        }
+    });
+    assert!(!clash);
 }
