@@ -7,7 +7,7 @@ from . import Graph
 __all__ = ['Batch', 'compile', 'compile_archive', 'load_model', 'lowered_types',
            'register_lowering', 'sniff', 'unpack_archive']
 
-def compile(graph: Graph, options_json: str, dump: bool = False) -> tuple[Graph, list[Any], str, str, str, list[tuple[str, str]]]:
+def compile(graph: Graph, options_json: str, dump: bool = False) -> tuple[Graph, list[Any], bytes, str, str, list[tuple[str, str]]]:
     """Compile ``graph`` (unchanged) with the options given as JSON."""
 
 def lowered_types() -> list[str]:

@@ -77,6 +77,7 @@ class CompileOptions:
     pair_attempts: int = 64
     min_shared_bytes: int = 1
     default_hint: int = 16
+    report_rejections: int | None = 1000
 
     def to_json(self) -> str:
         """The options as the JSON the Rust pipeline reads."""
@@ -388,7 +389,7 @@ def _from_parts(parts: tuple[Any, ...], opts: CompileOptions) -> CompiledModel:
     """A compiled model from the parts the Rust compiler hands back (``compile`` and the
     in-process batch)."""
     g, kernels, report_json, report_text, dot, dumps = parts
-    report = CompileReport(json.loads(report_json), report_text, dot)
+    report = CompileReport(report_json, report_text, dot)  # parsed when first read
     ks = [Kernel(k, g, opts.target) for k in kernels]
     return CompiledModel(g, ks, report, opts, list(dumps))
 
@@ -432,7 +433,12 @@ def explain(model: Graph | str | os.PathLike[str] | bytes, a: str, b: str,
     graph = model if isinstance(model, Graph) else load_model_file(model)
     for n in (a, b):
         graph.node(n)  # NotFoundError when absent
-    cm = compile(graph, **compile_kwargs)
+    kwargs = dict(compile_kwargs)
+    given = kwargs.pop("options", None)
+    # Every refused pair, not just the report's top ones.
+    opts = dataclasses.replace(given) if given is not None else CompileOptions()
+    opts.report_rejections = None
+    cm = compile(graph, options=opts, **kwargs)
     rep = cm.report.data
     where: dict[str, Any] = {}
     for k in rep["kernels"]:

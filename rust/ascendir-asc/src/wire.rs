@@ -394,6 +394,26 @@ impl AscGraph {
         self.to_proto().encode_to_vec()
     }
 
+    /// [`to_bytes`](Self::to_bytes), and the bytes of the graph with every node named after
+    /// its index ([`structure_key`](crate::schedule::structure_key)), from one conversion.
+    pub fn to_bytes_and_structure(&self) -> (Vec<u8>, Vec<u8>) {
+        let mut p = self.to_proto();
+        let bytes = p.encode_to_vec();
+        for (i, (pn, n)) in p.asc_node.iter_mut().zip(&self.nodes).enumerate() {
+            if let Some(a) = pn.attr.as_mut() {
+                a.name = i.to_string();
+            }
+            for (src, inp) in pn.input_src.iter_mut().zip(&n.inputs) {
+                if let Some(r) = inp {
+                    if r.node.index() < self.nodes.len() {
+                        src.src_node_name = r.node.index().to_string();
+                    }
+                }
+            }
+        }
+        (bytes, p.encode_to_vec())
+    }
+
     /// `AscGraphDef` bytes with the graph name replaced: every other field is kept byte for
     /// byte, so the result equals `to_bytes` of the renamed graph (the name, field 3, is the
     /// last field an encoder writes). Errors on bytes that are not a well-formed message.

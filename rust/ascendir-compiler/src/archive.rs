@@ -134,7 +134,7 @@ fn write(cm: &CompiledModel, model: Vec<u8>, dot: String) -> Vec<u8> {
         })
         .collect();
     let kernels = serde_json::to_vec(&kernels).unwrap_or_default();
-    let report = serde_json::to_vec(&cm.report.to_json()).unwrap_or_default();
+    let report = cm.report.to_json_bytes();
     let text = cm.report.text();
     let mut w = Writer::new(5 + cm.dumps.len());
     w.out

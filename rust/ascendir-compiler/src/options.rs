@@ -117,6 +117,9 @@ pub struct CompileOptions {
     pub min_shared_bytes: i64,
     /// Value bound to a symbol that no hint binds.
     pub default_hint: i64,
+    /// Rejected candidate pairs the report keeps, the most shared bytes first (`None`: all).
+    /// Report-only: kernels and their cache keys do not depend on it.
+    pub report_rejections: Option<usize>,
 }
 
 impl Default for CompileOptions {
@@ -141,6 +144,7 @@ impl Default for CompileOptions {
             pair_attempts: 64,
             min_shared_bytes: 1,
             default_hint: 16,
+            report_rejections: Some(1000),
         }
     }
 }
@@ -162,6 +166,16 @@ impl CompileOptions {
     /// The options as JSON.
     pub fn to_json(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// The options that decide the kernels, as JSON (the report-only ones at their
+    /// defaults): what kernel cache keys hash.
+    pub fn kernel_json(&self) -> String {
+        CompileOptions {
+            report_rejections: CompileOptions::default().report_rejections,
+            ..self.clone()
+        }
+        .to_json()
     }
 
     /// Check the values (limits ≥ 1, a known target).

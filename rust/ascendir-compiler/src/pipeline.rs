@@ -160,11 +160,18 @@ impl Timer {
     }
 }
 
-/// What the fuse stage built for a cluster: its kernel, or (its structure checked from a
-/// structural twin) its realized HintGraph and structure.
+/// A realized cluster with its HintGraph's bytes and structure.
+struct Keyed {
+    r: Realized,
+    bytes: Vec<u8>,
+    key: twins::Key,
+}
+
+/// What the fuse stage built for a cluster: its kernel (and HintGraph bytes), or (its
+/// structure checked from a structural twin) the realized cluster.
 enum Pre {
-    Built(Art),
-    Twin(Realized, twins::Key),
+    Built(Art, Vec<u8>),
+    Twin(Keyed),
 }
 
 /// A store of scheduled kernels by content key (the compile cache's kernel half): `get`
@@ -353,7 +360,7 @@ pub fn compile_with(
         realize(&g, "cluster", &lowered_of(ids), &syms, opts, Naming::Graph)
             .map_err(|e| format!("realize failed: {e}"))
     };
-    let opts_json = opts.to_json();
+    let opts_json = opts.kernel_json();
     // Schedule (or take from the kernel cache) and tile a realized cluster; also returns the
     // seconds spent scheduling and tiling.
     let finish = |r: Realized| -> Result<(Art, f64, f64), String> {
@@ -388,13 +395,13 @@ pub fn compile_with(
     let memo: RefCell<twins::Memo> = RefCell::default();
     let build = |ids: &[NodeId]| -> Result<Pre, String> {
         let r = realize_cluster(ids)?;
-        let key = twins::key(&r.hint);
+        let (bytes, key) = twins::bytes_and_key(&r.hint);
         if let Some(outcome) = memo.borrow().get(&key) {
-            return outcome.clone().map(|_| Pre::Twin(r, key));
+            return outcome.clone().map(|_| Pre::Twin(Keyed { r, bytes, key }));
         }
         let built = finish(r).map(|(a, _, _)| a);
         memo.borrow_mut().record(key, &built);
-        built.map(Pre::Built)
+        built.map(|a| Pre::Built(a, bytes))
     };
     let (partition, artifacts): (Partition, Vec<Option<Pre>>) =
         Fuser::new(&g, &order, &decisions, &syms, opts, &build).run();
@@ -448,51 +455,57 @@ pub fn compile_with(
     };
     // A cluster on its way through the final stage.
     enum Step {
-        /// Built (schedule and tiling seconds spent on it in this stage).
-        Ready(Art, f64, f64),
+        /// Built, with its HintGraph's bytes when known (and the schedule and tiling seconds
+        /// spent on it in this stage).
+        Ready(Art, Option<Vec<u8>>, f64, f64),
         /// Realized, to be built or to take its structural twin's kernel.
-        Keyed(Realized, twins::Key),
+        Keyed(Keyed),
         Lifted(Lifted),
     }
     // Step 1: realize what the fuse stage did not build and key it by its structure; too
     // small clusters are lifted before they are scheduled.
     let prepare = |members: &Vec<NodeId>, pre: Option<Pre>| -> Step {
-        let (r, k) = match pre {
-            Some(Pre::Built(a)) => return Step::Ready(a, 0.0, 0.0),
-            Some(Pre::Twin(r, k)) => (r, Some(k)),
+        let k = match pre {
+            Some(Pre::Built(a, bytes)) => return Step::Ready(a, Some(bytes), 0.0, 0.0),
+            Some(Pre::Twin(k)) => k,
             None => match realize_cluster(members) {
-                Ok(r) => (r, None),
+                Ok(r) if r.compute_ops < opts.min_cluster_ops => {
+                    return Step::Lifted(small(members, r.compute_ops))
+                }
+                Ok(r) => {
+                    let (bytes, key) = twins::bytes_and_key(&r.hint);
+                    Keyed { r, bytes, key }
+                }
                 Err(e) => return Step::Lifted(lifted(members, e)),
             },
         };
-        if r.compute_ops < opts.min_cluster_ops {
-            return Step::Lifted(small(members, r.compute_ops));
+        if k.r.compute_ops < opts.min_cluster_ops {
+            return Step::Lifted(small(members, k.r.compute_ops));
         }
-        let k = k.unwrap_or_else(|| twins::key(&r.hint));
-        Step::Keyed(r, k)
+        Step::Keyed(k)
     };
-    let build_step = |members: &[NodeId], r: Realized| match finish(r) {
-        Ok((a, ts, tt)) => Step::Ready(a, ts, tt),
+    let build_step = |members: &[NodeId], k: Keyed| match finish(k.r) {
+        Ok((a, ts, tt)) => Step::Ready(a, Some(k.bytes), ts, tt),
         Err(e) => Step::Lifted(lifted(members, e)),
     };
     // Step 4: a keyed cluster takes its twin's kernel (built where the names cannot be
     // carried over); the kernel is encoded.
     let complete = |members: &Vec<NodeId>, step: Step, memo: &twins::Memo| -> (Outcome, f64, f64) {
         let step = match step {
-            Step::Keyed(r, k) => match memo.get(&k) {
-                Some(Ok(src)) => match twins::built_as(src, &r.hint) {
+            Step::Keyed(k) => match memo.get(&k.key) {
+                Some(Ok(src)) => match twins::built_as(src, &k.r.hint) {
                     Some((impls, tiling, cached)) => {
-                        Step::Ready((r, impls, tiling, cached), 0.0, 0.0)
+                        Step::Ready((k.r, impls, tiling, cached), Some(k.bytes), 0.0, 0.0)
                     }
-                    None => build_step(members, r),
+                    None => build_step(members, k),
                 },
                 Some(Err(e)) => Step::Lifted(lifted(members, e.clone())),
-                None => build_step(members, r),
+                None => build_step(members, k),
             },
             s => s,
         };
-        let (art, ts, tt) = match step {
-            Step::Ready(a, ts, tt) => (a, ts, tt),
+        let (art, hint_bytes, ts, tt) = match step {
+            Step::Ready(a, b, ts, tt) => (a, b, ts, tt),
             Step::Lifted(l) => return (Outcome::Lifted(l), 0.0, 0.0),
             Step::Keyed(..) => unreachable!("keyed clusters are completed above"),
         };
@@ -518,7 +531,7 @@ pub fn compile_with(
             members: members.clone(),
             fuse_type,
             asc_nodes: r.hint.node_count(),
-            hint: r.hint.to_bytes(),
+            hint: hint_bytes.unwrap_or_else(|| r.hint.to_bytes()),
             inputs: r.inputs,
             outputs: r.outputs,
             compute_ops: r.compute_ops,
@@ -552,22 +565,23 @@ pub fn compile_with(
             steps.push(s);
         }
         let mut firsts = rustc_hash::FxHashSet::default();
-        let mut reps: Vec<(usize, Realized, twins::Key)> = Vec::new();
+        let mut reps: Vec<(usize, Keyed)> = Vec::new();
         for (i, s) in steps.iter_mut().enumerate() {
-            let new = matches!(s, Step::Keyed(_, k) if memo.get(k).is_none() && firsts.insert(*k));
+            let new =
+                matches!(s, Step::Keyed(k) if memo.get(&k.key).is_none() && firsts.insert(k.key));
             if new {
                 let placeholder = Step::Lifted(Lifted::new(Vec::new(), String::new()));
-                if let Step::Keyed(r, k) = std::mem::replace(s, placeholder) {
-                    reps.push((i, r, k));
+                if let Step::Keyed(k) = std::mem::replace(s, placeholder) {
+                    reps.push((i, k));
                 }
             }
         }
-        for res in ascendir_ir::threads::par_map(reps, |(i, r, k)| {
+        for res in ascendir_ir::threads::par_map(reps, |(i, k)| {
             let t = Instant::now();
             ctl.check(Stage::Realize)
-                .map(|()| timed(t, (i, k, finish(r))))
+                .map(|()| timed(t, (i, k.key, k.bytes, finish(k.r))))
         }) {
-            let ((i, k, built), ta) = res?;
+            let ((i, k, bytes, built), ta) = res?;
             t_all += ta;
             let built = built.map(|(a, ts, tt)| {
                 t_sched += ts;
@@ -576,7 +590,7 @@ pub fn compile_with(
             });
             memo.record(k, &built);
             steps[i] = match built {
-                Ok(a) => Step::Ready(a, 0.0, 0.0),
+                Ok(a) => Step::Ready(a, Some(bytes), 0.0, 0.0),
                 Err(e) => Step::Lifted(lifted(&chunk[i], e)),
             };
         }

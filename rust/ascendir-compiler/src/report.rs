@@ -185,42 +185,65 @@ impl Report {
 
     /// The report as JSON (spec §8).
     pub fn to_json(&self) -> Value {
-        let stages: Vec<Value> = self
-            .stages
-            .iter()
-            .map(|(s, t)| json!({"stage": s.name(), "seconds": t}))
-            .collect();
-        json!({
-            "target": self.target,
-            "stages": stages,
-            "total_seconds": self.total_seconds(),
-            "nodes_before": self.nodes.0,
-            "nodes_after": self.nodes.1,
-            "bytes_before": self.bytes.0,
-            "bytes_after": self.bytes.1,
-            "bytes_saved": self.bytes.0 - self.bytes.1,
-            "kernels": self.kernels,
-            "kernels_from_cache": self
+        serde_json::to_value(self.view()).unwrap_or_default()
+    }
+
+    /// [`Report::to_json`] written straight to compact JSON bytes (no value tree in between).
+    pub fn to_json_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(&self.view()).unwrap_or_default()
+    }
+
+    fn view(&self) -> ReportView<'_> {
+        ReportView {
+            target: &self.target,
+            stages: self
+                .stages
+                .iter()
+                .map(|(s, t)| StageTime {
+                    stage: s.name(),
+                    seconds: *t,
+                })
+                .collect(),
+            total_seconds: self.total_seconds(),
+            nodes_before: self.nodes.0,
+            nodes_after: self.nodes.1,
+            bytes_before: self.bytes.0,
+            bytes_after: self.bytes.1,
+            bytes_saved: self.bytes.0 - self.bytes.1,
+            kernels: &self.kernels,
+            kernels_from_cache: self
                 .kernels
                 .iter()
                 .filter(|k| k["from_cache"].as_bool() == Some(true))
                 .count(),
-            "rejected_pairs": self.rejections,
-            "barriers": self.barriers,
-            "barrier_groups": self.barrier_groups(),
-            "lifted": self.lifted,
-            "symbols": self.symbols.iter().map(|(k, (h, s))| (k.clone(), json!({"hint": h, "source": s}))).collect::<BTreeMap<_, _>>(),
-            "guards": self.guards,
-            "simplify": {
-                "identities_removed": self.simplify.identities,
-                "casts_removed": self.simplify.casts,
-                "cse_merged": self.simplify.cse,
-                "constants_folded": self.simplify.folded,
-                "reshapes_rewired": self.simplify.reshapes,
-                "pruned": self.simplify.pruned,
+            rejected_pairs: &self.rejections,
+            barriers: &self.barriers,
+            barrier_groups: self.barrier_groups(),
+            lifted: &self.lifted,
+            symbols: self
+                .symbols
+                .iter()
+                .map(|(k, (hint, source))| {
+                    (
+                        k.as_str(),
+                        SymbolView {
+                            hint: *hint,
+                            source,
+                        },
+                    )
+                })
+                .collect(),
+            guards: &self.guards,
+            simplify: SimplifyView {
+                identities_removed: self.simplify.identities,
+                casts_removed: self.simplify.casts,
+                cse_merged: self.simplify.cse,
+                constants_folded: self.simplify.folded,
+                reshapes_rewired: self.simplify.reshapes,
+                pruned: self.simplify.pruned,
             },
-            "fusion_rounds": self.rounds,
-        })
+            fusion_rounds: self.rounds,
+        }
     }
 
     /// A compact text table.
@@ -360,4 +383,49 @@ pub fn partition_json(g: &Graph, p: &Partition) -> String {
         &json!({"clusters": clusters, "rejected_pairs": p.rejections, "rounds": p.rounds}),
     )
     .unwrap_or_default()
+}
+
+/// The JSON form of a [`Report`], borrowing it (field names of spec §8).
+#[derive(Serialize)]
+struct ReportView<'a> {
+    target: &'a str,
+    stages: Vec<StageTime>,
+    total_seconds: f64,
+    nodes_before: usize,
+    nodes_after: usize,
+    bytes_before: i64,
+    bytes_after: i64,
+    bytes_saved: i64,
+    kernels: &'a [Value],
+    kernels_from_cache: usize,
+    rejected_pairs: &'a [Rejection],
+    barriers: &'a [BarrierInfo],
+    barrier_groups: BTreeMap<String, BTreeMap<String, usize>>,
+    lifted: &'a [Lifted],
+    symbols: BTreeMap<&'a str, SymbolView<'a>>,
+    guards: &'a [String],
+    simplify: SimplifyView,
+    fusion_rounds: usize,
+}
+
+#[derive(Serialize)]
+struct StageTime {
+    stage: &'static str,
+    seconds: f64,
+}
+
+#[derive(Serialize)]
+struct SymbolView<'a> {
+    hint: i64,
+    source: &'a str,
+}
+
+#[derive(Serialize)]
+struct SimplifyView {
+    identities_removed: usize,
+    casts_removed: usize,
+    cse_merged: usize,
+    constants_folded: usize,
+    reshapes_rewired: usize,
+    pruned: usize,
 }

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use ascendir_asc::schedule::{rename_for_twin, structure_key};
+use ascendir_asc::schedule::rename_for_twin;
 use ascendir_asc::tiling::TilingData;
 use ascendir_asc::AscGraph;
 use rustc_hash::FxHashMap;
@@ -19,12 +19,14 @@ use crate::realize::Realized;
 /// whether the ImplGraphs came from the kernel cache.
 pub(crate) type Art = (Realized, Vec<AscGraph>, TilingData, bool);
 
-/// A HintGraph's structure: the digest of its [`structure_key`].
+/// A HintGraph's structure: the digest of its
+/// [`structure_key`](ascendir_asc::schedule::structure_key).
 pub(crate) type Key = [u8; 32];
 
-/// The structure of `hint`.
-pub(crate) fn key(hint: &AscGraph) -> Key {
-    Sha256::digest(structure_key(hint)).into()
+/// The bytes of `hint` and its structure.
+pub(crate) fn bytes_and_key(hint: &AscGraph) -> (Vec<u8>, Key) {
+    let (bytes, structure) = hint.to_bytes_and_structure();
+    (bytes, Sha256::digest(structure).into())
 }
 
 /// The kernel a structure was first built as.

@@ -64,7 +64,7 @@ pub fn compile_err(py: Python<'_>, e: CompileError) -> PyErr {
 type Parts<'py> = (
     PyGraph,
     Bound<'py, PyList>,
-    String,
+    Bound<'py, PyBytes>,
     String,
     String,
     Vec<(String, String)>,
@@ -112,7 +112,7 @@ fn model_parts(py: Python<'_>, cm: CompiledModel) -> PyResult<Parts<'_>> {
         d.set_item("from_cache", k.from_cache)?;
         kernels.append(d)?;
     }
-    let json = serde_json::to_string_pretty(&cm.report.to_json()).unwrap_or_default();
+    let json = PyBytes::new(py, &cm.report.to_json_bytes());
     let text = cm.report.text();
     let dot = ascendir_compiler::report::to_dot(&cm.graph);
     Ok((

@@ -13,11 +13,7 @@ use crate::transform::Transform;
 /// The graph's bytes with every node named after its index: equal for two graphs exactly when
 /// they differ in nothing but their nodes' names.
 pub fn structure_key(g: &AscGraph) -> Vec<u8> {
-    let mut c = g.clone();
-    for (i, n) in c.nodes.iter_mut().enumerate() {
-        n.name = i.to_string();
-    }
-    c.to_bytes()
+    g.to_bytes_and_structure().1
 }
 
 /// `impls`, scheduled from HintGraph `from`, renamed for `to`, a graph of the same

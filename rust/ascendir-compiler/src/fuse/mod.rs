@@ -3,6 +3,8 @@
 //! ours, AF2xxx); legal pairs are ordered by (priority class, shared bytes desc, proximity,
 //! first member, second member) and committed greedily, re-checked when a side changed.
 
+use std::borrow::Cow;
+
 use ascendir_ir::{size_in_bytes, Graph, NodeId};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
@@ -79,7 +81,9 @@ pub struct Partition {
 }
 
 /// A refused pair: (code, reason, shared bytes).
-type Refusal = (&'static str, String, i64);
+/// A refusal: its code, its reason (most are fixed texts: no allocation per refused pair),
+/// the bytes the pair shares.
+type Refusal = (&'static str, Cow<'static, str>, i64);
 
 /// The legality check as a function of the graph state. `T` is what the exact check (L5/L7)
 /// builds for a merged cluster; the one built for each final cluster is handed back.
@@ -366,11 +370,7 @@ impl<'a, T> Fuser<'a, T> {
     }
 
     /// Check L1–L7 for clusters `ra` and `rb`; Ok gives (priority, shared bytes, proximity).
-    pub fn check(
-        &mut self,
-        ra: usize,
-        rb: usize,
-    ) -> Result<(u8, i64, usize), (&'static str, String, i64)> {
+    pub fn check(&mut self, ra: usize, rb: usize) -> Result<(u8, i64, usize), Refusal> {
         if ra == rb {
             return Err(("NF1001", "the nodes are in the same cluster".into(), 0));
         }
@@ -388,7 +388,7 @@ impl<'a, T> Fuser<'a, T> {
         if !vertical && shared < self.opts.min_shared_bytes {
             return Err((
                 "NF1001",
-                format!("a horizontal pair sharing {shared} bytes (< min_shared_bytes)"),
+                format!("a horizontal pair sharing {shared} bytes (< min_shared_bytes)").into(),
                 shared,
             ));
         }
@@ -408,7 +408,8 @@ impl<'a, T> Fuser<'a, T> {
                 format!(
                     "the fused kernel would have {asc_nodes} AscGraph nodes (max_fusion_size {})",
                     self.opts.max_fusion_size
-                ),
+                )
+                .into(),
                 shared,
             ));
         }
@@ -419,7 +420,8 @@ impl<'a, T> Fuser<'a, T> {
                     "the fused kernel would read {} distinct inputs (max_inputs {})",
                     reads.len(),
                     self.opts.max_inputs
-                ),
+                )
+                .into(),
                 shared,
             ));
         }
@@ -430,7 +432,8 @@ impl<'a, T> Fuser<'a, T> {
                     "the fused kernel would write {} outputs (max_outputs {})",
                     writes.len(),
                     self.opts.max_outputs
-                ),
+                )
+                .into(),
                 shared,
             ));
         }
@@ -445,7 +448,7 @@ impl<'a, T> Fuser<'a, T> {
                 } else {
                     "AF2002"
                 };
-                return Err((code, format!("the clusters differ in {key}"), shared));
+                return Err((code, format!("the clusters differ in {key}").into(), shared));
             }
         }
         // L3: kind rules.
@@ -477,7 +480,8 @@ impl<'a, T> Fuser<'a, T> {
                     format!(
                         "{e} compute nodes after the reduction (max_reduce_epilogue {})",
                         self.opts.max_reduce_epilogue
-                    ),
+                    )
+                    .into(),
                     shared,
                 ));
             }
@@ -507,7 +511,11 @@ impl<'a, T> Fuser<'a, T> {
         if !uniform {
             let pairs: Vec<(NodeId, &Lowered)> = members.iter().map(|&m| self.lowered[m]).collect();
             if let Err(e) = crate::loopspace::loop_space(&pairs, self.syms) {
-                return Err(("NF1006", format!("no common loop space: {e}"), shared));
+                return Err((
+                    "NF1006",
+                    format!("no common loop space: {e}").into(),
+                    shared,
+                ));
             }
         }
         // L2: no cycle through an outside node.
@@ -526,7 +534,8 @@ impl<'a, T> Fuser<'a, T> {
                     format!(
                         "no cycle-free path proven within {CYCLE_SEARCH_BUDGET} nodes between \
                          the clusters"
-                    ),
+                    )
+                    .into(),
                     shared,
                 ))
             }
@@ -571,7 +580,7 @@ impl<'a, T> Fuser<'a, T> {
             let shared = self.shared_bytes(ra, rb);
             (
                 "NF1009",
-                format!("the fused kernel does not schedule or tile: {e}"),
+                format!("the fused kernel does not schedule or tile: {e}").into(),
                 shared,
             )
         })
@@ -748,19 +757,32 @@ impl<'a, T> Fuser<'a, T> {
                 .map(|o| o.name().to_string())
                 .unwrap_or_default()
         };
-        let mut rej: Vec<Rejection> = rejections
+        // The refused pairs that stayed apart, most shared bytes first (then in graph order);
+        // the report keeps the first `report_rejections`.
+        let mut kept: Vec<(i64, usize, usize, (usize, usize))> = rejections
+            .iter()
+            .filter(|&(&(x, y), _)| self.find_ro(x) != self.find_ro(y))
+            .map(|(&(x, y), r)| (-r.2, self.lpos[x], self.lpos[y], (x, y)))
+            .collect();
+        let keep = self.opts.report_rejections.unwrap_or(usize::MAX);
+        if kept.len() > keep {
+            kept.select_nth_unstable(keep);
+            kept.truncate(keep);
+        }
+        kept.sort_unstable();
+        let rej: Vec<Rejection> = kept
             .into_iter()
-            // Drop pairs that ended up in one cluster.
-            .filter(|&((x, y), _)| self.find_ro(x) != self.find_ro(y))
-            .map(|((x, y), (code, reason, bytes))| Rejection {
-                a: name(x),
-                b: name(y),
-                code,
-                reason,
-                bytes,
+            .filter_map(|(_, _, _, k)| {
+                let (code, reason, bytes) = rejections.remove(&k)?;
+                Some(Rejection {
+                    a: name(k.0),
+                    b: name(k.1),
+                    code,
+                    reason: reason.into_owned(),
+                    bytes,
+                })
             })
             .collect();
-        rej.sort_by(|x, y| (-x.bytes, &x.a, &x.b).cmp(&(-y.bytes, &y.a, &y.b)));
         (
             Partition {
                 clusters,
