@@ -283,6 +283,31 @@ def test_c11_horizontal_fusion_needs_a_shared_tensor():
     assert "fused into" in air.compiler.explain(g, "a1", "b1")
 
 
+def test_report_keeps_the_top_refused_pairs_and_explain_sees_them_all():
+    # A chain with skip edges: many horizontal pairs refused (cycles, limits).
+    g, (x,) = graph([1, 64])
+    nodes = [x, g.add_op("Abs", [x], name="n1")]
+    for i in range(2, 160):
+        skip = nodes[i - 2 - (i * 7) % min(i - 1, 9)]
+        nodes.append(g.add_op("Add", [nodes[-1], skip], name=f"n{i}"))
+    g.set_outputs([nodes[-1]])
+
+    def refused(n):
+        opts = air.CompileOptions(report_rejections=n)
+        return air.compile(g, options=opts).report.data["rejected_pairs"]
+
+    full, top = refused(None), refused(5)
+    assert len(full) > 5 and top == full[:5]
+    assert air.compile(g).report.data["rejected_pairs"] == full[:1000]
+    assert [r["bytes"] for r in full] == sorted((r["bytes"] for r in full), reverse=True)
+    # explain sees every refusal whatever the option says (the last one is not in the top 1).
+    last = full[-1]
+    text = air.compiler.explain(g, last["a"], last["b"],
+                                options=air.CompileOptions(report_rejections=1))
+    codes = {r["code"] for r in full}
+    assert any(f"did not fuse: [{c}]" in text for c in codes), text
+
+
 # ---------------------------------------------------------------- C13: determinism
 
 

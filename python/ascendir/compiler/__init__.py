@@ -455,9 +455,14 @@ def explain(model: Graph | str | os.PathLike[str] | bytes, a: str, b: str,
         for lf in rep["lifted"]:
             if n in lf["members"]:
                 return f"'{n}' was lifted back out of its cluster: {lf['reason']}"
-    first = {x: (where[x]["members"][0] if x in where else x) for x in (a, b)}
+    # A refused pair names the first members of its clusters when it was refused; those
+    # clusters may have grown since: the pair is matched by the kernels its nodes ended in.
+    def home(n: str) -> str:
+        return str(where[n]["name"]) if n in where else n
+
+    pair = {home(a), home(b)}
     for r in rep["rejected_pairs"]:
-        if {r["a"], r["b"]} == {first[a], first[b]}:
+        if {home(r["a"]), home(r["b"])} == pair:
             return (f"'{a}' and '{b}' did not fuse: [{r['code']}] {r['reason']}")
     return (f"'{a}' and '{b}' did not fuse: their clusters were never a candidate pair "
             "(they touch no common tensor) [NF1001]")
