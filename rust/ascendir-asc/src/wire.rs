@@ -399,6 +399,18 @@ impl AscGraph {
     pub fn to_bytes_and_structure(&self) -> (Vec<u8>, Vec<u8>) {
         let mut p = self.to_proto();
         let bytes = p.encode_to_vec();
+        self.name_by_index(&mut p);
+        (bytes, p.encode_to_vec())
+    }
+
+    /// The bytes of the graph with every node named after its index.
+    pub fn structure_bytes(&self) -> Vec<u8> {
+        let mut p = self.to_proto();
+        self.name_by_index(&mut p);
+        p.encode_to_vec()
+    }
+
+    fn name_by_index(&self, p: &mut pb::AscGraphDef) {
         for (i, (pn, n)) in p.asc_node.iter_mut().zip(&self.nodes).enumerate() {
             if let Some(a) = pn.attr.as_mut() {
                 a.name = i.to_string();
@@ -411,7 +423,6 @@ impl AscGraph {
                 }
             }
         }
-        (bytes, p.encode_to_vec())
     }
 
     /// `AscGraphDef` bytes with the graph name replaced: every other field is kept byte for

@@ -60,69 +60,130 @@ impl Uf {
 /// Compute the loop space of `members` (topological order). The error says why the nodes'
 /// dims do not map onto one set of loop axes.
 pub fn loop_space(members: &[(NodeId, &Lowered)], syms: &SymTable) -> Result<LoopSpace, String> {
-    // Variables: (tensor, dim) with a non-unit size.
-    let mut var_of: FxHashMap<(TRef, usize), usize> = FxHashMap::default();
-    let mut sizes: Vec<Expr> = Vec::new();
-    let mut tensors: Vec<TRef> = Vec::new();
-    let mut shape_of: FxHashMap<TRef, &Vec<Expr>> = FxHashMap::default();
-    let mut add_tensor = |t: TRef,
-                          var_of: &mut FxHashMap<(TRef, usize), usize>,
-                          sizes: &mut Vec<Expr>|
-     -> Result<(), String> {
-        if shape_of.contains_key(&t) {
+    build(members, syms, true).map(|l| {
+        l.unwrap_or_else(|| LoopSpace {
+            axes: Vec::new(),
+            views: FxHashMap::default(),
+        })
+    })
+}
+
+/// Whether `members` have one loop space ([`loop_space`] without building it: the fusion
+/// check's L4).
+pub fn has_loop_space(members: &[(NodeId, &Lowered)], syms: &SymTable) -> Result<(), String> {
+    build(members, syms, false).map(|_| ())
+}
+
+/// The tensors the members touch, in first-touch order, and a variable per non-unit dim.
+struct Vars<'a> {
+    index: FxHashMap<TRef, usize>,
+    tensors: Vec<TRef>,
+    shapes: Vec<&'a [Expr]>,
+    /// Per tensor, where its dims start in `var_at`.
+    first: Vec<usize>,
+    /// Per tensor dim: its variable (None for a unit dim).
+    var_at: Vec<Option<usize>>,
+    /// Per variable: its size.
+    sizes: Vec<&'a Expr>,
+}
+
+impl<'a> Vars<'a> {
+    fn add(&mut self, t: TRef, syms: &'a SymTable) -> Result<(), String> {
+        if self.index.contains_key(&t) {
             return Ok(());
         }
         let s = syms
             .shape(t)
             .ok_or_else(|| "a tensor has no symbolic shape".to_string())?;
-        for (j, d) in s.iter().enumerate() {
-            if !d.is_int_value(1) {
-                var_of.insert((t, j), sizes.len());
-                sizes.push(d.clone());
+        self.index.insert(t, self.tensors.len());
+        self.tensors.push(t);
+        self.shapes.push(s);
+        self.first.push(self.var_at.len());
+        for d in s {
+            if d.is_int_value(1) {
+                self.var_at.push(None);
+            } else {
+                self.var_at.push(Some(self.sizes.len()));
+                self.sizes.push(d);
             }
         }
-        shape_of.insert(t, s);
-        tensors.push(t);
         Ok(())
+    }
+
+    /// The tensor's index.
+    fn of(&self, t: TRef) -> Result<usize, String> {
+        self.index
+            .get(&t)
+            .copied()
+            .ok_or_else(|| "a tensor has no symbolic shape".to_string())
+    }
+
+    fn rank(&self, ti: usize) -> usize {
+        self.shapes[ti].len()
+    }
+
+    fn var(&self, ti: usize, j: usize) -> Option<usize> {
+        if j < self.rank(ti) {
+            self.var_at[self.first[ti] + j]
+        } else {
+            None
+        }
+    }
+}
+
+fn build(
+    members: &[(NodeId, &Lowered)],
+    syms: &SymTable,
+    want: bool,
+) -> Result<Option<LoopSpace>, String> {
+    let mut vs = Vars {
+        index: FxHashMap::default(),
+        tensors: Vec::new(),
+        shapes: Vec::new(),
+        first: Vec::new(),
+        var_at: Vec::new(),
+        sizes: Vec::new(),
     };
     for (id, l) in members {
         // A slice's operand is read through the slice's own view: its dims are no loop axes.
         if !matches!(l.lowering.shape, ShapeRule::Slice { .. }) {
             for t in l.inputs.iter().flatten() {
-                add_tensor(*t, &mut var_of, &mut sizes)?;
+                vs.add(*t, syms)?;
             }
         }
-        add_tensor((*id, 0), &mut var_of, &mut sizes)?;
+        vs.add((*id, 0), syms)?;
     }
     let mut uf = Uf {
-        parent: (0..sizes.len()).collect(),
+        parent: (0..vs.sizes.len()).collect(),
+    };
+    let link = |uf: &mut Uf, a: (usize, usize), b: (usize, usize)| {
+        if let (Some(x), Some(y)) = (vs.var(a.0, a.1), vs.var(b.0, b.1)) {
+            uf.union(x, y);
+        }
     };
     for (id, l) in members {
-        let out = (*id, 0u32);
-        let out_rank = shape_of[&out].len();
-        let link = |uf: &mut Uf, a: (TRef, usize), b: (TRef, usize)| {
-            if let (Some(&x), Some(&y)) = (var_of.get(&a), var_of.get(&b)) {
-                uf.union(x, y);
-            }
-        };
+        let out = vs.of((*id, 0u32))?;
+        let out_rank = vs.rank(out);
         match &l.lowering.shape {
             ShapeRule::Broadcast { align } => {
                 for (k, t) in l.inputs.iter().enumerate() {
                     let Some(t) = t else { continue };
-                    let r = shape_of[t].len();
+                    let t = vs.of(*t)?;
+                    let r = vs.rank(t);
                     let start = align
                         .get(k)
                         .copied()
                         .flatten()
                         .unwrap_or(out_rank.saturating_sub(r));
                     for j in 0..r {
-                        link(&mut uf, (*t, j), (out, start + j));
+                        link(&mut uf, (t, j), (out, start + j));
                     }
                 }
             }
             ShapeRule::Reduce => {
                 let Some(t) = l.inputs[0] else { continue };
-                let r = shape_of[&t].len();
+                let t = vs.of(t)?;
+                let r = vs.rank(t);
                 let mut o = 0;
                 for j in 0..r {
                     let reduced = l.reduce_axes.contains(&j);
@@ -139,7 +200,8 @@ pub fn loop_space(members: &[(NodeId, &Lowered)], syms: &SymTable) -> Result<Loo
                 let (Some(x1), Some(x2)) = (l.inputs[0], l.inputs.get(1).copied().flatten()) else {
                     continue;
                 };
-                let (r1, r2) = (shape_of[&x1].len(), shape_of[&x2].len());
+                let (x1, x2) = (vs.of(x1)?, vs.of(x2)?);
+                let (r1, r2) = (vs.rank(x1), vs.rank(x2));
                 if r1 < 2 || r2 < 2 || out_rank < 2 {
                     return Err("a matrix-vector product of rank below 2".into());
                 }
@@ -156,60 +218,56 @@ pub fn loop_space(members: &[(NodeId, &Lowered)], syms: &SymTable) -> Result<Loo
             }
             ShapeRule::View => {
                 let Some(t) = l.inputs[0] else { continue };
-                let a: Vec<usize> = (0..shape_of[&t].len())
-                    .filter(|j| var_of.contains_key(&(t, *j)))
-                    .collect();
-                let b: Vec<usize> = (0..out_rank)
-                    .filter(|j| var_of.contains_key(&(out, *j)))
-                    .collect();
+                let t = vs.of(t)?;
+                let a: Vec<usize> = (0..vs.rank(t)).filter_map(|j| vs.var(t, j)).collect();
+                let b: Vec<usize> = (0..out_rank).filter_map(|j| vs.var(out, j)).collect();
                 if a.len() != b.len() {
                     return Err("a view merges or splits dims".into());
                 }
                 for (x, y) in a.into_iter().zip(b) {
-                    link(&mut uf, (t, x), (out, y));
+                    uf.union(x, y);
                 }
             }
         }
     }
     // Classes, numbered by first appearance.
     let mut class_of_root: FxHashMap<usize, usize> = FxHashMap::default();
-    let mut class_size: Vec<Expr> = Vec::new();
-    let mut var_class = vec![0usize; sizes.len()];
-    for v in 0..sizes.len() {
+    let mut class_size: Vec<&Expr> = Vec::new();
+    let mut var_class = Vec::with_capacity(vs.sizes.len());
+    for (v, &size) in vs.sizes.iter().enumerate() {
         let r = uf.find(v);
         let c = *class_of_root.entry(r).or_insert_with(|| {
-            class_size.push(sizes[v].clone());
+            class_size.push(size);
             class_size.len() - 1
         });
-        if class_size[c] != sizes[v] {
+        if class_size[c] != size {
             return Err(format!(
-                "dims of sizes {} and {} meet on one loop axis",
-                class_size[c], sizes[v]
+                "dims of sizes {} and {size} meet on one loop axis",
+                class_size[c]
             ));
         }
-        var_class[v] = c;
+        var_class.push(c);
     }
     // Order: every tensor's consecutive non-unit dims give "before" edges.
     let n = class_size.len();
     let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut indeg = vec![0usize; n];
-    let mut views: FxHashMap<TRef, Vec<Option<usize>>> = FxHashMap::default();
-    for t in &tensors {
-        let r = shape_of[t].len();
-        let v: Vec<Option<usize>> = (0..r)
-            .map(|j| var_of.get(&(*t, j)).map(|&x| var_class[x]))
-            .collect();
-        let present: Vec<usize> = v.iter().flatten().copied().collect();
-        for w in present.windows(2) {
-            if w[0] == w[1] {
-                return Err("a tensor spans one loop axis twice".into());
+    for ti in 0..vs.tensors.len() {
+        let mut prev: Option<usize> = None;
+        for j in 0..vs.rank(ti) {
+            let Some(v) = vs.var(ti, j) else { continue };
+            let c = var_class[v];
+            if let Some(p) = prev {
+                if p == c {
+                    return Err("a tensor spans one loop axis twice".into());
+                }
+                if !succ[p].contains(&c) {
+                    succ[p].push(c);
+                    indeg[c] += 1;
+                }
             }
-            if !succ[w[0]].contains(&w[1]) {
-                succ[w[0]].push(w[1]);
-                indeg[w[1]] += 1;
-            }
+            prev = Some(c);
         }
-        views.insert(*t, v);
     }
     let mut heap: BinaryHeap<Reverse<usize>> =
         (0..n).filter(|&c| indeg[c] == 0).map(Reverse).collect();
@@ -228,14 +286,19 @@ pub fn loop_space(members: &[(NodeId, &Lowered)], syms: &SymTable) -> Result<Loo
     if k != n {
         return Err("the tensors order their dims differently (a transpose)".into());
     }
+    if !want {
+        return Ok(None);
+    }
     let mut axes = vec![Expr::int(1); n];
     for c in 0..n {
         axes[pos[c]] = class_size[c].clone();
     }
-    for v in views.values_mut() {
-        for x in v.iter_mut().flatten() {
-            *x = pos[*x];
-        }
+    let mut views: FxHashMap<TRef, Vec<Option<usize>>> = FxHashMap::default();
+    for (ti, t) in vs.tensors.iter().enumerate() {
+        let v = (0..vs.rank(ti))
+            .map(|j| vs.var(ti, j).map(|x| pos[var_class[x]]))
+            .collect();
+        views.insert(*t, v);
     }
-    Ok(LoopSpace { axes, views })
+    Ok(Some(LoopSpace { axes, views }))
 }

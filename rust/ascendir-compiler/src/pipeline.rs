@@ -160,17 +160,17 @@ impl Timer {
     }
 }
 
-/// A realized cluster with its HintGraph's bytes and structure.
+/// A realized cluster with its HintGraph's structure (and bytes, when made with it).
 struct Keyed {
     r: Realized,
-    bytes: Vec<u8>,
+    bytes: Option<Vec<u8>>,
     key: twins::Key,
 }
 
-/// What the fuse stage built for a cluster: its kernel (and HintGraph bytes), or (its
-/// structure checked from a structural twin) the realized cluster.
+/// What the fuse stage built for a cluster: its kernel, or (its structure checked from a
+/// structural twin) the realized cluster.
 enum Pre {
-    Built(Art, Vec<u8>),
+    Built(Art),
     Twin(Keyed),
 }
 
@@ -394,14 +394,16 @@ pub fn compile_with(
     // the fuse stage, then the final stage); a twin's kernel is made in the final stage.
     let memo: RefCell<twins::Memo> = RefCell::default();
     let build = |ids: &[NodeId]| -> Result<Pre, String> {
+        // Most merged clusters merge again: their HintGraph bytes are made in the final stage.
         let r = realize_cluster(ids)?;
-        let (bytes, key) = twins::bytes_and_key(&r.hint);
+        let key = twins::key(&r.hint);
         if let Some(outcome) = memo.borrow().get(&key) {
+            let bytes = None;
             return outcome.clone().map(|_| Pre::Twin(Keyed { r, bytes, key }));
         }
         let built = finish(r).map(|(a, _, _)| a);
         memo.borrow_mut().record(key, &built);
-        built.map(|a| Pre::Built(a, bytes))
+        built.map(Pre::Built)
     };
     let (partition, artifacts): (Partition, Vec<Option<Pre>>) =
         Fuser::new(&g, &order, &decisions, &syms, opts, &build).run();
@@ -466,7 +468,7 @@ pub fn compile_with(
     // small clusters are lifted before they are scheduled.
     let prepare = |members: &Vec<NodeId>, pre: Option<Pre>| -> Step {
         let k = match pre {
-            Some(Pre::Built(a, bytes)) => return Step::Ready(a, Some(bytes), 0.0, 0.0),
+            Some(Pre::Built(a)) => return Step::Ready(a, None, 0.0, 0.0),
             Some(Pre::Twin(k)) => k,
             None => match realize_cluster(members) {
                 Ok(r) if r.compute_ops < opts.min_cluster_ops => {
@@ -474,6 +476,7 @@ pub fn compile_with(
                 }
                 Ok(r) => {
                     let (bytes, key) = twins::bytes_and_key(&r.hint);
+                    let bytes = Some(bytes);
                     Keyed { r, bytes, key }
                 }
                 Err(e) => return Step::Lifted(lifted(members, e)),
@@ -485,7 +488,7 @@ pub fn compile_with(
         Step::Keyed(k)
     };
     let build_step = |members: &[NodeId], k: Keyed| match finish(k.r) {
-        Ok((a, ts, tt)) => Step::Ready(a, Some(k.bytes), ts, tt),
+        Ok((a, ts, tt)) => Step::Ready(a, k.bytes, ts, tt),
         Err(e) => Step::Lifted(lifted(members, e)),
     };
     // Step 4: a keyed cluster takes its twin's kernel (built where the names cannot be
@@ -495,7 +498,7 @@ pub fn compile_with(
             Step::Keyed(k) => match memo.get(&k.key) {
                 Some(Ok(src)) => match twins::built_as(src, &k.r.hint) {
                     Some((impls, tiling, cached)) => {
-                        Step::Ready((k.r, impls, tiling, cached), Some(k.bytes), 0.0, 0.0)
+                        Step::Ready((k.r, impls, tiling, cached), k.bytes, 0.0, 0.0)
                     }
                     None => build_step(members, k),
                 },
@@ -590,7 +593,7 @@ pub fn compile_with(
             });
             memo.record(k, &built);
             steps[i] = match built {
-                Ok(a) => Step::Ready(a, Some(bytes), 0.0, 0.0),
+                Ok(a) => Step::Ready(a, bytes, 0.0, 0.0),
                 Err(e) => Step::Lifted(lifted(&chunk[i], e)),
             };
         }

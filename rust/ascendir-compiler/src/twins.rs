@@ -23,6 +23,11 @@ pub(crate) type Art = (Realized, Vec<AscGraph>, TilingData, bool);
 /// [`structure_key`](ascendir_asc::schedule::structure_key).
 pub(crate) type Key = [u8; 32];
 
+/// The structure of `hint`.
+pub(crate) fn key(hint: &AscGraph) -> Key {
+    Sha256::digest(hint.structure_bytes()).into()
+}
+
 /// The bytes of `hint` and its structure.
 pub(crate) fn bytes_and_key(hint: &AscGraph) -> (Vec<u8>, Key) {
     let (bytes, structure) = hint.to_bytes_and_structure();

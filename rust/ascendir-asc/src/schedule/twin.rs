@@ -13,7 +13,7 @@ use crate::transform::Transform;
 /// The graph's bytes with every node named after its index: equal for two graphs exactly when
 /// they differ in nothing but their nodes' names.
 pub fn structure_key(g: &AscGraph) -> Vec<u8> {
-    g.to_bytes_and_structure().1
+    g.structure_bytes()
 }
 
 /// `impls`, scheduled from HintGraph `from`, renamed for `to`, a graph of the same

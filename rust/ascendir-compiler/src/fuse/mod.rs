@@ -510,7 +510,7 @@ impl<'a, T> Fuser<'a, T> {
         // (Point-wise members over one shape share that shape's loop space.)
         if !uniform {
             let pairs: Vec<(NodeId, &Lowered)> = members.iter().map(|&m| self.lowered[m]).collect();
-            if let Err(e) = crate::loopspace::loop_space(&pairs, self.syms) {
+            if let Err(e) = crate::loopspace::has_loop_space(&pairs, self.syms) {
                 return Err((
                     "NF1006",
                     format!("no common loop space: {e}").into(),
