@@ -462,6 +462,8 @@ pub fn compile_with(
         Ready(Art, Option<Vec<u8>>, f64, f64),
         /// Realized, to be built or to take its structural twin's kernel.
         Keyed(Keyed),
+        /// Realized, with its twin's kernel.
+        Twin(Realized, Option<Vec<u8>>, twins::TwinKernel),
         Lifted(Lifted),
     }
     // Step 1: realize what the fuse stage did not build and key it by its structure; too
@@ -497,9 +499,7 @@ pub fn compile_with(
         let step = match step {
             Step::Keyed(k) => match memo.get(&k.key) {
                 Some(Ok(src)) => match twins::built_as(src, &k.r.hint) {
-                    Some((impls, tiling, cached)) => {
-                        Step::Ready((k.r, impls, tiling, cached), k.bytes, 0.0, 0.0)
-                    }
+                    Some(kernel) => Step::Twin(k.r, k.bytes, kernel),
                     None => build_step(members, k),
                 },
                 Some(Err(e)) => Step::Lifted(lifted(members, e.clone())),
@@ -507,13 +507,20 @@ pub fn compile_with(
             },
             s => s,
         };
-        let (art, hint_bytes, ts, tt) = match step {
-            Step::Ready(a, b, ts, tt) => (a, b, ts, tt),
+        let (r, hint_bytes, (impls, tiling, from_cache), ts, tt) = match step {
+            Step::Ready((r, impls, tiling, cached), b, ts, tt) => {
+                let impls = impls
+                    .iter()
+                    .map(|i| (i.name.clone(), i.to_bytes()))
+                    .collect();
+                (r, b, (impls, tiling, cached), ts, tt)
+            }
+            Step::Twin(r, b, kernel) => (r, b, kernel, 0.0, 0.0),
             Step::Lifted(l) => return (Outcome::Lifted(l), 0.0, 0.0),
             Step::Keyed(..) => unreachable!("keyed clusters are completed above"),
         };
-        if art.0.compute_ops < opts.min_cluster_ops {
-            return (Outcome::Lifted(small(members, art.0.compute_ops)), ts, tt);
+        if r.compute_ops < opts.min_cluster_ops {
+            return (Outcome::Lifted(small(members, r.compute_ops)), ts, tt);
         }
         let lw = lowered_of(members);
         let fuse_type = if lw.iter().any(|(_, l)| l.kind == crate::lower::Kind::Reduce) {
@@ -521,7 +528,6 @@ pub fn compile_with(
         } else {
             "pointwise"
         };
-        let (r, impls, tiling, from_cache) = art;
         let mut used_syms: Vec<String> = Vec::new();
         for s in r.hint.size_vars() {
             for f in s.free_symbols() {
@@ -539,10 +545,7 @@ pub fn compile_with(
             outputs: r.outputs,
             compute_ops: r.compute_ops,
             used_syms,
-            impls: impls
-                .iter()
-                .map(|i| (i.name.clone(), i.to_bytes()))
-                .collect(),
+            impls,
             tiling,
             from_cache,
         };

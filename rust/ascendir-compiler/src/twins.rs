@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use ascendir_asc::schedule::rename_for_twin;
+use ascendir_asc::schedule::TwinSource;
 use ascendir_asc::tiling::TilingData;
 use ascendir_asc::AscGraph;
 use rustc_hash::FxHashMap;
@@ -36,8 +36,7 @@ pub(crate) fn bytes_and_key(hint: &AscGraph) -> (Vec<u8>, Key) {
 
 /// The kernel a structure was first built as.
 pub(crate) struct Source {
-    hint: AscGraph,
-    impls: Vec<AscGraph>,
+    impls: TwinSource,
     tiling: TilingData,
     from_cache: bool,
 }
@@ -59,8 +58,7 @@ impl Memo {
     pub(crate) fn record(&mut self, k: Key, built: &Result<Art, String>) {
         self.0.entry(k).or_insert_with(|| match built {
             Ok((r, impls, tiling, from_cache)) => Ok(Arc::new(Source {
-                hint: r.hint.clone(),
-                impls: impls.clone(),
+                impls: TwinSource::new(r.hint.clone(), impls.clone()),
                 tiling: tiling.clone(),
                 from_cache: *from_cache,
             })),
@@ -69,9 +67,12 @@ impl Memo {
     }
 }
 
-/// The ImplGraphs, tiling and cache flag of a cluster with HintGraph `hint`, built as its
-/// twin `src` was; `None` when the names cannot be carried over (the caller schedules it).
-pub(crate) fn built_as(src: &Source, hint: &AscGraph) -> Option<(Vec<AscGraph>, TilingData, bool)> {
-    let impls = rename_for_twin(&src.impls, &src.hint, hint)?;
+/// A twin's kernel: the names and bytes of its ImplGraphs, their tiling and cache flag.
+pub(crate) type TwinKernel = (Vec<(String, Vec<u8>)>, TilingData, bool);
+
+/// The kernel of a cluster with HintGraph `hint`, built as its twin `src` was; `None` when the
+/// names cannot be carried over (the caller schedules it).
+pub(crate) fn built_as(src: &Source, hint: &AscGraph) -> Option<TwinKernel> {
+    let impls = src.impls.bytes_for(hint)?;
     Some((impls, src.tiling.clone(), src.from_cache))
 }

@@ -21,7 +21,7 @@ pub use cases::tiling_cases;
 pub use merge::merge_contiguous_axes;
 use merge::view_pos;
 pub use rcore::ATOMIC_ATTR;
-pub use twin::{rename_for_twin, structure_key};
+pub use twin::{rename_for_twin, structure_key, TwinSource};
 
 use crate::alloc::{allocate, AllocOptions};
 use crate::axis::AxisId;

@@ -2,7 +2,9 @@
 
 use std::sync::Arc;
 
-use ascendir_asc::schedule::{rename_for_twin, schedule, structure_key, ScheduleOptions};
+use ascendir_asc::schedule::{
+    rename_for_twin, schedule, structure_key, ScheduleOptions, TwinSource,
+};
 use ascendir_asc::{AscGraph, AttrType, ComputeType, Expr, NodeId, OpDef, PortKind};
 
 /// A prototype `ty` of compute type `ct` with inputs `ins` and output `y` of one dtype
@@ -57,12 +59,20 @@ pub fn check_twins(g: &AscGraph, impls: &[AscGraph], rename: impl Fn(&str) -> St
             }
         })
     };
+    let source = TwinSource::new(g.clone(), impls.to_vec());
+    let from_source = source.bytes_for(&twin);
     match rename_for_twin(impls, g, &twin) {
         Some(r) => {
             assert_eq!(bytes(&r), bytes(&direct));
+            let named: Vec<(String, Vec<u8>)> = direct
+                .iter()
+                .map(|d| (d.name.clone(), d.to_bytes()))
+                .collect();
+            assert_eq!(from_source, Some(named));
             true
         }
         None => {
+            assert!(from_source.is_none());
             assert!(
                 !direct.iter().all(carried_over),
                 "the names could have been carried over"
