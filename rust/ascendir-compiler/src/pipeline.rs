@@ -20,7 +20,7 @@ use crate::kernel::{schedule_kernel, tile_kernel};
 use crate::lower::{is_plumbing, lower_graph, Decision, Lowered};
 use crate::options::CompileOptions;
 use crate::package::{replace_cluster, BackendSpec};
-use crate::realize::{realize, Naming, Realized};
+use crate::realize::{realize, Realized};
 use crate::report::{Lifted, Report};
 use crate::symbolize::{symbolize, SymTable, TRef};
 use crate::twins::{self, Art};
@@ -357,7 +357,7 @@ pub fn compile_with(
     // Realize, schedule and tile one cluster (the exact check of the fuse stage builds the
     // kernels of clusters with a reduction this way; the final stage reuses them).
     let realize_cluster = |ids: &[NodeId]| -> Result<Realized, String> {
-        realize(&g, "cluster", &lowered_of(ids), &syms, opts, Naming::Graph)
+        realize(&g, "cluster", &lowered_of(ids), &syms, opts)
             .map_err(|e| format!("realize failed: {e}"))
     };
     let opts_json = opts.kernel_json();

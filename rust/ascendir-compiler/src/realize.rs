@@ -249,25 +249,15 @@ pub fn used_outside(g: &Graph, t: TRef, inside: &dyn Fn(NodeId) -> bool) -> bool
         .any(|p| !inside(p.node))
 }
 
-/// How a realized HintGraph names the nodes made for graph nodes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Naming {
-    /// After the graph nodes (the kernels a compile hands out).
-    Graph,
-    /// After the member's position (`n0`, `n1`, …): clusters of the same structure realize
-    /// to the same bytes whatever their nodes are called.
-    Positional,
-}
-
-/// Realize `members` (topological order) as HintGraph `name`, its nodes named as `naming`
-/// says.
+/// Realize `members` (topological order) as HintGraph `name`; its nodes are named after the
+/// graph nodes (structural twins are told apart by `ascendir_asc::schedule::structure_key`,
+/// which ignores names).
 pub fn realize(
     g: &Graph,
     name: &str,
     members: &[(NodeId, &Lowered)],
     syms: &SymTable,
     opts: &CompileOptions,
-    naming: Naming,
 ) -> Result<Realized, String> {
     let ls: LoopSpace = loop_space(members, syms)?;
     let mut b = Builder {
@@ -303,11 +293,8 @@ pub fn realize(
     let inside = |id: NodeId| member_set.contains_key(&id);
     let mut values: FxHashMap<TRef, Val> = FxHashMap::default();
     let mut inputs: Vec<TRef> = Vec::new();
-    for (pos, (id, l)) in members.iter().enumerate() {
-        let node_name = match naming {
-            Naming::Graph => g.op(*id).map_err(err)?.name().to_string(),
-            Naming::Positional => format!("n{pos}"),
-        };
+    for (id, l) in members {
+        let node_name = g.op(*id).map_err(err)?.name().to_string();
         let node_out_dt = out_dtype(g, (*id, 0));
         if let ShapeRule::Slice { dims } = &l.lowering.shape {
             let Some(Some(x)) = l.inputs.first() else {
