@@ -82,23 +82,40 @@ impl ProtoError {
     }
 }
 
-/// How many bytes of memory a decode is expected to use per input byte, reserved (and given
-/// back at once) before it starts, so that under memory pressure a decode fails with
-/// [`ProtoError::OutOfMemory`] instead of running into an allocation failure halfway, which
-/// aborts the process. Constant payloads are shared with the input, so weight-heavy models
-/// need about one byte per byte; a larger factor would refuse large models that fit.
+/// How many bytes of memory a decode is expected to use per input byte, checked before it
+/// starts, so that under memory pressure a decode fails with [`ProtoError::OutOfMemory`]
+/// instead of running into an allocation failure halfway, which aborts the process. Constant
+/// payloads are shared with the input, so weight-heavy models need about one byte per byte.
 pub const DECODE_RESERVE_PER_BYTE: usize = 2;
 
-/// Check that `needed` bytes can be allocated now (an allocation that is given back at once):
-/// [`ProtoError::OutOfMemory`] when they cannot.
-pub fn reserve_probe(needed: usize, what: &str) -> ProtoResult<()> {
+/// Address space a decode is expected to need per op, beyond [`DECODE_RESERVE_PER_BYTE`]: an
+/// op costs several hundred bytes once decoded however few bytes it takes on the wire (a named
+/// op without descs is 17 bytes there), and the allocator maps about twice what it hands out.
+/// Only compared with an address-space limit (`RLIMIT_AS`) when one is set.
+pub const DECODE_RESERVE_PER_OP: usize = 3 << 10;
+
+/// Address space kept free beyond a decode's estimate when an address-space limit is set: the
+/// allocator's arenas, thread caches and the growth of its mappings.
+pub const RESERVE_SLACK: usize = 64 << 20;
+
+/// Check that `needed` bytes can be allocated now (an allocation that is given back at once),
+/// and, when the process has an address-space limit (`RLIMIT_AS`), that `needed + address`
+/// bytes of address space are left under it ([`crate::memory::address_space_left`]):
+/// [`ProtoError::OutOfMemory`] when either fails. `address` is what the work needs beyond
+/// `needed` that an allocation now cannot show (what it builds as it goes).
+pub fn reserve_probe(needed: usize, address: usize, what: &str) -> ProtoResult<()> {
+    let oom = |needed| ProtoError::OutOfMemory {
+        needed,
+        what: what.to_string(),
+    };
+    if let Some(left) = crate::memory::address_space_left() {
+        let want = needed.saturating_add(address).saturating_add(RESERVE_SLACK);
+        if want > left {
+            return Err(oom(want));
+        }
+    }
     let mut probe: Vec<u8> = Vec::new();
-    probe
-        .try_reserve_exact(needed)
-        .map_err(|_| ProtoError::OutOfMemory {
-            needed,
-            what: what.to_string(),
-        })
+    probe.try_reserve_exact(needed).map_err(|_| oom(needed))
 }
 
 impl ProtoError {

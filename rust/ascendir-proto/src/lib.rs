@@ -17,6 +17,7 @@ pub mod pb {
 mod byte_cache;
 pub mod convert;
 pub mod error;
+pub mod memory;
 pub mod om;
 pub mod text;
 pub mod wire;
@@ -39,10 +40,11 @@ pub fn decode_model_bytes(data: bytes::Bytes) -> ProtoResult<Model> {
 
 /// Decode `data`, with the one-pass op and desc decoders or (`reference`) the reference one.
 fn decode_with(data: bytes::Bytes, reference: bool) -> ProtoResult<Model> {
-    wire::precheck_ops(&data)?;
+    let ops = wire::precheck_ops(&data)?;
     error::reserve_probe(
         data.len().saturating_mul(error::DECODE_RESERVE_PER_BYTE),
-        "decode the model",
+        ops.saturating_mul(error::DECODE_RESERVE_PER_OP),
+        &format!("decode a model of {} bytes and {ops} ops", data.len()),
     )?;
     let def = wire::parse_model_def_bytes(data.clone())?;
     convert::model_value(def, convert::DecodeCtx::new(&data, reference))

@@ -442,13 +442,15 @@ fn last_string(body: &[u8], number: u64) -> Option<&[u8]> {
 /// repeated ops is thus refused with memory bounded by the input, instead of after every op
 /// has been decoded (an empty `OpDef` is 2 bytes on the wire and hundreds once decoded). The
 /// errors are those the graph builder gives for the same op. Malformed bytes end the scan
-/// without an error: the decoder reports them with their offset.
-pub fn precheck_ops(data: &[u8]) -> ProtoResult<()> {
+/// without an error: the decoder reports them with their offset. Returns the number of ops
+/// scanned (those of the graphs before malformed bytes), for the decode's memory estimate.
+pub fn precheck_ops(data: &[u8]) -> ProtoResult<usize> {
     let mut pos = 0;
     let mut graph_index = 0usize;
+    let mut ops = 0usize;
     while let Some(f) = scan_field(data, &mut pos) {
         let Ok((number, wt, body)) = f else {
-            return Ok(());
+            return Ok(ops);
         };
         if number != 7 || wt != 2 {
             continue;
@@ -457,14 +459,14 @@ pub fn precheck_ops(data: &[u8]) -> ProtoResult<()> {
         graph_index += 1;
         match precheck_graph(body) {
             Some(Err(e)) => return Err(e.within(|| format!("graph[{gi}]"))),
-            Some(Ok(())) => {}
-            None => return Ok(()),
+            Some(Ok(n)) => ops = ops.saturating_add(n),
+            None => return Ok(ops),
         }
     }
-    Ok(())
+    Ok(ops)
 }
 
-fn precheck_graph(body: &[u8]) -> Option<ProtoResult<()>> {
+fn precheck_graph(body: &[u8]) -> Option<ProtoResult<usize>> {
     let graph_name = std::str::from_utf8(last_string(body, 1)?).ok()?;
     let mut names: hashbrown::HashSet<&[u8], rustc_hash::FxBuildHasher> =
         hashbrown::HashSet::default();
@@ -493,7 +495,7 @@ fn precheck_graph(body: &[u8]) -> Option<ProtoResult<()>> {
             )));
         }
     }
-    Some(Ok(()))
+    Some(Ok(i))
 }
 
 #[cfg(test)]

@@ -10,11 +10,14 @@ use crate::wire::message_descriptor;
 /// Parse text of message `ge.proto.<name>` into its binary encoding.
 pub fn parse_to_bytes(text: &str, name: &str) -> ProtoResult<Vec<u8>> {
     let desc = message_descriptor(name)?;
+    let what = format!("parse {} bytes of text", text.len());
+    // The output is never longer than the text; the caller copies it once more.
+    crate::error::reserve_probe(text.len(), text.len(), &what)?;
     let mut out = Vec::new();
     out.try_reserve(text.len())
         .map_err(|_| ProtoError::OutOfMemory {
             needed: text.len(),
-            what: format!("parse {} bytes of text", text.len()),
+            what,
         })?;
     let mut p = Parser {
         src: text.as_bytes(),
