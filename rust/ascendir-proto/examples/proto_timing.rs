@@ -1,6 +1,8 @@
 //! Timing loop for profiling: decode and encode a binary `ModelDef` file repeatedly.
 //!
-//! `cargo run -r -p ascendir-proto --example proto_timing -- FILE [ROUNDS] [dec|enc|both]`
+//! `cargo run -r -p ascendir-proto --example proto_timing -- FILE [ROUNDS] [dec|enc|both|scan]`
+//!
+//! `scan` times the op scan every decode runs first (`wire::precheck_ops`) beside the decode.
 #![allow(clippy::print_stdout)] // a command-line timing tool
 
 use std::time::Instant;
@@ -14,7 +16,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let path = args
         .get(1)
-        .ok_or("usage: proto_timing FILE [ROUNDS] [dec|enc|both]")?;
+        .ok_or("usage: proto_timing FILE [ROUNDS] [dec|enc|both|scan]")?;
     let rounds: usize = args.get(2).map(|s| s.parse()).transpose()?.unwrap_or(200);
     let what = args.get(3).map(String::as_str).unwrap_or("both");
     let data = std::fs::read(path)?;
@@ -30,6 +32,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         );
         Ok::<(), Box<dyn std::error::Error>>(())
     };
+    if what == "scan" {
+        time("op scan", &|| {
+            std::hint::black_box(ascendir_proto::wire::precheck_ops(&data)?);
+            Ok(())
+        })?;
+    }
     if what != "enc" {
         // Shared input bytes, as the Python binding passes them (no copy per call).
         let shared = bytes::Bytes::from(data.clone());
@@ -39,7 +47,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(())
         })?;
     }
-    if what != "dec" {
+    if what != "dec" && what != "scan" {
         time("encode", &|| {
             std::hint::black_box(ascendir_proto::encode_graph(&g)?);
             Ok(())

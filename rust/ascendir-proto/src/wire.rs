@@ -437,9 +437,9 @@ fn last_string(body: &[u8], number: u64) -> Option<&[u8]> {
     Some(value)
 }
 
-/// Before anything is decoded, the checks on ops that cost nothing but a scan: every op of
-/// every graph has a name, and no two ops of a graph share one. A `ModelDef` of empty or
-/// repeated ops is thus refused with memory bounded by the input, instead of after every op
+/// Before anything is decoded, the checks on ops that cost nothing but a scan: every small op
+/// (under 192 bytes) of every graph has a name, and no two share one. A `ModelDef` of empty
+/// or repeated ops is thus refused with memory bounded by the input, instead of after every op
 /// has been decoded (an empty `OpDef` is 2 bytes on the wire and hundreds once decoded). The
 /// errors are those the graph builder gives for the same op. Malformed bytes end the scan
 /// without an error: the decoder reports them with their offset. Returns the number of ops
@@ -466,35 +466,53 @@ pub fn precheck_ops(data: &[u8]) -> ProtoResult<usize> {
     Ok(ops)
 }
 
+/// Ops of at least this many bytes are counted but not checked by [`precheck_ops`]: the
+/// check is there for small ops, which cost many times their size once decoded.
+const PRECHECK_OP_BYTES: usize = 192;
+
 fn precheck_graph(body: &[u8]) -> Option<ProtoResult<usize>> {
-    let graph_name = std::str::from_utf8(last_string(body, 1)?).ok()?;
+    // One pass over the graph's fields; the graph's name is looked up again only for an error.
+    let graph_name = || std::str::from_utf8(last_string(body, 1)?).ok();
     let mut names: hashbrown::HashSet<&[u8], rustc_hash::FxBuildHasher> =
         hashbrown::HashSet::default();
     let mut pos = 0;
     let mut i = 0usize;
+    let mut own_name: &[u8] = &[];
     while let Some(f) = scan_field(body, &mut pos) {
         let (number, wt, op) = f.ok()?;
-        if number != 6 || wt != 2 {
+        if wt != 2 || (number != 6 && number != 1) {
+            continue;
+        }
+        if number == 1 {
+            own_name = op;
+            continue;
+        }
+        if op.len() >= PRECHECK_OP_BYTES {
+            // Decoding a large op costs a small multiple of its bytes: the decoder's own
+            // checks come in time.
+            i += 1;
             continue;
         }
         let name = last_string(op, 1)?;
-        let path = format!("op[{i}]");
-        i += 1;
         if name.is_empty() {
             let ty = std::str::from_utf8(last_string(op, 2)?).ok()?;
+            let graph = graph_name()?;
             return Some(Err(ProtoError::invalid(
-                path,
-                format!("cannot add a node of type '{ty}' without a name to graph '{graph_name}'"),
+                format!("op[{i}]"),
+                format!("cannot add a node of type '{ty}' without a name to graph '{graph}'"),
             )));
         }
         if !names.insert(name) {
             let name = std::str::from_utf8(name).ok()?;
+            let graph = graph_name()?;
             return Some(Err(ProtoError::invalid(
-                path,
-                format!("graph '{graph_name}' already has a node named '{name}'"),
+                format!("op[{i}]"),
+                format!("graph '{graph}' already has a node named '{name}'"),
             )));
         }
+        i += 1;
     }
+    std::str::from_utf8(own_name).ok()?;
     Some(Ok(i))
 }
 

@@ -30,92 +30,102 @@ pub struct NodeSeq {
 
 #[pymethods]
 impl NodeSeq {
-    fn __len__(&self) -> usize {
-        self.ids.len()
+    fn __len__(&self) -> PyResult<usize> {
+        crate::errors::guard(|| self.ids.len())
     }
 
     fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        if let Ok(slice) = key.cast::<PySlice>() {
-            let ind = slice.indices(self.ids.len() as isize)?;
-            let mut ids = Vec::with_capacity(ind.slicelength);
-            let mut i = ind.start;
-            for _ in 0..ind.slicelength {
-                ids.push(self.ids[i as usize]);
-                i += ind.step;
+        crate::errors::guard_res(|| {
+            if let Ok(slice) = key.cast::<PySlice>() {
+                let ind = slice.indices(self.ids.len() as isize)?;
+                let mut ids = Vec::with_capacity(ind.slicelength);
+                let mut i = ind.start;
+                for _ in 0..ind.slicelength {
+                    ids.push(self.ids[i as usize]);
+                    i += ind.step;
+                }
+                return Ok(Py::new(
+                    py,
+                    NodeSeq {
+                        graph: self.graph.clone_ref(py),
+                        ids,
+                    },
+                )?
+                .into_any());
             }
-            return Ok(Py::new(
+            let index: isize = key.extract()?;
+            let n = self.ids.len() as isize;
+            let i = if index < 0 { index + n } else { index };
+            if i < 0 || i >= n {
+                return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                    "node index {index} out of range for {n} nodes"
+                )));
+            }
+            Ok(Py::new(
                 py,
-                NodeSeq {
-                    graph: self.graph.clone_ref(py),
-                    ids,
-                },
+                PyNode::new(self.graph.clone_ref(py), self.ids[i as usize]),
             )?
-            .into_any());
-        }
-        let index: isize = key.extract()?;
-        let n = self.ids.len() as isize;
-        let i = if index < 0 { index + n } else { index };
-        if i < 0 || i >= n {
-            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
-                "node index {index} out of range for {n} nodes"
-            )));
-        }
-        Ok(Py::new(
-            py,
-            PyNode::new(self.graph.clone_ref(py), self.ids[i as usize]),
-        )?
-        .into_any())
+            .into_any())
+        })
     }
 
     fn __iter__(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
-        let me = slf.get();
-        let list = PyNode::handles(slf.py(), &me.graph, &me.ids)?;
-        Ok(list.into_any().try_iter()?.into_any().unbind())
+        crate::errors::guard_res(|| {
+            let me = slf.get();
+            let list = PyNode::handles(slf.py(), &me.graph, &me.ids)?;
+            Ok(list.into_any().try_iter()?.into_any().unbind())
+        })
     }
 
     /// The node names, in order.
     #[getter]
     fn names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        let ids = &self.ids;
-        PyGraph::read(self.graph.bind(py), |g| {
-            ids.iter()
-                .map(|&id| g.node(id).map(|n| n.name().to_string()).unwrap_or_default())
-                .collect()
+        crate::errors::guard_res(|| {
+            let ids = &self.ids;
+            PyGraph::read(self.graph.bind(py), |g| {
+                ids.iter()
+                    .map(|&id| g.node(id).map(|n| n.name().to_string()).unwrap_or_default())
+                    .collect()
+            })
         })
     }
 
     /// The nodes as a list.
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        PyNode::handles(py, &self.graph, &self.ids)
+        crate::errors::guard_res(|| PyNode::handles(py, &self.graph, &self.ids))
     }
 
     fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        if let Ok(o) = other.cast::<NodeSeq>() {
-            let (a, b) = (slf.get(), o.get());
-            return Ok(a.ids == b.ids
-                && PyGraph::same_graph(a.graph.bind(slf.py()), b.graph.bind(slf.py())));
-        }
-        let Ok(items) = other.try_iter() else {
-            return Ok(false);
-        };
-        let mine = slf.get().tolist(slf.py())?;
-        let theirs: Vec<Bound<'_, PyAny>> = items.collect::<PyResult<_>>()?;
-        if theirs.len() != mine.len() {
-            return Ok(false);
-        }
-        for (a, b) in mine.iter().zip(theirs) {
-            if !a.eq(b)? {
+        crate::errors::guard_res(|| {
+            if let Ok(o) = other.cast::<NodeSeq>() {
+                let (a, b) = (slf.get(), o.get());
+                return Ok(a.ids == b.ids
+                    && PyGraph::same_graph(a.graph.bind(slf.py()), b.graph.bind(slf.py())));
+            }
+            let Ok(items) = other.try_iter() else {
+                return Ok(false);
+            };
+            let mine = slf.get().tolist(slf.py())?;
+            let theirs: Vec<Bound<'_, PyAny>> = items.collect::<PyResult<_>>()?;
+            if theirs.len() != mine.len() {
                 return Ok(false);
             }
-        }
-        Ok(true)
+            for (a, b) in mine.iter().zip(theirs) {
+                if !a.eq(b)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let names = self.names(py)?;
-        let shown: Vec<String> = names.iter().take(8).map(|n| format!("'{n}'")).collect();
-        let more = if names.len() > 8 { ", ..." } else { "" };
-        Ok(format!("NodeSeq([{}{more}])", shown.join(", ")))
+        crate::errors::guard_res(|| {
+            let names = self.names(py)?;
+            let shown: Vec<String> = names.iter().take(8).map(|n| format!("'{n}'")).collect();
+            let more = if names.len() > 8 { ", ..." } else { "" };
+            Ok(format!("NodeSeq([{}{more}])", shown.join(", ")))
+        })
     }
 }
 
@@ -244,36 +254,38 @@ impl PyGraph {
         reverse: bool,
         subgraphs: bool,
     ) -> PyResult<NodeSeq> {
-        let opts = options(mode, memory_priority, delay_const_chains, reverse)?;
-        let py = slf.py();
-        if subgraphs {
-            if !matches!(PyGraph::borrow_slot(slf)?.slot, GraphSlot::Own(_)) {
-                return Err(IrError::InvalidArgument(
-                    "topo_sort(subgraphs=True) sorts a whole model: call it on the root graph"
-                        .into(),
-                ))
-                .py();
+        crate::errors::guard_res(|| {
+            let opts = options(mode, memory_priority, delay_const_chains, reverse)?;
+            let py = slf.py();
+            if subgraphs {
+                if !matches!(PyGraph::borrow_slot(slf)?.slot, GraphSlot::Own(_)) {
+                    return Err(IrError::InvalidArgument(
+                        "topo_sort(subgraphs=True) sorts a whole model: call it on the root graph"
+                            .into(),
+                    ))
+                    .py();
+                }
+                let ids = PyGraph::try_write(slf, |g| {
+                    py.detach(|| g.topo_sort_all(&opts))?;
+                    Ok(g.node_ids().collect::<Vec<_>>())
+                })?;
+                return Ok(NodeSeq {
+                    graph: slf.clone().unbind(),
+                    ids,
+                });
             }
             let ids = PyGraph::try_write(slf, |g| {
-                py.detach(|| g.topo_sort_all(&opts))?;
-                Ok(g.node_ids().collect::<Vec<_>>())
+                py.detach(|| {
+                    SORTER.with(|s| {
+                        let mut s = s.borrow_mut();
+                        s.sort(g, &opts).map(|o| o.to_vec())
+                    })
+                })
             })?;
-            return Ok(NodeSeq {
+            Ok(NodeSeq {
                 graph: slf.clone().unbind(),
                 ids,
-            });
-        }
-        let ids = PyGraph::try_write(slf, |g| {
-            py.detach(|| {
-                SORTER.with(|s| {
-                    let mut s = s.borrow_mut();
-                    s.sort(g, &opts).map(|o| o.to_vec())
-                })
             })
-        })?;
-        Ok(NodeSeq {
-            graph: slf.clone().unbind(),
-            ids,
         })
     }
 
@@ -286,25 +298,29 @@ impl PyGraph {
         delay_const_chains: Option<bool>,
         reverse: bool,
     ) -> PyResult<NodeSeq> {
-        let opts = options(mode, memory_priority, delay_const_chains, reverse)?;
-        let py = slf.py();
-        let ids = PyGraph::try_read(slf, |g| {
-            py.detach(|| SORTER.with(|s| s.borrow_mut().order(g, &opts).map(|o| o.to_vec())))
-        })?;
-        Ok(NodeSeq {
-            graph: slf.clone().unbind(),
-            ids,
+        crate::errors::guard_res(|| {
+            let opts = options(mode, memory_priority, delay_const_chains, reverse)?;
+            let py = slf.py();
+            let ids = PyGraph::try_read(slf, |g| {
+                py.detach(|| SORTER.with(|s| s.borrow_mut().order(g, &opts).map(|o| o.to_vec())))
+            })?;
+            Ok(NodeSeq {
+                graph: slf.clone().unbind(),
+                ids,
+            })
         })
     }
 
     /// One cycle of the graph (each node links to the next, the last to the first) over every
     /// kind of link, or `None` when the graph is acyclic.
     fn find_cycle(slf: &Bound<'_, Self>) -> PyResult<Option<NodeSeq>> {
-        let cycle = PyGraph::read(slf, |g| g.find_cycle())?;
-        Ok(cycle.map(|ids| NodeSeq {
-            graph: slf.clone().unbind(),
-            ids,
-        }))
+        crate::errors::guard_res(|| {
+            let cycle = PyGraph::read(slf, |g| g.find_cycle())?;
+            Ok(cycle.map(|ids| NodeSeq {
+                graph: slf.clone().unbind(),
+                ids,
+            }))
+        })
     }
 
     /// Unlink `node` from everything without losing a dependency: the data consumers of
@@ -319,19 +335,23 @@ impl PyGraph {
         node: &Bound<'_, PyAny>,
         io_map: Option<Vec<i64>>,
     ) -> PyResult<Option<Py<PyNode>>> {
-        let id = PyNode::extract_id(slf, node)?;
-        let iso = PyGraph::try_write(slf, |g| g.isolate_node(id, io_map.as_deref()))?;
-        iso.hub.map(|h| node_handle(slf.py(), slf, h)).transpose()
+        crate::errors::guard_res(|| {
+            let id = PyNode::extract_id(slf, node)?;
+            let iso = PyGraph::try_write(slf, |g| g.isolate_node(id, io_map.as_deref()))?;
+            iso.hub.map(|h| node_handle(slf.py(), slf, h)).transpose()
+        })
     }
 
     /// GE `RemoveNode`, atomic and lossless: isolate `node` (see `isolate_node`), erase it,
     /// drop the source constants that fed only it, and remove the subgraphs below it. Every
     /// handle of the removed nodes goes stale. Returns the names of the removed constants.
     fn remove_node(slf: &Bound<'_, Self>, node: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
-        let id = PyNode::extract_id(slf, node)?;
-        let (root, name) = root_of(slf)?;
-        let owner = tree_index(&root, &name)?;
-        PyGraph::try_write(&root, |g| g.remove_tree_node(owner, id))
+        crate::errors::guard_res(|| {
+            let id = PyNode::extract_id(slf, node)?;
+            let (root, name) = root_of(slf)?;
+            let owner = tree_index(&root, &name)?;
+            PyGraph::try_write(&root, |g| g.remove_tree_node(owner, id))
+        })
     }
 
     /// Replace `old` by a new node made from `op_desc`: same place and id, every link moved
@@ -342,13 +362,15 @@ impl PyGraph {
         old: &Bound<'_, PyAny>,
         op_desc: &Bound<'_, PyOpDesc>,
     ) -> PyResult<Py<PyNode>> {
-        let id = PyNode::extract_id(slf, old)?;
-        let (root, name) = root_of(slf)?;
-        let owner = tree_index(&root, &name)?;
-        let op = PyOpDesc::snapshot(op_desc)?;
-        let new_id = PyGraph::try_write(&root, |g| g.replace_tree_node(owner, id, op))?;
-        PyOpDesc::attach(op_desc, slf.clone().unbind(), new_id)?;
-        node_handle(slf.py(), slf, new_id)
+        crate::errors::guard_res(|| {
+            let id = PyNode::extract_id(slf, old)?;
+            let (root, name) = root_of(slf)?;
+            let owner = tree_index(&root, &name)?;
+            let op = PyOpDesc::snapshot(op_desc)?;
+            let new_id = PyGraph::try_write(&root, |g| g.replace_tree_node(owner, id, op))?;
+            PyOpDesc::attach(op_desc, slf.clone().unbind(), new_id)?;
+            node_handle(slf.py(), slf, new_id)
+        })
     }
 
     /// Add a node from `op_desc` next to another in the node order, without links: right
@@ -361,7 +383,7 @@ impl PyGraph {
         after: Option<&Bound<'_, PyAny>>,
         before: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyNode>> {
-        match (after, before) {
+        crate::errors::guard_res(|| match (after, before) {
             (Some(a), None) => {
                 let a = PyNode::extract_id(slf, a)?;
                 add_from_op_desc(slf, op_desc, |g, op| g.insert_node_after(a, op))
@@ -374,7 +396,7 @@ impl PyGraph {
                 "insert_node needs exactly one of after= or before=".into(),
             ))
             .py(),
-        }
+        })
     }
 
     /// GE `AddNodeFront`: add a node from `op_desc` first in the order (second when the first
@@ -383,7 +405,7 @@ impl PyGraph {
         slf: &Bound<'_, Self>,
         op_desc: &Bound<'_, PyOpDesc>,
     ) -> PyResult<Py<PyNode>> {
-        add_from_op_desc(slf, op_desc, |g, op| g.add_node_front(op))
+        crate::errors::guard_res(|| add_from_op_desc(slf, op_desc, |g, op| g.add_node_front(op)))
     }
 
     /// Splice a new node from `op_desc` into the data link `src → dst` (`src` an out-data
@@ -398,10 +420,12 @@ impl PyGraph {
         in_index: usize,
         out_index: usize,
     ) -> PyResult<Py<PyNode>> {
-        let s = out_anchor(slf, src)?;
-        let d = in_anchor(slf, dst)?;
-        add_from_op_desc(slf, op_desc, |g, op| {
-            g.insert_between_data(s, d, op, in_index, out_index)
+        crate::errors::guard_res(|| {
+            let s = out_anchor(slf, src)?;
+            let d = in_anchor(slf, dst)?;
+            add_from_op_desc(slf, op_desc, |g, op| {
+                g.insert_between_data(s, d, op, in_index, out_index)
+            })
         })
     }
 
@@ -417,14 +441,16 @@ impl PyGraph {
         in_index: usize,
         out_index: usize,
     ) -> PyResult<Py<PyNode>> {
-        let s = out_anchor(slf, src)?;
-        let dsts: Vec<InAnchor> = consumers
-            .unwrap_or_default()
-            .iter()
-            .map(|c| in_anchor(slf, c))
-            .collect::<PyResult<_>>()?;
-        add_from_op_desc(slf, op_desc, |g, op| {
-            g.insert_after(s, &dsts, op, in_index, out_index)
+        crate::errors::guard_res(|| {
+            let s = out_anchor(slf, src)?;
+            let dsts: Vec<InAnchor> = consumers
+                .unwrap_or_default()
+                .iter()
+                .map(|c| in_anchor(slf, c))
+                .collect::<PyResult<_>>()?;
+            add_from_op_desc(slf, op_desc, |g, op| {
+                g.insert_after(s, &dsts, op, in_index, out_index)
+            })
         })
     }
 
@@ -438,9 +464,11 @@ impl PyGraph {
         in_index: usize,
         out_index: usize,
     ) -> PyResult<Py<PyNode>> {
-        let d = in_anchor(slf, dst)?;
-        add_from_op_desc(slf, op_desc, |g, op| {
-            g.insert_before(d, op, in_index, out_index)
+        crate::errors::guard_res(|| {
+            let d = in_anchor(slf, dst)?;
+            add_from_op_desc(slf, op_desc, |g, op| {
+                g.insert_before(d, op, in_index, out_index)
+            })
         })
     }
 
@@ -451,9 +479,11 @@ impl PyGraph {
         origin: &Bound<'_, PyAny>,
         new: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let a = PyNode::extract_id(slf, origin)?;
-        let b = PyNode::extract_id(slf, new)?;
-        PyGraph::try_write(slf, |g| g.move_output_edges(a, b))
+        crate::errors::guard_res(|| {
+            let a = PyNode::extract_id(slf, origin)?;
+            let b = PyNode::extract_id(slf, new)?;
+            PyGraph::try_write(slf, |g| g.move_output_edges(a, b))
+        })
     }
 
     /// GE `FuseNodeKeepTopo`: check that `originals` can be fused (`IsSupportFuse`), let the
@@ -465,19 +495,21 @@ impl PyGraph {
         originals: Vec<Bound<'py, PyAny>>,
         replacements: Vec<Bound<'py, PyOpDesc>>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let ids: Vec<NodeId> = originals
-            .iter()
-            .map(|o| PyNode::extract_id(slf, o))
-            .collect::<PyResult<_>>()?;
-        let ops = replacements
-            .iter()
-            .map(PyOpDesc::snapshot)
-            .collect::<PyResult<Vec<_>>>()?;
-        let new = PyGraph::try_write(slf, |g| g.fuse_nodes(&ids, ops))?;
-        for (od, &id) in replacements.iter().zip(&new) {
-            PyOpDesc::attach(od, slf.clone().unbind(), id)?;
-        }
-        PyNode::handles(slf.py(), &slf.clone().unbind(), &new)
+        crate::errors::guard_res(|| {
+            let ids: Vec<NodeId> = originals
+                .iter()
+                .map(|o| PyNode::extract_id(slf, o))
+                .collect::<PyResult<_>>()?;
+            let ops = replacements
+                .iter()
+                .map(PyOpDesc::snapshot)
+                .collect::<PyResult<Vec<_>>>()?;
+            let new = PyGraph::try_write(slf, |g| g.fuse_nodes(&ids, ops))?;
+            for (od, &id) in replacements.iter().zip(&new) {
+                PyOpDesc::attach(od, slf.clone().unbind(), id)?;
+            }
+            PyNode::handles(slf.py(), &slf.clone().unbind(), &new)
+        })
     }
 
     /// Why `nodes` cannot be fused (GE `IsSupportFuse`), or `None` when they can.
@@ -485,43 +517,51 @@ impl PyGraph {
         slf: &Bound<'_, Self>,
         nodes: Vec<Bound<'_, PyAny>>,
     ) -> PyResult<Option<String>> {
-        let ids: Vec<NodeId> = nodes
-            .iter()
-            .map(|o| PyNode::extract_id(slf, o))
-            .collect::<PyResult<_>>()?;
-        PyGraph::read(slf, |g| g.check_fusable(&ids).err().map(|e| e.to_string()))
+        crate::errors::guard_res(|| {
+            let ids: Vec<NodeId> = nodes
+                .iter()
+                .map(|o| PyNode::extract_id(slf, o))
+                .collect::<PyResult<_>>()?;
+            PyGraph::read(slf, |g| g.check_fusable(&ids).err().map(|e| e.to_string()))
+        })
     }
 
     /// A deep copy (a subgraph copies into a standalone graph with the subgraphs below it).
     fn copy(slf: &Bound<'_, Self>) -> PyResult<PyGraph> {
-        let (root, name) = root_of(slf)?;
-        let index = tree_index(&root, &name)?;
-        let py = slf.py();
-        let g = PyGraph::try_read(&root, |g| py.detach(|| g.subtree_copy(index)))?;
-        Ok(PyGraph::from_graph(g))
+        crate::errors::guard_res(|| {
+            let (root, name) = root_of(slf)?;
+            let index = tree_index(&root, &name)?;
+            let py = slf.py();
+            let g = PyGraph::try_read(&root, |g| py.detach(|| g.subtree_copy(index)))?;
+            Ok(PyGraph::from_graph(g))
+        })
     }
 
     fn __copy__(slf: &Bound<'_, Self>) -> PyResult<PyGraph> {
-        PyGraph::copy(slf)
+        crate::errors::guard_res(|| PyGraph::copy(slf))
     }
 
     fn __deepcopy__(slf: &Bound<'_, Self>, _memo: &Bound<'_, PyAny>) -> PyResult<PyGraph> {
-        PyGraph::copy(slf)
+        crate::errors::guard_res(|| PyGraph::copy(slf))
     }
 
     /// Every broken invariant, as messages (empty when valid). On a root this covers the
     /// subgraph tree.
     fn problems(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        let py = slf.py();
-        PyGraph::read(slf, |g| py.detach(|| g.problems()))
+        crate::errors::guard_res(|| {
+            let py = slf.py();
+            PyGraph::read(slf, |g| py.detach(|| g.problems()))
+        })
     }
 
     /// The verifier: raise `ValidationError` (its `problems` list every broken invariant:
     /// one-sided links, anchor/port mismatches, order, names, inputs/outputs, cycles, the
     /// subgraph tree), or return `None`.
     fn validate(slf: &Bound<'_, Self>) -> PyResult<()> {
-        let py = slf.py();
-        PyGraph::try_read(slf, |g| py.detach(|| g.validate()))
+        crate::errors::guard_res(|| {
+            let py = slf.py();
+            PyGraph::try_read(slf, |g| py.detach(|| g.validate()))
+        })
     }
 
     /// Add `sub` (a standalone graph) as a subgraph of `parent`, a node of this graph, in
@@ -539,158 +579,173 @@ impl PyGraph {
         slot: &str,
         dynamic: bool,
     ) -> PyResult<String> {
-        let id = PyNode::extract_id(slf, parent)?;
-        let (root, name) = root_of(slf)?;
-        if sub.is(&root) || sub.is(slf) {
-            return Err(IrError::InvalidArgument(
-                "a graph cannot be its own subgraph".into(),
-            ))
-            .py();
-        }
-        if !matches!(PyGraph::borrow_slot(sub)?.slot, GraphSlot::Own(_)) {
-            return Err(IrError::InvalidArgument(
-                "this graph is already a subgraph; copy() it first".into(),
-            ))
-            .py();
-        }
-        let owner = tree_index(&root, &name)?;
-        {
-            let me = PyGraph::borrow_slot(sub)?;
-            let GraphSlot::Own(body) = &me.slot else {
-                unreachable!("checked above")
+        crate::errors::guard_res(|| {
+            let id = PyNode::extract_id(slf, parent)?;
+            let (root, name) = root_of(slf)?;
+            if sub.is(&root) || sub.is(slf) {
+                return Err(IrError::InvalidArgument(
+                    "a graph cannot be its own subgraph".into(),
+                ))
+                .py();
+            }
+            if !matches!(PyGraph::borrow_slot(sub)?.slot, GraphSlot::Own(_)) {
+                return Err(IrError::InvalidArgument(
+                    "this graph is already a subgraph; copy() it first".into(),
+                ))
+                .py();
+            }
+            let owner = tree_index(&root, &name)?;
+            {
+                let me = PyGraph::borrow_slot(sub)?;
+                let GraphSlot::Own(body) = &me.slot else {
+                    unreachable!("checked above")
+                };
+                PyGraph::try_read(&root, |g| {
+                    g.check_add_subgraph(owner, id, slot, dynamic, body)
+                        .map(|_| ())
+                })?;
+            }
+            let body = {
+                let mut me = PyGraph::borrow_slot_mut(sub)?;
+                let taken = std::mem::replace(
+                    &mut me.slot,
+                    GraphSlot::Sub {
+                        root: root.clone().unbind(),
+                        name: String::new(),
+                        uid: 0,
+                    },
+                );
+                let GraphSlot::Own(body) = taken else {
+                    unreachable!("checked above")
+                };
+                body
             };
-            PyGraph::try_read(&root, |g| {
-                g.check_add_subgraph(owner, id, slot, dynamic, body)
-                    .map(|_| ())
-            })?;
-        }
-        let body = {
-            let mut me = PyGraph::borrow_slot_mut(sub)?;
-            let taken = std::mem::replace(
-                &mut me.slot,
-                GraphSlot::Sub {
-                    root: root.clone().unbind(),
-                    name: String::new(),
-                    uid: 0,
-                },
-            );
-            let GraphSlot::Own(body) = taken else {
-                unreachable!("checked above")
+            let sub_name = body.name().to_string();
+            let result =
+                PyGraph::try_write(&root, |g| g.add_subgraph(owner, id, slot, dynamic, body));
+            let uid = PyGraph::read(&root, |g| g.subgraph(&sub_name).map_or(0, |s| s.uid()))?;
+            PyGraph::borrow_slot_mut(sub)?.slot = GraphSlot::Sub {
+                root: root.clone().unbind(),
+                name: sub_name,
+                uid,
             };
-            body
-        };
-        let sub_name = body.name().to_string();
-        let result = PyGraph::try_write(&root, |g| g.add_subgraph(owner, id, slot, dynamic, body));
-        let uid = PyGraph::read(&root, |g| g.subgraph(&sub_name).map_or(0, |s| s.uid()))?;
-        PyGraph::borrow_slot_mut(sub)?.slot = GraphSlot::Sub {
-            root: root.clone().unbind(),
-            name: sub_name,
-            uid,
-        };
-        result
+            result
+        })
     }
 
     /// The registered subgraph called `name` (looked up through the root from any graph of
     /// the tree); `NotFoundError` if none.
     fn subgraph(slf: &Bound<'_, Self>, name: &str) -> PyResult<Py<PyGraph>> {
-        let (root, _) = root_of(slf)?;
-        let index = PyGraph::try_read(&root, |g| {
-            g.subgraph_index(name).ok_or_else(|| {
-                IrError::NotFound(format!(
-                    "graph '{}' has no subgraph named '{name}'",
-                    g.name()
-                ))
-            })
-        })?;
-        view(slf.py(), &root, Some(index))
+        crate::errors::guard_res(|| {
+            let (root, _) = root_of(slf)?;
+            let index = PyGraph::try_read(&root, |g| {
+                g.subgraph_index(name).ok_or_else(|| {
+                    IrError::NotFound(format!(
+                        "graph '{}' has no subgraph named '{name}'",
+                        g.name()
+                    ))
+                })
+            })?;
+            view(slf.py(), &root, Some(index))
+        })
     }
 
     /// The subgraphs: on a root every registered subgraph (any depth), on a subgraph those
     /// below its nodes.
     #[getter]
     fn subgraphs(slf: &Bound<'_, Self>) -> PyResult<Vec<Py<PyGraph>>> {
-        let (root, name) = root_of(slf)?;
-        let owner = tree_index(&root, &name)?;
-        let indexes: Vec<usize> = PyGraph::try_read(&root, |g| match owner {
-            None => Ok((0..g.subgraphs.len()).collect()),
-            Some(k) => {
-                let mut out = Vec::new();
-                for id in g.subgraphs[k].node_ids() {
-                    for s in g.subgraphs_below(Some(k), id)? {
-                        if !out.contains(&s) {
-                            out.push(s);
+        crate::errors::guard_res(|| {
+            let (root, name) = root_of(slf)?;
+            let owner = tree_index(&root, &name)?;
+            let indexes: Vec<usize> = PyGraph::try_read(&root, |g| match owner {
+                None => Ok((0..g.subgraphs.len()).collect()),
+                Some(k) => {
+                    let mut out = Vec::new();
+                    for id in g.subgraphs[k].node_ids() {
+                        for s in g.subgraphs_below(Some(k), id)? {
+                            if !out.contains(&s) {
+                                out.push(s);
+                            }
                         }
                     }
+                    Ok(out)
                 }
-                Ok(out)
-            }
-        })?;
-        indexes
-            .into_iter()
-            .map(|k| view(slf.py(), &root, Some(k)))
-            .collect()
+            })?;
+            indexes
+                .into_iter()
+                .map(|k| view(slf.py(), &root, Some(k)))
+                .collect()
+        })
     }
 
     /// The graph holding this subgraph's parent node (`None` for a root).
     #[getter]
     fn parent_graph(slf: &Bound<'_, Self>) -> PyResult<Option<Py<PyGraph>>> {
-        let (root, name) = root_of(slf)?;
-        if name.is_none() {
-            return Ok(None);
-        }
-        let owner = PyGraph::read(slf, |g| g.parent.as_ref().map(|l| l.graph.clone()))?;
-        let Some(owner) = owner else { return Ok(None) };
-        let index = PyGraph::try_read(&root, |g| g.tree_index(&owner))?;
-        view(slf.py(), &root, index).map(Some)
+        crate::errors::guard_res(|| {
+            let (root, name) = root_of(slf)?;
+            if name.is_none() {
+                return Ok(None);
+            }
+            let owner = PyGraph::read(slf, |g| g.parent.as_ref().map(|l| l.graph.clone()))?;
+            let Some(owner) = owner else { return Ok(None) };
+            let index = PyGraph::try_read(&root, |g| g.tree_index(&owner))?;
+            view(slf.py(), &root, index).map(Some)
+        })
     }
 
     /// The node owning this subgraph (`None` for a root).
     #[getter]
     fn parent_node(slf: &Bound<'_, Self>) -> PyResult<Option<Py<PyNode>>> {
-        let Some(graph) = PyGraph::parent_graph(slf)? else {
-            return Ok(None);
-        };
-        let id = PyGraph::read(slf, |g| g.parent.as_ref().map(|l| l.node))?;
-        match id {
-            Some(id) => Ok(Some(Py::new(slf.py(), PyNode::new(graph, id))?)),
-            None => Ok(None),
-        }
+        crate::errors::guard_res(|| {
+            let Some(graph) = PyGraph::parent_graph(slf)? else {
+                return Ok(None);
+            };
+            let id = PyGraph::read(slf, |g| g.parent.as_ref().map(|l| l.node))?;
+            match id {
+                Some(id) => Ok(Some(Py::new(slf.py(), PyNode::new(graph, id))?)),
+                None => Ok(None),
+            }
+        })
     }
 
     /// The root graph of the tree this graph belongs to.
     #[getter]
     fn root_graph(slf: &Bound<'_, Self>) -> PyResult<Py<PyGraph>> {
-        Ok(root_of(slf)?.0.unbind())
+        crate::errors::guard_res(|| Ok(root_of(slf)?.0.unbind()))
     }
 
     /// Remove the registered subgraph `name` and every subgraph below it; its slot on the
     /// parent op is cleared. Views of the removed graphs go stale.
     fn remove_subgraph(slf: &Bound<'_, Self>, name: &str) -> PyResult<()> {
-        let (root, _) = root_of(slf)?;
-        PyGraph::try_write(&root, |g| g.remove_subgraph(name).map(|_| ()))
+        crate::errors::guard_res(|| {
+            let (root, _) = root_of(slf)?;
+            PyGraph::try_write(&root, |g| g.remove_subgraph(name).map(|_| ()))
+        })
     }
 
     /// GE `GetAllNodes()`: this graph's nodes, each followed immediately by the nodes of its
     /// subgraphs (slot order, recursively).
     fn all_nodes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
-        let py = slf.py();
-        let (root, name) = root_of(slf)?;
-        let start = tree_index(&root, &name)?;
-        let walk = PyGraph::read(&root, |g| g.all_nodes_from(start))?;
-        let mut views: std::collections::HashMap<Option<usize>, Py<PyGraph>> =
-            std::collections::HashMap::new();
-        views.insert(start, slf.clone().unbind());
-        let mut items = Vec::with_capacity(walk.len());
-        for (graph, id) in walk {
-            let g = match views.entry(graph) {
-                std::collections::hash_map::Entry::Occupied(e) => e.get().clone_ref(py),
-                std::collections::hash_map::Entry::Vacant(e) => {
-                    e.insert(view(py, &root, graph)?).clone_ref(py)
-                }
-            };
-            items.push(Py::new(py, PyNode::new(g, id))?);
-        }
-        PyList::new(py, items)
+        crate::errors::guard_res(|| {
+            let py = slf.py();
+            let (root, name) = root_of(slf)?;
+            let start = tree_index(&root, &name)?;
+            let walk = PyGraph::read(&root, |g| g.all_nodes_from(start))?;
+            let mut views: std::collections::HashMap<Option<usize>, Py<PyGraph>> =
+                std::collections::HashMap::new();
+            views.insert(start, slf.clone().unbind());
+            let mut items = Vec::with_capacity(walk.len());
+            for (graph, id) in walk {
+                let g = match views.entry(graph) {
+                    std::collections::hash_map::Entry::Occupied(e) => e.get().clone_ref(py),
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(view(py, &root, graph)?).clone_ref(py)
+                    }
+                };
+                items.push(Py::new(py, PyNode::new(g, id))?);
+            }
+            PyList::new(py, items)
+        })
     }
 }
 
@@ -699,16 +754,19 @@ impl PyGraph {
 /// mode number.
 #[pyfunction]
 #[pyo3(signature = (topo_sorting_mode=None, graph_run_mode=None))]
-fn topo_mode_from_ge_options(topo_sorting_mode: Option<&str>, graph_run_mode: Option<&str>) -> i64 {
-    TopoMode::from_ge_options(topo_sorting_mode, graph_run_mode) as i64
+fn topo_mode_from_ge_options(
+    topo_sorting_mode: Option<&str>,
+    graph_run_mode: Option<&str>,
+) -> PyResult<i64> {
+    crate::errors::guard(|| TopoMode::from_ge_options(topo_sorting_mode, graph_run_mode) as i64)
 }
 
 /// Whether `ge.exec.memoryOptimizationPolicy` enables memory priority (exactly
 /// `"MemoryPriority"`).
 #[pyfunction]
 #[pyo3(signature = (policy=None))]
-fn memory_priority_from_ge_options(policy: Option<&str>) -> bool {
-    memory_priority_from_ge_option(policy)
+fn memory_priority_from_ge_options(policy: Option<&str>) -> PyResult<bool> {
+    crate::errors::guard(|| memory_priority_from_ge_option(policy))
 }
 
 /// Register the algorithm classes and functions.

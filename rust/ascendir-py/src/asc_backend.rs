@@ -65,82 +65,88 @@ impl PyTarget {
         block_size: i64,
         max_que_num: usize,
     ) -> PyResult<PyTarget> {
-        Target::custom(name, core_num, ub_size, block_size, max_que_num)
-            .map(|t| PyTarget { t })
-            .map_err(inv)
+        crate::errors::guard_res(|| {
+            Target::custom(name, core_num, ub_size, block_size, max_que_num)
+                .map(|t| PyTarget { t })
+                .map_err(inv)
+        })
     }
 
     /// Atlas A2: 48 cores, UB 196352 bytes.
     #[staticmethod]
-    fn ascend910b() -> PyTarget {
-        PyTarget {
+    fn ascend910b() -> PyResult<PyTarget> {
+        crate::errors::guard(|| PyTarget {
             t: Target::ascend910b(),
-        }
+        })
     }
 
     /// Ascend910B3: 40 cores.
     #[staticmethod]
-    fn ascend910b3() -> PyTarget {
-        PyTarget {
+    fn ascend910b3() -> PyResult<PyTarget> {
+        crate::errors::guard(|| PyTarget {
             t: Target::ascend910b3(),
-        }
+        })
     }
 
     /// Ascend950: UB 253952 − 256 bytes, 14 queues.
     #[staticmethod]
-    fn ascend950() -> PyTarget {
-        PyTarget {
+    fn ascend950() -> PyResult<PyTarget> {
+        crate::errors::guard(|| PyTarget {
             t: Target::ascend950(),
-        }
+        })
     }
 
     /// A predefined target by name.
     #[staticmethod]
     fn by_name(name: &str) -> PyResult<PyTarget> {
-        Target::by_name(name)
-            .map(|t| PyTarget { t })
-            .ok_or_else(|| asc_err(AscError::NotFound(format!("unknown target '{name}'"))))
+        crate::errors::guard_res(|| {
+            Target::by_name(name)
+                .map(|t| PyTarget { t })
+                .ok_or_else(|| asc_err(AscError::NotFound(format!("unknown target '{name}'"))))
+        })
     }
 
     /// Name.
     #[getter]
-    fn name(&self) -> String {
-        self.t.name.clone()
+    fn name(&self) -> PyResult<String> {
+        crate::errors::guard(|| self.t.name.clone())
     }
 
     /// Vector cores.
     #[getter]
-    fn core_num(&self) -> i64 {
-        self.t.core_num
+    fn core_num(&self) -> PyResult<i64> {
+        crate::errors::guard(|| self.t.core_num)
     }
 
     /// Usable UB bytes.
     #[getter]
-    fn ub_size(&self) -> i64 {
-        self.t.ub_size
+    fn ub_size(&self) -> PyResult<i64> {
+        crate::errors::guard(|| self.t.ub_size)
     }
 
     /// UB block bytes.
     #[getter]
-    fn block_size(&self) -> i64 {
-        self.t.block_size
+    fn block_size(&self) -> PyResult<i64> {
+        crate::errors::guard(|| self.t.block_size)
     }
 
     /// VECIN queue limit.
     #[getter]
-    fn max_que_num(&self) -> usize {
-        self.t.max_que_num
+    fn max_que_num(&self) -> PyResult<usize> {
+        crate::errors::guard(|| self.t.max_que_num)
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Target({}, core_num={}, ub_size={}, block_size={}, max_que_num={})",
-            self.t.name, self.t.core_num, self.t.ub_size, self.t.block_size, self.t.max_que_num
-        )
+    fn __repr__(&self) -> PyResult<String> {
+        crate::errors::guard(|| {
+            format!(
+                "Target({}, core_num={}, ub_size={}, block_size={}, max_que_num={})",
+                self.t.name, self.t.core_num, self.t.ub_size, self.t.block_size, self.t.max_que_num
+            )
+        })
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<PyTarget>().is_ok_and(|o| o.get().t == self.t)
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        crate::errors::guard(|| other.cast::<PyTarget>().is_ok_and(|o| o.get().t == self.t))
     }
 }
 
@@ -156,78 +162,84 @@ pub struct PyTilingData {
 impl PyTilingData {
     /// Graph name.
     #[getter]
-    fn graph(&self) -> String {
-        self.d.graph.clone()
+    fn graph(&self) -> PyResult<String> {
+        crate::errors::guard(|| self.d.graph.clone())
     }
     /// Template key.
     #[getter]
-    fn tiling_key(&self) -> i64 {
-        self.d.tiling_key
+    fn tiling_key(&self) -> PyResult<i64> {
+        crate::errors::guard(|| self.d.tiling_key)
     }
     /// Cores used.
     #[getter]
-    fn block_dim(&self) -> i64 {
-        self.d.block_dim
+    fn block_dim(&self) -> PyResult<i64> {
+        crate::errors::guard(|| self.d.block_dim)
     }
     /// UB bytes of the target.
     #[getter]
-    fn ub_size(&self) -> i64 {
-        self.d.ub_size
+    fn ub_size(&self) -> PyResult<i64> {
+        crate::errors::guard(|| self.d.ub_size)
     }
     /// Cores of the target.
     #[getter]
-    fn core_num(&self) -> i64 {
-        self.d.core_num
+    fn core_num(&self) -> PyResult<i64> {
+        crate::errors::guard(|| self.d.core_num)
     }
     /// UB bytes used.
     #[getter]
-    fn ub_used(&self) -> i64 {
-        self.d.ub_used
+    fn ub_used(&self) -> PyResult<i64> {
+        crate::errors::guard(|| self.d.ub_used)
     }
     /// Cost estimate.
     #[getter]
-    fn cost(&self) -> i64 {
-        self.d.cost
+    fn cost(&self) -> PyResult<i64> {
+        crate::errors::guard(|| self.d.cost)
     }
     /// Searched sizes `{name: value}`.
     #[getter]
-    fn sizes(&self) -> Vec<(String, i64)> {
-        self.d.sizes.clone()
+    fn sizes(&self) -> PyResult<Vec<(String, i64)>> {
+        crate::errors::guard(|| self.d.sizes.clone())
     }
     /// Shape sizes `{name: value}`.
     #[getter]
-    fn shape(&self) -> Vec<(String, i64)> {
-        self.d.shape.clone()
+    fn shape(&self) -> PyResult<Vec<(String, i64)>> {
+        crate::errors::guard(|| self.d.shape.clone())
     }
     /// Containers `(name, slot bytes, buf_num)`.
     #[getter]
-    fn containers(&self) -> Vec<(String, i64, i64)> {
-        self.d.containers.clone()
+    fn containers(&self) -> PyResult<Vec<(String, i64, i64)>> {
+        crate::errors::guard(|| self.d.containers.clone())
     }
     /// A searched or shape size, or a container's per-buffer bytes (`q0_size`, `b0_size`).
     fn __getitem__(&self, name: &str) -> PyResult<i64> {
-        if let Some((_, v, _)) = self.d.containers.iter().find(|c| c.0 == name) {
-            return Ok(*v);
-        }
-        self.d
-            .get(name)
-            .ok_or_else(|| asc_err(AscError::NotFound(format!("tiling data has no '{name}'"))))
+        crate::errors::guard_res(|| {
+            if let Some((_, v, _)) = self.d.containers.iter().find(|c| c.0 == name) {
+                return Ok(*v);
+            }
+            self.d
+                .get(name)
+                .ok_or_else(|| asc_err(AscError::NotFound(format!("tiling data has no '{name}'"))))
+        })
     }
-    fn __repr__(&self) -> String {
-        format!(
-            "TilingData(graph={}, tiling_key={}, block_dim={}, ub_used={}/{}, sizes={:?})",
-            self.d.graph,
-            self.d.tiling_key,
-            self.d.block_dim,
-            self.d.ub_used,
-            self.d.ub_size,
-            self.d.sizes
-        )
+    fn __repr__(&self) -> PyResult<String> {
+        crate::errors::guard(|| {
+            format!(
+                "TilingData(graph={}, tiling_key={}, block_dim={}, ub_used={}/{}, sizes={:?})",
+                self.d.graph,
+                self.d.tiling_key,
+                self.d.block_dim,
+                self.d.ub_used,
+                self.d.ub_size,
+                self.d.sizes
+            )
+        })
     }
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyTilingData>()
-            .is_ok_and(|o| o.get().d == self.d)
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        crate::errors::guard(|| {
+            other
+                .cast::<PyTilingData>()
+                .is_ok_and(|o| o.get().d == self.d)
+        })
     }
 }
 
@@ -273,17 +285,19 @@ impl PyTilingFunction {
     /// Compile the tiling of `impls` for `target`.
     #[new]
     fn new(impls: &Bound<'_, PyAny>, target: &PyTarget) -> PyResult<PyTilingFunction> {
-        let gs = graphs_of(impls)?;
-        let f = TilingFunction::new(&gs, &target.t).map_err(tiling_err)?;
-        let mut symbols: Vec<String> = Vec::new();
-        for p in &f.problems {
-            for s in &p.shape_symbols {
-                if !symbols.contains(s) {
-                    symbols.push(s.clone());
+        crate::errors::guard_res(|| {
+            let gs = graphs_of(impls)?;
+            let f = TilingFunction::new(&gs, &target.t).map_err(tiling_err)?;
+            let mut symbols: Vec<String> = Vec::new();
+            for p in &f.problems {
+                for s in &p.shape_symbols {
+                    if !symbols.contains(s) {
+                        symbols.push(s.clone());
+                    }
                 }
             }
-        }
-        Ok(PyTilingFunction { f, symbols })
+            Ok(PyTilingFunction { f, symbols })
+        })
     }
 
     /// Solve for `sizes` (a dict, or keyword arguments): the best template's TilingData.
@@ -293,81 +307,91 @@ impl PyTilingFunction {
         sizes: Option<&Bound<'_, PyDict>>,
         kwargs: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<PyTilingData> {
-        let mut m = shape_of(sizes)?;
-        m.extend(shape_of(kwargs)?);
-        self.f
-            .call(&m)
-            .map(|d| PyTilingData { d })
-            .map_err(tiling_err)
+        crate::errors::guard_res(|| {
+            let mut m = shape_of(sizes)?;
+            m.extend(shape_of(kwargs)?);
+            self.f
+                .call(&m)
+                .map(|d| PyTilingData { d })
+                .map_err(tiling_err)
+        })
     }
 
     /// Solve with positional shape values in the order of `symbols` (the fastest call).
     fn solve_values(&self, values: Vec<i64>) -> PyResult<PyTilingData> {
-        if values.len() != self.symbols.len() {
-            return Err(inv(format!(
-                "expected {} values ({}), got {}",
-                self.symbols.len(),
-                self.symbols.join(", "),
-                values.len()
-            )));
-        }
-        self.f
-            .call_values(&self.symbols, &values)
-            .map(|d| PyTilingData { d })
-            .map_err(tiling_err)
+        crate::errors::guard_res(|| {
+            if values.len() != self.symbols.len() {
+                return Err(inv(format!(
+                    "expected {} values ({}), got {}",
+                    self.symbols.len(),
+                    self.symbols.join(", "),
+                    values.len()
+                )));
+            }
+            self.f
+                .call_values(&self.symbols, &values)
+                .map(|d| PyTilingData { d })
+                .map_err(tiling_err)
+        })
     }
 
     /// Solve every template separately (a list of TilingData or TilingError objects).
     fn solve_each(&self, py: Python<'_>, sizes: &Bound<'_, PyDict>) -> PyResult<Vec<Py<PyAny>>> {
-        let m = shape_of(Some(sizes))?;
-        let mut out = Vec::new();
-        for p in &self.f.problems {
-            out.push(match p.solve(&m) {
-                Ok(d) => Py::new(py, PyTilingData { d })?.into_any(),
-                Err(e) => tiling_err(e).into_value(py).into_any(),
-            });
-        }
-        Ok(out)
+        crate::errors::guard_res(|| {
+            let m = shape_of(Some(sizes))?;
+            let mut out = Vec::new();
+            for p in &self.f.problems {
+                out.push(match p.solve(&m) {
+                    Ok(d) => Py::new(py, PyTilingData { d })?.into_any(),
+                    Err(e) => tiling_err(e).into_value(py).into_any(),
+                });
+            }
+            Ok(out)
+        })
     }
 
     /// Shape symbols to bind.
     #[getter]
-    fn symbols(&self) -> Vec<String> {
-        self.symbols.clone()
+    fn symbols(&self) -> PyResult<Vec<String>> {
+        crate::errors::guard(|| self.symbols.clone())
     }
 
     /// Per template: name, tiling key, variables `(name, kind, align, upper)` in priority order,
     /// UB expression and block_dim expression.
     fn problems(&self, py: Python<'_>) -> PyResult<Vec<Py<PyAny>>> {
-        let mut v = Vec::new();
-        for p in &self.f.problems {
-            let d = problem_dict(py, p)?;
-            d.set_item("graph", &p.graph)?;
-            d.set_item("tiling_key", p.tiling_key)?;
-            v.push(d.into_any().unbind());
-        }
-        Ok(v)
+        crate::errors::guard_res(|| {
+            let mut v = Vec::new();
+            for p in &self.f.problems {
+                let d = problem_dict(py, p)?;
+                d.set_item("graph", &p.graph)?;
+                d.set_item("tiling_key", p.tiling_key)?;
+                v.push(d.into_any().unbind());
+            }
+            Ok(v)
+        })
     }
 
     /// UB bytes of template `index` with every variable and shape size given.
     fn ub_usage(&self, index: usize, values: &Bound<'_, PyDict>) -> PyResult<i64> {
-        let p = self
-            .f
-            .problems
-            .get(index)
-            .ok_or_else(|| inv(format!("no template {index}")))?;
-        let m = shape_of(Some(values))?;
-        let vals: Vec<i64> = p
-            .slot_names()
-            .iter()
-            .map(|s| {
-                m.get(s)
-                    .copied()
-                    .ok_or_else(|| inv(format!("'{s}' is not given")))
-            })
-            .collect::<PyResult<_>>()?;
-        p.ub_usage(&vals)
-            .ok_or_else(|| inv("UB usage overflows".into()))
+        crate::errors::guard_res(|| {
+            let p = self
+                .f
+                .problems
+                .get(index)
+                .ok_or_else(|| inv(format!("no template {index}")))?;
+            let m = shape_of(Some(values))?;
+            let vals: Vec<i64> = p
+                .slot_names()
+                .iter()
+                .map(|s| {
+                    m.get(s)
+                        .copied()
+                        .ok_or_else(|| inv(format!("'{s}' is not given")))
+                })
+                .collect::<PyResult<_>>()?;
+            p.ub_usage(&vals)
+                .ok_or_else(|| inv("UB usage overflows".into()))
+        })
     }
 }
 
@@ -398,20 +422,24 @@ fn py_schedule(
     graph: &PyAscGraph,
     options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Vec<PyAscGraph>> {
-    let o = opts_from(options)?;
-    Ok(schedule(&graph.g, &o)
-        .py()?
-        .into_iter()
-        .map(|g| PyAscGraph { g })
-        .collect())
+    crate::errors::guard_res(|| {
+        let o = opts_from(options)?;
+        Ok(schedule(&graph.g, &o)
+            .py()?
+            .into_iter()
+            .map(|g| PyAscGraph { g })
+            .collect())
+    })
 }
 
 /// The HintGraph after the contiguous-axis merge.
 #[pyfunction]
 #[pyo3(name = "merge_contiguous_axes")]
 fn py_merge_contiguous(graph: &PyAscGraph) -> PyResult<PyAscGraph> {
-    Ok(PyAscGraph {
-        g: merge_contiguous_axes(&graph.g).py()?,
+    crate::errors::guard_res(|| {
+        Ok(PyAscGraph {
+            g: merge_contiguous_axes(&graph.g).py()?,
+        })
     })
 }
 
@@ -443,7 +471,7 @@ fn group_from(d: &Bound<'_, PyDict>) -> PyResult<AxisGroup> {
 #[pyfunction]
 #[pyo3(name = "tiling_group")]
 fn py_tiling_group<'py>(py: Python<'py>, graph: &PyAscGraph) -> PyResult<Bound<'py, PyDict>> {
-    group_dict(py, &graph_group(&graph.g).py()?)
+    crate::errors::guard_res(|| group_dict(py, &graph_group(&graph.g).py()?))
 }
 
 /// Merge two groups (dicts with `x`, `y`, `r`, `n`); None when they cannot be merged.
@@ -454,10 +482,10 @@ fn py_merge_groups<'py>(
     a: &Bound<'py, PyDict>,
     b: &Bound<'py, PyDict>,
 ) -> PyResult<Option<Bound<'py, PyDict>>> {
-    match merge_groups(&group_from(a)?, &group_from(b)?) {
+    crate::errors::guard_res(|| match merge_groups(&group_from(a)?, &group_from(b)?) {
         Some(g) => Ok(Some(group_dict(py, &g)?)),
         None => Ok(None),
-    }
+    })
 }
 
 fn report_dict<'py>(
@@ -524,17 +552,19 @@ fn py_allocate<'py>(
     max_que_num: usize,
     insert_ub2ub: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let mut g = graph.g.clone();
-    let r = allocate(
-        &mut g,
-        &AllocOptions {
-            max_que_num,
-            insert_ub2ub,
-        },
-    )
-    .py()?;
-    graph.g = g;
-    report_dict(py, &graph.g, &r)
+    crate::errors::guard_res(|| {
+        let mut g = graph.g.clone();
+        let r = allocate(
+            &mut g,
+            &AllocOptions {
+                max_que_num,
+                insert_ub2ub,
+            },
+        )
+        .py()?;
+        graph.g = g;
+        report_dict(py, &graph.g, &r)
+    })
 }
 
 /// Solve the best tiling of `impls` for `sizes` on `target`.
@@ -545,19 +575,23 @@ fn py_solve_tiling(
     target: &PyTarget,
     sizes: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<PyTilingData> {
-    let gs = graphs_of(impls)?;
-    let m = shape_of(sizes)?;
-    ascendir_asc::tiling::solve_tiling(&gs, &target.t, &m)
-        .map(|d| PyTilingData { d })
-        .map_err(tiling_err)
+    crate::errors::guard_res(|| {
+        let gs = graphs_of(impls)?;
+        let m = shape_of(sizes)?;
+        ascendir_asc::tiling::solve_tiling(&gs, &target.t, &m)
+            .map(|d| PyTilingData { d })
+            .map_err(tiling_err)
+    })
 }
 
 /// Evaluate an expression with integer bindings.
 #[pyfunction]
 #[pyo3(name = "eval_expr")]
 fn py_eval_expr(e: &PyExpr, bindings: &Bound<'_, PyDict>) -> PyResult<i64> {
-    let m = shape_of(Some(bindings))?;
-    e.e.evaluate(&m).map_err(|x| asc_err(AscError::Eval(x)))
+    crate::errors::guard_res(|| {
+        let m = shape_of(Some(bindings))?;
+        e.e.evaluate(&m).map_err(|x| asc_err(AscError::Eval(x)))
+    })
 }
 
 /// The numeric plan of a graph for the simulator and the reference evaluator: the engine's
@@ -570,86 +604,88 @@ fn py_export_plan<'py>(
     bindings: &Bound<'py, PyDict>,
     block_size: i64,
 ) -> PyResult<Bound<'py, PyDict>> {
-    use ascendir_asc::codegen::numeric::NumAttr;
-    let b = shape_of(Some(bindings))?;
-    let plan = ascendir_asc::codegen::KernelPlan::build(&graph.g, block_size)
-        .and_then(|p| p.evaluate(&b))
-        .map_err(asc_err)?;
-    let d = PyDict::new(py);
-    d.set_item("name", &plan.name)?;
-    d.set_item("tiling_key", plan.tiling_key)?;
-    d.set_item("impl", plan.is_impl)?;
-    let axes = PyList::empty(py);
-    for ax in &plan.axes {
-        let ad = PyDict::new(py);
-        ad.set_item("id", ax.id)?;
-        ad.set_item("name", &ax.name)?;
-        ad.set_item("type", ax.kind)?;
-        ad.set_item("size", ax.size)?;
-        ad.set_item("from", ax.from.clone())?;
-        ad.set_item("split_pair", ax.split_pair)?;
-        axes.append(ad)?;
-    }
-    d.set_item("axes", axes)?;
-    let nodes = PyList::empty(py);
-    for n in &plan.nodes {
-        let nd = PyDict::new(py);
-        nd.set_item("id", n.id)?;
-        nd.set_item("name", &n.name)?;
-        nd.set_item("type", &n.op_type)?;
-        nd.set_item("compute_type", n.compute_type)?;
-        nd.set_item("compute", n.compute)?;
-        nd.set_item("inputs", n.inputs.clone())?;
-        nd.set_item("sched", n.sched.clone())?;
-        nd.set_item("loop_axis", n.loop_axis)?;
-        let attrs = PyDict::new(py);
-        for (k, v) in &n.attrs {
-            match v {
-                NumAttr::Int(i) => attrs.set_item(k, *i)?,
-                NumAttr::Float(f) => attrs.set_item(k, *f)?,
-                NumAttr::Bool(x) => attrs.set_item(k, *x)?,
-                NumAttr::Str(s) => attrs.set_item(k, s)?,
+    crate::errors::guard_res(|| {
+        use ascendir_asc::codegen::numeric::NumAttr;
+        let b = shape_of(Some(bindings))?;
+        let plan = ascendir_asc::codegen::KernelPlan::build(&graph.g, block_size)
+            .and_then(|p| p.evaluate(&b))
+            .map_err(asc_err)?;
+        let d = PyDict::new(py);
+        d.set_item("name", &plan.name)?;
+        d.set_item("tiling_key", plan.tiling_key)?;
+        d.set_item("impl", plan.is_impl)?;
+        let axes = PyList::empty(py);
+        for ax in &plan.axes {
+            let ad = PyDict::new(py);
+            ad.set_item("id", ax.id)?;
+            ad.set_item("name", &ax.name)?;
+            ad.set_item("type", ax.kind)?;
+            ad.set_item("size", ax.size)?;
+            ad.set_item("from", ax.from.clone())?;
+            ad.set_item("split_pair", ax.split_pair)?;
+            axes.append(ad)?;
+        }
+        d.set_item("axes", axes)?;
+        let nodes = PyList::empty(py);
+        for n in &plan.nodes {
+            let nd = PyDict::new(py);
+            nd.set_item("id", n.id)?;
+            nd.set_item("name", &n.name)?;
+            nd.set_item("type", &n.op_type)?;
+            nd.set_item("compute_type", n.compute_type)?;
+            nd.set_item("compute", n.compute)?;
+            nd.set_item("inputs", n.inputs.clone())?;
+            nd.set_item("sched", n.sched.clone())?;
+            nd.set_item("loop_axis", n.loop_axis)?;
+            let attrs = PyDict::new(py);
+            for (k, v) in &n.attrs {
+                match v {
+                    NumAttr::Int(i) => attrs.set_item(k, *i)?,
+                    NumAttr::Float(f) => attrs.set_item(k, *f)?,
+                    NumAttr::Bool(x) => attrs.set_item(k, *x)?,
+                    NumAttr::Str(s) => attrs.set_item(k, s)?,
+                }
             }
+            nd.set_item("attrs", attrs)?;
+            let outs = PyList::empty(py);
+            for t in &n.outputs {
+                let od = PyDict::new(py);
+                od.set_item("dtype", t.dtype)?;
+                od.set_item("base_axes", t.base_axes.clone())?;
+                od.set_item("base_repeats", t.base_repeats.clone())?;
+                od.set_item("base_strides", t.base_strides.clone())?;
+                od.set_item("vect_axes", t.vect_axes.clone())?;
+                od.set_item("vect_base", t.vect_base.clone())?;
+                od.set_item("vect_repeats", t.vect_repeats.clone())?;
+                od.set_item("vect_strides", t.vect_strides.clone())?;
+                od.set_item("alloc", t.alloc)?;
+                od.set_item("hardware", t.hardware)?;
+                od.set_item("position", t.position)?;
+                od.set_item("reuse_id", t.reuse_id)?;
+                od.set_item("que_id", t.que_id)?;
+                od.set_item("buf_num", t.buf_num)?;
+                od.set_item("buf_id", t.buf_id)?;
+                od.set_item("bytes", t.bytes)?;
+                outs.append(od)?;
+            }
+            nd.set_item("outputs", outs)?;
+            nodes.append(nd)?;
         }
-        nd.set_item("attrs", attrs)?;
-        let outs = PyList::empty(py);
-        for t in &n.outputs {
-            let od = PyDict::new(py);
-            od.set_item("dtype", t.dtype)?;
-            od.set_item("base_axes", t.base_axes.clone())?;
-            od.set_item("base_repeats", t.base_repeats.clone())?;
-            od.set_item("base_strides", t.base_strides.clone())?;
-            od.set_item("vect_axes", t.vect_axes.clone())?;
-            od.set_item("vect_base", t.vect_base.clone())?;
-            od.set_item("vect_repeats", t.vect_repeats.clone())?;
-            od.set_item("vect_strides", t.vect_strides.clone())?;
-            od.set_item("alloc", t.alloc)?;
-            od.set_item("hardware", t.hardware)?;
-            od.set_item("position", t.position)?;
-            od.set_item("reuse_id", t.reuse_id)?;
-            od.set_item("que_id", t.que_id)?;
-            od.set_item("buf_num", t.buf_num)?;
-            od.set_item("buf_id", t.buf_id)?;
-            od.set_item("bytes", t.bytes)?;
-            outs.append(od)?;
+        d.set_item("nodes", nodes)?;
+        let conts = PyList::empty(py);
+        for c in &plan.containers {
+            let cd = PyDict::new(py);
+            cd.set_item("name", &c.name)?;
+            cd.set_item("kind", c.kind)?;
+            cd.set_item("id", c.id)?;
+            cd.set_item("buf_num", c.buf_num)?;
+            cd.set_item("slot_bytes", c.slot_bytes)?;
+            cd.set_item("members", c.members.clone())?;
+            conts.append(cd)?;
         }
-        nd.set_item("outputs", outs)?;
-        nodes.append(nd)?;
-    }
-    d.set_item("nodes", nodes)?;
-    let conts = PyList::empty(py);
-    for c in &plan.containers {
-        let cd = PyDict::new(py);
-        cd.set_item("name", &c.name)?;
-        cd.set_item("kind", c.kind)?;
-        cd.set_item("id", c.id)?;
-        cd.set_item("buf_num", c.buf_num)?;
-        cd.set_item("slot_bytes", c.slot_bytes)?;
-        cd.set_item("members", c.members.clone())?;
-        conts.append(cd)?;
-    }
-    d.set_item("containers", conts)?;
-    Ok(d)
+        d.set_item("containers", conts)?;
+        Ok(d)
+    })
 }
 
 /// A tiling problem as a dict: variables `(name, kind, align, upper)` in priority order, the UB
@@ -697,8 +733,10 @@ fn py_tiling_problem<'py>(
     graph: &PyAscGraph,
     target: &PyTarget,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let p = TilingProblem::new(&graph.g, &target.t).map_err(tiling_err)?;
-    problem_dict(py, &p)
+    crate::errors::guard_res(|| {
+        let p = TilingProblem::new(&graph.g, &target.t).map_err(tiling_err)?;
+        problem_dict(py, &p)
+    })
 }
 
 /// Register the `asc_backend` submodule.

@@ -81,20 +81,24 @@ fn with_refs<R>(f: &Fused, run: impl FnOnce(&[Vec<Vec<Vec<&AscGraph>>>]) -> R) -
 /// `autofuse_tiling_data.h` of kernel `kernel` for a fused schedule (nested lists).
 #[pyfunction]
 fn tiling_data_header(kernel: &str, fused: &Bound<'_, PyAny>) -> PyResult<String> {
-    let f = fused_of(fused)?;
-    Ok(with_refs(&f, |r| tiling_data_header_fused(kernel, r)))
+    crate::errors::guard_res(|| {
+        let f = fused_of(fused)?;
+        Ok(with_refs(&f, |r| tiling_data_header_fused(kernel, r)))
+    })
 }
 
 /// The `uint32_t` fields of the TilingData struct: `(name, byte offset)` in struct order.
 #[pyfunction]
 fn tiling_fields(fused: &Bound<'_, PyAny>) -> PyResult<Vec<(String, usize)>> {
-    let f = fused_of(fused)?;
-    Ok(with_refs(&f, |r| {
-        tiling_fields_fused(r)
-            .into_iter()
-            .map(|t| (t.name, t.offset))
-            .collect()
-    }))
+    crate::errors::guard_res(|| {
+        let f = fused_of(fused)?;
+        Ok(with_refs(&f, |r| {
+            tiling_fields_fused(r)
+                .into_iter()
+                .map(|t| (t.name, t.offset))
+                .collect()
+        }))
+    })
 }
 
 /// The generated files of kernel `name` (file name → text) for one schedule group.
@@ -108,30 +112,32 @@ fn generate_kernel(
     hint: Option<&Bound<'_, PyAny>>,
     cache_key: Option<String>,
 ) -> PyResult<Vec<(String, String)>> {
-    // The graphs are borrowed for the call, not copied.
-    let f = nested(fused, graph_ref)?;
-    let borrowed = match f.as_slice() {
-        [results] => match results.as_slice() {
-            [groups] => match groups.as_slice() {
-                [impls] => impls,
+    crate::errors::guard_res(|| {
+        // The graphs are borrowed for the call, not copied.
+        let f = nested(fused, graph_ref)?;
+        let borrowed = match f.as_slice() {
+            [results] => match results.as_slice() {
+                [groups] => match groups.as_slice() {
+                    [impls] => impls,
+                    _ => return Err(multi_group(name)),
+                },
                 _ => return Err(multi_group(name)),
             },
             _ => return Err(multi_group(name)),
-        },
-        _ => return Err(multi_group(name)),
-    };
-    let hint_g = hint.map(graph_ref).transpose()?;
-    let impls: Vec<&AscGraph> = borrowed.iter().map(|r| &r.g).collect();
-    let hint_ref: Option<&AscGraph> = hint_g.as_ref().map(|r| &r.g);
-    let t = &target.t;
-    py.detach(|| {
-        let opts = KernelOptions {
-            hint: hint_ref,
-            cache_key,
         };
-        gen_kernel(name, &impls, t, &opts)
+        let hint_g = hint.map(graph_ref).transpose()?;
+        let impls: Vec<&AscGraph> = borrowed.iter().map(|r| &r.g).collect();
+        let hint_ref: Option<&AscGraph> = hint_g.as_ref().map(|r| &r.g);
+        let t = &target.t;
+        py.detach(|| {
+            let opts = KernelOptions {
+                hint: hint_ref,
+                cache_key,
+            };
+            gen_kernel(name, &impls, t, &opts)
+        })
+        .map_err(asc_err)
     })
-    .map_err(asc_err)
 }
 
 fn multi_group(name: &str) -> PyErr {
@@ -142,8 +148,8 @@ fn multi_group(name: &str) -> PyErr {
 
 /// A CANN-free `kernel_tiling/kernel_tiling.h` (API tiling structs as `uint32_t` fields).
 #[pyfunction]
-fn kernel_tiling_stub() -> String {
-    ascendir_asc::codegen::tiling_data::kernel_tiling_stub()
+fn kernel_tiling_stub() -> PyResult<String> {
+    crate::errors::guard(ascendir_asc::codegen::tiling_data::kernel_tiling_stub)
 }
 
 /// Register the `codegen` submodule.

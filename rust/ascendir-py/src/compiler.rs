@@ -82,14 +82,16 @@ fn compile<'py>(
     options_json: &str,
     dump: bool,
 ) -> PyResult<Parts<'py>> {
-    ensure_builtins(py)?;
-    let opts = CompileOptions::from_json(options_json)
-        .map_err(|e| compile_err(py, CompileError::new(ascendir_compiler::Stage::Load, e)))?;
-    let input = PyGraph::read(graph, |g| g.clone())?;
-    let cm = py
-        .detach(|| run_compile(&input, &opts, &mut PyCustom, dump))
-        .map_err(|e| compile_err(py, e))?;
-    model_parts(py, cm)
+    crate::errors::guard_res(|| {
+        ensure_builtins(py)?;
+        let opts = CompileOptions::from_json(options_json)
+            .map_err(|e| compile_err(py, CompileError::new(ascendir_compiler::Stage::Load, e)))?;
+        let input = PyGraph::read(graph, |g| g.clone())?;
+        let cm = py
+            .detach(|| run_compile(&input, &opts, &mut PyCustom, dump))
+            .map_err(|e| compile_err(py, e))?;
+        model_parts(py, cm)
+    })
 }
 
 /// The parts of a compiled model as Python values: `(graph, kernels, report_json,
@@ -102,17 +104,17 @@ fn model_parts(py: Python<'_>, cm: CompiledModel) -> PyResult<Parts<'_>> {
         d.set_item("fuse_type", &k.fuse_type)?;
         d.set_item("members", &k.members)?;
         d.set_item("member_types", &k.member_types)?;
-        d.set_item("hint", PyBytes::new(py, &k.hint))?;
+        d.set_item("hint", crate::errors::py_bytes(py, &k.hint)?)?;
         let impls = PyList::empty(py);
         for i in &k.impls {
-            impls.append(PyBytes::new(py, i))?;
+            impls.append(crate::errors::py_bytes(py, i)?)?;
         }
         d.set_item("impls", impls)?;
         d.set_item("cache_key", &k.cache_key)?;
         d.set_item("from_cache", k.from_cache)?;
         kernels.append(d)?;
     }
-    let json = PyBytes::new(py, &cm.report.to_json_bytes());
+    let json = crate::errors::py_bytes(py, &cm.report.to_json_bytes())?;
     let text = cm.report.text();
     let dot = ascendir_compiler::report::to_dot(&cm.graph);
     Ok((
@@ -167,55 +169,57 @@ impl PyBatch {
         cache_mode: &str,
         archives: bool,
     ) -> PyResult<PyBatch> {
-        ensure_builtins(py)?;
-        let opts = CompileOptions::from_json(options_json)
-            .map_err(|e| compile_err(py, CompileError::new(Stage::Load, e)))?;
-        let mode = CacheMode::parse(cache_mode).ok_or_else(|| {
-            compile_err(
-                py,
-                CompileError::new(Stage::Load, format!("unknown cache mode '{cache_mode}'")),
-            )
-        })?;
-        let inputs = models
-            .iter()
-            .map(|m| batch_input(&m))
-            .collect::<PyResult<Vec<_>>>()?;
-        let total = inputs.len();
-        let cache = match (cache_dir, mode) {
-            (Some(d), m) if m != CacheMode::Off => Some(DirCache::new(&d, m)),
-            _ => None,
-        };
-        let progress = Arc::new(Progress::default());
-        let (tx, rx) = mpsc::channel();
-        let p = Arc::clone(&progress);
-        let handle = std::thread::Builder::new()
-            .name("ascendir-batch".into())
-            .spawn(move || {
-                let spec = BatchSpec {
-                    opts: &opts,
-                    jobs,
-                    dump,
-                    cache: cache.as_ref(),
-                    archives,
-                };
-                let tx = Mutex::new(tx);
-                run_batch(inputs, &spec, &p, &|| PyCustom, &|i, r| {
-                    if let Ok(t) = tx.lock() {
-                        let _ = t.send((i, r));
-                    }
-                })
-            })
-            .map_err(|e| {
+        crate::errors::guard_res(|| {
+            ensure_builtins(py)?;
+            let opts = CompileOptions::from_json(options_json)
+                .map_err(|e| compile_err(py, CompileError::new(Stage::Load, e)))?;
+            let mode = CacheMode::parse(cache_mode).ok_or_else(|| {
                 compile_err(
                     py,
-                    CompileError::new(Stage::Load, format!("cannot start the batch: {e}")),
+                    CompileError::new(Stage::Load, format!("unknown cache mode '{cache_mode}'")),
                 )
             })?;
-        Ok(PyBatch {
-            rx: Mutex::new(rx),
-            progress,
-            handle: Mutex::new(Some(handle)),
-            total,
+            let inputs = models
+                .iter()
+                .map(|m| batch_input(&m))
+                .collect::<PyResult<Vec<_>>>()?;
+            let total = inputs.len();
+            let cache = match (cache_dir, mode) {
+                (Some(d), m) if m != CacheMode::Off => Some(DirCache::new(&d, m)),
+                _ => None,
+            };
+            let progress = Arc::new(Progress::default());
+            let (tx, rx) = mpsc::channel();
+            let p = Arc::clone(&progress);
+            let handle = std::thread::Builder::new()
+                .name("ascendir-batch".into())
+                .spawn(move || {
+                    let spec = BatchSpec {
+                        opts: &opts,
+                        jobs,
+                        dump,
+                        cache: cache.as_ref(),
+                        archives,
+                    };
+                    let tx = Mutex::new(tx);
+                    run_batch(inputs, &spec, &p, &|| PyCustom, &|i, r| {
+                        if let Ok(t) = tx.lock() {
+                            let _ = t.send((i, r));
+                        }
+                    })
+                })
+                .map_err(|e| {
+                    compile_err(
+                        py,
+                        CompileError::new(Stage::Load, format!("cannot start the batch: {e}")),
+                    )
+                })?;
+            Ok(PyBatch {
+                rx: Mutex::new(rx),
+                progress,
+                handle: Mutex::new(Some(handle)),
+                total,
+            })
         })
     }
 
@@ -225,65 +229,73 @@ impl PyBatch {
     /// waiting up to `timeout` seconds without the GIL; `None` on timeout or when every model
     /// has been handed out. Pending signals (Ctrl-C) are raised after the wait.
     fn next(&self, py: Python<'_>, timeout: f64) -> PyResult<Option<Py<PyAny>>> {
-        let Some((i, r)) = self.recv(py, timeout)? else {
-            return Ok(None);
-        };
-        let item = match r {
-            Ok(Done {
-                output: Output::Model(cm),
-                cached,
-            }) => (i, model_parts(py, *cm)?, cached)
-                .into_pyobject(py)?
-                .into_any()
-                .unbind(),
-            Ok(Done {
-                output: Output::Archive(a),
-                cached,
-            }) => match ascendir_compiler::archive::sections(&a) {
-                Ok(s) => {
-                    let list: Vec<(String, Bound<'_, PyBytes>)> = s
-                        .into_iter()
-                        .map(|(n, d)| (n, PyBytes::new(py, d)))
-                        .collect();
-                    (i, list, cached).into_pyobject(py)?.into_any().unbind()
-                }
+        crate::errors::guard_res(|| {
+            let Some((i, r)) = self.recv(py, timeout)? else {
+                return Ok(None);
+            };
+            let item = match r {
+                Ok(Done {
+                    output: Output::Model(cm),
+                    cached,
+                }) => (i, model_parts(py, *cm)?, cached)
+                    .into_pyobject(py)?
+                    .into_any()
+                    .unbind(),
+                Ok(Done {
+                    output: Output::Archive(a),
+                    cached,
+                }) => match ascendir_compiler::archive::sections(&a) {
+                    Ok(s) => {
+                        let list: Vec<(String, Bound<'_, PyBytes>)> = s
+                            .into_iter()
+                            .map(|(n, d)| Ok((n, crate::errors::py_bytes(py, d)?)))
+                            .collect::<PyResult<_>>()?;
+                        (i, list, cached).into_pyobject(py)?.into_any().unbind()
+                    }
+                    Err(e) => error_item(py, i, e)?,
+                },
                 Err(e) => error_item(py, i, e)?,
-            },
-            Err(e) => error_item(py, i, e)?,
-        };
-        Ok(Some(item))
+            };
+            Ok(Some(item))
+        })
     }
 
     /// `(done, failed, total, in_flight, peak_in_flight)`.
-    fn progress(&self) -> (usize, usize, usize, usize, usize) {
-        let p = &self.progress;
-        (
-            p.done.load(Ordering::SeqCst),
-            p.failed.load(Ordering::SeqCst),
-            self.total,
-            p.in_flight.load(Ordering::SeqCst),
-            p.peak_in_flight.load(Ordering::SeqCst),
-        )
+    fn progress(&self) -> PyResult<(usize, usize, usize, usize, usize)> {
+        crate::errors::guard(|| {
+            let p = &self.progress;
+            (
+                p.done.load(Ordering::SeqCst),
+                p.failed.load(Ordering::SeqCst),
+                self.total,
+                p.in_flight.load(Ordering::SeqCst),
+                p.peak_in_flight.load(Ordering::SeqCst),
+            )
+        })
     }
 
     /// Stop: models not started fail as cancelled, running ones at their next stage.
-    fn cancel(&self) {
-        self.progress.cancel.store(true, Ordering::SeqCst);
+    fn cancel(&self) -> PyResult<()> {
+        crate::errors::guard(|| {
+            self.progress.cancel.store(true, Ordering::SeqCst);
+        })
     }
 
     /// Wait (without the GIL) until the batch thread and its pool have finished.
     fn join(&self, py: Python<'_>) -> PyResult<()> {
-        let h = self.handle.lock().ok().and_then(|mut h| h.take());
-        let Some(h) = h else { return Ok(()) };
-        let r = py.detach(|| h.join());
-        match r {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(compile_err(py, CompileError::new(Stage::Load, e))),
-            Err(_) => Err(compile_err(
-                py,
-                CompileError::new(Stage::Load, "the batch thread panicked"),
-            )),
-        }
+        crate::errors::guard_res(|| {
+            let h = self.handle.lock().ok().and_then(|mut h| h.take());
+            let Some(h) = h else { return Ok(()) };
+            let r = py.detach(|| h.join());
+            match r {
+                Ok(Ok(())) => Ok(()),
+                Ok(Err(e)) => Err(compile_err(py, CompileError::new(Stage::Load, e))),
+                Err(_) => Err(compile_err(
+                    py,
+                    CompileError::new(Stage::Load, "the batch thread panicked"),
+                )),
+            }
+        })
     }
 }
 
@@ -323,10 +335,12 @@ fn unpack_archive<'py>(
     py: Python<'py>,
     data: &[u8],
 ) -> PyResult<Vec<(String, Bound<'py, PyBytes>)>> {
-    let s = ascendir_compiler::archive::sections(data).map_err(|e| compile_err(py, e))?;
-    Ok(s.into_iter()
-        .map(|(n, d)| (n, PyBytes::new(py, d)))
-        .collect())
+    crate::errors::guard_res(|| {
+        let s = ascendir_compiler::archive::sections(data).map_err(|e| compile_err(py, e))?;
+        s.into_iter()
+            .map(|(n, d)| Ok((n, crate::errors::py_bytes(py, d)?)))
+            .collect()
+    })
 }
 
 /// Compile one model (a Graph, path or bytes) into its result archive, on `jobs` threads:
@@ -342,32 +356,34 @@ fn compile_archive<'py>(
     cache_dir: Option<PathBuf>,
     cache_mode: &str,
 ) -> PyResult<(Bound<'py, PyBytes>, bool)> {
-    let list = PyList::new(py, [model])?;
-    let b = PyBatch::new(
-        py,
-        &list,
-        options_json,
-        jobs,
-        dump,
-        cache_dir,
-        cache_mode,
-        true,
-    )?;
-    let (_, got) = loop {
-        if let Some(item) = b.recv(py, 0.1)? {
-            break item;
-        }
-    };
-    b.join(py)?;
-    let done = got.map_err(|e| compile_err(py, e))?;
-    let archive = done.output.into_archive().map_err(|e| compile_err(py, e))?;
-    Ok((PyBytes::new(py, &archive), done.cached))
+    crate::errors::guard_res(|| {
+        let list = PyList::new(py, [model])?;
+        let b = PyBatch::new(
+            py,
+            &list,
+            options_json,
+            jobs,
+            dump,
+            cache_dir,
+            cache_mode,
+            true,
+        )?;
+        let (_, got) = loop {
+            if let Some(item) = b.recv(py, 0.1)? {
+                break item;
+            }
+        };
+        b.join(py)?;
+        let done = got.map_err(|e| compile_err(py, e))?;
+        let archive = done.output.into_archive().map_err(|e| compile_err(py, e))?;
+        Ok((crate::errors::py_bytes(py, &archive)?, done.cached))
+    })
 }
 
 /// The model formats the loader tells from bytes: `"onnx"`, `"pb"`, `"txt"`, `"om"` or `None`.
 #[pyfunction]
-fn sniff(data: &[u8]) -> Option<&'static str> {
-    ascendir_compiler::load::sniff(data).map(|f| f.name())
+fn sniff(data: &[u8]) -> PyResult<Option<&'static str>> {
+    crate::errors::guard(|| ascendir_compiler::load::sniff(data).map(|f| f.name()))
 }
 
 /// Load a model (path or bytes; `base_dir` for external ONNX data of bytes) as a Graph.
@@ -378,30 +394,34 @@ fn load_model(
     model: &Bound<'_, PyAny>,
     base_dir: Option<PathBuf>,
 ) -> PyResult<PyGraph> {
-    let src = match model.cast::<PyBytes>() {
-        Ok(b) => Source::Bytes {
-            data: Bytes::copy_from_slice(b.as_bytes()),
-            base_dir,
-        },
-        Err(_) => Source::Path(model.extract()?),
-    };
-    let g = py
-        .detach(|| ascendir_compiler::load::load(&src))
-        .map_err(|e| compile_err(py, e))?;
-    Ok(PyGraph::from_graph(g))
+    crate::errors::guard_res(|| {
+        let src = match model.cast::<PyBytes>() {
+            Ok(b) => Source::Bytes {
+                data: Bytes::copy_from_slice(b.as_bytes()),
+                base_dir,
+            },
+            Err(_) => Source::Path(model.extract()?),
+        };
+        let g = py
+            .detach(|| ascendir_compiler::load::load(&src))
+            .map_err(|e| compile_err(py, e))?;
+        Ok(PyGraph::from_graph(g))
+    })
 }
 
 /// GE op types with a registered lowering.
 #[pyfunction]
-fn lowered_types() -> Vec<String> {
-    ascendir_compiler::lower::registered()
+fn lowered_types() -> PyResult<Vec<String>> {
+    crate::errors::guard(ascendir_compiler::lower::registered)
 }
 
 /// Register a lowering given as JSON (see `ascendir_compiler::lower::spec`); returns its GE type.
 #[pyfunction]
 fn register_lowering(py: Python<'_>, spec_json: &str) -> PyResult<String> {
-    ascendir_compiler::lower::spec::register_json(spec_json)
-        .map_err(|e| compile_err(py, CompileError::new(ascendir_compiler::Stage::Lower, e)))
+    crate::errors::guard_res(|| {
+        ascendir_compiler::lower::spec::register_json(spec_json)
+            .map_err(|e| compile_err(py, CompileError::new(ascendir_compiler::Stage::Lower, e)))
+    })
 }
 
 /// Register the `ascendir._core.compiler` functions.

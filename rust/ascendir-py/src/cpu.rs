@@ -19,38 +19,40 @@ fn py_cpu_kernel<'py>(
     block_size: i64,
     canonical: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let gs = graphs_of(impls)?;
-    let refs: Vec<&ascendir_asc::AscGraph> = gs.iter().collect();
-    let k = py
-        .detach(|| ascendir_asc::codegen::generate_cpu_with(name, &refs, block_size, canonical))
-        .map_err(asc_err)?;
-    let d = PyDict::new(py);
-    d.set_item("name", &k.name)?;
-    d.set_item("source", &k.source)?;
-    d.set_item("tiling_header", &k.tiling_header)?;
-    d.set_item("runtime_header", ascendir_asc::codegen::RUNTIME_HEADER)?;
-    d.set_item(
-        "kernel_tiling_stub",
-        ascendir_asc::codegen::tiling_data::kernel_tiling_stub(),
-    )?;
-    let fields: Vec<(String, usize)> = k
-        .fields
-        .iter()
-        .map(|f| (f.name.clone(), f.offset))
-        .collect();
-    d.set_item("fields", fields)?;
-    let args = |v: &[ascendir_asc::codegen::GmArg]| -> PyResult<Bound<'py, PyList>> {
-        let l = PyList::empty(py);
-        for a in v {
-            l.append((a.name.clone(), a.dtype.ge_value()))?;
-        }
-        Ok(l)
-    };
-    d.set_item("inputs", args(&k.inputs)?)?;
-    d.set_item("outputs", args(&k.outputs)?)?;
-    d.set_item("templates", k.templates.clone())?;
-    d.set_item("names", k.names.clone())?;
-    Ok(d)
+    crate::errors::guard_res(|| {
+        let gs = graphs_of(impls)?;
+        let refs: Vec<&ascendir_asc::AscGraph> = gs.iter().collect();
+        let k = py
+            .detach(|| ascendir_asc::codegen::generate_cpu_with(name, &refs, block_size, canonical))
+            .map_err(asc_err)?;
+        let d = PyDict::new(py);
+        d.set_item("name", &k.name)?;
+        d.set_item("source", &k.source)?;
+        d.set_item("tiling_header", &k.tiling_header)?;
+        d.set_item("runtime_header", ascendir_asc::codegen::RUNTIME_HEADER)?;
+        d.set_item(
+            "kernel_tiling_stub",
+            ascendir_asc::codegen::tiling_data::kernel_tiling_stub(),
+        )?;
+        let fields: Vec<(String, usize)> = k
+            .fields
+            .iter()
+            .map(|f| (f.name.clone(), f.offset))
+            .collect();
+        d.set_item("fields", fields)?;
+        let args = |v: &[ascendir_asc::codegen::GmArg]| -> PyResult<Bound<'py, PyList>> {
+            let l = PyList::empty(py);
+            for a in v {
+                l.append((a.name.clone(), a.dtype.ge_value()))?;
+            }
+            Ok(l)
+        };
+        d.set_item("inputs", args(&k.inputs)?)?;
+        d.set_item("outputs", args(&k.outputs)?)?;
+        d.set_item("templates", k.templates.clone())?;
+        d.set_item("names", k.names.clone())?;
+        Ok(d)
+    })
 }
 
 /// Register the CPU target functions into the `asc_backend` submodule.

@@ -157,3 +157,16 @@ impl<T> IntoPyResult<T> for Result<T, IrError> {
         self.map_err(ir_err)
     }
 }
+
+/// A Python `bytes` copy of `data`; `MemoryError` (not a panic) when Python cannot allocate it.
+pub fn py_bytes<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    pyo3::types::PyBytes::new_with(py, data.len(), |buf| {
+        buf.copy_from_slice(data);
+        Ok(())
+    })
+}
+
+/// [`guard`] for a body that returns a `PyResult` itself.
+pub fn guard_res<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    guard(f)?
+}

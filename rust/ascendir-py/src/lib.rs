@@ -34,30 +34,33 @@ mod torch;
 /// being freed on helper threads, then have jemalloc purge the unused pages of every arena
 /// (which it otherwise returns gradually). Returns the number of graphs it waited for.
 #[pyfunction]
-fn release_memory(py: Python<'_>) -> usize {
-    py.detach(|| {
-        let waited = ascendir_ir::threads::pending_frees();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-        while ascendir_ir::threads::pending_frees() > 0 && std::time::Instant::now() < deadline {
-            std::thread::sleep(std::time::Duration::from_millis(1));
-        }
-        #[cfg(all(feature = "jemalloc", not(target_env = "msvc")))]
-        {
-            // "arena.<MALLCTL_ARENAS_ALL>.purge" (4096 = MALLCTL_ARENAS_ALL); the call takes no
-            // arguments and cannot fail in a way that matters here.
-            let name = b"arena.4096.purge\0";
-            // SAFETY: a NUL-terminated control name; no old or new value is read or written.
-            unsafe {
-                tikv_jemalloc_sys::mallctl(
-                    name.as_ptr().cast(),
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                    0,
-                );
+fn release_memory(py: Python<'_>) -> PyResult<usize> {
+    crate::errors::guard(|| {
+        py.detach(|| {
+            let waited = ascendir_ir::threads::pending_frees();
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            while ascendir_ir::threads::pending_frees() > 0 && std::time::Instant::now() < deadline
+            {
+                std::thread::sleep(std::time::Duration::from_millis(1));
             }
-        }
-        waited
+            #[cfg(all(feature = "jemalloc", not(target_env = "msvc")))]
+            {
+                // "arena.<MALLCTL_ARENAS_ALL>.purge" (4096 = MALLCTL_ARENAS_ALL); the call takes no
+                // arguments and cannot fail in a way that matters here.
+                let name = b"arena.4096.purge\0";
+                // SAFETY: a NUL-terminated control name; no old or new value is read or written.
+                unsafe {
+                    tikv_jemalloc_sys::mallctl(
+                        name.as_ptr().cast(),
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        0,
+                    );
+                }
+            }
+            waited
+        })
     })
 }
 
@@ -66,37 +69,41 @@ fn release_memory(py: Python<'_>) -> usize {
 /// freeing large graphs). `1` makes every call single-threaded.
 #[pyfunction]
 fn set_num_threads(n: i64) -> PyResult<()> {
-    let bad = || {
-        ascendir_ir::error::IrError::InvalidArgument(format!(
-            "set_num_threads: the number of threads must be at least 1, got {n}"
-        ))
-    };
-    let n = usize::try_from(n).map_err(|_| errors::ir_err(bad()))?;
-    ascendir_ir::threads::set_num_threads(n).map_err(errors::ir_err)
+    crate::errors::guard_res(|| {
+        let bad = || {
+            ascendir_ir::error::IrError::InvalidArgument(format!(
+                "set_num_threads: the number of threads must be at least 1, got {n}"
+            ))
+        };
+        let n = usize::try_from(n).map_err(|_| errors::ir_err(bad()))?;
+        ascendir_ir::threads::set_num_threads(n).map_err(errors::ir_err)
+    })
 }
 
 /// The number of threads ascendir's parallel paths may use, the calling thread included.
 #[pyfunction]
-fn get_num_threads() -> usize {
-    ascendir_ir::threads::num_threads()
+fn get_num_threads() -> PyResult<usize> {
+    crate::errors::guard(ascendir_ir::threads::num_threads)
 }
 
 /// Start recording which threads run ascendir's parallel work (for tests).
 #[pyfunction]
-fn _thread_trace_start() {
-    ascendir_ir::threads::trace::start();
+fn _thread_trace_start() -> PyResult<()> {
+    crate::errors::guard(|| {
+        ascendir_ir::threads::trace::start();
+    })
 }
 
 /// Stop recording; the tokens of the threads that ran parallel work since the start, sorted.
 #[pyfunction]
-fn _thread_trace_stop() -> Vec<u64> {
-    ascendir_ir::threads::trace::stop()
+fn _thread_trace_stop() -> PyResult<Vec<u64>> {
+    crate::errors::guard(ascendir_ir::threads::trace::stop)
 }
 
 /// The calling thread's token, as `_thread_trace_stop` names threads.
 #[pyfunction]
-fn _thread_token() -> u64 {
-    ascendir_ir::threads::trace::token()
+fn _thread_token() -> PyResult<u64> {
+    crate::errors::guard(ascendir_ir::threads::trace::token)
 }
 
 #[pymodule]

@@ -73,18 +73,20 @@ fn _onnx_load_file<'py>(
     py: Python<'py>,
     path: PathBuf,
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
-    let result = guard(|| {
-        py.detach(|| {
-            let data = std::fs::read(&path).map_err(|e| {
-                OnnxError::Io(format!("cannot read ONNX model '{}': {e}", path.display()))
-            })?;
-            let opts = ImportOptions {
-                base_dir: Some(path.parent().map(PathBuf::from).unwrap_or_default()),
-            };
-            ascendir_onnx::import_model(Bytes::from(data), &opts)
-        })
-    })?;
-    finish(py, result)
+    crate::errors::guard_res(|| {
+        let result = guard(|| {
+            py.detach(|| {
+                let data = std::fs::read(&path).map_err(|e| {
+                    OnnxError::Io(format!("cannot read ONNX model '{}': {e}", path.display()))
+                })?;
+                let opts = ImportOptions {
+                    base_dir: Some(path.parent().map(PathBuf::from).unwrap_or_default()),
+                };
+                ascendir_onnx::import_model(Bytes::from(data), &opts)
+            })
+        })?;
+        finish(py, result)
+    })
 }
 
 /// Import ONNX model bytes; `base_dir` resolves external data.
@@ -95,10 +97,12 @@ fn _onnx_load_bytes<'py>(
     data: &[u8],
     base_dir: Option<PathBuf>,
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
-    let buf = Bytes::copy_from_slice(data);
-    let result =
-        guard(|| py.detach(|| ascendir_onnx::import_model(buf, &ImportOptions { base_dir })))?;
-    finish(py, result)
+    crate::errors::guard_res(|| {
+        let buf = Bytes::copy_from_slice(data);
+        let result =
+            guard(|| py.detach(|| ascendir_onnx::import_model(buf, &ImportOptions { base_dir })))?;
+        finish(py, result)
+    })
 }
 
 /// Encode a graph as ONNX model bytes.
@@ -109,13 +113,15 @@ fn _onnx_save_bytes<'py>(
     opset: Option<i64>,
     producer: Option<String>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let py = graph.py();
-    let opts = ExportOptions { opset, producer };
-    let out = PyGraph::read(graph, |g| {
-        py.detach(|| ascendir_onnx::export_model(g, &opts))
-    })?;
-    let data = out.map_err(|e| onnx_err(py, e))?;
-    Ok(PyBytes::new(py, &data))
+    crate::errors::guard_res(|| {
+        let py = graph.py();
+        let opts = ExportOptions { opset, producer };
+        let out = PyGraph::read(graph, |g| {
+            py.detach(|| ascendir_onnx::export_model(g, &opts))
+        })?;
+        let data = out.map_err(|e| onnx_err(py, e))?;
+        crate::errors::py_bytes(py, &data)
+    })
 }
 
 /// Register the ONNX helpers.

@@ -213,6 +213,9 @@ fn parse_proto(spec: &Bound<'_, PyDict>) -> PyResult<OpProto> {
 
 /// Register an op prototype (a spec dict built by `ascendir.ops`), with optional Python
 /// `infer` and `verify` functions.
+/// An inference rule: its name and its parameters as `(name, value)` text.
+type RuleOf = (String, Vec<(String, String)>);
+
 #[pyfunction]
 #[pyo3(signature = (spec, *, overriding=false, infer=None, verify=None))]
 fn _ops_register(
@@ -222,100 +225,112 @@ fn _ops_register(
     infer: Option<Py<PyAny>>,
     verify: Option<Py<PyAny>>,
 ) -> PyResult<()> {
-    let mut proto = parse_proto(spec)?;
-    if infer.is_some() && proto.rule.kind == RuleKind::None {
-        proto.rule = infer::InferRule::new(RuleKind::Custom, Params::new());
-    }
-    if proto.rule.kind == RuleKind::Custom && infer.is_none() {
-        return Err(raise(
-            py,
-            registry_error(py),
-            format!(
-                "op '{}': a custom inference rule needs an infer function",
-                proto.op_type
-            ),
-            &[],
-        ));
-    }
-    let ty = proto.op_type.clone();
-    registry::register(proto, overriding).map_err(|e| registry_err(py, e))?;
-    let mut guard = PY_FUNCS.lock().unwrap_or_else(|e| e.into_inner());
-    guard
-        .get_or_insert_with(HashMap::new)
-        .insert(ty, (infer, verify));
-    Ok(())
+    crate::errors::guard_res(|| {
+        let mut proto = parse_proto(spec)?;
+        if infer.is_some() && proto.rule.kind == RuleKind::None {
+            proto.rule = infer::InferRule::new(RuleKind::Custom, Params::new());
+        }
+        if proto.rule.kind == RuleKind::Custom && infer.is_none() {
+            return Err(raise(
+                py,
+                registry_error(py),
+                format!(
+                    "op '{}': a custom inference rule needs an infer function",
+                    proto.op_type
+                ),
+                &[],
+            ));
+        }
+        let ty = proto.op_type.clone();
+        registry::register(proto, overriding).map_err(|e| registry_err(py, e))?;
+        let mut guard = PY_FUNCS.lock().unwrap_or_else(|e| e.into_inner());
+        guard
+            .get_or_insert_with(HashMap::new)
+            .insert(ty, (infer, verify));
+        Ok(())
+    })
 }
 
 /// Remove a registration; returns whether it existed.
 #[pyfunction]
-fn _ops_unregister(ty: &str) -> bool {
-    let mut guard = PY_FUNCS.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(m) = guard.as_mut() {
-        m.remove(ty);
-    }
-    registry::unregister(ty)
+fn _ops_unregister(ty: &str) -> PyResult<bool> {
+    crate::errors::guard(|| {
+        let mut guard = PY_FUNCS.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = guard.as_mut() {
+            m.remove(ty);
+        }
+        registry::unregister(ty)
+    })
 }
 
 /// Whether `ty` is registered (no lazy loading).
 #[pyfunction]
-fn _ops_contains(ty: &str) -> bool {
-    registry::contains(ty)
+fn _ops_contains(ty: &str) -> PyResult<bool> {
+    crate::errors::guard(|| registry::contains(ty))
 }
 
 /// Every registered type, sorted.
 #[pyfunction]
-fn _ops_types() -> Vec<String> {
-    registry::registered_types()
+fn _ops_types() -> PyResult<Vec<String>> {
+    crate::errors::guard(registry::registered_types)
 }
 
 /// Open an op-library loading window (overrides allowed).
 #[pyfunction]
-fn _ops_begin_library() {
-    registry::begin_library();
+fn _ops_begin_library() -> PyResult<()> {
+    crate::errors::guard(|| {
+        registry::begin_library();
+    })
 }
 
 /// Close an op-library loading window.
 #[pyfunction]
-fn _ops_end_library() {
-    registry::end_library();
+fn _ops_end_library() -> PyResult<()> {
+    crate::errors::guard(|| {
+        registry::end_library();
+    })
 }
 
 /// Whether an op library is loading.
 #[pyfunction]
-fn _ops_library_loading() -> bool {
-    registry::library_loading()
+fn _ops_library_loading() -> PyResult<bool> {
+    crate::errors::guard(registry::library_loading)
 }
 
 /// Mark the builtin library as loaded (called by `ascendir.ops` after loading it).
 #[pyfunction]
-fn _ops_mark_builtins_loaded() {
-    BUILTINS_LOADED.store(true, Ordering::Release);
+fn _ops_mark_builtins_loaded() -> PyResult<()> {
+    crate::errors::guard(|| {
+        BUILTINS_LOADED.store(true, Ordering::Release);
+    })
 }
 
 /// The names of the declarative rule kinds.
 #[pyfunction]
-fn _ops_rule_kinds() -> Vec<&'static str> {
-    RuleKind::ALL.iter().map(|k| k.name()).collect()
+fn _ops_rule_kinds() -> PyResult<Vec<&'static str>> {
+    crate::errors::guard(|| RuleKind::ALL.iter().map(|k| k.name()).collect())
 }
 
 /// Check a rule against a registered prototype's ports (for `ascendir.infer` helpers).
 #[pyfunction]
-fn _ops_rule_of(ty: &str) -> Option<(String, Vec<(String, String)>)> {
-    let p = registry::lookup(ty)?;
-    let params = p
-        .rule
-        .params
-        .iter()
-        .map(|(k, v)| {
-            let s = match v {
-                Param::Int(i) => i.to_string(),
-                Param::Str(s) => s.clone(),
-                Param::Strs(l) => l.join(","),
-            };
-            (k.clone(), s)
-        })
-        .collect();
-    Some((p.rule.kind.name().to_string(), params))
+fn _ops_rule_of(ty: &str) -> PyResult<Option<RuleOf>> {
+    crate::errors::guard(|| {
+        let p = registry::lookup(ty)?;
+        let params = p
+            .rule
+            .params
+            .iter()
+            .map(|(k, v)| {
+                let s = match v {
+                    Param::Int(i) => i.to_string(),
+                    Param::Str(s) => s.clone(),
+                    Param::Strs(l) => l.join(","),
+                };
+                (k.clone(), s)
+            })
+            .collect();
+        Some((p.rule.kind.name().to_string(), params))
+    })
 }
 
 /// Build the Python context object handed to `infer` / `verify` functions.
@@ -441,38 +456,40 @@ fn _ops_infer_node<'py>(
     py: Python<'py>,
     node: &Bound<'py, PyNode>,
 ) -> PyResult<Option<Bound<'py, PyList>>> {
-    let n = node.get();
-    let ty = n.read(py, |g, id| Ok(g.op(id)?.op_type().to_string()))?;
-    let Some(proto) = lookup(py, &ty)? else {
-        return Ok(None);
-    };
-    let (op, vals): (OpDesc, Vec<Option<Tensor>>) = n.read(py, |g, id| {
-        let op = g.op(id)?.clone();
-        let vals = (0..op.num_inputs())
-            .map(|i| infer::engine::input_value(g, id, i))
-            .collect();
-        Ok((op, vals))
-    })?;
-    let values = |i: usize| vals.get(i).cloned().flatten();
-    let outs = infer::infer_op(&proto, &op, &values, &mut PyCustom)
-        .and_then(|outs| infer::engine::check_outputs(&outs).map(|()| outs))
-        .map_err(|m| {
-            inference_err(
-                py,
-                &InferError {
-                    graph: String::new(),
-                    node: op.name().to_string(),
-                    op_type: ty.clone(),
-                    rule: proto.rule.kind.name().to_string(),
-                    message: m,
-                },
-            )
+    crate::errors::guard_res(|| {
+        let n = node.get();
+        let ty = n.read(py, |g, id| Ok(g.op(id)?.op_type().to_string()))?;
+        let Some(proto) = lookup(py, &ty)? else {
+            return Ok(None);
+        };
+        let (op, vals): (OpDesc, Vec<Option<Tensor>>) = n.read(py, |g, id| {
+            let op = g.op(id)?.clone();
+            let vals = (0..op.num_inputs())
+                .map(|i| infer::engine::input_value(g, id, i))
+                .collect();
+            Ok((op, vals))
         })?;
-    let list = PyList::empty(py);
-    for o in outs {
-        list.append((o.shape.to_vec(), py_dtype(py, o.dtype)?))?;
-    }
-    Ok(Some(list))
+        let values = |i: usize| vals.get(i).cloned().flatten();
+        let outs = infer::infer_op(&proto, &op, &values, &mut PyCustom)
+            .and_then(|outs| infer::engine::check_outputs(&outs).map(|()| outs))
+            .map_err(|m| {
+                inference_err(
+                    py,
+                    &InferError {
+                        graph: String::new(),
+                        node: op.name().to_string(),
+                        op_type: ty.clone(),
+                        rule: proto.rule.kind.name().to_string(),
+                        message: m,
+                    },
+                )
+            })?;
+        let list = PyList::empty(py);
+        for o in outs {
+            list.append((o.shape.to_vec(), py_dtype(py, o.dtype)?))?;
+        }
+        Ok(Some(list))
+    })
 }
 
 #[pymethods]
@@ -483,17 +500,19 @@ impl PyGraph {
     /// `{"nodes", "inferred", "unknown"}`; a failure raises `InferenceError` naming the node and
     /// rule (descs inferred before it are kept).
     fn infer_shapes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
-        let py = slf.py();
-        ensure_builtins(py)?;
-        let res = PyGraph::write(slf, |g: &mut Graph| {
-            py.detach(|| infer::infer_graph(g, &mut PyCustom))
-        })?;
-        let stats = res.map_err(|e| inference_err(py, &e))?;
-        let d = PyDict::new(py);
-        d.set_item("nodes", stats.nodes)?;
-        d.set_item("inferred", stats.inferred)?;
-        d.set_item("unknown", stats.unknown)?;
-        Ok(d)
+        crate::errors::guard_res(|| {
+            let py = slf.py();
+            ensure_builtins(py)?;
+            let res = PyGraph::write(slf, |g: &mut Graph| {
+                py.detach(|| infer::infer_graph(g, &mut PyCustom))
+            })?;
+            let stats = res.map_err(|e| inference_err(py, &e))?;
+            let d = PyDict::new(py);
+            d.set_item("nodes", stats.nodes)?;
+            d.set_item("inferred", stats.inferred)?;
+            d.set_item("unknown", stats.unknown)?;
+            Ok(d)
+        })
     }
 }
 

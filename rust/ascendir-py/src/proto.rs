@@ -106,64 +106,75 @@ impl PyGraph {
     /// This graph (and its subgraphs) as a binary GE `ModelDef` (`ge_ir.proto`), named after
     /// the graph, with GE's default model attributes.
     fn to_bytes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
-        pieces_to_bytes(slf.py(), &encode_pieces(slf)?)
+        crate::errors::guard_res(|| pieces_to_bytes(slf.py(), &encode_pieces(slf)?))
     }
 
     /// The main graph of a binary GE `ModelDef`. Malformed input raises
     /// `ascendir.errors.DecodeError` with `.offset` (bytes) or `.path` (field path).
     #[staticmethod]
     fn from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<Py<PyGraph>> {
-        decode_one(py, shared_input(data))
+        crate::errors::guard_res(|| decode_one(py, shared_input(data)))
     }
 
     /// This graph as protobuf text format (GE's `ge_proto_*.txt` dump layout).
     fn to_text(slf: &Bound<'_, Self>) -> PyResult<String> {
-        let py = slf.py();
-        let data = encode_one(slf)?;
-        guard(|| py.detach(|| ascendir_proto::text::print_bytes(&data, "ModelDef")))?
-            .map_err(|e| proto_err(py, e))
+        crate::errors::guard_res(|| {
+            let py = slf.py();
+            let data = encode_one(slf)?;
+            guard(|| py.detach(|| ascendir_proto::text::print_bytes(&data, "ModelDef")))?
+                .map_err(|e| proto_err(py, e))
+        })
     }
 
     /// The main graph of a text-format ModelDef (a GE dump).
     #[staticmethod]
     fn from_text(py: Python<'_>, text: &str) -> PyResult<Py<PyGraph>> {
-        let data = guard(|| py.detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef")))?
-            .map_err(|e| proto_err(py, e))?;
-        decode_one(py, Bytes::from(data))
+        crate::errors::guard_res(|| {
+            let data =
+                guard(|| py.detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef")))?
+                    .map_err(|e| proto_err(py, e))?;
+            decode_one(py, Bytes::from(data))
+        })
     }
 
     /// This graph as a `google.protobuf` `ModelDef` message (module
     /// `ascendir._proto.ge_ir_pb2`, imported on first use; needs the `protobuf` package).
     fn to_proto<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let data = encode_one(slf)?;
-        let module = py.import("ascendir._proto.ge_ir_pb2")?;
-        module
-            .getattr("ModelDef")?
-            .call_method1("FromString", (PyBytes::new(py, &data),))
+        crate::errors::guard_res(|| {
+            let py = slf.py();
+            let data = encode_one(slf)?;
+            let module = py.import("ascendir._proto.ge_ir_pb2")?;
+            module
+                .getattr("ModelDef")?
+                .call_method1("FromString", (crate::errors::py_bytes(py, &data)?,))
+        })
     }
 
     /// The main graph of a `google.protobuf` `ModelDef` message (any generated class of
     /// `ge_ir.proto`; only `SerializeToString` is used).
     #[staticmethod]
     fn from_proto(py: Python<'_>, msg: &Bound<'_, PyAny>) -> PyResult<Py<PyGraph>> {
-        let data = msg.call_method0("SerializeToString")?;
-        decode_one(py, shared_input(data.cast::<PyBytes>()?))
+        crate::errors::guard_res(|| {
+            let data = msg.call_method0("SerializeToString")?;
+            decode_one(py, shared_input(data.cast::<PyBytes>()?))
+        })
     }
 
     /// Pickle support: a graph pickles as its ModelDef bytes.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
-        let py = slf.py();
-        let data = pieces_to_bytes(py, &encode_pieces(slf)?)?;
-        let ctor = py.import("ascendir._core")?.getattr("_graph_from_bytes")?;
-        PyTuple::new(py, [ctor, PyTuple::new(py, [data])?.into_any()])
+        crate::errors::guard_res(|| {
+            let py = slf.py();
+            let data = pieces_to_bytes(py, &encode_pieces(slf)?)?;
+            let ctor = py.import("ascendir._core")?.getattr("_graph_from_bytes")?;
+            PyTuple::new(py, [ctor, PyTuple::new(py, [data])?.into_any()])
+        })
     }
 }
 
 /// Rebuild a graph from pickled bytes.
 #[pyfunction]
 fn _graph_from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<Py<PyGraph>> {
-    decode_one(py, shared_input(data))
+    crate::errors::guard_res(|| decode_one(py, shared_input(data)))
 }
 
 type ModelParts = (String, u32, String, Py<PyGraph>, Vec<Py<PyGraph>>);
@@ -172,23 +183,25 @@ type ModelParts = (String, u32, String, Py<PyGraph>, Vec<Py<PyGraph>>);
 /// model attributes are the attributes of the empty holder graph.
 #[pyfunction]
 fn _model_from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<ModelParts> {
-    let data = shared_input(data);
-    let model = guard(|| py.detach(|| ascendir_proto::decode_model_bytes(data)))?
-        .map_err(|e| proto_err(py, e))?;
-    let mut holder = Graph::new("__model_attrs__");
-    holder.attrs = model.meta.attrs;
-    let graphs = model
-        .graphs
-        .into_iter()
-        .map(|g| graph_object(py, g))
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok((
-        model.meta.name,
-        model.meta.version,
-        model.meta.custom_version,
-        graph_object(py, holder)?,
-        graphs,
-    ))
+    crate::errors::guard_res(|| {
+        let data = shared_input(data);
+        let model = guard(|| py.detach(|| ascendir_proto::decode_model_bytes(data)))?
+            .map_err(|e| proto_err(py, e))?;
+        let mut holder = Graph::new("__model_attrs__");
+        holder.attrs = model.meta.attrs;
+        let graphs = model
+            .graphs
+            .into_iter()
+            .map(|g| graph_object(py, g))
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok((
+            model.meta.name,
+            model.meta.version,
+            model.meta.custom_version,
+            graph_object(py, holder)?,
+            graphs,
+        ))
+    })
 }
 
 /// Encode a model: name, version, custom version, the attribute holder graph and the graphs.
@@ -201,49 +214,57 @@ fn _model_to_bytes<'py>(
     holder: &Bound<'py, PyGraph>,
     graphs: &Bound<'py, PyList>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let attrs = PyGraph::read(holder, |g| g.attrs.clone())?;
-    let meta = ModelMeta {
-        name,
-        version,
-        custom_version,
-        attrs,
-    };
-    let mut owned: Vec<Graph> = Vec::with_capacity(graphs.len());
-    for item in graphs.iter() {
-        let g = item.cast::<PyGraph>()?;
-        owned.push(PyGraph::read(g, |g| g.clone())?);
-    }
-    let data = guard(|| {
-        py.detach(|| {
-            let refs: Vec<&Graph> = owned.iter().collect();
-            ascendir_proto::encode_model(&meta, &refs)
-        })
-    })?
-    .map_err(|e| proto_err(py, e))?;
-    Ok(PyBytes::new(py, &data))
+    crate::errors::guard_res(|| {
+        let attrs = PyGraph::read(holder, |g| g.attrs.clone())?;
+        let meta = ModelMeta {
+            name,
+            version,
+            custom_version,
+            attrs,
+        };
+        let mut owned: Vec<Graph> = Vec::with_capacity(graphs.len());
+        for item in graphs.iter() {
+            let g = item.cast::<PyGraph>()?;
+            owned.push(PyGraph::read(g, |g| g.clone())?);
+        }
+        let data = guard(|| {
+            py.detach(|| {
+                let refs: Vec<&Graph> = owned.iter().collect();
+                ascendir_proto::encode_model(&meta, &refs)
+            })
+        })?
+        .map_err(|e| proto_err(py, e))?;
+        crate::errors::py_bytes(py, &data)
+    })
 }
 
 /// GE's default model attributes (7 keys), as the attributes of a holder graph.
 #[pyfunction]
 fn _default_model_attrs(py: Python<'_>) -> PyResult<Py<PyGraph>> {
-    let mut holder = Graph::new("__model_attrs__");
-    holder.attrs = ModelMeta::new("").attrs;
-    graph_object(py, holder)
+    crate::errors::guard_res(|| {
+        let mut holder = Graph::new("__model_attrs__");
+        holder.attrs = ModelMeta::new("").attrs;
+        graph_object(py, holder)
+    })
 }
 
 /// Text-format ModelDef → binary.
 #[pyfunction]
 fn _text_to_bytes<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
-    let data = guard(|| py.detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef")))?
-        .map_err(|e| proto_err(py, e))?;
-    Ok(PyBytes::new(py, &data))
+    crate::errors::guard_res(|| {
+        let data = guard(|| py.detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef")))?
+            .map_err(|e| proto_err(py, e))?;
+        crate::errors::py_bytes(py, &data)
+    })
 }
 
 /// Binary ModelDef → text format.
 #[pyfunction]
 fn _bytes_to_text(py: Python<'_>, data: &[u8]) -> PyResult<String> {
-    guard(|| py.detach(|| ascendir_proto::text::print_bytes(data, "ModelDef")))?
-        .map_err(|e| proto_err(py, e))
+    crate::errors::guard_res(|| {
+        guard(|| py.detach(|| ascendir_proto::text::print_bytes(data, "ModelDef")))?
+            .map_err(|e| proto_err(py, e))
+    })
 }
 
 /// The pieces of a parsed OM file: name, MODEL_DEF, WEIGHTS_DATA, the first model's other
@@ -261,28 +282,30 @@ type OmPieces<'py> = (
 /// WEIGHTS_DATA as `(type, bytes)`.
 #[pyfunction]
 fn _om_read<'py>(py: Python<'py>, data: &[u8]) -> PyResult<OmPieces<'py>> {
-    use ascendir_proto::om::partition;
-    let om =
-        guard(|| py.detach(|| ascendir_proto::om::read(data)))?.map_err(|e| proto_err(py, e))?;
-    let def = om.model_def().map_err(|e| proto_err(py, e))?;
-    let (mut seen_def, mut seen_weights) = (false, false);
-    let mut others = Vec::new();
-    for p in om.partitions.iter().filter(|p| p.model == 0) {
-        if p.kind == partition::MODEL_DEF && !seen_def {
-            seen_def = true;
-        } else if p.kind == partition::WEIGHTS_DATA && !seen_weights {
-            seen_weights = true;
-        } else {
-            others.push((p.kind, PyBytes::new(py, &p.data)));
+    crate::errors::guard_res(|| {
+        use ascendir_proto::om::partition;
+        let om = guard(|| py.detach(|| ascendir_proto::om::read(data)))?
+            .map_err(|e| proto_err(py, e))?;
+        let def = om.model_def().map_err(|e| proto_err(py, e))?;
+        let (mut seen_def, mut seen_weights) = (false, false);
+        let mut others = Vec::new();
+        for p in om.partitions.iter().filter(|p| p.model == 0) {
+            if p.kind == partition::MODEL_DEF && !seen_def {
+                seen_def = true;
+            } else if p.kind == partition::WEIGHTS_DATA && !seen_weights {
+                seen_weights = true;
+            } else {
+                others.push((p.kind, crate::errors::py_bytes(py, &p.data)?));
+            }
         }
-    }
-    Ok((
-        om.name.clone(),
-        PyBytes::new(py, def),
-        PyBytes::new(py, &om.weights()),
-        others,
-        om.model_num,
-    ))
+        Ok((
+            om.name.clone(),
+            crate::errors::py_bytes(py, def)?,
+            crate::errors::py_bytes(py, &om.weights())?,
+            others,
+            om.model_num,
+        ))
+    })
 }
 
 /// Write an OM file with MODEL_DEF and WEIGHTS_DATA partitions, then `extra` partitions
@@ -296,31 +319,33 @@ fn _om_write<'py>(
     weights: &[u8],
     extra: Vec<(u32, Vec<u8>)>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    use ascendir_proto::om::partition;
-    let out = guard(|| {
-        py.detach(|| {
-            let mut parts: Vec<(u32, &[u8])> = vec![
-                (partition::MODEL_DEF, model_def),
-                (partition::WEIGHTS_DATA, weights),
-            ];
-            parts.extend(extra.iter().map(|(k, d)| (*k, d.as_slice())));
-            ascendir_proto::om::write_partitions(name, &parts)
-        })
-    })?;
-    Ok(PyBytes::new(py, &out))
+    crate::errors::guard_res(|| {
+        use ascendir_proto::om::partition;
+        let out = guard(|| {
+            py.detach(|| {
+                let mut parts: Vec<(u32, &[u8])> = vec![
+                    (partition::MODEL_DEF, model_def),
+                    (partition::WEIGHTS_DATA, weights),
+                ];
+                parts.extend(extra.iter().map(|(k, d)| (*k, d.as_slice())));
+                ascendir_proto::om::write_partitions(name, &parts)
+            })
+        })?;
+        crate::errors::py_bytes(py, &out)
+    })
 }
 
 /// Panic on purpose inside the binding's guard: the test of the error funnel (the panic must
 /// reach Python as `InternalError`, never as `PanicException`). Not part of the API.
 #[pyfunction]
 fn _test_panic(py: Python<'_>) -> PyResult<()> {
-    guard(|| py.detach(|| -> () { panic!("deliberate panic of _test_panic") }))
+    crate::errors::guard(|| py.detach(|| -> () { panic!("deliberate panic of _test_panic") }))
 }
 
 /// Whether `data` starts with the OM magic.
 #[pyfunction]
-fn _is_om(data: &[u8]) -> bool {
-    ascendir_proto::om::is_om(data)
+fn _is_om(data: &[u8]) -> PyResult<bool> {
+    crate::errors::guard(|| ascendir_proto::om::is_om(data))
 }
 
 /// Register the serialization functions.

@@ -116,42 +116,44 @@ fn _torch_convert<'py>(
     symbols: Vec<(String, i64, i64, String)>,
     guards: Vec<String>,
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
-    let consts = consts
-        .iter()
-        .map(|(i, a)| Ok((*i, shared_bytes(a)?)))
-        .collect::<PyResult<Vec<_>>>()?;
-    let program = FxProgram {
-        name,
-        kinds,
-        names,
-        targets,
-        code,
-        code_off,
-        meta,
-        meta_off,
-        info,
-        strings,
-        consts,
-        symbols: symbols
-            .into_iter()
-            .map(|(name, min, max, source)| Symbol {
-                name,
-                min,
-                max,
-                source,
-            })
-            .collect(),
-        guards,
-    };
-    // `program` (whose payloads hold Python references) is dropped here, with the GIL.
-    let (result, secs) = py.detach(|| {
-        let t = Instant::now();
-        let r = ascendir_torch::convert(&program);
-        (r, t.elapsed().as_secs_f64())
-    });
-    let (g, report) = result.map_err(|e| torch_err(py, e))?;
-    let d = report_dict(py, &report, secs)?;
-    Ok((Py::new(py, PyGraph::from_graph(g))?, d))
+    crate::errors::guard_res(|| {
+        let consts = consts
+            .iter()
+            .map(|(i, a)| Ok((*i, shared_bytes(a)?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let program = FxProgram {
+            name,
+            kinds,
+            names,
+            targets,
+            code,
+            code_off,
+            meta,
+            meta_off,
+            info,
+            strings,
+            consts,
+            symbols: symbols
+                .into_iter()
+                .map(|(name, min, max, source)| Symbol {
+                    name,
+                    min,
+                    max,
+                    source,
+                })
+                .collect(),
+            guards,
+        };
+        // `program` (whose payloads hold Python references) is dropped here, with the GIL.
+        let (result, secs) = py.detach(|| {
+            let t = Instant::now();
+            let r = ascendir_torch::convert(&program);
+            (r, t.elapsed().as_secs_f64())
+        });
+        let (g, report) = result.map_err(|e| torch_err(py, e))?;
+        let d = report_dict(py, &report, secs)?;
+        Ok((Py::new(py, PyGraph::from_graph(g))?, d))
+    })
 }
 
 /// Register the PyTorch helpers.

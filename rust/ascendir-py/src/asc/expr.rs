@@ -88,77 +88,81 @@ impl PyExpr {
     #[new]
     #[pyo3(signature = (value = None))]
     fn new(value: Option<&Bound<'_, PyAny>>) -> PyResult<PyExpr> {
-        match value {
+        crate::errors::guard_res(|| match value {
             None => Ok(PyExpr { e: Expr::int(1) }),
             Some(v) => Ok(PyExpr { e: to_expr(v)? }),
-        }
+        })
     }
 
     /// A symbol.
     #[staticmethod]
-    fn symbol(name: &str) -> PyExpr {
-        PyExpr { e: Expr::sym(name) }
+    fn symbol(name: &str) -> PyResult<PyExpr> {
+        crate::errors::guard(|| PyExpr { e: Expr::sym(name) })
     }
 
     /// Parse GE's printed form.
     #[staticmethod]
     fn parse(text: &str) -> PyResult<PyExpr> {
-        Ok(PyExpr {
-            e: Expr::parse(text).map_err(AscError::from).py()?,
+        crate::errors::guard_res(|| {
+            Ok(PyExpr {
+                e: Expr::parse(text).map_err(AscError::from).py()?,
+            })
         })
     }
 
     /// A rational constant `n / d`.
     #[staticmethod]
     fn rational(n: i64, d: i64) -> PyResult<PyExpr> {
-        Expr::rational(n, d).map(|e| PyExpr { e }).ok_or_else(|| {
-            super::asc_err(AscError::InvalidArgument(
-                "rational with a zero denominator".into(),
-            ))
+        crate::errors::guard_res(|| {
+            Expr::rational(n, d).map(|e| PyExpr { e }).ok_or_else(|| {
+                super::asc_err(AscError::InvalidArgument(
+                    "rational with a zero denominator".into(),
+                ))
+            })
         })
     }
 
     /// The printed form (GE's `Str()`).
     #[getter]
-    fn expression(&self) -> String {
-        self.e.to_string()
+    fn expression(&self) -> PyResult<String> {
+        crate::errors::guard(|| self.e.to_string())
     }
 
     /// GE's `ExprType` code (0 integer, 2 rational, 100 symbol, 200 operation, 201 relation).
     #[getter]
-    fn expr_type(&self) -> u32 {
-        self.e.expr_type().code()
+    fn expr_type(&self) -> PyResult<u32> {
+        crate::errors::guard(|| self.e.expr_type().code())
     }
 
     /// Whether this is a constant.
-    fn is_const(&self) -> bool {
-        self.e.is_const()
+    fn is_const(&self) -> PyResult<bool> {
+        crate::errors::guard(|| self.e.is_const())
     }
 
     /// Whether this is a symbol.
-    fn is_symbol(&self) -> bool {
-        self.e.is_symbol()
+    fn is_symbol(&self) -> PyResult<bool> {
+        crate::errors::guard(|| self.e.is_symbol())
     }
 
     /// The integer value of an integer constant, else `None`.
-    fn const_value(&self) -> Option<i64> {
-        self.e.as_i64()
+    fn const_value(&self) -> PyResult<Option<i64>> {
+        crate::errors::guard(|| self.e.as_i64())
     }
 
     /// The symbol name, else `None`.
     #[getter]
-    fn name(&self) -> Option<String> {
-        self.e.as_sym().map(str::to_string)
+    fn name(&self) -> PyResult<Option<String>> {
+        crate::errors::guard(|| self.e.as_sym().map(str::to_string))
     }
 
     /// Names of the symbols in the expression.
-    fn free_symbols(&self) -> Vec<String> {
-        self.e.free_symbols().into_iter().collect()
+    fn free_symbols(&self) -> PyResult<Vec<String>> {
+        crate::errors::guard(|| self.e.free_symbols().into_iter().collect())
     }
 
     /// Direct arguments in canonical order.
-    fn args(&self) -> Vec<PyExpr> {
-        self.e.args().into_iter().map(|e| PyExpr { e }).collect()
+    fn args(&self) -> PyResult<Vec<PyExpr>> {
+        crate::errors::guard(|| self.e.args().into_iter().map(|e| PyExpr { e }).collect())
     }
 
     /// Exact value with symbol values from `bindings` (`{"s0": 4}` or `{s0: 4}`); an `int`, or
@@ -169,74 +173,80 @@ impl PyExpr {
         py: Python<'_>,
         bindings: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Py<PyAny>> {
-        let b = match bindings {
-            Some(d) => self::bindings(d)?,
-            None => Bindings::default(),
-        };
-        let v = self.e.evaluate_rational(&b).map_err(AscError::from).py()?;
-        if v.is_int() {
-            let i = v.to_i64().ok_or_else(|| {
-                super::asc_err(AscError::Eval(EvalError::Overflow(self.e.to_string())))
-            })?;
-            return Ok(i.into_pyobject(py)?.into_any().unbind());
-        }
-        let frac = py.import("fractions")?.getattr("Fraction")?;
-        Ok(frac.call1((v.numer(), v.denom()))?.unbind())
+        crate::errors::guard_res(|| {
+            let b = match bindings {
+                Some(d) => self::bindings(d)?,
+                None => Bindings::default(),
+            };
+            let v = self.e.evaluate_rational(&b).map_err(AscError::from).py()?;
+            if v.is_int() {
+                let i = v.to_i64().ok_or_else(|| {
+                    super::asc_err(AscError::Eval(EvalError::Overflow(self.e.to_string())))
+                })?;
+                return Ok(i.into_pyobject(py)?.into_any().unbind());
+            }
+            let frac = py.import("fractions")?.getattr("Fraction")?;
+            Ok(frac.call1((v.numer(), v.denom()))?.unbind())
+        })
     }
 
     /// Substitute symbols: `{"s0": expr_or_int}` (keys may be symbols).
     fn subs(&self, mapping: &Bound<'_, PyDict>) -> PyResult<PyExpr> {
-        let mut m = FxHashMap::default();
-        for (k, v) in mapping.iter() {
-            let key: String = match k.cast::<PyExpr>() {
-                Ok(e) => e
-                    .get()
-                    .e
-                    .as_sym()
-                    .map(str::to_string)
-                    .ok_or_else(|| PyTypeError::new_err("subs keys must be symbols"))?,
-                Err(_) => k.extract()?,
-            };
-            m.insert(key, to_expr(&v)?);
-        }
-        Ok(PyExpr { e: self.e.subs(&m) })
+        crate::errors::guard_res(|| {
+            let mut m = FxHashMap::default();
+            for (k, v) in mapping.iter() {
+                let key: String = match k.cast::<PyExpr>() {
+                    Ok(e) => e
+                        .get()
+                        .e
+                        .as_sym()
+                        .map(str::to_string)
+                        .ok_or_else(|| PyTypeError::new_err("subs keys must be symbols"))?,
+                    Err(_) => k.extract()?,
+                };
+                m.insert(key, to_expr(&v)?);
+            }
+            Ok(PyExpr { e: self.e.subs(&m) })
+        })
     }
 
     /// Replace a sub-expression.
     fn replace(&self, old: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<PyExpr> {
-        Ok(PyExpr {
-            e: self.e.replace(&to_expr(old)?, &to_expr(new)?),
+        crate::errors::guard_res(|| {
+            Ok(PyExpr {
+                e: self.e.replace(&to_expr(old)?, &to_expr(new)?),
+            })
         })
     }
 
     /// `self == other` statically: True, False or None (unknown).
     fn static_eq(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
-        Ok(tri(Expr::static_eq(&self.e, &to_expr(other)?)))
+        crate::errors::guard_res(|| Ok(tri(Expr::static_eq(&self.e, &to_expr(other)?))))
     }
 
     /// `self != other` statically.
     fn static_ne(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
-        Ok(tri(Expr::static_ne(&self.e, &to_expr(other)?)))
+        crate::errors::guard_res(|| Ok(tri(Expr::static_ne(&self.e, &to_expr(other)?))))
     }
 
     /// `self < other` statically.
     fn static_lt(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
-        Ok(tri(Expr::static_lt(&self.e, &to_expr(other)?)))
+        crate::errors::guard_res(|| Ok(tri(Expr::static_lt(&self.e, &to_expr(other)?))))
     }
 
     /// `self <= other` statically.
     fn static_le(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
-        Ok(tri(Expr::static_le(&self.e, &to_expr(other)?)))
+        crate::errors::guard_res(|| Ok(tri(Expr::static_le(&self.e, &to_expr(other)?))))
     }
 
     /// `self > other` statically.
     fn static_gt(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
-        Ok(tri(Expr::static_gt(&self.e, &to_expr(other)?)))
+        crate::errors::guard_res(|| Ok(tri(Expr::static_gt(&self.e, &to_expr(other)?))))
     }
 
     /// `self >= other` statically.
     fn static_ge(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<bool>> {
-        Ok(tri(Expr::static_ge(&self.e, &to_expr(other)?)))
+        crate::errors::guard_res(|| Ok(tri(Expr::static_ge(&self.e, &to_expr(other)?))))
     }
 
     fn __richcmp__(
@@ -245,22 +255,23 @@ impl PyExpr {
         other: &Bound<'_, PyAny>,
         op: CompareOp,
     ) -> PyResult<Py<PyAny>> {
-        let Some(o) = opt_expr(other) else {
-            return Ok(py.NotImplemented());
-        };
-        let r = match op {
-            CompareOp::Eq => {
-                return Ok(PyBool::new(py, self.e == o).to_owned().into_any().unbind())
-            }
-            CompareOp::Ne => {
-                return Ok(PyBool::new(py, self.e != o).to_owned().into_any().unbind())
-            }
-            CompareOp::Lt => Expr::static_lt(&self.e, &o),
-            CompareOp::Le => Expr::static_le(&self.e, &o),
-            CompareOp::Gt => Expr::static_gt(&self.e, &o),
-            CompareOp::Ge => Expr::static_ge(&self.e, &o),
-        };
-        match r.known() {
+        crate::errors::guard_res(|| {
+            let Some(o) = opt_expr(other) else {
+                return Ok(py.NotImplemented());
+            };
+            let r = match op {
+                CompareOp::Eq => {
+                    return Ok(PyBool::new(py, self.e == o).to_owned().into_any().unbind())
+                }
+                CompareOp::Ne => {
+                    return Ok(PyBool::new(py, self.e != o).to_owned().into_any().unbind())
+                }
+                CompareOp::Lt => Expr::static_lt(&self.e, &o),
+                CompareOp::Le => Expr::static_le(&self.e, &o),
+                CompareOp::Gt => Expr::static_gt(&self.e, &o),
+                CompareOp::Ge => Expr::static_ge(&self.e, &o),
+            };
+            match r.known() {
             Some(b) => Ok(PyBool::new(py, b).to_owned().into_any().unbind()),
             None => Err(super::asc_err(AscError::InvalidArgument(format!(
                 "cannot decide {} {} {} without symbol values; use static_lt/static_le (None = unknown)",
@@ -274,99 +285,128 @@ impl PyExpr {
                 o
             )))),
         }
+        })
     }
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-        // Integer constants hash like the int they equal.
-        if let Some(v) = self.e.as_i64() {
-            return v.into_pyobject(py)?.hash();
-        }
-        Ok(self.e.hash_value() as isize)
+        crate::errors::guard_res(|| {
+            // Integer constants hash like the int they equal.
+            if let Some(v) = self.e.as_i64() {
+                return v.into_pyobject(py)?.hash();
+            }
+            Ok(self.e.hash_value() as isize)
+        })
     }
 
-    fn __str__(&self) -> String {
-        self.e.to_string()
+    fn __str__(&self) -> PyResult<String> {
+        crate::errors::guard(|| self.e.to_string())
     }
 
-    fn __repr__(&self) -> String {
-        format!("SizeExpr({})", self.e)
+    fn __repr__(&self) -> PyResult<String> {
+        crate::errors::guard(|| format!("SizeExpr({})", self.e))
     }
 
     fn __int__(&self) -> PyResult<i64> {
-        self.e
-            .as_i64()
-            .ok_or_else(|| PyTypeError::new_err(format!("{} is not an integer constant", self.e)))
-    }
-
-    fn __add__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr {
-            e: Expr::add(&self.e, &o),
+        crate::errors::guard_res(|| {
+            self.e.as_i64().ok_or_else(|| {
+                PyTypeError::new_err(format!("{} is not an integer constant", self.e))
+            })
         })
     }
 
-    fn __radd__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr {
-            e: Expr::add(&o, &self.e),
+    fn __add__(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<PyExpr>> {
+        crate::errors::guard(|| {
+            opt_expr(other).map(|o| PyExpr {
+                e: Expr::add(&self.e, &o),
+            })
         })
     }
 
-    fn __sub__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr {
-            e: Expr::sub(&self.e, &o),
+    fn __radd__(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<PyExpr>> {
+        crate::errors::guard(|| {
+            opt_expr(other).map(|o| PyExpr {
+                e: Expr::add(&o, &self.e),
+            })
         })
     }
 
-    fn __rsub__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr {
-            e: Expr::sub(&o, &self.e),
+    fn __sub__(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<PyExpr>> {
+        crate::errors::guard(|| {
+            opt_expr(other).map(|o| PyExpr {
+                e: Expr::sub(&self.e, &o),
+            })
         })
     }
 
-    fn __mul__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr {
-            e: Expr::mul(&self.e, &o),
+    fn __rsub__(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<PyExpr>> {
+        crate::errors::guard(|| {
+            opt_expr(other).map(|o| PyExpr {
+                e: Expr::sub(&o, &self.e),
+            })
         })
     }
 
-    fn __rmul__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr {
-            e: Expr::mul(&o, &self.e),
+    fn __mul__(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<PyExpr>> {
+        crate::errors::guard(|| {
+            opt_expr(other).map(|o| PyExpr {
+                e: Expr::mul(&self.e, &o),
+            })
         })
     }
 
-    fn __truediv__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr {
-            e: Expr::div(&self.e, &o),
+    fn __rmul__(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<PyExpr>> {
+        crate::errors::guard(|| {
+            opt_expr(other).map(|o| PyExpr {
+                e: Expr::mul(&o, &self.e),
+            })
         })
     }
 
-    fn __rtruediv__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr {
-            e: Expr::div(&o, &self.e),
+    fn __truediv__(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<PyExpr>> {
+        crate::errors::guard(|| {
+            opt_expr(other).map(|o| PyExpr {
+                e: Expr::div(&self.e, &o),
+            })
         })
     }
 
-    fn __floordiv__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr {
-            e: floordiv(&self.e, &o),
+    fn __rtruediv__(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<PyExpr>> {
+        crate::errors::guard(|| {
+            opt_expr(other).map(|o| PyExpr {
+                e: Expr::div(&o, &self.e),
+            })
         })
     }
 
-    fn __rfloordiv__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr {
-            e: floordiv(&o, &self.e),
+    fn __floordiv__(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<PyExpr>> {
+        crate::errors::guard(|| {
+            opt_expr(other).map(|o| PyExpr {
+                e: floordiv(&self.e, &o),
+            })
         })
     }
 
-    fn __mod__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr {
-            e: Expr::modulo(&self.e, &o),
+    fn __rfloordiv__(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<PyExpr>> {
+        crate::errors::guard(|| {
+            opt_expr(other).map(|o| PyExpr {
+                e: floordiv(&o, &self.e),
+            })
         })
     }
 
-    fn __rmod__(&self, other: &Bound<'_, PyAny>) -> Option<PyExpr> {
-        opt_expr(other).map(|o| PyExpr {
-            e: Expr::modulo(&o, &self.e),
+    fn __mod__(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<PyExpr>> {
+        crate::errors::guard(|| {
+            opt_expr(other).map(|o| PyExpr {
+                e: Expr::modulo(&self.e, &o),
+            })
+        })
+    }
+
+    fn __rmod__(&self, other: &Bound<'_, PyAny>) -> PyResult<Option<PyExpr>> {
+        crate::errors::guard(|| {
+            opt_expr(other).map(|o| PyExpr {
+                e: Expr::modulo(&o, &self.e),
+            })
         })
     }
 
@@ -375,30 +415,34 @@ impl PyExpr {
         other: &Bound<'_, PyAny>,
         _modulo: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<PyExpr>> {
-        Ok(opt_expr(other).map(|o| PyExpr {
-            e: Expr::pow(&self.e, &o),
-        }))
+        crate::errors::guard_res(|| {
+            Ok(opt_expr(other).map(|o| PyExpr {
+                e: Expr::pow(&self.e, &o),
+            }))
+        })
     }
 
-    fn __neg__(&self) -> PyExpr {
-        PyExpr {
+    fn __neg__(&self) -> PyResult<PyExpr> {
+        crate::errors::guard(|| PyExpr {
             e: Expr::neg(&self.e),
-        }
+        })
     }
 
-    fn __pos__(&self) -> PyExpr {
-        PyExpr { e: self.e.clone() }
+    fn __pos__(&self) -> PyResult<PyExpr> {
+        crate::errors::guard(|| PyExpr { e: self.e.clone() })
     }
 
-    fn __abs__(&self) -> PyExpr {
-        PyExpr {
+    fn __abs__(&self) -> PyResult<PyExpr> {
+        crate::errors::guard(|| PyExpr {
             e: Expr::abs(&self.e),
-        }
+        })
     }
 
     fn __reduce__(&self, py: Python<'_>) -> PyResult<(Py<PyAny>, (String,))> {
-        let parse = py.import("ascendir.asc")?.getattr("parse_expr")?.unbind();
-        Ok((parse, (self.e.to_string(),)))
+        crate::errors::guard_res(|| {
+            let parse = py.import("ascendir.asc")?.getattr("parse_expr")?.unbind();
+            Ok((parse, (self.e.to_string(),)))
+        })
     }
 }
 

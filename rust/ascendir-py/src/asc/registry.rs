@@ -69,98 +69,102 @@ fn register_op(
     tmp_buffer: Option<&Bound<'_, PyAny>>,
     replace: bool,
 ) -> PyResult<()> {
-    let ct = ComputeType::parse(compute_type)
-        .map_err(|e| asc_err(AscError::Registry(format!("op '{op_type}': {e}"))))?;
-    let mut def = OpDef::new(op_type, ct);
-    let port = |(n, k, v): (String, String, String)| -> PyResult<PortDef> {
-        Ok(PortDef {
-            name: n,
-            kind: PortKind::parse(&k).py()?,
-            dtype_var: v,
-        })
-    };
-    def.inputs = inputs.into_iter().map(port).collect::<PyResult<_>>()?;
-    def.outputs = outputs.into_iter().map(port).collect::<PyResult<_>>()?;
-    for (name, ty, default) in attrs {
-        let ty = AttrType::parse(&ty).py()?;
-        let default = if default.is_none() {
-            None
-        } else {
-            Some(default_value(op_type, &name, ty, &default)?)
+    crate::errors::guard_res(|| {
+        let ct = ComputeType::parse(compute_type)
+            .map_err(|e| asc_err(AscError::Registry(format!("op '{op_type}': {e}"))))?;
+        let mut def = OpDef::new(op_type, ct);
+        let port = |(n, k, v): (String, String, String)| -> PyResult<PortDef> {
+            Ok(PortDef {
+                name: n,
+                kind: PortKind::parse(&k).py()?,
+                dtype_var: v,
+            })
         };
-        def.attrs.push(AttrDef { name, ty, default });
-    }
-    for (var, allowed) in dtype_vars {
-        let d = dtypes(op_type, allowed)?;
-        def.dtype_vars.push((var, d));
-    }
-    for c in combos {
-        def.dtype_combos.push(dtypes(op_type, c)?);
-    }
-    def.inplace = inplace;
-    def.tmp_buffer = match tmp_buffer {
-        Some(t) if !t.is_none() => Some(to_expr(t)?),
-        _ => None,
-    };
-    registry::register(def, replace).py()?;
-    Ok(())
+        def.inputs = inputs.into_iter().map(port).collect::<PyResult<_>>()?;
+        def.outputs = outputs.into_iter().map(port).collect::<PyResult<_>>()?;
+        for (name, ty, default) in attrs {
+            let ty = AttrType::parse(&ty).py()?;
+            let default = if default.is_none() {
+                None
+            } else {
+                Some(default_value(op_type, &name, ty, &default)?)
+            };
+            def.attrs.push(AttrDef { name, ty, default });
+        }
+        for (var, allowed) in dtype_vars {
+            let d = dtypes(op_type, allowed)?;
+            def.dtype_vars.push((var, d));
+        }
+        for c in combos {
+            def.dtype_combos.push(dtypes(op_type, c)?);
+        }
+        def.inplace = inplace;
+        def.tmp_buffer = match tmp_buffer {
+            Some(t) if !t.is_none() => Some(to_expr(t)?),
+            _ => None,
+        };
+        registry::register(def, replace).py()?;
+        Ok(())
+    })
 }
 
 /// Registered op types, sorted.
 #[pyfunction]
-fn registered_ops() -> Vec<String> {
-    registry::registered_types()
+fn registered_ops() -> PyResult<Vec<String>> {
+    crate::errors::guard(registry::registered_types)
 }
 
 /// The prototype of `op_type` as a dict (NotFoundError when unknown).
 #[pyfunction]
 fn op_info(py: Python<'_>, op_type: &str) -> PyResult<Py<PyAny>> {
-    let def = registry::lookup(op_type).ok_or_else(|| {
-        asc_err(AscError::NotFound(format!(
-            "AscIR op type '{op_type}' is not registered"
-        )))
-    })?;
-    let d = PyDict::new(py);
-    let ports = |ps: &[PortDef]| -> Vec<(String, String, String)> {
-        ps.iter()
-            .map(|p| {
-                let k = match p.kind {
-                    PortKind::Required => "required",
-                    PortKind::Optional => "optional",
-                    PortKind::Dynamic => "dynamic",
-                };
-                (p.name.clone(), k.to_string(), p.dtype_var.clone())
-            })
-            .collect()
-    };
-    d.set_item("type", &def.op_type)?;
-    d.set_item("inputs", ports(&def.inputs))?;
-    d.set_item("outputs", ports(&def.outputs))?;
-    let attrs: Vec<(String, String)> = def
-        .attrs
-        .iter()
-        .map(|a| (a.name.clone(), a.ty.name().to_string()))
-        .collect();
-    d.set_item("attrs", attrs)?;
-    let vars: Vec<(String, Vec<i32>)> = def
-        .dtype_vars
-        .iter()
-        .map(|(v, l)| (v.clone(), l.iter().map(|t| t.ge_value()).collect()))
-        .collect();
-    d.set_item("dtype_vars", vars)?;
-    let combos: Vec<Vec<i32>> = def
-        .dtype_combos
-        .iter()
-        .map(|c| c.iter().map(|t| t.ge_value()).collect())
-        .collect();
-    d.set_item("combos", combos)?;
-    d.set_item("compute_type", def.compute_type.name())?;
-    d.set_item("inplace", def.inplace)?;
-    match &def.tmp_buffer {
-        Some(e) => d.set_item("tmp_buffer", Py::new(py, PyExpr { e: e.clone() })?)?,
-        None => d.set_item("tmp_buffer", py.None())?,
-    }
-    Ok(d.into_any().unbind())
+    crate::errors::guard_res(|| {
+        let def = registry::lookup(op_type).ok_or_else(|| {
+            asc_err(AscError::NotFound(format!(
+                "AscIR op type '{op_type}' is not registered"
+            )))
+        })?;
+        let d = PyDict::new(py);
+        let ports = |ps: &[PortDef]| -> Vec<(String, String, String)> {
+            ps.iter()
+                .map(|p| {
+                    let k = match p.kind {
+                        PortKind::Required => "required",
+                        PortKind::Optional => "optional",
+                        PortKind::Dynamic => "dynamic",
+                    };
+                    (p.name.clone(), k.to_string(), p.dtype_var.clone())
+                })
+                .collect()
+        };
+        d.set_item("type", &def.op_type)?;
+        d.set_item("inputs", ports(&def.inputs))?;
+        d.set_item("outputs", ports(&def.outputs))?;
+        let attrs: Vec<(String, String)> = def
+            .attrs
+            .iter()
+            .map(|a| (a.name.clone(), a.ty.name().to_string()))
+            .collect();
+        d.set_item("attrs", attrs)?;
+        let vars: Vec<(String, Vec<i32>)> = def
+            .dtype_vars
+            .iter()
+            .map(|(v, l)| (v.clone(), l.iter().map(|t| t.ge_value()).collect()))
+            .collect();
+        d.set_item("dtype_vars", vars)?;
+        let combos: Vec<Vec<i32>> = def
+            .dtype_combos
+            .iter()
+            .map(|c| c.iter().map(|t| t.ge_value()).collect())
+            .collect();
+        d.set_item("combos", combos)?;
+        d.set_item("compute_type", def.compute_type.name())?;
+        d.set_item("inplace", def.inplace)?;
+        match &def.tmp_buffer {
+            Some(e) => d.set_item("tmp_buffer", Py::new(py, PyExpr { e: e.clone() })?)?,
+            None => d.set_item("tmp_buffer", py.None())?,
+        }
+        Ok(d.into_any().unbind())
+    })
 }
 
 /// Register the functions.

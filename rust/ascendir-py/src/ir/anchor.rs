@@ -134,137 +134,155 @@ impl PyAnchor {
     /// The owning node.
     #[getter]
     fn node(&self, py: Python<'_>) -> PyResult<PyNode> {
-        PyGraph::check_node(self.graph.bind(py), self.node)?;
-        Ok(PyNode::new(self.graph.clone_ref(py), self.node))
+        crate::errors::guard_res(|| {
+            PyGraph::check_node(self.graph.bind(py), self.node)?;
+            Ok(PyNode::new(self.graph.clone_ref(py), self.node))
+        })
     }
 
     /// The port index (-1 for control anchors).
     #[getter]
-    fn index(&self) -> i32 {
-        self.index
+    fn index(&self) -> PyResult<i32> {
+        crate::errors::guard(|| self.index)
     }
 
     /// `"in_data"`, `"out_data"`, `"in_control"` or `"out_control"`.
     #[getter]
-    fn kind(&self) -> &'static str {
-        match self.kind {
+    fn kind(&self) -> PyResult<&'static str> {
+        crate::errors::guard(|| match self.kind {
             AnchorKind::InData => "in_data",
             AnchorKind::OutData => "out_data",
             AnchorKind::InControl => "in_control",
             AnchorKind::OutControl => "out_control",
-        }
+        })
     }
 
     /// Whether this is a control anchor.
     #[getter]
-    fn is_control(&self) -> bool {
-        self.index == -1
+    fn is_control(&self) -> PyResult<bool> {
+        crate::errors::guard(|| self.index == -1)
     }
 
     /// Whether this is an input-side anchor.
     #[getter]
-    fn is_input(&self) -> bool {
-        matches!(self.kind, AnchorKind::InData | AnchorKind::InControl)
+    fn is_input(&self) -> PyResult<bool> {
+        crate::errors::guard(|| matches!(self.kind, AnchorKind::InData | AnchorKind::InControl))
     }
 
     /// The peer anchors, in link order.
     #[getter]
     fn peers(&self, py: Python<'_>) -> PyResult<Vec<PyAnchor>> {
-        let a = self.checked(py)?;
-        let g = &self.graph;
-        PyGraph::read(g.bind(py), |gr| match a {
-            Anchor::Out(o) => gr
-                .out_peers(o)
-                .iter()
-                .map(|&i| PyAnchor::input(g.clone_ref(py), i))
-                .collect(),
-            Anchor::In(i) => gr
-                .in_peers(i)
-                .iter()
-                .map(|&o| PyAnchor::out(g.clone_ref(py), o))
-                .collect(),
+        crate::errors::guard_res(|| {
+            let a = self.checked(py)?;
+            let g = &self.graph;
+            PyGraph::read(g.bind(py), |gr| match a {
+                Anchor::Out(o) => gr
+                    .out_peers(o)
+                    .iter()
+                    .map(|&i| PyAnchor::input(g.clone_ref(py), i))
+                    .collect(),
+                Anchor::In(i) => gr
+                    .in_peers(i)
+                    .iter()
+                    .map(|&o| PyAnchor::out(g.clone_ref(py), o))
+                    .collect(),
+            })
         })
     }
 
     /// For an in-data anchor: its only peer, or `None`.
     #[getter]
     fn peer(&self, py: Python<'_>) -> PyResult<Option<PyAnchor>> {
-        if self.kind != AnchorKind::InData {
-            return Err(IrError::InvalidArgument(format!(
-                "{} may have several peers; use .peers",
-                self.describe(py)
-            )))
-            .py();
-        }
-        Ok(self.peers(py)?.into_iter().next())
+        crate::errors::guard_res(|| {
+            if self.kind != AnchorKind::InData {
+                return Err(IrError::InvalidArgument(format!(
+                    "{} may have several peers; use .peers",
+                    self.describe(py)
+                )))
+                .py();
+            }
+            Ok(self.peers(py)?.into_iter().next())
+        })
     }
 
     /// Link to `other` (output → input). An in-data anchor takes one peer: a second link
     /// raises `LinkError` and changes nothing.
     fn link_to(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let (o, i) = self.pair(other)?;
-        if !matches!(self.kind, AnchorKind::OutData | AnchorKind::OutControl) {
-            return Err(IrError::Link(format!(
-                "link_to goes from an output anchor; {} is an input (use link_from)",
-                self.describe(other.py())
-            )))
-            .py();
-        }
-        PyGraph::try_write(self.graph.bind(other.py()), |g| g.link(o, i))
+        crate::errors::guard_res(|| {
+            let (o, i) = self.pair(other)?;
+            if !matches!(self.kind, AnchorKind::OutData | AnchorKind::OutControl) {
+                return Err(IrError::Link(format!(
+                    "link_to goes from an output anchor; {} is an input (use link_from)",
+                    self.describe(other.py())
+                )))
+                .py();
+            }
+            PyGraph::try_write(self.graph.bind(other.py()), |g| g.link(o, i))
+        })
     }
 
     /// Link from `other` (an output anchor) to this input anchor.
     fn link_from(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let (o, i) = self.pair(other)?;
-        if !self.is_input() {
-            return Err(IrError::Link(format!(
-                "link_from goes into an input anchor; {} is an output (use link_to)",
-                self.describe(other.py())
-            )))
-            .py();
-        }
-        PyGraph::try_write(self.graph.bind(other.py()), |g| g.link(o, i))
+        crate::errors::guard_res(|| {
+            let (o, i) = self.pair(other)?;
+            if !self.is_input()? {
+                return Err(IrError::Link(format!(
+                    "link_from goes into an input anchor; {} is an output (use link_to)",
+                    self.describe(other.py())
+                )))
+                .py();
+            }
+            PyGraph::try_write(self.graph.bind(other.py()), |g| g.link(o, i))
+        })
     }
 
     /// Remove the link with `other` (`LinkError` if they are not linked).
     fn unlink(&self, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let (o, i) = self.pair(other)?;
-        PyGraph::try_write(self.graph.bind(other.py()), |g| g.unlink(o, i))
+        crate::errors::guard_res(|| {
+            let (o, i) = self.pair(other)?;
+            PyGraph::try_write(self.graph.bind(other.py()), |g| g.unlink(o, i))
+        })
     }
 
     /// Remove every link of this anchor.
     fn unlink_all(&self, py: Python<'_>) -> PyResult<()> {
-        let a = self.checked(py)?;
-        PyGraph::try_write(self.graph.bind(py), |g| g.unlink_all(a))
+        crate::errors::guard_res(|| {
+            let a = self.checked(py)?;
+            PyGraph::try_write(self.graph.bind(py), |g| g.unlink_all(a))
+        })
     }
 
     /// Whether this anchor is linked with `other`.
     fn is_linked_with(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let py = other.py();
-        let Ok((o, i)) = self.pair(other) else {
-            return Ok(false);
-        };
-        PyGraph::read(self.graph.bind(py), |g| g.is_linked(o, i))
+        crate::errors::guard_res(|| {
+            let py = other.py();
+            let Ok((o, i)) = self.pair(other) else {
+                return Ok(false);
+            };
+            PyGraph::read(self.graph.bind(py), |g| g.is_linked(o, i))
+        })
     }
 
     /// GE `ReplacePeer`: `new` takes `old`'s place in this anchor's peer list.
     fn replace_peer(&self, old: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<()> {
-        let py = old.py();
-        let me = self.checked(py)?;
-        let old = self.other(old)?;
-        let new = self.other(new)?;
-        PyGraph::try_write(self.graph.bind(py), |g| match (me, old, new) {
-            (Anchor::Out(s), Anchor::In(o), Anchor::In(n)) => g.replace_out_peer(s, o, n),
-            (Anchor::In(d), Anchor::Out(o), Anchor::Out(n)) => g.replace_in_peer(d, o, n),
-            _ => Err(IrError::Link(format!(
-                "replace_peer on {} needs two {} anchors",
-                g.describe(me),
-                if matches!(me, Anchor::Out(_)) {
-                    "input"
-                } else {
-                    "output"
-                }
-            ))),
+        crate::errors::guard_res(|| {
+            let py = old.py();
+            let me = self.checked(py)?;
+            let old = self.other(old)?;
+            let new = self.other(new)?;
+            PyGraph::try_write(self.graph.bind(py), |g| match (me, old, new) {
+                (Anchor::Out(s), Anchor::In(o), Anchor::In(n)) => g.replace_out_peer(s, o, n),
+                (Anchor::In(d), Anchor::Out(o), Anchor::Out(n)) => g.replace_in_peer(d, o, n),
+                _ => Err(IrError::Link(format!(
+                    "replace_peer on {} needs two {} anchors",
+                    g.describe(me),
+                    if matches!(me, Anchor::Out(_)) {
+                        "input"
+                    } else {
+                        "output"
+                    }
+                ))),
+            })
         })
     }
 
@@ -278,92 +296,100 @@ impl PyAnchor {
         in_index: usize,
         out_index: usize,
     ) -> PyResult<PyNode> {
-        let py = op_desc.py();
-        let me = self.checked(py)?;
-        let op = PyOpDesc::snapshot(op_desc)?;
-        if in_index >= op.num_inputs() || out_index >= op.num_outputs() {
-            return Err(IrError::InvalidArgument(format!(
+        crate::errors::guard_res(|| {
+            let py = op_desc.py();
+            let me = self.checked(py)?;
+            let op = PyOpDesc::snapshot(op_desc)?;
+            if in_index >= op.num_inputs() || out_index >= op.num_outputs() {
+                return Err(IrError::InvalidArgument(format!(
                 "op '{}' needs input {in_index} and output {out_index} to be inserted (it has {} inputs, {} outputs)",
                 op.name(),
                 op.num_inputs(),
                 op.num_outputs()
             )))
             .py();
-        }
-        let graph = self.graph.bind(py);
-        let id = PyGraph::try_write(graph, |g| {
-            let links: Vec<(OutAnchor, InAnchor)> = match me {
-                Anchor::Out(o) if !o.is_control() => {
-                    g.out_peers(o).iter().map(|&i| (o, i)).collect()
-                }
-                Anchor::In(i) if !i.is_control() => match g.in_peer(i) {
-                    Some(o) => vec![(o, i)],
-                    None => {
+            }
+            let graph = self.graph.bind(py);
+            let id = PyGraph::try_write(graph, |g| {
+                let links: Vec<(OutAnchor, InAnchor)> = match me {
+                    Anchor::Out(o) if !o.is_control() => {
+                        g.out_peers(o).iter().map(|&i| (o, i)).collect()
+                    }
+                    Anchor::In(i) if !i.is_control() => match g.in_peer(i) {
+                        Some(o) => vec![(o, i)],
+                        None => {
+                            return Err(IrError::Link(format!(
+                                "{} has no peer to insert into",
+                                g.describe(me)
+                            )))
+                        }
+                    },
+                    _ => {
                         return Err(IrError::Link(format!(
-                            "{} has no peer to insert into",
+                            "insert works on data anchors, not on {}",
                             g.describe(me)
                         )))
                     }
-                },
-                _ => {
+                };
+                if links.is_empty() {
                     return Err(IrError::Link(format!(
-                        "insert works on data anchors, not on {}",
+                        "{} has no peer to insert into",
                         g.describe(me)
-                    )))
+                    )));
                 }
-            };
-            if links.is_empty() {
-                return Err(IrError::Link(format!(
-                    "{} has no peer to insert into",
-                    g.describe(me)
-                )));
-            }
-            let at = links[0].0.node;
-            let id = g.insert_node_after(at, op)?;
-            let first = InAnchor::data(id, in_index);
-            let second = OutAnchor::data(id, out_index);
-            let (src, dst0) = links[0];
-            g.insert_between(src, dst0, first, second)?;
-            for &(s, d) in &links[1..] {
-                g.unlink(s, d)?;
-                g.link(second, d)?;
-            }
-            Ok(id)
-        })?;
-        PyOpDesc::attach(op_desc, self.graph.clone_ref(py), id)?;
-        Ok(PyNode::new(self.graph.clone_ref(py), id))
-    }
-
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other.cast::<PyAnchor>().is_ok_and(|o| {
-            let o = o.get();
-            o.node == self.node
-                && o.kind == self.kind
-                && o.index == self.index
-                && o.graph.is(&self.graph)
+                let at = links[0].0.node;
+                let id = g.insert_node_after(at, op)?;
+                let first = InAnchor::data(id, in_index);
+                let second = OutAnchor::data(id, out_index);
+                let (src, dst0) = links[0];
+                g.insert_between(src, dst0, first, second)?;
+                for &(s, d) in &links[1..] {
+                    g.unlink(s, d)?;
+                    g.link(second, d)?;
+                }
+                Ok(id)
+            })?;
+            PyOpDesc::attach(op_desc, self.graph.clone_ref(py), id)?;
+            Ok(PyNode::new(self.graph.clone_ref(py), id))
         })
     }
 
-    fn __hash__(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        (
-            self.node,
-            self.kind,
-            self.index,
-            self.graph.as_ptr() as usize,
-        )
-            .hash(&mut h);
-        h.finish()
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        crate::errors::guard(|| {
+            other.cast::<PyAnchor>().is_ok_and(|o| {
+                let o = o.get();
+                o.node == self.node
+                    && o.kind == self.kind
+                    && o.index == self.index
+                    && o.graph.is(&self.graph)
+            })
+        })
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        let name = PyGraph::read(self.graph.bind(py), |g| {
-            g.node(self.node).ok().map(|n| n.name().to_string())
+    fn __hash__(&self) -> PyResult<u64> {
+        crate::errors::guard(|| {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            (
+                self.node,
+                self.kind,
+                self.index,
+                self.graph.as_ptr() as usize,
+            )
+                .hash(&mut h);
+            h.finish()
         })
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| "(removed)".to_string());
-        format!("<{} '{name}':{}>", self.kind.class_name(), self.index)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            let name = PyGraph::read(self.graph.bind(py), |g| {
+                g.node(self.node).ok().map(|n| n.name().to_string())
+            })
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| "(removed)".to_string());
+            format!("<{} '{name}':{}>", self.kind.class_name(), self.index)
+        })
     }
 }

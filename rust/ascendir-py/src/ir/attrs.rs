@@ -74,67 +74,79 @@ impl PyAttrMap {
 #[pymethods]
 impl PyAttrMap {
     fn __getitem__(&self, py: Python<'_>, key: &str) -> PyResult<Py<PyAny>> {
-        let v = self.read(py, |m| m.get(key).cloned())?;
-        match v {
-            Some(v) => attr_to_py(py, &v),
-            None => Err(PyAttrMap::missing(key)),
-        }
+        crate::errors::guard_res(|| {
+            let v = self.read(py, |m| m.get(key).cloned())?;
+            match v {
+                Some(v) => attr_to_py(py, &v),
+                None => Err(PyAttrMap::missing(key)),
+            }
+        })
     }
 
     fn __setitem__(&self, py: Python<'_>, key: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let v = py_to_attr(key, value, None)?;
-        self.write(py, |m| {
-            m.insert(key.to_string(), v);
+        crate::errors::guard_res(|| {
+            let v = py_to_attr(key, value, None)?;
+            self.write(py, |m| {
+                m.insert(key.to_string(), v);
+            })
         })
     }
 
     fn __delitem__(&self, py: Python<'_>, key: &str) -> PyResult<()> {
-        match self.write(py, |m| m.remove(key))? {
+        crate::errors::guard_res(|| match self.write(py, |m| m.remove(key))? {
             Some(_) => Ok(()),
             None => Err(PyAttrMap::missing(key)),
-        }
+        })
     }
 
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let Ok(key) = key.extract::<String>() else {
-            return Ok(false);
-        };
-        self.read(py, |m| m.contains_key(&key))
+        crate::errors::guard_res(|| {
+            let Ok(key) = key.extract::<String>() else {
+                return Ok(false);
+            };
+            self.read(py, |m| m.contains_key(&key))
+        })
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        self.read(py, |m| m.len())
+        crate::errors::guard_res(|| self.read(py, |m| m.len()))
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.keys(py)?.into_any().try_iter().map(|i| i.into_any())
+        crate::errors::guard_res(|| self.keys(py)?.into_any().try_iter().map(|i| i.into_any()))
     }
 
     /// The attribute names, sorted.
     fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let keys = self.read(py, |m| m.keys().map(str::to_string).collect::<Vec<_>>())?;
-        PyList::new(py, keys)
+        crate::errors::guard_res(|| {
+            let keys = self.read(py, |m| m.keys().map(str::to_string).collect::<Vec<_>>())?;
+            PyList::new(py, keys)
+        })
     }
 
     /// The values, in name order.
     fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let vals = self.read(py, |m| m.values().cloned().collect::<Vec<_>>())?;
-        let items: PyResult<Vec<_>> = vals.iter().map(|v| attr_to_py(py, v)).collect();
-        PyList::new(py, items?)
+        crate::errors::guard_res(|| {
+            let vals = self.read(py, |m| m.values().cloned().collect::<Vec<_>>())?;
+            let items: PyResult<Vec<_>> = vals.iter().map(|v| attr_to_py(py, v)).collect();
+            PyList::new(py, items?)
+        })
     }
 
     /// `(name, value)` pairs, in name order.
     fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let pairs = self.read(py, |m| {
-            m.iter()
-                .map(|(k, v)| (k.to_string(), v.clone()))
-                .collect::<Vec<_>>()
-        })?;
-        let items: PyResult<Vec<_>> = pairs
-            .iter()
-            .map(|(k, v)| Ok((k.clone(), attr_to_py(py, v)?)))
-            .collect();
-        PyList::new(py, items?)
+        crate::errors::guard_res(|| {
+            let pairs = self.read(py, |m| {
+                m.iter()
+                    .map(|(k, v)| (k.to_string(), v.clone()))
+                    .collect::<Vec<_>>()
+            })?;
+            let items: PyResult<Vec<_>> = pairs
+                .iter()
+                .map(|(k, v)| Ok((k.clone(), attr_to_py(py, v)?)))
+                .collect();
+            PyList::new(py, items?)
+        })
     }
 
     /// The value of `key`, or `default`.
@@ -145,18 +157,18 @@ impl PyAttrMap {
         key: &str,
         default: Option<Py<PyAny>>,
     ) -> PyResult<Option<Py<PyAny>>> {
-        match self.read(py, |m| m.get(key).cloned())? {
+        crate::errors::guard_res(|| match self.read(py, |m| m.get(key).cloned())? {
             Some(v) => Ok(Some(attr_to_py(py, &v)?)),
             None => Ok(default),
-        }
+        })
     }
 
     /// The kind of attribute `key` (an `AttrKind`).
     fn kind(&self, py: Python<'_>, key: &str) -> PyResult<Py<PyAny>> {
-        match self.read(py, |m| m.get(key).map(|v| v.kind()))? {
+        crate::errors::guard_res(|| match self.read(py, |m| m.get(key).map(|v| v.kind()))? {
             Some(k) => py_attr_kind(py, k),
             None => Err(PyAttrMap::missing(key)),
-        }
+        })
     }
 
     /// Set `key` to `value`, forcing `kind` when given (e.g. FLOAT for an int, BYTES for a str).
@@ -168,48 +180,56 @@ impl PyAttrMap {
         value: &Bound<'_, PyAny>,
         kind: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let kind = kind.map(extract_kind).transpose()?;
-        let v = py_to_attr(key, value, kind)?;
-        self.write(py, |m| {
-            m.insert(key.to_string(), v);
+        crate::errors::guard_res(|| {
+            let kind = kind.map(extract_kind).transpose()?;
+            let v = py_to_attr(key, value, kind)?;
+            self.write(py, |m| {
+                m.insert(key.to_string(), v);
+            })
         })
     }
 
     /// Update from a mapping (kinds inferred), like `dict.update`.
     fn update(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<()> {
-        let parsed = super::convert::dict_to_attrs(other)?;
-        self.write(py, |m| m.extend(parsed))
+        crate::errors::guard_res(|| {
+            let parsed = super::convert::dict_to_attrs(other)?;
+            self.write(py, |m| m.extend(parsed))
+        })
     }
 
     /// Remove every attribute.
     fn clear(&self, py: Python<'_>) -> PyResult<()> {
-        self.write(py, |m| m.clear())
+        crate::errors::guard_res(|| self.write(py, |m| m.clear()))
     }
 
     /// Remove `key` and return its value (or `default`; `KeyError` when neither).
     #[pyo3(signature = (key, default=None))]
     fn pop(&self, py: Python<'_>, key: &str, default: Option<Py<PyAny>>) -> PyResult<Py<PyAny>> {
-        match self.write(py, |m| m.remove(key))? {
+        crate::errors::guard_res(|| match self.write(py, |m| m.remove(key))? {
             Some(v) => attr_to_py(py, &v),
             None => default.ok_or_else(|| PyAttrMap::missing(key)),
-        }
+        })
     }
 
     /// A plain `dict` copy.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
-        let map = self.read(py, |m| m.clone())?;
-        super::convert::attrs_to_dict(py, &map)
+        crate::errors::guard_res(|| {
+            let map = self.read(py, |m| m.clone())?;
+            super::convert::attrs_to_dict(py, &map)
+        })
     }
 
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let mine = self.to_dict(py)?;
-        if let Ok(o) = other.cast::<PyAttrMap>() {
-            return mine.eq(o.borrow().to_dict(py)?);
-        }
-        mine.eq(other)
+        crate::errors::guard_res(|| {
+            let mine = self.to_dict(py)?;
+            if let Ok(o) = other.cast::<PyAttrMap>() {
+                return mine.eq(o.borrow().to_dict(py)?);
+            }
+            mine.eq(other)
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(format!("AttrMap({})", self.to_dict(py)?.repr()?))
+        crate::errors::guard_res(|| Ok(format!("AttrMap({})", self.to_dict(py)?.repr()?)))
     }
 }

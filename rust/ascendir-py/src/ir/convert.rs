@@ -43,7 +43,7 @@ pub fn attr_to_py(py: Python<'_>, v: &AttrValue) -> PyResult<Py<PyAny>> {
         AttrValue::Float(f) => any(f64::from(*f).into_pyobject(py)?.into_any()),
         AttrValue::Bool(b) => any(PyBool::new(py, *b).to_owned().into_any()),
         AttrValue::String(s) | AttrValue::Expression(s) => any(PyString::new(py, s).into_any()),
-        AttrValue::Bytes(b) => any(PyBytes::new(py, b).into_any()),
+        AttrValue::Bytes(b) => any(crate::errors::py_bytes(py, b)?.into_any()),
         AttrValue::TensorDesc(d) => Py::new(py, PyTensorDesc::owned(d.clone()))?.into_any(),
         AttrValue::Tensor(t) => Py::new(py, PyTensor { inner: t.clone() })?.into_any(),
         AttrValue::Graph(g) => Py::new(py, PyGraph::from_graph((*g.0).clone()))?.into_any(),
@@ -56,7 +56,11 @@ pub fn attr_to_py(py: Python<'_>, v: &AttrValue) -> PyResult<Py<PyAny>> {
         AttrValue::ListBool(l) => any(PyList::new(py, l)?.into_any()),
         AttrValue::ListString(l) => any(PyList::new(py, l)?.into_any()),
         AttrValue::ListBytes(l) => {
-            any(PyList::new(py, l.iter().map(|b| PyBytes::new(py, b)))?.into_any())
+            let items = l
+                .iter()
+                .map(|b| crate::errors::py_bytes(py, b))
+                .collect::<PyResult<Vec<_>>>()?;
+            any(PyList::new(py, items)?.into_any())
         }
         AttrValue::ListTensorDesc(l) => {
             let items: PyResult<Vec<_>> = l

@@ -211,86 +211,94 @@ fn build_bulk(
 impl PyGraph {
     #[new]
     #[pyo3(signature = (name="graph"))]
-    fn py_new(name: &str) -> Self {
-        PyGraph::from_graph(Graph::new(name))
+    fn py_new(name: &str) -> PyResult<Self> {
+        crate::errors::guard(|| PyGraph::from_graph(Graph::new(name)))
     }
 
     /// The graph name.
     #[getter]
     fn name(slf: &Bound<'_, Self>) -> PyResult<String> {
-        PyGraph::read(slf, |g| g.name().to_string())
+        crate::errors::guard_res(|| PyGraph::read(slf, |g| g.name().to_string()))
     }
     #[setter]
     fn set_name(slf: &Bound<'_, Self>, name: &str) -> PyResult<()> {
-        if let GraphSlot::Sub { .. } = PyGraph::borrow_slot(slf)?.slot {
-            return Err(IrError::InvalidArgument(
-                "a registered subgraph is renamed through its parent".into(),
-            ))
-            .py();
-        }
-        PyGraph::write(slf, |g| g.set_name(name))
+        crate::errors::guard_res(|| {
+            if let GraphSlot::Sub { .. } = PyGraph::borrow_slot(slf)?.slot {
+                return Err(IrError::InvalidArgument(
+                    "a registered subgraph is renamed through its parent".into(),
+                ))
+                .py();
+            }
+            PyGraph::write(slf, |g| g.set_name(name))
+        })
     }
 
     fn __len__(slf: &Bound<'_, Self>) -> PyResult<usize> {
-        PyGraph::read(slf, |g| g.len())
+        crate::errors::guard_res(|| PyGraph::read(slf, |g| g.len()))
     }
 
     fn __contains__(slf: &Bound<'_, Self>, item: &Bound<'_, PyAny>) -> PyResult<bool> {
-        if let Ok(name) = item.cast::<PyString>() {
-            let name = name.to_str()?;
-            return PyGraph::read(slf, |g| g.find(name).is_some());
-        }
-        if let Ok(node) = item.cast::<PyNode>() {
-            let node = node.get();
-            if !PyGraph::same_graph(slf, node.graph.bind(item.py())) {
-                return Ok(false);
+        crate::errors::guard_res(|| {
+            if let Ok(name) = item.cast::<PyString>() {
+                let name = name.to_str()?;
+                return PyGraph::read(slf, |g| g.find(name).is_some());
             }
-            return PyGraph::read(slf, |g| g.contains(node.id));
-        }
-        Ok(false)
+            if let Ok(node) = item.cast::<PyNode>() {
+                let node = node.get();
+                if !PyGraph::same_graph(slf, node.graph.bind(item.py())) {
+                    return Ok(false);
+                }
+                return PyGraph::read(slf, |g| g.contains(node.id));
+            }
+            Ok(false)
+        })
     }
 
     fn __iter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-        Ok(PyGraph::nodes(slf)?.into_any().try_iter()?.into_any())
+        crate::errors::guard_res(|| Ok(PyGraph::nodes(slf)?.into_any().try_iter()?.into_any()))
     }
 
     /// The nodes in graph order.
     #[getter]
     fn nodes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
-        let ids: Vec<NodeId> = PyGraph::read(slf, |g| g.node_ids().collect())?;
-        PyNode::handles(slf.py(), &slf.clone().unbind(), &ids)
+        crate::errors::guard_res(|| {
+            let ids: Vec<NodeId> = PyGraph::read(slf, |g| g.node_ids().collect())?;
+            PyNode::handles(slf.py(), &slf.clone().unbind(), &ids)
+        })
     }
 
     /// The node called `name` (`NotFoundError` if none).
     fn node(slf: &Bound<'_, Self>, name: &str) -> PyResult<Py<PyNode>> {
-        let id = PyGraph::try_read(slf, |g| {
-            g.find(name).ok_or_else(|| {
-                IrError::NotFound(format!("graph '{}' has no node named '{name}'", g.name()))
-            })
-        })?;
-        handle(slf.py(), slf, id)
+        crate::errors::guard_res(|| {
+            let id = PyGraph::try_read(slf, |g| {
+                g.find(name).ok_or_else(|| {
+                    IrError::NotFound(format!("graph '{}' has no node named '{name}'", g.name()))
+                })
+            })?;
+            handle(slf.py(), slf, id)
+        })
     }
 
     /// The node called `name`, or `None`.
     fn find(slf: &Bound<'_, Self>, name: &str) -> PyResult<Option<Py<PyNode>>> {
-        match PyGraph::read(slf, |g| g.find(name))? {
+        crate::errors::guard_res(|| match PyGraph::read(slf, |g| g.find(name))? {
             Some(id) => Ok(Some(handle(slf.py(), slf, id)?)),
             None => Ok(None),
-        }
+        })
     }
 
     /// The graph attributes (a mutable mapping).
     #[getter]
-    fn attrs(slf: &Bound<'_, Self>) -> PyAttrMap {
-        PyAttrMap {
+    fn attrs(slf: &Bound<'_, Self>) -> PyResult<PyAttrMap> {
+        crate::errors::guard(|| PyAttrMap {
             owner: AttrOwner::Graph(slf.clone().unbind()),
-        }
+        })
     }
 
     /// Add a node built from `op_desc` at the end (GE `AddNode`); the name must be new. The
     /// `OpDesc` object becomes a view of the node's op.
     fn add_node(slf: &Bound<'_, Self>, op_desc: &Bound<'_, PyOpDesc>) -> PyResult<Py<PyNode>> {
-        add_from_op_desc(slf, op_desc, |g, op| g.add_node(op))
+        crate::errors::guard_res(|| add_from_op_desc(slf, op_desc, |g, op| g.add_node(op)))
     }
 
     /// Add a graph input: a `Data` node with input `x` and output `y` described by `desc`,
@@ -302,19 +310,21 @@ impl PyGraph {
         desc: Option<&Bound<'_, PyAny>>,
         index: Option<i64>,
     ) -> PyResult<Py<PyNode>> {
-        let d = match desc {
-            Some(d) => PyTensorDesc::extract_arc(d)?,
-            None => Arc::new(TensorDesc::default()),
-        };
-        let id = PyGraph::try_write(slf, |g| {
-            let position = index.unwrap_or(g.inputs().len() as i64);
-            let mut op = OpDesc::new(name, "Data");
-            op.add_input("x", d.clone());
-            op.add_output("y", d)?;
-            op.set_attr("index", AttrValue::Int(position));
-            g.add_node(op)
-        })?;
-        handle(slf.py(), slf, id)
+        crate::errors::guard_res(|| {
+            let d = match desc {
+                Some(d) => PyTensorDesc::extract_arc(d)?,
+                None => Arc::new(TensorDesc::default()),
+            };
+            let id = PyGraph::try_write(slf, |g| {
+                let position = index.unwrap_or(g.inputs().len() as i64);
+                let mut op = OpDesc::new(name, "Data");
+                op.add_input("x", d.clone());
+                op.add_output("y", d)?;
+                op.set_attr("index", AttrValue::Int(position));
+                g.add_node(op)
+            })?;
+            handle(slf.py(), slf, id)
+        })
     }
 
     /// Add a `Const` node holding `value` (a numpy array, array-like or `Tensor`) in its
@@ -326,18 +336,20 @@ impl PyGraph {
         value: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyNode>> {
-        let dt = dtype.map(extract_dtype).transpose()?;
-        let tensor: Tensor = match value.cast::<PyTensor>() {
-            Ok(t) => t.get().inner.clone(),
-            Err(_) => PyTensor::from_array(value, dt)?,
-        };
-        let id = PyGraph::try_write(slf, |g| {
-            let mut op = OpDesc::new(name, "Const");
-            op.add_output("y", tensor.desc.clone())?;
-            op.set_attr("value", AttrValue::Tensor(tensor));
-            g.add_node(op)
-        })?;
-        handle(slf.py(), slf, id)
+        crate::errors::guard_res(|| {
+            let dt = dtype.map(extract_dtype).transpose()?;
+            let tensor: Tensor = match value.cast::<PyTensor>() {
+                Ok(t) => t.get().inner.clone(),
+                Err(_) => PyTensor::from_array(value, dt)?,
+            };
+            let id = PyGraph::try_write(slf, |g| {
+                let mut op = OpDesc::new(name, "Const");
+                op.add_output("y", tensor.desc.clone())?;
+                op.set_attr("value", AttrValue::Tensor(tensor));
+                g.add_node(op)
+            })?;
+            handle(slf.py(), slf, id)
+        })
     }
 
     /// Add an op of `type` fed by `inputs` (each a Node = its output 0, an out-data anchor, or
@@ -362,110 +374,112 @@ impl PyGraph {
         outputs: Option<&Bound<'_, PyAny>>,
         output_descs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Py<PyNode>> {
-        // A registered type: ports, attributes, validation and inference from its prototype.
-        // An explicit port layout (`input_names=`, or `outputs=` as a list of names) asks for
-        // the low-level construction below, registered or not.
-        let explicit_layout = input_names.is_some()
-            || outputs
-                .is_some_and(|o| o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>());
-        if !explicit_layout {
-            if let Some(proto) = crate::ops::lookup(slf.py(), r#type)? {
-                return crate::ops::add_registered(
-                    slf,
-                    proto,
-                    inputs,
-                    name,
-                    attrs,
-                    outputs,
-                    output_descs,
-                );
+        crate::errors::guard_res(|| {
+            // A registered type: ports, attributes, validation and inference from its prototype.
+            // An explicit port layout (`input_names=`, or `outputs=` as a list of names) asks for
+            // the low-level construction below, registered or not.
+            let explicit_layout = input_names.is_some()
+                || outputs
+                    .is_some_and(|o| o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>());
+            if !explicit_layout {
+                if let Some(proto) = crate::ops::lookup(slf.py(), r#type)? {
+                    return crate::ops::add_registered(
+                        slf,
+                        proto,
+                        inputs,
+                        name,
+                        attrs,
+                        outputs,
+                        output_descs,
+                    );
+                }
             }
-        }
-        let mut sources: Vec<Option<OutAnchor>> = Vec::new();
-        if let Some(list) = inputs {
-            for item in list.try_iter()? {
-                let item = item?;
-                sources.push(if item.is_none() {
-                    None
-                } else {
-                    Some(extract_source(slf, &item)?)
-                });
+            let mut sources: Vec<Option<OutAnchor>> = Vec::new();
+            if let Some(list) = inputs {
+                for item in list.try_iter()? {
+                    let item = item?;
+                    sources.push(if item.is_none() {
+                        None
+                    } else {
+                        Some(extract_source(slf, &item)?)
+                    });
+                }
             }
-        }
-        if let Some(names) = &input_names {
-            if names.len() != sources.len() {
+            if let Some(names) = &input_names {
+                if names.len() != sources.len() {
+                    return Err(IrError::InvalidArgument(format!(
+                        "{} input names for {} inputs",
+                        names.len(),
+                        sources.len()
+                    )))
+                    .py();
+                }
+            }
+            let output_names: Vec<String> = match outputs {
+                None => vec!["__output0".to_string()],
+                Some(o) => match o.extract::<usize>() {
+                    Ok(count) => (0..count).map(|i| format!("__output{i}")).collect(),
+                    Err(_) => o.extract()?,
+                },
+            };
+            let descs: Vec<Arc<TensorDesc>> = match output_descs {
+                None => Vec::new(),
+                Some(list) => list
+                    .try_iter()?
+                    .map(|d| PyTensorDesc::extract_arc(&d?))
+                    .collect::<PyResult<_>>()?,
+            };
+            if !descs.is_empty() && descs.len() != output_names.len() {
                 return Err(IrError::InvalidArgument(format!(
-                    "{} input names for {} inputs",
-                    names.len(),
-                    sources.len()
+                    "{} output descs for {} outputs",
+                    descs.len(),
+                    output_names.len()
                 )))
                 .py();
             }
-        }
-        let output_names: Vec<String> = match outputs {
-            None => vec!["__output0".to_string()],
-            Some(o) => match o.extract::<usize>() {
-                Ok(count) => (0..count).map(|i| format!("__output{i}")).collect(),
-                Err(_) => o.extract()?,
-            },
-        };
-        let descs: Vec<Arc<TensorDesc>> = match output_descs {
-            None => Vec::new(),
-            Some(list) => list
-                .try_iter()?
-                .map(|d| PyTensorDesc::extract_arc(&d?))
-                .collect::<PyResult<_>>()?,
-        };
-        if !descs.is_empty() && descs.len() != output_names.len() {
-            return Err(IrError::InvalidArgument(format!(
-                "{} output descs for {} outputs",
-                descs.len(),
-                output_names.len()
-            )))
-            .py();
-        }
-        let attr_map = attrs.map(dict_to_attrs).transpose()?;
-        let id = PyGraph::try_write(slf, |g| {
-            let node_name = match name {
-                Some(n) => n.to_string(),
-                None => free_name(g, r#type),
-            };
-            let mut op = OpDesc::new(&node_name, r#type);
-            for (i, src) in sources.iter().enumerate() {
-                let desc = match src {
-                    Some(s) if !s.is_control() => {
-                        g.op(s.node)?.output_desc(s.index as usize)?.clone()
-                    }
-                    _ => Arc::new(TensorDesc::default()),
+            let attr_map = attrs.map(dict_to_attrs).transpose()?;
+            let id = PyGraph::try_write(slf, |g| {
+                let node_name = match name {
+                    Some(n) => n.to_string(),
+                    None => free_name(g, r#type),
                 };
-                match &input_names {
-                    Some(names) => {
-                        if op.input_index(&names[i]).is_some() {
-                            return Err(IrError::Duplicate(format!(
-                                "op '{node_name}' would get two inputs named '{}'",
-                                names[i]
-                            )));
+                let mut op = OpDesc::new(&node_name, r#type);
+                for (i, src) in sources.iter().enumerate() {
+                    let desc = match src {
+                        Some(s) if !s.is_control() => {
+                            g.op(s.node)?.output_desc(s.index as usize)?.clone()
                         }
-                        op.add_input(&names[i], desc);
-                    }
-                    None => {
-                        op.add_input_auto(desc);
+                        _ => Arc::new(TensorDesc::default()),
+                    };
+                    match &input_names {
+                        Some(names) => {
+                            if op.input_index(&names[i]).is_some() {
+                                return Err(IrError::Duplicate(format!(
+                                    "op '{node_name}' would get two inputs named '{}'",
+                                    names[i]
+                                )));
+                            }
+                            op.add_input(&names[i], desc);
+                        }
+                        None => {
+                            op.add_input_auto(desc);
+                        }
                     }
                 }
-            }
-            for (i, out) in output_names.iter().enumerate() {
-                let desc = descs
-                    .get(i)
-                    .cloned()
-                    .unwrap_or_else(|| Arc::new(TensorDesc::default()));
-                op.add_output(out, desc)?;
-            }
-            if let Some(a) = attr_map {
-                op.attrs = a;
-            }
-            g.add_node_linked(op, &sources)
-        })?;
-        handle(slf.py(), slf, id)
+                for (i, out) in output_names.iter().enumerate() {
+                    let desc = descs
+                        .get(i)
+                        .cloned()
+                        .unwrap_or_else(|| Arc::new(TensorDesc::default()));
+                    op.add_output(out, desc)?;
+                }
+                if let Some(a) = attr_map {
+                    op.attrs = a;
+                }
+                g.add_node_linked(op, &sources)
+            })?;
+            handle(slf.py(), slf, id)
+        })
     }
 
     /// Set the graph outputs (Nodes, out-data anchors or `(node, index)` pairs) and targets,
@@ -477,113 +491,131 @@ impl PyGraph {
         outputs: &Bound<'_, PyAny>,
         targets: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<Py<PyNode>>> {
-        let mut outs = Vec::new();
-        for item in outputs.try_iter()? {
-            outs.push(output_entry(slf, &item?)?);
-        }
-        let mut tgts = Vec::new();
-        if let Some(t) = targets {
-            for item in t.try_iter()? {
-                tgts.push(PyNode::extract_id(slf, &item?)?);
+        crate::errors::guard_res(|| {
+            let mut outs = Vec::new();
+            for item in outputs.try_iter()? {
+                outs.push(output_entry(slf, &item?)?);
             }
-        }
-        let net = PyGraph::try_write(slf, |g| g.set_outputs(&outs, &tgts))?;
-        net.map(|id| handle(slf.py(), slf, id)).transpose()
+            let mut tgts = Vec::new();
+            if let Some(t) = targets {
+                for item in t.try_iter()? {
+                    tgts.push(PyNode::extract_id(slf, &item?)?);
+                }
+            }
+            let net = PyGraph::try_write(slf, |g| g.set_outputs(&outs, &tgts))?;
+            net.map(|id| handle(slf.py(), slf, id)).transpose()
+        })
     }
 
     /// The graph's input nodes.
     #[getter]
     fn inputs<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
-        let ids = PyGraph::read(slf, |g| g.inputs().to_vec())?;
-        PyNode::handles(slf.py(), &slf.clone().unbind(), &ids)
+        crate::errors::guard_res(|| {
+            let ids = PyGraph::read(slf, |g| g.inputs().to_vec())?;
+            PyNode::handles(slf.py(), &slf.clone().unbind(), &ids)
+        })
     }
 
     /// The graph outputs as `(node, output index)` pairs.
     #[getter]
     fn outputs<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
-        let py = slf.py();
-        let outs = PyGraph::read(slf, |g| g.outputs().to_vec())?;
-        let items: PyResult<Vec<(Py<PyNode>, i32)>> = outs
-            .iter()
-            .map(|&(id, i)| Ok((handle(py, slf, id)?, i)))
-            .collect();
-        PyList::new(py, items?)
+        crate::errors::guard_res(|| {
+            let py = slf.py();
+            let outs = PyGraph::read(slf, |g| g.outputs().to_vec())?;
+            let items: PyResult<Vec<(Py<PyNode>, i32)>> = outs
+                .iter()
+                .map(|&(id, i)| Ok((handle(py, slf, id)?, i)))
+                .collect();
+            PyList::new(py, items?)
+        })
     }
 
     /// The target nodes (control dependencies of the NetOutput).
     #[getter]
     fn targets<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
-        let ids = PyGraph::read(slf, |g| g.targets().to_vec())?;
-        PyNode::handles(slf.py(), &slf.clone().unbind(), &ids)
+        crate::errors::guard_res(|| {
+            let ids = PyGraph::read(slf, |g| g.targets().to_vec())?;
+            PyNode::handles(slf.py(), &slf.clone().unbind(), &ids)
+        })
     }
 
     /// Remove `node` and every link of its anchors without relinking anything (GE
     /// `RemoveNodeWithoutRelink`). Its handles go stale.
     fn erase_node(slf: &Bound<'_, Self>, node: &Bound<'_, PyAny>) -> PyResult<()> {
-        let id = PyNode::extract_id(slf, node)?;
-        // Through the root: the subgraphs below the node go with it.
-        let (root, name) = match &PyGraph::borrow_slot(slf)?.slot {
-            GraphSlot::Own(_) => (slf.clone(), None),
-            GraphSlot::Sub { root, name, .. } => (root.bind(slf.py()).clone(), Some(name.clone())),
-        };
-        let uid = PyGraph::read(slf, Graph::uid)?;
-        PyGraph::try_write(&root, |g| {
-            let owner = match &name {
-                None => None,
-                Some(n) => Some(
-                    g.subgraph_index(n)
-                        .filter(|&k| g.subgraphs[k].uid() == uid)
-                        .ok_or_else(|| {
-                            IrError::StaleHandle(format!("subgraph '{n}' is no longer registered"))
-                        })?,
-                ),
+        crate::errors::guard_res(|| {
+            let id = PyNode::extract_id(slf, node)?;
+            // Through the root: the subgraphs below the node go with it.
+            let (root, name) = match &PyGraph::borrow_slot(slf)?.slot {
+                GraphSlot::Own(_) => (slf.clone(), None),
+                GraphSlot::Sub { root, name, .. } => {
+                    (root.bind(slf.py()).clone(), Some(name.clone()))
+                }
             };
-            g.erase_tree_node(owner, id).map(|_| ())
+            let uid = PyGraph::read(slf, Graph::uid)?;
+            PyGraph::try_write(&root, |g| {
+                let owner = match &name {
+                    None => None,
+                    Some(n) => Some(
+                        g.subgraph_index(n)
+                            .filter(|&k| g.subgraphs[k].uid() == uid)
+                            .ok_or_else(|| {
+                                IrError::StaleHandle(format!(
+                                    "subgraph '{n}' is no longer registered"
+                                ))
+                            })?,
+                    ),
+                };
+                g.erase_tree_node(owner, id).map(|_| ())
+            })
         })
     }
 
     /// Number of links (data and control).
     #[getter]
     fn num_links(slf: &Bound<'_, Self>) -> PyResult<usize> {
-        PyGraph::read(slf, |g| g.num_links())
+        crate::errors::guard_res(|| PyGraph::read(slf, |g| g.num_links()))
     }
 
     /// Node counts by op type, most frequent first.
     fn op_type_counts<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
-        let counts = PyGraph::read(slf, |g| {
-            let mut m: BTreeMap<String, usize> = BTreeMap::new();
-            for id in g.node_ids() {
-                if let Ok(op) = g.op(id) {
-                    *m.entry(op.op_type().to_string()).or_default() += 1;
+        crate::errors::guard_res(|| {
+            let counts = PyGraph::read(slf, |g| {
+                let mut m: BTreeMap<String, usize> = BTreeMap::new();
+                for id in g.node_ids() {
+                    if let Ok(op) = g.op(id) {
+                        *m.entry(op.op_type().to_string()).or_default() += 1;
+                    }
                 }
+                let mut v: Vec<(String, usize)> = m.into_iter().collect();
+                v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                v
+            })?;
+            let d = PyDict::new(slf.py());
+            for (k, v) in counts {
+                d.set_item(k, v)?;
             }
-            let mut v: Vec<(String, usize)> = m.into_iter().collect();
-            v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-            v
-        })?;
-        let d = PyDict::new(slf.py());
-        for (k, v) in counts {
-            d.set_item(k, v)?;
-        }
-        Ok(d)
+            Ok(d)
+        })
     }
 
     /// A deterministic text dump of the graph (nodes, ports, descs, links, attributes).
     fn dump(slf: &Bound<'_, Self>) -> PyResult<String> {
-        let py = slf.py();
-        let me = PyGraph::borrow_slot(slf)?;
-        match &me.slot {
-            GraphSlot::Own(g) => Ok(py.detach(|| g.dump())),
-            GraphSlot::Sub { .. } => {
-                drop(me);
-                PyGraph::read(slf, |g| g.dump())
+        crate::errors::guard_res(|| {
+            let py = slf.py();
+            let me = PyGraph::borrow_slot(slf)?;
+            match &me.slot {
+                GraphSlot::Own(g) => Ok(py.detach(|| g.dump())),
+                GraphSlot::Sub { .. } => {
+                    drop(me);
+                    PyGraph::read(slf, |g| g.dump())
+                }
             }
-        }
+        })
     }
 
     /// Structural invariant problems (empty when the graph is consistent).
     fn check_invariants(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        PyGraph::read(slf, |g| g.check_invariants())
+        crate::errors::guard_res(|| PyGraph::read(slf, |g| g.check_invariants()))
     }
 
     /// Build a graph in one call from numpy arrays, without a Python call per node.
@@ -606,58 +638,62 @@ impl PyGraph {
         desc: Option<&Bound<'_, PyAny>>,
         name: &str,
     ) -> PyResult<PyGraph> {
-        let np = py.import("numpy")?;
-        let types_arr = np.call_method1("ascontiguousarray", (types, "int64"))?;
-        let edges_arr = np.call_method1("ascontiguousarray", (edges, "int64"))?;
-        let edges_arr = if edges_arr.getattr("size")?.extract::<usize>()? == 0 {
-            edges_arr.call_method1("reshape", ((0, 4),))?
-        } else {
-            edges_arr
-        };
-        let types_ro: PyReadonlyArray1<'_, i64> = types_arr.extract()?;
-        let edges_ro: PyReadonlyArray2<'_, i64> = edges_arr.extract()?;
-        let shape = edges_ro.as_array().shape().to_vec();
-        if shape[1] != 4 {
-            return Err(IrError::InvalidArgument(format!(
-                "edges must have shape (E, 4), got ({}, {})",
-                shape[0], shape[1]
-            )))
-            .py();
-        }
-        let types_slice = types_ro.as_slice()?;
-        let flat = edges_ro.as_slice()?;
-        let edge_rows: Vec<[i64; 4]> = flat
-            .chunks_exact(4)
-            .map(|c| [c[0], c[1], c[2], c[3]])
-            .collect();
-        let mut table = Vec::with_capacity(type_names.len());
-        for t in &type_names {
-            let (inputs, outputs) = match ports.map(|p| p.get_item(t)).transpose()?.flatten() {
-                Some(spec) => {
-                    let (i, o): (Vec<String>, Vec<String>) = spec.extract()?;
-                    (Some(i), Some(o))
-                }
-                None => (None, None),
+        crate::errors::guard_res(|| {
+            let np = py.import("numpy")?;
+            let types_arr = np.call_method1("ascontiguousarray", (types, "int64"))?;
+            let edges_arr = np.call_method1("ascontiguousarray", (edges, "int64"))?;
+            let edges_arr = if edges_arr.getattr("size")?.extract::<usize>()? == 0 {
+                edges_arr.call_method1("reshape", ((0, 4),))?
+            } else {
+                edges_arr
             };
-            table.push(BulkType {
-                name: Sym::new(t),
-                inputs,
-                outputs,
-            });
-        }
-        let desc = match desc {
-            Some(d) => PyTensorDesc::extract_arc(d)?,
-            None => Arc::new(TensorDesc::default()),
-        };
-        let graph = crate::errors::guard(|| {
-            py.detach(|| build_bulk(name, types_slice, &table, &edge_rows, names, desc))
-        })?
-        .py()?;
-        Ok(PyGraph::from_graph(graph))
+            let types_ro: PyReadonlyArray1<'_, i64> = types_arr.extract()?;
+            let edges_ro: PyReadonlyArray2<'_, i64> = edges_arr.extract()?;
+            let shape = edges_ro.as_array().shape().to_vec();
+            if shape[1] != 4 {
+                return Err(IrError::InvalidArgument(format!(
+                    "edges must have shape (E, 4), got ({}, {})",
+                    shape[0], shape[1]
+                )))
+                .py();
+            }
+            let types_slice = types_ro.as_slice()?;
+            let flat = edges_ro.as_slice()?;
+            let edge_rows: Vec<[i64; 4]> = flat
+                .chunks_exact(4)
+                .map(|c| [c[0], c[1], c[2], c[3]])
+                .collect();
+            let mut table = Vec::with_capacity(type_names.len());
+            for t in &type_names {
+                let (inputs, outputs) = match ports.map(|p| p.get_item(t)).transpose()?.flatten() {
+                    Some(spec) => {
+                        let (i, o): (Vec<String>, Vec<String>) = spec.extract()?;
+                        (Some(i), Some(o))
+                    }
+                    None => (None, None),
+                };
+                table.push(BulkType {
+                    name: Sym::new(t),
+                    inputs,
+                    outputs,
+                });
+            }
+            let desc = match desc {
+                Some(d) => PyTensorDesc::extract_arc(d)?,
+                None => Arc::new(TensorDesc::default()),
+            };
+            let graph = crate::errors::guard(|| {
+                py.detach(|| build_bulk(name, types_slice, &table, &edge_rows, names, desc))
+            })?
+            .py()?;
+            Ok(PyGraph::from_graph(graph))
+        })
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        PyGraph::read(slf, |g| format!("<Graph '{}' {} nodes>", g.name(), g.len()))
+        crate::errors::guard_res(|| {
+            PyGraph::read(slf, |g| format!("<Graph '{}' {} nodes>", g.name(), g.len()))
+        })
     }
 }
 

@@ -101,193 +101,231 @@ impl PyNode {
     /// The node name (assigning renames it; the new name must be free).
     #[getter]
     fn name(&self, py: Python<'_>) -> PyResult<String> {
-        self.read(py, |g, id| Ok(g.op(id)?.name().to_string()))
+        crate::errors::guard_res(|| self.read(py, |g, id| Ok(g.op(id)?.name().to_string())))
     }
     #[setter]
     fn set_name(&self, py: Python<'_>, name: &str) -> PyResult<()> {
-        PyGraph::try_write(self.graph.bind(py), |g| g.rename_node(self.id, name))
+        crate::errors::guard_res(|| {
+            PyGraph::try_write(self.graph.bind(py), |g| g.rename_node(self.id, name))
+        })
     }
 
     /// The op type.
     #[getter]
     fn r#type(&self, py: Python<'_>) -> PyResult<String> {
-        self.read(py, |g, id| Ok(g.op(id)?.op_type().to_string()))
+        crate::errors::guard_res(|| self.read(py, |g, id| Ok(g.op(id)?.op_type().to_string())))
     }
 
     /// The op id (topological position after a sort).
     #[getter]
     fn id(&self, py: Python<'_>) -> PyResult<i64> {
-        self.read(py, |g, id| Ok(g.op(id)?.id))
+        crate::errors::guard_res(|| self.read(py, |g, id| Ok(g.op(id)?.id)))
     }
 
     /// The node's op desc (a view: changes apply to the node).
     #[getter]
     fn op_desc(&self, py: Python<'_>) -> PyResult<PyOpDesc> {
-        self.read(py, |_, _| Ok(()))?;
-        Ok(PyOpDesc {
-            loc: OpLoc::Node {
-                graph: self.graph.clone_ref(py),
-                node: self.id,
-            },
+        crate::errors::guard_res(|| {
+            self.read(py, |_, _| Ok(()))?;
+            Ok(PyOpDesc {
+                loc: OpLoc::Node {
+                    graph: self.graph.clone_ref(py),
+                    node: self.id,
+                },
+            })
         })
     }
 
     /// The graph holding the node.
     #[getter]
-    fn graph(&self, py: Python<'_>) -> Py<PyGraph> {
-        self.graph.clone_ref(py)
+    fn graph(&self, py: Python<'_>) -> PyResult<Py<PyGraph>> {
+        crate::errors::guard(|| self.graph.clone_ref(py))
     }
 
     /// The op's attributes (a mutable mapping).
     #[getter]
     fn attrs(&self, py: Python<'_>) -> PyResult<PyAttrMap> {
-        self.read(py, |_, _| Ok(()))?;
-        Ok(PyAttrMap {
-            owner: AttrOwner::Node {
-                graph: self.graph.clone_ref(py),
-                node: self.id,
-            },
+        crate::errors::guard_res(|| {
+            self.read(py, |_, _| Ok(()))?;
+            Ok(PyAttrMap {
+                owner: AttrOwner::Node {
+                    graph: self.graph.clone_ref(py),
+                    node: self.id,
+                },
+            })
         })
     }
 
     /// Whether the handle still resolves.
     #[getter]
     fn is_alive(&self, py: Python<'_>) -> PyResult<bool> {
-        PyGraph::read(self.graph.bind(py), |g| g.contains(self.id))
+        crate::errors::guard_res(|| PyGraph::read(self.graph.bind(py), |g| g.contains(self.id)))
     }
 
     /// The in-data anchors, in index order.
     #[getter]
     fn in_data_anchors(&self, py: Python<'_>) -> PyResult<Vec<PyAnchor>> {
-        let n = self.read(py, |g, id| Ok(g.node(id)?.num_in_data()))?;
-        Ok((0..n)
-            .map(|i| self.anchor(py, AnchorKind::InData, i as i32))
-            .collect())
+        crate::errors::guard_res(|| {
+            let n = self.read(py, |g, id| Ok(g.node(id)?.num_in_data()))?;
+            Ok((0..n)
+                .map(|i| self.anchor(py, AnchorKind::InData, i as i32))
+                .collect())
+        })
     }
 
     /// The out-data anchors, in index order.
     #[getter]
     fn out_data_anchors(&self, py: Python<'_>) -> PyResult<Vec<PyAnchor>> {
-        let n = self.read(py, |g, id| Ok(g.node(id)?.num_out_data()))?;
-        Ok((0..n)
-            .map(|i| self.anchor(py, AnchorKind::OutData, i as i32))
-            .collect())
+        crate::errors::guard_res(|| {
+            let n = self.read(py, |g, id| Ok(g.node(id)?.num_out_data()))?;
+            Ok((0..n)
+                .map(|i| self.anchor(py, AnchorKind::OutData, i as i32))
+                .collect())
+        })
     }
 
     /// The in-control anchor (index -1).
     #[getter]
     fn in_control_anchor(&self, py: Python<'_>) -> PyResult<PyAnchor> {
-        self.read(py, |_, _| Ok(()))?;
-        Ok(self.anchor(py, AnchorKind::InControl, -1))
+        crate::errors::guard_res(|| {
+            self.read(py, |_, _| Ok(()))?;
+            Ok(self.anchor(py, AnchorKind::InControl, -1))
+        })
     }
 
     /// The out-control anchor (index -1).
     #[getter]
     fn out_control_anchor(&self, py: Python<'_>) -> PyResult<PyAnchor> {
-        self.read(py, |_, _| Ok(()))?;
-        Ok(self.anchor(py, AnchorKind::OutControl, -1))
+        crate::errors::guard_res(|| {
+            self.read(py, |_, _| Ok(()))?;
+            Ok(self.anchor(py, AnchorKind::OutControl, -1))
+        })
     }
 
     /// In-data anchor by index or input name.
     fn in_data_anchor(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyAnchor> {
-        let i = self.port_index(py, Side::Input, key)?;
-        Ok(self.anchor(py, AnchorKind::InData, i as i32))
+        crate::errors::guard_res(|| {
+            let i = self.port_index(py, Side::Input, key)?;
+            Ok(self.anchor(py, AnchorKind::InData, i as i32))
+        })
     }
 
     /// Out-data anchor by index or output name.
     fn out_data_anchor(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<PyAnchor> {
-        let i = self.port_index(py, Side::Output, key)?;
-        Ok(self.anchor(py, AnchorKind::OutData, i as i32))
+        crate::errors::guard_res(|| {
+            let i = self.port_index(py, Side::Output, key)?;
+            Ok(self.anchor(py, AnchorKind::OutData, i as i32))
+        })
     }
 
     /// Output `key` (index or name) as an anchor, to use as an input of another op.
     #[pyo3(signature = (key=None))]
     fn out(&self, py: Python<'_>, key: Option<&Bound<'_, PyAny>>) -> PyResult<PyAnchor> {
-        match key {
+        crate::errors::guard_res(|| match key {
             Some(k) => self.out_data_anchor(py, k),
             None => {
                 let zero = 0i64.into_pyobject(py)?;
                 self.out_data_anchor(py, zero.as_any())
             }
-        }
+        })
     }
 
     /// Producers over data links, in input order.
     #[getter]
     fn in_data_nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.read(py, |g, id| g.in_data_nodes(id))?;
-        PyNode::handles(py, &self.graph, &ids)
+        crate::errors::guard_res(|| {
+            let ids = self.read(py, |g, id| g.in_data_nodes(id))?;
+            PyNode::handles(py, &self.graph, &ids)
+        })
     }
 
     /// Consumers over data links, in output then link order.
     #[getter]
     fn out_data_nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.read(py, |g, id| g.out_data_nodes(id))?;
-        PyNode::handles(py, &self.graph, &ids)
+        crate::errors::guard_res(|| {
+            let ids = self.read(py, |g, id| g.out_data_nodes(id))?;
+            PyNode::handles(py, &self.graph, &ids)
+        })
     }
 
     /// Every peer of the in-control anchor (data→control producers included, as GE).
     #[getter]
     fn in_control_nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.read(py, |g, id| g.in_control_nodes(id))?;
-        PyNode::handles(py, &self.graph, &ids)
+        crate::errors::guard_res(|| {
+            let ids = self.read(py, |g, id| g.in_control_nodes(id))?;
+            PyNode::handles(py, &self.graph, &ids)
+        })
     }
 
     /// Every peer of the out-control anchor.
     #[getter]
     fn out_control_nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.read(py, |g, id| g.out_control_nodes(id))?;
-        PyNode::handles(py, &self.graph, &ids)
+        crate::errors::guard_res(|| {
+            let ids = self.read(py, |g, id| g.out_control_nodes(id))?;
+            PyNode::handles(py, &self.graph, &ids)
+        })
     }
 
     /// GE `GetInNodes`: data producers, then control producers.
     #[getter]
     fn in_nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.read(py, |g, id| g.in_nodes(id))?;
-        PyNode::handles(py, &self.graph, &ids)
+        crate::errors::guard_res(|| {
+            let ids = self.read(py, |g, id| g.in_nodes(id))?;
+            PyNode::handles(py, &self.graph, &ids)
+        })
     }
 
     /// GE `GetOutNodes`: data consumers, then control consumers.
     #[getter]
     fn out_nodes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let ids = self.read(py, |g, id| g.out_nodes(id))?;
-        PyNode::handles(py, &self.graph, &ids)
+        crate::errors::guard_res(|| {
+            let ids = self.read(py, |g, id| g.out_nodes(id))?;
+            PyNode::handles(py, &self.graph, &ids)
+        })
     }
 
     /// The producer anchor linked to input `key`, or `None`.
     fn input_source(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Option<PyAnchor>> {
-        let i = self.port_index(py, Side::Input, key)?;
-        let peer = self.read(py, |g, id| Ok(g.in_peer(InAnchor::data(id, i))))?;
-        Ok(peer.map(|p: OutAnchor| PyAnchor::out(self.graph.clone_ref(py), p)))
+        crate::errors::guard_res(|| {
+            let i = self.port_index(py, Side::Input, key)?;
+            let peer = self.read(py, |g, id| Ok(g.in_peer(InAnchor::data(id, i))))?;
+            Ok(peer.map(|p: OutAnchor| PyAnchor::out(self.graph.clone_ref(py), p)))
+        })
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyNode>()
-            .is_ok_and(|o| o.get().id == self.id && o.get().graph.is(&self.graph))
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        crate::errors::guard(|| {
+            other
+                .cast::<PyNode>()
+                .is_ok_and(|o| o.get().id == self.id && o.get().graph.is(&self.graph))
+        })
     }
 
-    fn __hash__(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::collections::hash_map::DefaultHasher::new();
-        self.id.hash(&mut h);
-        (self.graph.as_ptr() as usize).hash(&mut h);
-        h.finish()
+    fn __hash__(&self) -> PyResult<u64> {
+        crate::errors::guard(|| {
+            use std::hash::{Hash, Hasher};
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            self.id.hash(&mut h);
+            (self.graph.as_ptr() as usize).hash(&mut h);
+            h.finish()
+        })
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        match self.read(py, |g, id| {
-            let op = g.op(id)?;
-            Ok(format!(
-                "<Node '{}' {} #{}>",
-                op.name(),
-                op.op_type(),
-                op.id
-            ))
-        }) {
-            Ok(s) => s,
-            Err(_) => "<Node (removed)>".to_string(),
-        }
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            match self.read(py, |g, id| {
+                let op = g.op(id)?;
+                Ok(format!(
+                    "<Node '{}' {} #{}>",
+                    op.name(),
+                    op.op_type(),
+                    op.id
+                ))
+            }) {
+                Ok(s) => s,
+                Err(_) => "<Node (removed)>".to_string(),
+            }
+        })
     }
 }
 

@@ -192,23 +192,25 @@ impl PyOpDesc {
     #[new]
     #[pyo3(signature = (name, r#type, *, attrs=None))]
     fn py_new(name: &str, r#type: &str, attrs: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        let mut op = OpDesc::new(name, r#type);
-        if let Some(a) = attrs {
-            op.attrs = super::convert::dict_to_attrs(a)?;
-        }
-        Ok(PyOpDesc {
-            loc: OpLoc::Owned(op),
+        crate::errors::guard_res(|| {
+            let mut op = OpDesc::new(name, r#type);
+            if let Some(a) = attrs {
+                op.attrs = super::convert::dict_to_attrs(a)?;
+            }
+            Ok(PyOpDesc {
+                loc: OpLoc::Owned(op),
+            })
         })
     }
 
     /// The op name (renaming a node's op keeps the graph's name index).
     #[getter]
     fn name(slf: &Bound<'_, Self>) -> PyResult<String> {
-        PyOpDesc::try_with(slf, |op| Ok(op.name().to_string()))
+        crate::errors::guard_res(|| PyOpDesc::try_with(slf, |op| Ok(op.name().to_string())))
     }
     #[setter]
     fn set_name(slf: &Bound<'_, Self>, name: &str) -> PyResult<()> {
-        match PyOpDesc::node_loc(slf)? {
+        crate::errors::guard_res(|| match PyOpDesc::node_loc(slf)? {
             Some((graph, node)) => {
                 PyGraph::try_write(graph.bind(slf.py()), |g| g.rename_node(node, name))
             }
@@ -216,80 +218,90 @@ impl PyOpDesc {
                 op.set_name(name);
                 Ok(())
             }),
-        }
+        })
     }
 
     /// The op type.
     #[getter]
     fn r#type(slf: &Bound<'_, Self>) -> PyResult<String> {
-        PyOpDesc::try_with(slf, |op| Ok(op.op_type().to_string()))
+        crate::errors::guard_res(|| PyOpDesc::try_with(slf, |op| Ok(op.op_type().to_string())))
     }
     #[setter]
     fn set_type(slf: &Bound<'_, Self>, ty: &str) -> PyResult<()> {
-        PyOpDesc::try_with_mut(slf, |op| {
-            op.set_type(ty);
-            Ok(())
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with_mut(slf, |op| {
+                op.set_type(ty);
+                Ok(())
+            })
         })
     }
 
     /// Topological id.
     #[getter]
     fn id(slf: &Bound<'_, Self>) -> PyResult<i64> {
-        PyOpDesc::try_with(slf, |op| Ok(op.id))
+        crate::errors::guard_res(|| PyOpDesc::try_with(slf, |op| Ok(op.id)))
     }
     #[setter]
     fn set_id(slf: &Bound<'_, Self>, v: i64) -> PyResult<()> {
-        PyOpDesc::try_with_mut(slf, |op| {
-            op.id = v;
-            Ok(())
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with_mut(slf, |op| {
+                op.id = v;
+                Ok(())
+            })
         })
     }
 
     /// Stream id.
     #[getter]
     fn stream_id(slf: &Bound<'_, Self>) -> PyResult<i64> {
-        PyOpDesc::try_with(slf, |op| Ok(op.stream_id))
+        crate::errors::guard_res(|| PyOpDesc::try_with(slf, |op| Ok(op.stream_id)))
     }
     #[setter]
     fn set_stream_id(slf: &Bound<'_, Self>, v: i64) -> PyResult<()> {
-        PyOpDesc::try_with_mut(slf, |op| {
-            op.stream_id = v;
-            Ok(())
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with_mut(slf, |op| {
+                op.stream_id = v;
+                Ok(())
+            })
         })
     }
 
     /// Input port names in index order (unset optional inputs included).
     #[getter]
     fn input_names(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        PyOpDesc::try_with(slf, |op| {
-            Ok(op.inputs().iter().map(|p| p.name.to_string()).collect())
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| {
+                Ok(op.inputs().iter().map(|p| p.name.to_string()).collect())
+            })
         })
     }
 
     /// Output port names in index order.
     #[getter]
     fn output_names(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        PyOpDesc::try_with(slf, |op| {
-            Ok(op.outputs().iter().map(|p| p.name.to_string()).collect())
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| {
+                Ok(op.outputs().iter().map(|p| p.name.to_string()).collect())
+            })
         })
     }
 
     /// Number of input slots (GE `GetAllInputsSize`, unset optional inputs included).
     #[getter]
     fn num_inputs(slf: &Bound<'_, Self>) -> PyResult<usize> {
-        PyOpDesc::try_with(slf, |op| Ok(op.num_inputs()))
+        crate::errors::guard_res(|| PyOpDesc::try_with(slf, |op| Ok(op.num_inputs())))
     }
 
     /// Number of inputs with a valid desc (GE `GetInputsSize`).
     #[getter]
     fn num_valid_inputs(slf: &Bound<'_, Self>) -> PyResult<usize> {
-        PyOpDesc::try_with(slf, |op| Ok(op.num_valid_inputs()))
+        crate::errors::guard_res(|| PyOpDesc::try_with(slf, |op| Ok(op.num_valid_inputs())))
     }
 
     /// Number of outputs.
     #[getter]
     fn num_outputs(slf: &Bound<'_, Self>) -> PyResult<usize> {
-        PyOpDesc::try_with(slf, |op| Ok(op.num_outputs()))
+        crate::errors::guard_res(|| PyOpDesc::try_with(slf, |op| Ok(op.num_outputs())))
     }
 
     /// Add input `name` (an existing name updates that slot, as GE does); returns its index.
@@ -299,8 +311,10 @@ impl PyOpDesc {
         name: &str,
         desc: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<usize> {
-        let d = desc_arg(desc)?;
-        PyOpDesc::try_with_mut(slf, |op| Ok(op.add_input(name, d)))
+        crate::errors::guard_res(|| {
+            let d = desc_arg(desc)?;
+            PyOpDesc::try_with_mut(slf, |op| Ok(op.add_input(name, d)))
+        })
     }
 
     /// Add an optional input; without `desc` the slot is unset (GE's invalid desc).
@@ -310,11 +324,13 @@ impl PyOpDesc {
         name: &str,
         desc: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<usize> {
-        let d = match desc {
-            Some(d) => PyTensorDesc::extract_arc(d)?,
-            None => Arc::new(TensorDesc::invalid()),
-        };
-        PyOpDesc::try_with_mut(slf, |op| Ok(op.add_optional_input(name, d)))
+        crate::errors::guard_res(|| {
+            let d = match desc {
+                Some(d) => PyTensorDesc::extract_arc(d)?,
+                None => Arc::new(TensorDesc::invalid()),
+            };
+            PyOpDesc::try_with_mut(slf, |op| Ok(op.add_optional_input(name, d)))
+        })
     }
 
     /// Add output `name` (a duplicate name raises); returns its index.
@@ -324,8 +340,10 @@ impl PyOpDesc {
         name: &str,
         desc: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<usize> {
-        let d = desc_arg(desc)?;
-        PyOpDesc::try_with_mut(slf, |op| op.add_output(name, d))
+        crate::errors::guard_res(|| {
+            let d = desc_arg(desc)?;
+            PyOpDesc::try_with_mut(slf, |op| op.add_output(name, d))
+        })
     }
 
     /// Add the dynamic inputs `name0 .. name{count-1}`: at the back (default), at the front
@@ -338,51 +356,53 @@ impl PyOpDesc {
         front: bool,
         index: Option<usize>,
     ) -> PyResult<usize> {
-        if front && index.is_some() {
-            return Err(IrError::InvalidArgument(
-                "pass either front=True or index=, not both".into(),
-            ))
-            .py();
-        }
-        let at = match (front, index) {
-            (true, _) => Some(0),
-            (false, Some(i)) => Some(i),
-            (false, None) => None,
-        };
-        match at {
-            None => {
-                if PyOpDesc::node_loc(slf)?.is_some() {
-                    let end = PyOpDesc::try_with(slf, |op| Ok(op.num_inputs()))?;
-                    let names = OpDesc::dynamic_names(name, count);
-                    let existing: Vec<bool> = PyOpDesc::try_with(slf, |op| {
-                        Ok(names.iter().map(|n| op.input_index(n).is_some()).collect())
-                    })?;
-                    if existing.iter().any(|&e| e) {
-                        return PyOpDesc::try_with_mut(slf, |op| {
-                            op.add_dynamic_input(name, count, true)
-                        });
+        crate::errors::guard_res(|| {
+            if front && index.is_some() {
+                return Err(IrError::InvalidArgument(
+                    "pass either front=True or index=, not both".into(),
+                ))
+                .py();
+            }
+            let at = match (front, index) {
+                (true, _) => Some(0),
+                (false, Some(i)) => Some(i),
+                (false, None) => None,
+            };
+            match at {
+                None => {
+                    if PyOpDesc::node_loc(slf)?.is_some() {
+                        let end = PyOpDesc::try_with(slf, |op| Ok(op.num_inputs()))?;
+                        let names = OpDesc::dynamic_names(name, count);
+                        let existing: Vec<bool> = PyOpDesc::try_with(slf, |op| {
+                            Ok(names.iter().map(|n| op.input_index(n).is_some()).collect())
+                        })?;
+                        if existing.iter().any(|&e| e) {
+                            return PyOpDesc::try_with_mut(slf, |op| {
+                                op.add_dynamic_input(name, count, true)
+                            });
+                        }
+                        let desc = Arc::new(TensorDesc::default());
+                        PyOpDesc::insert_at(
+                            slf,
+                            Side::Input,
+                            end,
+                            names.into_iter().map(|n| (n, desc.clone())).collect(),
+                        )?;
+                        return Ok(end);
                     }
-                    let desc = Arc::new(TensorDesc::default());
-                    PyOpDesc::insert_at(
-                        slf,
-                        Side::Input,
-                        end,
-                        names.into_iter().map(|n| (n, desc.clone())).collect(),
-                    )?;
-                    return Ok(end);
+                    PyOpDesc::try_with_mut(slf, |op| op.add_dynamic_input(name, count, true))
                 }
-                PyOpDesc::try_with_mut(slf, |op| op.add_dynamic_input(name, count, true))
+                Some(i) => {
+                    let desc = Arc::new(TensorDesc::default());
+                    let ports = OpDesc::dynamic_names(name, count)
+                        .into_iter()
+                        .map(|n| (n, desc.clone()))
+                        .collect();
+                    PyOpDesc::insert_at(slf, Side::Input, i, ports)?;
+                    Ok(i)
+                }
             }
-            Some(i) => {
-                let desc = Arc::new(TensorDesc::default());
-                let ports = OpDesc::dynamic_names(name, count)
-                    .into_iter()
-                    .map(|n| (n, desc.clone()))
-                    .collect();
-                PyOpDesc::insert_at(slf, Side::Input, i, ports)?;
-                Ok(i)
-            }
-        }
+        })
     }
 
     /// Add the dynamic outputs `name0 .. name{count-1}` at the back or at `index`.
@@ -393,17 +413,19 @@ impl PyOpDesc {
         count: usize,
         index: Option<usize>,
     ) -> PyResult<usize> {
-        let at = match index {
-            Some(i) => i,
-            None => PyOpDesc::try_with(slf, |op| Ok(op.num_outputs()))?,
-        };
-        let desc = Arc::new(TensorDesc::default());
-        let ports = OpDesc::dynamic_names(name, count)
-            .into_iter()
-            .map(|n| (n, desc.clone()))
-            .collect();
-        PyOpDesc::insert_at(slf, Side::Output, at, ports)?;
-        Ok(at)
+        crate::errors::guard_res(|| {
+            let at = match index {
+                Some(i) => i,
+                None => PyOpDesc::try_with(slf, |op| Ok(op.num_outputs()))?,
+            };
+            let desc = Arc::new(TensorDesc::default());
+            let ports = OpDesc::dynamic_names(name, count)
+                .into_iter()
+                .map(|n| (n, desc.clone()))
+                .collect();
+            PyOpDesc::insert_at(slf, Side::Output, at, ports)?;
+            Ok(at)
+        })
     }
 
     /// Insert input `name` at `index`; later inputs shift (their links follow them).
@@ -414,8 +436,10 @@ impl PyOpDesc {
         name: &str,
         desc: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let d = desc_arg(desc)?;
-        PyOpDesc::insert_at(slf, Side::Input, index, vec![(name.to_string(), d)])
+        crate::errors::guard_res(|| {
+            let d = desc_arg(desc)?;
+            PyOpDesc::insert_at(slf, Side::Input, index, vec![(name.to_string(), d)])
+        })
     }
 
     /// Insert output `name` at `index`; later outputs shift (their links follow them).
@@ -426,40 +450,54 @@ impl PyOpDesc {
         name: &str,
         desc: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let d = desc_arg(desc)?;
-        PyOpDesc::insert_at(slf, Side::Output, index, vec![(name.to_string(), d)])
+        crate::errors::guard_res(|| {
+            let d = desc_arg(desc)?;
+            PyOpDesc::insert_at(slf, Side::Output, index, vec![(name.to_string(), d)])
+        })
     }
 
     /// Rename an input (GE `UpdateInputName`): index and desc unchanged.
     fn rename_input(slf: &Bound<'_, Self>, old: &str, new: &str) -> PyResult<()> {
-        PyOpDesc::try_with_mut(slf, |op| op.rename_port(Side::Input, old, new))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with_mut(slf, |op| op.rename_port(Side::Input, old, new))
+        })
     }
 
     /// Rename an output: index and desc unchanged.
     fn rename_output(slf: &Bound<'_, Self>, old: &str, new: &str) -> PyResult<()> {
-        PyOpDesc::try_with_mut(slf, |op| op.rename_port(Side::Output, old, new))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with_mut(slf, |op| op.rename_port(Side::Output, old, new))
+        })
     }
 
     /// The index of input `name`, or -1.
     fn input_index(slf: &Bound<'_, Self>, name: &str) -> PyResult<i64> {
-        PyOpDesc::try_with(slf, |op| Ok(op.input_index(name).map_or(-1, |i| i as i64)))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| Ok(op.input_index(name).map_or(-1, |i| i as i64)))
+        })
     }
 
     /// The index of output `name`, or -1.
     fn output_index(slf: &Bound<'_, Self>, name: &str) -> PyResult<i64> {
-        PyOpDesc::try_with(slf, |op| Ok(op.output_index(name).map_or(-1, |i| i as i64)))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| Ok(op.output_index(name).map_or(-1, |i| i as i64)))
+        })
     }
 
     /// The desc of an input, by index or name (a view: setting its fields changes this op).
     fn input_desc(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<PyTensorDesc> {
-        let i = PyOpDesc::resolve_index(slf, Side::Input, key)?;
-        PyOpDesc::desc_view(slf, Side::Input, i)
+        crate::errors::guard_res(|| {
+            let i = PyOpDesc::resolve_index(slf, Side::Input, key)?;
+            PyOpDesc::desc_view(slf, Side::Input, i)
+        })
     }
 
     /// The desc of an output, by index or name (a view).
     fn output_desc(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<PyTensorDesc> {
-        let i = PyOpDesc::resolve_index(slf, Side::Output, key)?;
-        PyOpDesc::desc_view(slf, Side::Output, i)
+        crate::errors::guard_res(|| {
+            let i = PyOpDesc::resolve_index(slf, Side::Output, key)?;
+            PyOpDesc::desc_view(slf, Side::Output, i)
+        })
     }
 
     /// Replace the desc of an input (by index or name).
@@ -468,9 +506,11 @@ impl PyOpDesc {
         key: &Bound<'_, PyAny>,
         desc: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let i = PyOpDesc::resolve_index(slf, Side::Input, key)?;
-        let d = PyTensorDesc::extract_arc(desc)?;
-        PyOpDesc::try_with_mut(slf, |op| op.set_port_desc(Side::Input, i, d))
+        crate::errors::guard_res(|| {
+            let i = PyOpDesc::resolve_index(slf, Side::Input, key)?;
+            let d = PyTensorDesc::extract_arc(desc)?;
+            PyOpDesc::try_with_mut(slf, |op| op.set_port_desc(Side::Input, i, d))
+        })
     }
 
     /// Replace the desc of an output (by index or name).
@@ -479,175 +519,211 @@ impl PyOpDesc {
         key: &Bound<'_, PyAny>,
         desc: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let i = PyOpDesc::resolve_index(slf, Side::Output, key)?;
-        let d = PyTensorDesc::extract_arc(desc)?;
-        PyOpDesc::try_with_mut(slf, |op| op.set_port_desc(Side::Output, i, d))
+        crate::errors::guard_res(|| {
+            let i = PyOpDesc::resolve_index(slf, Side::Output, key)?;
+            let d = PyTensorDesc::extract_arc(desc)?;
+            PyOpDesc::try_with_mut(slf, |op| op.set_port_desc(Side::Output, i, d))
+        })
     }
 
     /// Indices of the dynamic inputs `name0, name1, ...`.
     fn dynamic_input_indexes(slf: &Bound<'_, Self>, name: &str) -> PyResult<Vec<usize>> {
-        PyOpDesc::try_with(slf, |op| Ok(op.dynamic_indexes(Side::Input, name)))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| Ok(op.dynamic_indexes(Side::Input, name)))
+        })
     }
 
     /// Whether input `name` is declared optional.
     fn is_optional_input(slf: &Bound<'_, Self>, name: &str) -> PyResult<bool> {
-        PyOpDesc::try_with(slf, |op| Ok(op.is_optional_input(name)))
+        crate::errors::guard_res(|| PyOpDesc::try_with(slf, |op| Ok(op.is_optional_input(name))))
     }
 
     /// The op's attributes (a mutable mapping).
     #[getter]
     fn attrs(slf: &Bound<'_, Self>) -> PyResult<PyAttrMap> {
-        let owner = match PyOpDesc::node_loc(slf)? {
-            Some((graph, node)) => AttrOwner::Node { graph, node },
-            None => AttrOwner::Op(slf.clone().unbind()),
-        };
-        Ok(PyAttrMap { owner })
+        crate::errors::guard_res(|| {
+            let owner = match PyOpDesc::node_loc(slf)? {
+                Some((graph, node)) => AttrOwner::Node { graph, node },
+                None => AttrOwner::Op(slf.clone().unbind()),
+            };
+            Ok(PyAttrMap { owner })
+        })
     }
 
     /// Subgraph instance names in slot order (`""` for an empty slot).
     #[getter]
     fn subgraph_names(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        PyOpDesc::try_with(slf, |op| Ok(op.subgraph_instance_names().to_vec()))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| Ok(op.subgraph_instance_names().to_vec()))
+        })
     }
 
     /// Subgraph IR names with their kind (`"static"` / `"dynamic"`).
     #[getter]
     fn subgraph_ir_names(slf: &Bound<'_, Self>) -> PyResult<Vec<(String, &'static str)>> {
-        PyOpDesc::try_with(slf, |op| {
-            Ok(op.meta().map_or(Vec::new(), |m| {
-                m.subgraph_ir_names
-                    .iter()
-                    .map(|(n, t)| {
-                        (
-                            n.clone(),
-                            if *t == ascendir_ir::SubgraphType::Static {
-                                "static"
-                            } else {
-                                "dynamic"
-                            },
-                        )
-                    })
-                    .collect()
-            }))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| {
+                Ok(op.meta().map_or(Vec::new(), |m| {
+                    m.subgraph_ir_names
+                        .iter()
+                        .map(|(n, t)| {
+                            (
+                                n.clone(),
+                                if *t == ascendir_ir::SubgraphType::Static {
+                                    "static"
+                                } else {
+                                    "dynamic"
+                                },
+                            )
+                        })
+                        .collect()
+                }))
+            })
         })
     }
 
     /// Register a static subgraph IR name with one empty instance slot.
     fn add_subgraph_name(slf: &Bound<'_, Self>, ir_name: &str) -> PyResult<()> {
-        PyOpDesc::try_with_mut(slf, |op| op.add_subgraph_name(ir_name))
+        crate::errors::guard_res(|| PyOpDesc::try_with_mut(slf, |op| op.add_subgraph_name(ir_name)))
     }
 
     /// Set the instance name of subgraph slot `index`.
     fn set_subgraph_instance_name(slf: &Bound<'_, Self>, index: usize, name: &str) -> PyResult<()> {
-        PyOpDesc::try_with_mut(slf, |op| op.set_subgraph_instance_name(index, name))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with_mut(slf, |op| op.set_subgraph_instance_name(index, name))
+        })
     }
 
     /// IR inputs as `(name, "required" | "optional" | "dynamic")`.
     #[getter]
     fn ir_inputs(slf: &Bound<'_, Self>) -> PyResult<Vec<(String, &'static str)>> {
-        PyOpDesc::try_with(slf, |op| {
-            Ok(op
-                .meta()
-                .map_or(Vec::new(), |m| ir_port_list(&m.ir_inputs, |t| t.name())))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| {
+                Ok(op
+                    .meta()
+                    .map_or(Vec::new(), |m| ir_port_list(&m.ir_inputs, |t| t.name())))
+            })
         })
     }
     #[setter]
     fn set_ir_inputs(slf: &Bound<'_, Self>, value: Vec<(String, String)>) -> PyResult<()> {
-        let parsed = parse_ir_ports(value, "input", IrInputType::from_name)?;
-        PyOpDesc::try_with_mut(slf, |op| {
-            op.meta_mut().ir_inputs = parsed;
-            Ok(())
+        crate::errors::guard_res(|| {
+            let parsed = parse_ir_ports(value, "input", IrInputType::from_name)?;
+            PyOpDesc::try_with_mut(slf, |op| {
+                op.meta_mut().ir_inputs = parsed;
+                Ok(())
+            })
         })
     }
 
     /// IR outputs as `(name, "required" | "dynamic")`.
     #[getter]
     fn ir_outputs(slf: &Bound<'_, Self>) -> PyResult<Vec<(String, &'static str)>> {
-        PyOpDesc::try_with(slf, |op| {
-            Ok(op
-                .meta()
-                .map_or(Vec::new(), |m| ir_port_list(&m.ir_outputs, |t| t.name())))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| {
+                Ok(op
+                    .meta()
+                    .map_or(Vec::new(), |m| ir_port_list(&m.ir_outputs, |t| t.name())))
+            })
         })
     }
     #[setter]
     fn set_ir_outputs(slf: &Bound<'_, Self>, value: Vec<(String, String)>) -> PyResult<()> {
-        let parsed = parse_ir_ports(value, "output", IrOutputType::from_name)?;
-        PyOpDesc::try_with_mut(slf, |op| {
-            op.meta_mut().ir_outputs = parsed;
-            Ok(())
+        crate::errors::guard_res(|| {
+            let parsed = parse_ir_ports(value, "output", IrOutputType::from_name)?;
+            PyOpDesc::try_with_mut(slf, |op| {
+                op.meta_mut().ir_outputs = parsed;
+                Ok(())
+            })
         })
     }
 
     /// IR attribute names in registration order.
     #[getter]
     fn ir_attr_names(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        PyOpDesc::try_with(slf, |op| {
-            Ok(op.meta().map_or(Vec::new(), |m| m.ir_attr_names.clone()))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| {
+                Ok(op.meta().map_or(Vec::new(), |m| m.ir_attr_names.clone()))
+            })
         })
     }
     #[setter]
     fn set_ir_attr_names(slf: &Bound<'_, Self>, value: Vec<String>) -> PyResult<()> {
-        PyOpDesc::try_with_mut(slf, |op| {
-            op.meta_mut().ir_attr_names = value;
-            Ok(())
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with_mut(slf, |op| {
+                op.meta_mut().ir_attr_names = value;
+                Ok(())
+            })
         })
     }
 
     /// Names of the inputs declared optional.
     #[getter]
     fn optional_inputs(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-        PyOpDesc::try_with(slf, |op| {
-            Ok(op.meta().map_or(Vec::new(), |m| {
-                m.optional_inputs.iter().map(|s| s.to_string()).collect()
-            }))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| {
+                Ok(op.meta().map_or(Vec::new(), |m| {
+                    m.optional_inputs.iter().map(|s| s.to_string()).collect()
+                }))
+            })
         })
     }
 
     /// GE's `has_out_attr` flag (default true).
     #[getter]
     fn has_out_attr(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        PyOpDesc::try_with(slf, |op| Ok(op.meta().is_none_or(|m| m.has_out_attr)))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| Ok(op.meta().is_none_or(|m| m.has_out_attr)))
+        })
     }
     #[setter]
     fn set_has_out_attr(slf: &Bound<'_, Self>, v: bool) -> PyResult<()> {
-        PyOpDesc::try_with_mut(slf, |op| {
-            op.meta_mut().has_out_attr = v;
-            Ok(())
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with_mut(slf, |op| {
+                op.meta_mut().has_out_attr = v;
+                Ok(())
+            })
         })
     }
 
     /// A standalone deep copy.
     fn copy(slf: &Bound<'_, Self>) -> PyResult<Self> {
-        Ok(PyOpDesc {
-            loc: OpLoc::Owned(PyOpDesc::snapshot(slf)?),
+        crate::errors::guard_res(|| {
+            Ok(PyOpDesc {
+                loc: OpLoc::Owned(PyOpDesc::snapshot(slf)?),
+            })
         })
     }
 
     fn __copy__(slf: &Bound<'_, Self>) -> PyResult<Self> {
-        PyOpDesc::copy(slf)
+        crate::errors::guard_res(|| PyOpDesc::copy(slf))
     }
 
     fn __deepcopy__(slf: &Bound<'_, Self>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
-        PyOpDesc::copy(slf)
+        crate::errors::guard_res(|| PyOpDesc::copy(slf))
     }
 
     fn __eq__(slf: &Bound<'_, Self>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let Ok(other) = other.cast::<PyOpDesc>() else {
-            return Ok(false);
-        };
-        let b = PyOpDesc::snapshot(other)?;
-        PyOpDesc::try_with(slf, |a| Ok(*a == b))
+        crate::errors::guard_res(|| {
+            let Ok(other) = other.cast::<PyOpDesc>() else {
+                return Ok(false);
+            };
+            let b = PyOpDesc::snapshot(other)?;
+            PyOpDesc::try_with(slf, |a| Ok(*a == b))
+        })
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        PyOpDesc::try_with(slf, |op| {
-            Ok(format!(
-                "<OpDesc '{}' {} in={} out={}>",
-                op.name(),
-                op.op_type(),
-                op.num_inputs(),
-                op.num_outputs()
-            ))
+        crate::errors::guard_res(|| {
+            PyOpDesc::try_with(slf, |op| {
+                Ok(format!(
+                    "<OpDesc '{}' {} in={} out={}>",
+                    op.name(),
+                    op.op_type(),
+                    op.num_inputs(),
+                    op.num_outputs()
+                ))
+            })
         })
     }
 }

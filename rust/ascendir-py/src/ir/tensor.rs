@@ -163,70 +163,82 @@ impl PyTensorDesc {
         origin_format: Option<&Bound<'_, PyAny>>,
         origin_dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let mut d = TensorDesc::default();
-        if let Some(s) = shape {
-            d.shape = shape_of(s)?;
-        }
-        if let Some(t) = dtype {
-            d.dtype = extract_dtype(t)?;
-        }
-        if let Some(f) = format {
-            d.format = extract_format(f)?;
-        }
-        if let Some(n) = name {
-            d.name = Some(n.into());
-        }
-        if let Some(s) = origin_shape {
-            d.origin_shape = Some(Box::new(shape_of(s)?));
-        }
-        if let Some(f) = origin_format {
-            d.origin_format = extract_format(f)?;
-        }
-        if let Some(t) = origin_dtype {
-            d.origin_dtype = extract_dtype(t)?;
-        }
-        Ok(PyTensorDesc::owned(Arc::new(d)))
+        crate::errors::guard_res(|| {
+            let mut d = TensorDesc::default();
+            if let Some(s) = shape {
+                d.shape = shape_of(s)?;
+            }
+            if let Some(t) = dtype {
+                d.dtype = extract_dtype(t)?;
+            }
+            if let Some(f) = format {
+                d.format = extract_format(f)?;
+            }
+            if let Some(n) = name {
+                d.name = Some(n.into());
+            }
+            if let Some(s) = origin_shape {
+                d.origin_shape = Some(Box::new(shape_of(s)?));
+            }
+            if let Some(f) = origin_format {
+                d.origin_format = extract_format(f)?;
+            }
+            if let Some(t) = origin_dtype {
+                d.origin_dtype = extract_dtype(t)?;
+            }
+            Ok(PyTensorDesc::owned(Arc::new(d)))
+        })
     }
 
     /// Dimensions (`-1` unknown, `(-2,)` unknown rank, `()` scalar).
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let dims = self.with(py, |d| d.shape.to_vec())?;
-        PyTuple::new(py, dims)
+        crate::errors::guard_res(|| {
+            let dims = self.with(py, |d| d.shape.to_vec())?;
+            PyTuple::new(py, dims)
+        })
     }
     #[setter]
     fn set_shape(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let s = shape_of(value)?;
-        self.with_mut(py, |d| d.shape = s)
+        crate::errors::guard_res(|| {
+            let s = shape_of(value)?;
+            self.with_mut(py, |d| d.shape = s)
+        })
     }
 
     /// Element type.
     #[getter]
     fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        py_dtype(py, self.with(py, |d| d.dtype)?)
+        crate::errors::guard_res(|| py_dtype(py, self.with(py, |d| d.dtype)?))
     }
     #[setter]
     fn set_dtype(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let t = extract_dtype(value)?;
-        self.with_mut(py, |d| d.dtype = t)
+        crate::errors::guard_res(|| {
+            let t = extract_dtype(value)?;
+            self.with_mut(py, |d| d.dtype = t)
+        })
     }
 
     /// Layout (a `Format` member, or an int carrying sub-format / C0 bits).
     #[getter]
     fn format(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        py_format(py, self.with(py, |d| d.format)?)
+        crate::errors::guard_res(|| py_format(py, self.with(py, |d| d.format)?))
     }
     #[setter]
     fn set_format(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let f = extract_format(value)?;
-        self.with_mut(py, |d| d.format = f)
+        crate::errors::guard_res(|| {
+            let f = extract_format(value)?;
+            self.with_mut(py, |d| d.format = f)
+        })
     }
 
     /// Shape before optimization, or `None` when it was never set.
     #[getter]
     fn origin_shape<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let dims = self.with(py, |d| d.origin_shape.as_ref().map(|s| s.to_vec()))?;
-        dims.map(|v| PyTuple::new(py, v)).transpose()
+        crate::errors::guard_res(|| {
+            let dims = self.with(py, |d| d.origin_shape.as_ref().map(|s| s.to_vec()))?;
+            dims.map(|v| PyTuple::new(py, v)).transpose()
+        })
     }
     #[setter]
     fn set_origin_shape(
@@ -234,244 +246,262 @@ impl PyTensorDesc {
         py: Python<'_>,
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let s = value.map(shape_of).transpose()?;
-        self.with_mut(py, |d| d.origin_shape = s.map(Box::new))
+        crate::errors::guard_res(|| {
+            let s = value.map(shape_of).transpose()?;
+            self.with_mut(py, |d| d.origin_shape = s.map(Box::new))
+        })
     }
 
     /// Format before optimization.
     #[getter]
     fn origin_format(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        py_format(py, self.with(py, |d| d.origin_format)?)
+        crate::errors::guard_res(|| py_format(py, self.with(py, |d| d.origin_format)?))
     }
     #[setter]
     fn set_origin_format(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let f = extract_format(value)?;
-        self.with_mut(py, |d| d.origin_format = f)
+        crate::errors::guard_res(|| {
+            let f = extract_format(value)?;
+            self.with_mut(py, |d| d.origin_format = f)
+        })
     }
 
     /// Element type before optimization (`UNDEFINED` when never set).
     #[getter]
     fn origin_dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        py_dtype(py, self.with(py, |d| d.origin_dtype)?)
+        crate::errors::guard_res(|| py_dtype(py, self.with(py, |d| d.origin_dtype)?))
     }
     #[setter]
     fn set_origin_dtype(&mut self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let t = extract_dtype(value)?;
-        self.with_mut(py, |d| d.origin_dtype = t)
+        crate::errors::guard_res(|| {
+            let t = extract_dtype(value)?;
+            self.with_mut(py, |d| d.origin_dtype = t)
+        })
     }
 
     /// The descriptor's name (`None` when unnamed).
     #[getter]
     fn name(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        self.with(py, |d| d.name.as_deref().map(str::to_string))
+        crate::errors::guard_res(|| self.with(py, |d| d.name.as_deref().map(str::to_string)))
     }
     #[setter]
     fn set_name(&mut self, py: Python<'_>, value: Option<String>) -> PyResult<()> {
-        self.with_mut(py, |d| d.name = value.map(|s| s.into()))
+        crate::errors::guard_res(|| self.with_mut(py, |d| d.name = value.map(|s| s.into())))
     }
 
     /// Extension metadata: size in bytes.
     #[getter]
     fn size(&self, py: Python<'_>) -> PyResult<i64> {
-        self.ext_get(py, |e| e.size)
+        crate::errors::guard_res(|| self.ext_get(py, |e| e.size))
     }
     #[setter]
     fn set_size(&mut self, py: Python<'_>, v: i64) -> PyResult<()> {
-        self.ext_set(py, |e| e.size = v)
+        crate::errors::guard_res(|| self.ext_set(py, |e| e.size = v))
     }
     /// Extension metadata: weight size.
     #[getter]
     fn weight_size(&self, py: Python<'_>) -> PyResult<i64> {
-        self.ext_get(py, |e| e.weight_size)
+        crate::errors::guard_res(|| self.ext_get(py, |e| e.weight_size))
     }
     #[setter]
     fn set_weight_size(&mut self, py: Python<'_>, v: i64) -> PyResult<()> {
-        self.ext_set(py, |e| e.weight_size = v)
+        crate::errors::guard_res(|| self.ext_set(py, |e| e.weight_size = v))
     }
     /// Extension metadata: data offset.
     #[getter]
     fn data_offset(&self, py: Python<'_>) -> PyResult<i64> {
-        self.ext_get(py, |e| e.data_offset)
+        crate::errors::guard_res(|| self.ext_get(py, |e| e.data_offset))
     }
     #[setter]
     fn set_data_offset(&mut self, py: Python<'_>, v: i64) -> PyResult<()> {
-        self.ext_set(py, |e| e.data_offset = v)
+        crate::errors::guard_res(|| self.ext_set(py, |e| e.data_offset = v))
     }
     /// Extension metadata: reuse-input flag.
     #[getter]
     fn reuse_input(&self, py: Python<'_>) -> PyResult<bool> {
-        self.ext_get(py, |e| e.reuse_input)
+        crate::errors::guard_res(|| self.ext_get(py, |e| e.reuse_input))
     }
     #[setter]
     fn set_reuse_input(&mut self, py: Python<'_>, v: bool) -> PyResult<()> {
-        self.ext_set(py, |e| e.reuse_input = v)
+        crate::errors::guard_res(|| self.ext_set(py, |e| e.reuse_input = v))
     }
     /// Extension metadata: index of the reused input.
     #[getter]
     fn reuse_input_index(&self, py: Python<'_>) -> PyResult<u32> {
-        self.ext_get(py, |e| e.reuse_input_index)
+        crate::errors::guard_res(|| self.ext_get(py, |e| e.reuse_input_index))
     }
     #[setter]
     fn set_reuse_input_index(&mut self, py: Python<'_>, v: u32) -> PyResult<()> {
-        self.ext_set(py, |e| e.reuse_input_index = v)
+        crate::errors::guard_res(|| self.ext_set(py, |e| e.reuse_input_index = v))
     }
     /// Extension metadata: output-tensor flag.
     #[getter]
     fn output_tensor(&self, py: Python<'_>) -> PyResult<bool> {
-        self.ext_get(py, |e| e.output_tensor)
+        crate::errors::guard_res(|| self.ext_get(py, |e| e.output_tensor))
     }
     #[setter]
     fn set_output_tensor(&mut self, py: Python<'_>, v: bool) -> PyResult<()> {
-        self.ext_set(py, |e| e.output_tensor = v)
+        crate::errors::guard_res(|| self.ext_set(py, |e| e.output_tensor = v))
     }
     /// Extension metadata: input-tensor flag.
     #[getter]
     fn input_tensor(&self, py: Python<'_>) -> PyResult<bool> {
-        self.ext_get(py, |e| e.input_tensor)
+        crate::errors::guard_res(|| self.ext_get(py, |e| e.input_tensor))
     }
     #[setter]
     fn set_input_tensor(&mut self, py: Python<'_>, v: bool) -> PyResult<()> {
-        self.ext_set(py, |e| e.input_tensor = v)
+        crate::errors::guard_res(|| self.ext_set(py, |e| e.input_tensor = v))
     }
     /// Extension metadata: real dimension count.
     #[getter]
     fn real_dim_cnt(&self, py: Python<'_>) -> PyResult<u32> {
-        self.ext_get(py, |e| e.real_dim_cnt)
+        crate::errors::guard_res(|| self.ext_get(py, |e| e.real_dim_cnt))
     }
     #[setter]
     fn set_real_dim_cnt(&mut self, py: Python<'_>, v: u32) -> PyResult<()> {
-        self.ext_set(py, |e| e.real_dim_cnt = v)
+        crate::errors::guard_res(|| self.ext_set(py, |e| e.real_dim_cnt = v))
     }
     /// Extension metadata: `"NPU"` or `"CPU"`.
     #[getter]
     fn device_type(&self, py: Python<'_>) -> PyResult<&'static str> {
-        self.ext_get(py, |e| match e.device_type {
-            DeviceType::Npu => "NPU",
-            DeviceType::Cpu => "CPU",
+        crate::errors::guard_res(|| {
+            self.ext_get(py, |e| match e.device_type {
+                DeviceType::Npu => "NPU",
+                DeviceType::Cpu => "CPU",
+            })
         })
     }
     #[setter]
     fn set_device_type(&mut self, py: Python<'_>, v: &str) -> PyResult<()> {
-        let dt = match v.to_ascii_uppercase().as_str() {
-            "NPU" => DeviceType::Npu,
-            "CPU" => DeviceType::Cpu,
-            _ => {
-                return Err(IrError::InvalidArgument(format!(
-                    "device type must be 'NPU' or 'CPU', not '{v}'"
-                )))
-                .py()
-            }
-        };
-        self.ext_set(py, |e| e.device_type = dt)
+        crate::errors::guard_res(|| {
+            let dt = match v.to_ascii_uppercase().as_str() {
+                "NPU" => DeviceType::Npu,
+                "CPU" => DeviceType::Cpu,
+                _ => {
+                    return Err(IrError::InvalidArgument(format!(
+                        "device type must be 'NPU' or 'CPU', not '{v}'"
+                    )))
+                    .py()
+                }
+            };
+            self.ext_set(py, |e| e.device_type = dt)
+        })
     }
     /// Extension metadata: compression size.
     #[getter]
     fn cmps_size(&self, py: Python<'_>) -> PyResult<i64> {
-        self.ext_get(py, |e| e.cmps_size)
+        crate::errors::guard_res(|| self.ext_get(py, |e| e.cmps_size))
     }
     #[setter]
     fn set_cmps_size(&mut self, py: Python<'_>, v: i64) -> PyResult<()> {
-        self.ext_set(py, |e| e.cmps_size = v)
+        crate::errors::guard_res(|| self.ext_set(py, |e| e.cmps_size = v))
     }
     /// Extension metadata: compression table.
     #[getter]
     fn cmps_tab(&self, py: Python<'_>) -> PyResult<String> {
-        self.ext_get(py, |e| e.cmps_tab.clone())
+        crate::errors::guard_res(|| self.ext_get(py, |e| e.cmps_tab.clone()))
     }
     #[setter]
     fn set_cmps_tab(&mut self, py: Python<'_>, v: String) -> PyResult<()> {
-        self.ext_set(py, |e| e.cmps_tab = v)
+        crate::errors::guard_res(|| self.ext_set(py, |e| e.cmps_tab = v))
     }
     /// Extension metadata: compression table offset.
     #[getter]
     fn cmps_tab_offset(&self, py: Python<'_>) -> PyResult<i64> {
-        self.ext_get(py, |e| e.cmps_tab_offset)
+        crate::errors::guard_res(|| self.ext_get(py, |e| e.cmps_tab_offset))
     }
     #[setter]
     fn set_cmps_tab_offset(&mut self, py: Python<'_>, v: i64) -> PyResult<()> {
-        self.ext_set(py, |e| e.cmps_tab_offset = v)
+        crate::errors::guard_res(|| self.ext_set(py, |e| e.cmps_tab_offset = v))
     }
 
     /// The descriptor's attributes (a mutable mapping).
     #[getter]
-    fn attrs(slf: &Bound<'_, Self>) -> PyAttrMap {
-        PyAttrMap {
+    fn attrs(slf: &Bound<'_, Self>) -> PyResult<PyAttrMap> {
+        crate::errors::guard(|| PyAttrMap {
             owner: AttrOwner::Desc(slf.clone().unbind()),
-        }
+        })
     }
 
     /// Whether this is a real descriptor (an unset optional input is not).
     #[getter]
     fn is_valid(&self, py: Python<'_>) -> PyResult<bool> {
-        self.with(py, |d| d.is_valid())
+        crate::errors::guard_res(|| self.with(py, |d| d.is_valid()))
     }
 
     /// Whether any dimension is unknown.
     #[getter]
     fn is_unknown_shape(&self, py: Python<'_>) -> PyResult<bool> {
-        self.with(py, |d| d.is_unknown_shape())
+        crate::errors::guard_res(|| self.with(py, |d| d.is_unknown_shape()))
     }
 
     /// GE's `GetShapeSize`: scalar → 0, unknown → -1, else the element count.
     fn shape_size(&self, py: Python<'_>) -> PyResult<i64> {
-        self.with(py, |d| d.shape_size())
+        crate::errors::guard_res(|| self.with(py, |d| d.shape_size()))
     }
 
     /// GE's `CalcTensorMemSize`: payload bytes without padding. Raises on unknown dims
     /// (size -1), unsized dtypes, formats GE cannot size, or overflow.
     fn mem_size(&self, py: Python<'_>) -> PyResult<i64> {
-        let size = self.with(py, |d| d.mem_size())?.py()?;
-        if size < 0 {
-            let what = self.with(py, |d| {
-                format!("{:?} {}", d.shape.as_slice(), d.dtype.name())
-            })?;
-            return Err(IrError::InvalidArgument(format!(
-                "tensor {what} has no known size (unknown dims or an unsized dtype)"
-            )))
-            .py();
-        }
-        Ok(size)
+        crate::errors::guard_res(|| {
+            let size = self.with(py, |d| d.mem_size())?.py()?;
+            if size < 0 {
+                let what = self.with(py, |d| {
+                    format!("{:?} {}", d.shape.as_slice(), d.dtype.name())
+                })?;
+                return Err(IrError::InvalidArgument(format!(
+                    "tensor {what} has no known size (unknown dims or an unsized dtype)"
+                )))
+                .py();
+            }
+            Ok(size)
+        })
     }
 
     /// GE's `GetTensorMemorySizeInBytes`: `mem_size()` rounded up to 32 bytes plus 32.
     fn memory_size(&self, py: Python<'_>) -> PyResult<i64> {
-        memory_size_in_bytes(self.mem_size(py)?).py()
+        crate::errors::guard_res(|| memory_size_in_bytes(self.mem_size(py)?).py())
     }
 
     /// A standalone copy (a value, even when this is a view of a node's port).
     fn copy(&self, py: Python<'_>) -> PyResult<Self> {
-        Ok(PyTensorDesc::owned(self.with(py, |d| Arc::new(d.clone()))?))
+        crate::errors::guard_res(|| {
+            Ok(PyTensorDesc::owned(self.with(py, |d| Arc::new(d.clone()))?))
+        })
     }
 
     fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
-        self.copy(py)
+        crate::errors::guard_res(|| self.copy(py))
     }
 
     fn __deepcopy__(&self, py: Python<'_>, _memo: &Bound<'_, PyAny>) -> PyResult<Self> {
-        self.copy(py)
+        crate::errors::guard_res(|| self.copy(py))
     }
 
     fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let Ok(other) = other.cast::<PyTensorDesc>() else {
-            return Ok(false);
-        };
-        let b = other.borrow().snapshot(py)?;
-        self.with(py, |a| *a == *b)
+        crate::errors::guard_res(|| {
+            let Ok(other) = other.cast::<PyTensorDesc>() else {
+                return Ok(false);
+            };
+            let b = other.borrow().snapshot(py)?;
+            self.with(py, |a| *a == *b)
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        self.with(py, |d| {
-            let fmt = ascendir_ir::format::bits::serial_string(d.format);
-            let name = d
-                .name
-                .as_deref()
-                .map(|n| format!(" '{n}'"))
-                .unwrap_or_default();
-            format!(
-                "<TensorDesc{name} {:?} {} {fmt}>",
-                d.shape.as_slice(),
-                d.dtype.name()
-            )
+        crate::errors::guard_res(|| {
+            self.with(py, |d| {
+                let fmt = ascendir_ir::format::bits::serial_string(d.format);
+                let name = d
+                    .name
+                    .as_deref()
+                    .map(|n| format!(" '{n}'"))
+                    .unwrap_or_default();
+                format!(
+                    "<TensorDesc{name} {:?} {} {fmt}>",
+                    d.shape.as_slice(),
+                    d.dtype.name()
+                )
+            })
         })
     }
 }
@@ -485,8 +515,8 @@ pub struct TensorBuffer {
 
 #[pymethods]
 impl TensorBuffer {
-    fn __len__(&self) -> usize {
-        self.data.len()
+    fn __len__(&self) -> PyResult<usize> {
+        crate::errors::guard(|| self.data.len())
     }
 }
 
@@ -616,89 +646,99 @@ impl PyTensor {
     #[new]
     #[pyo3(signature = (desc_or_array, data=None))]
     fn py_new(desc_or_array: &Bound<'_, PyAny>, data: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
-        if let Ok(td) = desc_or_array.cast::<PyTensorDesc>() {
-            let desc = td.borrow().snapshot(desc_or_array.py())?;
-            let payload = match data {
-                Some(d) => payload_of(d)?,
-                None => Bytes::new(),
-            };
-            let expected = desc.mem_size().unwrap_or(-1);
-            if expected >= 0 && data.is_some() && expected as usize != payload.len() {
-                return Err(IrError::InvalidArgument(format!(
-                    "tensor data has {} bytes but the descriptor {:?} {} needs {expected}",
-                    payload.len(),
-                    desc.shape.as_slice(),
-                    desc.dtype.name()
-                )))
+        crate::errors::guard_res(|| {
+            if let Ok(td) = desc_or_array.cast::<PyTensorDesc>() {
+                let desc = td.borrow().snapshot(desc_or_array.py())?;
+                let payload = match data {
+                    Some(d) => payload_of(d)?,
+                    None => Bytes::new(),
+                };
+                let expected = desc.mem_size().unwrap_or(-1);
+                if expected >= 0 && data.is_some() && expected as usize != payload.len() {
+                    return Err(IrError::InvalidArgument(format!(
+                        "tensor data has {} bytes but the descriptor {:?} {} needs {expected}",
+                        payload.len(),
+                        desc.shape.as_slice(),
+                        desc.dtype.name()
+                    )))
+                    .py();
+                }
+                return Ok(PyTensor {
+                    inner: Tensor {
+                        desc,
+                        data: payload,
+                    },
+                });
+            }
+            if data.is_some() {
+                return Err(IrError::InvalidArgument(
+                    "Tensor(array) takes no data argument; use Tensor(desc, data)".to_string(),
+                ))
                 .py();
             }
-            return Ok(PyTensor {
-                inner: Tensor {
-                    desc,
-                    data: payload,
-                },
-            });
-        }
-        if data.is_some() {
-            return Err(IrError::InvalidArgument(
-                "Tensor(array) takes no data argument; use Tensor(desc, data)".to_string(),
-            ))
-            .py();
-        }
-        Ok(PyTensor {
-            inner: PyTensor::from_array(desc_or_array, None)?,
+            Ok(PyTensor {
+                inner: PyTensor::from_array(desc_or_array, None)?,
+            })
         })
     }
 
     /// The tensor's descriptor (a copy).
     #[getter]
-    fn desc(&self) -> PyTensorDesc {
-        PyTensorDesc::owned(self.inner.desc.clone())
+    fn desc(&self) -> PyResult<PyTensorDesc> {
+        crate::errors::guard(|| PyTensorDesc::owned(self.inner.desc.clone()))
     }
 
     /// The payload as a read-only `memoryview` (no copy).
     #[getter]
     fn data<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let array = bytes_to_numpy(py, &self.inner.data)?;
-        py.import("builtins")?
-            .getattr("memoryview")?
-            .call1((array,))
+        crate::errors::guard_res(|| {
+            let array = bytes_to_numpy(py, &self.inner.data)?;
+            py.import("builtins")?
+                .getattr("memoryview")?
+                .call1((array,))
+        })
     }
 
     /// Payload size in bytes.
     #[getter]
-    fn nbytes(&self) -> usize {
-        self.inner.data.len()
+    fn nbytes(&self) -> PyResult<usize> {
+        crate::errors::guard(|| self.inner.data.len())
     }
 
     /// A zero-copy, read-only numpy view of the payload with the descriptor's shape.
     fn numpy<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let dtype = py_dtype(py, self.inner.desc.dtype)?
-            .bind(py)
-            .call_method0("to_numpy")?;
-        let flat = bytes_to_numpy(py, &self.inner.data)?.call_method1("view", (dtype,))?;
-        let dims: Vec<i64> = self.inner.desc.shape.to_vec();
-        if dims.iter().any(|&d| d < 0) {
-            return Err(IrError::InvalidArgument(format!(
-                "cannot view a tensor of unknown shape {dims:?} as an array"
-            )))
-            .py();
-        }
-        flat.call_method1("reshape", (PyTuple::new(py, dims)?,))
+        crate::errors::guard_res(|| {
+            let dtype = py_dtype(py, self.inner.desc.dtype)?
+                .bind(py)
+                .call_method0("to_numpy")?;
+            let flat = bytes_to_numpy(py, &self.inner.data)?.call_method1("view", (dtype,))?;
+            let dims: Vec<i64> = self.inner.desc.shape.to_vec();
+            if dims.iter().any(|&d| d < 0) {
+                return Err(IrError::InvalidArgument(format!(
+                    "cannot view a tensor of unknown shape {dims:?} as an array"
+                )))
+                .py();
+            }
+            flat.call_method1("reshape", (PyTuple::new(py, dims)?,))
+        })
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "<Tensor {:?} {} {} bytes>",
-            self.inner.desc.shape.as_slice(),
-            self.inner.desc.dtype.name(),
-            self.inner.data.len()
-        )
+    fn __repr__(&self) -> PyResult<String> {
+        crate::errors::guard(|| {
+            format!(
+                "<Tensor {:?} {} {} bytes>",
+                self.inner.desc.shape.as_slice(),
+                self.inner.desc.dtype.name(),
+                self.inner.data.len()
+            )
+        })
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyTensor>()
-            .is_ok_and(|o| o.get().inner == self.inner)
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        crate::errors::guard(|| {
+            other
+                .cast::<PyTensor>()
+                .is_ok_and(|o| o.get().inner == self.inner)
+        })
     }
 }

@@ -97,45 +97,56 @@ pub fn extract_format(obj: &Bound<'_, PyAny>) -> PyResult<i32> {
     Ok(v as u32 as i32)
 }
 
+/// One row of the data type table: name, GE number, ONNX number, size in bits, NumPy name.
+type DataTypeRow = (&'static str, i32, i32, i32, &'static str);
+
 #[pyfunction]
-fn _data_type_table() -> Vec<(&'static str, i32, i32, i32, &'static str)> {
-    DataType::VALUES
-        .iter()
-        .map(|d| {
-            (
-                d.name(),
-                d.ge_value(),
-                d.to_proto(),
-                d.size_code(),
-                d.serial_name(),
-            )
-        })
-        .collect()
+fn _data_type_table() -> PyResult<Vec<DataTypeRow>> {
+    crate::errors::guard(|| {
+        DataType::VALUES
+            .iter()
+            .map(|d| {
+                (
+                    d.name(),
+                    d.ge_value(),
+                    d.to_proto(),
+                    d.size_code(),
+                    d.serial_name(),
+                )
+            })
+            .collect()
+    })
 }
 
 #[pyfunction]
-fn _format_table() -> Vec<(&'static str, i32, &'static str, bool)> {
-    Format::VALUES
-        .iter()
-        .map(|f| (f.name(), f.value(), f.serial_name(), f.supports_mem_size()))
-        .collect()
+fn _format_table() -> PyResult<Vec<(&'static str, i32, &'static str, bool)>> {
+    crate::errors::guard(|| {
+        Format::VALUES
+            .iter()
+            .map(|f| (f.name(), f.value(), f.serial_name(), f.supports_mem_size()))
+            .collect()
+    })
 }
 
 #[pyfunction]
-fn _attr_kind_table() -> Vec<(&'static str, i64)> {
-    AttrKind::ALL
-        .iter()
-        .map(|k| (k.name(), *k as i64))
-        .collect()
+fn _attr_kind_table() -> PyResult<Vec<(&'static str, i64)>> {
+    crate::errors::guard(|| {
+        AttrKind::ALL
+            .iter()
+            .map(|k| (k.name(), *k as i64))
+            .collect()
+    })
 }
 
 /// GE's `GetSizeInBytes(count, dtype)`: -1 for negative counts or unsized types; an overflow
 /// raises `SizeOverflowError` (the rule of every size helper).
 #[pyfunction]
 fn size_in_bytes_of(count: i64, dtype: &Bound<'_, PyAny>) -> PyResult<i64> {
-    Ok(checked_size_in_bytes(count, extract_dtype(dtype)?)
-        .py()?
-        .unwrap_or(-1))
+    crate::errors::guard_res(|| {
+        Ok(checked_size_in_bytes(count, extract_dtype(dtype)?)
+            .py()?
+            .unwrap_or(-1))
+    })
 }
 
 /// GE's `CalcTensorMemSize(shape, format, dtype)`.
@@ -145,48 +156,54 @@ fn calc_tensor_mem_size_of(
     format: &Bound<'_, PyAny>,
     dtype: &Bound<'_, PyAny>,
 ) -> PyResult<i64> {
-    calc_tensor_mem_size(&shape, extract_format(format)?, extract_dtype(dtype)?).py()
+    crate::errors::guard_res(|| {
+        calc_tensor_mem_size(&shape, extract_format(format)?, extract_dtype(dtype)?).py()
+    })
 }
 
 /// GE's `GetTensorMemorySizeInBytes` rounding of a byte size (round up to 32, plus 32).
 #[pyfunction]
 fn memory_size_of(size: i64) -> PyResult<i64> {
-    memory_size_in_bytes(size).py()
+    crate::errors::guard_res(|| memory_size_in_bytes(size).py())
 }
 
 /// Format bit helpers: `(primary, sub_format, c0_format)` of a full format int.
 #[pyfunction]
-fn format_parts(format: i64) -> (i32, i32, i32) {
-    let f = format as i32;
-    (bits::primary(f), bits::sub_format(f), bits::c0_format(f))
+fn format_parts(format: i64) -> PyResult<(i32, i32, i32)> {
+    crate::errors::guard(|| {
+        let f = format as i32;
+        (bits::primary(f), bits::sub_format(f), bits::c0_format(f))
+    })
 }
 
 /// Compose a full format int from a primary format, a sub-format and a C0 format.
 #[pyfunction]
 #[pyo3(signature = (primary, sub_format=0, c0_format=0))]
 fn make_format(primary: &Bound<'_, PyAny>, sub_format: i32, c0_format: i32) -> PyResult<i64> {
-    let p = extract_format(primary)?;
-    if !(0..=0xFFFF).contains(&sub_format) || !(0..=0xF).contains(&c0_format) {
-        return Err(IrError::InvalidArgument(format!(
-            "sub-format {sub_format} must be in 0..=65535 and C0 format {c0_format} in 0..=15"
-        )))
-        .py();
-    }
-    Ok(i64::from(
-        bits::with_c0_format(bits::with_sub_format(p, sub_format), c0_format) as u32,
-    ))
+    crate::errors::guard_res(|| {
+        let p = extract_format(primary)?;
+        if !(0..=0xFFFF).contains(&sub_format) || !(0..=0xF).contains(&c0_format) {
+            return Err(IrError::InvalidArgument(format!(
+                "sub-format {sub_format} must be in 0..=65535 and C0 format {c0_format} in 0..=15"
+            )))
+            .py();
+        }
+        Ok(i64::from(
+            bits::with_c0_format(bits::with_sub_format(p, sub_format), c0_format) as u32,
+        ))
+    })
 }
 
 /// GE's serial string of a full format int (`"FRACTAL_Z:16"`).
 #[pyfunction]
-fn format_serial_string(format: i64) -> String {
-    bits::serial_string(format as i32)
+fn format_serial_string(format: i64) -> PyResult<String> {
+    crate::errors::guard(|| bits::serial_string(format as i32))
 }
 
 /// `GetC0Value`: `2^(c0_format-1)`, or -1 when the format has no C0 bits.
 #[pyfunction]
-fn format_c0_value(format: i64) -> i64 {
-    bits::c0_value(format as i32)
+fn format_c0_value(format: i64) -> PyResult<i64> {
+    crate::errors::guard(|| bits::c0_value(format as i32))
 }
 
 /// Register the functions of this module.
