@@ -12,8 +12,9 @@ use ascendir_asc::AscGraph;
 use ascendir_ir::infer::{infer_graph, CustomInfer};
 use ascendir_ir::{Graph, NodeId, TopoMode, TopoOptions};
 use bytes::Bytes;
-use sha2::{Digest, Sha256};
 
+pub use crate::cache::KernelCache;
+use crate::cache::{cache_key, decode_impls, encode_impls, kernel_key};
 use crate::error::{CompileError, CompileResult, Stage};
 use crate::fuse::{tensor_bytes, Fuser, Partition};
 use crate::kernel::{schedule_kernel, tile_kernel};
@@ -131,17 +132,6 @@ fn kernel_name(fuse_type: &str, n: usize, types: &[String]) -> String {
     s
 }
 
-/// The cache key of a kernel: its HintGraph bytes, the target, the options (as JSON), the
-/// version.
-pub fn cache_key(hint_bytes: &[u8], target: &str, opts_json: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(hint_bytes);
-    h.update(target.as_bytes());
-    h.update(opts_json.as_bytes());
-    h.update(env!("CARGO_PKG_VERSION").as_bytes());
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
-
 /// `r` with the seconds since `t`.
 fn timed<R>(t: Instant, r: R) -> (R, f64) {
     (r, t.elapsed().as_secs_f64())
@@ -174,15 +164,6 @@ enum Pre {
     Twin(Keyed),
 }
 
-/// A store of scheduled kernels by content key (the compile cache's kernel half): `get`
-/// returns what `put` stored for the key, or `None`.
-pub trait KernelCache: Sync {
-    /// The bytes stored for `key`.
-    fn get(&self, key: &str) -> Option<Vec<u8>>;
-    /// Store `data` for `key` (best effort: a cache that cannot write drops it).
-    fn put(&self, key: &str, data: &[u8]);
-}
-
 /// How one compile runs besides its options: a cancellation flag checked between stages and
 /// kernels, and the kernel cache.
 #[derive(Clone, Copy, Default)]
@@ -209,52 +190,6 @@ impl Control<'_> {
             _ => Ok(()),
         }
     }
-}
-
-/// The key a kernel's ImplGraphs are cached under: its HintGraph (as realized, before it is
-/// named), the hint values of its size symbols, the target, the options and the version.
-fn kernel_key(hint: &AscGraph, syms: &SymTable, target: &str, opts_json: &str) -> String {
-    let mut h = Sha256::new();
-    h.update(b"kernel\0");
-    h.update(hint.to_bytes());
-    let mut free: Vec<String> = hint
-        .size_vars()
-        .iter()
-        .flat_map(|s| s.free_symbols())
-        .collect();
-    free.sort();
-    free.dedup();
-    for f in free {
-        let v = syms.hints.get(&f).copied().unwrap_or(-1);
-        h.update(format!("{f}={v};").as_bytes());
-    }
-    h.update(target.as_bytes());
-    h.update(opts_json.as_bytes());
-    h.update(env!("CARGO_PKG_VERSION").as_bytes());
-    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// ImplGraphs as one byte string: per graph its length (8 bytes, little-endian), its bytes.
-fn encode_impls(impls: &[AscGraph]) -> Vec<u8> {
-    let mut out = Vec::new();
-    for i in impls {
-        let b = i.to_bytes();
-        out.extend_from_slice(&(b.len() as u64).to_le_bytes());
-        out.extend_from_slice(&b);
-    }
-    out
-}
-
-/// The inverse of [`encode_impls`]; `None` for bytes it did not write.
-fn decode_impls(mut d: &[u8]) -> Option<Vec<AscGraph>> {
-    let mut out = Vec::new();
-    while !d.is_empty() {
-        let n = usize::try_from(u64::from_le_bytes(d.get(..8)?.try_into().ok()?)).ok()?;
-        let body = d.get(8..8usize.checked_add(n)?)?;
-        out.push(AscGraph::from_bytes(body).ok()?);
-        d = &d[8 + n..];
-    }
-    (!out.is_empty()).then_some(out)
 }
 
 /// Compile `input` (left unchanged) with `opts`; `infer` runs custom inference callbacks.
