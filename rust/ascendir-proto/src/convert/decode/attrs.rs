@@ -154,7 +154,7 @@ pub(crate) fn attrs_direct<'s>(
             None => {}
         }
         let entry = &data[..f.end];
-        let mut key: &[u8] = b"";
+        let mut key: Option<&[u8]> = None;
         let mut val: Option<(usize, usize)> = None;
         let mut p = f.value_start;
         while p < f.end {
@@ -162,12 +162,13 @@ pub(crate) fn attrs_direct<'s>(
                 return Ok(None);
             };
             match (e.number, e.wire_type) {
-                (1, 2) => key = &data[e.value_start..e.end],
+                // A repeated key (each occurrence must be UTF-8): left to the full decoder.
+                (1, 2) if key.is_none() => key = Some(&data[e.value_start..e.end]),
                 (2, 2) if val.is_none() => val = Some((e.value_start, e.end)),
                 _ => return Ok(None),
             }
         }
-        let Some(key) = crate::wire::utf8(key) else {
+        let Some(key) = crate::wire::utf8(key.unwrap_or(b"")) else {
             return Ok(None);
         };
         // The value stays a borrowed range: a `Bytes` slice (a shared reference count that
