@@ -30,3 +30,9 @@ fn a_map_key_repeated_with_a_first_occurrence_not_utf8_is_refused_by_both() {
     agree("attr-key-repeated-first-not-utf8");
     agree("desc-attr-key-repeated-first-not-utf8");
 }
+
+#[test]
+fn a_malformed_reserved_attribute_beside_a_failing_user_attribute_gives_the_same_error() {
+    agree("reserved-attr-bad-nested-wire-type");
+    agree("reserved-attr-length-past-end");
+}
