@@ -9,6 +9,7 @@ pub mod graph;
 pub mod graph_api;
 pub mod node;
 pub mod op_desc;
+mod op_desc_ports;
 pub mod tensor;
 pub mod types;
 
