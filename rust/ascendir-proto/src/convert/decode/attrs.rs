@@ -238,9 +238,8 @@ pub(crate) fn attrs_direct<'s>(
         }
     }
     match failed {
-        // The caller reads the reserved entries only on success; the full decoder would have
-        // met a malformed one before converting anything, so that error is the one to report.
-        Some(_) if decode_reserved(entries, &out.reserved).is_none() => Ok(None),
+        // The caller reports this error through the full decoder, which also checks the
+        // reserved entries (and meets their problems first).
         Some(e) => Err(e),
         None => Ok(Some(out)),
     }

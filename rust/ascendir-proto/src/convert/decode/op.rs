@@ -152,7 +152,19 @@ pub(crate) fn op_from_raw<'s>(
             Ok(Some(p)) => return Ok(p),
             Ok(None) => {}
             Err(e) => {
-                return Err(e.within(|| format!("op[{i}]({name})")));
+                // The reference decoder meets an op's problems in its own order (wire, then
+                // the reserved keys, then the user attributes and descs): its error is the one
+                // reported. It decodes the op's nested graphs with no one-pass attempt, so a
+                // failure nested k graphs deep costs k decodes of it, not 2^k. It cannot accept
+                // what the one-pass decoder refused; if it did, the one-pass error stands.
+                let reference = DecodeCtx {
+                    reference: true,
+                    ..ctx
+                };
+                return match op_from_raw_plain(raw, i, &mut cache.descs, reference) {
+                    Err(full) => Err(full),
+                    Ok(_) => Err(e.within(|| format!("op[{i}]({name})"))),
+                };
             }
         }
     }
