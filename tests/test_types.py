@@ -69,6 +69,10 @@ def test_mem_size_functions():
         air.calc_tensor_mem_size_of([2**62, 4], "ND", air.float32)
     for size, want in [(0, 32), (4, 64), (32, 64), (33, 96), (240, 288)]:
         assert air.memory_size_of(size) == want
+    # One rule for every size helper: -1 is unknown, an overflow is an error.
+    assert air.memory_size_of(-1) == -1
+    with pytest.raises(air.SizeOverflowError):
+        air.memory_size_of(2**63 - 1)
 
 
 def test_import_is_lazy():

@@ -90,7 +90,7 @@ fn traffic(g: &Graph, syms: Option<&SymTable>) -> i64 {
                         .iter()
                         .try_fold(1i64, |a, &d| (d >= 0).then(|| a.saturating_mul(d)))
                         .unwrap_or(0);
-                    ascendir_ir::size_in_bytes(n, desc.dtype).max(0)
+                    crate::fuse::saturating_bytes(n, desc.dtype)
                 }
             }
         };

@@ -28,7 +28,7 @@ mod wire_support;
 pub use anchor::{Anchor, InAnchor, OutAnchor, CONTROL};
 pub use attr::{AttrKind, AttrValue, GraphAttr, NamedAttrs};
 pub use attr_map::{AttrEntry, AttrMap};
-pub use dtype::{size_in_bytes, DataType};
+pub use dtype::{checked_size_in_bytes, size_in_bytes, DataType};
 pub use error::{IrError, IrResult};
 pub use format::Format;
 pub use graph::{Graph, NodeData, NodeId, ParentLink};

@@ -204,11 +204,11 @@ pub fn calc_tensor_mem_size(shape: &[i64], format: i32, dtype: DataType) -> IrRe
 }
 
 /// `GetTensorMemorySizeInBytes`: the size rounded up to 32 bytes plus 32 (0 → 32, 33 → 96).
+/// The size rule of every size helper: -1 (any negative size) is unknown and stays -1; a size
+/// whose rounding overflows is an `Overflow` error.
 pub fn memory_size_in_bytes(size: i64) -> IrResult<i64> {
     if size < 0 {
-        return Err(IrError::InvalidArgument(format!(
-            "tensor size {size} is unknown or invalid"
-        )));
+        return Ok(-1);
     }
     let padded = size
         .checked_add(63)
@@ -282,7 +282,8 @@ mod tests {
         for (size, want) in [(0, 32), (4, 64), (32, 64), (33, 96), (240, 288)] {
             assert_eq!(memory_size_in_bytes(size).unwrap(), want);
         }
-        assert!(memory_size_in_bytes(-1).is_err());
+        assert_eq!(memory_size_in_bytes(-1).unwrap(), -1);
+        assert!(memory_size_in_bytes(i64::MAX).is_err());
     }
 
     #[test]

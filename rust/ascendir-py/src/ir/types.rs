@@ -161,7 +161,8 @@ fn calc_tensor_mem_size_of(
     })
 }
 
-/// GE's `GetTensorMemorySizeInBytes` rounding of a byte size (round up to 32, plus 32).
+/// GE's `GetTensorMemorySizeInBytes` rounding of a byte size (round up to 32, plus 32); -1
+/// (unknown) stays -1, an overflow raises `SizeOverflowError`.
 #[pyfunction]
 fn memory_size_of(size: i64) -> PyResult<i64> {
     crate::errors::guard_res(|| memory_size_in_bytes(size).py())
