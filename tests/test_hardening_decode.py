@@ -317,6 +317,29 @@ def test_cyclic_ge_graph_loads_with_a_warning():
         air.Model.from_bytes(air.Graph("fine").to_bytes())
 
 
+def test_cyclic_ge_graph_warns_through_every_reader(tmp_path):
+    # The text and OM readers and ascendir.load warn as the binary reader does.
+    g = air.Graph("cyc")
+    x = g.add_input("x", air.TensorDesc([2], air.float32))
+    a = g.add_op("Add", [x, x], name="a")
+    b = g.add_op("Relu", [a], name="b")
+    x.out_data_anchor(0).unlink(a.in_data_anchor(1))
+    b.out_data_anchor(0).link_to(a.in_data_anchor(1))
+    model = air.Model("m", [g])
+    readers = {
+        "text": lambda: air.Model.from_text(model.to_text()).graph,
+        "om": lambda: air.Model.from_om(model.to_om()).graph,
+    }
+    for suffix in ("pb", "txt", "om"):
+        path = tmp_path / f"cyc.{suffix}"
+        air.save(g, path)
+        readers[f"load .{suffix}"] = lambda path=path: air.load(path)
+    for what, read in readers.items():
+        with pytest.warns(CycleWarning, match="graph 'cyc' has a cycle"):
+            back = read()
+        assert back.dump() == g.dump(), what
+
+
 def test_cyclic_onnx_graph_is_refused():
     nodes = [helper.make_node("Relu", ["b"], ["a"], name="A"),
              helper.make_node("Relu", ["a"], ["b"], name="B")]
