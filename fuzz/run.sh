@@ -6,8 +6,8 @@
 #   fuzz/run.sh TARGET FILE ...                         run the target once on each FILE
 #   fuzz/run.sh TARGET build                            only build
 #
-# TARGET is model_def, text, om or onnx. The corpus is fuzz/corpus/TARGET (make the seeds
-# with fuzz/seeds.sh first); crashes, timeouts and out-of-memory inputs are written to
+# TARGET is model_def, text, om, onnx or onnx_dir. The corpus is fuzz/corpus/TARGET (make
+# the seeds with fuzz/seeds.sh first); crashes, timeouts and out-of-memory inputs are written to
 # fuzz/artifacts/TARGET/. The build goes to CARGO_TARGET_DIR (default fuzz/target), under
 # the host triple, so that it never mixes with uninstrumented builds.
 set -eu
@@ -22,9 +22,9 @@ shift 2
 case $target in
 model_def | om) max_len=16384 ;;
 text) max_len=65536 ;;
-onnx) max_len=65536 ;;
+onnx | onnx_dir) max_len=65536 ;;
 *)
-    echo "unknown target '$target' (model_def, text, om, onnx)" >&2
+    echo "unknown target '$target' (model_def, text, om, onnx, onnx_dir)" >&2
     exit 2
     ;;
 esac

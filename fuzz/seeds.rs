@@ -2,7 +2,7 @@
 //!
 //! Usage: `seeds GE_DIR OUT_DIR [MODEL.onnx ...]`, where `GE_DIR` holds the decompressed GE
 //! dumps (`ge_proto_*.txt` and `root_model.om`). Writes `OUT_DIR/model_def`, `OUT_DIR/text`,
-//! `OUT_DIR/om` and `OUT_DIR/onnx`:
+//! `OUT_DIR/om`, `OUT_DIR/onnx` and `OUT_DIR/onnx_dir`:
 //!
 //! * `model_def`: small valid models cut out of the text dumps the way the mutation fuzzer
 //!   does it (12 consecutive ops each, an input kept only when its source is in the slice),
@@ -11,7 +11,9 @@
 //! * `om`: `root_model.om` and OM containers wrapped around some of the models;
 //! * `onnx`: the small models of the ONNX mutation fuzzer (a chain with an initializer,
 //!   nested `If` bodies capturing an outer value, a `Loop`, typed and string initializers)
-//!   and the ONNX files named on the command line.
+//!   and the ONNX files named on the command line;
+//! * `onnx_dir`: models whose initializer lives in external data, at every location of the
+//!   target's directory of hostile files.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -140,6 +142,44 @@ fn model(graph: onnx::GraphProto) -> Vec<u8> {
         ..Default::default()
     }
     .encode_to_vec()
+}
+
+/// Models whose one initializer `w` (UINT8) lives in external data: each location of the
+/// `onnx_dir` target's directory, with and without an offset and a length.
+fn onnx_dir_models() -> Vec<(String, Vec<u8>)> {
+    let entry = |key: &str, value: &str| onnx::StringStringEntryProto {
+        key: key.into(),
+        value: value.into(),
+    };
+    let mut out = Vec::new();
+    for loc in ["data.bin", "sub/inner.bin", "alias", "zero", "fifo", "out", "sub"] {
+        for (tag, range) in [("all", None), ("range", Some(("8", "16")))] {
+            let dims = if range.is_some() { 16 } else { 64 };
+            let mut external = vec![entry("location", loc)];
+            if let Some((offset, length)) = range {
+                external.push(entry("offset", offset));
+                external.push(entry("length", length));
+            }
+            let w = onnx::TensorProto {
+                name: "w".into(),
+                dims: vec![dims],
+                data_type: 2,
+                external_data: external,
+                data_location: onnx::tensor_proto::DataLocation::External as i32,
+                ..Default::default()
+            };
+            let g = onnx::GraphProto {
+                name: "ext".into(),
+                node: vec![node("Identity", &["w"], &["y"])],
+                initializer: vec![w],
+                output: vec![vi("y", 2, &[dims])],
+                ..Default::default()
+            };
+            let name = format!("{}-{tag}.onnx", loc.replace('/', "_"));
+            out.push((name, model(g)));
+        }
+    }
+    out
 }
 
 /// The small ONNX models of the ONNX mutation fuzzer.
@@ -296,7 +336,10 @@ fn main() {
         let name = p.file_name().expect("a file name").to_string_lossy();
         write(&out.join("onnx"), &name, &bytes);
     }
-    for target in ["model_def", "text", "om", "onnx"] {
+    for (name, bytes) in onnx_dir_models() {
+        write(&out.join("onnx_dir"), &name, &bytes);
+    }
+    for target in ["model_def", "text", "om", "onnx", "onnx_dir"] {
         let dir = out.join(target);
         let (n, size) = std::fs::read_dir(&dir)
             .expect("read a corpus directory")

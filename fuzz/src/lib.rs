@@ -82,3 +82,55 @@ pub fn check_onnx(data: &[u8]) -> bool {
     }
     true
 }
+
+/// The directory the `onnx_dir` target imports from, made once per process: `data.bin` (64
+/// bytes, byte `i` = `i`), `sub/inner.bin` (the same), the symlinks `alias` (to `data.bin`),
+/// `zero` (to `/dev/zero`) and `out` (to a file outside the directory), the FIFO `fifo` and
+/// the directory `sub`. Only the first three may ever be read.
+fn hostile_dir() -> &'static std::path::Path {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let base = std::env::temp_dir().join(format!("ascendir-fuzz-{}", std::process::id()));
+        let dir = base.join("model");
+        let _ = std::fs::remove_dir_all(&base);
+        std::fs::create_dir_all(dir.join("sub")).expect("create the model directory");
+        let bytes: Vec<u8> = (0..64u8).collect();
+        std::fs::write(dir.join("data.bin"), &bytes).expect("write data.bin");
+        std::fs::write(dir.join("sub/inner.bin"), &bytes).expect("write sub/inner.bin");
+        std::fs::write(base.join("outside.bin"), &bytes).expect("write outside.bin");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::symlink;
+            symlink("data.bin", dir.join("alias")).expect("symlink alias");
+            symlink("/dev/zero", dir.join("zero")).expect("symlink zero");
+            symlink(base.join("outside.bin"), dir.join("out")).expect("symlink out");
+            let made = std::process::Command::new("mkfifo")
+                .arg(dir.join("fifo"))
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(made, "mkfifo failed");
+        }
+        dir
+    })
+}
+
+/// Import ONNX model bytes whose external data lives in [`hostile_dir`]: a read of
+/// `/dev/zero` shows as an out-of-memory input, a blocking open of the FIFO as a timeout.
+/// (Which files may be read, and that exactly the named range is, is checked by the
+/// deterministic fuzzer in `rust/ascendir-onnx/tests/fuzz_import.rs`, which knows what each
+/// model names.) Then as [`check_onnx`]. Returns whether the input was imported.
+pub fn check_onnx_dir(data: &[u8]) -> bool {
+    let opts = ImportOptions {
+        base_dir: Some(hostile_dir().to_path_buf()),
+    };
+    let Ok((graph, _)) = import_model(bytes::Bytes::copy_from_slice(data), &opts) else {
+        return false;
+    };
+    for g in std::iter::once(&graph).chain(graph.subgraphs.iter()) {
+        assert_invariants(g, "imported");
+    }
+    if let Ok(out) = export_model(&graph, &ExportOptions::default()) {
+        let _ = import_model(bytes::Bytes::from(out), &opts);
+    }
+    true
+}
