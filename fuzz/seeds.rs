@@ -152,7 +152,15 @@ fn onnx_dir_models() -> Vec<(String, Vec<u8>)> {
         value: value.into(),
     };
     let mut out = Vec::new();
-    for loc in ["data.bin", "sub/inner.bin", "alias", "zero", "fifo", "out", "sub"] {
+    for loc in [
+        "data.bin",
+        "sub/inner.bin",
+        "alias",
+        "zero",
+        "fifo",
+        "out",
+        "sub",
+    ] {
         for (tag, range) in [("all", None), ("range", Some(("8", "16")))] {
             let dims = if range.is_some() { 16 } else { 64 };
             let mut external = vec![entry("location", loc)];
