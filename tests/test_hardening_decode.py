@@ -173,6 +173,49 @@ def test_from_text_under_memory_pressure_raises_memory_error(headroom_mb: int):
     assert "out of memory: cannot reserve" in out, out
 
 
+@pytest.mark.parametrize("headroom_mb", [30, 150, 600, 2000])
+def test_onnx_import_under_memory_pressure_raises_memory_error(headroom_mb: int):
+    # A chain of 1M tiny valid Relu nodes: about 20 MB on the wire, several GB of address space
+    # once imported. Under an address-space limit below that, the import raises MemoryError
+    # before it starts; it never aborts the process.
+    code = f"""
+        import resource
+        from onnx import TensorProto, helper
+
+        def ld(field, body):
+            n, head = len(body), bytearray([field << 3 | 2])
+            while True:
+                b, n = n & 0x7F, n >> 7
+                head.append(b | (0x80 if n else 0))
+                if not n:
+                    return bytes(head) + body
+
+        def model(n):
+            x = helper.make_tensor_value_info("n0", TensorProto.FLOAT, [4])
+            y = helper.make_tensor_value_info(f"n{{n}}", TensorProto.FLOAT, [4])
+            nodes = b"".join(
+                ld(1, ld(1, f"n{{i}}".encode()) + ld(2, f"n{{i + 1}}".encode()) + ld(4, b"Relu"))
+                for i in range(n))
+            graph = nodes + ld(2, b"g") + ld(11, x.SerializeToString()) + ld(12, y.SerializeToString())
+            opset = helper.make_opsetid("", 17).SerializeToString()
+            return bytes([0x08, 0x08]) + ld(8, opset) + ld(7, graph)
+
+        small = air.onnx.load(model(1000))  # the same form imports
+        assert len(small.nodes) > 1000, len(small.nodes)
+        data = model(1_000_000)
+        limit = _status("VmSize") + {headroom_mb} * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:
+            air.onnx.load(data)
+            print("loaded")
+        except MemoryError as e:
+            print("MemoryError", e)
+    """
+    out = run_snippet(code)
+    assert out.startswith("MemoryError"), out
+    assert "import a model of" in out and "1000000 nodes" in out, out
+
+
 # -- ONNX external data -------------------------------------------------------------------------
 
 

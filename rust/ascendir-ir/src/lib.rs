@@ -16,6 +16,7 @@ pub mod format;
 pub mod graph;
 pub mod infer;
 pub mod intern;
+pub mod memory;
 pub mod op_desc;
 pub mod registry;
 pub mod subgraph;

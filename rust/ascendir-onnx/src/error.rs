@@ -25,6 +25,15 @@ pub enum OnnxError {
     /// The graph cannot be expressed in ONNX (export).
     #[error("cannot export to ONNX: {0}")]
     Unsupported(String),
+    /// The import would need more memory than the process can get (checked before it starts,
+    /// against a fallible allocation and the address-space limit).
+    #[error("out of memory: cannot reserve {needed} bytes to {what}")]
+    OutOfMemory {
+        /// The bytes asked for.
+        needed: usize,
+        /// What they were for.
+        what: String,
+    },
     /// A graph operation failed.
     #[error(transparent)]
     Ir(#[from] IrError),

@@ -71,7 +71,17 @@ pub const ATTR_CONSTANT_NODE: &str = "_onnx_constant_node";
 
 /// Decode ONNX bytes and build the graph. The buffer is kept alive by the graph's constants.
 pub fn import_model(data: Bytes, opts: &ImportOptions) -> OnnxResult<(Graph, ImportReport)> {
-    crate::wire::precheck_nodes(&data)?;
+    let nodes = crate::wire::precheck_nodes(&data)?;
+    // The decoded model and the graph built from it are alive together: check up front that
+    // both fit, so that memory pressure gives an error instead of an aborting allocation.
+    ascendir_ir::memory::reserve(
+        data.len().saturating_mul(IMPORT_RESERVE_PER_BYTE),
+        nodes.saturating_mul(IMPORT_RESERVE_PER_NODE),
+    )
+    .map_err(|needed| OnnxError::OutOfMemory {
+        needed,
+        what: format!("import a model of {} bytes and {nodes} nodes", data.len()),
+    })?;
     let model = pb::ModelProto::decode(data.clone()).map_err(|e| crate::wire::locate(&data, &e))?;
     let result = import_proto(&model, opts);
     // Freeing a large decoded model takes a while: off the caller's path when it is large.
@@ -82,6 +92,17 @@ pub fn import_model(data: Bytes, opts: &ImportOptions) -> OnnxResult<(Graph, Imp
     ascendir_ir::threads::free_in_background(model, items);
     result
 }
+
+/// Memory an import is expected to use per input byte (the decoded protobuf's strings and
+/// repeated fields; tensor payloads are shared with the input).
+pub const IMPORT_RESERVE_PER_BYTE: usize = 2;
+
+/// Address space an import is expected to need per node beyond [`IMPORT_RESERVE_PER_BYTE`]:
+/// the decoded `NodeProto` and the graph node built from it (descs, ports, name index) cost
+/// several hundred bytes each however few bytes the node takes on the wire, and the
+/// allocator maps about twice what it hands out. Only compared with an address-space limit
+/// (`RLIMIT_AS`) when one is set.
+pub const IMPORT_RESERVE_PER_NODE: usize = 4 << 10;
 
 /// Build the graph of an already decoded model.
 pub fn import_proto(

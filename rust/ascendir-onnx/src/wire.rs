@@ -401,24 +401,31 @@ fn scan<'a>(buf: &'a [u8], pos: &mut usize) -> Option<Option<(u64, u8, &'a [u8])
 /// main graph and in the bodies of its nodes, down to the depth protobuf's decoder accepts):
 /// an empty `NodeProto` is 2 bytes on the wire and hundreds once decoded, so a file of them is
 /// refused with memory bounded by its size. Malformed bytes end the scan without an error (the
-/// decoder reports them with their offset).
-pub fn precheck_nodes(data: &[u8]) -> OnnxResult<()> {
+/// decoder reports them with their offset). Returns the number of nodes seen (the
+/// import's memory estimate).
+pub fn precheck_nodes(data: &[u8]) -> OnnxResult<usize> {
     let mut pos = 0;
+    let mut nodes = 0usize;
     while let Some(f) = scan(data, &mut pos) {
         let Some((number, wt, body)) = f else {
-            return Ok(());
+            return Ok(nodes);
         };
         if number == 7 && wt == 2 {
-            if let Some(Err(e)) = precheck_graph(body, "ModelProto.graph", 0) {
+            if let Some(Err(e)) = precheck_graph(body, "ModelProto.graph", 0, &mut nodes) {
                 return Err(e);
             }
         }
     }
-    Ok(())
+    Ok(nodes)
 }
 
-/// `None`: malformed or too deep (left to the decoder).
-fn precheck_graph(body: &[u8], path: &str, depth: usize) -> Option<OnnxResult<()>> {
+/// `None`: malformed or too deep (left to the decoder). Counts the nodes into `nodes`.
+fn precheck_graph(
+    body: &[u8],
+    path: &str,
+    depth: usize,
+    nodes: &mut usize,
+) -> Option<OnnxResult<()>> {
     if depth > 40 {
         return None;
     }
@@ -431,6 +438,7 @@ fn precheck_graph(body: &[u8], path: &str, depth: usize) -> Option<OnnxResult<()
         }
         let here = format!("{path}.node[{i}]");
         i += 1;
+        *nodes = nodes.saturating_add(1);
         let mut op_type: &[u8] = &[];
         let mut npos = 0;
         while let Some(f) = scan(node, &mut npos) {
@@ -444,7 +452,7 @@ fn precheck_graph(body: &[u8], path: &str, depth: usize) -> Option<OnnxResult<()
                         let (an, awt, ab) = f?;
                         if (an == 6 || an == 11) && awt == 2 {
                             if let Err(e) =
-                                precheck_graph(ab, &format!("{here}.attribute"), depth + 1)?
+                                precheck_graph(ab, &format!("{here}.attribute"), depth + 1, nodes)?
                             {
                                 return Some(Err(e));
                             }
@@ -464,6 +472,34 @@ fn precheck_graph(body: &[u8], path: &str, depth: usize) -> Option<OnnxResult<()
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_scan_counts_the_nodes_of_the_graph_and_its_bodies() {
+        use crate::pb;
+        use prost::Message;
+        let node = |op: &str| pb::NodeProto {
+            op_type: op.to_owned().into(),
+            ..Default::default()
+        };
+        let body = pb::GraphProto {
+            node: vec![node("Neg"), node("Abs")],
+            ..Default::default()
+        };
+        let mut with_body = node("If");
+        with_body.attribute.push(pb::AttributeProto {
+            name: "then_branch".into(),
+            g: Some(body),
+            ..Default::default()
+        });
+        let m = pb::ModelProto {
+            graph: Some(pb::GraphProto {
+                node: vec![node("Relu"), with_body],
+                ..Default::default()
+            }),
+            ..Default::default()
+        };
+        assert_eq!(precheck_nodes(&m.encode_to_vec()).unwrap(), 4);
+    }
 
     #[test]
     fn truncated_length_is_located() {

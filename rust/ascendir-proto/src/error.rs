@@ -94,28 +94,16 @@ pub const DECODE_RESERVE_PER_BYTE: usize = 2;
 /// Only compared with an address-space limit (`RLIMIT_AS`) when one is set.
 pub const DECODE_RESERVE_PER_OP: usize = 3 << 10;
 
-/// Address space kept free beyond a decode's estimate when an address-space limit is set: the
-/// allocator's arenas, thread caches and the growth of its mappings.
-pub const RESERVE_SLACK: usize = 64 << 20;
+pub use ascendir_ir::memory::RESERVE_SLACK;
 
-/// Check that `needed` bytes can be allocated now (an allocation that is given back at once),
-/// and, when the process has an address-space limit (`RLIMIT_AS`), that `needed + address`
-/// bytes of address space are left under it ([`crate::memory::address_space_left`]):
-/// [`ProtoError::OutOfMemory`] when either fails. `address` is what the work needs beyond
-/// `needed` that an allocation now cannot show (what it builds as it goes).
+/// [`ascendir_ir::memory::reserve`] for a decode: [`ProtoError::OutOfMemory`] naming `what`
+/// when `needed` bytes cannot be allocated now or `needed + address` (plus [`RESERVE_SLACK`])
+/// do not fit under the address-space limit.
 pub fn reserve_probe(needed: usize, address: usize, what: &str) -> ProtoResult<()> {
-    let oom = |needed| ProtoError::OutOfMemory {
+    ascendir_ir::memory::reserve(needed, address).map_err(|needed| ProtoError::OutOfMemory {
         needed,
         what: what.to_string(),
-    };
-    if let Some(left) = crate::memory::address_space_left() {
-        let want = needed.saturating_add(address).saturating_add(RESERVE_SLACK);
-        if want > left {
-            return Err(oom(want));
-        }
-    }
-    let mut probe: Vec<u8> = Vec::new();
-    probe.try_reserve_exact(needed).map_err(|_| oom(needed))
+    })
 }
 
 impl ProtoError {

@@ -17,7 +17,9 @@ pub mod pb {
 mod byte_cache;
 pub mod convert;
 pub mod error;
-pub mod memory;
+/// How much memory the process may still take (moved to the IR crate, shared with the ONNX
+/// import).
+pub use ascendir_ir::memory;
 pub mod om;
 pub mod text;
 pub mod wire;

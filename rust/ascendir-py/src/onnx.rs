@@ -33,6 +33,7 @@ fn onnx_err(py: Python<'_>, err: OnnxError) -> PyErr {
             )
         }
         OnnxError::Io(_) => PyOSError::new_err(msg),
+        OnnxError::OutOfMemory { .. } => pyo3::exceptions::PyMemoryError::new_err(msg),
         OnnxError::Invalid(_) | OnnxError::Unsupported(_) => {
             raise(py, invalid_argument_error(py), msg, &[])
         }
@@ -76,9 +77,7 @@ fn _onnx_load_file<'py>(
     crate::errors::guard_res(|| {
         let result = guard(|| {
             py.detach(|| {
-                let data = std::fs::read(&path).map_err(|e| {
-                    OnnxError::Io(format!("cannot read ONNX model '{}': {e}", path.display()))
-                })?;
+                let data = read_fallibly(&path)?;
                 let opts = ImportOptions {
                     base_dir: Some(path.parent().map(PathBuf::from).unwrap_or_default()),
                 };
@@ -89,16 +88,37 @@ fn _onnx_load_file<'py>(
     })
 }
 
-/// Import ONNX model bytes; `base_dir` resolves external data.
+/// The bytes of the model file at `path`, its buffer reserved fallibly (a model too large for
+/// the memory left is `OutOfMemory`, not an aborting allocation failure).
+fn read_fallibly(path: &std::path::Path) -> Result<Vec<u8>, OnnxError> {
+    use std::io::Read;
+    let io = |e: std::io::Error| {
+        OnnxError::Io(format!("cannot read ONNX model '{}': {e}", path.display()))
+    };
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    let mut data = Vec::new();
+    let n = usize::try_from(len).unwrap_or(usize::MAX);
+    data.try_reserve_exact(n)
+        .map_err(|_| OnnxError::OutOfMemory {
+            needed: n,
+            what: format!("read ONNX model '{}'", path.display()),
+        })?;
+    file.read_to_end(&mut data).map_err(io)?;
+    Ok(data)
+}
+
+/// Import ONNX model bytes; `base_dir` resolves external data. The bytes are shared, not
+/// copied (initializer payloads are slices of them).
 #[pyfunction]
 #[pyo3(signature = (data, base_dir=None))]
 fn _onnx_load_bytes<'py>(
     py: Python<'py>,
-    data: &[u8],
+    data: &Bound<'py, PyBytes>,
     base_dir: Option<PathBuf>,
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
     crate::errors::guard_res(|| {
-        let buf = Bytes::copy_from_slice(data);
+        let buf = crate::proto::shared_input(data);
         let result =
             guard(|| py.detach(|| ascendir_onnx::import_model(buf, &ImportOptions { base_dir })))?;
         finish(py, result)
