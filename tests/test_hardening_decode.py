@@ -196,7 +196,8 @@ def test_onnx_import_under_memory_pressure_raises_memory_error(headroom_mb: int)
             nodes = b"".join(
                 ld(1, ld(1, f"n{{i}}".encode()) + ld(2, f"n{{i + 1}}".encode()) + ld(4, b"Relu"))
                 for i in range(n))
-            graph = nodes + ld(2, b"g") + ld(11, x.SerializeToString()) + ld(12, y.SerializeToString())
+            graph = (nodes + ld(2, b"g") + ld(11, x.SerializeToString())
+                     + ld(12, y.SerializeToString()))
             opset = helper.make_opsetid("", 17).SerializeToString()
             return bytes([0x08, 0x08]) + ld(8, opset) + ld(7, graph)
 
