@@ -370,6 +370,26 @@ fn open_external(base: &Path, rel: &Path, location: &str) -> OnnxResult<(std::fs
     Ok((file, meta.len()))
 }
 
+/// The bytes of the model file at `path`, read into a buffer reserved fallibly: a model too
+/// large for the memory left is [`OnnxError::OutOfMemory`], not an aborting allocation.
+pub fn read_model_file(path: &std::path::Path) -> OnnxResult<Bytes> {
+    let io = |e: std::io::Error| {
+        OnnxError::Io(format!("cannot read ONNX model '{}': {e}", path.display()))
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    read_range(&file, 0, len).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::OutOfMemory {
+            OnnxError::OutOfMemory {
+                needed: usize::try_from(len).unwrap_or(usize::MAX),
+                what: format!("read ONNX model '{}'", path.display()),
+            }
+        } else {
+            io(e)
+        }
+    })
+}
+
 /// Read exactly `len` bytes of `file` from `offset`; the buffer is reserved fallibly.
 fn read_range(mut file: &std::fs::File, offset: u64, len: u64) -> std::io::Result<Bytes> {
     use std::io::{Read, Seek, SeekFrom};

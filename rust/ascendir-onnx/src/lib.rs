@@ -35,4 +35,4 @@ pub mod pb {
 
 pub use error::{OnnxError, OnnxResult};
 pub use export::{export_model, ExportOptions};
-pub use import::{import_model, ImportOptions, ImportReport};
+pub use import::{import_model, read_model_file, ImportOptions, ImportReport};

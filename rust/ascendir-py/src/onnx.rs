@@ -4,7 +4,6 @@
 use std::path::PathBuf;
 
 use ascendir_onnx::{ExportOptions, ImportOptions, ImportReport, OnnxError};
-use bytes::Bytes;
 use pyo3::exceptions::PyOSError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -77,35 +76,15 @@ fn _onnx_load_file<'py>(
     crate::errors::guard_res(|| {
         let result = guard(|| {
             py.detach(|| {
-                let data = read_fallibly(&path)?;
+                let data = ascendir_onnx::read_model_file(&path)?;
                 let opts = ImportOptions {
                     base_dir: Some(path.parent().map(PathBuf::from).unwrap_or_default()),
                 };
-                ascendir_onnx::import_model(Bytes::from(data), &opts)
+                ascendir_onnx::import_model(data, &opts)
             })
         })?;
         finish(py, result)
     })
-}
-
-/// The bytes of the model file at `path`, its buffer reserved fallibly (a model too large for
-/// the memory left is `OutOfMemory`, not an aborting allocation failure).
-fn read_fallibly(path: &std::path::Path) -> Result<Vec<u8>, OnnxError> {
-    use std::io::Read;
-    let io = |e: std::io::Error| {
-        OnnxError::Io(format!("cannot read ONNX model '{}': {e}", path.display()))
-    };
-    let mut file = std::fs::File::open(path).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    let mut data = Vec::new();
-    let n = usize::try_from(len).unwrap_or(usize::MAX);
-    data.try_reserve_exact(n)
-        .map_err(|_| OnnxError::OutOfMemory {
-            needed: n,
-            what: format!("read ONNX model '{}'", path.display()),
-        })?;
-    file.read_to_end(&mut data).map_err(io)?;
-    Ok(data)
 }
 
 /// Import ONNX model bytes; `base_dir` resolves external data. The bytes are shared, not
