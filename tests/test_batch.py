@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
@@ -361,6 +363,88 @@ def test_keyboard_interrupt_cancels_promptly_and_stops_the_threads():
     while _compile_threads() and time.perf_counter() < deadline:
         time.sleep(0.05)
     assert _compile_threads() == []
+
+
+_SIGINT_SCRIPT = textwrap.dedent("""
+    import json, os, sys, time
+    sys.path.insert(0, sys.argv[1])
+    import ascendir as air
+    from test_batch import _compile_threads, model
+
+    distinct = [model(i, width=256) for i in range(50)]
+    models = [distinct[i % 50] for i in range(30000)]
+    told = []
+    stopped = {}
+
+    def progress(done, total, failed):
+        if done >= 1 and not told:
+            told.append(done)
+            print("started", flush=True)
+
+    try:
+        air.compile_many(models, jobs=2, cache="off", progress=progress)
+    except KeyboardInterrupt:
+        stopped["at"] = time.monotonic()
+    deadline = time.monotonic() + 10
+    while _compile_threads() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    print(json.dumps({"interrupted": "at" in stopped, "threads": _compile_threads()}),
+          flush=True)
+    sys.exit(130 if "at" in stopped else 0)
+""")
+
+
+def _signal_when(proc: subprocess.Popen[str], ready: Callable[[], bool]) -> float:
+    """Send SIGINT to ``proc`` once ``ready()`` holds; the monotonic time it was sent."""
+    deadline = time.monotonic() + 300
+    while not ready():
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the batch never started"
+        time.sleep(0.02)
+    sent = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    return sent
+
+
+def test_a_real_sigint_cancels_compile_many_promptly_and_stops_its_threads(tmp_path: Path):
+    # A real signal, delivered by the OS to a process whose main thread waits in compile_many
+    # (the binding's wait checks for signals between its waits without the GIL).
+    script = tmp_path / "batch_sigint.py"
+    script.write_text(_SIGINT_SCRIPT)
+    proc = subprocess.Popen([sys.executable, str(script), str(Path(__file__).parent)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    first = proc.stdout.readline()
+    assert first.strip() == "started", (first, proc.communicate())
+    sent = _signal_when(proc, lambda: True)
+    out, err = proc.communicate(timeout=120)
+    took = time.monotonic() - sent
+    assert proc.returncode == 130, (out, err)
+    result = json.loads(out.strip().splitlines()[-1])
+    assert result == {"interrupted": True, "threads": []}, result
+    assert took < 60, took
+
+
+def test_a_real_sigint_stops_the_cli_with_exit_130(tmp_path: Path):
+    src = tmp_path / "models"
+    src.mkdir()
+    distinct = [model(i, width=256) for i in range(50)]
+    for i in range(5000):
+        (src / f"m{i:04d}.pb").write_bytes(distinct[i % 50])
+    out = tmp_path / "out"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ascendir.cli", "compile", str(src), "-o", str(out),
+         "--jobs", "2", "--no-cache"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    # Signalled once the first model's outputs are written: the batch is under way.
+    sent = _signal_when(proc, lambda: out.is_dir() and any(out.iterdir()))
+    stdout, stderr = proc.communicate(timeout=120)
+    took = time.monotonic() - sent
+    assert proc.returncode == 130, (stdout, stderr)
+    assert "interrupted" in stderr
+    assert took < 60, took
+    # Not every model was compiled: the batch stopped.
+    assert len(list(out.iterdir())) < 5000
 
 
 def test_available_cpus_honours_the_affinity_mask():
