@@ -344,6 +344,35 @@ def test_cli_emits_cpp_and_verifies(tmp_path: Any) -> None:
         assert (d / "kernel_tiling" / "kernel_tiling.h").exists()
 
 
+def test_kernel_sources_and_generate_give_each_kernels_files(tmp_path: Any) -> None:
+    """``Kernel.sources`` (spec §0) is the kernel's generated files; ``CompiledModel.generate``
+    makes every kernel's at once and ``save(emit=cpp)`` writes exactly those."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benches"))
+    import ascendir as air
+    import models
+
+    cm = air.compile(air.onnx.load(models.bert(layers=1)))
+    first = cm.kernels[0]
+    alone = asc.generate_kernel(first.impls, first.name, hint=first.hint,
+                                cache_key=first.cache_key)
+    assert first.sources == alone  # generated on first use, for that kernel only
+    every = cm.generate()
+    assert list(every) == [k.name for k in cm.kernels]
+    assert every[first.name] is first.sources
+    for k in cm.kernels[1:]:
+        assert every[k.name] == asc.generate_kernel(k.impls, k.name, hint=k.hint,
+                                                    cache_key=k.cache_key)
+        assert k.sources is every[k.name]
+    written = cm.save(tmp_path, emit=("cpp",))
+    assert len(written) == sum(len(f) for f in every.values())
+    for k in cm.kernels:
+        for fname, text in k.sources.items():
+            assert (tmp_path / "kernels" / k.name / fname).read_text() == text
+
+
 _SANITIZED = r'''
 import sys
 sys.path.insert(0, sys.argv[1])

@@ -198,6 +198,31 @@ def test_generate_kernel_errors_name_the_kernel() -> None:
         asc.generate_kernel([[impls, impls]], "k")
 
 
+def test_generate_kernels_equals_one_call_per_kernel_on_any_thread_count() -> None:
+    import ascendir as air
+    from ascendir.errors import AscendIRError
+
+    a, b = _abs_add(), _load_abs_store()
+    ia, ib = schedule(a.g), schedule(b.g)
+    alone = [asc.generate_kernel(ia, "abs_add", hint=a.g, cache_key="k1"),
+             asc.generate_kernel(ib, "load_abs_store")]
+    items = [(ia, "abs_add", a.g, "k1"), (ib, "load_abs_store")]
+    threads = air.get_num_threads()
+    try:
+        for n in (1, 2):
+            air.set_num_threads(n)
+            assert asc.generate_kernels(items) == alone
+            assert asc.generate_kernels(items * 3) == alone * 3  # in input order
+    finally:
+        air.set_num_threads(threads)
+    assert asc.generate_kernels([]) == []
+    # The first failing kernel (in input order) is the one reported.
+    with pytest.raises(AscendIRError, match="kernel name 'bad-1'"):
+        asc.generate_kernels([(ia, "ok"), (ia, "bad-1"), (ib, "bad-2")])
+    with pytest.raises(AscendIRError, match="kernel 0 is not"):
+        asc.generate_kernels([(ia,)])
+
+
 # ----- C19: the Ascend C kernel (<name>_op_kernel.cpp) ------------------------------------------
 
 

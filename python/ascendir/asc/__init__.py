@@ -98,6 +98,6 @@ __all__ += [
 
 # Codegen: GE's kernel files as text (spec compiler.md §5).
 from . import codegen  # noqa: E402
-from .codegen import generate_kernel, write_kernel  # noqa: E402
+from .codegen import generate_kernel, generate_kernels, write_kernel  # noqa: E402
 
-__all__ += ["codegen", "generate_kernel", "write_kernel"]
+__all__ += ["codegen", "generate_kernel", "generate_kernels", "write_kernel"]

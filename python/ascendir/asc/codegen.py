@@ -13,7 +13,9 @@
 * ``<name>.json`` — kernel metadata (inputs, outputs, templates, TilingData fields, containers);
 * ``kernel_tiling/kernel_tiling.h`` — the CANN-free stub the header includes.
 
-``write_kernel(directory, impls, name)`` writes them (creating ``kernel_tiling/``).
+``generate_kernels([(impls, name), ...])`` gives the files of many kernels at once (on the
+package's threads, the GIL released). ``write_kernel(directory, impls, name)`` writes them
+(creating ``kernel_tiling/``).
 :func:`tiling_data_header` and :func:`tiling_fields` give the header and its field layout
 alone, also for several schedule groups (``impls`` nested as schedule results → groups →
 ImplGraphs).
@@ -30,6 +32,7 @@ from ..errors import InvalidArgumentError
 
 __all__ = [
     "generate_kernel",
+    "generate_kernels",
     "kernel_tiling_stub",
     "tiling_data_header",
     "tiling_fields",
@@ -90,6 +93,30 @@ def generate_kernel(
     tgt = target if target is not None else Target.ascend910b()
     hint_core = getattr(hint, "_core", hint) if hint is not None else None
     return dict(_cg.generate_kernel(_fused(impls), name, tgt, hint_core, cache_key))
+
+
+def generate_kernels(
+    kernels: Sequence[Sequence[Any]],
+    target: Any = None,
+) -> list[dict[str, str]]:
+    """:func:`generate_kernel` of many kernels in one call: ``kernels`` holds
+    ``(impls, name)`` or ``(impls, name, hint, cache_key)`` per kernel; returns their files in
+    the same order. The kernels are generated on the package's threads
+    (:func:`ascendir.set_num_threads`) with the GIL released; each result equals
+    :func:`generate_kernel` of that kernel alone. The first failing kernel's error is raised."""
+    from .target import Target
+
+    tgt = target if target is not None else Target.ascend910b()
+    args = []
+    for i, item in enumerate(kernels):
+        parts = list(item)
+        if not 2 <= len(parts) <= 4:
+            raise InvalidArgumentError(
+                f"generate_kernels: kernel {i} is not (impls, name[, hint[, cache_key]])")
+        parts += [None] * (4 - len(parts))
+        impls, name, hint, key = parts
+        args.append((_fused(impls), name, getattr(hint, "_core", hint), key))
+    return [dict(files) for files in _cg.generate_kernels(args, tgt)]
 
 
 def write_kernel(

@@ -119,7 +119,7 @@ class Kernel:
         self.member_types: list[str] = list(data["member_types"])
         self.cache_key: str = data["cache_key"]
         self.from_cache: bool = bool(data.get("from_cache", False))
-        self.sources: dict[str, str] = {}
+        self._sources: dict[str, str] | None = None
         # The graphs' bytes: given, or read from the AscBackend node's attributes on first use.
         self._hint_bytes: bytes | None = bytes(data["hint"]) if "hint" in data else None
         self._impl_bytes: list[bytes] | None = (
@@ -161,6 +161,18 @@ class Kernel:
             self._impls = ([AscGraph.from_bytes(b) for b in self._impl_bytes]
                            if self._impl_bytes else schedule(self.hint))
         return self._impls
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """The kernel's generated files (spec §5: file name → text) for the compile target,
+        generated on first use (:meth:`CompiledModel.generate` does every kernel at once)."""
+        if self._sources is None:
+            from ..asc import Target, generate_kernel
+
+            self._sources = generate_kernel(self.impls, self.name,
+                                            getattr(Target, self._target)(), hint=self.hint,
+                                            cache_key=self.cache_key)
+        return self._sources
 
     @property
     def node(self) -> Node:
@@ -322,16 +334,26 @@ class CompiledModel:
             written.append(p)
         return written
 
-    def _write_kernels(self, root: str) -> list[str]:
-        from ..asc import Target, generate_kernel
+    def generate(self) -> dict[str, dict[str, str]]:
+        """Generate every kernel's files (spec §5) for the compile target in one call, on the
+        package's threads with the GIL released; fills each :attr:`Kernel.sources` and returns
+        ``{kernel name: {file name: text}}`` in kernel order."""
+        from ..asc import Target, generate_kernels
 
-        target = getattr(Target, self.options.target)()
+        todo = [k for k in self.kernels if k._sources is None]
+        if todo:
+            target = getattr(Target, self.options.target)()
+            files = generate_kernels([(k.impls, k.name, k.hint, k.cache_key) for k in todo],
+                                     target)
+            for k, f in zip(todo, files, strict=True):
+                k._sources = f
+        return {k.name: k.sources for k in self.kernels}
+
+    def _write_kernels(self, root: str) -> list[str]:
         written = []
-        for k in self.kernels:
-            files = generate_kernel(k.impls, k.name, target, hint=k.hint,
-                                    cache_key=k.cache_key)
+        for kname, files in self.generate().items():
             for fname in sorted(files):
-                p = os.path.join(root, k.name, *fname.split("/"))
+                p = os.path.join(root, kname, *fname.split("/"))
                 os.makedirs(os.path.dirname(p), exist_ok=True)
                 with open(p, "w", encoding="utf-8", newline="\n") as f:
                     f.write(files[fname])

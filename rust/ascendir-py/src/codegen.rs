@@ -1,7 +1,9 @@
 //! Bindings of the kernel text printers, registered as `ascendir._core.codegen`.
 
 use ascendir_asc::codegen::tiling_data::{tiling_data_header_fused, tiling_fields_fused};
-use ascendir_asc::codegen::{generate_kernel as gen_kernel, KernelOptions};
+use ascendir_asc::codegen::{
+    generate_kernel as gen_kernel, generate_kernels as gen_kernels, KernelInput, KernelOptions,
+};
 use ascendir_asc::AscGraph;
 use pyo3::prelude::*;
 
@@ -101,6 +103,19 @@ fn tiling_fields(fused: &Bound<'_, PyAny>) -> PyResult<Vec<(String, usize)>> {
     })
 }
 
+/// The one schedule group's ImplGraphs of kernel `name` (nested lists), borrowed.
+fn one_group<'py>(fused: &Bound<'py, PyAny>, name: &str) -> PyResult<Vec<PyRef<'py, PyAscGraph>>> {
+    let mut f = nested(fused, graph_ref)?;
+    match (
+        f.len(),
+        f.first().map(Vec::len),
+        f.first().and_then(|r| r.first()).map(Vec::len),
+    ) {
+        (1, Some(1), Some(1)) => Ok(f.swap_remove(0).swap_remove(0).swap_remove(0)),
+        _ => Err(multi_group(name)),
+    }
+}
+
 /// The generated files of kernel `name` (file name → text) for one schedule group.
 #[pyfunction]
 #[pyo3(signature = (fused, name, target, hint = None, cache_key = None))]
@@ -114,17 +129,7 @@ fn generate_kernel(
 ) -> PyResult<Vec<(String, String)>> {
     crate::errors::guard_res(|| {
         // The graphs are borrowed for the call, not copied.
-        let f = nested(fused, graph_ref)?;
-        let borrowed = match f.as_slice() {
-            [results] => match results.as_slice() {
-                [groups] => match groups.as_slice() {
-                    [impls] => impls,
-                    _ => return Err(multi_group(name)),
-                },
-                _ => return Err(multi_group(name)),
-            },
-            _ => return Err(multi_group(name)),
-        };
+        let borrowed = one_group(fused, name)?;
         let hint_g = hint.map(graph_ref).transpose()?;
         let impls: Vec<&AscGraph> = borrowed.iter().map(|r| &r.g).collect();
         let hint_ref: Option<&AscGraph> = hint_g.as_ref().map(|r| &r.g);
@@ -137,6 +142,50 @@ fn generate_kernel(
             gen_kernel(name, &impls, t, &opts)
         })
         .map_err(asc_err)
+    })
+}
+
+/// A kernel of [`generate_kernels`]: its one group's ImplGraphs, name, HintGraph, cache key.
+type KernelArgs<'py> = (
+    Bound<'py, PyAny>,
+    String,
+    Option<Bound<'py, PyAny>>,
+    Option<String>,
+);
+
+/// The generated files of every kernel of `kernels` (`(fused, name, hint, cache_key)` each), in
+/// order, generated on the package's threads with the GIL released; the first failing kernel's
+/// error is raised.
+#[pyfunction]
+fn generate_kernels(
+    py: Python<'_>,
+    kernels: Vec<KernelArgs<'_>>,
+    target: &PyTarget,
+) -> PyResult<Vec<Vec<(String, String)>>> {
+    crate::errors::guard_res(|| {
+        let mut groups = Vec::with_capacity(kernels.len());
+        let mut hints = Vec::with_capacity(kernels.len());
+        for (fused, name, hint, _) in &kernels {
+            groups.push(one_group(fused, name)?);
+            hints.push(hint.as_ref().map(graph_ref).transpose()?);
+        }
+        let inputs: Vec<KernelInput<'_>> = kernels
+            .iter()
+            .zip(groups.iter().zip(&hints))
+            .map(|((_, name, _, key), (impls, hint))| KernelInput {
+                name,
+                impls: impls.iter().map(|r| &r.g).collect(),
+                opts: KernelOptions {
+                    hint: hint.as_ref().map(|r| &r.g),
+                    cache_key: key.clone(),
+                },
+            })
+            .collect();
+        let t = &target.t;
+        py.detach(|| gen_kernels(&inputs, t))
+            .into_iter()
+            .map(|r| r.map_err(asc_err))
+            .collect()
     })
 }
 
@@ -158,6 +207,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_function(wrap_pyfunction!(tiling_data_header, &sub)?)?;
     sub.add_function(wrap_pyfunction!(tiling_fields, &sub)?)?;
     sub.add_function(wrap_pyfunction!(generate_kernel, &sub)?)?;
+    sub.add_function(wrap_pyfunction!(generate_kernels, &sub)?)?;
     sub.add_function(wrap_pyfunction!(kernel_tiling_stub, &sub)?)?;
     m.add_submodule(&sub)?;
     Ok(())

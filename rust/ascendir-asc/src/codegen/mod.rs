@@ -114,6 +114,31 @@ pub fn generate_kernel(
     Ok(files)
 }
 
+/// One kernel of a [`generate_kernels`] call: its name, its templates (allocated ImplGraphs
+/// in `tiling_key` order) and its options.
+#[derive(Clone, Debug)]
+pub struct KernelInput<'a> {
+    /// The kernel's name (a C identifier).
+    pub name: &'a str,
+    /// The templates of its schedule group.
+    pub impls: Vec<&'a AscGraph>,
+    /// The HintGraph and cache key.
+    pub opts: KernelOptions<'a>,
+}
+
+/// [`generate_kernel`] of every kernel of a model, in input order. The kernels are independent,
+/// so they are generated on the package's helper threads (`ascendir_ir::threads::par_map`:
+/// `set_num_threads(1)` keeps them on the calling thread); each result is exactly what
+/// [`generate_kernel`] gives for that kernel alone.
+pub fn generate_kernels(
+    kernels: &[KernelInput<'_>],
+    target: &Target,
+) -> Vec<AscResult<Vec<(String, String)>>> {
+    ascendir_ir::threads::par_map(kernels.iter().collect(), |k| {
+        generate_kernel(k.name, &k.impls, target, &k.opts)
+    })
+}
+
 /// Whether `s` is a C identifier (a letter or `_`, then letters, digits or `_`).
 pub(crate) fn is_c_ident(s: &str) -> bool {
     let mut c = s.chars();
