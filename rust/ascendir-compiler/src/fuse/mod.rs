@@ -14,6 +14,7 @@ use crate::options::CompileOptions;
 use crate::symbolize::{SymTable, TRef};
 
 mod bytes;
+mod reach;
 mod union;
 
 pub use bytes::{saturating_bytes, tensor_bytes};
@@ -105,6 +106,8 @@ pub struct Fuser<'a, T> {
     li_of_pos: Vec<usize>,
     lowered: Vec<(NodeId, &'a Lowered)>,
     succ: Vec<Vec<usize>>,
+    /// Reachability over `succ` for the cycle check.
+    reach: reach::Reach,
     parent: Vec<usize>,
     clusters: Vec<Option<Cluster>>,
     visit: Vec<u32>,
@@ -113,9 +116,6 @@ pub struct Fuser<'a, T> {
     /// barrier consumer or a graph output).
     consumers: Vec<Vec<usize>>,
 }
-
-/// Outside nodes the cycle check (L2) may visit for one pair.
-const CYCLE_SEARCH_BUDGET: usize = 1024;
 
 /// The most elements a reduced row may have to count as all-load (norm-like).
 const ALL_LOAD_ROW: i64 = 8192;
@@ -159,7 +159,7 @@ impl<'a, T> Fuser<'a, T> {
                 lowered.push((*id, l));
             }
         }
-        let succ = order
+        let succ: Vec<Vec<usize>> = order
             .iter()
             .map(|id| {
                 let mut v: Vec<usize> = g
@@ -171,6 +171,7 @@ impl<'a, T> Fuser<'a, T> {
                 v
             })
             .collect();
+        let reach = reach::Reach::new(&succ, |p| li_of_pos[p] != usize::MAX);
         let graph_outs: FxHashSet<NodeId> = g
             .outputs()
             .iter()
@@ -253,6 +254,7 @@ impl<'a, T> Fuser<'a, T> {
             parent: (0..lowered.len()).collect(),
             lowered,
             succ,
+            reach,
             clusters,
             visit: vec![0; order.len()],
             epoch: 0,
@@ -299,49 +301,6 @@ impl<'a, T> Fuser<'a, T> {
             let r = self.find_ro(li);
             r == ra || r == rb
         }
-    }
-
-    /// A path from the union through an outside node back into it (the merge would be cyclic).
-    /// The search visits at most `CYCLE_SEARCH_BUDGET` outside nodes; a pair it cannot clear
-    /// within that is refused as if cyclic (only far-apart pairs, deterministic, and it keeps
-    /// the stage linear in the graph).
-    fn creates_cycle(&mut self, ra: usize, rb: usize) -> Option<bool> {
-        self.epoch = self.epoch.wrapping_add(1);
-        if self.epoch == 0 {
-            self.visit.iter_mut().for_each(|v| *v = 0);
-            self.epoch = 1;
-        }
-        let bound = self.cl(ra).max_ord.max(self.cl(rb).max_ord);
-        let mut stack: Vec<usize> = Vec::new();
-        let mut visited = 0usize;
-        let members = self.merged_members(ra, rb);
-        for &m in &members {
-            let p = self.lpos[m];
-            for &s in &self.succ[p] {
-                if s <= bound && !self.in_set_pos(s, ra, rb) && self.visit[s] != self.epoch {
-                    self.visit[s] = self.epoch;
-                    stack.push(s);
-                }
-            }
-        }
-        while let Some(p) = stack.pop() {
-            for i in 0..self.succ[p].len() {
-                let s = self.succ[p][i];
-                if s > bound || self.visit[s] == self.epoch {
-                    continue;
-                }
-                if self.in_set_pos(s, ra, rb) {
-                    return Some(true);
-                }
-                visited += 1;
-                if visited > CYCLE_SEARCH_BUDGET {
-                    return None;
-                }
-                self.visit[s] = self.epoch;
-                stack.push(s);
-            }
-        }
-        Some(false)
     }
 
     /// Compute steps of members downstream of a plain reduction inside the union.
@@ -524,8 +483,8 @@ impl<'a, T> Fuser<'a, T> {
                 return Err((
                     "NF1002",
                     format!(
-                        "no cycle-free path proven within {CYCLE_SEARCH_BUDGET} nodes between \
-                         the clusters"
+                        "no cycle-free path proven within {} nodes between the clusters",
+                        reach::SEARCH_BUDGET
                     )
                     .into(),
                     shared,

@@ -1,0 +1,269 @@
+//! Reachability for the cycle check (L2): a chain cover of the graph with, per node, the first
+//! node of every indexed chain it reaches.
+//!
+//! The nodes (by topological position) are split into chains, each a path of real edges,
+//! greedily: the first node not on a chain starts one, which follows the earliest successor
+//! not on a chain yet. Every node `x` reaches, on chain `c`, exactly the nodes from
+//! `first[x][c]` on (a chain is a path), so "does `x` reach some member of the union" is one
+//! comparison per chain the union's members lie on. Only chains holding a lowered node can hold
+//! a member, so only those are indexed, as many as [`MAX_ENTRIES`] allows; a union with a
+//! member on a chain left out is checked by a bounded search instead.
+
+use super::Fuser;
+
+/// At most this many `first` entries (4 bytes each) are kept: 64 MiB.
+const MAX_ENTRIES: usize = 1 << 24;
+
+/// Not reached.
+const NEVER: u32 = u32::MAX;
+
+/// The chain index of a graph (see the module docs).
+#[derive(Debug)]
+pub(super) struct Reach {
+    /// Per position, its indexed chain (`NEVER`: on a chain that is not indexed).
+    chain: Vec<u32>,
+    /// Per position, its index on its chain.
+    index: Vec<u32>,
+    /// Indexed chains.
+    k: usize,
+    /// `first[x * k + c]`: the first index on chain `c` that position `x` reaches (itself
+    /// included), `NEVER` if none.
+    first: Vec<u32>,
+}
+
+impl Reach {
+    /// The index over `succ` (positions' successors, ascending, every edge forwards), with
+    /// the chains that hold a position for which `lowered` holds.
+    pub(super) fn new(succ: &[Vec<usize>], lowered: impl Fn(usize) -> bool) -> Reach {
+        let n = succ.len();
+        // Greedy chain cover: raw chain id and index per position.
+        let mut raw = vec![usize::MAX; n];
+        let mut index = vec![0u32; n];
+        let mut chains = 0usize;
+        let mut has_lowered: Vec<bool> = Vec::new();
+        for start in 0..n {
+            if raw[start] != usize::MAX {
+                continue;
+            }
+            let (id, mut cur, mut at) = (chains, start, 0u32);
+            chains += 1;
+            has_lowered.push(false);
+            loop {
+                raw[cur] = id;
+                index[cur] = at;
+                has_lowered[id] |= lowered(cur);
+                at = at.saturating_add(1);
+                match succ[cur].iter().find(|&&s| raw[s] == usize::MAX) {
+                    Some(&s) => cur = s,
+                    None => break,
+                }
+            }
+        }
+        // The chains that can hold a member, in order, as many as fit.
+        let cap = MAX_ENTRIES.checked_div(n).unwrap_or(0);
+        let mut dense = vec![NEVER; chains];
+        let mut k = 0usize;
+        for (c, &l) in has_lowered.iter().enumerate() {
+            if l && k < cap {
+                dense[c] = u32::try_from(k).unwrap_or(NEVER);
+                k += 1;
+            }
+        }
+        let chain: Vec<u32> = raw.iter().map(|&c| dense[c]).collect();
+        // Reverse topological order: a successor's row is done before its predecessors'.
+        let mut first = vec![NEVER; n * k];
+        if k > 0 {
+            for x in (0..n).rev() {
+                let (head, tail) = first.split_at_mut((x + 1) * k);
+                let row = &mut head[x * k..];
+                for &s in &succ[x] {
+                    // Successors come later (s > x), so their rows are in `tail`.
+                    let off = (s - x - 1) * k;
+                    for (r, &f) in row.iter_mut().zip(&tail[off..off + k]) {
+                        *r = (*r).min(f);
+                    }
+                }
+                if let Some(c) = chain.get(x).filter(|&&c| c != NEVER) {
+                    let r = &mut row[*c as usize];
+                    *r = (*r).min(index[x]);
+                }
+            }
+        }
+        Reach {
+            chain,
+            index,
+            k,
+            first,
+        }
+    }
+
+    /// Per indexed chain the union's members lie on, their last index there: `None` when a
+    /// member is on a chain that is not indexed.
+    fn last_on_chains(&self, positions: impl Iterator<Item = usize>) -> Option<Vec<(u32, u32)>> {
+        let mut last: Vec<(u32, u32)> = Vec::new();
+        for p in positions {
+            let c = self.chain[p];
+            if c == NEVER {
+                return None;
+            }
+            match last.iter_mut().find(|(lc, _)| *lc == c) {
+                Some((_, i)) => *i = (*i).max(self.index[p]),
+                None => last.push((c, self.index[p])),
+            }
+        }
+        Some(last)
+    }
+
+    /// Whether position `x` reaches one of the members summarized by `last`.
+    fn reaches(&self, x: usize, last: &[(u32, u32)]) -> bool {
+        let row = &self.first[x * self.k..(x + 1) * self.k];
+        last.iter().any(|&(c, i)| row[c as usize] <= i)
+    }
+}
+
+/// Outside nodes the bounded search may visit for one pair (unions with a member on a chain
+/// that is not indexed).
+pub(super) const SEARCH_BUDGET: usize = 1024;
+
+impl<T> Fuser<'_, T> {
+    /// A path from the union of `ra` and `rb` through an outside node back into it (the merge
+    /// would be cyclic). Every such path leaves the union by an edge to an outside successor
+    /// of a member, so the union is cyclic exactly when one of those reaches a member: one
+    /// look-up per chain of the union with the chain index. For a union with a member off the
+    /// index, a search forwards from those successors visits at most `SEARCH_BUDGET` outside
+    /// nodes and gives `None` when it cannot settle the pair within that (refused as if
+    /// cyclic; deterministic, and it keeps the stage linear in the graph).
+    pub(super) fn creates_cycle(&mut self, ra: usize, rb: usize) -> Option<bool> {
+        let bound = self.cl(ra).max_ord.max(self.cl(rb).max_ord);
+        let members = self.merged_members(ra, rb);
+        if let Some(last) = self
+            .reach
+            .last_on_chains(members.iter().map(|&m| self.lpos[m]))
+        {
+            for &m in &members {
+                for &s in &self.succ[self.lpos[m]] {
+                    if s <= bound && !self.in_set_pos(s, ra, rb) && self.reach.reaches(s, &last) {
+                        return Some(true);
+                    }
+                }
+            }
+            return Some(false);
+        }
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.visit.iter_mut().for_each(|v| *v = 0);
+            self.epoch = 1;
+        }
+        let mut stack: Vec<usize> = Vec::new();
+        for &m in &members {
+            let p = self.lpos[m];
+            for &s in &self.succ[p] {
+                if s <= bound && !self.in_set_pos(s, ra, rb) && self.visit[s] != self.epoch {
+                    self.visit[s] = self.epoch;
+                    stack.push(s);
+                }
+            }
+        }
+        let mut visited = 0usize;
+        while let Some(p) = stack.pop() {
+            for i in 0..self.succ[p].len() {
+                let s = self.succ[p][i];
+                if s > bound || self.visit[s] == self.epoch {
+                    continue;
+                }
+                if self.in_set_pos(s, ra, rb) {
+                    return Some(true);
+                }
+                visited += 1;
+                if visited > SEARCH_BUDGET {
+                    return None;
+                }
+                self.visit[s] = self.epoch;
+                stack.push(s);
+            }
+        }
+        Some(false)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether `x` reaches `y` (a path of ≥ 0 edges), by search.
+    fn reaches_by_search(succ: &[Vec<usize>], x: usize, y: usize) -> bool {
+        let mut seen = vec![false; succ.len()];
+        let mut stack = vec![x];
+        while let Some(p) = stack.pop() {
+            if p == y {
+                return true;
+            }
+            for &s in &succ[p] {
+                if !seen[s] {
+                    seen[s] = true;
+                    stack.push(s);
+                }
+            }
+        }
+        false
+    }
+
+    /// A random DAG over `n` positions (edges forwards), from a seeded generator.
+    fn random_dag(n: usize, mut seed: u64, fan: usize) -> Vec<Vec<usize>> {
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        let mut succ = vec![Vec::new(); n];
+        for x in 0..n {
+            for _ in 0..(next() as usize % (fan + 1)) {
+                let span = n - x - 1;
+                if span > 0 {
+                    succ[x].push(x + 1 + next() as usize % span.min(12));
+                }
+            }
+            succ[x].sort_unstable();
+            succ[x].dedup();
+        }
+        succ
+    }
+
+    #[test]
+    fn the_index_answers_reachability_like_a_search() {
+        for seed in 1..40u64 {
+            let succ = random_dag(40, seed * 7919, 3);
+            let r = Reach::new(&succ, |_| true);
+            assert_eq!(
+                r.k,
+                r.chain
+                    .iter()
+                    .collect::<std::collections::BTreeSet<_>>()
+                    .len()
+            );
+            for x in 0..succ.len() {
+                for y in 0..succ.len() {
+                    let last = r.last_on_chains(std::iter::once(y)).expect("all indexed");
+                    assert_eq!(
+                        r.reaches(x, &last),
+                        reaches_by_search(&succ, x, y),
+                        "seed {seed}: {x} -> {y}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn chains_without_a_lowered_node_are_not_indexed() {
+        // 0 -> 1, 2 alone, 3 alone: chains {0, 1}, {2}, {3}; only 2 is lowered.
+        let succ = vec![vec![1], vec![], vec![], vec![]];
+        let r = Reach::new(&succ, |p| p == 2);
+        assert_eq!(r.k, 1);
+        assert_eq!(r.chain, vec![NEVER, NEVER, 0, NEVER]);
+        assert!(r.last_on_chains([0usize].into_iter()).is_none());
+        let last = r.last_on_chains([2usize].into_iter()).expect("indexed");
+        assert!(r.reaches(2, &last) && !r.reaches(0, &last));
+    }
+}
