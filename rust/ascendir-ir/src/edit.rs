@@ -8,7 +8,7 @@ use crate::anchor::{InAnchor, OutAnchor};
 use crate::attr::AttrValue;
 use crate::error::{IrError, IrResult};
 use crate::graph::{Graph, NodeId};
-use crate::op_desc::OpDesc;
+use crate::op_desc::{OpDesc, Side};
 
 /// Above this many producer × consumer pairs, `isolate_node` routes the control dependencies
 /// through a `NoOp` hub (GE's threshold).
@@ -466,11 +466,11 @@ impl Graph {
         } else {
             for &d in dsts {
                 if !self.is_linked(src, d) {
-                    return Err(IrError::Link(format!(
-                        "{} is not linked to {}",
-                        self.describe(crate::anchor::Anchor::Out(src)),
-                        self.describe(crate::anchor::Anchor::In(d))
-                    )));
+                    return Err(IrError::NotLinked {
+                        src: self.describe(crate::anchor::Anchor::Out(src)),
+                        dst: self.describe(crate::anchor::Anchor::In(d)),
+                        seen_from: Side::Output,
+                    });
                 }
             }
             dsts.to_vec()

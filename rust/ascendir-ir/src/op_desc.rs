@@ -242,7 +242,7 @@ pub enum Side {
 }
 
 impl Side {
-    fn word(self) -> &'static str {
+    pub(crate) fn word(self) -> &'static str {
         match self {
             Side::Input => "input",
             Side::Output => "output",

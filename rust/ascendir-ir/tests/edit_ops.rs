@@ -167,7 +167,7 @@ fn remove_node_drops_orphan_consts_only() {
     assert_eq!(ctrl_succ_names(&g, "x"), s(&["b", "c", "y"]));
     assert!(g.check_invariants().is_empty());
     // A removed handle is stale.
-    assert!(matches!(g.remove_node(n), Err(IrError::StaleHandle(_))));
+    assert!(matches!(g.remove_node(n), Err(IrError::StaleHandle { .. })));
 }
 
 #[test]

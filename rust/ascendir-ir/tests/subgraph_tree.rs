@@ -83,7 +83,7 @@ fn bad_registrations_change_nothing() {
     let before = g.dump();
     assert!(matches!(
         g.add_subgraph(Some(other), tmp, "s", false, Graph::new("z")),
-        Err(IrError::StaleHandle(_))
+        Err(IrError::StaleHandle { .. })
     ));
     // Unknown owner graph; a subgraph that is already a subgraph.
     assert!(g

@@ -165,7 +165,7 @@ fn tree_index(root: &Bound<'_, PyGraph>, name: &Option<String>) -> PyResult<Opti
         None => Ok(None),
         Some(n) => PyGraph::try_read(root, |g| {
             g.subgraph_index(n).map(Some).ok_or_else(|| {
-                IrError::StaleHandle(format!("subgraph '{n}' is no longer registered"))
+                IrError::StaleSubgraph(format!("subgraph '{n}' is no longer registered"))
             })
         }),
     }

@@ -123,10 +123,14 @@ pub fn ir_err(err: IrError) -> PyErr {
         let msg = err.to_string();
         match err {
             IrError::InvalidArgument(_) => raise(py, invalid_argument_error(py), msg, &[]),
-            IrError::StaleHandle(_) => raise(py, stale_handle_error(py), msg, &[]),
-            IrError::NotFound(_) => raise(py, not_found_error(py), msg, &[]),
+            IrError::StaleHandle { .. } | IrError::StaleSubgraph(_) => {
+                raise(py, stale_handle_error(py), msg, &[])
+            }
+            IrError::NotFound(_) | IrError::AnchorOutOfRange { .. } => {
+                raise(py, not_found_error(py), msg, &[])
+            }
             IrError::Duplicate(_) => raise(py, duplicate_error(py), msg, &[]),
-            IrError::Link(_) => raise(py, link_error(py), msg, &[]),
+            IrError::Link(_) | IrError::NotLinked { .. } => raise(py, link_error(py), msg, &[]),
             IrError::Overflow(_) => raise(py, overflow_error(py), msg, &[]),
             IrError::Cycle { nodes, .. } => {
                 let nodes = nodes.into_pyobject(py).map(|o| o.into_any().unbind());
@@ -142,6 +146,8 @@ pub fn ir_err(err: IrError) -> PyErr {
                     Err(e) => e,
                 }
             }
+            // A variant added to the IR later and not mapped here yet: the base class.
+            _ => raise(py, base_error(py), msg, &[]),
         }
     })
 }

@@ -8,6 +8,7 @@ pub mod ascendc;
 pub mod ascendc_api;
 mod ascendc_calls;
 pub mod ascendc_expr;
+mod ascendc_reduce;
 mod ascendc_sync;
 pub mod cexpr;
 pub mod cpu;

@@ -34,12 +34,12 @@ impl Graph {
         if a.index == CONTROL || (a.index >= 0 && (a.index as usize) < n.out_data.len()) {
             Ok(())
         } else {
-            Err(IrError::NotFound(format!(
-                "node '{}' has no output anchor {} (it has {} outputs)",
-                n.op.name(),
-                a.index,
-                n.out_data.len()
-            )))
+            Err(IrError::AnchorOutOfRange {
+                node: n.op.name().to_string(),
+                side: Side::Output,
+                index: a.index,
+                len: n.out_data.len(),
+            })
         }
     }
 
@@ -48,12 +48,12 @@ impl Graph {
         if a.index == CONTROL || (a.index >= 0 && (a.index as usize) < n.in_data.len()) {
             Ok(())
         } else {
-            Err(IrError::NotFound(format!(
-                "node '{}' has no input anchor {} (it has {} inputs)",
-                n.op.name(),
-                a.index,
-                n.in_data.len()
-            )))
+            Err(IrError::AnchorOutOfRange {
+                node: n.op.name().to_string(),
+                side: Side::Input,
+                index: a.index,
+                len: n.in_data.len(),
+            })
         }
     }
 
@@ -169,11 +169,11 @@ impl Graph {
         self.check_out(src)?;
         self.check_in(dst)?;
         let (Some(o), Some(i)) = (self.out_slot(src, dst), self.in_slot(dst, src)) else {
-            return Err(IrError::Link(format!(
-                "{} is not linked to {}",
-                self.describe(Anchor::Out(src)),
-                self.describe(Anchor::In(dst))
-            )));
+            return Err(IrError::NotLinked {
+                src: self.describe(Anchor::Out(src)),
+                dst: self.describe(Anchor::In(dst)),
+                seen_from: Side::Output,
+            });
         };
         self.remove_out_slot(src, o);
         self.remove_in_slot(dst, i);
@@ -243,11 +243,11 @@ impl Graph {
             )));
         }
         let (Some(o), Some(i)) = (self.out_slot(src, old), self.in_slot(old, src)) else {
-            return Err(IrError::Link(format!(
-                "{} is not linked to {}",
-                self.describe(Anchor::Out(src)),
-                self.describe(Anchor::In(old))
-            )));
+            return Err(IrError::NotLinked {
+                src: self.describe(Anchor::Out(src)),
+                dst: self.describe(Anchor::In(old)),
+                seen_from: Side::Output,
+            });
         };
         match src.is_control() {
             true => self.nodes[src.node].out_ctrl[o] = new,
@@ -276,11 +276,11 @@ impl Graph {
             )));
         }
         let (Some(i), Some(o)) = (self.in_slot(dst, old), self.out_slot(old, dst)) else {
-            return Err(IrError::Link(format!(
-                "{} is not linked to {}",
-                self.describe(Anchor::In(dst)),
-                self.describe(Anchor::Out(old))
-            )));
+            return Err(IrError::NotLinked {
+                src: self.describe(Anchor::Out(old)),
+                dst: self.describe(Anchor::In(dst)),
+                seen_from: Side::Input,
+            });
         };
         match dst.is_control() {
             true => self.nodes[dst.node].in_ctrl[i] = new,
@@ -321,11 +321,11 @@ impl Graph {
             )));
         }
         let (Some(o), Some(i)) = (self.out_slot(src, old), self.in_slot(old, src)) else {
-            return Err(IrError::Link(format!(
-                "{} is not linked to {}",
-                self.describe(Anchor::Out(src)),
-                self.describe(Anchor::In(old))
-            )));
+            return Err(IrError::NotLinked {
+                src: self.describe(Anchor::Out(src)),
+                dst: self.describe(Anchor::In(old)),
+                seen_from: Side::Output,
+            });
         };
         match src.is_control() {
             true => self.nodes[src.node].out_ctrl[o] = first,

@@ -229,16 +229,18 @@ impl Graph {
 
     /// The node record of `id`, or `StaleHandle`.
     pub fn node(&self, id: NodeId) -> IrResult<&NodeData> {
-        self.nodes.get(id).ok_or_else(|| {
-            IrError::StaleHandle(format!("node {id:?} is not in graph '{}'", self.name))
+        self.nodes.get(id).ok_or_else(|| IrError::StaleHandle {
+            node: id,
+            graph: self.name.clone(),
         })
     }
 
     fn node_mut(&mut self, id: NodeId) -> IrResult<&mut NodeData> {
         let graph = &self.name;
-        self.nodes
-            .get_mut(id)
-            .ok_or_else(|| IrError::StaleHandle(format!("node {id:?} is not in graph '{graph}'")))
+        self.nodes.get_mut(id).ok_or_else(|| IrError::StaleHandle {
+            node: id,
+            graph: graph.clone(),
+        })
     }
 
     /// The op of `id`.

@@ -159,7 +159,7 @@ fn links_follow_the_anchor_rules() {
     ));
     assert!(matches!(
         g.link(OutAnchor::data(a, 3), InAnchor::data(b, 1)),
-        Err(IrError::NotFound(_))
+        Err(IrError::AnchorOutOfRange { .. })
     ));
     g.link(OutAnchor::control(a), InAnchor::control(b)).unwrap();
     g.link(OutAnchor::control(a), InAnchor::control(b)).unwrap();

@@ -33,7 +33,7 @@ pub struct PyGraph {
 }
 
 fn stale_subgraph(name: &str) -> PyErr {
-    crate::errors::ir_err(IrError::StaleHandle(format!(
+    crate::errors::ir_err(IrError::StaleSubgraph(format!(
         "subgraph '{name}' is no longer registered on its root graph"
     )))
 }

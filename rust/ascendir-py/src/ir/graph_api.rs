@@ -559,7 +559,7 @@ impl PyGraph {
                         g.subgraph_index(n)
                             .filter(|&k| g.subgraphs[k].uid() == uid)
                             .ok_or_else(|| {
-                                IrError::StaleHandle(format!(
+                                IrError::StaleSubgraph(format!(
                                     "subgraph '{n}' is no longer registered"
                                 ))
                             })?,

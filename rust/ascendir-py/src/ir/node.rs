@@ -331,9 +331,10 @@ impl PyNode {
 
 /// A `StaleHandleError` for a node id that no longer resolves.
 pub fn stale(graph: &str, id: NodeId) -> PyErr {
-    ir_err(IrError::StaleHandle(format!(
-        "node {id:?} is not in graph '{graph}'"
-    )))
+    ir_err(IrError::StaleHandle {
+        node: id,
+        graph: graph.to_string(),
+    })
 }
 
 /// Resolve a Python value standing for a producer: a `Node` (its output 0) or an out-data /
