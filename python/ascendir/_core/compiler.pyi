@@ -4,7 +4,7 @@ from typing import Any, final
 
 from . import Graph
 
-__all__ = ['Batch', 'compile', 'compile_archive', 'load_model', 'lowered_types',
+__all__ = ['ArchivedModel', 'Batch', 'compile', 'compile_archive', 'load_model', 'lowered_types',
            'register_lowering', 'sniff', 'unpack_archive']
 
 def compile(graph: Graph, options_json: str, dump: bool = False) -> tuple[Graph, list[Any], bytes, str, str, list[tuple[str, str]]]:
@@ -27,6 +27,16 @@ def sniff(data: bytes) -> str | None:
 
 def load_model(model: str | bytes, base_dir: str | None = None) -> Graph:
     """Load a model file or bytes as a Graph."""
+
+@final
+class ArchivedModel:
+    """The compiled ModelDef of a result archive, held in the archive's buffer."""
+
+    def graph(self) -> Graph:
+        """The main graph of the ModelDef."""
+    def __bytes__(self) -> bytes:
+        """The ModelDef bytes (a copy)."""
+    def __len__(self) -> int: ...
 
 @final
 class Batch:

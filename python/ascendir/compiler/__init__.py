@@ -260,7 +260,8 @@ class CompiledModel:
     def __init__(self, graph: Graph, kernels: list[Kernel], report: CompileReport,
                  options: CompileOptions, dumps: list[tuple[str, str]]) -> None:
         self._graph: Graph | None = graph
-        self._model_pb: bytes | None = None
+        # A result from an archive: its ModelDef (bytes, or held in the archive's buffer).
+        self._model_pb: bytes | _core.compiler.ArchivedModel | None = None
         self._kernels: list[Kernel] | None = kernels
         self._kernel_meta: list[dict[str, Any]] = []
         self.report = report
@@ -271,7 +272,9 @@ class CompiledModel:
     def graph(self) -> Graph:
         """The compiled Graph: vector clusters replaced by AscBackend nodes."""
         if self._graph is None:
-            self._graph = Graph.from_bytes(self._model_pb or b"")
+            pb = self._model_pb
+            self._graph = (Graph.from_bytes(pb or b"") if pb is None or isinstance(pb, bytes)
+                           else pb.graph())
             self._model_pb = None
         return self._graph
 
@@ -361,10 +364,11 @@ class CompiledModel:
         return written
 
     @classmethod
-    def _from_archive(cls, data: bytes | list[tuple[str, bytes]],
+    def _from_archive(cls, data: bytes | list[tuple[str, Any]],
                       options: CompileOptions) -> CompiledModel:
         """A compiled model from its result archive, or the archive's ``(name, bytes)``
-        sections (what batch compilation hands back)."""
+        sections (what batch compilation hands back; its ``model.pb`` may be an
+        ``ArchivedModel`` holding the archive's buffer)."""
         # The graph, the kernels and the report are decoded on first use: a batch result (or a
         # cache hit) that is only saved or counted never builds them.
         sections = dict(_core.compiler.unpack_archive(data) if isinstance(data, bytes)
@@ -376,7 +380,8 @@ class CompiledModel:
                  if n.startswith("stages/")]
         cm = cls.__new__(cls)
         cm._graph = None
-        cm._model_pb = bytes(sections["model.pb"])
+        pb = sections["model.pb"]
+        cm._model_pb = pb if isinstance(pb, _core.compiler.ArchivedModel) else bytes(pb)
         cm._kernels = None
         cm._kernel_meta = json.loads(sections["kernels.json"])
         cm.report = report

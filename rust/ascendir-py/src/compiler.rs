@@ -244,16 +244,16 @@ impl PyBatch {
                 Ok(Done {
                     output: Output::Archive(a),
                     cached,
-                }) => match ascendir_compiler::archive::sections(&a) {
-                    Ok(s) => {
-                        let list: Vec<(String, Bound<'_, PyBytes>)> = s
-                            .into_iter()
-                            .map(|(n, d)| Ok((n, crate::errors::py_bytes(py, d)?)))
-                            .collect::<PyResult<_>>()?;
-                        (i, list, cached).into_pyobject(py)?.into_any().unbind()
+                }) => {
+                    let whole = Bytes::from(a);
+                    match ascendir_compiler::archive::sections(&whole) {
+                        Ok(s) => (i, section_objects(py, &whole, s)?, cached)
+                            .into_pyobject(py)?
+                            .into_any()
+                            .unbind(),
+                        Err(e) => error_item(py, i, e)?,
                     }
-                    Err(e) => error_item(py, i, e)?,
-                },
+                }
                 Err(e) => error_item(py, i, e)?,
             };
             Ok(Some(item))
@@ -327,6 +327,51 @@ impl Drop for PyBatch {
         // A batch dropped unfinished stops; its thread ends on its own.
         self.progress.cancel.store(true, Ordering::SeqCst);
     }
+}
+
+/// The compiled ModelDef of a result archive, held in the archive's buffer: decoded or copied
+/// only when asked (a cached batch result that is only counted or saved never copies it).
+#[pyclass(name = "ArchivedModel", module = "ascendir._core.compiler", frozen)]
+pub struct PyArchivedModel {
+    data: Bytes,
+}
+
+#[pymethods]
+impl PyArchivedModel {
+    /// The main graph of the ModelDef (decoded without the GIL, byte payloads shared).
+    fn graph(&self, py: Python<'_>) -> PyResult<Py<PyGraph>> {
+        crate::errors::guard_res(|| crate::proto::decode_one(py, self.data.clone()))
+    }
+
+    /// The ModelDef bytes (a copy).
+    fn __bytes__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        crate::errors::py_bytes(py, &self.data)
+    }
+
+    fn __len__(&self) -> usize {
+        self.data.len()
+    }
+}
+
+/// The `sections` of the result archive `whole` as Python values: `model.pb` as a
+/// [`PyArchivedModel`] sharing `whole`'s buffer, the others (small) as `bytes`.
+fn section_objects(
+    py: Python<'_>,
+    whole: &Bytes,
+    sections: Vec<(String, &[u8])>,
+) -> PyResult<Vec<(String, Py<PyAny>)>> {
+    sections
+        .into_iter()
+        .map(|(n, d)| {
+            let o = if n == "model.pb" {
+                let data = whole.slice_ref(d);
+                Py::new(py, PyArchivedModel { data })?.into_any()
+            } else {
+                crate::errors::py_bytes(py, d)?.into_any().unbind()
+            };
+            Ok((n, o))
+        })
+        .collect()
 }
 
 /// The sections of a result archive as `[(name, bytes)]`.
@@ -435,6 +480,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_function(wrap_pyfunction!(sniff, &sub)?)?;
     sub.add_function(wrap_pyfunction!(load_model, &sub)?)?;
     sub.add_class::<PyBatch>()?;
+    sub.add_class::<PyArchivedModel>()?;
     m.add_submodule(&sub)?;
     Ok(())
 }

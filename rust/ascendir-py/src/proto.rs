@@ -87,7 +87,7 @@ fn pieces_to_bytes<'py>(py: Python<'py>, pieces: &Pieces) -> PyResult<Bound<'py,
     })
 }
 
-fn decode_one(py: Python<'_>, data: Bytes) -> PyResult<Py<PyGraph>> {
+pub(crate) fn decode_one(py: Python<'_>, data: Bytes) -> PyResult<Py<PyGraph>> {
     let g = guard(|| {
         py.detach(|| ascendir_proto::first_graph(ascendir_proto::decode_model_bytes(data)?))
     })?
