@@ -569,20 +569,22 @@ impl<'a, T> Fuser<'a, T> {
     /// members; named at the end).
     fn reject(
         &self,
-        rejections: &mut FxHashMap<(usize, usize), Refusal>,
+        rejections: &mut Vec<((usize, usize), Refusal)>,
         a: usize,
         b: usize,
         why: Refusal,
     ) {
         let key = (self.cl(a).members[0], self.cl(b).members[0]);
-        rejections.insert(key, why);
+        rejections.push((key, why));
     }
 
     /// Run the rounds; the partition and, per cluster, what the exact check built for it
     /// (None for clusters without a reduction).
     pub fn run(mut self) -> (Partition, Vec<Option<T>>) {
         let mut built: FxHashMap<usize, T> = FxHashMap::default();
-        let mut rejections: FxHashMap<(usize, usize), Refusal> = FxHashMap::default();
+        // Every refusal in order, appended (the latest per pair is taken at the end: appending
+        // is sequential where a map of hundreds of thousands of pairs is not).
+        let mut rejections: Vec<((usize, usize), Refusal)> = Vec::new();
         let mut refused: FxHashSet<(usize, usize, u32, u32)> = FxHashSet::default();
         let mut rounds = 0;
         for _ in 0..self.opts.max_rounds {
@@ -710,10 +712,15 @@ impl<'a, T> Fuser<'a, T> {
         };
         // The refused pairs that stayed apart, most shared bytes first (then in graph order);
         // the report keeps the first `report_rejections`.
-        let mut kept: Vec<(i64, usize, usize, (usize, usize))> = rejections
+        // The latest refusal of each pair: reversed, a stable sort by pair puts it first.
+        rejections.reverse();
+        rejections.sort_by_key(|(k, _)| *k);
+        rejections.dedup_by_key(|(k, _)| *k);
+        let mut kept: Vec<(i64, usize, usize, usize)> = rejections
             .iter()
-            .filter(|&(&(x, y), _)| self.find_ro(x) != self.find_ro(y))
-            .map(|(&(x, y), r)| (-r.2, self.lpos[x], self.lpos[y], (x, y)))
+            .enumerate()
+            .filter(|(_, ((x, y), _))| self.find_ro(*x) != self.find_ro(*y))
+            .map(|(i, ((x, y), r))| (-r.2, self.lpos[*x], self.lpos[*y], i))
             .collect();
         let keep = self.opts.report_rejections.unwrap_or(usize::MAX);
         if kept.len() > keep {
@@ -723,15 +730,15 @@ impl<'a, T> Fuser<'a, T> {
         kept.sort_unstable();
         let rej: Vec<Rejection> = kept
             .into_iter()
-            .filter_map(|(_, _, _, k)| {
-                let (code, reason, bytes) = rejections.remove(&k)?;
-                Some(Rejection {
-                    a: name(k.0),
-                    b: name(k.1),
-                    code,
-                    reason: reason.into_owned(),
-                    bytes,
-                })
+            .map(|(_, _, _, i)| {
+                let ((a, b), (code, reason, bytes)) = &mut rejections[i];
+                Rejection {
+                    a: name(*a),
+                    b: name(*b),
+                    code: *code,
+                    reason: std::mem::take(reason).into_owned(),
+                    bytes: *bytes,
+                }
             })
             .collect();
         (
