@@ -112,10 +112,17 @@ pub struct Fuser<'a, T> {
     clusters: Vec<Option<Cluster>>,
     visit: Vec<u32>,
     epoch: u32,
+    /// Per lowered node, its value of each of [`LABEL_KEYS`] (numbered by distinct value; 0:
+    /// not set). A pair is compared by the first members of its clusters.
+    labels: Vec<[u32; 2]>,
     /// Per lowered node, the consumers of its output 0 (lowered indexes; [`NONE`] for a
     /// barrier consumer or a graph output).
     consumers: Vec<Vec<usize>>,
 }
+
+/// The attributes whose values must agree between fused clusters: GE's stream label
+/// (AF2002) and vector core count (NF1025).
+const LABEL_KEYS: [&str; 2] = ["_user_stream_label", "_op_vectorcore_num"];
 
 /// The most elements a reduced row may have to count as all-load (norm-like).
 const ALL_LOAD_ROW: i64 = 8192;
@@ -243,6 +250,19 @@ impl<'a, T> Fuser<'a, T> {
             })
             .collect();
         let lpos = lowered.iter().map(|(id, _)| pos[id]).collect();
+        let mut label_ids: FxHashMap<String, u32> = FxHashMap::default();
+        let labels = lowered
+            .iter()
+            .map(|(id, _)| {
+                LABEL_KEYS.map(|key| {
+                    let Some(v) = g.op(*id).ok().and_then(|o| o.attr(key)) else {
+                        return 0;
+                    };
+                    let n = label_ids.len() as u32 + 1;
+                    *label_ids.entry(format!("{v:?}")).or_insert(n)
+                })
+            })
+            .collect();
         Fuser {
             g,
             syms,
@@ -258,6 +278,7 @@ impl<'a, T> Fuser<'a, T> {
             clusters,
             visit: vec![0; order.len()],
             epoch: 0,
+            labels,
             consumers,
         }
     }
@@ -350,9 +371,8 @@ impl<'a, T> Fuser<'a, T> {
         let slices = ca.slices + cb.slices;
         let (ca_min, ca_max, cb_min, cb_max) = (ca.min_ord, ca.max_ord, cb.min_ord, cb.max_ord);
         let uniform = ca.uniform.is_some() && ca.uniform == cb.uniform;
-        let reads = self.reads(ra, rb);
-        let writes = self.writes(ra, rb);
-        let asc_nodes = ca_steps + cb_steps + 2 * reads.len() + 2 * writes.len();
+        let (n_reads, n_writes) = (self.reads_len(ra, rb), self.writes_len(ra, rb));
+        let asc_nodes = ca_steps + cb_steps + 2 * n_reads + 2 * n_writes;
         if asc_nodes > self.opts.max_fusion_size {
             return Err((
                 "NF1010",
@@ -364,37 +384,35 @@ impl<'a, T> Fuser<'a, T> {
                 shared,
             ));
         }
-        if reads.len() > self.opts.max_inputs {
+        if n_reads > self.opts.max_inputs {
             return Err((
                 "NF1007",
                 format!(
                     "the fused kernel would read {} distinct inputs (max_inputs {})",
-                    reads.len(),
-                    self.opts.max_inputs
+                    n_reads, self.opts.max_inputs
                 )
                 .into(),
                 shared,
             ));
         }
-        if writes.len() > self.opts.max_outputs {
+        if n_writes > self.opts.max_outputs {
             return Err((
                 "AF2001",
                 format!(
                     "the fused kernel would write {} outputs (max_outputs {})",
-                    writes.len(),
-                    self.opts.max_outputs
+                    n_writes, self.opts.max_outputs
                 )
                 .into(),
                 shared,
             ));
         }
-        for key in ["_user_stream_label", "_op_vectorcore_num"] {
-            let label = |r: usize| -> Option<String> {
-                let id = self.lowered[self.cl(r).members[0]].0;
-                self.g.op(id).ok()?.attr(key).map(|v| format!("{v:?}"))
-            };
-            if label(ra) != label(rb) {
-                let code = if key == "_op_vectorcore_num" {
+        let (la, lb) = (
+            self.labels[self.cl(ra).members[0]],
+            self.labels[self.cl(rb).members[0]],
+        );
+        for (k, key) in LABEL_KEYS.iter().enumerate() {
+            if la[k] != lb[k] {
+                let code = if *key == "_op_vectorcore_num" {
                     "NF1025"
                 } else {
                     "AF2002"

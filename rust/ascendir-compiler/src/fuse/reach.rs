@@ -9,7 +9,12 @@
 //! a member, so only those are indexed, as many as [`MAX_ENTRIES`] allows; a union with a
 //! member on a chain left out is checked by a bounded search instead.
 
+use smallvec::SmallVec;
+
 use super::Fuser;
+
+/// Per chain of a union, its last index there.
+type ChainEnds = SmallVec<[(u32, u32); 4]>;
 
 /// At most this many `first` entries (4 bytes each) are kept: 64 MiB.
 const MAX_ENTRIES: usize = 1 << 24;
@@ -99,8 +104,8 @@ impl Reach {
 
     /// Per indexed chain the union's members lie on, their last index there: `None` when a
     /// member is on a chain that is not indexed.
-    fn last_on_chains(&self, positions: impl Iterator<Item = usize>) -> Option<Vec<(u32, u32)>> {
-        let mut last: Vec<(u32, u32)> = Vec::new();
+    fn last_on_chains(&self, positions: impl Iterator<Item = usize>) -> Option<ChainEnds> {
+        let mut last = ChainEnds::new();
         for p in positions {
             let c = self.chain[p];
             if c == NEVER {
@@ -135,12 +140,12 @@ impl<T> Fuser<'_, T> {
     /// cyclic; deterministic, and it keeps the stage linear in the graph).
     pub(super) fn creates_cycle(&mut self, ra: usize, rb: usize) -> Option<bool> {
         let bound = self.cl(ra).max_ord.max(self.cl(rb).max_ord);
-        let members = self.merged_members(ra, rb);
-        if let Some(last) = self
-            .reach
-            .last_on_chains(members.iter().map(|&m| self.lpos[m]))
-        {
-            for &m in &members {
+        let both = || {
+            let (a, b) = (&self.cl(ra).members, &self.cl(rb).members);
+            a.iter().chain(b).copied()
+        };
+        if let Some(last) = self.reach.last_on_chains(both().map(|m| self.lpos[m])) {
+            for m in both() {
                 for &s in &self.succ[self.lpos[m]] {
                     if s <= bound && !self.in_set_pos(s, ra, rb) && self.reach.reaches(s, &last) {
                         return Some(true);
@@ -149,6 +154,7 @@ impl<T> Fuser<'_, T> {
             }
             return Some(false);
         }
+        let members = self.merged_members(ra, rb);
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.visit.iter_mut().for_each(|v| *v = 0);

@@ -2,6 +2,8 @@
 //! and writes, and what the two clusters share — computed from each cluster's cached reads and
 //! writes, never by walking the graph again.
 
+use smallvec::SmallVec;
+
 use super::{Fuser, Read, NONE};
 use crate::symbolize::TRef;
 
@@ -32,6 +34,41 @@ impl<T> Fuser<'_, T> {
         v
     }
 
+    /// `reads(ra, rb).len()` without building the list.
+    pub(super) fn reads_len(&self, ra: usize, rb: usize) -> usize {
+        let (a, b) = (self.cl(ra), self.cl(rb));
+        let mut seen: SmallVec<[TRef; 16]> = SmallVec::new();
+        for (r, other) in a
+            .reads
+            .iter()
+            .map(|r| (r, rb))
+            .chain(b.reads.iter().map(|r| (r, ra)))
+        {
+            if self.root_of(r.prod) != other && !seen.contains(&r.t) {
+                seen.push(r.t);
+            }
+        }
+        seen.len()
+    }
+
+    /// `writes(ra, rb).len()` without building the list.
+    pub(super) fn writes_len(&self, ra: usize, rb: usize) -> usize {
+        let (a, b) = (self.cl(ra), self.cl(rb));
+        a.writes
+            .iter()
+            .chain(&b.writes)
+            .filter(|&&m| self.writes_outside(m, ra, rb))
+            .count()
+    }
+
+    /// Whether member `m`'s output is used outside the union of `ra` and `rb`.
+    fn writes_outside(&self, m: usize, ra: usize, rb: usize) -> bool {
+        self.consumers[m].iter().any(|&c| {
+            let r = self.root_of(c);
+            r != ra && r != rb
+        })
+    }
+
     /// The members of both clusters in topological order (both lists are).
     pub(super) fn merged_members(&self, ra: usize, rb: usize) -> Vec<usize> {
         let (a, b) = (&self.cl(ra).members, &self.cl(rb).members);
@@ -59,11 +96,7 @@ impl<T> Fuser<'_, T> {
         let (a, b) = (self.cl(ra), self.cl(rb));
         let mut v = Vec::with_capacity(a.writes.len() + b.writes.len());
         for &m in a.writes.iter().chain(&b.writes) {
-            let outside = self.consumers[m].iter().any(|&c| {
-                let r = self.root_of(c);
-                r != ra && r != rb
-            });
-            if outside {
+            if self.writes_outside(m, ra, rb) {
                 v.push(m);
             }
         }
