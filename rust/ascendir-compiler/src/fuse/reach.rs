@@ -222,18 +222,20 @@ mod tests {
             seed ^= seed << 17;
             seed
         };
-        let mut succ = vec![Vec::new(); n];
-        for x in 0..n {
-            for _ in 0..(next() as usize % (fan + 1)) {
-                let span = n - x - 1;
-                if span > 0 {
-                    succ[x].push(x + 1 + next() as usize % span.min(12));
+        (0..n)
+            .map(|x| {
+                let mut out = Vec::new();
+                for _ in 0..(next() as usize % (fan + 1)) {
+                    let span = n - x - 1;
+                    if span > 0 {
+                        out.push(x + 1 + next() as usize % span.min(12));
+                    }
                 }
-            }
-            succ[x].sort_unstable();
-            succ[x].dedup();
-        }
-        succ
+                out.sort_unstable();
+                out.dedup();
+                out
+            })
+            .collect()
     }
 
     #[test]
