@@ -753,7 +753,7 @@ impl<'a, T> Fuser<'a, T> {
                 Rejection {
                     a: name(*a),
                     b: name(*b),
-                    code: *code,
+                    code,
                     reason: std::mem::take(reason).into_owned(),
                     bytes: *bytes,
                 }
