@@ -98,8 +98,8 @@ pub struct Fuser<'a, T> {
     opts: &'a CompileOptions,
     /// Check L5/L7 exactly (realize, schedule, tile) for a merged cluster with a reduction.
     pub exact: &'a dyn Fn(&[NodeId]) -> Result<T, String>,
-    /// Topological position of every node.
-    pos: FxHashMap<NodeId, usize>,
+    /// Topological position of every node, by node slot ([`NodeId::slot`]).
+    pos: Positions,
     /// Topological position of every lowered node.
     lpos: Vec<usize>,
     /// Lowered index per position (usize::MAX for barriers).
@@ -118,6 +118,35 @@ pub struct Fuser<'a, T> {
     /// Per lowered node, the consumers of its output 0 (lowered indexes; [`NONE`] for a
     /// barrier consumer or a graph output).
     consumers: Vec<Vec<usize>>,
+}
+
+/// Topological positions by node slot: a vector look-up instead of hashing the id (the fuse
+/// stage asks for positions on every edge and every candidate pair).
+#[derive(Debug)]
+struct Positions {
+    /// Per slot, the position (`usize::MAX`: not in the order).
+    at: Vec<usize>,
+    /// Per position, the node (to refuse an id whose slot was reused).
+    ids: Vec<NodeId>,
+}
+
+impl Positions {
+    fn new(order: &[NodeId]) -> Positions {
+        let len = order.iter().map(|id| id.slot() + 1).max().unwrap_or(0);
+        let mut at = vec![usize::MAX; len];
+        for (p, id) in order.iter().enumerate() {
+            at[id.slot()] = p;
+        }
+        Positions {
+            at,
+            ids: order.to_vec(),
+        }
+    }
+
+    fn get(&self, id: NodeId) -> Option<usize> {
+        let p = *self.at.get(id.slot())?;
+        (p != usize::MAX && self.ids[p] == id).then_some(p)
+    }
 }
 
 /// The attributes whose values must agree between fused clusters: GE's stream label
@@ -156,8 +185,7 @@ impl<'a, T> Fuser<'a, T> {
         opts: &'a CompileOptions,
         exact: &'a dyn Fn(&[NodeId]) -> Result<T, String>,
     ) -> Fuser<'a, T> {
-        let pos: FxHashMap<NodeId, usize> =
-            order.iter().enumerate().map(|(i, id)| (*id, i)).collect();
+        let pos = Positions::new(order);
         let mut li_of_pos = vec![usize::MAX; order.len()];
         let mut lowered = Vec::new();
         for (p, id) in order.iter().enumerate() {
@@ -169,10 +197,7 @@ impl<'a, T> Fuser<'a, T> {
         let succ: Vec<Vec<usize>> = order
             .iter()
             .map(|id| {
-                let mut v: Vec<usize> = g
-                    .successors(*id)
-                    .filter_map(|s| pos.get(&s).copied())
-                    .collect();
+                let mut v: Vec<usize> = g.successors(*id).filter_map(|s| pos.get(s)).collect();
                 v.sort_unstable();
                 v.dedup();
                 v
@@ -185,7 +210,7 @@ impl<'a, T> Fuser<'a, T> {
             .filter(|&&(_, i)| i == 0)
             .map(|&(n, _)| n)
             .collect();
-        let li_of = |id: NodeId| pos.get(&id).map(|&p| li_of_pos[p]).unwrap_or(NONE);
+        let li_of = |id: NodeId| pos.get(id).map(|p| li_of_pos[p]).unwrap_or(NONE);
         let consumers: Vec<Vec<usize>> = lowered
             .iter()
             .map(|(id, _)| {
@@ -211,7 +236,7 @@ impl<'a, T> Fuser<'a, T> {
             .iter()
             .enumerate()
             .map(|(i, (id, l))| {
-                let p = pos[id];
+                let p = pos.get(*id).unwrap_or(usize::MAX);
                 let mut reads: Vec<Read> = Vec::new();
                 for t in l.inputs.iter().flatten() {
                     if t.0 != *id && !reads.iter().any(|r| r.t == *t) {
@@ -249,7 +274,11 @@ impl<'a, T> Fuser<'a, T> {
                 })
             })
             .collect();
-        let lpos = lowered.iter().map(|(id, _)| pos[id]).collect();
+        // Every lowered node is in the order (it was found walking it).
+        let lpos = lowered
+            .iter()
+            .map(|(id, _)| pos.get(*id).unwrap_or(usize::MAX))
+            .collect();
         let mut label_ids: FxHashMap<String, u32> = FxHashMap::default();
         let labels = lowered
             .iter()
@@ -300,7 +329,7 @@ impl<'a, T> Fuser<'a, T> {
 
     /// The cluster root of a node, if it is lowered.
     pub fn cluster_of(&self, id: NodeId) -> Option<usize> {
-        let p = *self.pos.get(&id)?;
+        let p = self.pos.get(id)?;
         let li = self.li_of_pos[p];
         (li != usize::MAX).then(|| self.find_ro(li))
     }
@@ -620,7 +649,7 @@ impl<'a, T> Fuser<'a, T> {
                     if self.scalar_const(t) {
                         continue;
                     }
-                    let tp = self.pos.get(&t.0).copied().unwrap_or(usize::MAX);
+                    let tp = self.pos.get(t.0).unwrap_or(usize::MAX);
                     touching.push((tp, t.1, mn, li));
                 }
             }

@@ -33,6 +33,18 @@ new_key_type! {
     pub struct NodeId;
 }
 
+impl NodeId {
+    /// The arena slot of this id: dense, numbered from 1, reused after a removal (two live
+    /// nodes never share one), so per-node side tables can be vectors indexed by it. slotmap's
+    /// `KeyData::as_ffi` packs the slot index into the low 32 bits (the version in the high
+    /// 32), which is all this reads.
+    #[inline]
+    pub fn slot(self) -> usize {
+        use slotmap::Key;
+        (self.data().as_ffi() & 0xffff_ffff) as usize
+    }
+}
+
 /// Op types GE registers as graph inputs when they are added.
 pub const DATA_LIKE_TYPES: [&str; 4] = ["Data", "RefData", "AippData", "AnnData"];
 

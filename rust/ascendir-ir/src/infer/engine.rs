@@ -256,10 +256,9 @@ pub fn kahn_order(g: &Graph) -> Result<Vec<NodeId>, Vec<String>> {
     Ok(order)
 }
 
-/// The dense slot index of a node id (for bitsets over the arena).
+/// The dense slot index of a node id (for bitsets over the arena: [`NodeId::slot`]).
 fn slot(id: NodeId) -> usize {
-    use slotmap::Key;
-    (id.data().as_ffi() & 0xffff_ffff) as usize
+    id.slot()
 }
 
 /// The node order itself when every producer (data or control) comes before its consumers —

@@ -9,7 +9,7 @@
 //! The sorter works on per-slot side tables (indexed by the arena slot of each `NodeId`), which a
 //! [`TopoSorter`] keeps between calls so that repeated sorts do not allocate.
 
-use slotmap::{Key, SlotMap};
+use slotmap::SlotMap;
 
 use crate::error::{IrError, IrResult};
 use crate::graph::{Graph, NodeData, NodeId, DATA_LIKE_TYPES};
@@ -22,10 +22,10 @@ mod tests;
 
 pub use options::{memory_priority_from_ge_option, strtol, TopoMode, TopoOptions};
 
-/// The arena slot of a node id (dense: slots are reused and numbered from 1).
+/// The arena slot of a node id ([`NodeId::slot`]).
 #[inline]
 pub(crate) fn slot(id: NodeId) -> usize {
-    (id.data().as_ffi() & 0xffff_ffff) as usize
+    id.slot()
 }
 
 /// Op types whose sources come first in BFS/DFS seeding (`IsDataNode` plus Input/Recv/Send).
