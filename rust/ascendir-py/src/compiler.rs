@@ -345,11 +345,12 @@ impl PyArchivedModel {
 
     /// The ModelDef bytes (a copy).
     fn __bytes__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        crate::errors::py_bytes(py, &self.data)
+        crate::errors::guard_res(|| crate::errors::py_bytes(py, &self.data))
     }
 
-    fn __len__(&self) -> usize {
-        self.data.len()
+    /// The size of the ModelDef in bytes.
+    fn __len__(&self) -> PyResult<usize> {
+        crate::errors::guard(|| self.data.len())
     }
 }
 
