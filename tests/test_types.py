@@ -82,3 +82,39 @@ def test_import_is_lazy():
     code = "import sys, ascendir; print('numpy' in sys.modules, 'google.protobuf' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+def test_one_dtype_table_drives_numpy_the_simulator_and_torch():
+    """The numpy, simulator and torch dtype maps all come from the Rust table's array names."""
+    from ascendir import _core
+    from ascendir.asc.simulate import SimulationError, np_dtype
+    from ascendir.torch._flatten import GE_DTYPES
+
+    names = {row[0]: row[5] for row in _core._data_type_table()}
+    assert names["FLOAT"] == "float32" and names["BF16"] == "bfloat16"
+    assert names["HIFLOAT8"] is None
+    for member, name in names.items():
+        dt = DataType[member]
+        if name is None:
+            with pytest.raises(air.InvalidArgumentError):
+                dt.to_numpy()
+            continue
+        try:
+            native = np.dtype(name)
+        except TypeError:
+            native = None
+        if native is not None:
+            assert dt.to_numpy() == native
+            assert np_dtype(int(dt)) == native
+        else:
+            with pytest.raises(SimulationError, match="no numpy equivalent"):
+                np_dtype(int(dt))
+        if (dt.bit_width or 0) % 8 == 0:
+            assert GE_DTYPES[name] == int(dt), name
+        else:
+            assert name not in GE_DTYPES
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    for member in ("BF16", "FLOAT8_E5M2", "FLOAT8_E4M3FN", "INT4"):
+        dt = DataType[member]
+        assert dt.to_numpy() == np.dtype(getattr(ml_dtypes, names[member]))
+        assert DataType.from_numpy(dt.to_numpy()) is dt

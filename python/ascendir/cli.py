@@ -29,7 +29,7 @@ from ._cli_support import (
     one_line,
 )
 
-__all__ = ["build_demo_graph", "build_parser", "main", "summary"]
+__all__ = ["build_demo_graph", "build_parser", "main"]
 
 EXIT_INTERRUPTED = 130
 """Interrupted with Ctrl-C (128 + SIGINT)."""
@@ -85,29 +85,13 @@ def build_demo_graph() -> Graph:
     return g
 
 
-def summary(graph: Graph) -> str:
-    """A readable multi-line summary: counts by type, inputs, outputs and the node order."""
-    lines = [f"graph '{graph.name}': {len(graph)} nodes, {graph.num_links} links"]
-    counts = ", ".join(f"{t} x{n}" for t, n in graph.op_type_counts().items())
-    lines.append(f"  op types: {counts}")
-    for node in graph.inputs:
-        desc = node.op_desc.output_desc(0)
-        lines.append(f"  input  {node.name}: {list(desc.shape)} {desc.dtype.name}")
-    for node, index in graph.outputs:
-        desc = node.op_desc.output_desc(index)
-        lines.append(f"  output {node.name}:{index}: {list(desc.shape)} {desc.dtype.name}")
-    lines.append("  order:")
-    for node in graph:
-        producers = ", ".join(n.name for n in node.in_data_nodes) or "-"
-        lines.append(f"    #{node.id:<3} {node.type:<10} {node.name:<16} <- {producers}")
-    return "\n".join(lines)
-
-
 def _cmd_demo(args: argparse.Namespace) -> int:
     graph = build_demo_graph()
     graph.topo_sort(mode=args.mode)
     problems = graph.problems()
-    print(summary(graph))
+    from .onnx.cli_commands import summarize
+
+    print(summarize(graph, order=True))
     if problems:
         print("invariant problems:", *problems, sep="\n  ", file=sys.stderr)
         return 1

@@ -17,25 +17,10 @@ __all__ = ["AttrKind", "DataType", "Format", "NamedAttrs"]
 _DT_TABLE = _core._data_type_table()
 _FORMAT_TABLE = _core._format_table()
 
-# numpy dtype names of the types numpy can represent.
-_NUMPY_NAMES = {
-    "FLOAT": "float32",
-    "FLOAT16": "float16",
-    "DOUBLE": "float64",
-    "INT8": "int8",
-    "INT16": "int16",
-    "INT32": "int32",
-    "INT64": "int64",
-    "UINT8": "uint8",
-    "UINT16": "uint16",
-    "UINT32": "uint32",
-    "UINT64": "uint64",
-    "BOOL": "bool",
-    "COMPLEX64": "complex64",
-    "COMPLEX128": "complex128",
-}
-_FROM_NUMPY = {v: k for k, v in _NUMPY_NAMES.items()}
-_FROM_NUMPY["bfloat16"] = "BF16"
+# The array-library (numpy / ml_dtypes / torch) name of every type that has one, from the
+# Rust table: the one dtype map of the package.
+_ARRAY_NAMES: dict[str, str] = {row[0]: row[5] for row in _DT_TABLE if row[5] is not None}
+_FROM_ARRAY = {v: k for k, v in _ARRAY_NAMES.items()}
 
 
 class DataType(enum.IntEnum):
@@ -71,22 +56,27 @@ class DataType(enum.IntEnum):
         return _DT_INFO[self.value][1]
 
     def to_numpy(self) -> Any:
-        """The numpy dtype of this type (``InvalidArgumentError`` when numpy has none)."""
+        """The numpy dtype of this type (``InvalidArgumentError`` when numpy has none). The
+        narrow floats and ints numpy lacks (bfloat16, float8, int4, ...) come from
+        ``ml_dtypes`` where it is installed."""
         import numpy as np
 
-        name = _NUMPY_NAMES.get(self.name)
-        if name is None:
-            if self.name == "BF16":
+        name = _ARRAY_NAMES.get(self.name)
+        if name is not None:
+            try:
+                return np.dtype(name)
+            except TypeError:
                 try:
                     import ml_dtypes
 
-                    return np.dtype(ml_dtypes.bfloat16)
+                    t = getattr(ml_dtypes, name, None)
                 except ImportError:
-                    pass
-            from .errors import InvalidArgumentError
+                    t = None
+                if t is not None:
+                    return np.dtype(t)
+        from .errors import InvalidArgumentError
 
-            raise InvalidArgumentError(f"numpy has no dtype for {self.name}")
-        return np.dtype(name)
+        raise InvalidArgumentError(f"numpy has no dtype for {self.name}")
 
     @classmethod
     def from_numpy(cls, dtype: Any) -> DataType:
@@ -94,7 +84,7 @@ class DataType(enum.IntEnum):
         import numpy as np
 
         name = np.dtype(dtype).name
-        member = _FROM_NUMPY.get(name)
+        member = _FROM_ARRAY.get(name)
         if member is None:
             from .errors import InvalidArgumentError
 

@@ -613,7 +613,7 @@ class Graph:
     def __reduce__(self) -> tuple[Any, tuple[bytes]]:
         ...
 
-def _data_type_table() -> list[tuple[str, int, int, int, str]]:
+def _data_type_table() -> list[tuple[str, int, int, int, str, str | None]]:
     ...
 
 def _format_table() -> list[tuple[str, int, str, bool]]:

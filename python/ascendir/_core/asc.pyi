@@ -4,7 +4,9 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, final
 
-__all__ = ['Abs', 'AscGraph', 'Ceiling', 'Expr', 'Floor', 'Max', 'Min', 'Mod', 'Pow', '_bench_exprs', 'align', 'op_info', 'register_op', 'registered_ops', 'relation']
+ASCGRAPH_ATTR_KEY: str
+
+__all__ = ['ASCGRAPH_ATTR_KEY', 'Abs', 'AscGraph', 'Ceiling', 'Expr', 'Floor', 'Max', 'Min', 'Mod', 'Pow', '_bench_exprs', 'align', 'op_info', 'register_op', 'registered_ops', 'relation']
 
 @final
 class Expr:

@@ -33,8 +33,9 @@ Abs = _casc.Abs
 Pow = _casc.Pow
 align = _casc.align
 
-#: Attribute key under which an ``AscBackend`` node of a ComputeGraph stores ``to_bytes()``.
-ASCGRAPH_ATTR_KEY = "_ascendir_ascgraph"
+#: Attribute key under which an ``AscBackend`` node of a ComputeGraph stores ``to_bytes()``
+#: (the engine's constant: the compiler writes the same key).
+ASCGRAPH_ATTR_KEY: str = _casc.ASCGRAPH_ATTR_KEY
 
 
 def Symbol(name: str) -> SizeExpr:  # noqa: N802 - GE's name

@@ -21,23 +21,9 @@ import math
 from typing import Any
 
 from .._core import asc_backend as _be
+from ..types import _ARRAY_NAMES, DataType
 from .schedule import _core_of
 from .sizes import infer_sizes
-
-_GE_NP = {
-    0: "float32",
-    1: "float16",
-    2: "int8",
-    3: "int32",
-    4: "uint8",
-    6: "int16",
-    7: "uint16",
-    8: "uint32",
-    9: "int64",
-    10: "uint64",
-    11: "float64",
-    12: "bool",
-}
 
 
 class SimulationError(RuntimeError):
@@ -51,11 +37,14 @@ def _np() -> Any:
 
 
 def np_dtype(ge_dtype: int) -> Any:
-    """The numpy dtype of a GE data type number."""
-    name = _GE_NP.get(ge_dtype)
-    if name is None:
-        raise SimulationError(f"data type {ge_dtype} has no numpy equivalent")
-    return _np().dtype(name)
+    """The numpy dtype of a GE data type number (the types numpy itself has)."""
+    try:
+        name = _ARRAY_NAMES.get(DataType(ge_dtype).name)
+        if name is not None:
+            return _np().dtype(name)
+    except (ValueError, TypeError):
+        pass
+    raise SimulationError(f"data type {ge_dtype} has no numpy equivalent")
 
 
 def _gm_dtype(node: dict[str, Any], ge_dtype: int) -> Any:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from .._core.asc import ASCGRAPH_ATTR_KEY
 from ._graph import AscGraph
 
 if TYPE_CHECKING:
@@ -12,8 +13,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ASCGRAPH_ATTR_KEY", "load_from_node", "store_on_node"]
 
-#: Attribute key under which an ``AscBackend`` node stores the serialized AscGraph.
-ASCGRAPH_ATTR_KEY = "_ascendir_ascgraph"
 
 
 def store_on_node(node: Node, graph: AscGraph) -> None:

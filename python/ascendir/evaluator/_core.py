@@ -75,33 +75,10 @@ def np_dtype(dtype: Any) -> np.dtype[Any]:
             try:
                 hit = DataType(key).to_numpy()
             except (ValueError, AscendIRError) as e:
-                hit = _ml_dtype(key)
-                if hit is None:
-                    raise EvaluateError(f"data type {key} has no numpy equivalent") from e
+                raise EvaluateError(f"data type {key} has no numpy equivalent") from e
             _NP_OF[key] = hit
         return hit
     return np.dtype(dtype)
-
-
-_ML_DTYPES = {"FLOAT8_E4M3FN": "float8_e4m3fn", "FLOAT8_E5M2": "float8_e5m2",
-              "FLOAT8_E8M0": "float8_e8m0fnu", "FLOAT4_E2M1": "float4_e2m1fn",
-              "INT4": "int4", "INT2": "int2", "UINT2": "uint2"}
-
-
-def _ml_dtype(key: int) -> np.dtype[Any] | None:
-    """The ``ml_dtypes`` dtype of the narrow float / int GE types (None without it)."""
-    try:
-        name = _ML_DTYPES.get(DataType(key).name)
-    except ValueError:
-        return None
-    if name is None:
-        return None
-    try:
-        import ml_dtypes
-    except ImportError:
-        return None
-    t = getattr(ml_dtypes, name, None)
-    return None if t is None else np.dtype(t)
 
 
 class Ctx:

@@ -72,9 +72,11 @@ def _dt(dtype: Any) -> str:
         return str(dtype).split(".")[-1]
 
 
-def summarize(graph: Any, extra: dict[str, Any] | None = None, model: Any = None) -> str:
+def summarize(graph: Any, extra: dict[str, Any] | None = None, model: Any = None,
+              order: bool = False) -> str:
     """A readable summary: node counts by type, inputs/outputs, subgraphs, dtypes, unknown ops
-    and, for a :class:`~ascendir.serialization.Model`, its attributes and OM partitions."""
+    and, for a :class:`~ascendir.serialization.Model`, its attributes and OM partitions; with
+    ``order``, every node in the graph's order with its producers (the CLI's one summary)."""
     extra = extra or {}
     lines = [f"graph '{graph.name}': {len(graph)} nodes"]
     if "format" in extra:
@@ -117,6 +119,11 @@ def summarize(graph: Any, extra: dict[str, Any] | None = None, model: Any = None
         lines.append("  unknown ops: " + ", ".join(f"{k} x{v}" for k, v in sorted(unknown.items())))
     else:
         lines.append("  unknown ops: none")
+    if order:
+        lines.append("  order:")
+        for node in graph:
+            producers = ", ".join(n.name for n in node.in_data_nodes) or "-"
+            lines.append(f"    #{node.id:<3} {node.type:<10} {node.name:<16} <- {producers}")
     return "\n".join(lines)
 
 

@@ -15,30 +15,18 @@ import re
 import struct
 from typing import Any
 
+from ..types import _ARRAY_NAMES, DataType
+
 __all__ = ["GE_DTYPES", "FlatProgram", "NeedsDecomposition", "flatten"]
 
 FlatProgram = tuple[Any, ...]
 """The positional arguments of ``_core._torch_convert``."""
 
-# ge::DataType numbers of the torch dtypes (see ascendir.DataType).
+# ge::DataType numbers of the torch dtypes, by torch's name (the package's one dtype table;
+# whole-byte elements only: torch's sub-byte dtypes are not packed as GE packs them).
 GE_DTYPES: dict[str, int] = {
-    "float32": 0,
-    "float16": 1,
-    "int8": 2,
-    "int32": 3,
-    "uint8": 4,
-    "int16": 6,
-    "uint16": 7,
-    "uint32": 8,
-    "int64": 9,
-    "uint64": 10,
-    "float64": 11,
-    "bool": 12,
-    "complex64": 16,
-    "complex128": 17,
-    "bfloat16": 27,
-    "float8_e5m2": 35,
-    "float8_e4m3fn": 36,
+    name: int(DataType[member]) for member, name in _ARRAY_NAMES.items()
+    if (DataType[member].bit_width or 0) % 8 == 0
 }
 
 _FRAME = re.compile(r'File "([^"]+)", line (\d+), in (\S+)')

@@ -102,7 +102,10 @@ pub fn backend_op(g: &Graph, s: &BackendSpec<'_>) -> Result<OpDesc, String> {
         "_ge_attr_op_kernel_lib_name",
         AttrValue::String("AIcoreEngine".into()),
     );
-    op.set_attr("_ascendir_ascgraph", AttrValue::Bytes(s.hint_bytes.clone()));
+    op.set_attr(
+        ascendir_asc::wire::ASCGRAPH_ATTR_KEY,
+        AttrValue::Bytes(s.hint_bytes.clone()),
+    );
     op.set_attr(
         "_ascendir_fuse_type",
         AttrValue::String(s.fuse_type.to_string()),

@@ -113,6 +113,37 @@ impl DataType {
         self as i32
     }
 
+    /// The element type's name in the array libraries (numpy, `ml_dtypes`, torch):
+    /// `"float32"`, `"bfloat16"`, `"float8_e4m3fn"`, ...; `None` for the GE types they lack.
+    /// The one table the Python side derives its numpy and torch dtype maps from.
+    pub fn array_name(self) -> Option<&'static str> {
+        Some(match self {
+            DataType::FLOAT => "float32",
+            DataType::FLOAT16 => "float16",
+            DataType::DOUBLE => "float64",
+            DataType::INT8 => "int8",
+            DataType::INT16 => "int16",
+            DataType::INT32 => "int32",
+            DataType::INT64 => "int64",
+            DataType::UINT8 => "uint8",
+            DataType::UINT16 => "uint16",
+            DataType::UINT32 => "uint32",
+            DataType::UINT64 => "uint64",
+            DataType::BOOL => "bool",
+            DataType::COMPLEX64 => "complex64",
+            DataType::COMPLEX128 => "complex128",
+            DataType::BF16 => "bfloat16",
+            DataType::FLOAT8_E5M2 => "float8_e5m2",
+            DataType::FLOAT8_E4M3FN => "float8_e4m3fn",
+            DataType::FLOAT8_E8M0 => "float8_e8m0fnu",
+            DataType::FLOAT4_E2M1 => "float4_e2m1fn",
+            DataType::INT4 => "int4",
+            DataType::INT2 => "int2",
+            DataType::UINT2 => "uint2",
+            _ => return None,
+        })
+    }
+
     /// Width of one element in bits, or `None` for types without a size (STRING, UNDEFINED).
     pub fn bit_width(self) -> Option<u32> {
         let code = self.size_code();

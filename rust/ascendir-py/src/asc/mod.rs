@@ -77,6 +77,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_class::<graph::PyAscGraph>()?;
     expr::register(&sub)?;
     registry::register(&sub)?;
+    sub.add("ASCGRAPH_ATTR_KEY", ascendir_asc::wire::ASCGRAPH_ATTR_KEY)?;
     m.add_submodule(&sub)?;
     Ok(())
 }

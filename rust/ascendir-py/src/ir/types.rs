@@ -97,8 +97,16 @@ pub fn extract_format(obj: &Bound<'_, PyAny>) -> PyResult<i32> {
     Ok(v as u32 as i32)
 }
 
-/// One row of the data type table: name, GE number, ONNX number, size in bits, NumPy name.
-type DataTypeRow = (&'static str, i32, i32, i32, &'static str);
+/// One row of the data type table: name, GE number, wire (proto) number, GE size code, serial
+/// name, array-library name (numpy / `ml_dtypes` / torch) or `None`.
+type DataTypeRow = (
+    &'static str,
+    i32,
+    i32,
+    i32,
+    &'static str,
+    Option<&'static str>,
+);
 
 #[pyfunction]
 fn _data_type_table() -> PyResult<Vec<DataTypeRow>> {
@@ -112,6 +120,7 @@ fn _data_type_table() -> PyResult<Vec<DataTypeRow>> {
                     d.to_proto(),
                     d.size_code(),
                     d.serial_name(),
+                    d.array_name(),
                 )
             })
             .collect()
