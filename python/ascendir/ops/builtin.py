@@ -279,15 +279,23 @@ def _reductions_and_norms() -> None:
             T=TypeVar(TensorType.ANY),
             infer=I.topk(),
         )
-    for name in ("SoftmaxV2", "LogSoftmaxV2"):
-        _op(
-            name,
-            x=Input("T"),
-            y=Output("T"),
-            axes=Attr(list[int], [-1]),
-            T=TypeVar(TensorType.ANY),
-            infer=I.same_as("x"),
-        )
+    _op(
+        "SoftmaxV2",
+        x=Input("T"),
+        y=Output("T"),
+        axes=Attr(list[int], [-1]),
+        T=TypeVar(TensorType.ANY),
+        infer=I.same_as("x"),
+    )
+    # GE names LogSoftmaxV2's ports after TensorFlow's LogSoftmax.
+    _op(
+        "LogSoftmaxV2",
+        logits=Input("T"),
+        logsoftmax=Output("T"),
+        axes=Attr(list[int], [-1]),
+        T=TypeVar(TensorType.ANY),
+        infer=I.same_as("logits"),
+    )
     _op(
         "BatchNorm",
         x=Input("T"),

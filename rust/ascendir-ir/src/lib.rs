@@ -15,6 +15,7 @@ pub mod error;
 pub mod format;
 pub mod graph;
 pub mod infer;
+pub mod instantiate;
 pub mod intern;
 pub mod memory;
 pub mod op_desc;

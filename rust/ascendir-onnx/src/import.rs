@@ -621,7 +621,7 @@ fn build_graph<'m>(
         op.append_ports(ascendir_ir::Side::Output, outs)?;
         let mut aux_ports = Vec::new();
         for (port, tensor) in aux {
-            let idx = op.add_input(port, tensor.desc.clone());
+            let idx = op.add_input(&port, tensor.desc.clone());
             aux_ports.push((idx, port, tensor));
         }
         let id = b.g.add_node(op)?;

@@ -74,6 +74,8 @@ fn _onnx_load_file<'py>(
     path: PathBuf,
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
     crate::errors::guard_res(|| {
+        // The importer takes GE port names from the registered prototypes.
+        crate::ops::ensure_builtins(py)?;
         let result = guard(|| {
             py.detach(|| {
                 let data = ascendir_onnx::read_model_file(&path)?;
@@ -97,6 +99,7 @@ fn _onnx_load_bytes<'py>(
     base_dir: Option<PathBuf>,
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
     crate::errors::guard_res(|| {
+        crate::ops::ensure_builtins(py)?;
         let buf = crate::proto::shared_input(data);
         let result =
             guard(|| py.detach(|| ascendir_onnx::import_model(buf, &ImportOptions { base_dir })))?;
@@ -123,9 +126,22 @@ fn _onnx_save_bytes<'py>(
     })
 }
 
+/// The declarative ONNX → GE table: `(ONNX type, GE type)` pairs in table order (families may
+/// pick another GE type for some forms of an op).
+#[pyfunction]
+fn _onnx_mapping() -> PyResult<Vec<(&'static str, &'static str)>> {
+    crate::errors::guard(|| {
+        ascendir_onnx::ops::TABLE
+            .iter()
+            .map(|e| (e.onnx, e.ge))
+            .collect()
+    })
+}
+
 /// Register the ONNX helpers.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_onnx_load_file, m)?)?;
+    m.add_function(wrap_pyfunction!(_onnx_mapping, m)?)?;
     m.add_function(wrap_pyfunction!(_onnx_load_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(_onnx_save_bytes, m)?)?;
     Ok(())

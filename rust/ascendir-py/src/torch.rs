@@ -117,6 +117,8 @@ fn _torch_convert<'py>(
     guards: Vec<String>,
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
     crate::errors::guard_res(|| {
+        // The frontend takes GE port names from the registered prototypes.
+        crate::ops::ensure_builtins(py)?;
         let consts = consts
             .iter()
             .map(|(i, a)| Ok((*i, shared_bytes(a)?)))

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ascendir_ir::{
     AttrEntry, AttrMap, AttrValue, DataType, Format, Graph, InAnchor, NodeId, OpDesc, OutAnchor,
-    Side, Tensor, TensorDesc,
+    Side, Sym, Tensor, TensorDesc,
 };
 use bytes::Bytes;
 use rustc_hash::FxHashMap;
@@ -91,7 +91,14 @@ pub(crate) struct Ctx<'p> {
     shared: FxHashMap<(usize, usize), Arc<AttrEntry>>,
     /// The `_ascendir_torch_target` entries by target (target strings are not deduplicated).
     targets: FxHashMap<&'p str, Arc<AttrEntry>>,
+    /// GE's port names (the registered prototype's, interned) by (type, input count, output
+    /// count): the registry is asked once per conversion and shape of node, not per node.
+    ports: FxHashMap<(Sym, usize, usize), PortSyms>,
 }
+
+/// The interned input and output port names a prototype gives (`None`: unregistered type, or
+/// counts it does not take; the frontend's own names are used).
+type PortSyms = Option<std::rc::Rc<(Vec<Sym>, Vec<Sym>)>>;
 
 fn attr_str(s: &str) -> AttrValue {
     AttrValue::String(s.to_string())
@@ -392,7 +399,9 @@ impl<'p> Ctx<'p> {
             std::borrow::Cow::Borrowed(name)
         };
         // Types and port names as the graph's shared strings: no allocation per node.
-        let mut op = OpDesc::with_type_sym(&name, self.g.intern(ty));
+        let ty_sym = self.g.intern(ty);
+        let names = self.port_syms(&ty_sym, inputs.len(), outputs.len());
+        let mut op = OpDesc::with_type_sym(&name, ty_sym);
         op.attrs = attrs;
         if let Some(stack) = self.p.info_string(fx, 0) {
             let e = self.shared_entry(crate::ATTR_MODULE, stack, |s| {
@@ -410,12 +419,21 @@ impl<'p> Ctx<'p> {
             let e = self.shared_entry(crate::ATTR_SOURCE, s, attr_str);
             op.attrs.insert_entry(e);
         }
-        for (port, src) in inputs {
+        // GE's port names are the registry's: a registered type takes its prototype's.
+        for (k, (port, src)) in inputs.iter().enumerate() {
             let d = self.g.op(src.0)?.output_desc(src.1)?.clone();
-            op.push_port(Side::Input, self.g.intern(port), d);
+            let sym = match names.as_ref().and_then(|n| n.0.get(k)) {
+                Some(s) => s.clone(),
+                None => self.g.intern(port),
+            };
+            op.push_port(Side::Input, sym, d);
         }
-        for (port, d) in outputs {
-            op.push_port(Side::Output, self.g.intern(port), d.clone());
+        for (k, (port, d)) in outputs.iter().enumerate() {
+            let sym = match names.as_ref().and_then(|n| n.1.get(k)) {
+                Some(s) => s.clone(),
+                None => self.g.intern(port),
+            };
+            op.push_port(Side::Output, sym, d.clone());
         }
         let id = self.g.add_node(op)?;
         for (k, (_, src)) in inputs.iter().enumerate() {
@@ -423,6 +441,24 @@ impl<'p> Ctx<'p> {
                 .link(OutAnchor::data(src.0, src.1), InAnchor::data(id, k))?;
         }
         Ok(id)
+    }
+
+    /// The registered prototype's port names for a node of type `ty` with `n_in` inputs and
+    /// `n_out` outputs, interned in the graph (memoized per conversion).
+    fn port_syms(&mut self, ty: &Sym, n_in: usize, n_out: usize) -> PortSyms {
+        let key = (ty.clone(), n_in, n_out);
+        if let Some(hit) = self.ports.get(&key) {
+            return hit.clone();
+        }
+        let names = ascendir_ir::registry::lookup(ty).and_then(|p| {
+            p.port_names(n_in, n_out).map(|n| {
+                let ins = n.inputs.iter().map(|s| self.g.intern(s)).collect();
+                let outs = n.outputs.iter().map(|s| self.g.intern(s)).collect();
+                std::rc::Rc::new((ins, outs))
+            })
+        });
+        self.ports.insert(key, names.clone());
+        names
     }
 
     /// Add the node of the current FX node (its name, outputs described by its metadata).
@@ -638,6 +674,7 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
         helper_seq: 0,
         shared: FxHashMap::default(),
         targets: FxHashMap::default(),
+        ports: FxHashMap::default(),
     };
     let mut outputs: Vec<(NodeId, i32)> = Vec::new();
     let mut data_index = 0i64;

@@ -46,7 +46,7 @@ pub(super) fn import(
                     bytes::Bytes::from_static(&[0, 0, 0, 0]),
                 ),
             };
-            m.aux.push(("value", value));
+            m.aux.push(("value".into(), value));
         }
         "Concat" => {
             a.insert("concat_dim", AttrValue::Int(get_i(node, "axis", 0)));
@@ -100,9 +100,11 @@ pub(super) fn import(
             }
         }
         "Pad" => {
-            if n_in < 2 {
+            // GE's PadV3 pads every axis: it has no `axes` input (opset 18).
+            if n_in < 2 || input(node, 3).is_some() {
                 return Ok(Handled::Unmapped);
             }
+            m.inputs.truncate(3);
             a.insert(
                 "mode",
                 AttrValue::String(get_s(node, "mode").unwrap_or_else(|| "constant".into())),

@@ -11,6 +11,7 @@
 
 use std::borrow::Cow;
 
+use ascendir_ir::registry::{self, OpProto};
 use ascendir_ir::{AttrMap, AttrValue, Tensor};
 
 use crate::error::OnnxResult;
@@ -101,7 +102,39 @@ pub struct Mapped {
     /// GE attributes.
     pub attrs: AttrMap,
     /// Extra constant inputs to create: `(GE port name, value)`, appended after `inputs`.
-    pub aux: Vec<(&'static str, Tensor)>,
+    pub aux: Vec<(Cow<'static, str>, Tensor)>,
+}
+
+impl Mapped {
+    /// Take the port names from the GE type's registered prototype, where it has one that
+    /// fits the node's port counts: GE's names are the registry's. The table's names stay for
+    /// unregistered types and for nodes whose counts the prototype does not take.
+    pub fn name_ports(&mut self, proto: &OpProto) {
+        let n_in = self.inputs.len() + self.aux.len();
+        let Some(names) = proto.port_names(n_in, self.outputs.len()) else {
+            return;
+        };
+        // The table's names mostly agree: a name is copied only where it differs.
+        let rename = |port: &mut Cow<'static, str>, n: &str| {
+            if *port != n {
+                *port = Cow::Owned(n.to_string());
+            }
+        };
+        let mut ins = names.inputs.iter();
+        for (port, _, _) in &mut self.inputs {
+            if let Some(n) = ins.next() {
+                rename(port, n);
+            }
+        }
+        for (port, _) in &mut self.aux {
+            if let Some(n) = ins.next() {
+                rename(port, n);
+            }
+        }
+        for (port, n) in self.outputs.iter_mut().zip(&names.outputs) {
+            rename(port, n);
+        }
+    }
 }
 
 /// Lay out ports from a port list over the node's actual inputs/outputs.
@@ -196,6 +229,9 @@ pub fn map_node(
         if e.ge == ge && !node.attribute.iter().any(|x| x.name == onnx_attr) {
             a.insert(ge_attr, AttrValue::Float(onnx_default));
         }
+    }
+    if let Some(proto) = registry::lookup(&m.ge_type) {
+        m.name_ports(&proto);
     }
     Ok(Some(m))
 }
@@ -318,6 +354,7 @@ pub fn unmap_node(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ascendir_ir::IrInputType;
 
     #[test]
     fn layout_handles_optional_and_dynamic() {
@@ -335,6 +372,83 @@ mod tests {
             layout_outputs(&["y", "mean", "variance"], 1),
             vec!["y".to_string()]
         );
+    }
+
+    fn proto(ty: &str, inputs: &[(&str, IrInputType)], outputs: &[&str]) -> OpProto {
+        use ascendir_ir::registry::{InputSpec, OutputSpec};
+        let mut p = OpProto::new(ty);
+        p.inputs = inputs
+            .iter()
+            .map(|&(n, kind)| InputSpec {
+                name: n.into(),
+                kind,
+                type_var: None,
+            })
+            .collect();
+        p.outputs = outputs
+            .iter()
+            .map(|&n| OutputSpec {
+                name: n.into(),
+                kind: ascendir_ir::IrOutputType::Required,
+                type_var: None,
+            })
+            .collect();
+        p
+    }
+
+    fn mapped(ge: &str, ins: &[&'static str], n_in: usize, outs: &[&'static str]) -> Mapped {
+        Mapped {
+            ge_type: ge.into(),
+            inputs: layout_inputs(ins, n_in),
+            outputs: layout_outputs(outs, outs.len()),
+            attrs: AttrMap::new(),
+            aux: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn registered_prototypes_name_the_ports() {
+        use IrInputType::{Optional, Required};
+        let p = proto(
+            "Conv2D",
+            &[
+                ("x", Required),
+                ("filter", Required),
+                ("bias", Optional),
+                ("offset_w", Optional),
+            ],
+            &["y"],
+        );
+        // Names from the prototype, the ONNX inputs feeding them and the optional flags kept.
+        let mut m = mapped("Conv2D", &["data", "w", "?b"], 3, &["out"]);
+        m.name_ports(&p);
+        assert_eq!(
+            m.inputs,
+            vec![
+                ("x".into(), Some(0), false),
+                ("filter".into(), Some(1), false),
+                ("bias".into(), Some(2), true)
+            ]
+        );
+        assert_eq!(m.outputs, vec!["y".to_string()]);
+        // Counts the prototype does not take keep the table's names.
+        let mut m = mapped("Conv2D", &["x", "w", "?b", "?c", "?d"], 5, &["y"]);
+        m.name_ports(&p);
+        assert_eq!(m.inputs[1].0, "w");
+        // Auxiliary constant inputs follow the node's inputs.
+        let fill = proto("Fill", &[("dims", Required), ("value", Required)], &["y"]);
+        let mut m = mapped("Fill", &["shape"], 1, &["y"]);
+        let zero = Tensor::new(
+            ascendir_ir::TensorDesc::new(
+                &[1],
+                ascendir_ir::DataType::FLOAT,
+                ascendir_ir::Format::ND,
+            ),
+            bytes::Bytes::from_static(&[0, 0, 0, 0]),
+        );
+        m.aux.push(("v".into(), zero));
+        m.name_ports(&fill);
+        assert_eq!((&*m.inputs[0].0, &*m.aux[0].0), ("dims", "value"));
     }
 
     #[test]

@@ -1,5 +1,9 @@
 //! The declarative ONNX → GE table: one GE type, GE port names in ONNX input/output order and
 //! attribute renames per ONNX op type, and the float attributes whose defaults differ.
+//!
+//! The port names are GE's (the registry's builtin prototypes declare the same ones); the
+//! importer takes them from the registered prototype when the type has one, so the table's
+//! names are the fallback for unregistered types.
 
 /// One declarative mapping.
 #[derive(Debug)]
@@ -88,7 +92,7 @@ entries! {
     "Range" => "Range" ["start", "limit", "delta"] -> ["y"];
     "Slice" => "StridedSliceV2" ["x", "begin", "end", "?axes", "?strides"] -> ["y"];
     "Clip" => "ClipByValue" ["x", "?clip_value_min", "?clip_value_max"] -> ["y"];
-    "Pad" => "PadV3" ["x", "paddings", "?constant_values", "?axes"] -> ["y"];
+    "Pad" => "PadV3" ["x", "paddings", "?constant_values"] -> ["y"];
     "Resize" => "Resize" ["x", "?roi", "?scales", "?sizes"] -> ["y"];
     "TopK" => "TopKV2" ["x", "k"] -> ["values", "indices"] { "axis": "dim" };
     "Sum" => "AddN" ["x*"] -> ["y"];
@@ -110,8 +114,8 @@ entries! {
     "ArgMin" => "ArgMinD" ["x"] -> ["y"] { "axis": "dimension", "keepdims": "keep_dims" };
     "Softmax" => "SoftmaxV2" ["x"] -> ["y"];
     "LogSoftmax" => "LogSoftmaxV2" ["logits"] -> ["logsoftmax"];
-    "Conv" => "Conv2D" ["x", "filter", "?bias"] -> ["y"];
-    "MaxPool" => "MaxPoolV3" ["x"] -> ["y", "argmax"];
+    "Conv" => "Conv2D" ["x", "filter", "?bias", "?offset_w"] -> ["y"];
+    "MaxPool" => "MaxPoolV3" ["x"] -> ["y"];
     "AveragePool" => "AvgPoolV2" ["x"] -> ["y"];
     "BatchNormalization" => "BatchNorm" ["x", "scale", "offset", "mean", "variance"] -> ["y", "batch_mean", "batch_variance"];
     "LayerNormalization" => "LayerNorm" ["x", "gamma", "?beta"] -> ["y", "mean", "variance"];

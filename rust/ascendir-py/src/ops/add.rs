@@ -1,17 +1,15 @@
 //! `Graph.add_op` for registered types: the inputs parsed (nodes, outputs, `(node, index)`
-//! pairs, `None` for optional inputs), matched to the type's IR inputs, the attributes
-//! defaulted and checked, and the node added and linked in one edit.
+//! pairs, `None` for optional inputs) and the attributes converted; the op is built by its
+//! prototype (`OpProto::instantiate`), verified, inferred, and added and linked in one edit.
+
+use ascendir_ir::instantiate::{InputArg, InputPlan, InstantiateError, OutputRequest};
 
 use super::*;
 
-/// One positional input of `add_op`: unset, one source, or a group (dynamic input).
-enum InputArg {
-    Unset,
-    One(OutAnchor),
-    Group(Vec<OutAnchor>),
-}
-
-fn parse_input(graph: &Bound<'_, PyGraph>, obj: &Bound<'_, PyAny>) -> PyResult<InputArg> {
+fn parse_input(
+    graph: &Bound<'_, PyGraph>,
+    obj: &Bound<'_, PyAny>,
+) -> PyResult<InputArg<OutAnchor>> {
     if obj.is_none() {
         return Ok(InputArg::Unset);
     }
@@ -25,79 +23,13 @@ fn parse_input(graph: &Bound<'_, PyGraph>, obj: &Bound<'_, PyAny>) -> PyResult<I
     Ok(InputArg::One(extract_source(graph, obj)?))
 }
 
-/// Map `add_op` inputs onto the prototype's IR inputs: one slot per required / optional input
-/// (`None` unsets an optional one), a list per dynamic input. Without lists, a single dynamic
-/// input takes the positional inputs left over. Returns the slots and the slot count of each
-/// declared input.
-fn plan_sources(
-    proto: &OpProto,
-    node: &str,
-    args: Vec<InputArg>,
-) -> Result<(Vec<Option<OutAnchor>>, Vec<usize>), String> {
-    let grouped = args.iter().any(|a| matches!(a, InputArg::Group(_)));
-    let mut slots = Vec::new();
-    let mut counts = Vec::with_capacity(proto.inputs.len());
-    if !grouped {
-        let plan = proto
-            .plan_inputs(args.len())
-            .map_err(|m| format!("{} '{node}' {m}", proto.op_type))?;
-        let mut it = args.into_iter();
-        for (spec, count) in proto.inputs.iter().zip(plan) {
-            if spec.kind == IrInputType::Optional && count == 0 {
-                slots.push(None);
-                counts.push(1);
-                continue;
-            }
-            counts.push(count);
-            for _ in 0..count {
-                match it.next() {
-                    Some(InputArg::One(s)) => slots.push(Some(s)),
-                    Some(InputArg::Unset) if spec.kind == IrInputType::Optional => slots.push(None),
-                    _ => {
-                        return Err(format!(
-                            "{} '{node}': input '{}' is required",
-                            proto.op_type, spec.name
-                        ))
-                    }
-                }
-            }
-        }
-        return Ok((slots, counts));
+/// The Python error of a failed instantiation: the registry's own errors as before, the rest
+/// `InvalidArgumentError`.
+fn instantiate_err(py: Python<'_>, e: InstantiateError) -> PyErr {
+    match e {
+        InstantiateError::Build(e) => registry_err(py, e),
+        e => raise(py, invalid_argument_error(py), e.to_string(), &[]),
     }
-    if args.len() > proto.inputs.len() {
-        return Err(format!(
-            "{} '{node}' takes {} inputs (a list for each dynamic one), {} given",
-            proto.op_type,
-            proto.inputs.len(),
-            args.len()
-        ));
-    }
-    let mut args = args.into_iter();
-    for spec in &proto.inputs {
-        let arg = args.next().unwrap_or(InputArg::Unset);
-        let before = slots.len();
-        match (spec.kind, arg) {
-            (IrInputType::Dynamic, InputArg::Group(v)) => slots.extend(v.into_iter().map(Some)),
-            (IrInputType::Dynamic, InputArg::One(s)) => slots.push(Some(s)),
-            (IrInputType::Dynamic, InputArg::Unset) => {}
-            (IrInputType::Optional, InputArg::Unset) => slots.push(None),
-            (_, InputArg::One(s)) => slots.push(Some(s)),
-            (_, InputArg::Group(_)) => {
-                return Err(format!(
-                    "{} '{node}': input '{}' takes one tensor, not a list",
-                    proto.op_type, spec.name
-                ))
-            }
-            (_, InputArg::Unset) => {
-                return Err(format!(
-                    "{} '{node}': input '{}' is required",
-                    proto.op_type, spec.name
-                ))
-            }
-        }
-        counts.push(slots.len() - before);
-    }
-    Ok((slots, counts))
 }
 
 /// Attributes for a registered type: declared ones converted to their kind.
@@ -154,8 +86,12 @@ pub fn add_registered(
             }
         })?,
     };
-    let (sources, counts) = plan_sources(&proto, &node_name, args)
-        .map_err(|m| raise(py, invalid_argument_error(py), m, &[]))?;
+    let InputPlan {
+        slots: sources,
+        counts,
+    } = proto
+        .plan_args(&node_name, args)
+        .map_err(|e| instantiate_err(py, e))?;
     for s in sources.iter().flatten() {
         if s.is_control() {
             return Err(IrError::InvalidArgument(format!(
@@ -184,23 +120,7 @@ pub fn add_registered(
             }
             Ok((descs, vals))
         })?;
-    let mut attr_map = attrs_for(&proto, attrs)?;
-    // GE's `N` attribute counts the dynamic input instances; fill it when not given.
-    let dyn_inputs: usize = proto
-        .inputs
-        .iter()
-        .zip(&counts)
-        .filter(|(s, _)| s.kind == IrInputType::Dynamic)
-        .map(|(_, &c)| c)
-        .sum();
-    let has_dynamic_input = proto.inputs.iter().any(|i| i.kind == IrInputType::Dynamic);
-    if has_dynamic_input && !attr_map.contains_key("N") {
-        if let Some(spec) = proto.attr("N") {
-            if spec.kind == ascendir_ir::AttrKind::Int {
-                attr_map.insert("N", AttrValue::Int(dyn_inputs as i64));
-            }
-        }
-    }
+    let attr_map = attrs_for(&proto, attrs)?;
     let explicit_descs: Option<Vec<Arc<TensorDesc>>> = match output_descs {
         None => None,
         Some(list) => Some(
@@ -209,71 +129,34 @@ pub fn add_registered(
                 .collect::<PyResult<_>>()?,
         ),
     };
-    let has_dynamic_output = proto
-        .outputs
-        .iter()
-        .any(|o| o.kind == IrOutputType::Dynamic);
-    let fixed_outputs = proto.outputs.len() - usize::from(has_dynamic_output);
-    let dyn_outputs = match outputs {
-        Some(o) => {
-            let n: usize = o.extract().map_err(|_| {
-                IrError::InvalidArgument(format!(
+    let count = match outputs {
+        Some(o) => Some(o.extract::<usize>().map_err(|_| {
+            raise(
+                py,
+                invalid_argument_error(py),
+                format!(
                     "op '{node_name}' ({}): outputs= must be the total output count for a registered type",
                     proto.op_type
-                ))
-            }).py()?;
-            if !has_dynamic_output && n != fixed_outputs {
-                return Err(IrError::InvalidArgument(format!(
-                    "op '{node_name}' ({}) has {fixed_outputs} outputs, {n} requested",
-                    proto.op_type
-                )))
-                .py();
-            }
-            n.saturating_sub(fixed_outputs)
-        }
-        None => match (&explicit_descs, &proto.dynamic_output_count_attr) {
-            (Some(d), _) if has_dynamic_output => d.len().saturating_sub(fixed_outputs),
-            (_, Some(a)) => match attr_map
-                .get(a)
-                .or_else(|| proto.attr(a).and_then(|s| s.default.as_ref()))
-            {
-                Some(AttrValue::Int(n)) if *n >= 0 => *n as usize,
-                _ => 1,
-            },
-            _ if has_dynamic_output && has_dynamic_input => dyn_inputs.max(1),
-            _ => usize::from(has_dynamic_output),
-        },
+                ),
+                &[],
+            )
+        })?),
+        None => None,
+    };
+    let request = OutputRequest {
+        count,
+        descs: explicit_descs.as_ref().map(Vec::len),
     };
     let mut op = proto
-        .build_planned(&node_name, &counts, &descs, dyn_outputs, attr_map)
-        .map_err(|e| registry_err(py, e))?;
-    proto.check_dtypes(&op, false).map_err(|m| {
-        raise(
-            py,
-            invalid_argument_error(py),
-            format!("op '{node_name}' ({}): {m}", proto.op_type),
-            &[],
-        )
-    })?;
+        .instantiate(&node_name, &counts, &descs, attr_map, request)
+        .map_err(|e| instantiate_err(py, e))?;
     // Value lookup by op input slot.
     let values = |i: usize| vals.get(i).cloned().flatten();
     run_verify(py, &op, &values)?;
     match &explicit_descs {
-        Some(d) => {
-            if d.len() != op.num_outputs() {
-                return Err(IrError::InvalidArgument(format!(
-                    "op '{node_name}' ({}) has {} outputs, {} output descs given",
-                    proto.op_type,
-                    op.num_outputs(),
-                    d.len()
-                )))
-                .py();
-            }
-            for (i, desc) in d.iter().enumerate() {
-                op.set_port_desc(ascendir_ir::Side::Output, i, desc.clone())
-                    .py()?;
-            }
-        }
+        Some(d) => proto
+            .set_output_descs(&mut op, d)
+            .map_err(|e| instantiate_err(py, e))?,
         None => {
             // Best effort: a rule that cannot run (inputs not described yet) leaves the
             // outputs as declared; `Graph.infer_shapes` reports such failures.

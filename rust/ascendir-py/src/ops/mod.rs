@@ -12,8 +12,8 @@ use ascendir_ir::registry::{
     self, AttrSpec, InputSpec, OpProto, OutputSpec, RegistryError, TypeVarSpec,
 };
 use ascendir_ir::{
-    AttrMap, AttrValue, DataType, Graph, IrError, IrInputType, IrOutputType, NodeId, OpDesc,
-    OutAnchor, Shape, SubgraphType, Tensor, TensorDesc,
+    AttrMap, DataType, Graph, IrError, IrInputType, IrOutputType, NodeId, OpDesc, OutAnchor, Shape,
+    SubgraphType, Tensor, TensorDesc,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
