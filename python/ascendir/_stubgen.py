@@ -37,6 +37,8 @@ def render_types_stub() -> str:
         "",
         '__all__ = ["AttrKind", "DataType", "Format", "NamedAttrs"]',
         "",
+        "_ARRAY_NAMES: dict[str, str]",
+        "",
         "class DataType(enum.IntEnum):",
         '    """A tensor element type, numbered as GE\'s ``ge::DataType``."""',
         "",

@@ -6,6 +6,8 @@ from typing import Any
 
 __all__ = ["AttrKind", "DataType", "Format", "NamedAttrs"]
 
+_ARRAY_NAMES: dict[str, str]
+
 class DataType(enum.IntEnum):
     """A tensor element type, numbered as GE's ``ge::DataType``."""
 
