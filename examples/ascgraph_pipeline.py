@@ -53,7 +53,7 @@ def build() -> Any:
     y.x = store
     y.attr.ir_attr.index = 0
     view(y)
-    hint.check()
+    hint.validate()
     return hint
 
 

@@ -43,7 +43,7 @@ def test_a17_inplace_chain_shares_one_queue() -> None:
         assert t.que.buf_num == 2
     assert _out(impl, "store7").mem.alloc_type == "global"
     assert _out(impl, "x1").mem.alloc_type == "global"
-    impl.check()
+    impl.validate()
 
 
 def test_report_peak_and_lower_bound() -> None:
@@ -76,7 +76,7 @@ def test_buffers_for_same_unit_consumers_and_reuse() -> None:
     assert _out(impl, e.name).mem.alloc_type == "buffer"
     assert _out(impl, e.name).buf.id >= 0
     assert _out(impl, e.name).mem.reuse_id == -1
-    impl.check()
+    impl.validate()
     shape = {"s0": 777}
     t = solve_tiling([impl], Target("t", core_num=3, ub_size=20000), shape)
     inputs = b.make_inputs(shape)
@@ -95,7 +95,7 @@ def test_queue_limit_inserts_ub2ub_and_stays_correct() -> None:
     rep = allocate(impl, max_que_num=2)
     assert rep["vecin_queues"] <= 2
     assert rep["inserted"] and rep["inserted"][0].startswith("ub_cpy_")
-    impl.check()
+    impl.validate()
     shape = {"s0": 1001}
     t = solve_tiling([impl], Target("t", core_num=2, ub_size=40000), shape)
     inputs = b.make_inputs(shape)

@@ -109,8 +109,8 @@ def test_ge_construction_script_dump() -> None:
     assert "  arg3_1: Data (0)\n    .ir_attr =  {.index = i: 0\n    }\n" in text
     assert "  buf1: Output (4)\n" in text and "    .x = store.y\n" in text
     assert [n.name for n in graph.nodes] == ["arg3_1", "load", "abs", "store", "buf1"]
-    graph.check()
-    graph.check_hint_conventions()
+    graph.validate()
+    graph.validate_hint_conventions()
     graph.infer_dtypes()
     verbose = graph.debug_str(verbose=True)
     assert "    .loop_axis = -1\n" in verbose and "      .unit = MTE2\n" in verbose

@@ -214,7 +214,7 @@ def test_check_messages_name_node_tensor_axis() -> None:
     ab.y.axis = [a]
     ab.y.mem.alloc_type = "queue"
     with pytest.raises(ValidationError) as info:
-        g.check()
+        g.validate()
     problems = info.value.problems
     assert "node 'abs': input 'x' is not connected" in problems
     assert "node 'abs' output 'y': view has 1 axes, 0 repeats and 0 strides" in problems
@@ -305,4 +305,4 @@ def test_hint_conventions() -> None:
         "node 'abs': input 'x' is implicitly broadcast along z0; insert a Broadcast node"
     ]
     with pytest.raises(ValidationError):
-        g.check_hint_conventions()
+        g.validate_hint_conventions()

@@ -62,7 +62,7 @@ def test_a14_one_axis_schedule() -> None:
         assert n.attr.sched.loop_axis == 4
         assert n.y.vectorized_axis == [2]
         assert [e.expression for e in n.y.vectorized_strides] == ["1"]
-    i.check()
+    i.validate()
 
 
 def test_a15_three_axis_schedule() -> None:
@@ -212,7 +212,7 @@ def test_impls_are_valid_and_allocated() -> None:
     y = b.load(reps=[b.sizes[0], 1, b.sizes[2]])
     b.store(b.op("Mul", x, b.broadcast(y, 1)))
     for i in schedule(b.g):
-        i.check()
+        i.validate()
         assert i.graph_type == 1
         for n in _compute(i):
             if n.type != "Store":

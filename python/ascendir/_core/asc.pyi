@@ -346,13 +346,13 @@ class AscGraph:
     def problems(self) -> list[str]:
         ...
 
-    def check(self) -> None:
+    def validate(self) -> None:
         ...
 
     def hint_problems(self) -> list[str]:
         ...
 
-    def check_hint_conventions(self) -> None:
+    def validate_hint_conventions(self) -> None:
         ...
 
     def infer_dtypes(self) -> None:

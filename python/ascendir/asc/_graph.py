@@ -214,17 +214,18 @@ class AscGraph:
 
     # ----- whole graph ----------------------------------------------------------------------
 
-    def check(self) -> None:
-        """Raise :class:`~ascendir.errors.ValidationError` listing every broken invariant."""
-        self._core.check()
+    def validate(self) -> None:
+        """Raise :class:`~ascendir.errors.ValidationError` listing every broken invariant
+        (the same list :meth:`problems` returns)."""
+        self._core.validate()
 
     def problems(self) -> list[str]:
         """Every broken invariant (empty when valid)."""
         return self._core.problems()
 
-    def check_hint_conventions(self) -> None:
+    def validate_hint_conventions(self) -> None:
         """Raise ValidationError when a HintGraph convention is broken."""
-        self._core.check_hint_conventions()
+        self._core.validate_hint_conventions()
 
     def hint_problems(self) -> list[str]:
         """Every HintGraph convention violation."""

@@ -1,4 +1,4 @@
-//! Validity checks: `check()` (GE's `CheckValid` plus exec-order uniqueness) and the
+//! Validity checks: `validate()` (GE's `CheckValid` plus exec-order uniqueness) and the
 //! HintGraph conventions.
 
 use rustc_hash::FxHashMap;
@@ -141,7 +141,7 @@ impl AscGraph {
     }
 
     /// `Ok` when [`AscGraph::problems`] is empty, else a validation error listing them.
-    pub fn check(&self) -> AscResult<()> {
+    pub fn validate(&self) -> AscResult<()> {
         let problems = self.problems();
         if problems.is_empty() {
             return Ok(());
@@ -155,7 +155,7 @@ impl AscGraph {
     /// Violations of the HintGraph conventions: explicit Broadcast nodes, Broadcast directly
     /// after Load (or another Broadcast), one broadcast axis per Broadcast, one set of loop axes,
     /// reductions keep dims.
-    pub fn hint_convention_problems(&self) -> Vec<String> {
+    pub fn hint_problems(&self) -> Vec<String> {
         let mut p = Vec::new();
         let mut loops: Option<(&str, &Vec<i64>)> = None;
         for n in &self.nodes {
@@ -223,8 +223,8 @@ impl AscGraph {
     }
 
     /// `Ok` when the HintGraph conventions hold, else a validation error listing violations.
-    pub fn check_hint_conventions(&self) -> AscResult<()> {
-        let problems = self.hint_convention_problems();
+    pub fn validate_hint_conventions(&self) -> AscResult<()> {
+        let problems = self.hint_problems();
         if problems.is_empty() {
             return Ok(());
         }

@@ -139,7 +139,7 @@ fn reduce_split_and_all_load_templates() {
     let load = all.node(all.find_node("load").unwrap()).unwrap();
     assert_eq!(load.outputs[0].vectorized_axis.len(), 2);
     for i in &impls {
-        i.check().unwrap();
+        i.validate().unwrap();
     }
 }
 
@@ -266,7 +266,7 @@ fn full_reduction_splits_over_cores() {
         vec!["Red_B0R0_reduce_over_cores", "Red_B0Y1R0", "Red_B0Y1"]
     );
     for i in &impls {
-        i.check().unwrap();
+        i.validate().unwrap();
     }
     // The Store combines the partial result of each core atomically.
     let over = &impls[0];
@@ -418,7 +418,7 @@ fn unaligned_template_pads_only_the_broadcast() {
     let names: Vec<&str> = impls.iter().map(|i| i.name.as_str()).collect();
     assert_eq!(names, vec!["Brc_B0Y0", "Brc_B0Y0_unaligned", "Brc_B0Y1"]);
     let u = &impls[1];
-    u.check().unwrap();
+    u.validate().unwrap();
     let strides = |n: &str| -> Vec<String> {
         let node = u.node(u.find_node(n).unwrap()).unwrap();
         node.outputs[0]
@@ -524,7 +524,7 @@ fn gather_params_axis_survives_the_contiguous_merge() {
     let impls = schedule(&g, &ScheduleOptions::default()).unwrap();
     assert!(!impls.is_empty());
     for i in &impls {
-        i.check().unwrap();
+        i.validate().unwrap();
         // b and h are never merged (the params view has h without b), and v stays an
         // ORIGINAL axis of the params view.
         let p = i.node(i.find_node("params").unwrap()).unwrap();

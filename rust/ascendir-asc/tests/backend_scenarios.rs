@@ -169,7 +169,7 @@ fn a14_one_axis_schedule() {
         assert_eq!(n.outputs[0].vectorized_strides, vec![Expr::int(1)]);
         assert_eq!(n.attr.sched.loop_axis, 4);
     }
-    i.check().unwrap();
+    i.validate().unwrap();
 }
 
 #[test]
@@ -308,7 +308,7 @@ fn a17_inplace_chain() {
         assert_eq!(a.que.buf_num, 2);
     }
     assert_eq!(t("store").mem.alloc_type, AllocType::Global);
-    i.check().unwrap();
+    i.validate().unwrap();
 }
 
 #[test]
@@ -413,7 +413,7 @@ fn queue_limit_inserts_ub2ub() {
     assert!(rep.vecin_queues <= 4, "{rep:?}");
     assert!(!rep.inserted.is_empty());
     assert!(rep.inserted[0].starts_with("ub_cpy_load"));
-    impls[0].check().unwrap();
+    impls[0].validate().unwrap();
     let no = allocate(
         &mut impls[0].clone(),
         &AllocOptions {

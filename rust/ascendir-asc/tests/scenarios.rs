@@ -403,8 +403,8 @@ fn a11_debug_str() {
 #[test]
 fn load_abs_store_dump_and_check() {
     let g = ge_load_abs_store();
-    g.check().unwrap();
-    g.check_hint_conventions().unwrap();
+    g.validate().unwrap();
+    g.validate_hint_conventions().unwrap();
     let d = g.debug_str(false);
     assert!(d.contains("  load: Load (1)\n    .ir_attr =  {.offset = s: \"0\"\n    }\n    .axis = {z0, z1, z2, }\n"), "{d}");
     assert!(d.contains("    .x = arg3_1.y\n    .y.dtype = float16\n    .y.axis = {z0, z1, z2, }\n    .y.repeats = {(100 + s0), s1, s2, }\n    .y.strides = {(s1 * s2), s2, 1, }\n"), "{d}");
@@ -421,7 +421,7 @@ fn check_reports_problems_naming_things() {
     g.tensor_mut(store, 0).unwrap().mem.alloc_type = ascendir_asc::AllocType::Queue;
     g.node_mut(store).unwrap().attr.sched.exec_order = 3;
     g.node_mut(abs).unwrap().attr.sched.exec_order = 3;
-    let Err(AscError::Validation { problems, .. }) = g.check() else {
+    let Err(AscError::Validation { problems, .. }) = g.validate() else {
         panic!("expected a validation error")
     };
     let all = problems.join("\n");
@@ -450,7 +450,7 @@ fn hint_conventions() {
     g.tensor_mut(load, 0).unwrap().repeats[1] = Expr::int(1);
     g.tensor_mut(load, 0).unwrap().strides[1] = Expr::int(0);
     g.node_mut(abs).unwrap().attr.sched.axis.pop();
-    let p = g.hint_convention_problems().join("\n");
+    let p = g.hint_problems().join("\n");
     assert!(
         p.contains("node 'abs': input 'x' is implicitly broadcast along z1"),
         "{p}"
@@ -535,7 +535,7 @@ fn node_errors() {
         .set_ir_attr(load, "offset", AttrValue::Str("3".into()))
         .is_err());
     assert!(g.set_contiguous_view(abs, 1, &[0]).is_err());
-    g.check().unwrap();
+    g.validate().unwrap();
 }
 
 #[test]
@@ -594,7 +594,7 @@ fn broadcast_conventions() {
         t.repeats = vec![Expr::int(1), Expr::int(1)];
         t.strides = vec![Expr::int(0), Expr::int(0)];
     }
-    let p = g.hint_convention_problems().join("\n");
+    let p = g.hint_problems().join("\n");
     assert!(
         p.contains("node 'bc': Broadcast input 'x' comes from 'abs' (Abs), not from a Load"),
         "{p}"
@@ -603,7 +603,7 @@ fn broadcast_conventions() {
         p.contains("node 'bc': Broadcast expands 2 axes (z0, z1); use one Broadcast per axis"),
         "{p}"
     );
-    assert!(g.check_hint_conventions().is_err());
+    assert!(g.validate_hint_conventions().is_err());
 }
 
 #[test]

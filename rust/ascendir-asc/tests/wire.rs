@@ -73,7 +73,7 @@ fn sample() -> AscGraph {
 #[test]
 fn round_trip_is_exact() {
     let g = sample();
-    g.check().unwrap();
+    g.validate().unwrap();
     let bytes = g.to_bytes();
     let back = AscGraph::from_bytes(&bytes).unwrap();
     assert_eq!(back.debug_str(true), g.debug_str(true));

@@ -553,7 +553,7 @@ pub fn realize(
     }
     let mut problems = b.g.problems();
     problems.extend(
-        b.g.hint_convention_problems()
+        b.g.hint_problems()
             .into_iter()
             .filter(|p| !(p.contains("Broadcast input") && p.contains("not from a Load"))),
     );

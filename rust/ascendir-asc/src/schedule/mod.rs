@@ -202,7 +202,7 @@ fn with_unit_outer_axis(hint: &AscGraph) -> AscResult<AscGraph> {
 /// Schedule a HintGraph into ImplGraphs (one per tiling case and template), each with its
 /// `tiling_key` and (unless disabled) its UB allocation.
 pub fn schedule(hint: &AscGraph, opts: &ScheduleOptions) -> AscResult<Vec<AscGraph>> {
-    hint.check()?;
+    hint.validate()?;
     let base = if opts.merge_contiguous_axes {
         merge_contiguous_axes(hint)?
     } else {

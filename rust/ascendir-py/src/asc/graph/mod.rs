@@ -705,18 +705,18 @@ impl PyAscGraph {
     }
 
     /// Raise ValidationError listing every broken invariant.
-    fn check(&self) -> PyResult<()> {
-        crate::errors::guard_res(|| self.g.check().py())
+    fn validate(&self) -> PyResult<()> {
+        crate::errors::guard_res(|| self.g.validate().py())
     }
 
     /// Every HintGraph convention violation.
     fn hint_problems(&self) -> PyResult<Vec<String>> {
-        crate::errors::guard(|| self.g.hint_convention_problems())
+        crate::errors::guard(|| self.g.hint_problems())
     }
 
     /// Raise ValidationError when a HintGraph convention is broken.
-    fn check_hint_conventions(&self) -> PyResult<()> {
-        crate::errors::guard_res(|| self.g.check_hint_conventions().py())
+    fn validate_hint_conventions(&self) -> PyResult<()> {
+        crate::errors::guard_res(|| self.g.validate_hint_conventions().py())
     }
 
     /// Check and propagate dtypes.

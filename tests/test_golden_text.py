@@ -1,0 +1,220 @@
+"""Golden text: what the verifiers report and what the scheduler builds, as reviewed files.
+
+Each case prints a result as text and compares it with a file under ``tests/golden/``:
+
+- ``tests/golden/verifier/*.txt`` — the problems of the IR verifier (``Graph.problems()``, the
+  same list ``Graph.validate()`` raises in ``ValidationError.problems``) and of the AscGraph
+  checks (``problems()`` / ``hint_problems()``) on graphs broken on purpose;
+- ``tests/golden/impl_graphs/*.txt`` — ``debug_str()`` of every ImplGraph the scheduler makes
+  from a few HintGraphs (elementwise, broadcast, reduction, a softmax chain).
+
+After an intended change, regenerate them with one command and review the diff::
+
+    ASCENDIR_UPDATE_GOLDEN=1 python -m pytest tests/test_golden_text.py
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import ascendir as air
+from ascendir import asc
+from ascendir.asc.schedule import schedule
+from test_asc_sim_helpers import F16, F32, HB
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("ASCENDIR_UPDATE_GOLDEN") == "1"
+
+
+def _assert_golden(rel: str, text: str) -> None:
+    path = GOLDEN / rel
+    if UPDATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8", newline="\n")
+    assert path.exists(), f"golden file {rel} missing: run with ASCENDIR_UPDATE_GOLDEN=1"
+    expected = path.read_text(encoding="utf-8")
+    assert text == expected, f"{rel} differs (ASCENDIR_UPDATE_GOLDEN=1 regenerates it)"
+
+
+def _problems_text(problems: list[str]) -> str:
+    assert problems, "a broken graph must report at least one problem"
+    return "".join(f"{p}\n" for p in problems)
+
+
+# ----- the IR verifier ---------------------------------------------------------------------
+
+
+def _op(g: air.Graph, name: str, ty: str, inputs: list[air.Node | None], outputs: int = 1,
+        ) -> air.Node:
+    od = air.OpDesc(name, ty)
+    for i in range(len(inputs)):
+        od.add_input(f"x{i}", air.TensorDesc([2, 4], air.float32))
+    for i in range(outputs):
+        od.add_output(f"y{i}", air.TensorDesc([2, 4], air.float32))
+    node = g.add_node(od)
+    for i, src in enumerate(inputs):
+        if src is not None:
+            src.out_data_anchor(0).link_to(node.in_data_anchor(i))
+    return node
+
+
+def _ir_open_inputs() -> air.Graph:
+    """Required inputs left unconnected, on a plain op and on a registered one."""
+    g = air.Graph("open_inputs")
+    a = g.add_input("a")
+    _op(g, "mul", "Mul", [a, None])
+    _op(g, "split", "Split", [None])
+    relu = g.add_op("Relu", [a], name="relu")
+    relu.in_data_anchor(0).unlink_all()
+    g.set_outputs([relu])
+    return g
+
+
+def _ir_control_cycle() -> air.Graph:
+    """A data chain closed into a cycle by two control edges."""
+    g = air.Graph("control_cycle")
+    a = g.add_input("a")
+    b = g.add_op("Abs", [a], name="b")
+    c = g.add_op("Neg", [b], name="c")
+    g.set_outputs([c])
+    c.out_control_anchor.link_to(g.add_node(air.OpDesc("gate", "NoOp")).in_control_anchor)
+    g.node("gate").out_control_anchor.link_to(b.in_control_anchor)
+    return g
+
+
+def _ir_subgraph_tree() -> air.Graph:
+    """A subgraph body whose op is left with an open input, checked from the root."""
+    root = air.Graph("root")
+    x = root.add_input("x")
+    call = _op(root, "call", "PartitionedCall", [x])
+    root.set_outputs([call])
+    body = air.Graph("body")
+    d = body.add_input("d")
+    _op(body, "sub", "Sub", [d, None])
+    root.add_subgraph(body, parent=call, slot="f")
+    return root
+
+
+IR_CASES: dict[str, Callable[[], air.Graph]] = {
+    "ir_open_inputs": _ir_open_inputs,
+    "ir_control_cycle": _ir_control_cycle,
+    "ir_subgraph_tree": _ir_subgraph_tree,
+}
+
+
+@pytest.mark.parametrize("case", sorted(IR_CASES))
+def test_ir_verifier_problems_golden(case: str) -> None:
+    g = IR_CASES[case]()
+    problems = g.problems()
+    with pytest.raises(air.ValidationError) as info:
+        g.validate()
+    assert info.value.problems == problems
+    _assert_golden(f"verifier/{case}.txt", _problems_text(problems))
+
+
+# ----- the AscGraph checks -------------------------------------------------------------------
+
+
+def _asc_broken_views() -> list[str]:
+    """An unconnected input, a view with mismatched lengths, a queue without its binding."""
+    g = asc.HintGraph("broken_views")
+    a = g.create_axis("z0", g.create_size("s0"))
+    x = asc.ops.Data("x", g)
+    x.y.contiguous = [a]
+    ab = asc.ops.Abs("abs", g)
+    ab.attr.sched.axis = [a]
+    ab.y.axis = [a]
+    ab.y.mem.alloc_type = "queue"
+    return g.problems()
+
+
+def _asc_implicit_broadcast() -> list[str]:
+    """A HintGraph that broadcasts a Load's size-1 axis without a Broadcast node."""
+    g = asc.HintGraph("implicit_broadcast")
+    z0 = g.create_axis("z0", g.create_size("s0"))
+    z1 = g.create_axis("z1", g.create_size("s1"))
+    x = asc.ops.Data("x", g)
+    load = asc.ops.Load("load", g)
+    load.x = x
+    load.attr.sched.axis = [z0, z1]
+    load.y.axis = [z0, z1]
+    load.y.size = [1, g.axis("z1").size]
+    load.y.strides = [0, 1]
+    ab = asc.ops.Abs("abs", g)
+    ab.x = load
+    ab.attr.sched.axis = [z0, z1]
+    ab.y.contiguous = [z0, z1]
+    return g.hint_problems()
+
+
+ASC_CASES: dict[str, Callable[[], list[str]]] = {
+    "asc_broken_views": _asc_broken_views,
+    "asc_implicit_broadcast": _asc_implicit_broadcast,
+}
+
+
+@pytest.mark.parametrize("case", sorted(ASC_CASES))
+def test_asc_check_problems_golden(case: str) -> None:
+    _assert_golden(f"verifier/{case}.txt", _problems_text(ASC_CASES[case]()))
+
+
+# ----- scheduled ImplGraphs -------------------------------------------------------------------
+
+
+def _abs_2d() -> HB:
+    b = HB("AbsTwoAxes", ["s0", "s1"], F16)
+    b.store(b.op("Abs", b.load()))
+    return b
+
+
+def _broadcast_add() -> HB:
+    b = HB("BroadcastAdd", ["s0", "s1"], F32)
+    x = b.load()
+    row = b.load(reps=[1, b.sizes[1]], strides=[0, 1])
+    b.store(b.op("Add", x, b.broadcast(row, 0)))
+    return b
+
+
+def _row_sum() -> HB:
+    b = HB("RowSum", ["s0", "s1"], F32)
+    b.store(b.reduce("Sum", b.op("Exp", b.load()), [1]))
+    return b
+
+
+def _softmax() -> HB:
+    b = HB("Softmax", ["s0", "s1"], F32)
+    x = b.load()
+    m = b.broadcast(b.reduce("Max", x, [1]), 1)
+    e = b.op("Exp", b.op("Sub", x, m))
+    s = b.broadcast(b.reduce("Sum", e, [1]), 1)
+    b.store(b.op("Div", e, s))
+    return b
+
+
+SCHEDULE_CASES: dict[str, Callable[[], HB]] = {
+    "abs_two_axes": _abs_2d,
+    "broadcast_add": _broadcast_add,
+    "row_sum": _row_sum,
+    "softmax": _softmax,
+}
+
+
+@pytest.mark.parametrize("case", sorted(SCHEDULE_CASES))
+def test_scheduled_impl_graphs_golden(case: str) -> None:
+    hint = SCHEDULE_CASES[case]().g
+    assert hint.problems() == []
+    impls = schedule(hint)
+    assert impls, "the scheduler made no ImplGraph"
+    for impl in impls:
+        assert impl.problems() == [], impl.name
+    text = "".join(f"=== {impl.name} (tiling key {impl.tiling_key})\n{impl.debug_str()}\n"
+                   for impl in impls)
+    # The same HintGraph schedules to the same text on every call.
+    again = "".join(f"=== {impl.name} (tiling key {impl.tiling_key})\n{impl.debug_str()}\n"
+                    for impl in schedule(SCHEDULE_CASES[case]().g))
+    assert again == text
+    _assert_golden(f"impl_graphs/{case}.txt", text)
