@@ -8,7 +8,7 @@ use ascendir_ir::{InAnchor, IrError, NodeId, OutAnchor};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PySlice, PyString};
 
-use crate::errors::IntoPyResult;
+use crate::errors::{enter, IntoPyResult};
 use crate::ir::anchor::{AnchorKind, PyAnchor};
 use crate::ir::graph::{GraphSlot, PyGraph};
 use crate::ir::node::PyNode;
@@ -265,23 +265,23 @@ impl PyGraph {
                     ))
                     .py();
                 }
-                let ids = PyGraph::try_write(slf, |g| {
-                    py.detach(|| g.topo_sort_all(&opts))?;
-                    Ok(g.node_ids().collect::<Vec<_>>())
-                })?;
+                let ids = PyGraph::write(slf, |g| {
+                    enter(py, || g.topo_sort_all(&opts))?;
+                    Ok::<_, PyErr>(g.node_ids().collect::<Vec<_>>())
+                })??;
                 return Ok(NodeSeq {
                     graph: slf.clone().unbind(),
                     ids,
                 });
             }
-            let ids = PyGraph::try_write(slf, |g| {
-                py.detach(|| {
+            let ids = PyGraph::write(slf, |g| {
+                enter(py, || {
                     SORTER.with(|s| {
                         let mut s = s.borrow_mut();
                         s.sort(g, &opts).map(|o| o.to_vec())
                     })
                 })
-            })?;
+            })??;
             Ok(NodeSeq {
                 graph: slf.clone().unbind(),
                 ids,
@@ -301,9 +301,11 @@ impl PyGraph {
         crate::errors::guard_res(|| {
             let opts = options(mode, memory_priority, delay_const_chains, reverse)?;
             let py = slf.py();
-            let ids = PyGraph::try_read(slf, |g| {
-                py.detach(|| SORTER.with(|s| s.borrow_mut().order(g, &opts).map(|o| o.to_vec())))
-            })?;
+            let ids = PyGraph::read(slf, |g| {
+                enter(py, || {
+                    SORTER.with(|s| s.borrow_mut().order(g, &opts).map(|o| o.to_vec()))
+                })
+            })??;
             Ok(NodeSeq {
                 graph: slf.clone().unbind(),
                 ids,
@@ -532,7 +534,7 @@ impl PyGraph {
             let (root, name) = root_of(slf)?;
             let index = tree_index(&root, &name)?;
             let py = slf.py();
-            let g = PyGraph::try_read(&root, |g| py.detach(|| g.subtree_copy(index)))?;
+            let g = PyGraph::read(&root, |g| enter(py, || g.subtree_copy(index)))??;
             Ok(PyGraph::from_graph(g))
         })
     }
@@ -550,7 +552,7 @@ impl PyGraph {
     fn problems(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
         crate::errors::guard_res(|| {
             let py = slf.py();
-            PyGraph::read(slf, |g| py.detach(|| g.problems()))
+            PyGraph::read(slf, |g| enter(py, || Ok::<_, IrError>(g.problems())))?
         })
     }
 
@@ -560,7 +562,7 @@ impl PyGraph {
     fn validate(slf: &Bound<'_, Self>) -> PyResult<()> {
         crate::errors::guard_res(|| {
             let py = slf.py();
-            PyGraph::try_read(slf, |g| py.detach(|| g.validate()))
+            PyGraph::read(slf, |g| enter(py, || g.validate()))?
         })
     }
 

@@ -8,41 +8,17 @@ use ascendir_asc::expr::FxHashMap;
 use ascendir_asc::schedule::group::{merge_groups, AxisGroup};
 use ascendir_asc::schedule::{graph_group, merge_contiguous_axes, schedule, ScheduleOptions};
 use ascendir_asc::target::Target;
-use ascendir_asc::tiling::{TilingData, TilingError, TilingFunction, TilingProblem, VarKind};
+use ascendir_asc::tiling::{TilingData, TilingFunction, TilingProblem, VarKind};
 use ascendir_asc::{AscError, AscGraph, AxisId};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
 use crate::asc::expr::PyExpr;
 use crate::asc::graph::PyAscGraph;
-use crate::asc::{asc_err, AscPy};
-use crate::errors;
-
-fn tiling_err(e: TilingError) -> PyErr {
-    Python::attach(|py| {
-        let extra: Vec<(&str, Py<PyAny>)> = vec![
-            (
-                "constraint",
-                e.constraint
-                    .clone()
-                    .into_pyobject(py)
-                    .map(|o| o.into_any().unbind())
-                    .unwrap_or_else(|_| py.None()),
-            ),
-            (
-                "excess",
-                e.excess
-                    .into_pyobject(py)
-                    .map(|o| o.into_any().unbind())
-                    .unwrap_or_else(|_| py.None()),
-            ),
-        ];
-        errors::raise(py, errors::tiling_error(py), e.message.clone(), &extra)
-    })
-}
+use crate::errors::{py_err, IntoPyResult};
 
 fn inv(msg: String) -> PyErr {
-    asc_err(AscError::InvalidArgument(msg))
+    py_err(AscError::InvalidArgument(msg))
 }
 
 /// A hardware target (`Target.ascend910b()`, `ascend910b3()`, `ascend950()`, or custom values).
@@ -102,7 +78,7 @@ impl PyTarget {
         crate::errors::guard_res(|| {
             Target::by_name(name)
                 .map(|t| PyTarget { t })
-                .ok_or_else(|| asc_err(AscError::NotFound(format!("unknown target '{name}'"))))
+                .ok_or_else(|| py_err(AscError::NotFound(format!("unknown target '{name}'"))))
         })
     }
 
@@ -218,7 +194,7 @@ impl PyTilingData {
             }
             self.d
                 .get(name)
-                .ok_or_else(|| asc_err(AscError::NotFound(format!("tiling data has no '{name}'"))))
+                .ok_or_else(|| py_err(AscError::NotFound(format!("tiling data has no '{name}'"))))
         })
     }
     fn __repr__(&self) -> PyResult<String> {
@@ -287,7 +263,7 @@ impl PyTilingFunction {
     fn new(impls: &Bound<'_, PyAny>, target: &PyTarget) -> PyResult<PyTilingFunction> {
         crate::errors::guard_res(|| {
             let gs = graphs_of(impls)?;
-            let f = TilingFunction::new(&gs, &target.t).map_err(tiling_err)?;
+            let f = TilingFunction::new(&gs, &target.t).map_err(py_err)?;
             let mut symbols: Vec<String> = Vec::new();
             for p in &f.problems {
                 for s in &p.shape_symbols {
@@ -313,7 +289,7 @@ impl PyTilingFunction {
             self.f
                 .call(&m)
                 .map(|d| PyTilingData { d })
-                .map_err(tiling_err)
+                .map_err(py_err)
         })
     }
 
@@ -331,7 +307,7 @@ impl PyTilingFunction {
             self.f
                 .call_values(&self.symbols, &values)
                 .map(|d| PyTilingData { d })
-                .map_err(tiling_err)
+                .map_err(py_err)
         })
     }
 
@@ -343,7 +319,7 @@ impl PyTilingFunction {
             for p in &self.f.problems {
                 out.push(match p.solve(&m) {
                     Ok(d) => Py::new(py, PyTilingData { d })?.into_any(),
-                    Err(e) => tiling_err(e).into_value(py).into_any(),
+                    Err(e) => py_err(e).into_value(py).into_any(),
                 });
             }
             Ok(out)
@@ -580,7 +556,7 @@ fn py_solve_tiling(
         let m = shape_of(sizes)?;
         ascendir_asc::tiling::solve_tiling(&gs, &target.t, &m)
             .map(|d| PyTilingData { d })
-            .map_err(tiling_err)
+            .map_err(py_err)
     })
 }
 
@@ -590,7 +566,7 @@ fn py_solve_tiling(
 fn py_eval_expr(e: &PyExpr, bindings: &Bound<'_, PyDict>) -> PyResult<i64> {
     crate::errors::guard_res(|| {
         let m = shape_of(Some(bindings))?;
-        e.e.evaluate(&m).map_err(|x| asc_err(AscError::Eval(x)))
+        e.e.evaluate(&m).map_err(|x| py_err(AscError::Eval(x)))
     })
 }
 
@@ -609,7 +585,7 @@ fn py_export_plan<'py>(
         let b = shape_of(Some(bindings))?;
         let plan = ascendir_asc::codegen::KernelPlan::build(&graph.g, block_size)
             .and_then(|p| p.evaluate(&b))
-            .map_err(asc_err)?;
+            .map_err(py_err)?;
         let d = PyDict::new(py);
         d.set_item("name", &plan.name)?;
         d.set_item("tiling_key", plan.tiling_key)?;
@@ -734,7 +710,7 @@ fn py_tiling_problem<'py>(
     target: &PyTarget,
 ) -> PyResult<Bound<'py, PyDict>> {
     crate::errors::guard_res(|| {
-        let p = TilingProblem::new(&graph.g, &target.t).map_err(tiling_err)?;
+        let p = TilingProblem::new(&graph.g, &target.t).map_err(py_err)?;
         problem_dict(py, &p)
     })
 }

@@ -7,7 +7,7 @@ use ascendir_asc::codegen::{
 use ascendir_asc::AscGraph;
 use pyo3::prelude::*;
 
-use crate::asc::asc_err;
+use crate::errors::py_err;
 use crate::asc::graph::PyAscGraph;
 use crate::asc_backend::PyTarget;
 
@@ -134,14 +134,13 @@ fn generate_kernel(
         let impls: Vec<&AscGraph> = borrowed.iter().map(|r| &r.g).collect();
         let hint_ref: Option<&AscGraph> = hint_g.as_ref().map(|r| &r.g);
         let t = &target.t;
-        py.detach(|| {
+        crate::errors::enter(py, || {
             let opts = KernelOptions {
                 hint: hint_ref,
                 cache_key,
             };
             gen_kernel(name, &impls, t, &opts)
         })
-        .map_err(asc_err)
     })
 }
 
@@ -182,15 +181,16 @@ fn generate_kernels(
             })
             .collect();
         let t = &target.t;
-        py.detach(|| gen_kernels(&inputs, t))
-            .into_iter()
-            .map(|r| r.map_err(asc_err))
-            .collect()
+        crate::errors::enter(py, || {
+            gen_kernels(&inputs, t)
+                .into_iter()
+                .collect::<Result<Vec<_>, _>>()
+        })
     })
 }
 
 fn multi_group(name: &str) -> PyErr {
-    asc_err(ascendir_asc::AscError::InvalidArgument(format!(
+    py_err(ascendir_asc::AscError::InvalidArgument(format!(
         "kernel '{name}': generate_kernel takes one schedule group's ImplGraphs"
     )))
 }

@@ -16,48 +16,9 @@ use bytes::Bytes;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
 
-use crate::errors::{compile_error, raise};
+use crate::errors::{enter, py_err};
 use crate::ir::graph::PyGraph;
 use crate::ops::{ensure_builtins, PyCustom};
-
-/// Map a compile error to `ascendir.errors.CompileError` with `stage`, `node`, `reason`.
-pub fn compile_err(py: Python<'_>, e: CompileError) -> PyErr {
-    let node = e
-        .node
-        .clone()
-        .into_pyobject(py)
-        .map(|o| o.into_any().unbind())
-        .unwrap_or_else(|_| py.None());
-    let stage = e
-        .stage
-        .name()
-        .into_pyobject(py)
-        .map(|o| o.into_any().unbind());
-    let reason = e
-        .reason
-        .clone()
-        .into_pyobject(py)
-        .map(|o| o.into_any().unbind());
-    let offset = e
-        .offset
-        .into_pyobject(py)
-        .map(|o| o.into_any().unbind())
-        .unwrap_or_else(|_| py.None());
-    match (stage, reason) {
-        (Ok(s), Ok(r)) => raise(
-            py,
-            compile_error(py),
-            e.to_string(),
-            &[
-                ("stage", s),
-                ("node", node),
-                ("reason", r),
-                ("offset", offset),
-            ],
-        ),
-        _ => raise(py, compile_error(py), e.to_string(), &[]),
-    }
-}
 
 /// A compiled model as Python values: `(graph, kernels, report_json, report_text, dot,
 /// dumps)`.
@@ -85,11 +46,9 @@ fn compile<'py>(
     crate::errors::guard_res(|| {
         ensure_builtins(py)?;
         let opts = CompileOptions::from_json(options_json)
-            .map_err(|e| compile_err(py, CompileError::new(ascendir_compiler::Stage::Load, e)))?;
+            .map_err(|e| py_err(CompileError::new(ascendir_compiler::Stage::Load, e)))?;
         let input = PyGraph::read(graph, |g| g.clone())?;
-        let cm = py
-            .detach(|| run_compile(&input, &opts, &mut PyCustom, dump))
-            .map_err(|e| compile_err(py, e))?;
+        let cm = enter(py, || run_compile(&input, &opts, &mut PyCustom, dump))?;
         model_parts(py, cm)
     })
 }
@@ -172,11 +131,9 @@ impl PyBatch {
         crate::errors::guard_res(|| {
             ensure_builtins(py)?;
             let opts = CompileOptions::from_json(options_json)
-                .map_err(|e| compile_err(py, CompileError::new(Stage::Load, e)))?;
+                .map_err(|e| py_err(CompileError::new(Stage::Load, e)))?;
             let mode = CacheMode::parse(cache_mode).ok_or_else(|| {
-                compile_err(
-                    py,
-                    CompileError::new(Stage::Load, format!("unknown cache mode '{cache_mode}'")),
+                py_err(CompileError::new(Stage::Load, format!("unknown cache mode '{cache_mode}'")),
                 )
             })?;
             let inputs = models
@@ -209,9 +166,7 @@ impl PyBatch {
                     })
                 })
                 .map_err(|e| {
-                    compile_err(
-                        py,
-                        CompileError::new(Stage::Load, format!("cannot start the batch: {e}")),
+                    py_err(CompileError::new(Stage::Load, format!("cannot start the batch: {e}")),
                     )
                 })?;
             Ok(PyBatch {
@@ -286,13 +241,12 @@ impl PyBatch {
         crate::errors::guard_res(|| {
             let h = self.handle.lock().ok().and_then(|mut h| h.take());
             let Some(h) = h else { return Ok(()) };
+            // A wait on the batch thread, not engine work: its panic is reported below.
             let r = py.detach(|| h.join());
             match r {
                 Ok(Ok(())) => Ok(()),
-                Ok(Err(e)) => Err(compile_err(py, CompileError::new(Stage::Load, e))),
-                Err(_) => Err(compile_err(
-                    py,
-                    CompileError::new(Stage::Load, "the batch thread panicked"),
+                Ok(Err(e)) => Err(py_err(CompileError::new(Stage::Load, e))),
+                Err(_) => Err(py_err(CompileError::new(Stage::Load, "the batch thread panicked"),
                 )),
             }
         })
@@ -301,7 +255,7 @@ impl PyBatch {
 
 /// A failed model of a batch as `(index, CompileError)`.
 fn error_item(py: Python<'_>, i: usize, e: CompileError) -> PyResult<Py<PyAny>> {
-    let err = compile_err(py, e);
+    let err = py_err(e);
     Ok((i, err.value(py).clone())
         .into_pyobject(py)?
         .into_any()
@@ -382,7 +336,7 @@ fn unpack_archive<'py>(
     data: &[u8],
 ) -> PyResult<Vec<(String, Bound<'py, PyBytes>)>> {
     crate::errors::guard_res(|| {
-        let s = ascendir_compiler::archive::sections(data).map_err(|e| compile_err(py, e))?;
+        let s = ascendir_compiler::archive::sections(data).map_err(py_err)?;
         s.into_iter()
             .map(|(n, d)| Ok((n, crate::errors::py_bytes(py, d)?)))
             .collect()
@@ -420,8 +374,8 @@ fn compile_archive<'py>(
             }
         };
         b.join(py)?;
-        let done = got.map_err(|e| compile_err(py, e))?;
-        let archive = done.output.into_archive().map_err(|e| compile_err(py, e))?;
+        let done = got.map_err(py_err)?;
+        let archive = done.output.into_archive().map_err(py_err)?;
         Ok((crate::errors::py_bytes(py, &archive)?, done.cached))
     })
 }
@@ -448,9 +402,7 @@ fn load_model(
             },
             Err(_) => Source::Path(model.extract()?),
         };
-        let g = py
-            .detach(|| ascendir_compiler::load::load(&src))
-            .map_err(|e| compile_err(py, e))?;
+        let g = enter(py, || ascendir_compiler::load::load(&src))?;
         Ok(PyGraph::from_graph(g))
     })
 }
@@ -463,10 +415,10 @@ fn lowered_types() -> PyResult<Vec<String>> {
 
 /// Register a lowering given as JSON (see `ascendir_compiler::lower::spec`); returns its GE type.
 #[pyfunction]
-fn register_lowering(py: Python<'_>, spec_json: &str) -> PyResult<String> {
+fn register_lowering(spec_json: &str) -> PyResult<String> {
     crate::errors::guard_res(|| {
         ascendir_compiler::lower::spec::register_json(spec_json)
-            .map_err(|e| compile_err(py, CompileError::new(ascendir_compiler::Stage::Lower, e)))
+            .map_err(|e| py_err(CompileError::new(ascendir_compiler::Stage::Lower, e)))
     })
 }
 

@@ -3,7 +3,6 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::asc::asc_err;
 use crate::asc_backend::graphs_of;
 
 /// Generate the CPU C++ kernel of ImplGraphs (the templates of one kernel): a dict with
@@ -22,9 +21,9 @@ fn py_cpu_kernel<'py>(
     crate::errors::guard_res(|| {
         let gs = graphs_of(impls)?;
         let refs: Vec<&ascendir_asc::AscGraph> = gs.iter().collect();
-        let k = py
-            .detach(|| ascendir_asc::codegen::generate_cpu_with(name, &refs, block_size, canonical))
-            .map_err(asc_err)?;
+        let k = crate::errors::enter(py, || {
+            ascendir_asc::codegen::generate_cpu_with(name, &refs, block_size, canonical)
+        })?;
         let d = PyDict::new(py);
         d.set_item("name", &k.name)?;
         d.set_item("source", &k.source)?;

@@ -35,8 +35,8 @@ mod torch;
 /// (which it otherwise returns gradually). Returns the number of graphs it waited for.
 #[pyfunction]
 fn release_memory(py: Python<'_>) -> PyResult<usize> {
-    crate::errors::guard(|| {
-        py.detach(|| {
+    crate::errors::guard_res(|| {
+        crate::errors::enter(py, || {
             let waited = ascendir_ir::threads::pending_frees();
             let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
             while ascendir_ir::threads::pending_frees() > 0 && std::time::Instant::now() < deadline
@@ -59,7 +59,7 @@ fn release_memory(py: Python<'_>) -> PyResult<usize> {
                     );
                 }
             }
-            waited
+            Ok::<_, crate::errors::Error>(waited)
         })
     })
 }
@@ -75,8 +75,8 @@ fn set_num_threads(n: i64) -> PyResult<()> {
                 "set_num_threads: the number of threads must be at least 1, got {n}"
             ))
         };
-        let n = usize::try_from(n).map_err(|_| errors::ir_err(bad()))?;
-        ascendir_ir::threads::set_num_threads(n).map_err(errors::ir_err)
+        let n = usize::try_from(n).map_err(|_| errors::py_err(bad()))?;
+        ascendir_ir::threads::set_num_threads(n).map_err(errors::py_err)
     })
 }
 

@@ -3,42 +3,12 @@
 
 use std::path::PathBuf;
 
-use ascendir_onnx::{ExportOptions, ImportOptions, ImportReport, OnnxError};
-use pyo3::exceptions::PyOSError;
+use ascendir_onnx::{ExportOptions, ImportOptions, ImportReport};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
-use crate::errors::{decode_error, guard, invalid_argument_error, ir_err, raise};
+use crate::errors::enter;
 use crate::ir::graph::PyGraph;
-
-/// Map an ONNX frontend error to the Python exception tree.
-fn onnx_err(py: Python<'_>, err: OnnxError) -> PyErr {
-    let msg = err.to_string();
-    match err {
-        OnnxError::Decode { offset, path, .. } => {
-            let offset = offset
-                .into_pyobject(py)
-                .map(|o| o.into_any().unbind())
-                .unwrap_or_else(|_| py.None());
-            let path = path
-                .into_pyobject(py)
-                .map(|o| o.into_any().unbind())
-                .unwrap_or_else(|_| py.None());
-            raise(
-                py,
-                decode_error(py),
-                msg,
-                &[("offset", offset), ("path", path)],
-            )
-        }
-        OnnxError::Io(_) => PyOSError::new_err(msg),
-        OnnxError::OutOfMemory { .. } => pyo3::exceptions::PyMemoryError::new_err(msg),
-        OnnxError::Invalid(_) | OnnxError::Unsupported(_) => {
-            raise(py, invalid_argument_error(py), msg, &[])
-        }
-        OnnxError::Ir(e) => ir_err(e),
-    }
-}
 
 fn report_dict<'py>(py: Python<'py>, r: &ImportReport) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
@@ -60,9 +30,8 @@ fn report_dict<'py>(py: Python<'py>, r: &ImportReport) -> PyResult<Bound<'py, Py
 
 fn finish<'py>(
     py: Python<'py>,
-    result: Result<(ascendir_ir::Graph, ImportReport), OnnxError>,
+    (g, report): (ascendir_ir::Graph, ImportReport),
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
-    let (g, report) = result.map_err(|e| onnx_err(py, e))?;
     let d = report_dict(py, &report)?;
     Ok((Py::new(py, PyGraph::from_graph(g))?, d))
 }
@@ -76,14 +45,12 @@ fn _onnx_load_file<'py>(
     crate::errors::guard_res(|| {
         // The importer takes GE port names from the registered prototypes.
         crate::ops::ensure_builtins(py)?;
-        let result = guard(|| {
-            py.detach(|| {
-                let data = ascendir_onnx::read_model_file(&path)?;
-                let opts = ImportOptions {
-                    base_dir: Some(path.parent().map(PathBuf::from).unwrap_or_default()),
-                };
-                ascendir_onnx::import_model(data, &opts)
-            })
+        let result = enter(py, || {
+            let data = ascendir_onnx::read_model_file(&path)?;
+            let opts = ImportOptions {
+                base_dir: Some(path.parent().map(PathBuf::from).unwrap_or_default()),
+            };
+            ascendir_onnx::import_model(data, &opts)
         })?;
         finish(py, result)
     })
@@ -101,8 +68,7 @@ fn _onnx_load_bytes<'py>(
     crate::errors::guard_res(|| {
         crate::ops::ensure_builtins(py)?;
         let buf = crate::proto::shared_input(data);
-        let result =
-            guard(|| py.detach(|| ascendir_onnx::import_model(buf, &ImportOptions { base_dir })))?;
+        let result = enter(py, || ascendir_onnx::import_model(buf, &ImportOptions { base_dir }))?;
         finish(py, result)
     })
 }
@@ -118,10 +84,9 @@ fn _onnx_save_bytes<'py>(
     crate::errors::guard_res(|| {
         let py = graph.py();
         let opts = ExportOptions { opset, producer };
-        let out = PyGraph::read(graph, |g| {
-            py.detach(|| ascendir_onnx::export_model(g, &opts))
-        })?;
-        let data = out.map_err(|e| onnx_err(py, e))?;
+        let data = PyGraph::read(graph, |g| {
+            enter(py, || ascendir_onnx::export_model(g, &opts))
+        })??;
         crate::errors::py_bytes(py, &data)
     })
 }

@@ -4,47 +4,14 @@
 
 use ascendir_ir::Graph;
 use ascendir_proto::convert::Pieces;
-use ascendir_proto::{ModelMeta, ProtoError};
-use pyo3::exceptions::{PyMemoryError, PyOSError};
+use ascendir_proto::ModelMeta;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
-use crate::errors::{decode_error, guard, invalid_argument_error, raise};
+use crate::errors::{enter, py_err};
 use crate::ir::graph::{GraphSlot, PyGraph};
 use crate::ir::tensor::PyBytesOwner;
 use bytes::Bytes;
-
-/// Map a proto error to the Python exception tree (`DecodeError` with `.offset` / `.path`).
-pub fn proto_err(py: Python<'_>, err: ProtoError) -> PyErr {
-    let msg = err.to_string();
-    match &err {
-        ProtoError::Encode(_) => raise(py, invalid_argument_error(py), msg, &[]),
-        ProtoError::Io(_) => PyOSError::new_err(msg),
-        ProtoError::OutOfMemory { .. } => PyMemoryError::new_err(msg),
-        _ => {
-            let offset: Py<PyAny> = match err.offset() {
-                Some(o) => o
-                    .into_pyobject(py)
-                    .map(|o| o.into_any().unbind())
-                    .unwrap_or_else(|_| py.None()),
-                None => py.None(),
-            };
-            let path: Py<PyAny> = match err.path() {
-                Some(p) => p
-                    .into_pyobject(py)
-                    .map(|o| o.into_any().unbind())
-                    .unwrap_or_else(|_| py.None()),
-                None => py.None(),
-            };
-            raise(
-                py,
-                decode_error(py),
-                msg,
-                &[("offset", offset), ("path", path)],
-            )
-        }
-    }
-}
 
 fn graph_object(py: Python<'_>, g: Graph) -> PyResult<Py<PyGraph>> {
     Py::new(py, PyGraph::from_graph(g))
@@ -67,15 +34,14 @@ fn encode_pieces(this: &Bound<'_, PyGraph>) -> PyResult<Pieces> {
         // A stale view fails here (see `PyGraph::read`).
         PyGraph::read(this, |_| ())?;
     }
-    let res = match sub {
+    match sub {
         None => PyGraph::read(this, |g| {
-            py.detach(|| ascendir_proto::encode_graph_pieces(g))
+            enter(py, || ascendir_proto::encode_graph_pieces(g))
         })?,
         Some((root, name)) => PyGraph::read(root.bind(py), |r| {
-            py.detach(|| ascendir_proto::encode_subgraph_pieces(r, &name))
+            enter(py, || ascendir_proto::encode_subgraph_pieces(r, &name))
         })?,
-    };
-    res.map_err(|e| proto_err(py, e))
+    }
 }
 
 /// A Python `bytes` holding `pieces` (one copy, no joined buffer first).
@@ -88,10 +54,9 @@ fn pieces_to_bytes<'py>(py: Python<'py>, pieces: &Pieces) -> PyResult<Bound<'py,
 }
 
 pub(crate) fn decode_one(py: Python<'_>, data: Bytes) -> PyResult<Py<PyGraph>> {
-    let g = guard(|| {
-        py.detach(|| ascendir_proto::first_graph(ascendir_proto::decode_model_bytes(data)?))
-    })?
-    .map_err(|e| proto_err(py, e))?;
+    let g = enter(py, || {
+        ascendir_proto::first_graph(ascendir_proto::decode_model_bytes(data)?)
+    })?;
     graph_object(py, g)
 }
 
@@ -121,8 +86,7 @@ impl PyGraph {
         crate::errors::guard_res(|| {
             let py = slf.py();
             let data = encode_one(slf)?;
-            guard(|| py.detach(|| ascendir_proto::text::print_bytes(&data, "ModelDef")))?
-                .map_err(|e| proto_err(py, e))
+            enter(py, || ascendir_proto::text::print_bytes(&data, "ModelDef"))
         })
     }
 
@@ -131,8 +95,7 @@ impl PyGraph {
     fn from_text(py: Python<'_>, text: &str) -> PyResult<Py<PyGraph>> {
         crate::errors::guard_res(|| {
             let data =
-                guard(|| py.detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef")))?
-                    .map_err(|e| proto_err(py, e))?;
+                enter(py, || ascendir_proto::text::parse_to_bytes(text, "ModelDef"))?;
             decode_one(py, Bytes::from(data))
         })
     }
@@ -185,8 +148,7 @@ type ModelParts = (String, u32, String, Py<PyGraph>, Vec<Py<PyGraph>>);
 fn _model_from_bytes(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<ModelParts> {
     crate::errors::guard_res(|| {
         let data = shared_input(data);
-        let model = guard(|| py.detach(|| ascendir_proto::decode_model_bytes(data)))?
-            .map_err(|e| proto_err(py, e))?;
+        let model = enter(py, || ascendir_proto::decode_model_bytes(data))?;
         let mut holder = Graph::new("__model_attrs__");
         holder.attrs = model.meta.attrs;
         let graphs = model
@@ -227,13 +189,10 @@ fn _model_to_bytes<'py>(
             let g = item.cast::<PyGraph>()?;
             owned.push(PyGraph::read(g, |g| g.clone())?);
         }
-        let data = guard(|| {
-            py.detach(|| {
-                let refs: Vec<&Graph> = owned.iter().collect();
-                ascendir_proto::encode_model(&meta, &refs)
-            })
-        })?
-        .map_err(|e| proto_err(py, e))?;
+        let data = enter(py, || {
+            let refs: Vec<&Graph> = owned.iter().collect();
+            ascendir_proto::encode_model(&meta, &refs)
+        })?;
         crate::errors::py_bytes(py, &data)
     })
 }
@@ -252,8 +211,7 @@ fn _default_model_attrs(py: Python<'_>) -> PyResult<Py<PyGraph>> {
 #[pyfunction]
 fn _text_to_bytes<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
     crate::errors::guard_res(|| {
-        let data = guard(|| py.detach(|| ascendir_proto::text::parse_to_bytes(text, "ModelDef")))?
-            .map_err(|e| proto_err(py, e))?;
+        let data = enter(py, || ascendir_proto::text::parse_to_bytes(text, "ModelDef"))?;
         crate::errors::py_bytes(py, &data)
     })
 }
@@ -262,8 +220,7 @@ fn _text_to_bytes<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyByt
 #[pyfunction]
 fn _bytes_to_text(py: Python<'_>, data: &[u8]) -> PyResult<String> {
     crate::errors::guard_res(|| {
-        guard(|| py.detach(|| ascendir_proto::text::print_bytes(data, "ModelDef")))?
-            .map_err(|e| proto_err(py, e))
+        enter(py, || ascendir_proto::text::print_bytes(data, "ModelDef"))
     })
 }
 
@@ -284,9 +241,8 @@ type OmPieces<'py> = (
 fn _om_read<'py>(py: Python<'py>, data: &[u8]) -> PyResult<OmPieces<'py>> {
     crate::errors::guard_res(|| {
         use ascendir_proto::om::partition;
-        let om = guard(|| py.detach(|| ascendir_proto::om::read(data)))?
-            .map_err(|e| proto_err(py, e))?;
-        let def = om.model_def().map_err(|e| proto_err(py, e))?;
+        let om = enter(py, || ascendir_proto::om::read(data))?;
+        let def = om.model_def().map_err(py_err)?;
         let (mut seen_def, mut seen_weights) = (false, false);
         let mut others = Vec::new();
         for p in om.partitions.iter().filter(|p| p.model == 0) {
@@ -321,15 +277,13 @@ fn _om_write<'py>(
 ) -> PyResult<Bound<'py, PyBytes>> {
     crate::errors::guard_res(|| {
         use ascendir_proto::om::partition;
-        let out = guard(|| {
-            py.detach(|| {
-                let mut parts: Vec<(u32, &[u8])> = vec![
-                    (partition::MODEL_DEF, model_def),
-                    (partition::WEIGHTS_DATA, weights),
-                ];
-                parts.extend(extra.iter().map(|(k, d)| (*k, d.as_slice())));
-                ascendir_proto::om::write_partitions(name, &parts)
-            })
+        let out = enter(py, || {
+            let mut parts: Vec<(u32, &[u8])> = vec![
+                (partition::MODEL_DEF, model_def),
+                (partition::WEIGHTS_DATA, weights),
+            ];
+            parts.extend(extra.iter().map(|(k, d)| (*k, d.as_slice())));
+            Ok::<_, crate::errors::Error>(ascendir_proto::om::write_partitions(name, &parts))
         })?;
         crate::errors::py_bytes(py, &out)
     })
@@ -339,7 +293,9 @@ fn _om_write<'py>(
 /// reach Python as `InternalError`, never as `PanicException`). Not part of the API.
 #[pyfunction]
 fn _test_panic(py: Python<'_>) -> PyResult<()> {
-    crate::errors::guard(|| py.detach(|| -> () { panic!("deliberate panic of _test_panic") }))
+    crate::errors::enter(py, || -> Result<(), crate::errors::Error> {
+        panic!("deliberate panic of _test_panic")
+    })
 }
 
 /// Whether `data` starts with the OM magic.

@@ -7,9 +7,9 @@ use std::time::Instant;
 use ascendir_torch::{FxProgram, ImportReport, Symbol, TorchError};
 use bytes::Bytes;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::PyDict;
 
-use crate::errors::{invalid_argument_error, ir_err, raise, torch_export_error};
+use crate::errors::{invalid_argument_error, raise};
 use crate::ir::graph::PyGraph;
 
 /// A C-contiguous numpy array as the owner of tensor bytes (no copy). The array views a
@@ -55,24 +55,6 @@ fn shared_bytes(array: &Bound<'_, PyAny>) -> PyResult<Bytes> {
         ptr,
         len,
     }))
-}
-
-fn torch_err(py: Python<'_>, err: TorchError) -> PyErr {
-    let msg = err.to_string();
-    match err {
-        TorchError::Unsupported { node, target, .. } => {
-            let node = PyString::new(py, &node).into_any().unbind();
-            let target = PyString::new(py, &target).into_any().unbind();
-            raise(
-                py,
-                torch_export_error(py),
-                msg,
-                &[("node", node), ("target", target)],
-            )
-        }
-        TorchError::Malformed(_) => raise(py, invalid_argument_error(py), msg, &[]),
-        TorchError::Ir(e) => ir_err(e),
-    }
 }
 
 fn report_dict<'py>(py: Python<'py>, r: &ImportReport, secs: f64) -> PyResult<Bound<'py, PyDict>> {
@@ -147,12 +129,11 @@ fn _torch_convert<'py>(
             guards,
         };
         // `program` (whose payloads hold Python references) is dropped here, with the GIL.
-        let (result, secs) = py.detach(|| {
+        let (g, report, secs) = crate::errors::enter(py, || {
             let t = Instant::now();
-            let r = ascendir_torch::convert(&program);
-            (r, t.elapsed().as_secs_f64())
-        });
-        let (g, report) = result.map_err(|e| torch_err(py, e))?;
+            let (g, report) = ascendir_torch::convert(&program)?;
+            Ok::<_, TorchError>((g, report, t.elapsed().as_secs_f64()))
+        })?;
         let d = report_dict(py, &report, secs)?;
         Ok((Py::new(py, PyGraph::from_graph(g))?, d))
     })

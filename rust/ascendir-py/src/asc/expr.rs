@@ -8,7 +8,7 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyInt};
 
-use super::AscPy;
+use crate::errors::IntoPyResult;
 
 /// An immutable canonical symbolic integer expression.
 #[pyclass(name = "Expr", module = "ascendir._core.asc", frozen)]
@@ -115,7 +115,7 @@ impl PyExpr {
     fn rational(n: i64, d: i64) -> PyResult<PyExpr> {
         crate::errors::guard_res(|| {
             Expr::rational(n, d).map(|e| PyExpr { e }).ok_or_else(|| {
-                super::asc_err(AscError::InvalidArgument(
+                crate::errors::py_err(AscError::InvalidArgument(
                     "rational with a zero denominator".into(),
                 ))
             })
@@ -181,7 +181,7 @@ impl PyExpr {
             let v = self.e.evaluate_rational(&b).map_err(AscError::from).py()?;
             if v.is_int() {
                 let i = v.to_i64().ok_or_else(|| {
-                    super::asc_err(AscError::Eval(EvalError::Overflow(self.e.to_string())))
+                    crate::errors::py_err(AscError::Eval(EvalError::Overflow(self.e.to_string())))
                 })?;
                 return Ok(i.into_pyobject(py)?.into_any().unbind());
             }
@@ -273,7 +273,7 @@ impl PyExpr {
             };
             match r.known() {
             Some(b) => Ok(PyBool::new(py, b).to_owned().into_any().unbind()),
-            None => Err(super::asc_err(AscError::InvalidArgument(format!(
+            None => Err(crate::errors::py_err(AscError::InvalidArgument(format!(
                 "cannot decide {} {} {} without symbol values; use static_lt/static_le (None = unknown)",
                 self.e,
                 match op {
@@ -450,7 +450,7 @@ fn exprs(args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<Vec<Expr>> {
     let v: PyResult<Vec<Expr>> = args.iter().map(|a| to_expr(&a)).collect();
     let v = v?;
     if v.is_empty() {
-        return Err(super::asc_err(AscError::InvalidArgument(
+        return Err(crate::errors::py_err(AscError::InvalidArgument(
             "at least one argument is required".into(),
         )));
     }
@@ -530,7 +530,7 @@ fn py_relation(kind: &str, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResu
         "lt" => Rel::Lt,
         "le" => Rel::Le,
         _ => {
-            return Err(super::asc_err(AscError::InvalidArgument(format!(
+            return Err(crate::errors::py_err(AscError::InvalidArgument(format!(
                 "unknown relation '{kind}'"
             ))))
         }

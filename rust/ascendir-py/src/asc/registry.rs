@@ -7,10 +7,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyString};
 
 use super::expr::{to_expr, PyExpr};
-use super::{asc_err, AscPy};
+use crate::errors::{py_err, IntoPyResult};
 
 fn reg_err<T>(msg: String) -> PyResult<T> {
-    Err(asc_err(AscError::Registry(msg)))
+    Err(py_err(AscError::Registry(msg)))
 }
 
 fn dtypes(op: &str, v: Vec<i64>) -> PyResult<Vec<DataType>> {
@@ -30,7 +30,7 @@ fn default_value(op: &str, name: &str, ty: AttrType, v: &Bound<'_, PyAny>) -> Py
         "op '{op}': default of attribute '{name}' is not of type {}",
         ty.name()
     );
-    let bad = || asc_err(AscError::Registry(msg.clone()));
+    let bad = || py_err(AscError::Registry(msg.clone()));
     Ok(match ty {
         AttrType::Int if is_int => AttrValue::Int(v.extract()?),
         AttrType::Float if is_int || v.is_instance_of::<PyFloat>() => {
@@ -71,7 +71,7 @@ fn register_op(
 ) -> PyResult<()> {
     crate::errors::guard_res(|| {
         let ct = ComputeType::parse(compute_type)
-            .map_err(|e| asc_err(AscError::Registry(format!("op '{op_type}': {e}"))))?;
+            .map_err(|e| py_err(AscError::Registry(format!("op '{op_type}': {e}"))))?;
         let mut def = OpDef::new(op_type, ct);
         let port = |(n, k, v): (String, String, String)| -> PyResult<PortDef> {
             Ok(PortDef {
@@ -119,7 +119,7 @@ fn registered_ops() -> PyResult<Vec<String>> {
 fn op_info(py: Python<'_>, op_type: &str) -> PyResult<Py<PyAny>> {
     crate::errors::guard_res(|| {
         let def = registry::lookup(op_type).ok_or_else(|| {
-            asc_err(AscError::NotFound(format!(
+            py_err(AscError::NotFound(format!(
                 "AscIR op type '{op_type}' is not registered"
             )))
         })?;

@@ -10,7 +10,7 @@ use super::graph::PyGraph;
 use super::op_desc::PyOpDesc;
 use super::tensor::PyTensorDesc;
 use super::types::py_attr_kind;
-use crate::errors::ir_err;
+use crate::errors::py_err;
 
 /// Who holds the attributes.
 #[derive(Debug)]
@@ -67,7 +67,7 @@ impl PyAttrMap {
     }
 
     fn missing(key: &str) -> PyErr {
-        ir_err(IrError::NotFound(format!("no attribute named '{key}'")))
+        py_err(IrError::NotFound(format!("no attribute named '{key}'")))
     }
 }
 

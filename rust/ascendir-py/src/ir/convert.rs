@@ -30,7 +30,7 @@ fn is_ndarray(obj: &Bound<'_, PyAny>) -> bool {
 }
 
 fn bad(key: &str, what: String) -> PyErr {
-    crate::errors::ir_err(IrError::InvalidArgument(format!(
+    crate::errors::py_err(IrError::InvalidArgument(format!(
         "attribute '{key}': {what}"
     )))
 }

@@ -33,7 +33,7 @@ pub struct PyGraph {
 }
 
 fn stale_subgraph(name: &str) -> PyErr {
-    crate::errors::ir_err(IrError::StaleSubgraph(format!(
+    crate::errors::py_err(IrError::StaleSubgraph(format!(
         "subgraph '{name}' is no longer registered on its root graph"
     )))
 }

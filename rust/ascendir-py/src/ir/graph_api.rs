@@ -604,7 +604,7 @@ impl PyGraph {
             let py = slf.py();
             let me = PyGraph::borrow_slot(slf)?;
             match &me.slot {
-                GraphSlot::Own(g) => Ok(py.detach(|| g.dump())),
+                GraphSlot::Own(g) => crate::errors::enter(py, || Ok::<_, IrError>(g.dump())),
                 GraphSlot::Sub { .. } => {
                     drop(me);
                     PyGraph::read(slf, |g| g.dump())
@@ -682,10 +682,9 @@ impl PyGraph {
                 Some(d) => PyTensorDesc::extract_arc(d)?,
                 None => Arc::new(TensorDesc::default()),
             };
-            let graph = crate::errors::guard(|| {
-                py.detach(|| build_bulk(name, types_slice, &table, &edge_rows, names, desc))
-            })?
-            .py()?;
+            let graph = crate::errors::enter(py, || {
+                build_bulk(name, types_slice, &table, &edge_rows, names, desc)
+            })?;
             Ok(PyGraph::from_graph(graph))
         })
     }

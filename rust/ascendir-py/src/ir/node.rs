@@ -8,7 +8,7 @@ use super::anchor::{AnchorKind, PyAnchor};
 use super::attrs::{AttrOwner, PyAttrMap};
 use super::graph::PyGraph;
 use super::op_desc::{OpLoc, PyOpDesc};
-use crate::errors::{ir_err, IntoPyResult};
+use crate::errors::{py_err, IntoPyResult};
 
 /// A node of a graph. The handle stays valid while the node is in its graph; afterwards every
 /// use raises `StaleHandleError`. A node stands for its output 0 when used as an input.
@@ -331,7 +331,7 @@ impl PyNode {
 
 /// A `StaleHandleError` for a node id that no longer resolves.
 pub fn stale(graph: &str, id: NodeId) -> PyErr {
-    ir_err(IrError::StaleHandle {
+    py_err(IrError::StaleHandle {
         node: id,
         graph: graph.to_string(),
     })

@@ -2,7 +2,7 @@
 //! pairs, `None` for optional inputs) and the attributes converted; the op is built by its
 //! prototype (`OpProto::instantiate`), verified, inferred, and added and linked in one edit.
 
-use ascendir_ir::instantiate::{InputArg, InputPlan, InstantiateError, OutputRequest};
+use ascendir_ir::instantiate::{InputArg, InputPlan, OutputRequest};
 
 use super::*;
 
@@ -21,15 +21,6 @@ fn parse_input(
         return Ok(InputArg::Group(v));
     }
     Ok(InputArg::One(extract_source(graph, obj)?))
-}
-
-/// The Python error of a failed instantiation: the registry's own errors as before, the rest
-/// `InvalidArgumentError`.
-fn instantiate_err(py: Python<'_>, e: InstantiateError) -> PyErr {
-    match e {
-        InstantiateError::Build(e) => registry_err(py, e),
-        e => raise(py, invalid_argument_error(py), e.to_string(), &[]),
-    }
 }
 
 /// Attributes for a registered type: declared ones converted to their kind.
@@ -91,7 +82,7 @@ pub fn add_registered(
         counts,
     } = proto
         .plan_args(&node_name, args)
-        .map_err(|e| instantiate_err(py, e))?;
+        .map_err(py_err)?;
     for s in sources.iter().flatten() {
         if s.is_control() {
             return Err(IrError::InvalidArgument(format!(
@@ -149,14 +140,14 @@ pub fn add_registered(
     };
     let mut op = proto
         .instantiate(&node_name, &counts, &descs, attr_map, request)
-        .map_err(|e| instantiate_err(py, e))?;
+        .map_err(py_err)?;
     // Value lookup by op input slot.
     let values = |i: usize| vals.get(i).cloned().flatten();
     run_verify(py, &op, &values)?;
     match &explicit_descs {
         Some(d) => proto
             .set_output_descs(&mut op, d)
-            .map_err(|e| instantiate_err(py, e))?,
+            .map_err(py_err)?,
         None => {
             // Best effort: a rule that cannot run (inputs not described yet) leaves the
             // outputs as declared; `Graph.infer_shapes` reports such failures.

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use ascendir_ir::infer::{self, CustomInfer, InferError, OutDesc, Param, Params, RuleKind};
 use ascendir_ir::registry::{
-    self, AttrSpec, InputSpec, OpProto, OutputSpec, RegistryError, TypeVarSpec,
+    self, AttrSpec, InputSpec, OpProto, OutputSpec, TypeVarSpec,
 };
 use ascendir_ir::{
     AttrMap, DataType, Graph, IrError, IrInputType, IrOutputType, NodeId, OpDesc, OutAnchor, Shape,
@@ -18,9 +18,7 @@ use ascendir_ir::{
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
-use crate::errors::{
-    inference_error, invalid_argument_error, overflow_error, raise, registry_error, IntoPyResult,
-};
+use crate::errors::{invalid_argument_error, py_err, raise, registry_error, IntoPyResult};
 use crate::ir::convert::{attrs_to_dict, infer_kind, py_to_attr};
 use crate::ir::graph::PyGraph;
 use crate::ir::node::{extract_source, PyNode};
@@ -46,34 +44,6 @@ fn funcs_of(py: Python<'_>, ty: &str) -> PyFuncs {
         ),
         None => (None, None),
     }
-}
-
-fn registry_err(py: Python<'_>, e: RegistryError) -> PyErr {
-    match e {
-        RegistryError::Registration(m) => raise(py, registry_error(py), m, &[]),
-        RegistryError::Invalid(m) => raise(py, invalid_argument_error(py), m, &[]),
-    }
-}
-
-fn inference_err(py: Python<'_>, e: &InferError) -> PyErr {
-    let cls = if e.is_overflow() {
-        overflow_error(py)
-    } else {
-        inference_error(py)
-    };
-    let node: Py<PyAny> = e
-        .node
-        .clone()
-        .into_pyobject(py)
-        .map(|o| o.into_any().unbind())
-        .unwrap_or_else(|_| py.None());
-    let rule: Py<PyAny> = e
-        .rule
-        .clone()
-        .into_pyobject(py)
-        .map(|o| o.into_any().unbind())
-        .unwrap_or_else(|_| py.None());
-    raise(py, cls, e.to_string(), &[("node", node), ("rule", rule)])
 }
 
 /// Make sure the builtin op library is registered (imports `ascendir.ops` on first use).
@@ -247,7 +217,7 @@ fn _ops_register(
             ));
         }
         let ty = proto.op_type.clone();
-        registry::register(proto, overriding).map_err(|e| registry_err(py, e))?;
+        registry::register(proto, overriding).map_err(py_err)?;
         let mut guard = PY_FUNCS.lock().unwrap_or_else(|e| e.into_inner());
         guard
             .get_or_insert_with(HashMap::new)
@@ -478,9 +448,7 @@ fn _ops_infer_node<'py>(
         let outs = infer::infer_op(&proto, &op, &values, &mut PyCustom)
             .and_then(|outs| infer::engine::check_outputs(&outs).map(|()| outs))
             .map_err(|m| {
-                inference_err(
-                    py,
-                    &InferError {
+                py_err(InferError {
                         graph: String::new(),
                         node: op.name().to_string(),
                         op_type: ty.clone(),
@@ -508,10 +476,9 @@ impl PyGraph {
         crate::errors::guard_res(|| {
             let py = slf.py();
             ensure_builtins(py)?;
-            let res = PyGraph::write(slf, |g: &mut Graph| {
-                py.detach(|| infer::infer_graph(g, &mut PyCustom))
-            })?;
-            let stats = res.map_err(|e| inference_err(py, &e))?;
+            let stats = PyGraph::write(slf, |g: &mut Graph| {
+                crate::errors::enter(py, || infer::infer_graph(g, &mut PyCustom))
+            })??;
             let d = PyDict::new(py);
             d.set_item("nodes", stats.nodes)?;
             d.set_item("inferred", stats.inferred)?;

@@ -12,10 +12,10 @@ use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::BoundObject;
 
 use crate::asc::expr::{to_expr, PyExpr, TYPE_MSG};
-use crate::asc::{asc_err, AscPy};
+use crate::errors::{py_err, IntoPyResult};
 
 pub(super) fn inv<T>(msg: String) -> PyResult<T> {
-    Err(asc_err(AscError::InvalidArgument(msg)))
+    Err(py_err(AscError::InvalidArgument(msg)))
 }
 
 pub(super) fn nid(g: &AscGraph, id: u32) -> PyResult<NodeId> {
@@ -219,7 +219,7 @@ pub(super) fn exec_condition(v: &Bound<'_, PyAny>) -> PyResult<ExecCondition> {
             .copied()
             .find(|c| c.name() == s)
             .ok_or_else(|| {
-                asc_err(AscError::InvalidArgument(format!(
+                py_err(AscError::InvalidArgument(format!(
                     "unknown exec condition '{s}'"
                 )))
             });
@@ -236,7 +236,7 @@ pub(super) fn enum_by_name<T: Copy>(
     all.iter()
         .copied()
         .find(|x| name(*x) == s)
-        .ok_or_else(|| asc_err(AscError::InvalidArgument(format!("unknown {what} '{s}'"))))
+        .ok_or_else(|| py_err(AscError::InvalidArgument(format!("unknown {what} '{s}'"))))
 }
 
 pub(super) fn set_mem_field(

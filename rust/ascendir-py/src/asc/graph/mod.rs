@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
 
 use super::expr::{to_expr, PyExpr};
-use super::{asc_err, AscPy};
+use crate::errors::{py_err, IntoPyResult};
 
 mod convert;
 
@@ -134,7 +134,7 @@ impl PyAscGraph {
     fn axis_info(&self, py: Python<'_>, id: i64) -> PyResult<Py<PyAny>> {
         crate::errors::guard_res(|| {
             let a = self.g.find_axis(id).ok_or_else(|| {
-                asc_err(AscError::NotFound(format!(
+                py_err(AscError::NotFound(format!(
                     "graph '{}': no axis with id {id} (it has {})",
                     self.g.name,
                     self.g.axes().len()
@@ -454,7 +454,7 @@ impl PyAscGraph {
                 "loop_axis" => {
                     let a: i64 = value.extract()?;
                     if a != -1 && self.g.find_axis(a).is_none() {
-                        return Err(asc_err(AscError::NotFound(format!("no axis with id {a}"))));
+                        return Err(py_err(AscError::NotFound(format!("no axis with id {a}"))));
                     }
                     self.g.node_mut(n).py()?.attr.sched.loop_axis = a;
                     Ok(())
@@ -516,7 +516,7 @@ impl PyAscGraph {
                         .copied()
                         .find(|x| x.name() == s)
                         .ok_or_else(|| {
-                            asc_err(AscError::InvalidArgument(format!("unknown api type '{s}'")))
+                            py_err(AscError::InvalidArgument(format!("unknown api type '{s}'")))
                         })?;
                 }
                 "unit" => {
@@ -526,7 +526,7 @@ impl PyAscGraph {
                         .copied()
                         .find(|x| x.name() == s)
                         .ok_or_else(|| {
-                            asc_err(AscError::InvalidArgument(format!(
+                            py_err(AscError::InvalidArgument(format!(
                                 "unknown compute unit '{s}'"
                             )))
                         })?;
@@ -544,7 +544,7 @@ impl PyAscGraph {
             match n.attr.ir_attr.get(name) {
                 Some(v) => attr_to_py(py, v),
                 None if n.op.find_attr(name).is_some() || n.op.attrs.is_empty() => Ok(py.None()),
-                None => Err(asc_err(AscError::NotFound(format!(
+                None => Err(py_err(AscError::NotFound(format!(
                     "node '{}' ({}): no IR attribute '{name}'",
                     n.name,
                     n.op_type()
@@ -642,7 +642,7 @@ impl PyAscGraph {
             let axis_ok = |g: &AscGraph, ids: &[i64]| -> PyResult<()> {
                 for a in ids {
                     if g.find_axis(*a).is_none() {
-                        return Err(asc_err(AscError::NotFound(format!(
+                        return Err(py_err(AscError::NotFound(format!(
                             "graph '{}': no axis with id {a}",
                             g.name
                         ))));
@@ -656,7 +656,7 @@ impl PyAscGraph {
                 "dtype" => {
                     let v: i64 = value.extract()?;
                     let dt = DataType::from_ge(v).ok_or_else(|| {
-                        asc_err(AscError::InvalidArgument(format!(
+                        py_err(AscError::InvalidArgument(format!(
                             "unknown data type number {v}"
                         )))
                     })?;

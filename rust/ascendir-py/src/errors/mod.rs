@@ -1,6 +1,19 @@
-//! The one place where Rust errors become Python exceptions of `ascendir.errors`.
+//! The one place where Rust errors become Python exceptions of `ascendir.errors`: the
+//! exception classes, the binding's [`Error`] enum with its one conversion into `PyErr`
+//! (`map`), the panic guards, and [`enter`], the funnel every long call goes through.
 
+mod map;
+
+use ascendir_asc::tiling::TilingError;
+use ascendir_asc::AscError;
+use ascendir_compiler::CompileError;
+use ascendir_ir::infer::InferError;
+use ascendir_ir::instantiate::InstantiateError;
+use ascendir_ir::registry::RegistryError;
 use ascendir_ir::IrError;
+use ascendir_onnx::OnnxError;
+use ascendir_proto::ProtoError;
+use ascendir_torch::TorchError;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyType};
@@ -117,50 +130,96 @@ pub fn raise(
     }
 }
 
-/// Convert an IR error into the matching Python exception.
-pub fn ir_err(err: IrError) -> PyErr {
-    Python::attach(|py| {
-        let msg = err.to_string();
-        match err {
-            IrError::InvalidArgument(_) => raise(py, invalid_argument_error(py), msg, &[]),
-            IrError::StaleHandle { .. } | IrError::StaleSubgraph(_) => {
-                raise(py, stale_handle_error(py), msg, &[])
-            }
-            IrError::NotFound(_) | IrError::AnchorOutOfRange { .. } => {
-                raise(py, not_found_error(py), msg, &[])
-            }
-            IrError::Duplicate(_) => raise(py, duplicate_error(py), msg, &[]),
-            IrError::Link(_) | IrError::NotLinked { .. } => raise(py, link_error(py), msg, &[]),
-            IrError::Overflow(_) => raise(py, overflow_error(py), msg, &[]),
-            IrError::Cycle { nodes, .. } => {
-                let nodes = nodes.into_pyobject(py).map(|o| o.into_any().unbind());
-                match nodes {
-                    Ok(n) => raise(py, cycle_error(py), msg, &[("nodes", n)]),
-                    Err(e) => e,
-                }
-            }
-            IrError::Validation { problems, .. } => {
-                let problems = problems.into_pyobject(py).map(|o| o.into_any().unbind());
-                match problems {
-                    Ok(p) => raise(py, validation_error(py), msg, &[("problems", p)]),
-                    Err(e) => e,
-                }
-            }
-            // A variant added to the IR later and not mapped here yet: the base class.
-            _ => raise(py, base_error(py), msg, &[]),
-        }
-    })
+/// Every error the engines return, as the binding carries it to Python. `From` each engine's
+/// error type builds it (so `?` works in a body returning `Result<T, Error>`), and the one
+/// `From<Error> for PyErr` (in `map`) picks the exception class and its attributes.
+#[derive(Debug)]
+pub enum Error {
+    /// An exception raised (or built) on the Python side; passed through unchanged.
+    Py(PyErr),
+    /// The graph IR (`ascendir-ir`).
+    Ir(IrError),
+    /// GE ModelDef / text / OM decoding and encoding (`ascendir-proto`).
+    Proto(ProtoError),
+    /// The ONNX frontend (`ascendir-onnx`).
+    Onnx(OnnxError),
+    /// The PyTorch frontend (`ascendir-torch`).
+    Torch(TorchError),
+    /// The AscGraph engine (`ascendir-asc`).
+    Asc(AscError),
+    /// The tiling solver (`ascendir-asc::tiling`).
+    Tiling(TilingError),
+    /// The compiler (`ascendir-compiler`).
+    Compile(CompileError),
+    /// The operator registry.
+    Registry(RegistryError),
+    /// Shape and dtype inference.
+    Infer(InferError),
+    /// Building an op from its registered prototype.
+    Instantiate(InstantiateError),
 }
 
-/// `Result<T, IrError>` → `PyResult<T>`.
+macro_rules! error_from {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        $(
+            impl From<$ty> for Error {
+                fn from(e: $ty) -> Self {
+                    Error::$variant(e)
+                }
+            }
+        )*
+    };
+}
+
+error_from! {
+    Py(PyErr),
+    Ir(IrError),
+    Proto(ProtoError),
+    Onnx(OnnxError),
+    Torch(TorchError),
+    Asc(AscError),
+    Tiling(TilingError),
+    Compile(CompileError),
+    Registry(RegistryError),
+    Infer(InferError),
+    Instantiate(InstantiateError),
+}
+
+impl From<Error> for PyErr {
+    fn from(e: Error) -> Self {
+        Python::attach(|py| e.into_py(py))
+    }
+}
+
+/// The Python exception of any engine error (see [`Error`]).
+pub fn py_err(e: impl Into<Error>) -> PyErr {
+    PyErr::from(e.into())
+}
+
+/// `Result<T, E>` → `PyResult<T>` for every error type [`Error`] takes.
 pub trait IntoPyResult<T> {
     /// Map the error into the Python exception tree.
     fn py(self) -> PyResult<T>;
 }
 
-impl<T> IntoPyResult<T> for Result<T, IrError> {
+impl<T, E: Into<Error>> IntoPyResult<T> for Result<T, E> {
     fn py(self) -> PyResult<T> {
-        self.map_err(ir_err)
+        self.map_err(py_err)
+    }
+}
+
+/// The funnel of every long call: run `f` with the GIL released, turn a panic inside it into
+/// `InternalError` and its error into the matching exception (polars' `enter_polars` is the
+/// model). `f` must not touch Python objects (the `Send` bound keeps them out).
+pub fn enter<T, E>(py: Python<'_>, f: impl FnOnce() -> Result<T, E> + Send) -> PyResult<T>
+where
+    T: Send,
+    E: Into<Error> + Send,
+{
+    match py.detach(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(f))) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(py_err(e)),
+        Err(payload) => Err(panic_err(payload)),
     }
 }
 
