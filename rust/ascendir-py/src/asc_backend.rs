@@ -286,10 +286,7 @@ impl PyTilingFunction {
         crate::errors::guard_res(|| {
             let mut m = shape_of(sizes)?;
             m.extend(shape_of(kwargs)?);
-            self.f
-                .call(&m)
-                .map(|d| PyTilingData { d })
-                .map_err(py_err)
+            self.f.call(&m).map(|d| PyTilingData { d }).map_err(py_err)
         })
     }
 

@@ -7,9 +7,9 @@ use ascendir_asc::codegen::{
 use ascendir_asc::AscGraph;
 use pyo3::prelude::*;
 
-use crate::errors::py_err;
 use crate::asc::graph::PyAscGraph;
 use crate::asc_backend::PyTarget;
+use crate::errors::py_err;
 
 /// Nested as a fused schedule: AscGraph → schedule result → group → ImplGraphs.
 type Nested<T> = Vec<Vec<Vec<Vec<T>>>>;

@@ -133,8 +133,10 @@ impl PyBatch {
             let opts = CompileOptions::from_json(options_json)
                 .map_err(|e| py_err(CompileError::new(Stage::Load, e)))?;
             let mode = CacheMode::parse(cache_mode).ok_or_else(|| {
-                py_err(CompileError::new(Stage::Load, format!("unknown cache mode '{cache_mode}'")),
-                )
+                py_err(CompileError::new(
+                    Stage::Load,
+                    format!("unknown cache mode '{cache_mode}'"),
+                ))
             })?;
             let inputs = models
                 .iter()
@@ -166,8 +168,10 @@ impl PyBatch {
                     })
                 })
                 .map_err(|e| {
-                    py_err(CompileError::new(Stage::Load, format!("cannot start the batch: {e}")),
-                    )
+                    py_err(CompileError::new(
+                        Stage::Load,
+                        format!("cannot start the batch: {e}"),
+                    ))
                 })?;
             Ok(PyBatch {
                 rx: Mutex::new(rx),
@@ -246,8 +250,10 @@ impl PyBatch {
             match r {
                 Ok(Ok(())) => Ok(()),
                 Ok(Err(e)) => Err(py_err(CompileError::new(Stage::Load, e))),
-                Err(_) => Err(py_err(CompileError::new(Stage::Load, "the batch thread panicked"),
-                )),
+                Err(_) => Err(py_err(CompileError::new(
+                    Stage::Load,
+                    "the batch thread panicked",
+                ))),
             }
         })
     }

@@ -68,7 +68,9 @@ fn _onnx_load_bytes<'py>(
     crate::errors::guard_res(|| {
         crate::ops::ensure_builtins(py)?;
         let buf = crate::proto::shared_input(data);
-        let result = enter(py, || ascendir_onnx::import_model(buf, &ImportOptions { base_dir }))?;
+        let result = enter(py, || {
+            ascendir_onnx::import_model(buf, &ImportOptions { base_dir })
+        })?;
         finish(py, result)
     })
 }

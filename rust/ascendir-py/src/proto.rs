@@ -94,8 +94,9 @@ impl PyGraph {
     #[staticmethod]
     fn from_text(py: Python<'_>, text: &str) -> PyResult<Py<PyGraph>> {
         crate::errors::guard_res(|| {
-            let data =
-                enter(py, || ascendir_proto::text::parse_to_bytes(text, "ModelDef"))?;
+            let data = enter(py, || {
+                ascendir_proto::text::parse_to_bytes(text, "ModelDef")
+            })?;
             decode_one(py, Bytes::from(data))
         })
     }
@@ -211,7 +212,9 @@ fn _default_model_attrs(py: Python<'_>) -> PyResult<Py<PyGraph>> {
 #[pyfunction]
 fn _text_to_bytes<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
     crate::errors::guard_res(|| {
-        let data = enter(py, || ascendir_proto::text::parse_to_bytes(text, "ModelDef"))?;
+        let data = enter(py, || {
+            ascendir_proto::text::parse_to_bytes(text, "ModelDef")
+        })?;
         crate::errors::py_bytes(py, &data)
     })
 }
@@ -219,9 +222,7 @@ fn _text_to_bytes<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyByt
 /// Binary ModelDef → text format.
 #[pyfunction]
 fn _bytes_to_text(py: Python<'_>, data: &[u8]) -> PyResult<String> {
-    crate::errors::guard_res(|| {
-        enter(py, || ascendir_proto::text::print_bytes(data, "ModelDef"))
-    })
+    crate::errors::guard_res(|| enter(py, || ascendir_proto::text::print_bytes(data, "ModelDef")))
 }
 
 /// The pieces of a parsed OM file: name, MODEL_DEF, WEIGHTS_DATA, the first model's other

@@ -80,9 +80,7 @@ pub fn add_registered(
     let InputPlan {
         slots: sources,
         counts,
-    } = proto
-        .plan_args(&node_name, args)
-        .map_err(py_err)?;
+    } = proto.plan_args(&node_name, args).map_err(py_err)?;
     for s in sources.iter().flatten() {
         if s.is_control() {
             return Err(IrError::InvalidArgument(format!(
@@ -145,9 +143,7 @@ pub fn add_registered(
     let values = |i: usize| vals.get(i).cloned().flatten();
     run_verify(py, &op, &values)?;
     match &explicit_descs {
-        Some(d) => proto
-            .set_output_descs(&mut op, d)
-            .map_err(py_err)?,
+        Some(d) => proto.set_output_descs(&mut op, d).map_err(py_err)?,
         None => {
             // Best effort: a rule that cannot run (inputs not described yet) leaves the
             // outputs as declared; `Graph.infer_shapes` reports such failures.

@@ -8,9 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use ascendir_ir::infer::{self, CustomInfer, InferError, OutDesc, Param, Params, RuleKind};
-use ascendir_ir::registry::{
-    self, AttrSpec, InputSpec, OpProto, OutputSpec, TypeVarSpec,
-};
+use ascendir_ir::registry::{self, AttrSpec, InputSpec, OpProto, OutputSpec, TypeVarSpec};
 use ascendir_ir::{
     AttrMap, DataType, Graph, IrError, IrInputType, IrOutputType, NodeId, OpDesc, OutAnchor, Shape,
     SubgraphType, Tensor, TensorDesc,
@@ -449,13 +447,12 @@ fn _ops_infer_node<'py>(
             .and_then(|outs| infer::engine::check_outputs(&outs).map(|()| outs))
             .map_err(|m| {
                 py_err(InferError {
-                        graph: String::new(),
-                        node: op.name().to_string(),
-                        op_type: ty.clone(),
-                        rule: proto.rule.kind.name().to_string(),
-                        message: m,
-                    },
-                )
+                    graph: String::new(),
+                    node: op.name().to_string(),
+                    op_type: ty.clone(),
+                    rule: proto.rule.kind.name().to_string(),
+                    message: m,
+                })
             })?;
         let list = PyList::empty(py);
         for o in outs {
