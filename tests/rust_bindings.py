@@ -135,7 +135,8 @@ def binding_files() -> list[Path]:
     return sorted(BINDINGS.rglob("*.rs"))
 
 
-GUARDS = ("crate::errors::guard(", "crate::errors::guard_res(")
+# The panic guards, and the funnel of long calls (it catches panics too).
+GUARDS = ("crate::errors::guard(", "crate::errors::guard_res(", "crate::errors::enter(")
 
 
 def is_guarded(src: str, f: RustFn) -> bool:
