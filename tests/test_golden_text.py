@@ -25,6 +25,7 @@ import ascendir as air
 from ascendir import asc
 from ascendir.asc.schedule import schedule
 from test_asc_sim_helpers import F16, F32, HB
+from test_edits import _op
 
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("ASCENDIR_UPDATE_GOLDEN") == "1"
@@ -46,20 +47,6 @@ def _problems_text(problems: list[str]) -> str:
 
 
 # ----- the IR verifier ---------------------------------------------------------------------
-
-
-def _op(g: air.Graph, name: str, ty: str, inputs: list[air.Node | None], outputs: int = 1,
-        ) -> air.Node:
-    od = air.OpDesc(name, ty)
-    for i in range(len(inputs)):
-        od.add_input(f"x{i}", air.TensorDesc([2, 4], air.float32))
-    for i in range(outputs):
-        od.add_output(f"y{i}", air.TensorDesc([2, 4], air.float32))
-    node = g.add_node(od)
-    for i, src in enumerate(inputs):
-        if src is not None:
-            src.out_data_anchor(0).link_to(node.in_data_anchor(i))
-    return node
 
 
 def _ir_open_inputs() -> air.Graph:
