@@ -15,6 +15,7 @@ import pytest
 from ascendir import asc
 from ascendir.asc import codegen
 from ascendir.asc.schedule import schedule
+from golden_files import assert_golden
 from test_asc_sim_helpers import F16, F32, HB
 
 GOLDEN = Path(__file__).parent / "golden" / "codegen"
@@ -59,12 +60,7 @@ def _graph(name: str, sizes: list[str]) -> asc.ImplGraph:
 
 
 def _assert_golden(name: str, text: str) -> None:
-    path = GOLDEN / name
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="\n")
-    assert path.exists(), f"golden file {path.name} missing: run with ASCENDIR_UPDATE_GOLDEN=1"
-    assert text == path.read_text(encoding="utf-8")
+    assert_golden(f"codegen/{name}", text)
 
 
 # ----- C18: GE's SingleGroupGenerateTilingData / MultiGroupGenerateTilingData ------------------

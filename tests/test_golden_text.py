@@ -15,30 +15,16 @@ After an intended change, regenerate them with one command and review the diff::
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
 import ascendir as air
 from ascendir import asc
 from ascendir.asc.schedule import schedule
+from golden_files import assert_golden
 from test_asc_sim_helpers import F16, F32, HB
 from test_edits import _op
-
-GOLDEN = Path(__file__).parent / "golden"
-UPDATE = os.environ.get("ASCENDIR_UPDATE_GOLDEN") == "1"
-
-
-def _assert_golden(rel: str, text: str) -> None:
-    path = GOLDEN / rel
-    if UPDATE:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8", newline="\n")
-    assert path.exists(), f"golden file {rel} missing: run with ASCENDIR_UPDATE_GOLDEN=1"
-    expected = path.read_text(encoding="utf-8")
-    assert text == expected, f"{rel} differs (ASCENDIR_UPDATE_GOLDEN=1 regenerates it)"
 
 
 def _problems_text(problems: list[str]) -> str:
@@ -100,7 +86,7 @@ def test_ir_verifier_problems_golden(case: str) -> None:
     with pytest.raises(air.ValidationError) as info:
         g.validate()
     assert info.value.problems == problems
-    _assert_golden(f"verifier/{case}.txt", _problems_text(problems))
+    assert_golden(f"verifier/{case}.txt", _problems_text(problems))
 
 
 # ----- the AscGraph checks -------------------------------------------------------------------
@@ -146,7 +132,7 @@ ASC_CASES: dict[str, Callable[[], list[str]]] = {
 
 @pytest.mark.parametrize("case", sorted(ASC_CASES))
 def test_asc_check_problems_golden(case: str) -> None:
-    _assert_golden(f"verifier/{case}.txt", _problems_text(ASC_CASES[case]()))
+    assert_golden(f"verifier/{case}.txt", _problems_text(ASC_CASES[case]()))
 
 
 # ----- scheduled ImplGraphs -------------------------------------------------------------------
@@ -204,4 +190,4 @@ def test_scheduled_impl_graphs_golden(case: str) -> None:
     again = "".join(f"=== {impl.name} (tiling key {impl.tiling_key})\n{impl.debug_str()}\n"
                     for impl in schedule(SCHEDULE_CASES[case]().g))
     assert again == text
-    _assert_golden(f"impl_graphs/{case}.txt", text)
+    assert_golden(f"impl_graphs/{case}.txt", text)
