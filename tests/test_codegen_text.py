@@ -7,7 +7,6 @@ Golden files live in ``tests/golden/codegen/``; regenerate them after an intende
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -17,9 +16,6 @@ from ascendir.asc import codegen
 from ascendir.asc.schedule import schedule
 from golden_files import assert_golden
 from test_asc_sim_helpers import F16, F32, HB
-
-GOLDEN = Path(__file__).parent / "golden" / "codegen"
-UPDATE = os.environ.get("ASCENDIR_UPDATE_GOLDEN") == "1"
 
 _MACROS = (
     "#include <stdint.h>\n"
