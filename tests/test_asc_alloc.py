@@ -129,11 +129,9 @@ def test_corrupted_allocation_is_caught_by_the_simulator() -> None:
     good = solve_tiling([impl], tgt, shape)
     np.testing.assert_allclose(simulate(impl, good, inputs)[b.outputs[0]], ref, rtol=1e-6)
     # Put both live loads into ONE slot: different reuse ids in a single-buffered queue.
-    core = impl._core
-    ly = impl.node("load4")
-    core.tensor_set(ly.id, 0, "mem", ("reuse_id", 99))
+    impl.node("load4").outputs[0].mem.reuse_id = 99
     for name in ("load2", "load4"):
-        core.tensor_set(impl.node(name).id, 0, "que", ("buf_num", 1))
+        impl.node(name).outputs[0].que.buf_num = 1
     bad = solve_tiling([impl], tgt, shape)
     out = simulate(impl, bad, inputs)[b.outputs[0]]
     assert not np.allclose(out, ref)

@@ -144,10 +144,9 @@ def test_checked_build_reports_a_corrupted_allocation() -> None:
     shape = {"s0": 3000}
     tgt = Target("t", core_num=4, ub_size=16384)
     inputs = b.make_inputs(shape)
-    core = impl._core
-    core.tensor_set(impl.node("load4").id, 0, "mem", ("reuse_id", 99))
+    impl.node("load4").outputs[0].mem.reuse_id = 99
     for name in ("load2", "load4"):
-        core.tensor_set(impl.node(name).id, 0, "que", ("buf_num", 1))
+        impl.node(name).outputs[0].que.buf_num = 1
     bad = solve_tiling([impl], tgt, shape)
     k = asc.build_cpu([impl], tgt, name="corrupt")
     with pytest.raises(KernelRunError) as e:

@@ -204,8 +204,10 @@ def test_reorder_errors() -> None:
     assert n.attr.sched.axis == [s0.id, s1.id]
 
 
-def test_check_messages_name_node_tensor_axis() -> None:
-    g = asc.HintGraph("g")
+def broken_views_graph(name: str = "g") -> asc.HintGraph:
+    """An unconnected input, a view with mismatched lengths, a queue without its binding (also
+    a golden case of ``test_golden_text``)."""
+    g = asc.HintGraph(name)
     a = g.create_axis("z0", g.create_size("s0"))
     x = asc.ops.Data("x", g)
     x.y.contiguous = [a]
@@ -213,6 +215,33 @@ def test_check_messages_name_node_tensor_axis() -> None:
     ab.attr.sched.axis = [a]
     ab.y.axis = [a]
     ab.y.mem.alloc_type = "queue"
+    return g
+
+
+def implicit_broadcast_graph(name: str = "g") -> asc.HintGraph:
+    """A HintGraph that broadcasts a Load's size-1 axis without a Broadcast node (also a golden
+    case of ``test_golden_text``)."""
+    g = asc.HintGraph(name)
+    z0 = g.create_axis("z0", g.create_size("s0"))
+    z1 = g.create_axis("z1", g.create_size("s1"))
+    x = asc.ops.Data("x", g)
+    load = asc.ops.Load("load", g)
+    load.x = x
+    load.attr.sched.axis = [z0, z1]
+    load.y.axis = [z0, z1]
+    load.y.size = [1, g.axis("z1").size]
+    load.y.strides = [0, 1]
+    ab = asc.ops.Abs("abs", g)
+    ab.x = load
+    ab.attr.sched.axis = [z0, z1]
+    ab.y.contiguous = [z0, z1]
+    return g
+
+
+def test_check_messages_name_node_tensor_axis() -> None:
+    g = broken_views_graph()
+    a = g.axis("z0")
+    ab = g.node("abs")
     with pytest.raises(ValidationError) as info:
         g.validate()
     problems = info.value.problems
@@ -287,20 +316,7 @@ def test_api_compute_type() -> None:
 
 
 def test_hint_conventions() -> None:
-    g = asc.HintGraph("g")
-    z0 = g.create_axis("z0", g.create_size("s0"))
-    z1 = g.create_axis("z1", g.create_size("s1"))
-    x = asc.ops.Data("x", g)
-    load = asc.ops.Load("load", g)
-    load.x = x
-    load.attr.sched.axis = [z0, z1]
-    load.y.axis = [z0, z1]
-    load.y.size = [1, g.axis("z1").size]
-    load.y.strides = [0, 1]
-    ab = asc.ops.Abs("abs", g)
-    ab.x = load
-    ab.attr.sched.axis = [z0, z1]
-    ab.y.contiguous = [z0, z1]
+    g = implicit_broadcast_graph()
     assert g.hint_problems() == [
         "node 'abs': input 'x' is implicitly broadcast along z0; insert a Broadcast node"
     ]

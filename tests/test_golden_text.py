@@ -20,9 +20,9 @@ from collections.abc import Callable
 import pytest
 
 import ascendir as air
-from ascendir import asc
 from ascendir.asc.schedule import schedule
 from golden_files import assert_golden
+from test_asc_graph import broken_views_graph, implicit_broadcast_graph
 from test_asc_sim_helpers import F16, F32, HB
 from test_edits import _op
 
@@ -92,41 +92,11 @@ def test_ir_verifier_problems_golden(case: str) -> None:
 # ----- the AscGraph checks -------------------------------------------------------------------
 
 
-def _asc_broken_views() -> list[str]:
-    """An unconnected input, a view with mismatched lengths, a queue without its binding."""
-    g = asc.HintGraph("broken_views")
-    a = g.create_axis("z0", g.create_size("s0"))
-    x = asc.ops.Data("x", g)
-    x.y.contiguous = [a]
-    ab = asc.ops.Abs("abs", g)
-    ab.attr.sched.axis = [a]
-    ab.y.axis = [a]
-    ab.y.mem.alloc_type = "queue"
-    return g.problems()
-
-
-def _asc_implicit_broadcast() -> list[str]:
-    """A HintGraph that broadcasts a Load's size-1 axis without a Broadcast node."""
-    g = asc.HintGraph("implicit_broadcast")
-    z0 = g.create_axis("z0", g.create_size("s0"))
-    z1 = g.create_axis("z1", g.create_size("s1"))
-    x = asc.ops.Data("x", g)
-    load = asc.ops.Load("load", g)
-    load.x = x
-    load.attr.sched.axis = [z0, z1]
-    load.y.axis = [z0, z1]
-    load.y.size = [1, g.axis("z1").size]
-    load.y.strides = [0, 1]
-    ab = asc.ops.Abs("abs", g)
-    ab.x = load
-    ab.attr.sched.axis = [z0, z1]
-    ab.y.contiguous = [z0, z1]
-    return g.hint_problems()
-
-
 ASC_CASES: dict[str, Callable[[], list[str]]] = {
-    "asc_broken_views": _asc_broken_views,
-    "asc_implicit_broadcast": _asc_implicit_broadcast,
+    "asc_broken_views": lambda: broken_views_graph("broken_views").problems(),
+    "asc_implicit_broadcast": (
+        lambda: implicit_broadcast_graph("implicit_broadcast").hint_problems()
+    ),
 }
 
 

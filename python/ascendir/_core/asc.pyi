@@ -4,9 +4,11 @@ from collections.abc import Mapping
 from fractions import Fraction
 from typing import Any, final
 
+from typing_extensions import disjoint_base
+
 ASCGRAPH_ATTR_KEY: str
 
-__all__ = ['ASCGRAPH_ATTR_KEY', 'Abs', 'AscGraph', 'Ceiling', 'Expr', 'Floor', 'Max', 'Min', 'Mod', 'Pow', '_bench_exprs', 'align', 'op_info', 'register_op', 'registered_ops', 'relation']
+__all__ = ['ASCGRAPH_ATTR_KEY', 'Abs', 'ApiProxy', 'AscGraph', 'Axis', 'Ceiling', 'Expr', 'Floor', 'IrAttrProxy', 'Max', 'Min', 'Mod', 'Node', 'NodeAttr', 'Output', 'Pow', 'SchedProxy', 'TensorAttrGroup', '_axis_id', '_bench_exprs', 'align', 'op_info', 'register_op', 'registered_ops', 'relation']
 
 @final
 class Expr:
@@ -194,7 +196,8 @@ def op_info(op_type: str) -> dict[str, Any]:
 
 @final
 class AscGraph:
-    """The AscGraph engine object (nodes and axes addressed by integer ids)."""
+    """The AscGraph engine object: sizes, axes, transforms, whole-graph checks and bytes (nodes
+    and axes are reached through the handle classes)."""
     name: str
     graph_type: int
     tiling_key: int
@@ -221,12 +224,6 @@ class AscGraph:
         ...
 
     def find_axis(self, name: str) -> int | None:
-        ...
-
-    def axis_info(self, id: int) -> dict[str, Any]:
-        ...
-
-    def set_axis_field(self, id: int, field: str, value: Any) -> None:
         ...
 
     def tile_split(self, axis: int, outer: str | None=None, inner: str | None=None) -> tuple[int, int]:
@@ -271,76 +268,13 @@ class AscGraph:
     def axis_map(self) -> list[tuple[int, list[int]]]:
         ...
 
-    def add_node(self, name: str, op_type: str) -> int:
-        ...
-
-    def adopt(self, other: AscGraph, node: int) -> int:
-        ...
-
     def node_count(self) -> int:
         ...
 
     def find_node(self, name: str) -> int | None:
         ...
 
-    def node_name(self, node: int) -> str:
-        ...
-
-    def rename_node(self, node: int, name: str) -> None:
-        ...
-
     def node_type(self, node: int) -> str:
-        ...
-
-    def input_names(self, node: int) -> list[str]:
-        ...
-
-    def output_names(self, node: int) -> list[str]:
-        ...
-
-    def node_inputs(self, node: int) -> list[tuple[int, int] | None]:
-        ...
-
-    def consumers(self, node: int) -> list[tuple[int, int, int]]:
-        ...
-
-    def connect(self, src: int, src_index: int, dst: int, port: str) -> None:
-        ...
-
-    def set_dynamic_inputs(self, dst: int, port: str, srcs: list[tuple[int, int]]) -> None:
-        ...
-
-    def set_dynamic_outputs(self, node: int, port: str, count: int) -> None:
-        ...
-
-    def sched_get(self, node: int, field: str) -> Any:
-        ...
-
-    def sched_set(self, node: int, field: str, value: Any) -> None:
-        ...
-
-    def api_get(self, node: int, field: str) -> str:
-        ...
-
-    def api_set(self, node: int, field: str, value: Any) -> None:
-        ...
-
-    def ir_attr_get(self, node: int, name: str) -> Any:
-        ...
-
-    def ir_attr_set(self, node: int, name: str, value: Any) -> None:
-        ...
-
-    def ir_attr_names(self, node: int) -> list[str]:
-        ...
-
-    def tensor_get(self, node: int, index: int, field: str) -> Any:
-        ...
-
-    def tensor_set(self, node: int, index: int, field: str, value: Any) -> None:
-        ...
-
-    def set_contiguous(self, node: int, index: int, axes: list[int]) -> None:
         ...
 
     def problems(self) -> list[str]:
@@ -370,5 +304,353 @@ class AscGraph:
     @staticmethod
     def from_bytes(data: bytes) -> AscGraph:
         ...
+
+@disjoint_base
+class Node:
+    """A node handle (base of ``ascendir.asc.Node`` and its per-op-type classes)."""
+
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Node:
+        ...
+
+    def _create(self, name: str, graph: Any | None=None) -> None:
+        ...
+
+    @classmethod
+    def _wrap(cls, graph: Any, nid: int) -> Any:
+        ...
+
+    def _attach_to(self, graph: Any | None) -> None:
+        ...
+
+    @property
+    def graph(self) -> Any | None:
+        ...
+
+    @property
+    def id(self) -> int:
+        ...
+
+    @property
+    def name(self) -> str:
+        ...
+
+    @property
+    def type(self) -> str:
+        ...
+
+    @property
+    def attr(self) -> NodeAttr:
+        ...
+
+    @property
+    def input_names(self) -> list[str]:
+        ...
+
+    @property
+    def output_names(self) -> list[str]:
+        ...
+
+    @property
+    def outputs(self) -> list[Output]:
+        ...
+
+    def output(self, index_or_name: int | str) -> Output:
+        ...
+
+    def set_dynamic_outputs(self, port: str, count: int) -> None:
+        ...
+
+    def input(self, name: str) -> Output | None:
+        ...
+
+    def _port_kind(self, name: str) -> str | None:
+        ...
+
+    def __getattr__(self, name: str) -> Any:
+        ...
+
+    def _link(self, port: str, value: Any) -> None:
+        ...
+
+    def _link_dynamic(self, port: str, values: Any) -> None:
+        ...
+
+@final
+class Output:
+    """An output tensor of a node: dtype, view and memory attributes."""
+
+    def __new__(cls, node: Node, index: int) -> Output:
+        ...
+
+    @property
+    def node(self) -> Node:
+        ...
+
+    @property
+    def index(self) -> int:
+        ...
+
+    @property
+    def name(self) -> str:
+        ...
+
+    @property
+    def dtype(self) -> Any:
+        ...
+
+    @dtype.setter
+    def dtype(self, value: Any) -> None:
+        ...
+
+    @property
+    def axis(self) -> list[int]:
+        ...
+
+    @axis.setter
+    def axis(self, value: Any) -> None:
+        ...
+
+    @property
+    def size(self) -> list[Expr]:
+        ...
+
+    @size.setter
+    def size(self, value: Any) -> None:
+        ...
+
+    @property
+    def repeats(self) -> list[Expr]:
+        ...
+
+    @repeats.setter
+    def repeats(self, value: Any) -> None:
+        ...
+
+    @property
+    def strides(self) -> list[Expr]:
+        ...
+
+    @strides.setter
+    def strides(self, value: Any) -> None:
+        ...
+
+    @property
+    def vectorized_axis(self) -> list[int]:
+        ...
+
+    @vectorized_axis.setter
+    def vectorized_axis(self, value: Any) -> None:
+        ...
+
+    @property
+    def vectorized_strides(self) -> list[Expr]:
+        ...
+
+    @vectorized_strides.setter
+    def vectorized_strides(self, value: Any) -> None:
+        ...
+
+    @property
+    def mem(self) -> TensorAttrGroup:
+        ...
+
+    @property
+    def que(self) -> TensorAttrGroup:
+        ...
+
+    @property
+    def buf(self) -> TensorAttrGroup:
+        ...
+
+    @property
+    def opt(self) -> TensorAttrGroup:
+        ...
+
+    def set_contiguous(self, axes: Any) -> None:
+        ...
+
+    @property
+    def contiguous(self) -> None:
+        ...
+
+    @contiguous.setter
+    def contiguous(self, axes: Any) -> None:
+        ...
+
+@final
+class Axis:
+    """A handle to one axis of a graph."""
+
+    def __new__(cls, graph: Any, axis_id: int) -> Axis:
+        ...
+
+    @property
+    def graph(self) -> Any:
+        ...
+
+    @property
+    def id(self) -> int:
+        ...
+
+    @property
+    def name(self) -> str:
+        ...
+
+    @property
+    def size(self) -> Expr:
+        ...
+
+    @property
+    def type(self) -> Any:
+        ...
+
+    @property
+    def type_name(self) -> str:
+        ...
+
+    @property
+    def from_axes(self) -> list[Axis]:
+        ...
+
+    @property
+    def split_pair(self) -> Axis | None:
+        ...
+
+    @property
+    def align(self) -> Expr:
+        ...
+
+    @align.setter
+    def align(self, value: _ExprLike) -> None:
+        ...
+
+    @property
+    def allow_unaligned_tail(self) -> bool:
+        ...
+
+    @allow_unaligned_tail.setter
+    def allow_unaligned_tail(self, value: Any) -> None:
+        ...
+
+    @property
+    def allow_oversize_axis(self) -> bool:
+        ...
+
+    @allow_oversize_axis.setter
+    def allow_oversize_axis(self, value: Any) -> None:
+        ...
+
+    @property
+    def bind_block(self) -> bool:
+        ...
+
+@final
+class NodeAttr:
+    """``node.attr``: ``sched``, ``api``, ``ir_attr``."""
+
+    @property
+    def sched(self) -> SchedProxy:
+        ...
+
+    @property
+    def api(self) -> ApiProxy:
+        ...
+
+    @property
+    def ir_attr(self) -> IrAttrProxy:
+        ...
+
+@final
+class SchedProxy:
+    """``node.attr.sched``."""
+
+    @property
+    def axis(self) -> list[int]:
+        ...
+
+    @axis.setter
+    def axis(self, value: Any) -> None:
+        ...
+
+    @property
+    def loop_axis(self) -> int:
+        ...
+
+    @loop_axis.setter
+    def loop_axis(self, value: Any) -> None:
+        ...
+
+    @property
+    def exec_order(self) -> int:
+        ...
+
+    @exec_order.setter
+    def exec_order(self, value: int) -> None:
+        ...
+
+    @property
+    def exec_condition(self) -> str:
+        ...
+
+    @exec_condition.setter
+    def exec_condition(self, value: str | int) -> None:
+        ...
+
+@final
+class ApiProxy:
+    """``node.attr.api``."""
+
+    @property
+    def compute_type(self) -> str:
+        ...
+
+    @compute_type.setter
+    def compute_type(self, value: str | int) -> None:
+        ...
+
+    @property
+    def type(self) -> str:
+        ...
+
+    @type.setter
+    def type(self, value: str) -> None:
+        ...
+
+    @property
+    def unit(self) -> Any:
+        ...
+
+    @unit.setter
+    def unit(self, value: Any) -> None:
+        ...
+
+@final
+class IrAttrProxy:
+    """``node.attr.ir_attr``."""
+
+    def __getattr__(self, name: str) -> Any:
+        ...
+
+    def __setattr__(self, name: str, value: Any, /) -> None:
+        ...
+
+    def names(self) -> list[str]:
+        ...
+
+@final
+class TensorAttrGroup:
+    """``out.mem`` / ``out.que`` / ``out.buf`` / ``out.opt``."""
+
+    def __getattr__(self, name: str) -> Any:
+        ...
+
+    def __setattr__(self, name: str, value: Any, /) -> None:
+        ...
+
+    def as_dict(self) -> dict[str, Any]:
+        ...
+
+def _axis_id(graph: Any | None, value: Any) -> int:
+    ...
 
 _ExprLike = Expr | int

@@ -1,10 +1,9 @@
 """The GE-style object API of AscGraphs: graphs, axes, nodes, outputs and attribute proxies.
 
-Everything is stored in the Rust engine (``ascendir._core.asc.AscGraph``); these classes are
-thin handles that address nodes and axes by id.
-
-The axis handle lives in ``_axis``, nodes, outputs and attribute proxies in ``_node``; every
-public name stays importable from here.
+Everything is stored in the Rust engine (``ascendir._core.asc.AscGraph``, the graph's
+``_core``); nodes, outputs, axes and the attribute proxies are the engine's handle classes
+(``_node``, ``_axis``). A graph keeps the node handles it gave out, so the same node is the
+same Python object every time. Every public name stays importable from here.
 """
 
 from __future__ import annotations
@@ -99,7 +98,6 @@ class AscGraph:
             if aid is None:
                 raise NotFoundError(f"graph '{self.name}' has no axis named '{key}'")
             return Axis(self, aid)
-        self._core.axis_info(key)
         return Axis(self, key)
 
     def find_axis(self, key: int | str) -> Axis | None:
@@ -145,9 +143,9 @@ class AscGraph:
             if nid is None:
                 raise NotFoundError(f"graph '{self.name}' has no node named '{node}'")
             return nid
-        if node._graph is not self:
+        if node.graph is not self:
             raise InvalidArgumentError(f"node '{node.name}' is not in graph '{self.name}'")
-        return node._id
+        return node.id
 
     def apply_split(self, node: Node | str, outer: Axis | int, inner: Axis | int) -> None:
         """Apply a split to a node's loop axes and output views."""
@@ -157,7 +155,7 @@ class AscGraph:
         """Apply a merge; returns the outputs left unchanged because they are not contiguous."""
         nid = self._nid(node)
         skipped = self._core.apply_merge(nid, _axis_id(self, merged))
-        names = self._core.output_names(nid)
+        names = self._node(nid).output_names
         return [names[i] for i in skipped]
 
     def apply_sched_axis_merge(self, node: Node | str, merged: Axis | int) -> None:

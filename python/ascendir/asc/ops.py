@@ -13,7 +13,7 @@ from typing import Any
 
 from .._core import asc as _casc
 from ..types import DataType
-from ._node import _PORTS_CACHE, Node
+from ._node import Node
 
 __all__ = ["REG_ASC_IR", "AscIrDef", "registered_ops"]
 
@@ -92,7 +92,6 @@ class AscIrDef:
             self._tmp,
             replace,
         )
-        _PORTS_CACHE.pop(self.op_type, None)
         _CLASSES.pop(self.op_type, None)
 
 

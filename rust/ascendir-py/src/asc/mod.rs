@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 
 pub mod expr;
 pub mod graph;
+pub mod handles;
 pub mod registry;
 
 /// Register the AscGraph classes and functions in the submodule `asc` of `m`.
@@ -13,6 +14,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let sub = PyModule::new(py, "asc")?;
     sub.add_class::<expr::PyExpr>()?;
     sub.add_class::<graph::PyAscGraph>()?;
+    handles::register(&sub)?;
     expr::register(&sub)?;
     registry::register(&sub)?;
     sub.add("ASCGRAPH_ATTR_KEY", ascendir_asc::wire::ASCGRAPH_ATTR_KEY)?;

@@ -76,32 +76,32 @@ fn proto(py: Python<'_>, err: ProtoError) -> PyErr {
         ProtoError::Encode(_) => raise(py, invalid_argument_error(py), msg, &[]),
         ProtoError::Io(_) => PyOSError::new_err(msg),
         ProtoError::OutOfMemory { .. } => PyMemoryError::new_err(msg),
-        _ => {
-            let offset = obj(py, err.offset());
-            let path = obj(py, err.path());
-            raise(
-                py,
-                decode_error(py),
-                msg,
-                &[("offset", offset), ("path", path)],
-            )
-        }
+        _ => decode(py, msg, err.offset(), err.path()),
     }
+}
+
+/// `DecodeError` with `.offset` (bytes into the input, None when unknown) and `.path` (the
+/// field path of the message being decoded): the one shape of every decoder's error.
+fn decode<'py>(
+    py: Python<'py>,
+    msg: String,
+    offset: impl IntoPyObject<'py>,
+    path: impl IntoPyObject<'py>,
+) -> PyErr {
+    let offset = obj(py, offset);
+    let path = obj(py, path);
+    raise(
+        py,
+        decode_error(py),
+        msg,
+        &[("offset", offset), ("path", path)],
+    )
 }
 
 fn onnx(py: Python<'_>, err: OnnxError) -> PyErr {
     let msg = err.to_string();
     match err {
-        OnnxError::Decode { offset, path, .. } => {
-            let offset = obj(py, offset);
-            let path = obj(py, path);
-            raise(
-                py,
-                decode_error(py),
-                msg,
-                &[("offset", offset), ("path", path)],
-            )
-        }
+        OnnxError::Decode { offset, path, .. } => decode(py, msg, offset, path),
         OnnxError::Io(_) => PyOSError::new_err(msg),
         OnnxError::OutOfMemory { .. } => PyMemoryError::new_err(msg),
         OnnxError::Invalid(_) | OnnxError::Unsupported(_) => {

@@ -130,11 +130,29 @@ pub fn raise(
     }
 }
 
-/// Every error the engines return, as the binding carries it to Python. `From` each engine's
-/// error type builds it (so `?` works in a body returning `Result<T, Error>`), and the one
-/// `From<Error> for PyErr` (in `map`) picks the exception class and its attributes.
-#[derive(Debug)]
-pub enum Error {
+/// Declares [`Error`] and its `From` impls from one list: each variant wraps one engine's error.
+macro_rules! errors {
+    ($($(#[doc = $doc:literal])* $variant:ident($ty:ty)),* $(,)?) => {
+        /// Every error the engines return, as the binding carries it to Python. `From` each
+        /// engine's error type builds it (so `?` works in a body returning `Result<T, Error>`),
+        /// and the one `From<Error> for PyErr` (in `map`) picks the exception class and its
+        /// attributes.
+        #[derive(Debug)]
+        pub enum Error {
+            $($(#[doc = $doc])* $variant($ty),)*
+        }
+
+        $(
+            impl From<$ty> for Error {
+                fn from(e: $ty) -> Self {
+                    Error::$variant(e)
+                }
+            }
+        )*
+    };
+}
+
+errors! {
     /// An exception raised (or built) on the Python side; passed through unchanged.
     Py(PyErr),
     /// The graph IR (`ascendir-ir`).
@@ -156,32 +174,6 @@ pub enum Error {
     /// Shape and dtype inference.
     Infer(InferError),
     /// Building an op from its registered prototype.
-    Instantiate(InstantiateError),
-}
-
-macro_rules! error_from {
-    ($($variant:ident($ty:ty)),* $(,)?) => {
-        $(
-            impl From<$ty> for Error {
-                fn from(e: $ty) -> Self {
-                    Error::$variant(e)
-                }
-            }
-        )*
-    };
-}
-
-error_from! {
-    Py(PyErr),
-    Ir(IrError),
-    Proto(ProtoError),
-    Onnx(OnnxError),
-    Torch(TorchError),
-    Asc(AscError),
-    Tiling(TilingError),
-    Compile(CompileError),
-    Registry(RegistryError),
-    Infer(InferError),
     Instantiate(InstantiateError),
 }
 

@@ -24,7 +24,7 @@ pub(super) fn nid(g: &AscGraph, id: u32) -> PyResult<NodeId> {
     Ok(n)
 }
 
-pub(super) fn exprs_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
+pub(crate) fn exprs_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
     let mut v = Vec::new();
     for item in obj.try_iter()? {
         v.push(to_expr(&item?)?);
@@ -32,7 +32,7 @@ pub(super) fn exprs_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Expr>> {
     Ok(v)
 }
 
-pub(super) fn ids_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+pub(crate) fn ids_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     let mut v = Vec::new();
     for item in obj.try_iter()? {
         v.push(item?.extract::<i64>()?);
@@ -40,7 +40,7 @@ pub(super) fn ids_of(obj: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
     Ok(v)
 }
 
-pub(super) fn wrap_exprs(py: Python<'_>, v: &[Expr]) -> PyResult<Py<PyAny>> {
+pub(crate) fn wrap_exprs(py: Python<'_>, v: &[Expr]) -> PyResult<Py<PyAny>> {
     let items: Vec<PyExpr> = v.iter().map(|e| PyExpr { e: e.clone() }).collect();
     Ok(PyList::new(
         py,
@@ -60,7 +60,7 @@ pub(super) fn obj<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: T) -> PyResult<
 }
 
 /// Convert a Python value to an IR attribute value of type `ty` (or guess when undeclared).
-pub(super) fn attr_from_py(
+pub(crate) fn attr_from_py(
     name: &str,
     ty: Option<AttrType>,
     v: &Bound<'_, PyAny>,
@@ -112,7 +112,7 @@ pub(super) fn attr_from_py(
     }
 }
 
-pub(super) fn attr_to_py(py: Python<'_>, v: &AttrValue) -> PyResult<Py<PyAny>> {
+pub(crate) fn attr_to_py(py: Python<'_>, v: &AttrValue) -> PyResult<Py<PyAny>> {
     match v {
         AttrValue::Int(i) => obj(py, *i),
         AttrValue::Float(f) => obj(py, *f),
@@ -212,7 +212,7 @@ pub(super) fn transform_from_py(t: &Bound<'_, PyAny>) -> PyResult<Transform> {
     })
 }
 
-pub(super) fn exec_condition(v: &Bound<'_, PyAny>) -> PyResult<ExecCondition> {
+pub(crate) fn exec_condition(v: &Bound<'_, PyAny>) -> PyResult<ExecCondition> {
     if let Ok(s) = v.extract::<String>() {
         return ExecCondition::ALL
             .iter()
@@ -227,7 +227,7 @@ pub(super) fn exec_condition(v: &Bound<'_, PyAny>) -> PyResult<ExecCondition> {
     Ok(ExecCondition::from_i64(v.extract()?))
 }
 
-pub(super) fn enum_by_name<T: Copy>(
+pub(crate) fn enum_by_name<T: Copy>(
     all: &[T],
     name: fn(T) -> &'static str,
     s: &str,
@@ -239,7 +239,7 @@ pub(super) fn enum_by_name<T: Copy>(
         .ok_or_else(|| py_err(AscError::InvalidArgument(format!("unknown {what} '{s}'"))))
 }
 
-pub(super) fn set_mem_field(
+pub(crate) fn set_mem_field(
     t: &mut ascendir_asc::Tensor,
     group: &str,
     key: &str,
