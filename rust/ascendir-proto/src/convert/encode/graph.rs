@@ -228,7 +228,8 @@ impl ChunkBuffer {
         let buf = match self.bufs.last_mut() {
             Some(b) if b.capacity() - b.len() >= need => b,
             _ => {
-                self.bufs.push(Vec::with_capacity(OPS_BUFFER_BYTES.max(need)));
+                self.bufs
+                    .push(Vec::with_capacity(OPS_BUFFER_BYTES.max(need)));
                 match self.bufs.last_mut() {
                     Some(b) => b,
                     None => return,
