@@ -20,7 +20,8 @@ pub(super) fn import(
     m: &mut Mapped,
 ) -> OnnxResult<Handled> {
     let n_in = node.input.len();
-    let name = pb::text(&node.name);
+    // The node name, validated only for a message (most nodes never need it).
+    let name = || pb::text(&node.name);
     let a = &mut m.attrs;
     match e.onnx {
         "Mod" => {
@@ -53,11 +54,14 @@ pub(super) fn import(
         "Constant" => {
             let Some(attr) = node.attribute.first() else {
                 return Err(OnnxError::Invalid(format!(
-                    "Constant '{name}' has no value"
+                    "Constant '{}' has no value",
+                    name()
                 )));
             };
             let t = constant_value(attr).map_err(|err| match err {
-                OnnxError::Invalid(msg) => OnnxError::Invalid(format!("Constant '{name}': {msg}")),
+                OnnxError::Invalid(msg) => {
+                    OnnxError::Invalid(format!("Constant '{}': {msg}", name()))
+                }
                 other => other,
             })?;
             a.insert("value", AttrValue::Tensor(t));

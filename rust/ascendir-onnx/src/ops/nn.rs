@@ -64,7 +64,8 @@ pub(super) fn import(
     m: &mut Mapped,
 ) -> OnnxResult<Handled> {
     let n_out = node.output.len();
-    let name = pb::text(&node.name);
+    // The node name, validated only for a message (most nodes never need it).
+    let name = || pb::text(&node.name);
     let a = &mut m.attrs;
     match e.onnx {
         "Conv" => {
@@ -96,8 +97,9 @@ pub(super) fn import(
         "MaxPool" | "AveragePool" => {
             let Some(ks) = get_ints(node, "kernel_shape") else {
                 return Err(OnnxError::Invalid(format!(
-                    "{} '{name}' has no kernel_shape",
-                    e.onnx
+                    "{} '{}' has no kernel_shape",
+                    e.onnx,
+                    name()
                 )));
             };
             let k = ks.len();
