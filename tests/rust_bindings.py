@@ -135,8 +135,10 @@ def binding_files() -> list[Path]:
     return sorted(BINDINGS.rglob("*.rs"))
 
 
-# The panic guards, and the funnel of long calls (it catches panics too).
-GUARDS = ("crate::errors::guard(", "crate::errors::guard_res(", "crate::errors::enter(")
+# The panic guards, and the funnel of long calls (it catches panics too); `guard_gc` is the
+# guard of the garbage-collector slots, which may not raise.
+GUARDS = ("crate::errors::guard(", "crate::errors::guard_res(", "crate::errors::enter(",
+          "crate::errors::guard_gc(")
 
 
 def is_guarded(src: str, f: RustFn) -> bool:

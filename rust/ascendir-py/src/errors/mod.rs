@@ -223,6 +223,12 @@ pub fn py_bytes<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Bound<'py, pyo3::
     })
 }
 
+/// [`guard`] for the garbage-collector slots (`__traverse__`, `__clear__`), which must not
+/// touch Python objects or raise: a panic inside `f` gives `fallback` instead.
+pub fn guard_gc<T>(fallback: T, f: impl FnOnce() -> T) -> T {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or(fallback)
+}
+
 /// [`guard`] for a body that returns a `PyResult` itself.
 pub fn guard_res<T>(f: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     guard(f)?

@@ -37,30 +37,30 @@ impl PyNodeAttr {
 impl PyNodeAttr {
     /// Scheduling info.
     #[getter]
-    fn sched(&self, py: Python<'_>) -> PySched {
-        PySched {
+    fn sched(&self, py: Python<'_>) -> PyResult<PySched> {
+        crate::errors::guard(|| PySched {
             node: self.node.clone_ref(py),
-        }
+        })
     }
 
     /// API info.
     #[getter]
-    fn api(&self, py: Python<'_>) -> PyApi {
-        PyApi {
+    fn api(&self, py: Python<'_>) -> PyResult<PyApi> {
+        crate::errors::guard(|| PyApi {
             node: self.node.clone_ref(py),
-        }
+        })
     }
 
     /// Per-op IR attributes.
     #[getter]
-    fn ir_attr(&self, py: Python<'_>) -> PyIrAttr {
-        PyIrAttr {
+    fn ir_attr(&self, py: Python<'_>) -> PyResult<PyIrAttr> {
+        crate::errors::guard(|| PyIrAttr {
             node: self.node.clone_ref(py),
-        }
+        })
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.node)
+        crate::errors::guard_gc(Ok(()), || visit.call(&self.node))
     }
 }
 
@@ -76,68 +76,84 @@ impl PySched {
     /// Loop axis ids, outer to inner.
     #[getter]
     fn axis(&self, py: Python<'_>) -> PyResult<Vec<i64>> {
-        At::of(self.node.bind(py))?.read(|g, id| Ok(g.node(id).py()?.attr.sched.axis.clone()))
+        crate::errors::guard_res(|| {
+            At::of(self.node.bind(py))?.read(|g, id| Ok(g.node(id).py()?.attr.sched.axis.clone()))
+        })
     }
 
     #[setter]
     fn set_axis(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let node = self.node.bind(value.py());
-        let ids = axis_ids_for(node, value)?;
-        At::of(node)?.write(|g, id| g.set_sched_axis(id, &ids).py())
+        crate::errors::guard_res(|| {
+            let node = self.node.bind(value.py());
+            let ids = axis_ids_for(node, value)?;
+            At::of(node)?.write(|g, id| g.set_sched_axis(id, &ids).py())
+        })
     }
 
     /// The innermost loop axis id (-1 = unset).
     #[getter]
     fn loop_axis(&self, py: Python<'_>) -> PyResult<i64> {
-        At::of(self.node.bind(py))?.read(|g, id| Ok(g.node(id).py()?.attr.sched.loop_axis))
+        crate::errors::guard_res(|| {
+            At::of(self.node.bind(py))?.read(|g, id| Ok(g.node(id).py()?.attr.sched.loop_axis))
+        })
     }
 
     #[setter]
     fn set_loop_axis(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let node = self.node.bind(value.py());
-        let one = pyo3::types::PyList::new(value.py(), [value])?;
-        let a = axis_ids_for(node, one.as_any())?[0];
-        At::of(node)?.write(|g, id| {
-            if a != -1 && g.find_axis(a).is_none() {
-                return Err(py_err(AscError::NotFound(format!("no axis with id {a}"))));
-            }
-            g.node_mut(id).py()?.attr.sched.loop_axis = a;
-            Ok(())
+        crate::errors::guard_res(|| {
+            let node = self.node.bind(value.py());
+            let one = pyo3::types::PyList::new(value.py(), [value])?;
+            let a = axis_ids_for(node, one.as_any())?[0];
+            At::of(node)?.write(|g, id| {
+                if a != -1 && g.find_axis(a).is_none() {
+                    return Err(py_err(AscError::NotFound(format!("no axis with id {a}"))));
+                }
+                g.node_mut(id).py()?.attr.sched.loop_axis = a;
+                Ok(())
+            })
         })
     }
 
     /// Execution order (-1 = node order).
     #[getter]
     fn exec_order(&self, py: Python<'_>) -> PyResult<i64> {
-        At::of(self.node.bind(py))?.read(|g, id| Ok(g.node(id).py()?.attr.sched.exec_order))
+        crate::errors::guard_res(|| {
+            At::of(self.node.bind(py))?.read(|g, id| Ok(g.node(id).py()?.attr.sched.exec_order))
+        })
     }
 
     #[setter]
     fn set_exec_order(&self, py: Python<'_>, value: i64) -> PyResult<()> {
-        At::of(self.node.bind(py))?.write(|g, id| {
-            g.node_mut(id).py()?.attr.sched.exec_order = value;
-            Ok(())
+        crate::errors::guard_res(|| {
+            At::of(self.node.bind(py))?.write(|g, id| {
+                g.node_mut(id).py()?.attr.sched.exec_order = value;
+                Ok(())
+            })
         })
     }
 
     /// Caching condition name (`no_cache` ...).
     #[getter]
     fn exec_condition(&self, py: Python<'_>) -> PyResult<&'static str> {
-        At::of(self.node.bind(py))?
-            .read(|g, id| Ok(g.node(id).py()?.attr.sched.exec_condition.name()))
+        crate::errors::guard_res(|| {
+            At::of(self.node.bind(py))?
+                .read(|g, id| Ok(g.node(id).py()?.attr.sched.exec_condition.name()))
+        })
     }
 
     #[setter]
     fn set_exec_condition(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let c = exec_condition(value)?;
-        At::of(self.node.bind(value.py()))?.write(|g, id| {
-            g.node_mut(id).py()?.attr.sched.exec_condition = c;
-            Ok(())
+        crate::errors::guard_res(|| {
+            let c = exec_condition(value)?;
+            At::of(self.node.bind(value.py()))?.write(|g, id| {
+                g.node_mut(id).py()?.attr.sched.exec_condition = c;
+                Ok(())
+            })
         })
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.node)
+        crate::errors::guard_gc(Ok(()), || visit.call(&self.node))
     }
 }
 
@@ -167,99 +183,112 @@ impl PyApi {
     /// Compute type (`load`, `elewise`, ...); setting it also sets type and unit.
     #[getter]
     fn compute_type(&self, py: Python<'_>) -> PyResult<&'static str> {
-        At::of(self.node.bind(py))?.read(|g, id| Ok(g.node(id).py()?.attr.api.compute_type.name()))
+        crate::errors::guard_res(|| {
+            At::of(self.node.bind(py))?
+                .read(|g, id| Ok(g.node(id).py()?.attr.api.compute_type.name()))
+        })
     }
 
     #[setter]
     fn set_compute_type(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let ct = if let Ok(s) = value.extract::<String>() {
-            ComputeType::parse(&s).py()?
-        } else {
-            let v: i64 = value.extract()?;
-            if !(0..=11).contains(&v) {
-                return Err(invalid(format!("compute type {v} is out of range")));
-            }
-            ComputeType::from_i64(v)
-        };
-        At::of(self.node.bind(value.py()))?.write(|g, id| {
-            let api = &mut g.node_mut(id).py()?.attr.api;
-            let (t, u) = ct.api_completion();
-            api.compute_type = ct;
-            api.api_type = t;
-            api.unit = u;
-            Ok(())
+        crate::errors::guard_res(|| {
+            let ct = if let Ok(s) = value.extract::<String>() {
+                ComputeType::parse(&s).py()?
+            } else {
+                let v: i64 = value.extract()?;
+                if !(0..=11).contains(&v) {
+                    return Err(invalid(format!("compute type {v} is out of range")));
+                }
+                ComputeType::from_i64(v)
+            };
+            At::of(self.node.bind(value.py()))?.write(|g, id| {
+                let api = &mut g.node_mut(id).py()?.attr.api;
+                let (t, u) = ct.api_completion();
+                api.compute_type = ct;
+                api.api_type = t;
+                api.unit = u;
+                Ok(())
+            })
         })
     }
 
     /// API type (`buffer` or `compute`).
     #[getter(r#type)]
     fn api_type(&self, py: Python<'_>) -> PyResult<&'static str> {
-        At::of(self.node.bind(py))?.read(|g, id| Ok(g.node(id).py()?.attr.api.api_type.name()))
+        crate::errors::guard_res(|| {
+            At::of(self.node.bind(py))?.read(|g, id| Ok(g.node(id).py()?.attr.api.api_type.name()))
+        })
     }
 
     #[setter(r#type)]
     fn set_api_type(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let s: String = value.extract()?;
-        let t = ApiType::ALL
-            .iter()
-            .copied()
-            .find(|x| x.name() == s)
-            .ok_or_else(|| invalid(format!("unknown api type '{s}'")))?;
-        At::of(self.node.bind(value.py()))?.write(|g, id| {
-            g.node_mut(id).py()?.attr.api.api_type = t;
-            Ok(())
+        crate::errors::guard_res(|| {
+            let s: String = value.extract()?;
+            let t = ApiType::ALL
+                .iter()
+                .copied()
+                .find(|x| x.name() == s)
+                .ok_or_else(|| invalid(format!("unknown api type '{s}'")))?;
+            At::of(self.node.bind(value.py()))?.write(|g, id| {
+                g.node_mut(id).py()?.attr.api.api_type = t;
+                Ok(())
+            })
         })
     }
 
     /// Compute unit (`ComputeUnit`: `VECTOR`, `MTE2`, ...).
     #[getter]
     fn unit(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let u = At::of(self.node.bind(py))?.read(|g, id| Ok(g.node(id).py()?.attr.api.unit))?;
-        Ok(compute_unit_enum(py)?
-            .get_item(u.name().to_ascii_uppercase())?
-            .unbind())
+        crate::errors::guard_res(|| {
+            let u = At::of(self.node.bind(py))?.read(|g, id| Ok(g.node(id).py()?.attr.api.unit))?;
+            Ok(compute_unit_enum(py)?
+                .get_item(u.name().to_ascii_uppercase())?
+                .unbind())
+        })
     }
 
     #[setter]
     fn set_unit(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let py = value.py();
-        let cls = compute_unit_enum(py)?;
-        let name = if value.is_instance(&cls)? {
-            value
-                .getattr("name")?
-                .extract::<String>()?
-                .to_ascii_lowercase()
-        } else if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
-            let v: i64 = value.extract()?;
-            match cls.call1((v,)) {
-                Ok(m) => m.getattr("name")?.extract::<String>()?.to_ascii_lowercase(),
-                Err(_) => {
-                    let all = ComputeUnit::ALL
-                        .iter()
-                        .map(|u| (*u as i64).to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ");
-                    return Err(invalid(format!(
-                        "compute unit {v} is not one of GE's [{all}]"
-                    )));
+        crate::errors::guard_res(|| {
+            let py = value.py();
+            let cls = compute_unit_enum(py)?;
+            let name = if value.is_instance(&cls)? {
+                value
+                    .getattr("name")?
+                    .extract::<String>()?
+                    .to_ascii_lowercase()
+            } else if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
+                let v: i64 = value.extract()?;
+                match cls.call1((v,)) {
+                    Ok(m) => m.getattr("name")?.extract::<String>()?.to_ascii_lowercase(),
+                    Err(_) => {
+                        let all = ComputeUnit::ALL
+                            .iter()
+                            .map(|u| (*u as i64).to_string())
+                            .collect::<Vec<_>>()
+                            .join(", ");
+                        return Err(invalid(format!(
+                            "compute unit {v} is not one of GE's [{all}]"
+                        )));
+                    }
                 }
-            }
-        } else {
-            value.str()?.to_string()
-        };
-        let unit = ComputeUnit::ALL
-            .iter()
-            .copied()
-            .find(|x| x.name() == name)
-            .ok_or_else(|| invalid(format!("unknown compute unit '{name}'")))?;
-        At::of(self.node.bind(py))?.write(|g, id| {
-            g.node_mut(id).py()?.attr.api.unit = unit;
-            Ok(())
+            } else {
+                value.str()?.to_string()
+            };
+            let unit = ComputeUnit::ALL
+                .iter()
+                .copied()
+                .find(|x| x.name() == name)
+                .ok_or_else(|| invalid(format!("unknown compute unit '{name}'")))?;
+            At::of(self.node.bind(py))?.write(|g, id| {
+                g.node_mut(id).py()?.attr.api.unit = unit;
+                Ok(())
+            })
         })
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.node)
+        crate::errors::guard_gc(Ok(()), || visit.call(&self.node))
     }
 }
 
@@ -275,40 +304,48 @@ impl PyIrAttr {
     /// An attribute value (None when unset; NotFoundError when the prototype has no such
     /// attribute).
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        if name.starts_with("__") {
-            return Err(PyAttributeError::new_err(name.to_string()));
-        }
-        At::of(self.node.bind(py))?.read(|g, id| {
-            let n = g.node(id).py()?;
-            match n.attr.ir_attr.get(name) {
-                Some(v) => attr_to_py(py, v),
-                None if n.op.find_attr(name).is_some() || n.op.attrs.is_empty() => Ok(py.None()),
-                None => Err(py_err(AscError::NotFound(format!(
-                    "node '{}' ({}): no IR attribute '{name}'",
-                    n.name,
-                    n.op_type()
-                )))),
+        crate::errors::guard_res(|| {
+            if name.starts_with("__") {
+                return Err(PyAttributeError::new_err(name.to_string()));
             }
+            At::of(self.node.bind(py))?.read(|g, id| {
+                let n = g.node(id).py()?;
+                match n.attr.ir_attr.get(name) {
+                    Some(v) => attr_to_py(py, v),
+                    None if n.op.find_attr(name).is_some() || n.op.attrs.is_empty() => {
+                        Ok(py.None())
+                    }
+                    None => Err(py_err(AscError::NotFound(format!(
+                        "node '{}' ({}): no IR attribute '{name}'",
+                        n.name,
+                        n.op_type()
+                    )))),
+                }
+            })
         })
     }
 
     /// Set an attribute (a `DataType` is stored as its number).
     fn __setattr__(&self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        At::of(self.node.bind(value.py()))?.write(|g, id| {
-            let ty = g.node(id).py()?.op.find_attr(name).map(|a| a.ty);
-            let v = attr_from_py(name, ty, value)?;
-            g.set_ir_attr(id, name, v).py()
+        crate::errors::guard_res(|| {
+            At::of(self.node.bind(value.py()))?.write(|g, id| {
+                let ty = g.node(id).py()?.op.find_attr(name).map(|a| a.ty);
+                let v = attr_from_py(name, ty, value)?;
+                g.set_ir_attr(id, name, v).py()
+            })
         })
     }
 
     /// Names of the attributes that are set.
     fn names(&self, py: Python<'_>) -> PyResult<Vec<String>> {
-        At::of(self.node.bind(py))?
-            .read(|g, id| Ok(g.node(id).py()?.attr.ir_attr.keys().cloned().collect()))
+        crate::errors::guard_res(|| {
+            At::of(self.node.bind(py))?
+                .read(|g, id| Ok(g.node(id).py()?.attr.ir_attr.keys().cloned().collect()))
+        })
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.node)
+        crate::errors::guard_gc(Ok(()), || visit.call(&self.node))
     }
 }
 
@@ -357,29 +394,31 @@ impl PyTensorGroup {
 #[pymethods]
 impl PyTensorGroup {
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
-        match self.dict(py)?.get_item(name)? {
+        crate::errors::guard_res(|| match self.dict(py)?.get_item(name)? {
             Some(v) => Ok(v.unbind()),
             None => Err(PyAttributeError::new_err(name.to_string())),
-        }
+        })
     }
 
     fn __setattr__(&self, name: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let group = self.group;
-        self.out.get().write(value.py(), |g, id, i| {
-            set_mem_field(g.tensor_mut(id, i).py()?, group, name, value)
+        crate::errors::guard_res(|| {
+            let group = self.group;
+            self.out.get().write(value.py(), |g, id, i| {
+                set_mem_field(g.tensor_mut(id, i).py()?, group, name, value)
+            })
         })
     }
 
     /// The group's fields as a dict.
     fn as_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        self.dict(py)
+        crate::errors::guard_res(|| self.dict(py))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        Ok(self.dict(py)?.repr()?.to_string())
+        crate::errors::guard_res(|| Ok(self.dict(py)?.repr()?.to_string()))
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.out)
+        crate::errors::guard_gc(Ok(()), || visit.call(&self.out))
     }
 }

@@ -92,25 +92,27 @@ fn expr(py: Python<'_>, e: &ascendir_asc::Expr) -> PyResult<Py<PyExpr>> {
 #[pyfunction]
 #[pyo3(name = "_axis_id", signature = (graph, value))]
 pub fn axis_id(graph: Option<&Bound<'_, PyAny>>, value: &Bound<'_, PyAny>) -> PyResult<i64> {
-    if let Ok(a) = value.cast::<PyAxis>() {
-        let a = a.get();
-        if let Some(g) = graph {
-            if !a.graph.is(g) {
-                let name = a.get(value.py(), |x| x.name.clone())?;
-                return Err(py_err(AscError::InvalidArgument(format!(
-                    "axis {name} belongs to another graph"
-                ))));
+    crate::errors::guard_res(|| {
+        if let Ok(a) = value.cast::<PyAxis>() {
+            let a = a.get();
+            if let Some(g) = graph {
+                if !a.graph.is(g) {
+                    let name = a.get(value.py(), |x| x.name.clone())?;
+                    return Err(py_err(AscError::InvalidArgument(format!(
+                        "axis {name} belongs to another graph"
+                    ))));
+                }
             }
+            return Ok(a.id);
         }
-        return Ok(a.id);
-    }
-    if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
-        return value.extract();
-    }
-    Err(py_err(AscError::InvalidArgument(format!(
-        "expected an Axis or an axis id, got {}",
-        value.repr()?
-    ))))
+        if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
+            return value.extract();
+        }
+        Err(py_err(AscError::InvalidArgument(format!(
+            "expected an Axis or an axis id, got {}",
+            value.repr()?
+        ))))
+    })
 }
 
 /// The ids of the axis arguments `values` for `node`: the node first joins the graph of the
@@ -135,128 +137,152 @@ impl PyAxis {
     /// The handle of axis `axis_id` of `graph`.
     #[new]
     fn py_new(graph: &Bound<'_, PyAny>, axis_id: i64) -> PyResult<PyAxis> {
-        PyAxis::of(graph, axis_id)
+        crate::errors::guard_res(|| PyAxis::of(graph, axis_id))
     }
 
     /// The owning graph.
     #[getter]
-    fn graph(&self, py: Python<'_>) -> Py<PyAny> {
-        self.graph.clone_ref(py)
+    fn graph(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        crate::errors::guard(|| self.graph.clone_ref(py))
     }
 
     /// Axis id (its index in the graph).
     #[getter]
-    fn id(&self) -> i64 {
-        self.id
+    fn id(&self) -> PyResult<i64> {
+        crate::errors::guard(|| self.id)
     }
 
     /// Axis name.
     #[getter]
     fn name(&self, py: Python<'_>) -> PyResult<String> {
-        self.get(py, |a| a.name.clone())
+        crate::errors::guard_res(|| self.get(py, |a| a.name.clone()))
     }
 
     /// Axis length.
     #[getter]
     fn size(&self, py: Python<'_>) -> PyResult<Py<PyExpr>> {
-        let e = self.get(py, |a| a.size.clone())?;
-        expr(py, &e)
+        crate::errors::guard_res(|| {
+            let e = self.get(py, |a| a.size.clone())?;
+            expr(py, &e)
+        })
     }
 
     /// GE's axis type (`AxisType`, an `int`: ORIGINAL=0 ... MERGED=5).
     #[getter(r#type)]
     fn axis_type(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let t = self.get(py, |a| a.axis_type as i64)?;
-        axis_type(py, t)
+        crate::errors::guard_res(|| {
+            let t = self.get(py, |a| a.axis_type as i64)?;
+            axis_type(py, t)
+        })
     }
 
     /// GE's dump name of the type (`ORIGINAL`, `TILE_IN`, ...).
     #[getter]
     fn type_name(&self, py: Python<'_>) -> PyResult<&'static str> {
-        self.get(py, |a| a.axis_type.dump_name())
+        crate::errors::guard_res(|| self.get(py, |a| a.axis_type.dump_name()))
     }
 
     /// Parent axes (split: the parent; merge: the merged axes).
     #[getter(from_axes)]
     fn parents(&self, py: Python<'_>) -> PyResult<Vec<PyAxis>> {
-        let from = self.get(py, |a| a.from.clone())?;
-        let g = self.graph.bind(py);
-        from.into_iter().map(|i| PyAxis::of(g, i)).collect()
+        crate::errors::guard_res(|| {
+            let from = self.get(py, |a| a.from.clone())?;
+            let g = self.graph.bind(py);
+            from.into_iter().map(|i| PyAxis::of(g, i)).collect()
+        })
     }
 
     /// The sibling of the same split, or None.
     #[getter]
     fn split_pair(&self, py: Python<'_>) -> PyResult<Option<PyAxis>> {
-        let other = self.get(py, |a| a.split_pair_other_id)?;
-        if other < 0 {
-            return Ok(None);
-        }
-        PyAxis::of(self.graph.bind(py), other).map(Some)
+        crate::errors::guard_res(|| {
+            let other = self.get(py, |a| a.split_pair_other_id)?;
+            if other < 0 {
+                return Ok(None);
+            }
+            PyAxis::of(self.graph.bind(py), other).map(Some)
+        })
     }
 
     /// Hard alignment of the tile size.
     #[getter]
     fn align(&self, py: Python<'_>) -> PyResult<Py<PyExpr>> {
-        let e = self.get(py, |a| a.align.clone())?;
-        expr(py, &e)
+        crate::errors::guard_res(|| {
+            let e = self.get(py, |a| a.align.clone())?;
+            expr(py, &e)
+        })
     }
 
     #[setter]
     fn set_align(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let e = to_expr(value)?;
-        self.set(value.py(), |a| a.align = e)
+        crate::errors::guard_res(|| {
+            let e = to_expr(value)?;
+            self.set(value.py(), |a| a.align = e)
+        })
     }
 
     /// `False` requires the parent size to be a multiple of this axis' size.
     #[getter]
     fn allow_unaligned_tail(&self, py: Python<'_>) -> PyResult<bool> {
-        self.get(py, |a| a.allow_unaligned_tail)
+        crate::errors::guard_res(|| self.get(py, |a| a.allow_unaligned_tail))
     }
 
     #[setter]
     fn set_allow_unaligned_tail(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let b = value.is_truthy()?;
-        self.set(value.py(), |a| a.allow_unaligned_tail = b)
+        crate::errors::guard_res(|| {
+            let b = value.is_truthy()?;
+            self.set(value.py(), |a| a.allow_unaligned_tail = b)
+        })
     }
 
     /// Allow padding beyond the size (tiling).
     #[getter]
     fn allow_oversize_axis(&self, py: Python<'_>) -> PyResult<bool> {
-        self.get(py, |a| a.allow_oversize_axis)
+        crate::errors::guard_res(|| self.get(py, |a| a.allow_oversize_axis))
     }
 
     #[setter]
     fn set_allow_oversize_axis(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let b = value.is_truthy()?;
-        self.set(value.py(), |a| a.allow_oversize_axis = b)
+        crate::errors::guard_res(|| {
+            let b = value.is_truthy()?;
+            self.set(value.py(), |a| a.allow_oversize_axis = b)
+        })
     }
 
     /// Whether this is a block axis.
     #[getter]
     fn bind_block(&self, py: Python<'_>) -> PyResult<bool> {
-        self.get(py, |a| a.bind_block)
+        crate::errors::guard_res(|| self.get(py, |a| a.bind_block))
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyAxis>()
-            .is_ok_and(|o| o.get().graph.is(&self.graph) && o.get().id == self.id)
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        crate::errors::guard(|| {
+            other
+                .cast::<PyAxis>()
+                .is_ok_and(|o| o.get().graph.is(&self.graph) && o.get().id == self.id)
+        })
     }
 
-    fn __hash__(&self) -> isize {
-        // The pair (graph identity, id), mixed like a tuple hash.
-        let addr = self.graph.as_ptr() as usize as isize;
-        addr.wrapping_mul(1_000_003) ^ (self.id as isize)
+    fn __hash__(&self) -> PyResult<isize> {
+        crate::errors::guard(|| {
+            // The pair (graph identity, id), mixed like a tuple hash.
+            let addr = self.graph.as_ptr() as usize as isize;
+            addr.wrapping_mul(1_000_003) ^ (self.id as isize)
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let (name, size) = self.get(py, |a| (a.name.clone(), a.size.clone()))?;
-        let size = expr(py, &size)?.bind(py).str()?.to_string();
-        Ok(format!("Axis({name}, id={}, size={size})", self.id))
+        crate::errors::guard_res(|| {
+            let (name, size) = self.get(py, |a| (a.name.clone(), a.size.clone()))?;
+            let size = expr(py, &size)?.bind(py).str()?.to_string();
+            Ok(format!("Axis({name}, id={}, size={size})", self.id))
+        })
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.graph)?;
-        visit.call(&self.core)
+        crate::errors::guard_gc(Ok(()), || {
+            visit.call(&self.graph)?;
+            visit.call(&self.core)
+        })
     }
 }

@@ -172,12 +172,12 @@ impl PyNode {
     /// An uninitialized handle; the class' `__init__` (or `_wrap`) fills it in.
     #[new]
     #[pyo3(signature = (*_args, **_kwargs))]
-    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyNode {
-        PyNode {
+    fn new(_args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<PyNode> {
+        crate::errors::guard(|| PyNode {
             graph: None,
             core: None,
             id: 0,
-        }
+        })
     }
 
     /// Create the node (of the class' `op_type`) named `name`, in `graph` or in a private graph.
@@ -187,35 +187,37 @@ impl PyNode {
         name: &str,
         graph: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let py = slf.py();
-        let op_type: String = slf.get_type().getattr("op_type")?.extract()?;
-        let (core, owner) = match graph {
-            Some(g) => (core_of(g)?, Some(g.clone())),
-            None => (
-                Bound::new(
-                    py,
-                    PyAscGraph {
-                        g: AscGraph::new(""),
-                    },
-                )?,
-                None,
-            ),
-        };
-        let id = write(&core, |g| Ok(g.add_node_of_type(name, &op_type).py()?.0))?;
-        {
-            let mut n = slf
-                .try_borrow_mut()
-                .map_err(|_| concurrent_err("a node handle"))?;
-            *n = PyNode::new_handle(
-                owner.as_ref().map(|g| g.clone().unbind()),
-                core.unbind(),
-                id,
-            );
-        }
-        if let Some(g) = owner {
-            g.getattr("_nodes")?.set_item(id, slf)?;
-        }
-        Ok(())
+        crate::errors::guard_res(|| {
+            let py = slf.py();
+            let op_type: String = slf.get_type().getattr("op_type")?.extract()?;
+            let (core, owner) = match graph {
+                Some(g) => (core_of(g)?, Some(g.clone())),
+                None => (
+                    Bound::new(
+                        py,
+                        PyAscGraph {
+                            g: AscGraph::new(""),
+                        },
+                    )?,
+                    None,
+                ),
+            };
+            let id = write(&core, |g| Ok(g.add_node_of_type(name, &op_type).py()?.0))?;
+            {
+                let mut n = slf
+                    .try_borrow_mut()
+                    .map_err(|_| concurrent_err("a node handle"))?;
+                *n = PyNode::new_handle(
+                    owner.as_ref().map(|g| g.clone().unbind()),
+                    core.unbind(),
+                    id,
+                );
+            }
+            if let Some(g) = owner {
+                g.getattr("_nodes")?.set_item(id, slf)?;
+            }
+            Ok(())
+        })
     }
 
     /// A handle of class `cls` for node `nid` of `graph` (no node is created).
@@ -225,192 +227,214 @@ impl PyNode {
         graph: &Bound<'py, PyAny>,
         nid: u32,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let core = core_of(graph)?;
-        super::read(&core, |g| node_ref(g, NodeId(nid)).map(|_| ()))?;
-        let obj = cls.call_method1("__new__", (cls,))?;
-        let node = obj.cast::<PyNode>()?;
-        *node
-            .try_borrow_mut()
-            .map_err(|_| concurrent_err("a node handle"))? =
-            PyNode::new_handle(Some(graph.clone().unbind()), core.unbind(), nid);
-        Ok(obj)
+        crate::errors::guard_res(|| {
+            let core = core_of(graph)?;
+            super::read(&core, |g| node_ref(g, NodeId(nid)).map(|_| ()))?;
+            let obj = cls.call_method1("__new__", (cls,))?;
+            let node = obj.cast::<PyNode>()?;
+            *node
+                .try_borrow_mut()
+                .map_err(|_| concurrent_err("a node handle"))? =
+                PyNode::new_handle(Some(graph.clone().unbind()), core.unbind(), nid);
+            Ok(obj)
+        })
     }
 
     /// Move this node into `graph` (no-op for None or its own graph); see the class doc.
     fn _attach_to(slf: &Bound<'_, PyNode>, graph: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        attach_to(slf, graph)
+        crate::errors::guard_res(|| attach_to(slf, graph))
     }
 
     /// The owning graph (None until the node joins one).
     #[getter]
-    fn graph(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.graph.as_ref().map(|g| g.clone_ref(py))
+    fn graph(&self, py: Python<'_>) -> PyResult<Option<Py<PyAny>>> {
+        crate::errors::guard(|| self.graph.as_ref().map(|g| g.clone_ref(py)))
     }
 
     /// Node id in its graph.
     #[getter]
-    fn id(&self) -> u32 {
-        self.id
+    fn id(&self) -> PyResult<u32> {
+        crate::errors::guard(|| self.id)
     }
 
     /// Node name.
     #[getter]
     fn name(slf: &Bound<'_, PyNode>) -> PyResult<String> {
-        node_name(slf)
+        crate::errors::guard_res(|| node_name(slf))
     }
 
     /// AscIR op type.
     #[getter(r#type)]
     fn op_type_of(slf: &Bound<'_, PyNode>) -> PyResult<String> {
-        At::of(slf)?.read(|g, id| Ok(node_ref(g, id)?.op_type().to_string()))
+        crate::errors::guard_res(|| {
+            At::of(slf)?.read(|g, id| Ok(node_ref(g, id)?.op_type().to_string()))
+        })
     }
 
     /// `sched`, `api` and `ir_attr`.
     #[getter]
-    fn attr(slf: &Bound<'_, PyNode>) -> PyNodeAttr {
-        PyNodeAttr::new(slf.clone().unbind())
+    fn attr(slf: &Bound<'_, PyNode>) -> PyResult<PyNodeAttr> {
+        crate::errors::guard(|| PyNodeAttr::new(slf.clone().unbind()))
     }
 
     /// Input port names.
     #[getter]
     fn input_names(slf: &Bound<'_, PyNode>) -> PyResult<Vec<String>> {
-        At::of(slf)?.read(|g, id| Ok(node_ref(g, id)?.input_names.clone()))
+        crate::errors::guard_res(|| {
+            At::of(slf)?.read(|g, id| Ok(node_ref(g, id)?.input_names.clone()))
+        })
     }
 
     /// Output port names.
     #[getter]
     fn output_names(slf: &Bound<'_, PyNode>) -> PyResult<Vec<String>> {
-        At::of(slf)?.read(|g, id| Ok(node_ref(g, id)?.output_names.clone()))
+        crate::errors::guard_res(|| {
+            At::of(slf)?.read(|g, id| Ok(node_ref(g, id)?.output_names.clone()))
+        })
     }
 
     /// Output handles.
     #[getter]
     fn outputs(slf: &Bound<'_, PyNode>) -> PyResult<Vec<PyOutput>> {
-        let n = At::of(slf)?.read(|g, id| Ok(node_ref(g, id)?.output_names.len()))?;
-        Ok((0..n)
-            .map(|i| PyOutput::new(slf.clone().unbind(), i))
-            .collect())
+        crate::errors::guard_res(|| {
+            let n = At::of(slf)?.read(|g, id| Ok(node_ref(g, id)?.output_names.len()))?;
+            Ok((0..n)
+                .map(|i| PyOutput::new(slf.clone().unbind(), i))
+                .collect())
+        })
     }
 
     /// An output by index or port name.
     fn output(slf: &Bound<'_, PyNode>, index_or_name: &Bound<'_, PyAny>) -> PyResult<PyOutput> {
-        let (name, names) = At::of(slf)?.read(|g, id| {
-            let n = node_ref(g, id)?;
-            Ok((n.name.clone(), n.output_names.clone()))
-        })?;
-        let index = if let Ok(s) = index_or_name.cast::<PyString>() {
-            let s = s.to_str()?;
-            names
-                .iter()
-                .position(|p| p == s)
-                .ok_or_else(|| not_found(format!("node '{name}' has no output '{s}'")))?
-        } else if index_or_name.is_instance_of::<PyInt>() {
-            let i: i64 = index_or_name.extract()?;
-            usize::try_from(i)
-                .ok()
-                .filter(|i| *i < names.len())
-                .ok_or_else(|| not_found(format!("node '{name}' has no output {i}")))?
-        } else {
-            return Err(invalid(format!(
-                "an output is named by its index or port name, got {}",
-                index_or_name.repr()?
-            )));
-        };
-        Ok(PyOutput::new(slf.clone().unbind(), index))
+        crate::errors::guard_res(|| {
+            let (name, names) = At::of(slf)?.read(|g, id| {
+                let n = node_ref(g, id)?;
+                Ok((n.name.clone(), n.output_names.clone()))
+            })?;
+            let index = if let Ok(s) = index_or_name.cast::<PyString>() {
+                let s = s.to_str()?;
+                names
+                    .iter()
+                    .position(|p| p == s)
+                    .ok_or_else(|| not_found(format!("node '{name}' has no output '{s}'")))?
+            } else if index_or_name.is_instance_of::<PyInt>() {
+                let i: i64 = index_or_name.extract()?;
+                usize::try_from(i)
+                    .ok()
+                    .filter(|i| *i < names.len())
+                    .ok_or_else(|| not_found(format!("node '{name}' has no output {i}")))?
+            } else {
+                return Err(invalid(format!(
+                    "an output is named by its index or port name, got {}",
+                    index_or_name.repr()?
+                )));
+            };
+            Ok(PyOutput::new(slf.clone().unbind(), index))
+        })
     }
 
     /// Set the number of instances of a dynamic output (named `<port>0` ...).
     fn set_dynamic_outputs(slf: &Bound<'_, PyNode>, port: &str, count: usize) -> PyResult<()> {
-        At::of(slf)?.write(|g, id| g.set_dynamic_outputs(id, port, count).py())
+        crate::errors::guard_res(|| {
+            At::of(slf)?.write(|g, id| g.set_dynamic_outputs(id, port, count).py())
+        })
     }
 
     /// The producer output feeding input `name` (None when unconnected).
     fn input(slf: &Bound<'_, PyNode>, name: &str) -> PyResult<Option<PyOutput>> {
-        let src = At::of(slf)?.read(|g, id| {
-            let n = node_ref(g, id)?;
-            let i = n
-                .input_names
-                .iter()
-                .position(|p| p == name)
-                .ok_or_else(|| not_found(format!("node '{}' has no input '{name}'", n.name)))?;
-            Ok(n.inputs.get(i).copied().flatten())
-        })?;
-        let (Some(src), Some(graph)) = (src, graph_of(slf)?) else {
-            return Ok(None);
-        };
-        let producer = graph.call_method1("_node", (src.node.0,))?;
-        let producer = producer.cast::<PyNode>()?;
-        Ok(Some(PyOutput::new(
-            producer.clone().unbind(),
-            src.index as usize,
-        )))
+        crate::errors::guard_res(|| {
+            let src = At::of(slf)?.read(|g, id| {
+                let n = node_ref(g, id)?;
+                let i = n
+                    .input_names
+                    .iter()
+                    .position(|p| p == name)
+                    .ok_or_else(|| not_found(format!("node '{}' has no input '{name}'", n.name)))?;
+                Ok(n.inputs.get(i).copied().flatten())
+            })?;
+            let (Some(src), Some(graph)) = (src, graph_of(slf)?) else {
+                return Ok(None);
+            };
+            let producer = graph.call_method1("_node", (src.node.0,))?;
+            let producer = producer.cast::<PyNode>()?;
+            Ok(Some(PyOutput::new(
+                producer.clone().unbind(),
+                src.index as usize,
+            )))
+        })
     }
 
     /// What assigning attribute `name` does: `in` (link an input), `in_dynamic` (link the
     /// instances of a dynamic input), `out` (refused) or None (a plain attribute). The ports are
     /// the registered prototype's; for an unregistered type, the node's own port names.
     fn _port_kind(slf: &Bound<'_, PyNode>, name: &str) -> PyResult<Option<&'static str>> {
-        let (op_type, inputs, outputs) = At::of(slf)?.read(|g, id| {
-            let n = node_ref(g, id)?;
-            Ok((
-                n.op_type().to_string(),
-                n.input_names.clone(),
-                n.output_names.clone(),
-            ))
-        })?;
-        let Some(def) = registry::lookup(&op_type) else {
-            return Ok(if inputs.iter().any(|p| p == name) {
-                Some("in")
-            } else if outputs.iter().any(|p| p == name) {
-                Some("out")
-            } else {
-                None
-            });
-        };
-        if let Some(p) = def.inputs.iter().find(|p| p.name == name) {
-            return Ok(Some(if p.kind == PortKind::Dynamic {
-                "in_dynamic"
-            } else {
-                "in"
-            }));
-        }
-        Ok(def.outputs.iter().any(|p| p.name == name).then_some("out"))
+        crate::errors::guard_res(|| {
+            let (op_type, inputs, outputs) = At::of(slf)?.read(|g, id| {
+                let n = node_ref(g, id)?;
+                Ok((
+                    n.op_type().to_string(),
+                    n.input_names.clone(),
+                    n.output_names.clone(),
+                ))
+            })?;
+            let Some(def) = registry::lookup(&op_type) else {
+                return Ok(if inputs.iter().any(|p| p == name) {
+                    Some("in")
+                } else if outputs.iter().any(|p| p == name) {
+                    Some("out")
+                } else {
+                    None
+                });
+            };
+            if let Some(p) = def.inputs.iter().find(|p| p.name == name) {
+                return Ok(Some(if p.kind == PortKind::Dynamic {
+                    "in_dynamic"
+                } else {
+                    "in"
+                }));
+            }
+            Ok(def.outputs.iter().any(|p| p.name == name).then_some("out"))
+        })
     }
 
     /// Ports read as attributes: an output port gives its handle, an input port its producer.
     fn __getattr__(slf: &Bound<'_, PyNode>, name: &str) -> PyResult<Py<PyAny>> {
-        let py = slf.py();
-        if !name.starts_with('_') {
-            let (outputs, is_input) = At::of(slf)?.read(|g, id| {
-                let n = node_ref(g, id)?;
-                Ok((
-                    n.output_names.clone(),
-                    n.input_names.iter().any(|p| p == name),
-                ))
-            })?;
-            if let Some(i) = outputs.iter().position(|p| p == name) {
-                return Ok(Py::new(py, PyOutput::new(slf.clone().unbind(), i))?.into_any());
+        crate::errors::guard_res(|| {
+            let py = slf.py();
+            if !name.starts_with('_') {
+                let (outputs, is_input) = At::of(slf)?.read(|g, id| {
+                    let n = node_ref(g, id)?;
+                    Ok((
+                        n.output_names.clone(),
+                        n.input_names.iter().any(|p| p == name),
+                    ))
+                })?;
+                if let Some(i) = outputs.iter().position(|p| p == name) {
+                    return Ok(Py::new(py, PyOutput::new(slf.clone().unbind(), i))?.into_any());
+                }
+                if is_input {
+                    return Ok(PyNode::input(slf, name)?
+                        .into_pyobject(py)?
+                        .into_any()
+                        .unbind());
+                }
             }
-            if is_input {
-                return Ok(PyNode::input(slf, name)?
-                    .into_pyobject(py)?
-                    .into_any()
-                    .unbind());
-            }
-        }
-        let cls = slf.get_type().name()?;
-        Err(PyAttributeError::new_err(format!(
-            "{cls} node has no attribute or port '{name}'"
-        )))
+            let cls = slf.get_type().name()?;
+            Err(PyAttributeError::new_err(format!(
+                "{cls} node has no attribute or port '{name}'"
+            )))
+        })
     }
 
     /// Link input port `port` to `value` (a node or an output), moving either node into the
     /// other's graph first when it has none.
     fn _link(slf: &Bound<'_, PyNode>, port: &str, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let src = as_output(value)?;
-        join(slf, &src)?;
-        let r = out_ref(&src)?;
-        At::of(slf)?.write(|g, id| g.connect_by_name(r, id, port).py())
+        crate::errors::guard_res(|| {
+            let src = as_output(value)?;
+            join(slf, &src)?;
+            let r = out_ref(&src)?;
+            At::of(slf)?.write(|g, id| g.connect_by_name(r, id, port).py())
+        })
     }
 
     /// Link the instances of dynamic input `port` to `values` (nodes or outputs).
@@ -419,37 +443,45 @@ impl PyNode {
         port: &str,
         values: &Bound<'_, PyAny>,
     ) -> PyResult<()> {
-        let mut srcs = Vec::new();
-        for v in values.try_iter()? {
-            srcs.push(as_output(&v?)?);
-        }
-        for s in &srcs {
-            join(slf, s)?;
-        }
-        let refs = srcs.iter().map(out_ref).collect::<PyResult<Vec<_>>>()?;
-        At::of(slf)?.write(|g, id| g.set_dynamic_inputs(id, port, &refs).py())
+        crate::errors::guard_res(|| {
+            let mut srcs = Vec::new();
+            for v in values.try_iter()? {
+                srcs.push(as_output(&v?)?);
+            }
+            for s in &srcs {
+                join(slf, s)?;
+            }
+            let refs = srcs.iter().map(out_ref).collect::<PyResult<Vec<_>>>()?;
+            At::of(slf)?.write(|g, id| g.set_dynamic_inputs(id, port, &refs).py())
+        })
     }
 
     fn __repr__(slf: &Bound<'_, PyNode>) -> PyResult<String> {
-        let (name, ty) = At::of(slf)?.read(|g, id| {
-            let n = node_ref(g, id)?;
-            Ok((n.name.clone(), n.op_type().to_string()))
-        })?;
-        Ok(format!("{ty}({})", PyString::new(slf.py(), &name).repr()?))
+        crate::errors::guard_res(|| {
+            let (name, ty) = At::of(slf)?.read(|g, id| {
+                let n = node_ref(g, id)?;
+                Ok((n.name.clone(), n.op_type().to_string()))
+            })?;
+            Ok(format!("{ty}({})", PyString::new(slf.py(), &name).repr()?))
+        })
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        if let Some(g) = &self.graph {
-            visit.call(g)?;
-        }
-        if let Some(c) = &self.core {
-            visit.call(c)?;
-        }
-        Ok(())
+        crate::errors::guard_gc(Ok(()), || {
+            if let Some(g) = &self.graph {
+                visit.call(g)?;
+            }
+            if let Some(c) = &self.core {
+                visit.call(c)?;
+            }
+            Ok(())
+        })
     }
 
     fn __clear__(&mut self) {
-        self.graph = None;
-        self.core = None;
+        crate::errors::guard_gc((), || {
+            self.graph = None;
+            self.core = None;
+        })
     }
 }

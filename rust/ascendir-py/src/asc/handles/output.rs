@@ -112,33 +112,35 @@ fn to_dtype<'py>(value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
 impl PyOutput {
     /// The output `index` of `node`.
     #[new]
-    fn py_new(node: Py<PyNode>, index: usize) -> PyOutput {
-        PyOutput::new(node, index)
+    fn py_new(node: Py<PyNode>, index: usize) -> PyResult<PyOutput> {
+        crate::errors::guard(|| PyOutput::new(node, index))
     }
 
     /// The producing node.
     #[getter]
-    fn node(&self, py: Python<'_>) -> Py<PyNode> {
-        self.node.clone_ref(py)
+    fn node(&self, py: Python<'_>) -> PyResult<Py<PyNode>> {
+        crate::errors::guard(|| self.node.clone_ref(py))
     }
 
     /// Output index.
     #[getter]
-    fn index(&self) -> usize {
-        self.index
+    fn index(&self) -> PyResult<usize> {
+        crate::errors::guard(|| self.index)
     }
 
     /// Output port name.
     #[getter]
     fn name(&self, py: Python<'_>) -> PyResult<String> {
-        let index = self.index;
-        self.at(py)?.read(|g, id| {
-            let n = g.node(id).py()?;
-            n.output_names.get(index).cloned().ok_or_else(|| {
-                py_err(AscError::NotFound(format!(
-                    "node '{}' has no output {index}",
-                    n.name
-                )))
+        crate::errors::guard_res(|| {
+            let index = self.index;
+            self.at(py)?.read(|g, id| {
+                let n = g.node(id).py()?;
+                n.output_names.get(index).cloned().ok_or_else(|| {
+                    py_err(AscError::NotFound(format!(
+                        "node '{}' has no output {index}",
+                        n.name
+                    )))
+                })
             })
         })
     }
@@ -146,159 +148,175 @@ impl PyOutput {
     /// Element type.
     #[getter]
     fn dtype(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let dt = self.read(py, |t| Ok(t.dtype))?;
-        py_dtype(py, dt)
+        crate::errors::guard_res(|| {
+            let dt = self.read(py, |t| Ok(t.dtype))?;
+            py_dtype(py, dt)
+        })
     }
 
     #[setter]
     fn set_dtype(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        let v: i64 = to_dtype(value)?.extract()?;
-        let dt = ascendir_ir::DataType::from_ge(v).ok_or_else(|| {
-            py_err(AscError::InvalidArgument(format!(
-                "unknown data type number {v}"
-            )))
-        })?;
-        self.write(value.py(), |g, id, i| {
-            g.tensor_mut(id, i).py()?.dtype = dt;
-            Ok(())
+        crate::errors::guard_res(|| {
+            let v: i64 = to_dtype(value)?.extract()?;
+            let dt = ascendir_ir::DataType::from_ge(v).ok_or_else(|| {
+                py_err(AscError::InvalidArgument(format!(
+                    "unknown data type number {v}"
+                )))
+            })?;
+            self.write(value.py(), |g, id, i| {
+                g.tensor_mut(id, i).py()?.dtype = dt;
+                Ok(())
+            })
         })
     }
 
     /// Axis ids of the view.
     #[getter]
     fn axis(&self, py: Python<'_>) -> PyResult<Vec<i64>> {
-        self.read(py, |t| Ok(t.axis.clone()))
+        crate::errors::guard_res(|| self.read(py, |t| Ok(t.axis.clone())))
     }
 
     #[setter]
     fn set_axis(slf: &Bound<'_, PyOutput>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        PyOutput::set_axes(slf, value, |t| &mut t.axis)
+        crate::errors::guard_res(|| PyOutput::set_axes(slf, value, |t| &mut t.axis))
     }
 
     /// Repeats (extent per view axis); GE's name.
     #[getter]
     fn size(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        self.read(py, |t| wrap_exprs(py, &t.repeats))
+        crate::errors::guard_res(|| self.read(py, |t| wrap_exprs(py, &t.repeats)))
     }
 
     #[setter]
     fn set_size(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.set_exprs(value.py(), value, |t| &mut t.repeats)
+        crate::errors::guard_res(|| self.set_exprs(value.py(), value, |t| &mut t.repeats))
     }
 
     /// Repeats (extent per view axis); the same as `size`.
     #[getter]
     fn repeats(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        self.size(py)
+        crate::errors::guard_res(|| self.size(py))
     }
 
     #[setter]
     fn set_repeats(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.set_size(value)
+        crate::errors::guard_res(|| self.set_size(value))
     }
 
     /// Index step per view axis.
     #[getter]
     fn strides(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        self.read(py, |t| wrap_exprs(py, &t.strides))
+        crate::errors::guard_res(|| self.read(py, |t| wrap_exprs(py, &t.strides)))
     }
 
     #[setter]
     fn set_strides(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.set_exprs(value.py(), value, |t| &mut t.strides)
+        crate::errors::guard_res(|| self.set_exprs(value.py(), value, |t| &mut t.strides))
     }
 
     /// Axes held in UB for one API call.
     #[getter]
     fn vectorized_axis(&self, py: Python<'_>) -> PyResult<Vec<i64>> {
-        self.read(py, |t| Ok(t.vectorized_axis.clone()))
+        crate::errors::guard_res(|| self.read(py, |t| Ok(t.vectorized_axis.clone())))
     }
 
     #[setter]
     fn set_vectorized_axis(slf: &Bound<'_, PyOutput>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        PyOutput::set_axes(slf, value, |t| &mut t.vectorized_axis)
+        crate::errors::guard_res(|| PyOutput::set_axes(slf, value, |t| &mut t.vectorized_axis))
     }
 
     /// UB strides of the vectorized axes.
     #[getter]
     fn vectorized_strides(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        self.read(py, |t| wrap_exprs(py, &t.vectorized_strides))
+        crate::errors::guard_res(|| self.read(py, |t| wrap_exprs(py, &t.vectorized_strides)))
     }
 
     #[setter]
     fn set_vectorized_strides(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
-        self.set_exprs(value.py(), value, |t| &mut t.vectorized_strides)
+        crate::errors::guard_res(|| {
+            self.set_exprs(value.py(), value, |t| &mut t.vectorized_strides)
+        })
     }
 
     /// Placement: `tensor_id`, `alloc_type`, `hardware`, `position`, `reuse_id`.
     #[getter]
-    fn mem(slf: &Bound<'_, PyOutput>) -> PyTensorGroup {
-        PyTensorGroup::new(slf.clone().unbind(), "mem")
+    fn mem(slf: &Bound<'_, PyOutput>) -> PyResult<PyTensorGroup> {
+        crate::errors::guard(|| PyTensorGroup::new(slf.clone().unbind(), "mem"))
     }
 
     /// Queue binding: `id`, `depth`, `buf_num`.
     #[getter]
-    fn que(slf: &Bound<'_, PyOutput>) -> PyTensorGroup {
-        PyTensorGroup::new(slf.clone().unbind(), "que")
+    fn que(slf: &Bound<'_, PyOutput>) -> PyResult<PyTensorGroup> {
+        crate::errors::guard(|| PyTensorGroup::new(slf.clone().unbind(), "que"))
     }
 
     /// Buffer binding: `id`.
     #[getter]
-    fn buf(slf: &Bound<'_, PyOutput>) -> PyTensorGroup {
-        PyTensorGroup::new(slf.clone().unbind(), "buf")
+    fn buf(slf: &Bound<'_, PyOutput>) -> PyResult<PyTensorGroup> {
+        crate::errors::guard(|| PyTensorGroup::new(slf.clone().unbind(), "buf"))
     }
 
     /// Memory optimisation hints: `reuse_id`, `ref_tensor`, `merge_scope`.
     #[getter]
-    fn opt(slf: &Bound<'_, PyOutput>) -> PyTensorGroup {
-        PyTensorGroup::new(slf.clone().unbind(), "opt")
+    fn opt(slf: &Bound<'_, PyOutput>) -> PyResult<PyTensorGroup> {
+        crate::errors::guard(|| PyTensorGroup::new(slf.clone().unbind(), "opt"))
     }
 
     /// Make this a contiguous view over `axes` (repeats = sizes, strides = suffix products,
     /// last 1), moving the node into the axes' graph first.
     fn set_contiguous(slf: &Bound<'_, PyOutput>, axes: &Bound<'_, PyAny>) -> PyResult<()> {
-        let me = slf.get();
-        let ids = axis_ids_for(me.node.bind(slf.py()), axes)?;
-        me.write(slf.py(), |g, id, i| g.set_contiguous_view(id, i, &ids).py())
+        crate::errors::guard_res(|| {
+            let me = slf.get();
+            let ids = axis_ids_for(me.node.bind(slf.py()), axes)?;
+            me.write(slf.py(), |g, id, i| g.set_contiguous_view(id, i, &ids).py())
+        })
     }
 
     /// Write-only: `out.contiguous = [z0, z1]` is `out.set_contiguous([z0, z1])`.
     #[getter]
     fn contiguous(&self) -> PyResult<()> {
-        Err(PyAttributeError::new_err(
-            "contiguous is write-only (out.contiguous = [axes])",
-        ))
+        crate::errors::guard_res(|| {
+            Err(PyAttributeError::new_err(
+                "contiguous is write-only (out.contiguous = [axes])",
+            ))
+        })
     }
 
     #[setter(contiguous)]
     fn set_contiguous_attr(slf: &Bound<'_, PyOutput>, axes: &Bound<'_, PyAny>) -> PyResult<()> {
-        PyOutput::set_contiguous(slf, axes)
+        crate::errors::guard_res(|| PyOutput::set_contiguous(slf, axes))
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyOutput>()
-            .is_ok_and(|o| o.get().node.is(&self.node) && o.get().index == self.index)
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        crate::errors::guard(|| {
+            other
+                .cast::<PyOutput>()
+                .is_ok_and(|o| o.get().node.is(&self.node) && o.get().index == self.index)
+        })
     }
 
-    fn __hash__(&self) -> isize {
-        // The pair (node identity, index), mixed like a tuple hash.
-        let addr = self.node.as_ptr() as usize as isize;
-        addr.wrapping_mul(1_000_003) ^ (self.index as isize)
+    fn __hash__(&self) -> PyResult<isize> {
+        crate::errors::guard(|| {
+            // The pair (node identity, index), mixed like a tuple hash.
+            let addr = self.node.as_ptr() as usize as isize;
+            addr.wrapping_mul(1_000_003) ^ (self.index as isize)
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let node = self.node.bind(py);
-        let name = node.getattr("name")?;
-        let port = self.name(py)?;
-        Ok(format!(
-            "Output({}.{})",
-            name.cast::<PyString>()?.to_str()?,
-            port
-        ))
+        crate::errors::guard_res(|| {
+            let node = self.node.bind(py);
+            let name = node.getattr("name")?;
+            let port = self.name(py)?;
+            Ok(format!(
+                "Output({}.{})",
+                name.cast::<PyString>()?.to_str()?,
+                port
+            ))
+        })
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        visit.call(&self.node)
+        crate::errors::guard_gc(Ok(()), || visit.call(&self.node))
     }
 }
