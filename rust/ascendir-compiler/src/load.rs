@@ -64,18 +64,7 @@ const GE_ONLY: [(u64, u64); 3] = [(1, 2), (2, 0), (11, 2)];
 const MAX_FIELDS: usize = 64;
 
 fn varint(d: &[u8], mut at: usize) -> Option<(u64, usize)> {
-    let mut v: u64 = 0;
-    for shift in (0..70).step_by(7) {
-        let b = *d.get(at)?;
-        at += 1;
-        if shift < 64 {
-            v |= u64::from(b & 0x7f) << shift;
-        }
-        if b & 0x80 == 0 {
-            return Some((v, at));
-        }
-    }
-    None
+    ascendir_wire::varint(d, &mut at).map(|v| (v, at))
 }
 
 /// `Onnx` or `Pb` from the first top-level field that only one of the two messages has.

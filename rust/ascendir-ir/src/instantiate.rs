@@ -7,6 +7,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use smallvec::SmallVec;
+
 use crate::attr::{AttrKind, AttrMap, AttrValue};
 use crate::op_desc::{IrInputType, IrOutputType, OpDesc, Side};
 use crate::registry::{self, OpProto, RegistryError};
@@ -310,7 +312,7 @@ impl OpProto {
     /// `None` when the counts do not fit the prototype.
     pub fn port_names(&self, n_inputs: usize, n_outputs: usize) -> Option<PortNames<'_>> {
         let plan = self.plan_inputs(n_inputs).ok()?;
-        let mut inputs = Vec::with_capacity(n_inputs);
+        let mut inputs = SmallVec::with_capacity(n_inputs);
         for (spec, count) in self.inputs.iter().zip(plan) {
             if spec.kind == IrInputType::Dynamic {
                 inputs.extend((0..count).map(|i| Cow::Owned(format!("{}{i}", spec.name))));
@@ -323,7 +325,7 @@ impl OpProto {
         if !dynamic && n_outputs > fixed {
             return None;
         }
-        let mut outputs = Vec::with_capacity(n_outputs);
+        let mut outputs = SmallVec::with_capacity(n_outputs);
         for spec in &self.outputs {
             if outputs.len() == n_outputs {
                 break;
@@ -344,9 +346,9 @@ impl OpProto {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PortNames<'a> {
     /// Input port names, in order.
-    pub inputs: Vec<Cow<'a, str>>,
+    pub inputs: SmallVec<[Cow<'a, str>; 4]>,
     /// Output port names, in order.
-    pub outputs: Vec<Cow<'a, str>>,
+    pub outputs: SmallVec<[Cow<'a, str>; 4]>,
 }
 
 impl<'a> PortNames<'a> {

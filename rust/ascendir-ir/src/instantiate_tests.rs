@@ -261,14 +261,14 @@ fn dynamic_outputs_follow_the_count_attribute_or_the_request() {
 fn port_names_follow_the_prototype() {
     let p = conv();
     let n = p.port_names(3, 1).unwrap();
-    assert_eq!(n.inputs, ["x", "filter", "bias"]);
-    assert_eq!(n.outputs, ["y"]);
+    assert_eq!(n.inputs[..], ["x", "filter", "bias"]);
+    assert_eq!(n.outputs[..], ["y"]);
     assert!(p.port_names(5, 1).is_none());
     assert!(p.port_names(2, 2).is_none());
     let cat = concat();
-    assert_eq!(cat.port_names(2, 1).unwrap().inputs, ["x0", "x1"]);
+    assert_eq!(cat.port_names(2, 1).unwrap().inputs[..], ["x0", "x1"]);
     let sp = split();
-    assert_eq!(sp.port_names(1, 3).unwrap().outputs, ["y0", "y1", "y2"]);
+    assert_eq!(sp.port_names(1, 3).unwrap().outputs[..], ["y0", "y1", "y2"]);
     // Fewer outputs than declared: the first ones.
     let mut bn = OpProto::new("InstBn");
     bn.inputs = vec![input("x", IrInputType::Required, None)];
@@ -277,7 +277,10 @@ fn port_names_follow_the_prototype() {
         output("batch_mean", IrOutputType::Required),
         output("reserve", IrOutputType::Required),
     ];
-    assert_eq!(bn.port_names(1, 2).unwrap().outputs, ["y", "batch_mean"]);
+    assert_eq!(
+        bn.port_names(1, 2).unwrap().outputs[..],
+        ["y", "batch_mean"]
+    );
 }
 
 #[test]

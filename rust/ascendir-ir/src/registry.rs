@@ -7,6 +7,9 @@
 //! "register overridable" switch.
 
 use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
 use std::sync::{Arc, RwLock};
 
 use crate::attr::{AttrKind, AttrValue};
@@ -14,6 +17,10 @@ use crate::dtype::DataType;
 use crate::infer::InferRule;
 use crate::op_desc::{IrInputType, IrOutputType, OpDesc, SubgraphType};
 use crate::tensor::TensorDesc;
+
+/// How many slots each declared input of a prototype takes ([`OpProto::plan_inputs`]); inline
+/// for up to eight declared inputs, so planning a node allocates nothing.
+pub type InputPlan = SmallVec<[usize; 8]>;
 
 /// Errors of registration and of building ops from prototypes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -286,7 +293,7 @@ impl OpProto {
     /// optional inputs take one (trailing optional inputs may be left out), a dynamic input
     /// takes what remains. With more than one dynamic input the caller must use
     /// `plan_inputs_grouped`.
-    pub fn plan_inputs(&self, given: usize) -> Result<Vec<usize>, String> {
+    pub fn plan_inputs(&self, given: usize) -> Result<InputPlan, String> {
         let fixed = self
             .inputs
             .iter()
@@ -308,7 +315,7 @@ impl OpProto {
             }
             // Fill in order; trailing optional inputs beyond `given` are unset.
             let mut left = given;
-            let mut plan = Vec::with_capacity(self.inputs.len());
+            let mut plan = InputPlan::with_capacity(self.inputs.len());
             let mut required_left = required;
             for spec in &self.inputs {
                 match spec.kind {
@@ -535,7 +542,7 @@ fn empty_list(kind: AttrKind) -> Option<AttrValue> {
 
 #[derive(Default)]
 struct Registry {
-    protos: HashMap<String, Arc<OpProto>>,
+    protos: FxHashMap<String, Arc<OpProto>>,
     /// Open op-library loading windows (nested loads count).
     library_depth: usize,
     /// Bumped on every change, so that caches can tell when to refresh.
@@ -778,7 +785,7 @@ mod tests {
                 type_var: None,
             },
         ];
-        assert_eq!(p.plan_inputs(4).unwrap(), vec![1, 3]);
+        assert_eq!(p.plan_inputs(4).unwrap()[..], [1, 3]);
         assert!(p.plan_inputs(0).is_err());
         assert!(port_matches("x12", "x", true));
         assert!(!port_matches("x", "x", true));

@@ -516,7 +516,7 @@ fn build_graph<'m>(
             .chain(&n.output)
             .chain([&n.name, &n.op_type, &n.domain])
         {
-            if std::str::from_utf8(t).is_err() {
+            if ascendir_wire::utf8(t).is_none() {
                 return Err(OnnxError::Decode {
                     offset: 0,
                     path: format!("GraphProto({name}).node[{i}]"),

@@ -29,7 +29,7 @@ pub mod pb {
     /// A text field stored as bytes (NodeProto names), as `&str`; `""` when it is not UTF-8
     /// (the importer rejects such nodes before reading them).
     pub fn text(b: &[u8]) -> &str {
-        std::str::from_utf8(b).unwrap_or("")
+        ascendir_wire::utf8(b).unwrap_or("")
     }
 }
 

@@ -179,18 +179,7 @@ struct Fault {
     message: String,
 }
 
-fn varint(buf: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v: u64 = 0;
-    for i in 0..10 {
-        let b = *buf.get(*pos)?;
-        *pos += 1;
-        v |= u64::from(b & 0x7f) << (7 * i);
-        if b < 0x80 {
-            return Some(v);
-        }
-    }
-    None
-}
+use ascendir_wire::varint;
 
 fn walk(buf: &[u8], base: usize, msg: Msg, path: &str, depth: usize) -> Result<(), Fault> {
     let fault = |offset: usize, path: String, message: String| {
@@ -298,7 +287,7 @@ fn walk(buf: &[u8], base: usize, msg: Msg, path: &str, depth: usize) -> Result<(
                             depth + 1,
                         )?;
                     }
-                    Kind::Str if known && std::str::from_utf8(body).is_err() => {
+                    Kind::Str if known && ascendir_wire::utf8(body).is_none() => {
                         return fault(base + pos, here, "string is not valid UTF-8".into());
                     }
                     Kind::PVarint if known => {

@@ -52,22 +52,6 @@ pub fn parse_model_def_bytes(data: bytes::Bytes) -> ProtoResult<pb::ModelDef> {
     }
 }
 
-fn read_varint(data: &[u8], pos: &mut usize) -> Option<u64> {
-    let mut v: u64 = 0;
-    for shift in 0..10 {
-        let b = *data.get(*pos)?;
-        *pos += 1;
-        v |= u64::from(b & 0x7f) << (7 * shift);
-        if b & 0x80 == 0 {
-            if shift == 9 && b > 1 {
-                return None;
-            }
-            return Some(v);
-        }
-    }
-    None
-}
-
 /// Find the first wire-format problem in `data` read as message `name`.
 pub fn locate(data: &[u8], name: &str) -> Option<ProtoError> {
     let desc = message_descriptor(name).ok()?;
@@ -96,7 +80,7 @@ fn walk(
     let mut counts: rustc_hash::FxHashMap<u32, usize> = rustc_hash::FxHashMap::default();
     while pos < data.len() {
         let start = pos;
-        let key = read_varint(data, &mut pos)
+        let key = varint(data, &mut pos)
             .ok_or_else(|| wire_err(base + start, path, "truncated or overlong tag"))?;
         let wt = (key & 7) as u8;
         let number = key >> 3;
@@ -125,7 +109,7 @@ fn walk(
         let value_at = pos;
         match wt {
             0 => {
-                read_varint(data, &mut pos)
+                varint(data, &mut pos)
                     .ok_or_else(|| wire_err(base + value_at, &fpath, "truncated varint"))?;
             }
             1 | 5 => {
@@ -140,7 +124,7 @@ fn walk(
                 pos += n;
             }
             2 => {
-                let len = read_varint(data, &mut pos)
+                let len = varint(data, &mut pos)
                     .ok_or_else(|| wire_err(base + value_at, &fpath, "truncated length"))?;
                 if len > (data.len() - pos) as u64 {
                     return Err(wire_err(
@@ -210,36 +194,7 @@ fn walk(
 // Byte-level field scanning (unknown fields, fast paths)
 // ---------------------------------------------------------------------------------------------
 
-/// Read a varint as prost does (at most 10 bytes, the tenth at most 1); `None` when malformed.
-#[inline]
-pub fn varint(data: &[u8], pos: &mut usize) -> Option<u64> {
-    // One- and two-byte varints (tags of fields 1–2047, lengths below 16 KiB) are most of
-    // what a GE dump holds: read them without the loop.
-    let p = *pos;
-    let b0 = *data.get(p)?;
-    if b0 < 0x80 {
-        *pos = p + 1;
-        return Some(u64::from(b0));
-    }
-    let b1 = *data.get(p + 1)?;
-    if b1 < 0x80 {
-        *pos = p + 2;
-        return Some(u64::from(b0 & 0x7f) | u64::from(b1) << 7);
-    }
-    read_varint(data, pos)
-}
-
-/// `b` as text, `None` when it is not UTF-8. Names, types and string values are validated
-/// by the thousand when a graph is decoded, nearly all short and ASCII: the ASCII check reads
-/// eight bytes at a time, where the general validation walks them one by one.
-#[inline]
-pub fn utf8(b: &[u8]) -> Option<&str> {
-    if b.is_ascii() {
-        // SAFETY: a byte sequence of ASCII characters only is valid UTF-8.
-        return Some(unsafe { std::str::from_utf8_unchecked(b) });
-    }
-    std::str::from_utf8(b).ok()
-}
+pub use ascendir_wire::{utf8, varint};
 
 /// One field of a message: number, wire type, the value (varint, or the byte range of a
 /// fixed-size or length-delimited value) and the range of the whole field (tag included).
@@ -384,12 +339,12 @@ fn scan_field<'a>(data: &'a [u8], pos: &mut usize) -> Option<Scanned<'a>> {
     if *pos >= data.len() {
         return None;
     }
-    let Some(key) = read_varint(data, pos) else {
+    let Some(key) = varint(data, pos) else {
         return Some(Err(()));
     };
     let wt = (key & 7) as u8;
     let body: &[u8] = match wt {
-        0 => match read_varint(data, pos) {
+        0 => match varint(data, pos) {
             Some(_) => &[],
             None => return Some(Err(())),
         },
@@ -404,7 +359,7 @@ fn scan_field<'a>(data: &'a [u8], pos: &mut usize) -> Option<Scanned<'a>> {
             }
         }
         2 => {
-            let Some(len) = read_varint(data, pos) else {
+            let Some(len) = varint(data, pos) else {
                 return Some(Err(()));
             };
             let end = usize::try_from(len)
@@ -521,29 +476,6 @@ mod scan_tests {
     use super::*;
 
     #[test]
-    fn utf8_accepts_ascii_and_other_text_and_refuses_bad_bytes() {
-        assert_eq!(utf8(b"conv1/weights"), Some("conv1/weights"));
-        assert_eq!(utf8("通道".as_bytes()), Some("通道"));
-        assert_eq!(utf8(b""), Some(""));
-        assert_eq!(utf8(b"abc\xff"), None);
-        assert_eq!(utf8(b"\xc3"), None);
-    }
-
-    #[test]
-    fn varints_of_every_length_read_back() {
-        for v in [0u64, 1, 127, 128, 300, 16_383, 16_384, 1 << 35, u64::MAX] {
-            let mut buf = Vec::new();
-            prost::encoding::encode_varint(v, &mut buf);
-            let mut pos = 0;
-            assert_eq!(varint(&buf, &mut pos), Some(v));
-            assert_eq!(pos, buf.len());
-            // Cut short: refused.
-            let mut pos = 0;
-            assert_eq!(varint(&buf[..buf.len() - 1], &mut pos), None);
-        }
-    }
-
-    #[test]
     fn unknown_fields_are_collected_in_order() {
         // name = "a" (1), field 99 varint 5, field 100 bytes "xy", version (2) = 1
         let data = [
@@ -556,15 +488,5 @@ mod scan_tests {
         assert!(unknown_fields(&data[..4], MODEL_DEF_FIELDS).is_empty());
         // Truncated: nothing (the decoder reports the problem).
         assert!(unknown_fields(&data[..8], MODEL_DEF_FIELDS).is_empty());
-    }
-
-    #[test]
-    fn varint_is_strict() {
-        let mut p = 0;
-        assert_eq!(varint(&[0x96, 0x01], &mut p), Some(150));
-        let mut p = 0;
-        assert_eq!(varint(&[0xff; 10], &mut p), None);
-        let mut p = 0;
-        assert_eq!(varint(&[0x80], &mut p), None);
     }
 }

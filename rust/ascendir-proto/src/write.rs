@@ -5,19 +5,7 @@
 
 use prost::encoding::{encoded_len_varint, WireType};
 
-/// Append `v` as a varint.
-#[inline]
-pub fn encode_varint(mut v: u64, out: &mut Vec<u8>) {
-    if v < 0x80 {
-        out.push(v as u8);
-        return;
-    }
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
+pub use ascendir_wire::encode_varint;
 
 /// Append the key of field `field` with wire type `wire_type`.
 #[inline]

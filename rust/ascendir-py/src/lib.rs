@@ -8,11 +8,13 @@ use pyo3::prelude::*;
 /// the module goes through jemalloc: decoding and building graphs make many small allocations,
 /// often freed on another thread. Measured against the system allocator: ModelDef decode and
 /// encode of GE's dumps 25–50% faster, graph building as fast, bulk-built G(1M) 302 instead of
-/// 329 bytes per node. jemalloc runs with its default options: larger per-thread caches
-/// (`lg_tcache_nslots_mul:4,tcache_nslots_small_max:2048`) saved 3.9% of the instructions of a
-/// decode of dump 00046 and 0.8% of dump 00017, and nothing or slightly more on their encodes
-/// (callgrind, `proto_timing`, one thread): under the 5% that would pay for an exported tuning
-/// symbol. The module is loaded with `dlopen`, hence jemalloc without initial-exec TLS.
+/// 329 bytes per node. Its options are compiled in (`JEMALLOC_SYS_WITH_MALLOC_CONF` in the
+/// workspace's `.cargo/config.toml`; no exported `malloc_conf` symbol): larger per-thread
+/// caches (`lg_tcache_nslots_mul:4,tcache_nslots_small_max:2048`) keep the small objects of a
+/// freed graph for the next one instead of returning their pages to the system, which the
+/// next import faults in again — kernel time per ONNX import of the 21k-node decoder
+/// 8.6–12.7 ms with the defaults, 5.2–7.5 ms with these (docs/BENCHMARKS.md). The module is
+/// loaded with `dlopen`, hence jemalloc without initial-exec TLS.
 #[cfg(all(feature = "jemalloc", not(target_env = "msvc")))]
 #[global_allocator]
 static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;

@@ -40,21 +40,8 @@ struct Parser<'a> {
     out: Vec<u8>,
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-fn varint_len(mut v: u64) -> usize {
-    let mut n = 1;
-    while v >= 0x80 {
-        v >>= 7;
-        n += 1;
-    }
-    n
+fn put_varint(out: &mut Vec<u8>, v: u64) {
+    ascendir_wire::encode_varint(v, out);
 }
 
 impl Parser<'_> {
@@ -223,7 +210,7 @@ impl Parser<'_> {
                 let start = self.out.len();
                 self.message(m, Some(close), depth + 1)?;
                 let len = self.out.len() - start;
-                let n = varint_len(len as u64);
+                let n = ascendir_wire::encoded_len(len as u64);
                 let mut prefix = Vec::with_capacity(n);
                 put_varint(&mut prefix, len as u64);
                 self.out.splice(start..start, prefix);

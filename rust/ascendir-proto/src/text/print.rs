@@ -32,18 +32,8 @@ fn bad(offset: usize, msg: &str) -> ProtoError {
 }
 
 fn varint(data: &[u8], pos: &mut usize) -> ProtoResult<u64> {
-    let mut v: u64 = 0;
-    for shift in 0..10 {
-        let b = *data
-            .get(*pos)
-            .ok_or_else(|| bad(*pos, "truncated varint"))?;
-        *pos += 1;
-        v |= u64::from(b & 0x7f) << (7 * shift);
-        if b & 0x80 == 0 {
-            return Ok(v);
-        }
-    }
-    Err(bad(*pos, "overlong varint"))
+    let at = *pos;
+    ascendir_wire::varint(data, pos).ok_or_else(|| bad(at, "truncated or overlong varint"))
 }
 
 fn indent(out: &mut String, n: usize) {

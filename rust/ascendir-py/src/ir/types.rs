@@ -11,20 +11,30 @@ use pyo3::types::{PyInt, PyString, PyType};
 
 use crate::errors::IntoPyResult;
 
-/// The class `name` of `ascendir.types`, looked up once per `cell`.
-pub(crate) fn types_class<'py>(
+/// The class `name` of the Python module `module`, looked up once per `cell`.
+pub(crate) fn class_in<'py>(
     py: Python<'py>,
     cell: &'static PyOnceLock<Py<PyType>>,
+    module: &str,
     name: &str,
 ) -> PyResult<Bound<'py, PyType>> {
     cell.get_or_try_init(py, || {
-        py.import("ascendir.types")?
+        py.import(module)?
             .getattr(name)?
             .cast_into::<PyType>()
             .map(Bound::unbind)
             .map_err(PyErr::from)
     })
     .map(|c| c.bind(py).clone())
+}
+
+/// The class `name` of `ascendir.types`, looked up once per `cell`.
+pub(crate) fn types_class<'py>(
+    py: Python<'py>,
+    cell: &'static PyOnceLock<Py<PyType>>,
+    name: &str,
+) -> PyResult<Bound<'py, PyType>> {
+    class_in(py, cell, "ascendir.types", name)
 }
 
 /// The Python `DataType` member for `dt`.

@@ -12,7 +12,7 @@ use crate::errors::IntoPyResult;
 mod convert;
 
 pub(crate) use convert::{
-    attr_from_py, attr_to_py, exec_condition, exprs_of, set_mem_field, wrap_exprs,
+    attr_from_py, attr_to_py, enum_by_name, exec_condition, exprs_of, set_mem_field, wrap_exprs,
 };
 use convert::{inv, nid, transform_from_py, transform_to_py};
 

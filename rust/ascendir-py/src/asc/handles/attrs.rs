@@ -13,8 +13,9 @@ use super::axis::axis_ids_for;
 use super::node::PyNode;
 use super::output::PyOutput;
 use super::At;
-use crate::asc::graph::{attr_from_py, attr_to_py, exec_condition, set_mem_field};
+use crate::asc::graph::{attr_from_py, attr_to_py, enum_by_name, exec_condition, set_mem_field};
 use crate::errors::{py_err, IntoPyResult};
+use crate::ir::types::class_in;
 
 fn invalid(msg: String) -> PyErr {
     py_err(AscError::InvalidArgument(msg))
@@ -160,14 +161,7 @@ impl PySched {
 /// The `ComputeUnit` enum of `ascendir.asc`.
 fn compute_unit_enum(py: Python<'_>) -> PyResult<Bound<'_, PyType>> {
     static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    CELL.get_or_try_init(py, || {
-        py.import("ascendir.asc._axis")?
-            .getattr("ComputeUnit")?
-            .cast_into::<PyType>()
-            .map(Bound::unbind)
-            .map_err(PyErr::from)
-    })
-    .map(|c| c.bind(py).clone())
+    class_in(py, &CELL, "ascendir.asc._axis", "ComputeUnit")
 }
 
 /// `node.attr.api`: `compute_type`, `type`, `unit` (lower-case names; `unit` reads as a
@@ -224,11 +218,7 @@ impl PyApi {
     fn set_api_type(&self, value: &Bound<'_, PyAny>) -> PyResult<()> {
         crate::errors::guard_res(|| {
             let s: String = value.extract()?;
-            let t = ApiType::ALL
-                .iter()
-                .copied()
-                .find(|x| x.name() == s)
-                .ok_or_else(|| invalid(format!("unknown api type '{s}'")))?;
+            let t = enum_by_name(ApiType::ALL, ApiType::name, &s, "api type")?;
             At::of(self.node.bind(value.py()))?.write(|g, id| {
                 g.node_mut(id).py()?.attr.api.api_type = t;
                 Ok(())
@@ -275,11 +265,7 @@ impl PyApi {
             } else {
                 value.str()?.to_string()
             };
-            let unit = ComputeUnit::ALL
-                .iter()
-                .copied()
-                .find(|x| x.name() == name)
-                .ok_or_else(|| invalid(format!("unknown compute unit '{name}'")))?;
+            let unit = enum_by_name(ComputeUnit::ALL, ComputeUnit::name, &name, "compute unit")?;
             At::of(self.node.bind(py))?.write(|g, id| {
                 g.node_mut(id).py()?.attr.api.unit = unit;
                 Ok(())

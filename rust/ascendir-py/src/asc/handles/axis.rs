@@ -12,6 +12,7 @@ use super::{core_of, read, write};
 use crate::asc::expr::{to_expr, PyExpr};
 use crate::asc::graph::PyAscGraph;
 use crate::errors::py_err;
+use crate::ir::types::class_in;
 
 /// A handle to one axis of a graph: compare and hash it (by graph identity and id) and use it
 /// in views, loop axes and axis maps.
@@ -26,26 +27,12 @@ pub struct PyAxis {
     id: i64,
 }
 
-/// The class `name` of `ascendir.asc._axis` (the axis enums), looked up once per `cell`.
-fn axis_enum<'py>(
-    py: Python<'py>,
-    cell: &'static PyOnceLock<Py<PyType>>,
-    name: &str,
-) -> PyResult<Bound<'py, PyType>> {
-    cell.get_or_try_init(py, || {
-        py.import("ascendir.asc._axis")?
-            .getattr(name)?
-            .cast_into::<PyType>()
-            .map(Bound::unbind)
-            .map_err(PyErr::from)
-    })
-    .map(|c| c.bind(py).clone())
-}
-
 /// The `AxisType` member numbered `v`.
 fn axis_type(py: Python<'_>, v: i64) -> PyResult<Py<PyAny>> {
     static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    Ok(axis_enum(py, &CELL, "AxisType")?.call1((v,))?.unbind())
+    Ok(class_in(py, &CELL, "ascendir.asc._axis", "AxisType")?
+        .call1((v,))?
+        .unbind())
 }
 
 impl PyAxis {

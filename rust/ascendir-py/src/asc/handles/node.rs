@@ -369,31 +369,26 @@ impl PyNode {
     /// the registered prototype's; for an unregistered type, the node's own port names.
     fn _port_kind(slf: &Bound<'_, PyNode>, name: &str) -> PyResult<Option<&'static str>> {
         crate::errors::guard_res(|| {
-            let (op_type, inputs, outputs) = At::of(slf)?.read(|g, id| {
+            At::of(slf)?.read(|g, id| {
                 let n = node_ref(g, id)?;
-                Ok((
-                    n.op_type().to_string(),
-                    n.input_names.clone(),
-                    n.output_names.clone(),
-                ))
-            })?;
-            let Some(def) = registry::lookup(&op_type) else {
-                return Ok(if inputs.iter().any(|p| p == name) {
-                    Some("in")
-                } else if outputs.iter().any(|p| p == name) {
-                    Some("out")
-                } else {
-                    None
-                });
-            };
-            if let Some(p) = def.inputs.iter().find(|p| p.name == name) {
-                return Ok(Some(if p.kind == PortKind::Dynamic {
-                    "in_dynamic"
-                } else {
-                    "in"
-                }));
-            }
-            Ok(def.outputs.iter().any(|p| p.name == name).then_some("out"))
+                let Some(def) = registry::lookup(n.op_type()) else {
+                    return Ok(if n.input_names.iter().any(|p| p == name) {
+                        Some("in")
+                    } else if n.output_names.iter().any(|p| p == name) {
+                        Some("out")
+                    } else {
+                        None
+                    });
+                };
+                if let Some(p) = def.inputs.iter().find(|p| p.name == name) {
+                    return Ok(Some(if p.kind == PortKind::Dynamic {
+                        "in_dynamic"
+                    } else {
+                        "in"
+                    }));
+                }
+                Ok(def.outputs.iter().any(|p| p.name == name).then_some("out"))
+            })
         })
     }
 
@@ -402,14 +397,14 @@ impl PyNode {
         crate::errors::guard_res(|| {
             let py = slf.py();
             if !name.starts_with('_') {
-                let (outputs, is_input) = At::of(slf)?.read(|g, id| {
+                let (output, is_input) = At::of(slf)?.read(|g, id| {
                     let n = node_ref(g, id)?;
                     Ok((
-                        n.output_names.clone(),
+                        n.output_names.iter().position(|p| p == name),
                         n.input_names.iter().any(|p| p == name),
                     ))
                 })?;
-                if let Some(i) = outputs.iter().position(|p| p == name) {
+                if let Some(i) = output {
                     return Ok(Py::new(py, PyOutput::new(slf.clone().unbind(), i))?.into_any());
                 }
                 if is_input {
