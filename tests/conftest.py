@@ -33,20 +33,29 @@ def chain(td: air.TensorDesc) -> air.Graph:
     return g
 
 
-EVALUATE_TALLY = pytest.StashKey[list]()
-"""Lines the evaluate conformance test adds to the terminal summary."""
+SUMMARIES = pytest.StashKey[dict]()
+"""Sections of the terminal summary: title -> lines (the conformance tallies)."""
+
+
+def _section(request, title: str) -> list:
+    return request.config.stash.setdefault(SUMMARIES, {}).setdefault(title, [])
 
 
 @pytest.fixture
 def evaluate_summary(request) -> list:
     """A list whose lines are printed in the terminal summary (the evaluate tallies)."""
-    lines = request.config.stash.setdefault(EVALUATE_TALLY, [])
-    return lines
+    return _section(request, "air.evaluate on the ONNX conformance cases")
+
+
+@pytest.fixture
+def export_summary(request) -> list:
+    """A list whose lines are printed in the terminal summary (the export tallies)."""
+    return _section(request, "ONNX export of the conformance cases")
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
-    lines = config.stash.get(EVALUATE_TALLY, None)
-    if lines:
-        terminalreporter.section("air.evaluate on the ONNX conformance cases")
-        for line in lines:
-            terminalreporter.write_line(line)
+    for title, lines in config.stash.get(SUMMARIES, {}).items():
+        if lines:
+            terminalreporter.section(title)
+            for line in lines:
+                terminalreporter.write_line(line)

@@ -159,6 +159,11 @@ pub(super) fn export<'a>(
                 } else {
                     at.push(a_ints("split", sizes));
                 }
+            } else if opset >= 18 {
+                // From opset 18 a Split without sizes must say how many parts it makes.
+                if let Some(n) = int_of(attrs, "num_split") {
+                    at.push(a_int("num_outputs", n));
+                }
             }
             "Split"
         }

@@ -64,7 +64,8 @@ pub(super) fn export<'a>(
     let at = &mut em.attrs;
     let onnx = match ge_type {
         "ReduceSumD" | "ReduceMeanD" | "ReduceMaxD" | "ReduceMinD" | "ReduceProdD"
-        | "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" => {
+        | "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL2"
+        | "ReduceLogSumExp" => {
             let base = ge_type.trim_end_matches('D');
             at.push(a_int(
                 "keepdims",
