@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use ascendir_ir::{DataType, Format, Shape, Tensor, TensorDesc};
+use ascendir_ir::{AttrValue, DataType, Format, Shape, Tensor, TensorDesc};
 use bytes::{BufMut, Bytes, BytesMut};
 
 use crate::error::{OnnxError, OnnxResult};
@@ -105,6 +105,12 @@ pub fn desc_from_type(tp: Option<&pb::TypeProto>) -> TensorDesc {
         return desc;
     };
     desc.dtype = ge_dtype(t.elem_type);
+    if desc.dtype == DataType::UNDEFINED && t.elem_type != 0 {
+        // An ONNX element type GE has no type for (the FNUZ float8s, 2-bit integers, E8M0...):
+        // kept so that the export writes the value's type back as it was.
+        desc.attrs_mut()
+            .insert(ATTR_ONNX_ELEM_TYPE, AttrValue::Int(i64::from(t.elem_type)));
+    }
     if let Some(shape) = &t.shape {
         desc.shape = shape
             .dim
@@ -116,6 +122,21 @@ pub fn desc_from_type(tp: Option<&pb::TypeProto>) -> TensorDesc {
             .collect();
     }
     desc
+}
+
+/// The desc attribute holding an ONNX element type that has no GE data type (the desc's dtype
+/// is then `UNDEFINED`); the export writes it back.
+pub const ATTR_ONNX_ELEM_TYPE: &str = "_onnx_elem_type";
+
+/// The ONNX element type kept in [`ATTR_ONNX_ELEM_TYPE`] of a desc without a GE data type.
+fn kept_elem_type(desc: &TensorDesc) -> Option<i32> {
+    if desc.dtype != DataType::UNDEFINED {
+        return None;
+    }
+    match desc.attrs.as_deref()?.get(ATTR_ONNX_ELEM_TYPE)? {
+        AttrValue::Int(v) => i32::try_from(*v).ok().filter(|v| *v > 0),
+        _ => None,
+    }
 }
 
 /// The ONNX type of a tensor desc (unknown dims become unnamed dims, unknown rank no shape).
@@ -137,7 +158,9 @@ pub fn type_from_desc(desc: &TensorDesc) -> pb::TypeProto {
     };
     pb::TypeProto {
         value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
-            elem_type: onnx_dtype(desc.dtype).unwrap_or(onnx_dt::FLOAT),
+            elem_type: onnx_dtype(desc.dtype)
+                .or_else(|| kept_elem_type(desc))
+                .unwrap_or(onnx_dt::FLOAT),
             shape,
         })),
         denotation: String::new(),
