@@ -1,6 +1,8 @@
 //! Locating decode errors: when prost rejects a buffer, this walker re-reads the wire format
 //! with the ONNX schema and reports the byte offset and field path of the first bad field.
 
+use ascendir_wire::varint;
+
 use crate::error::{OnnxError, OnnxResult};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -178,8 +180,6 @@ struct Fault {
     path: String,
     message: String,
 }
-
-use ascendir_wire::varint;
 
 fn walk(buf: &[u8], base: usize, msg: Msg, path: &str, depth: usize) -> Result<(), Fault> {
     let fault = |offset: usize, path: String, message: String| {
