@@ -21,9 +21,6 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 # ONNX default or maps a form to a GE op of other semantics) or that cannot be reproduced
 # (random training dropout). A listed case may pass; an unlisted one must.
 KNOWN = {
-    "test_averagepool_2d_dilations": "mapping drops AveragePool dilations",
-    "test_averagepool_2d_same_lower": "mapping writes SAME_LOWER pooling as SAME",
-    "test_maxpool_2d_same_lower": "mapping writes SAME_LOWER pooling as SAME",
     "test_batchnorm_epsilon_training_mode": "ONNX running statistics vs GE batch statistics",
     "test_batchnorm_example_training_mode": "ONNX running statistics vs GE batch statistics",
     "test_gelu_default_1": "mapping omits approximate='none'; GE Gelu is the tanh form",

@@ -16,7 +16,7 @@ use crate::import::{
 };
 use crate::ops::{attr_to_proto, unmap_node, Source};
 use crate::pb;
-use crate::types::{tensor_to_proto, type_from_desc};
+use crate::types::{has_kept_type, tensor_to_proto, type_from_desc};
 
 /// Options of [`export_model`].
 #[derive(Clone, Debug, Default)]
@@ -142,6 +142,17 @@ fn topo_order(g: &Graph) -> OnnxResult<Vec<NodeId>> {
     Ok(out)
 }
 
+/// The type of a graph input or output. A body's value of unknown type is written without one,
+/// as ONNX allows inside subgraphs (writing a guessed element type would contradict what the
+/// parent passes in); the root graph's inputs and outputs always carry a type.
+fn io_type(desc: &TensorDesc, body: bool) -> Option<pb::TypeProto> {
+    if body && desc.dtype == ascendir_ir::DataType::UNDEFINED && !has_kept_type(desc) {
+        None
+    } else {
+        Some(type_from_desc(desc))
+    }
+}
+
 impl Exporter<'_> {
     /// Export one graph. `outer` gives, for a body, the value names of the parent node's inputs
     /// (a `Data` node with index `i` ≥ `formal` reads `outer[i]`); `formal` is the number of
@@ -213,7 +224,7 @@ impl Exporter<'_> {
                             index,
                             pb::ValueInfoProto {
                                 name: name.clone(),
-                                r#type: Some(type_from_desc(desc)),
+                                r#type: io_type(desc, formal.is_some()),
                             },
                         ));
                         names.insert((id, 0), name);
@@ -239,7 +250,7 @@ impl Exporter<'_> {
                         let out = pb::text(out).to_string();
                         names.insert((id, k), out.clone());
                         let desc = op.output_desc(k)?;
-                        if desc.dtype != ascendir_ir::DataType::UNDEFINED {
+                        if desc.dtype != ascendir_ir::DataType::UNDEFINED || has_kept_type(desc) {
                             value_info.push(pb::ValueInfoProto {
                                 name: out,
                                 r#type: Some(type_from_desc(desc)),
@@ -276,7 +287,7 @@ impl Exporter<'_> {
             let desc: &TensorDesc = g.op(n)?.output_desc(i)?;
             gp.output.push(pb::ValueInfoProto {
                 name,
-                r#type: Some(type_from_desc(desc)),
+                r#type: io_type(desc, formal.is_some()),
             });
         }
         gp.value_info = value_info

@@ -101,8 +101,18 @@ pub fn desc_from_type(tp: Option<&pb::TypeProto>) -> TensorDesc {
         shape: Shape::from_slice(&[-2]),
         ..TensorDesc::default()
     };
-    let Some(pb::type_proto::Value::TensorType(t)) = tp.and_then(|t| t.value.as_ref()) else {
-        return desc;
+    let t = match tp.and_then(|t| t.value.as_ref().map(|v| (t, v))) {
+        Some((_, pb::type_proto::Value::TensorType(t))) => t,
+        Some((whole, _)) => {
+            // A sequence, optional, map or sparse value: GE's descs describe dense tensors
+            // only, so the ONNX type is kept whole for the export to write back.
+            desc.attrs_mut().insert(
+                ATTR_ONNX_TYPE,
+                AttrValue::Bytes(Bytes::from(prost::Message::encode_to_vec(whole))),
+            );
+            return desc;
+        }
+        None => return desc,
     };
     desc.dtype = ge_dtype(t.elem_type);
     if desc.dtype == DataType::UNDEFINED && t.elem_type != 0 {
@@ -128,6 +138,28 @@ pub fn desc_from_type(tp: Option<&pb::TypeProto>) -> TensorDesc {
 /// is then `UNDEFINED`); the export writes it back.
 pub const ATTR_ONNX_ELEM_TYPE: &str = "_onnx_elem_type";
 
+/// The desc attribute holding the encoded ONNX `TypeProto` of a value that is not a dense
+/// tensor (a sequence, an optional, a map, a sparse tensor); the desc's dtype is then
+/// `UNDEFINED`, and the export writes the type back.
+pub const ATTR_ONNX_TYPE: &str = "_onnx_type";
+
+/// The non-tensor ONNX type kept in [`ATTR_ONNX_TYPE`] of a desc without a GE data type.
+pub fn kept_type(desc: &TensorDesc) -> Option<pb::TypeProto> {
+    if desc.dtype != DataType::UNDEFINED {
+        return None;
+    }
+    match desc.attrs.as_deref()?.get(ATTR_ONNX_TYPE)? {
+        AttrValue::Bytes(b) => <pb::TypeProto as prost::Message>::decode(b.as_ref()).ok(),
+        _ => None,
+    }
+}
+
+/// Whether a desc without a GE data type keeps an ONNX type the export writes back (a whole
+/// non-tensor type or an element type GE lacks).
+pub fn has_kept_type(desc: &TensorDesc) -> bool {
+    kept_type(desc).is_some() || kept_elem_type(desc).is_some()
+}
+
 /// The ONNX element type kept in [`ATTR_ONNX_ELEM_TYPE`] of a desc without a GE data type.
 fn kept_elem_type(desc: &TensorDesc) -> Option<i32> {
     if desc.dtype != DataType::UNDEFINED {
@@ -141,6 +173,9 @@ fn kept_elem_type(desc: &TensorDesc) -> Option<i32> {
 
 /// The ONNX type of a tensor desc (unknown dims become unnamed dims, unknown rank no shape).
 pub fn type_from_desc(desc: &TensorDesc) -> pb::TypeProto {
+    if let Some(kept) = kept_type(desc) {
+        return kept;
+    }
     let shape = if desc.shape.as_slice() == [-2] {
         None
     } else {
@@ -477,4 +512,45 @@ pub fn tensor_ints(t: &Tensor) -> Option<Vec<i64>> {
 /// A shared unknown desc (dtype undefined, unknown rank).
 pub fn unknown_desc() -> Arc<TensorDesc> {
     Arc::new(desc_from_type(None))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tensor_type(elem_type: i32) -> pb::TypeProto {
+        pb::TypeProto {
+            value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
+                elem_type,
+                shape: None,
+            })),
+            denotation: String::new(),
+        }
+    }
+
+    #[test]
+    fn non_tensor_types_are_kept_whole() {
+        let seq = pb::TypeProto {
+            value: Some(pb::type_proto::Value::SequenceType(Box::new(
+                pb::type_proto::Sequence {
+                    elem_type: Some(Box::new(tensor_type(onnx_dt::INT64))),
+                },
+            ))),
+            denotation: "list".into(),
+        };
+        let desc = desc_from_type(Some(&seq));
+        assert_eq!(desc.dtype, DataType::UNDEFINED);
+        assert_eq!(type_from_desc(&desc), seq);
+        // Once a pass gives the value a dense type, the kept type no longer applies.
+        let mut dense = desc.clone();
+        dense.dtype = DataType::FLOAT;
+        assert_eq!(type_from_desc(&dense), tensor_type(onnx_dt::FLOAT));
+    }
+
+    #[test]
+    fn tensor_types_keep_no_whole_type() {
+        let desc = desc_from_type(Some(&tensor_type(onnx_dt::FLOAT8E4M3FNUZ)));
+        assert!(kept_type(&desc).is_none());
+        assert_eq!(type_from_desc(&desc), tensor_type(onnx_dt::FLOAT8E4M3FNUZ));
+    }
 }

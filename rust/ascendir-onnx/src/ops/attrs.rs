@@ -35,6 +35,17 @@ pub fn attr_value(a: &pb::AttributeProto) -> OnnxResult<Option<AttrValue>> {
                 .map(|t| tensor_from_proto(t, None))
                 .collect::<OnnxResult<_>>()?,
         ),
+        // A type attribute (`Optional.type`, ...) is kept as its encoded `TypeProto`.
+        T::TypeProto => match &a.tp {
+            Some(tp) => AttrValue::Bytes(prost::Message::encode_to_vec(tp).into()),
+            None => return Ok(None),
+        },
+        T::TypeProtos => AttrValue::ListBytes(
+            a.type_protos
+                .iter()
+                .map(|tp| prost::Message::encode_to_vec(tp).into())
+                .collect(),
+        ),
         T::Undefined => {
             // Files written without `type` (old exporters): infer from the set field.
             if !a.ints.is_empty() {
@@ -214,6 +225,33 @@ pub fn attr_to_proto(name: &str, v: &AttrValue) -> OnnxResult<Option<pb::Attribu
             ..Default::default()
         },
         AttrValue::DataType(dt) => a_int(name, i64::from(onnx_dtype(*dt).unwrap_or(0))),
+        // Bytes hold what the import kept of a type attribute (an encoded `TypeProto`).
+        AttrValue::Bytes(b) => match <pb::TypeProto as prost::Message>::decode(b.as_ref()) {
+            Ok(tp) if tp.value.is_some() => pb::AttributeProto {
+                name: name.into(),
+                r#type: T::TypeProto as i32,
+                tp: Some(tp),
+                ..Default::default()
+            },
+            _ => return Ok(None),
+        },
+        AttrValue::ListBytes(l) => {
+            let decoded: Result<Vec<pb::TypeProto>, _> = l
+                .iter()
+                .map(|b| <pb::TypeProto as prost::Message>::decode(b.as_ref()))
+                .collect();
+            match decoded {
+                Ok(type_protos) if type_protos.iter().all(|t| t.value.is_some()) => {
+                    pb::AttributeProto {
+                        name: name.into(),
+                        r#type: T::TypeProtos as i32,
+                        type_protos,
+                        ..Default::default()
+                    }
+                }
+                _ => return Ok(None),
+            }
+        }
         _ => return Ok(None),
     }))
 }

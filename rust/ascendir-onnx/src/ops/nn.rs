@@ -106,13 +106,21 @@ pub(super) fn import(
             if k != 2 || (e.onnx == "MaxPool" && n_out > 1) {
                 return Ok(Handled::Unmapped);
             }
+            // GE's padding mode SAME pads at the end (ONNX's SAME_UPPER) and AvgPoolV2 has no
+            // dilations: those forms stay ONNX ops rather than change meaning.
+            let dilated = get_ints(node, "dilations").is_some_and(|d| d.iter().any(|&v| v != 1));
+            if get_s(node, "auto_pad").as_deref() == Some("SAME_LOWER")
+                || (e.onnx == "AveragePool" && dilated)
+            {
+                return Ok(Handled::Unmapped);
+            }
             let strides = get_ints(node, "strides").unwrap_or_else(|| vec![1; k]);
             let pads = get_ints(node, "pads").unwrap_or_else(|| vec![0; 2 * k]);
             a.insert("ksize", AttrValue::ListInt(nchw(&ks, 1)));
             a.insert("strides", AttrValue::ListInt(nchw(&strides, 1)));
             a.insert("pads", AttrValue::ListInt(ge_pads(&pads, k)));
             let mode = match get_s(node, "auto_pad").as_deref() {
-                Some("SAME_UPPER") | Some("SAME_LOWER") => "SAME",
+                Some("SAME_UPPER") => "SAME",
                 Some("VALID") => "VALID",
                 _ => "CALCULATED",
             };
