@@ -35,7 +35,8 @@ def test_infer_shapes_propagates_after_an_input_change():
     assert out(e) == ((2, 1), air.bool_)
     x.op_desc.input_desc(0).shape = [-1, 5, 3]
     stats = g.infer_shapes()
-    assert stats == {"nodes": 6, "inferred": 6, "unknown": 0}
+    # Every output on x's path had a recorded static shape the change contradicts.
+    assert stats == {"nodes": 6, "inferred": 6, "unknown": 0, "kept": 0, "conflicts": 5}
     assert out(a)[0] == (-1, 5, 3)
     assert out(s)[0] == (-1, 5, 1)
     x.op_desc.input_desc(0).shape = [-2]
@@ -165,3 +166,25 @@ def test_rule_kinds_are_listed():
     kinds = infer.kinds()
     for k in ("same_as", "broadcast", "reduce", "matmul", "conv", "reshape", "concat", "custom"):
         assert k in kinds
+
+
+def test_inference_never_replaces_a_recorded_dim_with_an_unknown_one():
+    # TopK with a k that is not constant: the rule cannot know the dim, the recorded one stays.
+    g = air.Graph()
+    x = g.add_input("x", desc([3, 4]))
+    k = g.add_input("k", desc([1], air.int32))
+    t = g.add_op("TopKV2", [x, k])
+    assert out(t)[0] == (3, -1)
+    t.op_desc.output_desc(0).shape = [3, 2]
+    stats = g.infer_shapes()
+    assert out(t)[0] == (3, 2)
+    assert stats["kept"] == 1 and stats["conflicts"] == 0
+    # A recorded dim the rule contradicts is overwritten and counted.
+    t.op_desc.output_desc(0).shape = [5, 2]
+    stats = g.infer_shapes()
+    assert out(t)[0] == (3, 2)
+    assert stats["conflicts"] == 1
+    # With a dynamic input the rule's unknown is written (the record may be stale).
+    x.op_desc.input_desc(0).shape = [-1, 4]
+    g.infer_shapes()
+    assert out(t)[0] == (-1, -1)

@@ -585,7 +585,7 @@ class Graph:
 
     def infer_shapes(self) -> dict[str, int]:
         """Infer output shapes, dtypes and formats over the whole graph (subgraphs included)
-        in topological order; returns ``{"nodes", "inferred", "unknown"}``; raises
+        in topological order; returns ``{"nodes", "inferred", "unknown", "kept", "conflicts"}``; raises
         ``InferenceError`` (with ``.node`` and ``.rule``) on failure."""
         ...
 

@@ -11,6 +11,7 @@ use smallvec::SmallVec;
 use super::format::default_infer_format;
 use super::{is_transformed, run_rule, InferCtx, OutDesc, Param, RuleKind};
 use crate::attr::AttrValue;
+use crate::dtype::DataType;
 use crate::graph::{Graph, NodeId};
 use crate::op_desc::{OpDesc, Sym};
 use crate::registry::{self, OpProto};
@@ -88,6 +89,12 @@ pub struct InferStats {
     pub inferred: usize,
     /// Nodes of unregistered types (left unchanged).
     pub unknown: usize,
+    /// Outputs where the rule left a dim, the rank or the dtype unknown although every input
+    /// shape is static, and the recorded value was kept (never replaced by an unknown one).
+    pub kept: usize,
+    /// Outputs whose recorded static shape or dtype disagreed with the inferred one (the
+    /// inferred value is written).
+    pub conflicts: usize,
 }
 
 /// Infer the outputs of one op: its rule, or `custom` for custom rules.
@@ -167,6 +174,82 @@ pub fn write_outputs(op: &mut OpDesc, outs: &[OutDesc]) -> Result<(), String> {
         write_desc(&mut port.desc, out);
     }
     Ok(())
+}
+
+/// How an inferred output compares with the desc recorded on the node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Recorded {
+    /// Nothing known was lost or contradicted.
+    Agrees,
+    /// Known recorded dims or dtype were kept where the rule left them unknown.
+    Kept,
+    /// A known recorded dim or dtype differs from the known inferred one.
+    Conflict,
+}
+
+/// The shape inference works on: the origin shape of a transformed desc, else the shape.
+fn logical_shape(d: &TensorDesc) -> &[i64] {
+    if is_transformed(d) {
+        d.origin_shape.as_deref().map_or(&d.shape[..], |s| &s[..])
+    } else {
+        &d.shape
+    }
+}
+
+/// Never replace a known dim or dtype with an unknown one: where the rule leaves a dim, the
+/// rank or the dtype unknown although every input shape is static (a value-dependent output,
+/// an input whose value is not constant), the recorded static value stays. With a dynamic
+/// input the rule's unknown is the truth (the recorded value may predate the input's change).
+fn keep_recorded(out: &mut OutDesc, recorded: &TensorDesc, static_inputs: bool) -> Recorded {
+    let rec = logical_shape(recorded);
+    let rec_known_rank = !(rec.len() == 1 && rec[0] == UNKNOWN_RANK);
+    let mut result = Recorded::Agrees;
+    let mut note = |r: Recorded| {
+        if result != Recorded::Conflict {
+            result = r;
+        }
+    };
+    if recorded.dtype != DataType::UNDEFINED {
+        if out.dtype == DataType::UNDEFINED {
+            if static_inputs {
+                out.dtype = recorded.dtype;
+                note(Recorded::Kept);
+            }
+        } else if out.dtype != recorded.dtype {
+            note(Recorded::Conflict);
+        }
+    }
+    if !rec_known_rank {
+        return result;
+    }
+    // Invalid dims (below -2) are left for `check_outputs` to refuse.
+    let out_unknown_rank = out.shape.len() == 1 && out.shape[0] == UNKNOWN_RANK;
+    if out_unknown_rank {
+        // A recorded scalar is also what a desc never written holds (GE's default desc).
+        if static_inputs && !rec.is_empty() {
+            out.shape = Shape::from_slice(rec);
+            note(Recorded::Kept);
+        }
+        return result;
+    }
+    if out.shape.len() != rec.len() {
+        note(Recorded::Conflict);
+        return result;
+    }
+    for (d, &r) in out.shape.iter_mut().zip(rec) {
+        if r < 0 {
+            continue;
+        }
+        if *d == UNKNOWN_DIM {
+            if static_inputs {
+                *d = r;
+                note(Recorded::Kept);
+            }
+        } else if *d != r {
+            note(Recorded::Conflict);
+        }
+    }
+    result
 }
 
 fn write_desc(desc: &mut Arc<TensorDesc>, out: &OutDesc) {
@@ -414,6 +497,18 @@ impl Engine<'_> {
         // write): only those go to the undo log.
         let key = self.current;
         let op = &mut g.arena_mut()[id].op;
+        let mut outs = outs;
+        let static_inputs = op.inputs.iter().all(|p| {
+            let d: &TensorDesc = &p.desc;
+            d.dtype == DataType::UNDEFINED || logical_shape(d).iter().all(|&x| x >= 0)
+        });
+        for (out, port) in outs.iter_mut().zip(op.outputs.iter()) {
+            match keep_recorded(out, &port.desc, static_inputs) {
+                Recorded::Agrees => {}
+                Recorded::Kept => self.stats.kept += 1,
+                Recorded::Conflict => self.stats.conflicts += 1,
+            }
+        }
         let before: SmallVec<[Arc<TensorDesc>; 2]> =
             op.outputs.iter().map(|p| p.desc.clone()).collect();
         let written = write_outputs(op, &outs);

@@ -466,9 +466,13 @@ fn _ops_infer_node<'py>(
 impl PyGraph {
     /// Infer output shapes, dtypes and formats over the whole graph (subgraphs included) in
     /// topological order, with the registered rules; nodes of unregistered types keep their
-    /// descs. Runs without the GIL (Python infer functions take it back). Returns counters
-    /// `{"nodes", "inferred", "unknown"}`; a failure raises `InferenceError` naming the node and
-    /// rule (descs inferred before it are kept).
+    /// descs. A dim, rank or dtype a rule leaves unknown although every input shape is static
+    /// keeps its recorded value (never replaced by an unknown one). Runs without the GIL
+    /// (Python infer functions take it back). Returns counters `{"nodes", "inferred",
+    /// "unknown", "kept", "conflicts"}` (`kept`: outputs whose recorded values were kept;
+    /// `conflicts`: outputs whose recorded static shape or dtype disagreed with the inferred
+    /// one, which is written); a failure raises `InferenceError` naming the node and rule
+    /// (descs inferred before it are kept).
     fn infer_shapes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
         crate::errors::guard_res(|| {
             let py = slf.py();
@@ -480,6 +484,8 @@ impl PyGraph {
             d.set_item("nodes", stats.nodes)?;
             d.set_item("inferred", stats.inferred)?;
             d.set_item("unknown", stats.unknown)?;
+            d.set_item("kept", stats.kept)?;
+            d.set_item("conflicts", stats.conflicts)?;
             Ok(d)
         })
     }
