@@ -53,6 +53,12 @@ def export_summary(request) -> list:
     return _section(request, "ONNX export of the conformance cases")
 
 
+@pytest.fixture
+def infer_summary(request) -> list:
+    """A list whose lines are printed in the terminal summary (the infer_shapes tallies)."""
+    return _section(request, "infer_shapes on the ONNX conformance cases")
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
     for title, lines in config.stash.get(SUMMARIES, {}).items():
         if lines:

@@ -28,8 +28,6 @@ KNOWN = {
     "test_layer_normalization_": "ONNX output 2 is InvStdDev, GE LayerNorm's is the variance",
     "test_mod_mixed_sign_int": "mapping omits ONNX's fmod=0 (GE Mod is C's remainder)",
     "test_nonzero_example": "mapping omits transpose=true (GE NonZero is [count, rank])",
-    "test_split_1d_uneven_split_opset18": "uneven split mapped to SplitD (equal parts only)",
-    "test_split_2d_uneven_split_opset18": "uneven split mapped to SplitD (equal parts only)",
     "test_training_dropout": "training-mode Dropout is random",
     "test_resize_downsample_scales_cubic_antialias": "antialiased Resize is not evaluated",
     "test_resize_downsample_scales_linear_antialias": "antialiased Resize is not evaluated",

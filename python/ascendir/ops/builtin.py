@@ -267,15 +267,18 @@ def _reductions_and_norms() -> None:
             infer=I.arg_max(),
         )
     for name in ("TopK", "TopKV2"):
+        # GE's TopKV2 chooses its index type (`indices_dtype`); TopK's indices are int32.
+        index_attr = {"indices_dtype": Attr(int, int(_F.INT32))} if name == "TopKV2" else {}
         _op(
             name,
             x=Input("T"),
             k=Input(_F.INT32),
             values=Output("T"),
-            indices=Output(_F.INT32),
+            indices=Output(TensorType.INDEX if name == "TopKV2" else _F.INT32),
             sorted=Attr(bool, True),
             dim=Attr(int, -1),
             largest=Attr(bool, True),
+            **index_attr,
             T=TypeVar(TensorType.ANY),
             infer=I.topk(),
         )

@@ -331,6 +331,16 @@ impl InputInfo for Builder<'_, '_> {
         let d = desc_from_type(self.types.get(name).copied());
         (d.shape.as_slice() != [-2]).then_some(d.shape.len())
     }
+
+    fn dims(&self, name: &str) -> Option<Vec<i64>> {
+        if let Some(id) = self.consts.get(name) {
+            if let Some(AttrValue::Tensor(t)) = self.g.op(*id).ok()?.attr("value") {
+                return Some(t.desc.shape.to_vec());
+            }
+        }
+        let d = desc_from_type(self.types.get(name).copied());
+        (d.shape.as_slice() != [-2]).then(|| d.shape.to_vec())
+    }
 }
 
 /// Open the external data file `rel` of the model directory `base`: the path is resolved

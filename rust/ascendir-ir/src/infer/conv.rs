@@ -76,6 +76,16 @@ fn hw_attr(ctx: &InferCtx<'_>, name: &str, l: Layout, default: i64) -> Result<(i
     }
 }
 
+/// How a window count with explicit pads rounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Rounding {
+    Floor,
+    /// Up, keeping every window (Caffe clips its own way).
+    Ceil,
+    /// Up, but a last window that would start in the end padding is dropped.
+    CeilInside,
+}
+
 /// Output size of one spatial dim. `pads` = (before, after); `mode` SAME / VALID / explicit.
 fn window_out(
     input: i64,
@@ -84,7 +94,7 @@ fn window_out(
     dilation: i64,
     pads: (i64, i64),
     mode: &str,
-    ceil: bool,
+    rounding: Rounding,
 ) -> Result<i64, String> {
     if stride <= 0 || dilation <= 0 {
         return Err(format!(
@@ -100,7 +110,10 @@ fn window_out(
         .and_then(|v| v.checked_add(1))
         .ok_or_else(overflow)?;
     let out = match mode {
-        "SAME" => input.checked_add(stride - 1).ok_or_else(overflow)? / stride,
+        // GE's SAME pads at the end, SAME_LOWER (ONNX's) at the start: the size is the same.
+        "SAME" | "SAME_UPPER" | "SAME_LOWER" => {
+            input.checked_add(stride - 1).ok_or_else(overflow)? / stride
+        }
         "VALID" => {
             if input < dk {
                 return Err(format!(
@@ -124,8 +137,17 @@ fn window_out(
                     padded
                 ));
             }
-            if ceil {
-                span.checked_add(stride - 1).ok_or_else(overflow)? / stride + 1
+            if rounding != Rounding::Floor {
+                let out = span.checked_add(stride - 1).ok_or_else(overflow)? / stride + 1;
+                // A last window that would start in the end padding is dropped (ONNX,
+                // PyTorch and GE's MaxPoolV3 / AvgPoolV2 agree; Caffe only with padding).
+                if rounding == Rounding::CeilInside
+                    && (out - 1).saturating_mul(stride) >= input.saturating_add(pads.0)
+                {
+                    out - 1
+                } else {
+                    out
+                }
             } else {
                 span / stride + 1
             }
@@ -182,8 +204,24 @@ pub fn conv(ctx: &InferCtx<'_>) -> RuleResult {
         return Err(format!("attribute 'pads' must have 4 values, got {pads:?}"));
     }
     let mode = ctx.attr_str("padding", "");
-    let oh = window_out(xs[l.h], kh, sh, dh, (pads[0], pads[1]), mode, false)?;
-    let ow = window_out(xs[l.w], kw, sw, dw, (pads[2], pads[3]), mode, false)?;
+    let oh = window_out(
+        xs[l.h],
+        kh,
+        sh,
+        dh,
+        (pads[0], pads[1]),
+        mode,
+        Rounding::Floor,
+    )?;
+    let ow = window_out(
+        xs[l.w],
+        kw,
+        sw,
+        dw,
+        (pads[2], pads[3]),
+        mode,
+        Rounding::Floor,
+    )?;
     let mut out = Shape::from_elem(0, 4);
     out[l.n] = xs[l.n];
     out[l.c] = cout;
@@ -209,8 +247,8 @@ pub fn conv_backprop_input(ctx: &InferCtx<'_>) -> RuleResult {
 }
 
 /// TF-style `MaxPool` / `AvgPool` (and V3 with explicit pads): `ksize` and `strides` indexed
-/// by the data format, `padding` SAME / VALID / CALCULATED with `pads`, `ceil_mode`,
-/// `global_pooling`.
+/// by the data format, `padding` SAME / VALID / CALCULATED with `pads`, `dilations`,
+/// `ceil_mode` (a last window starting in the end padding is dropped), `global_pooling`.
 pub fn pool(ctx: &InferCtx<'_>) -> RuleResult {
     pool_rule(ctx, |l, h, w| {
         let (kh, kw) = hw_attr(ctx, "ksize", *l, 1)?;
@@ -222,10 +260,15 @@ pub fn pool(ctx: &InferCtx<'_>) -> RuleResult {
         if pads.len() != 4 {
             return Err(format!("attribute 'pads' must have 4 values, got {pads:?}"));
         }
-        let ceil = ctx.attr_bool("ceil_mode", false);
+        let ceil = if ctx.attr_bool("ceil_mode", false) {
+            Rounding::CeilInside
+        } else {
+            Rounding::Floor
+        };
+        let (dh, dw) = hw_attr(ctx, "dilations", *l, 1)?;
         Ok((
-            window_out(h, kh, sh, 1, (pads[0], pads[1]), &mode, ceil)?,
-            window_out(w, kw, sw, 1, (pads[2], pads[3]), &mode, ceil)?,
+            window_out(h, kh, sh, dh, (pads[0], pads[1]), &mode, ceil)?,
+            window_out(w, kw, sw, dw, (pads[2], pads[3]), &mode, ceil)?,
         ))
     })
 }
@@ -251,7 +294,11 @@ pub fn caffe_pool(ctx: &InferCtx<'_>) -> RuleResult {
             2 => vec![pad[0], pad[0], pad[1], pad[1]],
             _ => return Err(format!("attribute 'pad' must have 4 values, got {pad:?}")),
         };
-        let ceil = ctx.attr_int("ceil_mode", 0) == 0;
+        let ceil = if ctx.attr_int("ceil_mode", 0) == 0 {
+            Rounding::Ceil
+        } else {
+            Rounding::Floor
+        };
         let axis = |input: i64, k: i64, s: i64, (p0, p1): (i64, i64)| {
             let mut o = window_out(input, k, s, 1, (p0, p1), "", ceil)?;
             if o > 0 && (p0 > 0 || p1 > 0) && (o - 1).saturating_mul(s) >= input.saturating_add(p0)

@@ -87,7 +87,9 @@ pub fn select(ctx: &InferCtx<'_>) -> RuleResult {
 
 /// Output `i` is input `i` (`Identity`, `IdentityN`, `While`). With the integer parameter
 /// `skip = k`, output `i` is input `i + k` and outputs beyond the inputs are left as they are
-/// (ONNX `Loop`: loop-carried values follow the trip count and condition).
+/// (ONNX `Loop`: loop-carried values follow the trip count and condition; the inputs after
+/// the `_onnx_num_inputs` formal ones are captured outer values, and the outputs after the
+/// loop-carried ones are scan outputs, left as they are).
 pub fn passthrough(ctx: &InferCtx<'_>) -> RuleResult {
     let n = ctx.op.num_outputs();
     let skip = ctx.param_int("skip").unwrap_or(0).max(0) as usize;
@@ -97,7 +99,11 @@ pub fn passthrough(ctx: &InferCtx<'_>) -> RuleResult {
             ctx.op.num_inputs()
         ));
     }
-    let avail = ctx.op.num_inputs().saturating_sub(skip).min(n);
+    let formal = match ctx.attr("_onnx_num_inputs").and_then(AttrValue::as_int) {
+        Some(k) if skip > 0 => usize::try_from(k).unwrap_or(0).min(ctx.op.num_inputs()),
+        _ => ctx.op.num_inputs(),
+    };
+    let avail = formal.saturating_sub(skip).min(n);
     Ok((0..avail)
         .map(|i| OutDesc::new(Shape::from_slice(ctx.shape(i + skip)), ctx.dtype(i + skip)))
         .collect())

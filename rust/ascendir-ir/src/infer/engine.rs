@@ -9,7 +9,7 @@ use slotmap::SecondaryMap;
 use smallvec::SmallVec;
 
 use super::format::default_infer_format;
-use super::{is_transformed, run_rule, InferCtx, OutDesc, Param, RuleKind};
+use super::{is_transformed, logical_shape, run_rule, InferCtx, OutDesc, Param, RuleKind};
 use crate::attr::AttrValue;
 use crate::dtype::DataType;
 use crate::graph::{Graph, NodeId};
@@ -185,15 +185,6 @@ enum Recorded {
     Kept,
     /// A known recorded dim or dtype differs from the known inferred one.
     Conflict,
-}
-
-/// The shape inference works on: the origin shape of a transformed desc, else the shape.
-fn logical_shape(d: &TensorDesc) -> &[i64] {
-    if is_transformed(d) {
-        d.origin_shape.as_deref().map_or(&d.shape[..], |s| &s[..])
-    } else {
-        &d.shape
-    }
 }
 
 /// Never replace a known dim or dtype with an unknown one: where the rule leaves a dim, the

@@ -16,11 +16,28 @@ pub fn shape_of(ctx: &InferCtx<'_>) -> RuleResult {
         let n = if unknown_rank(xs) {
             UNKNOWN_DIM
         } else {
-            xs.len() as i64
+            shape_slice_len(xs.len() as i64, ctx.attr("start"), ctx.attr("end"))
         };
         outs.push(OutDesc::new(Shape::from_slice(&[n]), dtype));
     }
     Ok(outs)
+}
+
+/// The number of dims `Shape` gives for a rank-`rank` input with ONNX's optional `start` /
+/// `end` (negative values count from the back; both are clamped to `[0, rank]`).
+fn shape_slice_len(
+    rank: i64,
+    start: Option<&crate::attr::AttrValue>,
+    end: Option<&crate::attr::AttrValue>,
+) -> i64 {
+    let clamp = |v: Option<&crate::attr::AttrValue>, default: i64| {
+        let v = v
+            .and_then(crate::attr::AttrValue::as_int)
+            .unwrap_or(default);
+        let v = if v < 0 { v.saturating_add(rank) } else { v };
+        v.clamp(0, rank)
+    };
+    (clamp(end, rank) - clamp(start, 0)).max(0)
 }
 
 /// `Size`: a scalar; dtype from the `dtype` attribute (INT32 default).

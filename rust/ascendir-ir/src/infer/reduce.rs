@@ -90,9 +90,14 @@ pub fn arg_max(ctx: &InferCtx<'_>) -> RuleResult {
 }
 
 /// `TopK` / `TopKV2`: `values` and `indices` take the input shape with the `dim` axis
-/// (attribute, default -1) replaced by `k` (input or attribute `k`); indices are INT32.
+/// (attribute, default -1) replaced by `k` (input or attribute `k`); indices are of the
+/// attribute `indices_dtype` (GE's TopKV2; default INT32).
 pub fn topk(ctx: &InferCtx<'_>) -> RuleResult {
     let x = ctx.input_param("input", "x")?;
+    let index_dtype = ctx.resolve_dtype(
+        &super::DtypeSpec::Attr("indices_dtype".into(), DataType::INT32),
+        x,
+    )?;
     let shape = ctx.shape(x);
     let dtype = ctx.dtype(x);
     let out = if unknown_rank(shape) {
@@ -112,7 +117,7 @@ pub fn topk(ctx: &InferCtx<'_>) -> RuleResult {
     };
     let mut outs = vec![OutDesc::new(out.clone(), dtype)];
     for _ in 1..ctx.op.num_outputs() {
-        outs.push(OutDesc::new(out.clone(), DataType::INT32));
+        outs.push(OutDesc::new(out.clone(), index_dtype));
     }
     Ok(outs)
 }

@@ -54,10 +54,13 @@ pub(super) fn import(
         }
         "Split" => {
             let axis = get_i(node, "axis", 0);
-            let sizes =
+            let mut sizes =
                 get_ints(node, "split").or_else(|| input(node, 1).and_then(|s| info.const_ints(s)));
             if input(node, 1).is_some() && sizes.is_none() {
                 return Ok(Handled::Unmapped);
+            }
+            if sizes.is_none() {
+                sizes = uneven_parts(node, axis, n_out, info);
             }
             m.inputs.truncate(1);
             match sizes {
@@ -125,6 +128,32 @@ pub(super) fn import(
         _ => return Ok(Handled::NotMine),
     }
     Ok(Handled::Mapped)
+}
+
+/// The part sizes of a Split without sizes whose input dim is known and not divisible by the
+/// number of parts: ONNX (opset 18) makes the last part smaller, GE's SplitD cannot, so the
+/// sizes go to SplitVD.
+fn uneven_parts(
+    node: &pb::NodeProto,
+    axis: i64,
+    parts: usize,
+    info: &dyn InputInfo,
+) -> Option<Vec<i64>> {
+    let dims = info.dims(input(node, 0)?)?;
+    let rank = i64::try_from(dims.len()).ok()?;
+    let a = if axis < 0 { axis + rank } else { axis };
+    let d = *dims.get(usize::try_from(a).ok()?)?;
+    let n = i64::try_from(parts).ok()?;
+    if d < 0 || n == 0 || d % n == 0 {
+        return None;
+    }
+    let chunk = (d + n - 1) / n;
+    let last = d - chunk * (n - 1);
+    (last > 0).then(|| {
+        let mut v = vec![chunk; parts - 1];
+        v.push(last);
+        v
+    })
 }
 
 /// Export: the ONNX form of a GE op of this family at `opset`.

@@ -71,6 +71,11 @@ pub(super) fn import(
             a.get_or_insert("dim", AttrValue::Int(-1));
             a.get_or_insert("largest", AttrValue::Int(1));
             a.get_or_insert("sorted", AttrValue::Int(1));
+            // ONNX's indices are int64 (GE's TopKV2 defaults to int32).
+            a.insert(
+                "indices_dtype",
+                AttrValue::Int(i64::from(DataType::INT64.ge_value())),
+            );
             for key in ["largest", "sorted"] {
                 if let Some(AttrValue::Int(v)) = a.get(key) {
                     let b = *v != 0;
@@ -124,6 +129,13 @@ pub(super) fn export<'a>(
             "Constant"
         }
         "TopKV2" => {
+            let index = int_of(attrs, "indices_dtype").and_then(DataType::from_ge);
+            if index != Some(DataType::INT64) {
+                return Err(OnnxError::Unsupported(format!(
+                    "TopKV2 with {} indices has no ONNX form (ONNX's TopK gives int64)",
+                    index.map_or("int32 (the default)".into(), |d| d.name().to_lowercase())
+                )));
+            }
             at.push(a_int("axis", int_of(attrs, "dim").unwrap_or(-1)));
             at.push(a_int("largest", int_of(attrs, "largest").unwrap_or(1)));
             at.push(a_int("sorted", int_of(attrs, "sorted").unwrap_or(1)));

@@ -87,6 +87,8 @@ pub trait InputInfo {
     fn const_ints(&self, name: &str) -> Option<Vec<i64>>;
     /// The rank of an input, if its type is known.
     fn rank(&self, name: &str) -> Option<usize>;
+    /// The dims of an input (-1 where unknown), if its rank is known.
+    fn dims(&self, name: &str) -> Option<Vec<i64>>;
 }
 
 /// A mapped node: GE type, ports (with the ONNX input index feeding each input port) and

@@ -1,9 +1,10 @@
 //! Reductions: ONNX ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL2 and
-//! ReduceLogSumExp ↔ GE's `Reduce*D` (axes as an attribute) and `Reduce*` (axes as an input).
+//! ReduceLogSumExp ↔ GE's `Reduce*D` (axes as an attribute) and `Reduce*` (axes as an input);
+//! ArgMax / ArgMin ↔ ArgMaxD / ArgMinD.
 
-use ascendir_ir::{AttrMap, AttrValue};
+use ascendir_ir::{AttrMap, AttrValue, DataType};
 
-use crate::error::OnnxResult;
+use crate::error::{OnnxError, OnnxResult};
 use crate::pb;
 
 use super::attrs::{a_int, a_ints, bool_of, get_i, get_ints, int_of, ints_const, ints_of};
@@ -46,6 +47,22 @@ pub(super) fn import(
             );
             if let Some(axes) = get_ints(node, "axes") {
                 a.insert("axes", AttrValue::ListInt(axes));
+            }
+        }
+        "ArgMax" | "ArgMin" => {
+            // ONNX's defaults written out (axis 0, keepdims 1), and its int64 indices as GE's
+            // `dtype` (ArgMaxD's default is int32).
+            a.insert("dimension", AttrValue::Int(get_i(node, "axis", 0)));
+            a.insert(
+                "keep_dims",
+                AttrValue::Bool(get_i(node, "keepdims", 1) != 0),
+            );
+            a.insert(
+                "dtype",
+                AttrValue::Int(i64::from(DataType::INT64.ge_value())),
+            );
+            if get_i(node, "select_last_index", 0) != 0 {
+                a.insert("select_last_index", AttrValue::Bool(true));
             }
         }
         _ => return Ok(Handled::NotMine),
@@ -92,6 +109,30 @@ pub(super) fn export<'a>(
                 return Ok(Exported::Unmapped);
             }
             base
+        }
+        "ArgMaxD" | "ArgMinD" => {
+            // ONNX's ArgMax gives int64 indices: another index type has no ONNX form.
+            let dtype = int_of(attrs, "dtype").and_then(DataType::from_ge);
+            if dtype != Some(DataType::INT64) {
+                return Err(OnnxError::Unsupported(format!(
+                    "{ge_type} with {} indices has no ONNX form (ONNX's {} gives int64)",
+                    dtype.map_or_else(
+                        || "int32 (the default)".to_string(),
+                        |d| d.name().to_lowercase()
+                    ),
+                    &ge_type[..ge_type.len() - 1]
+                )));
+            }
+            at.push(a_int("axis", int_of(attrs, "dimension").unwrap_or(0)));
+            at.push(a_int("keepdims", i64::from(bool_of(attrs, "keep_dims"))));
+            if bool_of(attrs, "select_last_index") {
+                at.push(a_int("select_last_index", 1));
+            }
+            if ge_type == "ArgMaxD" {
+                "ArgMax"
+            } else {
+                "ArgMin"
+            }
         }
         _ => return Ok(Exported::NotMine),
     };
