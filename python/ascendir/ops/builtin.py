@@ -633,6 +633,7 @@ def _custom() -> None:
 def register_all() -> None:
     """Register every builtin operator (called once, lazily)."""
     # Imported here: the shape ops build on this module's helpers.
+    from ._builtin_ge import register_ge_internal
     from ._builtin_shapes import register_shapes
 
     _io_and_graph()
@@ -643,3 +644,4 @@ def register_all() -> None:
     _onnx_style()
     _control_flow()
     _custom()
+    register_ge_internal()

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use slotmap::SecondaryMap;
 use smallvec::SmallVec;
 
-use super::format::default_infer_format;
+use super::format::{default_infer_format, physical_shape};
 use super::{is_transformed, logical_shape, run_rule, InferCtx, OutDesc, Param, RuleKind};
 use crate::attr::AttrValue;
 use crate::dtype::DataType;
@@ -248,6 +248,8 @@ fn write_desc(desc: &mut Arc<TensorDesc>, out: &OutDesc) {
     let transformed = is_transformed(cur);
     let shape_ok = if transformed {
         cur.origin_shape.as_deref().is_some_and(|s| *s == out.shape)
+            && physical_shape(&out.shape, cur.origin_format, cur.format, out.dtype)
+                .is_none_or(|p| p == cur.shape)
     } else {
         cur.shape == out.shape && cur.origin_shape.as_deref().is_none_or(|s| *s == out.shape)
     };
@@ -257,6 +259,10 @@ fn write_desc(desc: &mut Arc<TensorDesc>, out: &OutDesc) {
     let d = Arc::make_mut(desc);
     if transformed {
         d.origin_shape = Some(Box::new(out.shape.clone()));
+        // The stored (physical) shape follows the logical one where the layout is known.
+        if let Some(p) = physical_shape(&out.shape, d.origin_format, d.format, out.dtype) {
+            d.shape = p;
+        }
     } else {
         d.shape = out.shape.clone();
         if d.origin_shape.is_some() {

@@ -1,8 +1,56 @@
-//! GE's default format inference (`OpDesc::DefaultInferFormat`), applied to outputs.
+//! GE's default format inference (`OpDesc::DefaultInferFormat`), applied to outputs, and the
+//! physical shape of a tensor stored in a 5-D Ascend format.
 
+use crate::dtype::DataType;
 use crate::format::{bits, Format};
 use crate::op_desc::OpDesc;
-use crate::tensor::TensorDesc;
+use crate::tensor::{Shape, TensorDesc, UNKNOWN_DIM};
+
+/// The C0 of a 5-D format: the one encoded in the format's C0 bits, else 4 for the `_C04`
+/// formats, 32 for 8-bit, 64 for 4-bit and 16 for every other element type (GE's defaults).
+pub fn c0_of(format: i32, dtype: DataType) -> i64 {
+    let set = bits::c0_value(format);
+    if set > 0 {
+        return set;
+    }
+    if bits::primary(format) == Format::NC1HWC0_C04.value() {
+        return 4;
+    }
+    match dtype {
+        DataType::INT8 | DataType::UINT8 => 32,
+        DataType::INT4 => 64,
+        _ => 16,
+    }
+}
+
+/// The physical shape of a `logical` shape in `origin` layout stored as `format`: ND stores
+/// the logical shape as it is; NC1HWC0 (and NC1HWC0_C04) split the C of a 4-D NCHW / NHWC
+/// shape into C1 = ceil(C / C0) and C0. `None` for layouts this does not know (the shape is
+/// then left as it is).
+pub fn physical_shape(logical: &[i64], origin: i32, format: i32, dtype: DataType) -> Option<Shape> {
+    let primary = bits::primary(format);
+    if primary == Format::ND.value() {
+        return Some(Shape::from_slice(logical));
+    }
+    if primary != Format::NC1HWC0.value() && primary != Format::NC1HWC0_C04.value() {
+        return None;
+    }
+    if logical.len() != 4 {
+        return None;
+    }
+    let (n, c, h, w) = match bits::primary(origin) {
+        o if o == Format::NCHW.value() => (logical[0], logical[1], logical[2], logical[3]),
+        o if o == Format::NHWC.value() => (logical[0], logical[3], logical[1], logical[2]),
+        _ => return None,
+    };
+    let c0 = c0_of(format, dtype);
+    let c1 = if c < 0 {
+        UNKNOWN_DIM
+    } else {
+        (c + c0 - 1) / c0
+    };
+    Some(Shape::from_slice(&[n, c1, h, w, c0]))
+}
 
 /// The format a desc stands for: its origin format, or its format when the origin is ND.
 fn key(d: &TensorDesc) -> i32 {

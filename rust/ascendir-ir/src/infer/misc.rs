@@ -103,8 +103,8 @@ pub fn range(ctx: &InferCtx<'_>) -> RuleResult {
 }
 
 /// `TransData`: when the destination format is the input's origin format the output is the
-/// origin shape; NCHW / NHWC → NC1HWC0 splits C into C1 × C0 (C0 = 16); otherwise the shape is
-/// kept. The dtype is kept.
+/// origin shape; NCHW / NHWC → NC1HWC0 splits C into C1 × C0 (C0 by element type, see
+/// [`super::format::c0_of`]); otherwise the shape is kept. The dtype is kept.
 pub fn trans_data(ctx: &InferCtx<'_>) -> RuleResult {
     let x = ctx.input_param("x", "src")?;
     let d = ctx.desc(x);
@@ -114,17 +114,11 @@ pub fn trans_data(ctx: &InferCtx<'_>) -> RuleResult {
         Format::from_value(i64::from(bits::primary(d.origin_format))).unwrap_or(Format::ND);
     let out: Shape = match dst {
         Some(f) if f == origin && d.origin_shape.is_some() => Shape::from_slice(logical_shape(d)),
-        Some(Format::NC1HWC0)
-            if matches!(src_fmt, Format::NCHW | Format::NHWC) && d.shape.len() == 4 =>
+        Some(f @ (Format::NC1HWC0 | Format::NC1HWC0_C04))
+            if matches!(src_fmt, Format::NCHW | Format::NHWC) =>
         {
-            let s = &d.shape;
-            let (n, c, h, w) = if src_fmt == Format::NCHW {
-                (s[0], s[1], s[2], s[3])
-            } else {
-                (s[0], s[3], s[1], s[2])
-            };
-            let c1 = if c < 0 { UNKNOWN_DIM } else { (c + 15) / 16 };
-            Shape::from_slice(&[n, c1, h, w, 16])
+            super::format::physical_shape(&d.shape, src_fmt.value(), f.value(), d.dtype)
+                .unwrap_or_else(|| d.shape.clone())
         }
         _ => d.shape.clone(),
     };
