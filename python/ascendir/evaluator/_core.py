@@ -325,9 +325,13 @@ class _Plan:
         if missing:
             more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
             first = missing[0].split("'")[1]
+            from ._ge import NOT_EVALUATED
+
+            ty = missing[0].rsplit("(", 1)[1][:-1]
+            why = f" ({ty}: {NOT_EVALUATED[ty]})" if ty in NOT_EVALUATED else ""
             raise UnsupportedOpError(
                 f"graph '{graph.name}': no evaluate kernel for node {', '.join(missing[:5])}"
-                f"{more}", node=first, op_type=missing[0].rsplit("(", 1)[1][:-1],
+                f"{more}{why}", node=first, op_type=missing[0].rsplit("(", 1)[1][:-1],
                 graph=graph.name)
         if not self.outputs and _net_output(graph) is None:
             raise EvaluateError(f"graph '{graph.name}' has no NetOutput: nothing to return",

@@ -20,6 +20,12 @@ __all__: list[str] = []
 _erf_scalar = np.vectorize(math.erf, otypes=[np.float64])
 
 
+
+def _floating(dt: np.dtype) -> bool:
+    """Whether ``dt`` is a floating type, the ml_dtypes ones (bfloat16, float8 ..., kind "V")
+    included."""
+    return dt.kind in "fc" or (dt.kind == "V" and dt.name.startswith(("bfloat", "float")))
+
 def erf(x: np.ndarray) -> np.ndarray:
     """The error function, element-wise (exact to double precision)."""
     if x.size == 0:
@@ -51,7 +57,7 @@ def _gelu(ctx: Ctx, x: np.ndarray) -> np.ndarray:
 
 
 def _round(x: np.ndarray) -> np.ndarray:
-    return np.rint(x) if x.dtype.kind == "f" else x
+    return np.rint(x) if _floating(x.dtype) else x
 
 
 def _selu(ctx: Ctx, x: np.ndarray) -> np.ndarray:
@@ -81,7 +87,7 @@ _UNARY: dict[str, Callable[[np.ndarray], Any]] = {
     "Log": np.log,
     "Sqrt": np.sqrt,
     "Rsqrt": lambda x: 1.0 / np.sqrt(x),
-    "Reciprocal": lambda x: np.reciprocal(x) if x.dtype.kind == "f" else 1 // x,
+    "Reciprocal": lambda x: np.reciprocal(x) if _floating(x.dtype) else 1 // x,
     "Tanh": np.tanh,
     "Sigmoid": _sigmoid,
     "Relu": lambda x: np.maximum(x, np.zeros((), x.dtype)),
@@ -89,8 +95,8 @@ _UNARY: dict[str, Callable[[np.ndarray], Any]] = {
     "Erf": erf,
     "Sign": np.sign,
     "Square": np.square,
-    "Floor": lambda x: np.floor(x) if x.dtype.kind == "f" else x,
-    "Ceil": lambda x: np.ceil(x) if x.dtype.kind == "f" else x,
+    "Floor": lambda x: np.floor(x) if _floating(x.dtype) else x,
+    "Ceil": lambda x: np.ceil(x) if _floating(x.dtype) else x,
     "Round": _round,
     "Sin": np.sin,
     "Cos": np.cos,
@@ -115,8 +121,8 @@ _UNARY: dict[str, Callable[[np.ndarray], Any]] = {
 }
 
 _PREDICATE: dict[str, Callable[[np.ndarray], Any]] = {
-    "IsNan": lambda x: np.isnan(x) if x.dtype.kind in "fc" else np.zeros(x.shape, bool),
-    "IsFinite": lambda x: np.isfinite(x) if x.dtype.kind in "fc" else np.ones(x.shape, bool),
+    "IsNan": lambda x: np.isnan(x) if _floating(x.dtype) else np.zeros(x.shape, bool),
+    "IsFinite": lambda x: np.isfinite(x) if _floating(x.dtype) else np.ones(x.shape, bool),
     "LogicalNot": np.logical_not,
 }
 
@@ -178,7 +184,7 @@ def _isinf(ctx: Ctx, ins: list[Any]) -> np.ndarray:
 
 
 def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind in "fc":
+    if _floating(a.dtype):
         return a / b
     q = np.floor_divide(a, b)
     fix = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
@@ -186,7 +192,7 @@ def _trunc_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _floor_div(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    if a.dtype.kind in "fc":
+    if _floating(a.dtype):
         return np.floor(a / b)
     return np.floor_divide(a, b)
 

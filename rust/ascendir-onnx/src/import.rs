@@ -332,6 +332,14 @@ impl InputInfo for Builder<'_, '_> {
         (d.shape.as_slice() != [-2]).then_some(d.shape.len())
     }
 
+    fn dtype(&self, name: &str) -> Option<ascendir_ir::DataType> {
+        let known = |d: ascendir_ir::DataType| (d != ascendir_ir::DataType::UNDEFINED).then_some(d);
+        if let Some(d) = self.descs.get(name).and_then(|d| known(d.dtype)) {
+            return Some(d);
+        }
+        known(desc_from_type(self.types.get(name).copied()).dtype)
+    }
+
     fn dims(&self, name: &str) -> Option<Vec<i64>> {
         if let Some(id) = self.consts.get(name) {
             if let Some(AttrValue::Tensor(t)) = self.g.op(*id).ok()?.attr("value") {

@@ -9,6 +9,7 @@ use slotmap::SecondaryMap;
 use smallvec::SmallVec;
 
 use super::format::{default_infer_format, physical_shape};
+use super::values::propagate;
 use super::{is_transformed, logical_shape, run_rule, InferCtx, OutDesc, Param, RuleKind};
 use crate::attr::AttrValue;
 use crate::dtype::DataType;
@@ -382,6 +383,51 @@ struct Engine<'a> {
     stats: InferStats,
     /// How many control-flow nodes the current graph is nested in.
     depth: usize,
+    /// Values of small integer outputs computed during this run (data propagation), by
+    /// (tree graph, node); output 0 only.
+    computed: HashMap<(Option<usize>, NodeId), Tensor>,
+    /// Nodes downstream of a graph input with a dynamic shape, by (tree graph, node).
+    dynamic: std::collections::HashSet<(Option<usize>, NodeId)>,
+}
+
+/// Whether every graph input upstream of node `id` has a static shape: its linked inputs come
+/// from nodes not marked dynamic, and its unlinked input descs (a `Data` node's feed, a
+/// subgraph input seeded from the parent) are static.
+fn origin_static(
+    g: &Graph,
+    dynamic: &std::collections::HashSet<(Option<usize>, NodeId)>,
+    key: Option<usize>,
+    id: NodeId,
+) -> bool {
+    let Some(node) = g.arena().get(id) else {
+        return true;
+    };
+    node.op.inputs.iter().enumerate().all(|(i, port)| {
+        match node.in_data.get(i).copied().flatten() {
+            Some(src) if !src.is_control() => !dynamic.contains(&(key, src.node)),
+            _ => {
+                let d: &TensorDesc = &port.desc;
+                d.dtype == DataType::UNDEFINED || logical_shape(d).iter().all(|&x| x >= 0)
+            }
+        }
+    })
+}
+
+/// The value feeding input `i` of node `id`: a constant, else one computed during this run.
+fn known_value(
+    g: &Graph,
+    computed: &HashMap<(Option<usize>, NodeId), Tensor>,
+    key: Option<usize>,
+    id: NodeId,
+    i: usize,
+) -> Option<Tensor> {
+    input_value(g, id, i).or_else(|| {
+        let src = g.arena().get(id)?.in_data_peer(i)?;
+        if src.is_control() || src.index != 0 {
+            return None;
+        }
+        computed.get(&(key, src.node)).cloned()
+    })
 }
 
 impl Engine<'_> {
@@ -482,7 +528,8 @@ impl Engine<'_> {
                 .map_err(|m| fail(g, m))?
         } else {
             let arena_graph: &Graph = g;
-            let values = |i: usize| input_value(arena_graph, id, i);
+            let (computed, key) = (&self.computed, self.current);
+            let values = |i: usize| known_value(arena_graph, computed, key, id, i);
             infer_op(&proto, &g.arena()[id].op, &values, &mut *self.custom)
                 .map_err(|m| fail(g, m))?
         };
@@ -493,12 +540,14 @@ impl Engine<'_> {
         // The old descs are held while writing, so a changed desc is a new `Arc` (copy on
         // write): only those go to the undo log.
         let key = self.current;
-        let op = &mut g.arena_mut()[id].op;
         let mut outs = outs;
-        let static_inputs = op.inputs.iter().all(|p| {
-            let d: &TensorDesc = &p.desc;
-            d.dtype == DataType::UNDEFINED || logical_shape(d).iter().all(|&x| x >= 0)
-        });
+        // Static unless a graph input upstream is dynamic: then an unknown dim is the truth, and
+        // a recorded static one may predate the change.
+        let static_inputs = origin_static(g, &self.dynamic, key, id);
+        if !static_inputs {
+            self.dynamic.insert((key, id));
+        }
+        let op = &mut g.arena_mut()[id].op;
         for (out, port) in outs.iter_mut().zip(op.outputs.iter()) {
             match keep_recorded(out, &port.desc, static_inputs) {
                 Recorded::Agrees => {}
@@ -517,7 +566,14 @@ impl Engine<'_> {
                 self.undo.push((key, id, true, i, old));
             }
         }
-        written.map_err(|m| fail(g, m))
+        written.map_err(|m| fail(g, m))?;
+        // 4. Data propagation: the value of a small integer output computed from known inputs.
+        let arena_graph: &Graph = g;
+        let values = |i: usize| known_value(arena_graph, &self.computed, key, id, i);
+        if let Some(v) = propagate(&arena_graph.arena()[id].op, &values) {
+            self.computed.insert((key, id), v);
+        }
+        Ok(())
     }
 
     /// Infer the subgraphs of a control-flow node and derive its outputs: `If` / `Case` /
@@ -699,6 +755,8 @@ pub fn infer_graph(
         done: vec![false; subs.len()],
         stats: InferStats::default(),
         depth: 0,
+        computed: HashMap::new(),
+        dynamic: std::collections::HashSet::new(),
     };
     let mut result = engine.graph(root, &mut subs);
     if result.is_ok() {

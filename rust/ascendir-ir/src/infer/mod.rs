@@ -28,6 +28,7 @@ mod reshape;
 pub mod shape;
 #[cfg(test)]
 mod tests;
+pub mod values;
 
 pub use engine::{infer_graph, infer_op, CustomInfer, InferError, NoCustom};
 

@@ -7,7 +7,9 @@ use crate::error::{OnnxError, OnnxResult};
 use crate::pb;
 use crate::types::{ge_dtype, onnx_dtype};
 
-use super::attrs::{a_int, a_str, constant_value, generic_attrs, get, get_i, int_of, str_of};
+use super::attrs::{
+    a_int, a_str, constant_value, generic_attrs, get, get_i, input, int_of, str_of,
+};
 use super::table::Entry;
 use super::{Emitted, Exported, Handled, InputInfo, Mapped};
 
@@ -16,7 +18,7 @@ pub(super) fn import(
     e: &Entry,
     node: &pb::NodeProto,
     _opset: i64,
-    _info: &dyn InputInfo,
+    info: &dyn InputInfo,
     m: &mut Mapped,
 ) -> OnnxResult<Handled> {
     let n_in = node.input.len();
@@ -41,6 +43,24 @@ pub(super) fn import(
             if let Some(s) = get(node, "saturate") {
                 a.insert("saturate", AttrValue::Int(s.i));
             }
+        }
+        "CastLike" => {
+            // GE has no CastLike: a target whose type is known at import makes it a Cast.
+            let Some(dt) = input(node, 1).and_then(|t| info.dtype(t)) else {
+                return Ok(Handled::Unmapped);
+            };
+            m.inputs.truncate(1);
+            a.insert("dst_type", AttrValue::Int(i64::from(dt.ge_value())));
+            if let Some(s) = get(node, "saturate") {
+                a.insert("saturate", AttrValue::Int(s.i));
+            }
+        }
+        "Size" => {
+            // ONNX's Size is int64 (GE's defaults to int32).
+            a.insert(
+                "dtype",
+                AttrValue::Int(i64::from(DataType::INT64.ge_value())),
+            );
         }
         "Sum" | "Einsum" => {
             generic_attrs(node, e, &[], a)?;
@@ -127,6 +147,16 @@ pub(super) fn export<'a>(
             });
             em.inputs.clear();
             "Constant"
+        }
+        "Size" => {
+            let dtype = int_of(attrs, "dtype").and_then(DataType::from_ge);
+            if dtype != Some(DataType::INT64) {
+                return Err(OnnxError::Unsupported(format!(
+                    "Size of {} has no ONNX form (ONNX's Size gives int64)",
+                    dtype.map_or("int32 (the default)".into(), |d| d.name().to_lowercase())
+                )));
+            }
+            "Size"
         }
         "TopKV2" => {
             let index = int_of(attrs, "indices_dtype").and_then(DataType::from_ge);

@@ -89,6 +89,8 @@ pub trait InputInfo {
     fn rank(&self, name: &str) -> Option<usize>;
     /// The dims of an input (-1 where unknown), if its rank is known.
     fn dims(&self, name: &str) -> Option<Vec<i64>>;
+    /// The GE data type of an input, if its type is known.
+    fn dtype(&self, name: &str) -> Option<ascendir_ir::DataType>;
 }
 
 /// A mapped node: GE type, ports (with the ONNX input index feeding each input port) and

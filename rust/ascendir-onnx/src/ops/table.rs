@@ -122,6 +122,8 @@ entries! {
     "MatMul" => "BatchMatMulV2" ["x1", "x2"] -> ["y"];
     "Gemm" => "MatMulV2" ["x1", "x2", "?bias"] -> ["y"];
     "Cast" => "Cast" ["x"] -> ["y"];
+    "CastLike" => "Cast" ["x", "target_type"] -> ["y"];
+    "Size" => "Size" ["x"] -> ["y"];
     "Shape" => "Shape" ["x"] -> ["y"];
     "ConstantOfShape" => "Fill" ["dims"] -> ["y"];
     "Concat" => "ConcatV2D" ["x*"] -> ["y"];

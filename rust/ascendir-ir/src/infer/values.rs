@@ -1,0 +1,241 @@
+//! Data propagation: the values of small integer tensors computed inside a graph (shape
+//! arithmetic such as `Shape → Gather → Concat → Reshape`), as ONNX's shape inference does with
+//! `data_prop`. The engine keeps them beside the graph for the rules that read an input's value
+//! (Reshape's shape, Expand's shape, Slice's bounds, ...); nothing is written into the graph.
+
+use bytes::Bytes;
+
+use super::logical_shape;
+use super::shape::tensor_ints;
+use crate::attr::AttrValue;
+use crate::dtype::DataType;
+use crate::format::Format;
+use crate::op_desc::OpDesc;
+use crate::tensor::{Tensor, TensorDesc};
+
+/// Values longer than this are not propagated (shape values are short; this bounds the memory
+/// the side table can take to a few hundred bytes per value).
+pub const MAX_ELEMENTS: usize = 64;
+
+/// The value of output 0 of `op` computed from its input values (`values(i)`: the value of
+/// input `i`, a constant or a propagated one), when `op` is a shape-arithmetic op whose inputs
+/// are known and whose output is a small static integer tensor. The output desc must already
+/// hold the inferred shape and dtype.
+pub fn propagate(op: &OpDesc, values: &dyn Fn(usize) -> Option<Tensor>) -> Option<Tensor> {
+    let out = &op.outputs().first()?.desc;
+    if !matches!(out.dtype, DataType::INT32 | DataType::INT64) {
+        return None;
+    }
+    let shape: &[i64] = &out.shape;
+    let count = shape
+        .iter()
+        .try_fold(1usize, |n, &d| n.checked_mul(usize::try_from(d).ok()?))?;
+    if count > MAX_ELEMENTS {
+        return None;
+    }
+    let ints = |i: usize| values(i).and_then(|t| tensor_ints(&t).ok());
+    let v: Vec<i64> = match op.op_type() {
+        "Shape" => {
+            let dims = logical_shape(&op.inputs().first()?.desc);
+            if dims.iter().any(|&d| d < 0) {
+                return None;
+            }
+            let rank = i64::try_from(dims.len()).ok()?;
+            let clamp = |key: &str, default: i64| {
+                let v = op.attr(key).and_then(AttrValue::as_int).unwrap_or(default);
+                let v = if v < 0 { v.saturating_add(rank) } else { v };
+                usize::try_from(v.clamp(0, rank)).ok()
+            };
+            let (start, end) = (clamp("start", 0)?, clamp("end", rank)?);
+            dims.get(start..end.max(start))?.to_vec()
+        }
+        "Size" => {
+            let dims = logical_shape(&op.inputs().first()?.desc);
+            vec![dims
+                .iter()
+                .try_fold(1i64, |n, &d| if d < 0 { None } else { n.checked_mul(d) })?]
+        }
+        "Identity" | "Reshape" | "Squeeze" | "Unsqueeze" | "SqueezeV3" | "UnsqueezeV3"
+        | "ExpandDims" | "Flatten" | "Cast" => ints(0)?,
+        "GatherV2" | "GatherV2D" | "Gather" => {
+            let data = ints(0)?;
+            let index = ints(1)?;
+            let axis = match op.input_index("axis") {
+                Some(i) => ints(i)?.first().copied()?,
+                None => op.attr("axis").and_then(AttrValue::as_int).unwrap_or(0),
+            };
+            if logical_shape(&op.inputs().first()?.desc).len() != 1 || !matches!(axis, 0 | -1) {
+                return None;
+            }
+            let n = i64::try_from(data.len()).ok()?;
+            index
+                .iter()
+                .map(|&k| {
+                    let k = if k < 0 { k + n } else { k };
+                    data.get(usize::try_from(k).ok()?).copied()
+                })
+                .collect::<Option<_>>()?
+        }
+        "ConcatV2" | "ConcatV2D" | "Concat" | "ConcatD" => {
+            let dim = op.input_index("concat_dim");
+            let mut all = Vec::new();
+            for i in 0..op.num_inputs() {
+                if Some(i) == dim {
+                    continue;
+                }
+                if logical_shape(&op.inputs()[i].desc).len() > 1 {
+                    return None;
+                }
+                all.extend(ints(i)?);
+            }
+            all
+        }
+        "Neg" => ints(0)?
+            .iter()
+            .map(|x| x.checked_neg())
+            .collect::<Option<_>>()?,
+        "Fill" => {
+            let v = ints(op.input_index("value").unwrap_or(1))?;
+            vec![*v.first()?; count]
+        }
+        "StridedSliceV2" => {
+            // One axis of a 1-D value: ONNX Slice's form (begin, end, axes, strides).
+            let data = ints(0)?;
+            if logical_shape(&op.inputs().first()?.desc).len() != 1 {
+                return None;
+            }
+            let one = |name: &str, default: i64| match op.input_index(name) {
+                Some(i) if op.inputs()[i].desc.is_valid() => {
+                    let v = ints(i)?;
+                    (v.len() == 1).then(|| v[0])
+                }
+                _ => Some(default),
+            };
+            let (begin, end, step) = (one("begin", 0)?, one("end", i64::MAX)?, one("strides", 1)?);
+            if !matches!(one("axes", 0)?, 0 | -1) || step == 0 {
+                return None;
+            }
+            slice_1d(&data, begin, end, step)
+        }
+        "Add" | "AddV2" | "Sub" | "Mul" | "RealDiv" | "Div" | "FloorDiv" | "Maximum"
+        | "Minimum" => {
+            let (a, b) = (ints(0)?, ints(1)?);
+            let n = a.len().max(b.len());
+            if (a.len() != n && a.len() != 1) || (b.len() != n && b.len() != 1) {
+                return None;
+            }
+            let at = |v: &[i64], i: usize| if v.len() == 1 { v[0] } else { v[i] };
+            (0..n)
+                .map(|i| {
+                    let (x, y) = (at(&a, i), at(&b, i));
+                    match op.op_type() {
+                        "Add" | "AddV2" => x.checked_add(y),
+                        "Sub" => x.checked_sub(y),
+                        "Mul" => x.checked_mul(y),
+                        "RealDiv" | "Div" => x.checked_div(y),
+                        "FloorDiv" => x.checked_div_euclid(y).filter(|_| y > 0),
+                        "Maximum" => Some(x.max(y)),
+                        _ => Some(x.min(y)),
+                    }
+                })
+                .collect::<Option<_>>()?
+        }
+        _ => return None,
+    };
+    if v.len() != count {
+        return None;
+    }
+    Some(int_tensor(shape, out.dtype, &v))
+}
+
+/// Python-style `data[begin:end:step]` with ONNX Slice's clamping.
+fn slice_1d(data: &[i64], begin: i64, end: i64, step: i64) -> Vec<i64> {
+    let n = i64::try_from(data.len()).unwrap_or(i64::MAX);
+    let norm = |v: i64| if v < 0 { v.saturating_add(n) } else { v };
+    let mut out = Vec::new();
+    if step > 0 {
+        let (mut i, end) = (norm(begin).clamp(0, n), norm(end).clamp(0, n));
+        while i < end {
+            out.push(data[i as usize]);
+            i += step;
+        }
+    } else {
+        let (mut i, end) = (norm(begin).clamp(-1, n - 1), norm(end).clamp(-1, n - 1));
+        while i > end {
+            out.push(data[i as usize]);
+            i += step;
+        }
+    }
+    out
+}
+
+/// A tensor of `dtype` (INT32 or INT64) holding `v`.
+fn int_tensor(shape: &[i64], dtype: DataType, v: &[i64]) -> Tensor {
+    let data: Vec<u8> = if dtype == DataType::INT32 {
+        v.iter()
+            .flat_map(|&x| i32::try_from(x).unwrap_or(i32::MAX).to_le_bytes())
+            .collect()
+    } else {
+        v.iter().flat_map(|&x| x.to_le_bytes()).collect()
+    };
+    Tensor::new(TensorDesc::new(shape, dtype, Format::ND), Bytes::from(data))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    fn int64(v: &[i64]) -> Tensor {
+        int_tensor(&[v.len() as i64], DataType::INT64, v)
+    }
+
+    fn op(ty: &str, ins: &[&[i64]], out: &[i64]) -> OpDesc {
+        let mut op = OpDesc::new("n", ty);
+        for (k, s) in ins.iter().enumerate() {
+            op.add_input(
+                &format!("x{k}"),
+                Arc::new(TensorDesc::new(s, DataType::INT64, Format::ND)),
+            );
+        }
+        op.add_output(
+            "y",
+            Arc::new(TensorDesc::new(out, DataType::INT64, Format::ND)),
+        )
+        .unwrap();
+        op
+    }
+
+    #[test]
+    fn shape_gather_concat_chain() {
+        let mut shape = op("Shape", &[&[2, 3, 5]], &[2]);
+        shape.set_attr("start", AttrValue::Int(1));
+        let v = propagate(&shape, &|_| None).unwrap();
+        assert_eq!(tensor_ints(&v).unwrap(), vec![3, 5]);
+        let gather = op("GatherV2D", &[&[2], &[1]], &[1]);
+        let got = propagate(&gather, &|i| {
+            Some(if i == 0 { v.clone() } else { int64(&[-1]) })
+        });
+        assert_eq!(tensor_ints(&got.unwrap()).unwrap(), vec![5]);
+        let concat = op("ConcatD", &[&[2], &[1]], &[3]);
+        let got = propagate(&concat, &|i| {
+            Some(if i == 0 { v.clone() } else { int64(&[7]) })
+        });
+        assert_eq!(tensor_ints(&got.unwrap()).unwrap(), vec![3, 5, 7]);
+    }
+
+    #[test]
+    fn nothing_is_propagated_without_every_value_or_with_bad_arithmetic() {
+        let add = op("Add", &[&[1], &[1]], &[1]);
+        assert!(propagate(&add, &|i| (i == 0).then(|| int64(&[1]))).is_none());
+        let div = op("RealDiv", &[&[1], &[1]], &[1]);
+        assert!(propagate(&div, &|i| Some(int64(&[if i == 0 { 4 } else { 0 }]))).is_none());
+        let mul = op("Mul", &[&[1], &[1]], &[1]);
+        assert!(propagate(&mul, &|_| Some(int64(&[i64::MAX]))).is_none());
+        let dynamic = op("Shape", &[&[-1, 3]], &[2]);
+        assert!(propagate(&dynamic, &|_| None).is_none());
+        let big = op("Shape", &[&[1; 100]], &[100]);
+        assert!(propagate(&big, &|_| None).is_none());
+    }
+}
