@@ -128,7 +128,7 @@ def test_infer_shapes_on_the_conformance_cases(inferred, infer_summary, mode):
     assert not wrong_where_onnx_exact, wrong_where_onnx_exact
     assert not raised_where_onnx_exact, raised_where_onnx_exact
     if mode == "declared":
-        assert tally["exact"] / n >= 0.95
+        assert tally["exact"] / n >= 0.99  # the issue asks 95 %; measured 100 %
 
 
 # ------------------------------------------------------------ the regressions found above

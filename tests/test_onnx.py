@@ -495,3 +495,23 @@ def test_defaults_that_differ_between_onnx_and_ge_are_written_out() -> None:
     (node,) = [n for n in exported.graph.node if n.op_type == "LeakyRelu"]
     alpha = [a.f for a in node.attribute if a.name == "alpha"]
     assert alpha == [0.0]
+
+
+def test_models_outside_the_mapped_opsets_import_with_a_warning_naming_the_opset() -> None:
+    import warnings
+
+    def relu_model(opset: int) -> Any:
+        graph = helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["y"])], "m",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+    with pytest.warns(air.onnx.OpsetWarning, match="opset 23"):
+        g, report = air.onnx.load(relu_model(23), return_report=True)
+    assert not report.opset_mapped and report.mapped_opsets[1] < 23
+    assert [n.type for n in g.nodes if n.type not in ("Data", "NetOutput")] == ["Relu"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _, report = air.onnx.load(relu_model(17), return_report=True)
+    assert report.opset_mapped

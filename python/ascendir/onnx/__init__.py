@@ -22,11 +22,24 @@ from typing import Any, Literal, overload
 from .. import _core
 from .._core import Graph
 
-__all__ = ["ImportReport", "UnknownOpWarning", "from_bytes", "load", "save", "to_bytes"]
+__all__ = [
+    "ImportReport",
+    "OpsetWarning",
+    "UnknownOpWarning",
+    "from_bytes",
+    "load",
+    "save",
+    "to_bytes",
+]
 
 
 class UnknownOpWarning(UserWarning):
     """Emitted when an import keeps operators it cannot map (as ``onnx::<OpType>``)."""
+
+
+class OpsetWarning(UserWarning):
+    """Emitted when a model's standard-domain opset is outside the ones the mapping was written
+    for: ops whose meaning changed in that opset may be mapped by an older definition."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +56,8 @@ class ImportReport:
         opset: the standard-domain opset of the model.
         ir_version: the ONNX IR version of the model.
         producer: producer name and version.
+        opset_mapped: whether ``opset`` is one the mapping was written for.
+        mapped_opsets: the first and last standard-domain opsets the mapping was written for.
     """
 
     onnx_nodes: int
@@ -54,6 +69,8 @@ class ImportReport:
     opset: int = 0
     ir_version: int = 0
     producer: str = ""
+    opset_mapped: bool = True
+    mapped_opsets: tuple[int, int] = (0, 0)
 
 
 _ONNX_ELEM_TYPES = {
@@ -135,7 +152,9 @@ def load(
         base_dir: directory for external data files when ``source`` is not a path (a path's
             own directory is used otherwise).
         return_report: also return the :class:`ImportReport`.
-        warn_unknown: emit an :class:`UnknownOpWarning` listing unmapped operators.
+        warn_unknown: emit an :class:`UnknownOpWarning` listing unmapped operators, and an
+            :class:`OpsetWarning` naming the opset when it is outside the ones the mapping was
+            written for.
 
     Raises:
         ascendir.DecodeError: the bytes are not a well-formed ONNX protobuf (``.offset`` and
@@ -158,6 +177,15 @@ def load(
         listed = ", ".join(f"{k} x{v}" for k, v in sorted(report.unknown_ops.items()))
         warnings.warn(
             f"ONNX import kept unmapped operators: {listed}", UnknownOpWarning, stacklevel=2
+        )
+    if warn_unknown and not report.opset_mapped:
+        lo, hi = report.mapped_opsets
+        warnings.warn(
+            f"ONNX import of a model at opset {report.opset}: the mapping was written for opsets "
+            f"{lo}-{hi}; ops whose meaning changed in opset {report.opset} may be mapped by an "
+            "older definition",
+            OpsetWarning,
+            stacklevel=2,
         )
     if return_report:
         return graph, report

@@ -54,6 +54,17 @@ pub struct ImportReport {
     pub producer: String,
 }
 
+/// The standard-domain opsets the mapping was written for (and checked on); a model outside
+/// them imports with [`ImportReport::opset_mapped`] false (the Python layer warns).
+pub const MAPPED_OPSETS: std::ops::RangeInclusive<i64> = 11..=21;
+
+impl ImportReport {
+    /// Whether the model's standard-domain opset is one the mapping was written for.
+    pub fn opset_mapped(&self) -> bool {
+        MAPPED_OPSETS.contains(&self.opset)
+    }
+}
+
 /// Graph attribute holding the standard-domain opset the model was imported from.
 pub const ATTR_OPSET: &str = "_onnx_opset";
 /// Graph attribute holding every opset import as `domain:version`.

@@ -23,6 +23,14 @@ fn report_dict<'py>(py: Python<'py>, r: &ImportReport) -> PyResult<Bound<'py, Py
     d.set_item("unknown_ops", unknown)?;
     d.set_item("subgraphs", r.subgraphs)?;
     d.set_item("opset", r.opset)?;
+    d.set_item("opset_mapped", r.opset_mapped())?;
+    d.set_item(
+        "mapped_opsets",
+        (
+            *ascendir_onnx::import::MAPPED_OPSETS.start(),
+            *ascendir_onnx::import::MAPPED_OPSETS.end(),
+        ),
+    )?;
     d.set_item("ir_version", r.ir_version)?;
     d.set_item("producer", &r.producer)?;
     Ok(d)
