@@ -27,7 +27,6 @@ KNOWN = {
     "test_gelu_default_2": "mapping omits approximate='none'; GE Gelu is the tanh form",
     "test_layer_normalization_": "ONNX output 2 is InvStdDev, GE LayerNorm's is the variance",
     "test_mod_mixed_sign_int": "mapping omits ONNX's fmod=0 (GE Mod is C's remainder)",
-    "test_nonzero_example": "mapping omits transpose=true (GE NonZero is [count, rank])",
     "test_training_dropout": "training-mode Dropout is random",
     "test_resize_downsample_scales_cubic_antialias": "antialiased Resize is not evaluated",
     "test_resize_downsample_scales_linear_antialias": "antialiased Resize is not evaluated",

@@ -222,3 +222,45 @@ def test_index_types_onnx_cannot_express_are_refused_on_export():
     exp = onnx.load_from_string(air.onnx.to_bytes(g))
     onnx.checker.check_model(exp, full_check=True)
     assert exp.graph.node[0].op_type == "ArgMax"
+
+
+@pytest.mark.parametrize(("node", "inputs", "inits"), [
+    (helper.make_node("Resize", ["x", "", "s"], ["y"], mode="nearest"), {"x": X},
+     [numpy_helper.from_array(np.array([1, 1, 2, 0.5], np.float32), "s")]),
+    (helper.make_node("Resize", ["x", "", "", "z"], ["y"], mode="linear"), {"x": X},
+     [numpy_helper.from_array(np.array([1, 2, 3, 9], np.int64), "z")]),
+    (helper.make_node("Einsum", ["x", "w"], ["y"], equation="bchw,dcij->bd"),
+     {"x": X, "w": W}, []),
+    (helper.make_node("Einsum", ["x"], ["y"], equation="...ii"),
+     {"x": X[:, :, :5, :5]}, []),
+    (helper.make_node("GatherND", ["x", "i"], ["y"]), {"x": X},
+     [numpy_helper.from_array(np.array([[0, 1], [0, 0]], np.int64), "i")]),
+    (helper.make_node("NonZero", ["x"], ["y"]), {"x": (X > 0).astype(np.float32)}, []),
+])
+def test_rules_of_frontend_types_match_onnxruntime(node, inputs, inits):
+    # Resize, Einsum, GatherNd and NonZero had no rule: their outputs stayed unknown.
+    ins = [helper.make_tensor_value_info(k, onnx.TensorProto.FLOAT, v.shape)
+           for k, v in inputs.items()]
+    out_t = onnx.TensorProto.INT64 if node.op_type == "NonZero" else onnx.TensorProto.FLOAT
+    m = helper.make_model(
+        helper.make_graph([node], "m", ins, [helper.make_tensor_value_info("y", out_t, None)],
+                          initializer=inits),
+        opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 9
+    g = air.onnx.load(m, warn_unknown=False)
+    g.infer_shapes()
+    so = ort.SessionOptions()
+    so.log_severity_level = 4
+    (want,) = ort.InferenceSession(m.SerializeToString(), so,
+                                   providers=["CPUExecutionProvider"]).run(None, inputs)
+    (net,) = [n for n in g.nodes if n.type == "NetOutput"]
+    src = net.input_source(0)
+    d = src.node.op_desc.output_desc(src.index)
+    if node.op_type == "NonZero":
+        # [rank, count]: the count depends on the values.
+        assert d.shape == (want.shape[0], -1)
+    else:
+        assert d.shape == want.shape
+    assert _onnx_dtype_of(d.dtype) == helper.np_dtype_to_tensor_dtype(want.dtype)
+    got = next(iter(air.evaluate(g, list(inputs.values())).values()))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)

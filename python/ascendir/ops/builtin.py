@@ -633,6 +633,7 @@ def _custom() -> None:
 def register_all() -> None:
     """Register every builtin operator (called once, lazily)."""
     # Imported here: the shape ops build on this module's helpers.
+    from ._builtin_frontend import register_frontend
     from ._builtin_ge import register_ge_internal
     from ._builtin_shapes import register_shapes
 
@@ -645,3 +646,4 @@ def register_all() -> None:
     _control_flow()
     _custom()
     register_ge_internal()
+    register_frontend()

@@ -55,6 +55,11 @@ pub(super) fn import(
                 a.insert("saturate", AttrValue::Int(s.i));
             }
         }
+        "NonZero" => {
+            // ONNX's NonZero is [rank, count]: GE's with `transpose` (its default is
+            // [count, rank]).
+            a.insert("transpose", AttrValue::Bool(true));
+        }
         "Size" => {
             // ONNX's Size is int64 (GE's defaults to int32).
             a.insert(
@@ -147,6 +152,19 @@ pub(super) fn export<'a>(
             });
             em.inputs.clear();
             "Constant"
+        }
+        "NonZero" => {
+            let dtype = int_of(attrs, "dtype").and_then(DataType::from_ge);
+            if !super::attrs::bool_of(attrs, "transpose")
+                || dtype.is_some_and(|d| d != DataType::INT64)
+            {
+                return Err(OnnxError::Unsupported(
+                    "NonZero without transpose or with int32 indices has no ONNX form (ONNX's \
+                     NonZero is [rank, count] int64)"
+                        .into(),
+                ));
+            }
+            "NonZero"
         }
         "Size" => {
             let dtype = int_of(attrs, "dtype").and_then(DataType::from_ge);

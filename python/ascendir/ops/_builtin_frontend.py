@@ -1,0 +1,160 @@
+"""More GE types the ONNX frontend maps to (part of :mod:`.builtin`): ``Resize``, ``Einsum``,
+``GatherNd`` and ``NonZero``, with GE's port and attribute names and the shape rules of their
+GE (and ONNX) definitions."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ..types import DataType
+from . import Attr, DynamicInput, Input, OptionalInput, Output, TensorType
+from .builtin import _F, _op
+
+__all__ = ["register_frontend"]
+
+_UNKNOWN_RANK = [-2]
+
+
+def _optional_value(ctx: Any, name: str) -> Any:
+    """The known value of optional input ``name`` (None when the op lacks the port, the port is
+    unset or its value is not known)."""
+    if name not in ctx.input_names or ctx.input(name) is None:
+        return None
+    return ctx.value(name)
+
+
+def _resize_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
+    """``Resize``: the ``sizes`` input when known, else ``floor(dim * scale)``; over ``axes``
+    (every axis by default), with ``keep_aspect_ratio_policy`` for sizes."""
+    x = ctx.input("x")
+    shape = list(x.shape)
+    if shape == _UNKNOWN_RANK:
+        return [(shape, x.dtype)]
+    rank = len(shape)
+    axes = [a + rank if a < 0 else a for a in (ctx.attr("axes") or range(rank))]
+    if any(not 0 <= a < rank for a in axes):
+        return [([-1] * rank, x.dtype)]
+    out = list(shape)
+    sizes, scales = _optional_value(ctx, "sizes"), _optional_value(ctx, "scales")
+    if sizes is not None and sizes.size == len(axes):
+        want = [int(v) for v in sizes.reshape(-1)]
+        policy = str(ctx.attr("keep_aspect_ratio_policy", "stretch"))
+        if policy == "stretch":
+            for a, v in zip(axes, want, strict=True):
+                out[a] = v
+        elif all(shape[a] > 0 for a in axes):
+            ratios = [v / shape[a] for a, v in zip(axes, want, strict=True)]
+            r = min(ratios) if policy == "not_larger" else max(ratios)
+            for a in axes:
+                out[a] = int(math.floor(shape[a] * r + 0.5))
+        else:
+            for a in axes:
+                out[a] = -1
+    elif scales is not None and scales.size == len(axes):
+        for a, s in zip(axes, scales.reshape(-1), strict=True):
+            out[a] = int(math.floor(shape[a] * float(s))) if shape[a] >= 0 else -1
+    else:
+        for a in axes:
+            out[a] = -1
+    return [(out, x.dtype)]
+
+
+def _merge_dim(old: int | None, new: int) -> int:
+    """One size of a letter seen twice: 1 broadcasts, an unknown (-1) yields to a known."""
+    if old is None or old == 1 or (old == -1 and new >= 0):
+        return new
+    return old
+
+
+def _einsum_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
+    """``Einsum``: the output subscripts (implicit: the letters used once, sorted) over the
+    operands' dims; ``...`` broadcasts like numpy."""
+    eq = str(ctx.attr("equation", "")).replace(" ", "")
+    xs = [d for d in ctx.inputs if d is not None]
+    dtype = xs[0].dtype if xs else _F.FLOAT
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    unknown = [(_UNKNOWN_RANK, dtype)]
+    if len(terms) != len(xs) or any(list(d.shape) == _UNKNOWN_RANK for d in xs):
+        return unknown
+    letters: dict[str, int] = {}
+    ell: list[int] | None = None
+    for term, d in zip(terms, xs, strict=True):
+        dims = list(d.shape)
+        head, _, tail = term.partition("...")
+        n_ell = len(dims) - len(head) - len(tail)
+        if n_ell < 0 or (n_ell and "..." not in term):
+            return unknown
+        named = list(zip(head, dims[: len(head)], strict=True))
+        named += list(zip(tail, dims[len(dims) - len(tail):], strict=True))
+        for ch, size in named:
+            letters[ch] = _merge_dim(letters.get(ch), size)
+        if "..." in term:
+            e = dims[len(head): len(head) + n_ell]
+            if ell is None:
+                ell = e
+            else:
+                n = max(len(ell), len(e))
+                a, b = [1] * (n - len(ell)) + ell, [1] * (n - len(e)) + e
+                ell = [_merge_dim(x, y) for x, y in zip(a, b, strict=True)]
+    if not arrow:
+        once = sorted(ch for ch in letters if lhs.count(ch) == 1)
+        rhs = ("..." if ell is not None else "") + "".join(once)
+    out: list[int] = []
+    for i, part in enumerate(rhs.split("...")):
+        if i:
+            out.extend(ell or [])
+        for ch in part:
+            if ch not in letters:
+                return unknown
+            out.append(letters[ch])
+    return [(out, dtype)]
+
+
+def _gather_nd_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
+    """``GatherNd``: ``indices.shape[:-1] + x.shape[batch_dims + indices.shape[-1]:]``."""
+    x, idx = ctx.input("x"), ctx.input("indices")
+    xs, ids = list(x.shape), list(idx.shape)
+    b = int(ctx.attr("batch_dims", 0) or 0)
+    if xs == _UNKNOWN_RANK or ids == _UNKNOWN_RANK or not ids or ids[-1] < 0:
+        return [(_UNKNOWN_RANK, x.dtype)]
+    k = ids[-1]
+    if b + k > len(xs):
+        raise ValueError(f"indices of depth {k} (batch_dims {b}) exceed x of rank {len(xs)}")
+    return [(ids[:-1] + xs[b + k:], x.dtype)]
+
+
+def _non_zero_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
+    """``NonZero``: ``[count, rank]`` (``[rank, count]`` with ``transpose``); the count is
+    value-dependent; ``dtype`` (int64 by default)."""
+    x = ctx.input("x")
+    rank = -1 if list(x.shape) == _UNKNOWN_RANK else len(x.shape)
+    dtype = DataType(int(ctx.attr("dtype", int(_F.INT64))))
+    shape = [rank, -1] if ctx.attr("transpose", False) else [-1, rank]
+    return [(shape, dtype)]
+
+
+def register_frontend() -> None:
+    """Register Resize, Einsum, GatherNd and NonZero."""
+    _op(
+        "Resize",
+        x=Input(),
+        roi=OptionalInput(),
+        scales=OptionalInput(),
+        sizes=OptionalInput(TensorType.INDEX),
+        y=Output(),
+        coordinate_transformation_mode=Attr(str, "half_pixel"),
+        cubic_coeff_a=Attr(float, -0.75),
+        exclude_outside=Attr(int, 0),
+        extrapolation_value=Attr(float, 0.0),
+        mode=Attr(str, "nearest"),
+        nearest_mode=Attr(str, "round_prefer_floor"),
+        infer=_resize_infer,
+    )
+    _op("Einsum", x=DynamicInput(), y=Output(), equation=Attr(str), N=Attr(int, 0),
+        infer=_einsum_infer)
+    _op("GatherNd", x=Input(), indices=Input(TensorType.INDEX), y=Output(),
+        infer=_gather_nd_infer)
+    _op("NonZero", x=Input(), y=Output(), transpose=Attr(bool, False),
+        dtype=Attr(int, int(_F.INT64)), infer=_non_zero_infer)
