@@ -90,8 +90,8 @@ pub struct InferStats {
     pub inferred: usize,
     /// Nodes of unregistered types (left unchanged).
     pub unknown: usize,
-    /// Outputs where the rule left a dim, the rank or the dtype unknown although every input
-    /// shape is static, and the recorded value was kept (never replaced by an unknown one).
+    /// Outputs where the rule left a dim, the rank or the dtype unknown although no graph input
+    /// upstream is dynamic, and the recorded value was kept (never replaced by an unknown one).
     pub kept: usize,
     /// Outputs whose recorded static shape or dtype disagreed with the inferred one (the
     /// inferred value is written).
@@ -189,9 +189,10 @@ enum Recorded {
 }
 
 /// Never replace a known dim or dtype with an unknown one: where the rule leaves a dim, the
-/// rank or the dtype unknown although every input shape is static (a value-dependent output,
-/// an input whose value is not constant), the recorded static value stays. With a dynamic
-/// input the rule's unknown is the truth (the recorded value may predate the input's change).
+/// rank or the dtype unknown although no graph input upstream is dynamic (`static_inputs`: a
+/// value-dependent output, an input whose value is not known, a weak rule upstream), the
+/// recorded static value stays. Downstream of a dynamic graph input the rule's unknown is the
+/// truth (the recorded value may predate the input's change).
 fn keep_recorded(out: &mut OutDesc, recorded: &TensorDesc, static_inputs: bool) -> Recorded {
     let rec = logical_shape(recorded);
     let rec_known_rank = !(rec.len() == 1 && rec[0] == UNKNOWN_RANK);
