@@ -466,8 +466,8 @@ fn _ops_infer_node<'py>(
 impl PyGraph {
     /// Infer output shapes, dtypes and formats over the whole graph (subgraphs included) in
     /// topological order, with the registered rules; nodes of unregistered types keep their
-    /// descs. A dim, rank or dtype a rule leaves unknown although every input shape is static
-    /// keeps its recorded value (never replaced by an unknown one). Runs without the GIL
+    /// descs. A dim, rank or dtype a rule leaves unknown where no graph input upstream is
+    /// dynamic keeps its recorded value (never replaced by an unknown one). Runs without the GIL
     /// (Python infer functions take it back). Returns counters `{"nodes", "inferred",
     /// "unknown", "kept", "conflicts"}` (`kept`: outputs whose recorded values were kept;
     /// `conflicts`: outputs whose recorded static shape or dtype disagreed with the inferred
