@@ -313,3 +313,32 @@ def test_type_attributes_are_kept():
         sess = ort.InferenceSession(model.SerializeToString(), so,
                                     providers=["CPUExecutionProvider"])
         assert not sess.run(None, {})[0]
+
+
+def test_ir_version_3_models_list_their_weights_as_graph_inputs():
+    # Before IR version 4 an initializer must also be a graph input; the export wrote the
+    # weights as initializers only, which the checker (and runtimes of that era) reject.
+    w = np.arange(2, dtype=np.float32)
+    graph = helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"])], "m",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2]),
+         helper.make_tensor_value_info("w", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        initializer=[onnx.numpy_helper.from_array(w, "w")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
+    m.ir_version = 3
+    assert _checks(m) is None
+    g = air.onnx.load(m, warn_unknown=False)
+    assert sorted(n.type for n in g.nodes) == ["Add", "Const", "Data", "NetOutput"]
+    exp = _roundtrip(m)
+    assert exp.ir_version == 3
+    assert [i.name for i in exp.graph.input] == ["x", "w"]
+    assert _checks(exp) is None
+    x = np.ones(2, np.float32)
+    got = ReferenceEvaluator(exp).run(None, {"x": x})[0]
+    np.testing.assert_array_equal(got, x + w)
+    # A model of a later IR version keeps its weights out of the inputs.
+    m.ir_version = 8
+    m.opset_import[0].version = 17
+    del m.graph.input[1]
+    assert [i.name for i in _roundtrip(m).graph.input] == ["x"]

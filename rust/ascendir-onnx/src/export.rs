@@ -57,7 +57,17 @@ pub fn export_proto(g: &Graph, opts: &ExportOptions) -> OnnxResult<pb::ModelProt
         opset,
         domains: FxHashSet::default(),
     };
-    let graph = ex.graph(g, &[], None)?;
+    let ir_version = match (
+        opts.opset,
+        g.attrs.get(ATTR_IR_VERSION).and_then(AttrValue::as_int),
+    ) {
+        (None, Some(v)) if v > 0 => v,
+        _ => ir_version_for(opset),
+    };
+    let mut graph = ex.graph(g, &[], None)?;
+    if ir_version < 4 {
+        initializers_as_inputs(&mut graph);
+    }
     let mut opset_import = vec![pb::OperatorSetIdProto {
         domain: String::new(),
         version: opset,
@@ -85,13 +95,6 @@ pub fn export_proto(g: &Graph, opts: &ExportOptions) -> OnnxResult<pb::ModelProt
             });
         }
     }
-    let ir_version = match (
-        opts.opset,
-        g.attrs.get(ATTR_IR_VERSION).and_then(AttrValue::as_int),
-    ) {
-        (None, Some(v)) if v > 0 => v,
-        _ => ir_version_for(opset),
-    };
     Ok(pb::ModelProto {
         ir_version,
         opset_import,
@@ -100,6 +103,37 @@ pub fn export_proto(g: &Graph, opts: &ExportOptions) -> OnnxResult<pb::ModelProt
         graph: Some(graph),
         ..Default::default()
     })
+}
+
+/// Before IR version 4 every initializer is also a graph input (the checker and the runtimes of
+/// that era require it): list the ones that are not, with their tensor types.
+fn initializers_as_inputs(graph: &mut pb::GraphProto) {
+    let listed: FxHashSet<String> = graph.input.iter().map(|v| v.name.clone()).collect();
+    let extra: Vec<pb::ValueInfoProto> = graph
+        .initializer
+        .iter()
+        .filter(|t| !listed.contains(t.name.as_str()))
+        .map(|t| pb::ValueInfoProto {
+            name: t.name.clone(),
+            r#type: Some(pb::TypeProto {
+                value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
+                    elem_type: t.data_type,
+                    shape: Some(pb::TensorShapeProto {
+                        dim: t
+                            .dims
+                            .iter()
+                            .map(|&d| pb::tensor_shape_proto::Dimension {
+                                value: Some(pb::tensor_shape_proto::dimension::Value::DimValue(d)),
+                                denotation: String::new(),
+                            })
+                            .collect(),
+                    }),
+                })),
+                denotation: String::new(),
+            }),
+        })
+        .collect();
+    graph.input.extend(extra);
 }
 
 struct Exporter<'g> {
