@@ -384,28 +384,41 @@ struct Engine<'a> {
     stats: InferStats,
     /// How many control-flow nodes the current graph is nested in.
     depth: usize,
-    /// Values of small integer outputs computed during this run (data propagation), by
-    /// (tree graph, node); output 0 only.
-    computed: HashMap<(Option<usize>, NodeId), Tensor>,
-    /// Nodes downstream of a graph input with a dynamic shape, by (tree graph, node).
-    dynamic: std::collections::HashSet<(Option<usize>, NodeId)>,
+    /// Per tree graph (root first, then subgraph `k` at `k + 1`): what this run learnt beside
+    /// the descs. Indexed by node slot, so a look-up costs no hashing.
+    side: Vec<Side>,
+}
+
+/// What one inference run keeps beside a graph's descs.
+#[derive(Default)]
+struct Side {
+    /// Values of small integer outputs computed during this run (data propagation); output 0.
+    computed: SecondaryMap<NodeId, Tensor>,
+    /// Nodes downstream of a graph input with a dynamic shape.
+    dynamic: SecondaryMap<NodeId, ()>,
+}
+
+impl Engine<'_> {
+    /// The index in `side` of tree graph `key`'s tables, made on first use.
+    fn side_index(&mut self, key: Option<usize>) -> usize {
+        let i = key.map_or(0, |k| k + 1);
+        if self.side.len() <= i {
+            self.side.resize_with(i + 1, Side::default);
+        }
+        i
+    }
 }
 
 /// Whether every graph input upstream of node `id` has a static shape: its linked inputs come
 /// from nodes not marked dynamic, and its unlinked input descs (a `Data` node's feed, a
 /// subgraph input seeded from the parent) are static.
-fn origin_static(
-    g: &Graph,
-    dynamic: &std::collections::HashSet<(Option<usize>, NodeId)>,
-    key: Option<usize>,
-    id: NodeId,
-) -> bool {
+fn origin_static(g: &Graph, dynamic: &SecondaryMap<NodeId, ()>, id: NodeId) -> bool {
     let Some(node) = g.arena().get(id) else {
         return true;
     };
     node.op.inputs.iter().enumerate().all(|(i, port)| {
         match node.in_data.get(i).copied().flatten() {
-            Some(src) if !src.is_control() => !dynamic.contains(&(key, src.node)),
+            Some(src) if !src.is_control() => !dynamic.contains_key(src.node),
             _ => {
                 let d: &TensorDesc = &port.desc;
                 d.dtype == DataType::UNDEFINED || logical_shape(d).iter().all(|&x| x >= 0)
@@ -417,8 +430,7 @@ fn origin_static(
 /// The value feeding input `i` of node `id`: a constant, else one computed during this run.
 fn known_value(
     g: &Graph,
-    computed: &HashMap<(Option<usize>, NodeId), Tensor>,
-    key: Option<usize>,
+    computed: &SecondaryMap<NodeId, Tensor>,
     id: NodeId,
     i: usize,
 ) -> Option<Tensor> {
@@ -427,7 +439,7 @@ fn known_value(
         if src.is_control() || src.index != 0 {
             return None;
         }
-        computed.get(&(key, src.node)).cloned()
+        computed.get(src.node).cloned()
     })
 }
 
@@ -529,8 +541,9 @@ impl Engine<'_> {
                 .map_err(|m| fail(g, m))?
         } else {
             let arena_graph: &Graph = g;
-            let (computed, key) = (&self.computed, self.current);
-            let values = |i: usize| known_value(arena_graph, computed, key, id, i);
+            let k = self.side_index(self.current);
+            let computed = &self.side[k].computed;
+            let values = |i: usize| known_value(arena_graph, computed, id, i);
             infer_op(&proto, &g.arena()[id].op, &values, &mut *self.custom)
                 .map_err(|m| fail(g, m))?
         };
@@ -544,9 +557,11 @@ impl Engine<'_> {
         let mut outs = outs;
         // Static unless a graph input upstream is dynamic: then an unknown dim is the truth, and
         // a recorded static one may predate the change.
-        let static_inputs = origin_static(g, &self.dynamic, key, id);
+        let k = self.side_index(key);
+        let side = &mut self.side[k];
+        let static_inputs = origin_static(g, &side.dynamic, id);
         if !static_inputs {
-            self.dynamic.insert((key, id));
+            side.dynamic.insert(id, ());
         }
         let op = &mut g.arena_mut()[id].op;
         for (out, port) in outs.iter_mut().zip(op.outputs.iter()) {
@@ -570,9 +585,11 @@ impl Engine<'_> {
         written.map_err(|m| fail(g, m))?;
         // 4. Data propagation: the value of a small integer output computed from known inputs.
         let arena_graph: &Graph = g;
-        let values = |i: usize| known_value(arena_graph, &self.computed, key, id, i);
+        let k = self.side_index(key);
+        let side = &mut self.side[k];
+        let values = |i: usize| known_value(arena_graph, &side.computed, id, i);
         if let Some(v) = propagate(&arena_graph.arena()[id].op, &values) {
-            self.computed.insert((key, id), v);
+            side.computed.insert(id, v);
         }
         Ok(())
     }
@@ -756,8 +773,7 @@ pub fn infer_graph(
         done: vec![false; subs.len()],
         stats: InferStats::default(),
         depth: 0,
-        computed: HashMap::new(),
-        dynamic: std::collections::HashSet::new(),
+        side: Vec::new(),
     };
     let mut result = engine.graph(root, &mut subs);
     if result.is_ok() {
