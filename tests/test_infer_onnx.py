@@ -264,3 +264,27 @@ def test_rules_of_frontend_types_match_onnxruntime(node, inputs, inits):
     assert _onnx_dtype_of(d.dtype) == helper.np_dtype_to_tensor_dtype(want.dtype)
     got = next(iter(air.evaluate(g, list(inputs.values())).values()))
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_castlike_takes_its_type_from_the_op_making_the_target():
+    # The targets have no declared type, but the ops making them decide it (Cast's `to`,
+    # Shape's int64): CastLike becomes a Cast.
+    nodes = [helper.make_node("Cast", ["x"], ["r"], to=onnx.TensorProto.FLOAT16),
+             helper.make_node("Shape", ["x"], ["s"]),
+             helper.make_node("CastLike", ["c", "r"], ["y"]),
+             helper.make_node("CastLike", ["c", "s"], ["z"])]
+    graph = helper.make_graph(
+        nodes, "m", [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT16, [1]),
+         helper.make_tensor_value_info("z", onnx.TensorProto.INT64, [1])],
+        initializer=[numpy_helper.from_array(np.array([1.5], np.float32), "c")])
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    m.ir_version = 9
+    g, report = air.onnx.load(m, return_report=True, warn_unknown=False)
+    assert not report.unknown_ops
+    casts = sorted((n.name, n.attrs["dst_type"]) for n in g.nodes
+                   if n.type == "Cast" and n.name.startswith("CastLike"))
+    assert casts == [("CastLike_2", int(air.DataType.FLOAT16)),
+                     ("CastLike_3", int(air.DataType.INT64))]
+    y, z = air.evaluate(g, [np.ones(2, np.float32)]).values()
+    assert y.dtype == np.float16 and z.dtype == np.int64 and z[0] == 1
