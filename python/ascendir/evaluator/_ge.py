@@ -62,12 +62,22 @@ def _saturate(y: np.ndarray, dt: np.dtype[Any]) -> np.ndarray:
     return y.astype(dt)
 
 
+def _attr_scale(ctx: Ctx) -> float:
+    """The ``scale`` attribute, applied twice under ``sqrt_mode``."""
+    scale = float(ctx.require("scale"))
+    return scale * scale if ctx.flag("sqrt_mode") else scale
+
+
+def _channel_scaled(ctx: Ctx, x: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """``x`` times a per-channel scale (channel axis 1), clamped at 0 under ``relu_flag``."""
+    y = x.astype(np.float32) * _per_channel(scale, x, 1 if x.ndim > 1 else 0)
+    return np.maximum(y, 0) if ctx.flag("relu_flag") else y
+
+
 @kernel("AscendQuant")
 def _quant(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     x = np.asarray(ins[0], np.float32)
-    scale = float(ctx.require("scale"))
-    if ctx.flag("sqrt_mode"):
-        scale *= scale
+    scale = _attr_scale(ctx)
     rnd = _ROUND.get(str(ctx.attr("round_mode", "Round")), np.rint)
     y = rnd(x * scale + float(ctx.require("offset")))
     return _saturate(y, ctx.out_dtype(0, "dst_type", DataType.INT8))
@@ -75,33 +85,23 @@ def _quant(ctx: Ctx, ins: list[Any]) -> np.ndarray:
 
 @kernel("AscendDequant")
 def _dequant(ctx: Ctx, ins: list[Any]) -> np.ndarray:
-    x = np.asarray(ins[0])
     deq = _scale_values(ins[1])
     if ctx.flag("sqrt_mode"):
         deq = deq * deq
-    y = x.astype(np.float32) * _per_channel(deq, x, 1 if x.ndim > 1 else 0)
-    if ctx.flag("relu_flag"):
-        y = np.maximum(y, 0)
+    y = _channel_scaled(ctx, np.asarray(ins[0]), deq)
     return y.astype(ctx.out_dtype(0, "dtype", DataType.FLOAT))
 
 
 @kernel("AscendRequant")
 def _requant(ctx: Ctx, ins: list[Any]) -> np.ndarray:
-    x = np.asarray(ins[0])
-    req = _scale_values(ins[1])
-    y = np.rint(x.astype(np.float32) * _per_channel(req, x, 1 if x.ndim > 1 else 0))
-    if ctx.flag("relu_flag"):
-        y = np.maximum(y, 0)
+    y = np.rint(_channel_scaled(ctx, np.asarray(ins[0]), _scale_values(ins[1])))
     return _saturate(y, np.dtype(np.int8))
 
 
 @kernel("AscendAntiQuant")
 def _antiquant(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     x = np.asarray(ins[0], np.float32)
-    scale = float(ctx.require("scale"))
-    if ctx.flag("sqrt_mode"):
-        scale *= scale
-    y = (x + float(ctx.require("offset"))) * scale
+    y = (x + float(ctx.require("offset"))) * _attr_scale(ctx)
     return y.astype(ctx.out_dtype(0, "dtype", DataType.FLOAT))
 
 

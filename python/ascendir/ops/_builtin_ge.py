@@ -62,28 +62,14 @@ def register_ge_internal() -> None:
         epsilon=Attr(float, 1e-5),
         need_adding_eps_and_rsqrting=Attr(bool, True),
     )
-    _op("ConvBnFilterHost", Conv_filter=Input(), **bn, y=Output(), infer=I.same_as("Conv_filter"))
-    _op(
-        "ConvBnBiasHost",
-        Conv_bias=Input(),
-        **bn,
-        y=Output(),
-        hasbias=Attr(bool, True),
-        kernelNum=Attr(int, 0),
-        infer=_bias_host_infer,
-    )
     scale = dict(Scale_scale=Input(), Scale_bias=Input())
-    _op("ConvScaleFilterHost", Conv_filter=Input(), **scale, y=Output(),
-        infer=I.same_as("Conv_filter"))
-    _op(
-        "ConvScaleBiasHost",
-        Conv_bias=Input(),
-        **scale,
-        y=Output(),
-        hasbias=Attr(bool, True),
-        kernelNum=Attr(int, 0),
-        infer=_bias_host_infer,
-    )
+    filter_out = dict(y=Output(), infer=I.same_as("Conv_filter"))
+    bias_out = dict(y=Output(), hasbias=Attr(bool, True), kernelNum=Attr(int, 0),
+                    infer=_bias_host_infer)
+    _op("ConvBnFilterHost", Conv_filter=Input(), **bn, **filter_out)
+    _op("ConvBnBiasHost", Conv_bias=Input(), **bn, **bias_out)
+    _op("ConvScaleFilterHost", Conv_filter=Input(), **scale, **filter_out)
+    _op("ConvScaleBiasHost", Conv_bias=Input(), **scale, **bias_out)
     # Quantization.
     _op(
         "AscendQuant",

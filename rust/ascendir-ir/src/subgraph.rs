@@ -21,6 +21,10 @@ use crate::op_desc::{OpDesc, SubgraphType};
 /// descs of a subgraph `NetOutput`, the parent output it feeds.
 pub const ATTR_PARENT_NODE_INDEX: &str = "_parent_node_index";
 
+/// Op attribute: the number of an op's formal inputs when the inputs after them are values its
+/// bodies capture from the enclosing graph (an imported ONNX `Loop` / `If` / `Scan`).
+pub const ATTR_NUM_INPUTS: &str = "_onnx_num_inputs";
+
 /// The deepest subgraph nesting a graph tree may have: a subgraph of the root is at depth 1, a
 /// subgraph of that subgraph at depth 2, and so on. `add_subgraph` and the decoders refuse
 /// deeper trees with an error, so every walk over the tree (inference, encoding, dumps, checks)

@@ -16,7 +16,7 @@ use crate::import::{
 };
 use crate::ops::{attr_to_proto, unmap_node, Source};
 use crate::pb;
-use crate::types::{has_kept_type, tensor_to_proto, type_from_desc};
+use crate::types::{has_kept_type, tensor_to_proto, tensor_type, type_from_desc};
 
 /// Options of [`export_model`].
 #[derive(Clone, Debug, Default)]
@@ -29,7 +29,7 @@ pub struct ExportOptions {
 
 /// Op attribute: the number of ONNX inputs of a node whose bodies captured outer values (the
 /// inputs after it are captures and are dropped on export).
-pub const ATTR_NUM_INPUTS: &str = "_onnx_num_inputs";
+pub use ascendir_ir::subgraph::ATTR_NUM_INPUTS;
 
 fn ir_version_for(opset: i64) -> i64 {
     match opset {
@@ -115,22 +115,7 @@ fn initializers_as_inputs(graph: &mut pb::GraphProto) {
         .filter(|t| !listed.contains(t.name.as_str()))
         .map(|t| pb::ValueInfoProto {
             name: t.name.clone(),
-            r#type: Some(pb::TypeProto {
-                value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
-                    elem_type: t.data_type,
-                    shape: Some(pb::TensorShapeProto {
-                        dim: t
-                            .dims
-                            .iter()
-                            .map(|&d| pb::tensor_shape_proto::Dimension {
-                                value: Some(pb::tensor_shape_proto::dimension::Value::DimValue(d)),
-                                denotation: String::new(),
-                            })
-                            .collect(),
-                    }),
-                })),
-                denotation: String::new(),
-            }),
+            r#type: Some(tensor_type(t.data_type, Some(&t.dims))),
         })
         .collect();
     graph.input.extend(extra);

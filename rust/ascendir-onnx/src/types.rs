@@ -157,7 +157,12 @@ pub fn kept_type(desc: &TensorDesc) -> Option<pb::TypeProto> {
 /// Whether a desc without a GE data type keeps an ONNX type the export writes back (a whole
 /// non-tensor type or an element type GE lacks).
 pub fn has_kept_type(desc: &TensorDesc) -> bool {
-    kept_type(desc).is_some() || kept_elem_type(desc).is_some()
+    desc.dtype == DataType::UNDEFINED
+        && desc
+            .attrs
+            .as_deref()
+            .is_some_and(|a| a.get(ATTR_ONNX_TYPE).is_some())
+        || kept_elem_type(desc).is_some()
 }
 
 /// The ONNX element type kept in [`ATTR_ONNX_ELEM_TYPE`] of a desc without a GE data type.
@@ -176,26 +181,27 @@ pub fn type_from_desc(desc: &TensorDesc) -> pb::TypeProto {
     if let Some(kept) = kept_type(desc) {
         return kept;
     }
-    let shape = if desc.shape.as_slice() == [-2] {
-        None
-    } else {
-        Some(pb::TensorShapeProto {
-            dim: desc
-                .shape
-                .iter()
-                .map(|&d| pb::tensor_shape_proto::Dimension {
-                    value: (d >= 0)
-                        .then_some(pb::tensor_shape_proto::dimension::Value::DimValue(d)),
-                    denotation: String::new(),
-                })
-                .collect(),
-        })
-    };
+    let elem_type = onnx_dtype(desc.dtype)
+        .or_else(|| kept_elem_type(desc))
+        .unwrap_or(onnx_dt::FLOAT);
+    let dims = (desc.shape.as_slice() != [-2]).then_some(&desc.shape[..]);
+    tensor_type(elem_type, dims)
+}
+
+/// An ONNX tensor type of `elem_type` over `dims` (negative dims unnamed; `None`: no shape).
+pub fn tensor_type(elem_type: i32, dims: Option<&[i64]>) -> pb::TypeProto {
+    let shape = dims.map(|dims| pb::TensorShapeProto {
+        dim: dims
+            .iter()
+            .map(|&d| pb::tensor_shape_proto::Dimension {
+                value: (d >= 0).then_some(pb::tensor_shape_proto::dimension::Value::DimValue(d)),
+                denotation: String::new(),
+            })
+            .collect(),
+    });
     pb::TypeProto {
         value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
-            elem_type: onnx_dtype(desc.dtype)
-                .or_else(|| kept_elem_type(desc))
-                .unwrap_or(onnx_dt::FLOAT),
+            elem_type,
             shape,
         })),
         denotation: String::new(),
@@ -518,22 +524,12 @@ pub fn unknown_desc() -> Arc<TensorDesc> {
 mod tests {
     use super::*;
 
-    fn tensor_type(elem_type: i32) -> pb::TypeProto {
-        pb::TypeProto {
-            value: Some(pb::type_proto::Value::TensorType(pb::type_proto::Tensor {
-                elem_type,
-                shape: None,
-            })),
-            denotation: String::new(),
-        }
-    }
-
     #[test]
     fn non_tensor_types_are_kept_whole() {
         let seq = pb::TypeProto {
             value: Some(pb::type_proto::Value::SequenceType(Box::new(
                 pb::type_proto::Sequence {
-                    elem_type: Some(Box::new(tensor_type(onnx_dt::INT64))),
+                    elem_type: Some(Box::new(tensor_type(onnx_dt::INT64, None))),
                 },
             ))),
             denotation: "list".into(),
@@ -544,13 +540,16 @@ mod tests {
         // Once a pass gives the value a dense type, the kept type no longer applies.
         let mut dense = desc.clone();
         dense.dtype = DataType::FLOAT;
-        assert_eq!(type_from_desc(&dense), tensor_type(onnx_dt::FLOAT));
+        assert_eq!(type_from_desc(&dense), tensor_type(onnx_dt::FLOAT, None));
     }
 
     #[test]
     fn tensor_types_keep_no_whole_type() {
-        let desc = desc_from_type(Some(&tensor_type(onnx_dt::FLOAT8E4M3FNUZ)));
+        let desc = desc_from_type(Some(&tensor_type(onnx_dt::FLOAT8E4M3FNUZ, None)));
         assert!(kept_type(&desc).is_none());
-        assert_eq!(type_from_desc(&desc), tensor_type(onnx_dt::FLOAT8E4M3FNUZ));
+        assert_eq!(
+            type_from_desc(&desc),
+            tensor_type(onnx_dt::FLOAT8E4M3FNUZ, None)
+        );
     }
 }

@@ -204,24 +204,9 @@ pub fn conv(ctx: &InferCtx<'_>) -> RuleResult {
         return Err(format!("attribute 'pads' must have 4 values, got {pads:?}"));
     }
     let mode = ctx.attr_str("padding", "");
-    let oh = window_out(
-        xs[l.h],
-        kh,
-        sh,
-        dh,
-        (pads[0], pads[1]),
-        mode,
-        Rounding::Floor,
-    )?;
-    let ow = window_out(
-        xs[l.w],
-        kw,
-        sw,
-        dw,
-        (pads[2], pads[3]),
-        mode,
-        Rounding::Floor,
-    )?;
+    let window = |input, k, s, d, p| window_out(input, k, s, d, p, mode, Rounding::Floor);
+    let oh = window(xs[l.h], kh, sh, dh, (pads[0], pads[1]))?;
+    let ow = window(xs[l.w], kw, sw, dw, (pads[2], pads[3]))?;
     let mut out = Shape::from_elem(0, 4);
     out[l.n] = xs[l.n];
     out[l.c] = cout;

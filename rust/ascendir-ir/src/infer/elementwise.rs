@@ -3,6 +3,7 @@
 use super::shape::broadcast as bcast;
 use super::{InferCtx, OutDesc, Param, RuleResult};
 use crate::attr::AttrValue;
+use crate::subgraph::ATTR_NUM_INPUTS;
 use crate::tensor::Shape;
 
 /// Every output takes the shape of input `input` (default: the first input) and the dtype
@@ -88,7 +89,7 @@ pub fn select(ctx: &InferCtx<'_>) -> RuleResult {
 /// Output `i` is input `i` (`Identity`, `IdentityN`, `While`). With the integer parameter
 /// `skip = k`, output `i` is input `i + k` and outputs beyond the inputs are left as they are
 /// (ONNX `Loop`: loop-carried values follow the trip count and condition; the inputs after
-/// the `_onnx_num_inputs` formal ones are captured outer values, and the outputs after the
+/// the [`ATTR_NUM_INPUTS`] formal ones are captured outer values, and the outputs after the
 /// loop-carried ones are scan outputs, left as they are).
 pub fn passthrough(ctx: &InferCtx<'_>) -> RuleResult {
     let n = ctx.op.num_outputs();
@@ -99,7 +100,7 @@ pub fn passthrough(ctx: &InferCtx<'_>) -> RuleResult {
             ctx.op.num_inputs()
         ));
     }
-    let formal = match ctx.attr("_onnx_num_inputs").and_then(AttrValue::as_int) {
+    let formal = match ctx.attr(ATTR_NUM_INPUTS).and_then(AttrValue::as_int) {
         Some(k) if skip > 0 => usize::try_from(k).unwrap_or(0).min(ctx.op.num_inputs()),
         _ => ctx.op.num_inputs(),
     };

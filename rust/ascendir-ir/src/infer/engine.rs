@@ -9,10 +9,10 @@ use slotmap::SecondaryMap;
 use smallvec::SmallVec;
 
 use super::format::{default_infer_format, physical_shape};
+use super::side::{keep_recorded, known_value, origin_static, Recorded, Side};
 use super::values::propagate;
-use super::{is_transformed, logical_shape, run_rule, InferCtx, OutDesc, Param, RuleKind};
+use super::{is_transformed, run_rule, InferCtx, OutDesc, Param, RuleKind};
 use crate::attr::AttrValue;
-use crate::dtype::DataType;
 use crate::graph::{Graph, NodeId};
 use crate::op_desc::{OpDesc, Sym};
 use crate::registry::{self, OpProto};
@@ -177,74 +177,6 @@ pub fn write_outputs(op: &mut OpDesc, outs: &[OutDesc]) -> Result<(), String> {
     Ok(())
 }
 
-/// How an inferred output compares with the desc recorded on the node.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Recorded {
-    /// Nothing known was lost or contradicted.
-    Agrees,
-    /// Known recorded dims or dtype were kept where the rule left them unknown.
-    Kept,
-    /// A known recorded dim or dtype differs from the known inferred one.
-    Conflict,
-}
-
-/// Never replace a known dim or dtype with an unknown one: where the rule leaves a dim, the
-/// rank or the dtype unknown although no graph input upstream is dynamic (`static_inputs`: a
-/// value-dependent output, an input whose value is not known, a weak rule upstream), the
-/// recorded static value stays. Downstream of a dynamic graph input the rule's unknown is the
-/// truth (the recorded value may predate the input's change).
-fn keep_recorded(out: &mut OutDesc, recorded: &TensorDesc, static_inputs: bool) -> Recorded {
-    let rec = logical_shape(recorded);
-    let rec_known_rank = !(rec.len() == 1 && rec[0] == UNKNOWN_RANK);
-    let mut result = Recorded::Agrees;
-    let mut note = |r: Recorded| {
-        if result != Recorded::Conflict {
-            result = r;
-        }
-    };
-    if recorded.dtype != DataType::UNDEFINED {
-        if out.dtype == DataType::UNDEFINED {
-            if static_inputs {
-                out.dtype = recorded.dtype;
-                note(Recorded::Kept);
-            }
-        } else if out.dtype != recorded.dtype {
-            note(Recorded::Conflict);
-        }
-    }
-    if !rec_known_rank {
-        return result;
-    }
-    // Invalid dims (below -2) are left for `check_outputs` to refuse.
-    let out_unknown_rank = out.shape.len() == 1 && out.shape[0] == UNKNOWN_RANK;
-    if out_unknown_rank {
-        // A recorded scalar is also what a desc never written holds (GE's default desc).
-        if static_inputs && !rec.is_empty() {
-            out.shape = Shape::from_slice(rec);
-            note(Recorded::Kept);
-        }
-        return result;
-    }
-    if out.shape.len() != rec.len() {
-        note(Recorded::Conflict);
-        return result;
-    }
-    for (d, &r) in out.shape.iter_mut().zip(rec) {
-        if r < 0 {
-            continue;
-        }
-        if *d == UNKNOWN_DIM {
-            if static_inputs {
-                *d = r;
-                note(Recorded::Kept);
-            }
-        } else if *d != r {
-            note(Recorded::Conflict);
-        }
-    }
-    result
-}
-
 fn write_desc(desc: &mut Arc<TensorDesc>, out: &OutDesc) {
     let cur: &TensorDesc = desc;
     let transformed = is_transformed(cur);
@@ -389,15 +321,6 @@ struct Engine<'a> {
     side: Vec<Side>,
 }
 
-/// What one inference run keeps beside a graph's descs.
-#[derive(Default)]
-struct Side {
-    /// Values of small integer outputs computed during this run (data propagation); output 0.
-    computed: SecondaryMap<NodeId, Tensor>,
-    /// Nodes downstream of a graph input with a dynamic shape.
-    dynamic: SecondaryMap<NodeId, ()>,
-}
-
 impl Engine<'_> {
     /// The index in `side` of tree graph `key`'s tables, made on first use.
     fn side_index(&mut self, key: Option<usize>) -> usize {
@@ -407,40 +330,6 @@ impl Engine<'_> {
         }
         i
     }
-}
-
-/// Whether every graph input upstream of node `id` has a static shape: its linked inputs come
-/// from nodes not marked dynamic, and its unlinked input descs (a `Data` node's feed, a
-/// subgraph input seeded from the parent) are static.
-fn origin_static(g: &Graph, dynamic: &SecondaryMap<NodeId, ()>, id: NodeId) -> bool {
-    let Some(node) = g.arena().get(id) else {
-        return true;
-    };
-    node.op.inputs.iter().enumerate().all(|(i, port)| {
-        match node.in_data.get(i).copied().flatten() {
-            Some(src) if !src.is_control() => !dynamic.contains_key(src.node),
-            _ => {
-                let d: &TensorDesc = &port.desc;
-                d.dtype == DataType::UNDEFINED || logical_shape(d).iter().all(|&x| x >= 0)
-            }
-        }
-    })
-}
-
-/// The value feeding input `i` of node `id`: a constant, else one computed during this run.
-fn known_value(
-    g: &Graph,
-    computed: &SecondaryMap<NodeId, Tensor>,
-    id: NodeId,
-    i: usize,
-) -> Option<Tensor> {
-    input_value(g, id, i).or_else(|| {
-        let src = g.arena().get(id)?.in_data_peer(i)?;
-        if src.is_control() || src.index != 0 {
-            return None;
-        }
-        computed.get(src.node).cloned()
-    })
 }
 
 impl Engine<'_> {
@@ -479,6 +368,8 @@ impl Engine<'_> {
 
     fn node(&mut self, g: &mut Graph, subs: &mut Vec<Graph>, id: NodeId) -> Result<(), InferError> {
         self.stats.nodes += 1;
+        // This graph's side tables (an index: subgraph inference below may grow `side`).
+        let k = self.side_index(self.current);
         // 1. Refresh input descs from the producers.
         let peers: SmallVec<[(usize, Arc<TensorDesc>); 4]> = {
             let arena = g.arena();
@@ -541,7 +432,6 @@ impl Engine<'_> {
                 .map_err(|m| fail(g, m))?
         } else {
             let arena_graph: &Graph = g;
-            let k = self.side_index(self.current);
             let computed = &self.side[k].computed;
             let values = |i: usize| known_value(arena_graph, computed, id, i);
             infer_op(&proto, &g.arena()[id].op, &values, &mut *self.custom)
@@ -557,7 +447,6 @@ impl Engine<'_> {
         let mut outs = outs;
         // Static unless a graph input upstream is dynamic: then an unknown dim is the truth, and
         // a recorded static one may predate the change.
-        let k = self.side_index(key);
         let side = &mut self.side[k];
         let static_inputs = origin_static(g, &side.dynamic, id);
         if !static_inputs {
@@ -585,7 +474,6 @@ impl Engine<'_> {
         written.map_err(|m| fail(g, m))?;
         // 4. Data propagation: the value of a small integer output computed from known inputs.
         let arena_graph: &Graph = g;
-        let k = self.side_index(key);
         let side = &mut self.side[k];
         let values = |i: usize| known_value(arena_graph, &side.computed, id, i);
         if let Some(v) = propagate(&arena_graph.arena()[id].op, &values) {

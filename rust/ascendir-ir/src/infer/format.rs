@@ -47,7 +47,7 @@ pub fn physical_shape(logical: &[i64], origin: i32, format: i32, dtype: DataType
     let c1 = if c < 0 {
         UNKNOWN_DIM
     } else {
-        (c + c0 - 1) / c0
+        c / c0 + i64::from(c % c0 != 0)
     };
     Some(Shape::from_slice(&[n, c1, h, w, c0]))
 }

@@ -16,28 +16,29 @@ pub fn shape_of(ctx: &InferCtx<'_>) -> RuleResult {
         let n = if unknown_rank(xs) {
             UNKNOWN_DIM
         } else {
-            shape_slice_len(xs.len() as i64, ctx.attr("start"), ctx.attr("end"))
+            let (start, end) = shape_range(ctx.op, xs.len());
+            (end - start) as i64
         };
         outs.push(OutDesc::new(Shape::from_slice(&[n]), dtype));
     }
     Ok(outs)
 }
 
-/// The number of dims `Shape` gives for a rank-`rank` input with ONNX's optional `start` /
-/// `end` (negative values count from the back; both are clamped to `[0, rank]`).
-fn shape_slice_len(
-    rank: i64,
-    start: Option<&crate::attr::AttrValue>,
-    end: Option<&crate::attr::AttrValue>,
-) -> i64 {
-    let clamp = |v: Option<&crate::attr::AttrValue>, default: i64| {
-        let v = v
+/// The dims `[start, end)` that `Shape` gives of a rank-`rank` input, from ONNX's optional
+/// `start` / `end` attributes of `op` (negative values count from the back; both are clamped to
+/// `[0, rank]`; an empty range when `end` < `start`).
+pub(super) fn shape_range(op: &crate::op_desc::OpDesc, rank: usize) -> (usize, usize) {
+    let r = i64::try_from(rank).unwrap_or(i64::MAX);
+    let clamp = |key: &str, default: i64| {
+        let v = op
+            .attr(key)
             .and_then(crate::attr::AttrValue::as_int)
             .unwrap_or(default);
-        let v = if v < 0 { v.saturating_add(rank) } else { v };
-        v.clamp(0, rank)
+        let v = if v < 0 { v.saturating_add(r) } else { v };
+        usize::try_from(v.clamp(0, r)).unwrap_or(0)
     };
-    (clamp(end, rank) - clamp(start, 0)).max(0)
+    let (start, end) = (clamp("start", 0), clamp("end", r));
+    (start, end.max(start))
 }
 
 /// `Size`: a scalar; dtype from the `dtype` attribute (INT32 default).

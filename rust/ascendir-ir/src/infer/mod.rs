@@ -26,6 +26,7 @@ mod misc;
 mod reduce;
 mod reshape;
 pub mod shape;
+mod side;
 #[cfg(test)]
 mod tests;
 pub mod values;

@@ -40,14 +40,8 @@ pub fn propagate(op: &OpDesc, values: &dyn Fn(usize) -> Option<Tensor>) -> Optio
             if dims.iter().any(|&d| d < 0) {
                 return None;
             }
-            let rank = i64::try_from(dims.len()).ok()?;
-            let clamp = |key: &str, default: i64| {
-                let v = op.attr(key).and_then(AttrValue::as_int).unwrap_or(default);
-                let v = if v < 0 { v.saturating_add(rank) } else { v };
-                usize::try_from(v.clamp(0, rank)).ok()
-            };
-            let (start, end) = (clamp("start", 0)?, clamp("end", rank)?);
-            dims.get(start..end.max(start))?.to_vec()
+            let (start, end) = super::misc::shape_range(op, dims.len());
+            dims.get(start..end)?.to_vec()
         }
         "Size" => {
             let dims = logical_shape(&op.inputs().first()?.desc);
@@ -145,7 +139,7 @@ pub fn propagate(op: &OpDesc, values: &dyn Fn(usize) -> Option<Tensor>) -> Optio
     if v.len() != count {
         return None;
     }
-    Some(int_tensor(shape, out.dtype, &v))
+    int_tensor(shape, out.dtype, &v)
 }
 
 /// Python-style `data[begin:end:step]` with ONNX Slice's clamping.
@@ -169,16 +163,21 @@ fn slice_1d(data: &[i64], begin: i64, end: i64, step: i64) -> Vec<i64> {
     out
 }
 
-/// A tensor of `dtype` (INT32 or INT64) holding `v`.
-fn int_tensor(shape: &[i64], dtype: DataType, v: &[i64]) -> Tensor {
+/// A tensor of `dtype` (INT32 or INT64) holding `v`; `None` when a value does not fit INT32.
+fn int_tensor(shape: &[i64], dtype: DataType, v: &[i64]) -> Option<Tensor> {
     let data: Vec<u8> = if dtype == DataType::INT32 {
-        v.iter()
-            .flat_map(|&x| i32::try_from(x).unwrap_or(i32::MAX).to_le_bytes())
-            .collect()
+        let mut data = Vec::with_capacity(v.len() * 4);
+        for &x in v {
+            data.extend(i32::try_from(x).ok()?.to_le_bytes());
+        }
+        data
     } else {
         v.iter().flat_map(|&x| x.to_le_bytes()).collect()
     };
-    Tensor::new(TensorDesc::new(shape, dtype, Format::ND), Bytes::from(data))
+    Some(Tensor::new(
+        TensorDesc::new(shape, dtype, Format::ND),
+        Bytes::from(data),
+    ))
 }
 
 #[cfg(test)]
@@ -188,7 +187,7 @@ mod tests {
     use super::*;
 
     fn int64(v: &[i64]) -> Tensor {
-        int_tensor(&[v.len() as i64], DataType::INT64, v)
+        int_tensor(&[v.len() as i64], DataType::INT64, v).unwrap()
     }
 
     fn op(ty: &str, ins: &[&[i64]], out: &[i64]) -> OpDesc {

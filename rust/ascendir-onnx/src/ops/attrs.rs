@@ -256,6 +256,28 @@ pub fn attr_to_proto(name: &str, v: &AttrValue) -> OnnxResult<Option<pb::Attribu
     }))
 }
 
+/// Export guard for ops whose ONNX form gives int64 (`onnx_op`'s indices or sizes): the GE op's
+/// index type (attribute `key`, GE's default int32 when absent) must be int64, else it has no
+/// ONNX form and the export refuses it rather than change its type.
+pub(super) fn require_int64(
+    attrs: &AttrMap,
+    key: &str,
+    ge_type: &str,
+    onnx_op: &str,
+) -> OnnxResult<()> {
+    let dtype = int_of(attrs, key).and_then(DataType::from_ge);
+    if dtype == Some(DataType::INT64) {
+        return Ok(());
+    }
+    Err(OnnxError::Unsupported(format!(
+        "{ge_type} with {} indices has no ONNX form (ONNX's {onnx_op} gives int64)",
+        dtype.map_or_else(
+            || "int32 (the default)".to_string(),
+            |d| d.name().to_lowercase()
+        )
+    )))
+}
+
 pub(super) fn ints_of(attrs: &AttrMap, key: &str) -> Option<Vec<i64>> {
     attrs
         .get(key)

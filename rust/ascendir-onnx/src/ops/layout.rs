@@ -147,7 +147,7 @@ fn uneven_parts(
     if d < 0 || n == 0 || d % n == 0 {
         return None;
     }
-    let chunk = (d + n - 1) / n;
+    let chunk = d / n + 1; // d % n != 0 here
     let last = d - chunk * (n - 1);
     (last > 0).then(|| {
         let mut v = vec![chunk; parts - 1];

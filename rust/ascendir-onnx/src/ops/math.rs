@@ -8,7 +8,7 @@ use crate::pb;
 use crate::types::{ge_dtype, onnx_dtype};
 
 use super::attrs::{
-    a_int, a_str, constant_value, generic_attrs, get, get_i, input, int_of, str_of,
+    a_int, a_str, constant_value, generic_attrs, get, get_i, input, int_of, require_int64, str_of,
 };
 use super::table::Entry;
 use super::{Emitted, Exported, Handled, InputInfo, Mapped};
@@ -154,36 +154,25 @@ pub(super) fn export<'a>(
             "Constant"
         }
         "NonZero" => {
-            let dtype = int_of(attrs, "dtype").and_then(DataType::from_ge);
-            if !super::attrs::bool_of(attrs, "transpose")
-                || dtype.is_some_and(|d| d != DataType::INT64)
-            {
+            // GE's NonZero is [count, rank] unless `transpose`; ONNX's is [rank, count].
+            if !super::attrs::bool_of(attrs, "transpose") {
                 return Err(OnnxError::Unsupported(
-                    "NonZero without transpose or with int32 indices has no ONNX form (ONNX's \
-                     NonZero is [rank, count] int64)"
+                    "NonZero without transpose has no ONNX form (ONNX's NonZero is [rank, count])"
                         .into(),
                 ));
+            }
+            // GE's NonZero defaults to int64.
+            if int_of(attrs, "dtype").is_some() {
+                require_int64(attrs, "dtype", ge_type, "NonZero")?;
             }
             "NonZero"
         }
         "Size" => {
-            let dtype = int_of(attrs, "dtype").and_then(DataType::from_ge);
-            if dtype != Some(DataType::INT64) {
-                return Err(OnnxError::Unsupported(format!(
-                    "Size of {} has no ONNX form (ONNX's Size gives int64)",
-                    dtype.map_or("int32 (the default)".into(), |d| d.name().to_lowercase())
-                )));
-            }
+            require_int64(attrs, "dtype", ge_type, "Size")?;
             "Size"
         }
         "TopKV2" => {
-            let index = int_of(attrs, "indices_dtype").and_then(DataType::from_ge);
-            if index != Some(DataType::INT64) {
-                return Err(OnnxError::Unsupported(format!(
-                    "TopKV2 with {} indices has no ONNX form (ONNX's TopK gives int64)",
-                    index.map_or("int32 (the default)".into(), |d| d.name().to_lowercase())
-                )));
-            }
+            require_int64(attrs, "indices_dtype", ge_type, "TopK")?;
             at.push(a_int("axis", int_of(attrs, "dim").unwrap_or(-1)));
             at.push(a_int("largest", int_of(attrs, "largest").unwrap_or(1)));
             at.push(a_int("sorted", int_of(attrs, "sorted").unwrap_or(1)));

@@ -85,10 +85,12 @@ const EXPORTS: [ExportFn; 6] = [
 pub trait InputInfo {
     /// The integer values of a constant input (initializer or `Constant` output), if known.
     fn const_ints(&self, name: &str) -> Option<Vec<i64>>;
-    /// The rank of an input, if its type is known.
-    fn rank(&self, name: &str) -> Option<usize>;
     /// The dims of an input (-1 where unknown), if its rank is known.
     fn dims(&self, name: &str) -> Option<Vec<i64>>;
+    /// The rank of an input, if its type is known.
+    fn rank(&self, name: &str) -> Option<usize> {
+        self.dims(name).map(|d| d.len())
+    }
     /// The GE data type of an input, if its type is known.
     fn dtype(&self, name: &str) -> Option<ascendir_ir::DataType>;
 }

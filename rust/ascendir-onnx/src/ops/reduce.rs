@@ -4,10 +4,12 @@
 
 use ascendir_ir::{AttrMap, AttrValue, DataType};
 
-use crate::error::{OnnxError, OnnxResult};
+use crate::error::OnnxResult;
 use crate::pb;
 
-use super::attrs::{a_int, a_ints, bool_of, get_i, get_ints, int_of, ints_const, ints_of};
+use super::attrs::{
+    a_int, a_ints, bool_of, get_i, get_ints, int_of, ints_const, ints_of, require_int64,
+};
 use super::table::Entry;
 use super::{layout_inputs, Emitted, Exported, Handled, InputInfo, Mapped, Source};
 
@@ -111,18 +113,7 @@ pub(super) fn export<'a>(
             base
         }
         "ArgMaxD" | "ArgMinD" => {
-            // ONNX's ArgMax gives int64 indices: another index type has no ONNX form.
-            let dtype = int_of(attrs, "dtype").and_then(DataType::from_ge);
-            if dtype != Some(DataType::INT64) {
-                return Err(OnnxError::Unsupported(format!(
-                    "{ge_type} with {} indices has no ONNX form (ONNX's {} gives int64)",
-                    dtype.map_or_else(
-                        || "int32 (the default)".to_string(),
-                        |d| d.name().to_lowercase()
-                    ),
-                    &ge_type[..ge_type.len() - 1]
-                )));
-            }
+            require_int64(attrs, "dtype", ge_type, &ge_type[..ge_type.len() - 1])?;
             at.push(a_int("axis", int_of(attrs, "dimension").unwrap_or(0)));
             at.push(a_int("keepdims", i64::from(bool_of(attrs, "keep_dims"))));
             if bool_of(attrs, "select_last_index") {
