@@ -332,8 +332,11 @@ def _iter_executor(models: list[Any], opts_json: str, options: Any, executor: An
             bar.update(done, total, failed)
             yield i, r
     finally:
+        # Cancel only what has not finished (an early close or Ctrl-C). A finished Dask future is
+        # released by dropping it: a cancel travels on its own connection and may reach the
+        # scheduler after a later submission of the same content key, cancelling that one.
         for fut in futures:
-            if isinstance(fut, Future) or dask:
+            if (isinstance(fut, Future) or dask) and not fut.done():
                 fut.cancel()
 
 
