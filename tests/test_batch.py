@@ -217,6 +217,16 @@ def test_c28_dask_local_cluster_same_bytes_and_keys_reused(dask_client):
                                  cache="off"), models[:3])
 
 
+def test_dask_back_to_back_batches_of_the_same_models(dask_client):
+    """The same models submitted again right after a batch finished run again: finishing a batch
+    must not cancel its content-keyed tasks, or the cancel can reach the scheduler after the next
+    batch's submission of the same keys and cancel those."""
+    models = [model(i) for i in range(4)]
+    for _ in range(10):
+        results = air.compile_many(models, executor=dask_client, cache="off")
+        assert all(r.ok for r in results), [r.error for r in results if not r.ok][:2]
+
+
 def test_dask_resources_send_tasks_only_to_workers_that_have_them(tmp_path: Path):
     """``resources=`` restricts every task to the workers started with that resource: with one
     plain worker and one ``--resources ascendir=1`` worker (a real ``dask worker`` process),
