@@ -39,6 +39,7 @@ __all__ = [
     "expand",
     "expand_dims",
     "fill",
+    "flash_attention",
     "flatten",
     "fully_connection",
     "gather",
@@ -179,6 +180,12 @@ def topk(k: str = "k") -> Rule:
 def layer_norm() -> Rule:
     """``y`` like ``x``; statistics with the dims from ``begin_norm_axis`` set to 1."""
     return Rule("layer_norm")
+
+
+def flash_attention() -> Rule:
+    """GE's ``FlashAttentionScore``: ``attention_out`` like ``query`` (the value's head size);
+    float32 ``softmax_max`` / ``softmax_sum`` of ``[B, N, Sq, 8]``; ``softmax_out`` ``[0]``."""
+    return Rule("flash_attention")
 
 
 def matmul(

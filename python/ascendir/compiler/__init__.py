@@ -61,6 +61,7 @@ class CompileOptions:
     target: str = "ascend910b"
     input_shapes: dict[str, list[int]] = field(default_factory=dict)
     fusion: bool = True
+    fuse_attention: bool = True
     enable: list[str] = field(default_factory=list)
     disable: list[str] = field(default_factory=list)
     max_fusion_size: int = 64

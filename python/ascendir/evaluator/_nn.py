@@ -1,4 +1,5 @@
-"""Matrix products and windows: MatMul(V2), BatchMatMul(V2), FullyConnection, Conv2D,
+"""Matrix products and windows: MatMul(V2), BatchMatMul(V2), FullyConnection,
+FlashAttentionScore, Conv2D,
 Conv2DBackpropInput(D), MaxPool / AvgPool (TF style), MaxPoolV3 / AvgPoolV2 (ONNX style),
 Pooling (Caffe style), GlobalAveragePool / GlobalMaxPool.
 
@@ -64,6 +65,77 @@ def _mm(ctx: Ctx, ins: list[Any]) -> np.ndarray:
 @kernel("BatchMatMul", "BatchMatMulV2")
 def _bmm(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     return _matmul(ctx, ins, "adj_x1", "adj_x2")
+
+
+def _to_bnsd(a: np.ndarray, layout: str, heads: int) -> np.ndarray:
+    if layout == "BNSD":
+        return a
+    if layout == "BSND":
+        return a.transpose(0, 2, 1, 3)
+    if layout == "SBH":
+        a = a.transpose(1, 0, 2)
+    b, s, h = a.shape
+    return a.reshape(b, s, heads, h // heads).transpose(0, 2, 1, 3)
+
+
+def _from_bnsd(a: np.ndarray, layout: str) -> np.ndarray:
+    if layout == "BNSD":
+        return a
+    if layout == "BSND":
+        return a.transpose(0, 2, 1, 3)
+    b, n, s, d = a.shape
+    y = a.transpose(0, 2, 1, 3).reshape(b, s, n * d)
+    return y.transpose(1, 0, 2) if layout == "SBH" else y
+
+
+@kernel("FlashAttentionScore")
+def _flash_attention(ctx: Ctx, ins: list[Any]) -> list[np.ndarray]:
+    """``softmax(scale·(pse + q·kᵀ))·v`` (``pse_type`` 1; otherwise ``scale·q·kᵀ + pse``), masked
+    where ``atten_mask`` is set; the statistics as GE returns them (``[B, N, Sq, 8]``)."""
+    layout = str(ctx.attr("input_layout", "BSH"))
+    if layout not in ("BNSD", "BSND", "BSH", "SBH"):
+        raise ctx.error(f"input_layout '{layout}' is not evaluated")
+    if float(ctx.attr("keep_prob", 1.0)) != 1.0:
+        raise ctx.error("keep_prob below 1 (dropout) is random and not evaluated")
+    for port in ("drop_mask", "padding_mask", "prefix", "actual_seq_qlen", "actual_seq_kvlen",
+                 "q_start_idx", "kv_start_idx"):
+        if ctx.port(ins, port) is not None:
+            raise ctx.error(f"input '{port}' is not evaluated")
+    if (int(ctx.attr("sparse_mode", 0)) != 0
+            or int(ctx.attr("pre_tockens", 2147483647)) < 2147483647
+            or int(ctx.attr("next_tockens", 2147483647)) < 2147483647):
+        raise ctx.error("sparse modes and token bands are not evaluated")
+    heads = int(ctx.attr("head_num", 0))
+    if layout in ("BSH", "SBH") and heads < 1:
+        raise ctx.error(f"layout {layout} needs head_num >= 1, got {heads}")
+    q0 = np.asarray(ins[0])
+    q, k, v = (_to_bnsd(np.asarray(a), layout, heads) for a in ins[:3])
+    if q.shape[1] != k.shape[1]:
+        if k.shape[1] == 0 or q.shape[1] % k.shape[1]:
+            raise ctx.error(f"query heads {q.shape[1]} are not a multiple of key heads "
+                            f"{k.shape[1]}")
+        rep = q.shape[1] // k.shape[1]
+        k, v = np.repeat(k, rep, axis=1), np.repeat(v, rep, axis=1)
+    acc = _acc_dtype(q, k, v)
+    scale = float(ctx.attr("scale_value", 1.0))
+    s = np.matmul(q.astype(acc), np.swapaxes(k.astype(acc), -1, -2))
+    pse = ctx.port(ins, "real_shift")
+    if pse is not None:
+        pse = np.asarray(pse).astype(acc)
+        s = scale * (s + pse) if int(ctx.attr("pse_type", 1)) == 1 else scale * s + pse
+    else:
+        s = scale * s
+    mask = ctx.port(ins, "atten_mask")
+    if mask is not None:
+        s = np.where(np.asarray(mask).astype(bool), np.finfo(acc).min, s)
+    m = np.max(s, axis=-1, keepdims=True)
+    e = np.exp(s - m)
+    total = np.sum(e, axis=-1, keepdims=True)
+    out = np.matmul(e / total, v.astype(acc)).astype(q0.dtype)
+    stats = (*m.shape[:-1], 8)
+    return [np.broadcast_to(m, stats).astype(np.float32),
+            np.broadcast_to(total, stats).astype(np.float32),
+            np.zeros((0,), dtype=q0.dtype), _from_bnsd(out, layout)]
 
 
 @kernel("FullyConnection")

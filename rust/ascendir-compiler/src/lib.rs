@@ -5,6 +5,7 @@
 #![deny(missing_docs)]
 
 pub mod archive;
+pub mod attention;
 pub mod batch;
 pub mod cache;
 pub mod error;

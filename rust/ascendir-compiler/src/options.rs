@@ -85,6 +85,9 @@ pub struct CompileOptions {
     pub input_shapes: BTreeMap<String, Vec<i64>>,
     /// Whether to fuse at all.
     pub fusion: bool,
+    /// Replace softmax attention (`BatchMatMul → scale → + mask → Softmax → BatchMatMul`) by
+    /// GE's `FlashAttentionScore` library op before lowering.
+    pub fuse_attention: bool,
     /// Families switched on in addition to the defaults.
     pub enable: Vec<Family>,
     /// Families switched off.
@@ -128,6 +131,7 @@ impl Default for CompileOptions {
             target: "ascend910b".into(),
             input_shapes: BTreeMap::new(),
             fusion: true,
+            fuse_attention: true,
             enable: Vec::new(),
             disable: Vec::new(),
             max_fusion_size: 64,

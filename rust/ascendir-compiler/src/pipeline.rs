@@ -260,7 +260,7 @@ pub fn compile_with(
         symbolize(&g, &order, opts, infer).map_err(|e| CompileError::new(Stage::Symbolize, e))?;
     let bytes_before = traffic(&g, Some(&syms0));
     timer.lap(Stage::Symbolize);
-    let simp = crate::simplify::simplify(&mut g, &syms0)
+    let simp = crate::simplify::simplify(&mut g, &syms0, opts)
         .map_err(|e| CompileError::new(Stage::Simplify, e))?;
     let order = g
         .topo_order(&topo)

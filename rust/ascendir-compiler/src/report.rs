@@ -241,6 +241,7 @@ impl Report {
                 constants_folded: self.simplify.folded,
                 reshapes_rewired: self.simplify.reshapes,
                 pruned: self.simplify.pruned,
+                attention_fused: self.simplify.attention,
             },
             fusion_rounds: self.rounds,
         }
@@ -428,4 +429,5 @@ struct SimplifyView {
     constants_folded: usize,
     reshapes_rewired: usize,
     pruned: usize,
+    attention_fused: usize,
 }

@@ -389,6 +389,20 @@ fn rule(t: &mut SymTable, v: &View<'_>) -> Option<Vec<Vec<Expr>>> {
             s.push(n.clone());
             one(s)
         }
+        "FlashAttentionScore" => {
+            // The layout the attention pass writes: [B, N, S, D].
+            if op.attr("input_layout").and_then(|a| a.as_str()) != Some("BNSD") {
+                return None;
+            }
+            let q = v.shape(t, 0)?;
+            let val = v.shape(t, 2)?;
+            if q.len() != 4 || val.len() != 4 {
+                return None;
+            }
+            let stats = vec![q[0].clone(), q[1].clone(), q[2].clone(), Expr::int(8)];
+            let out = vec![q[0].clone(), q[1].clone(), q[2].clone(), val[3].clone()];
+            Some(vec![stats.clone(), stats, vec![Expr::int(0)], out])
+        }
         "StridedSliceV2" | "Slice" => {
             let x = v.shape(t, 0)?;
             let (b, e, st) = slice_bounds(v, t)?;

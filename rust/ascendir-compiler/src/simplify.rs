@@ -1,6 +1,6 @@
 //! Stage 4, simplify (the part implemented so far): Identity removal, Cast-to-same-dtype
-//! removal, common subexpressions merged, and pruning of pure nodes whose values reach no
-//! output.
+//! removal, softmax attention replaced by `FlashAttentionScore` (`attention.rs`), common
+//! subexpressions merged, and pruning of pure nodes whose values reach no output.
 
 use ascendir_ir::{
     AttrValue, DataType, Graph, InAnchor, NodeId, OpDesc, OutAnchor, TopoMode, TopoOptions,
@@ -53,6 +53,8 @@ pub struct SimplifyStats {
     pub cse: usize,
     /// Nodes pruned because no output depends on them.
     pub pruned: usize,
+    /// Softmax attentions replaced by a `FlashAttentionScore` node.
+    pub attention: usize,
 }
 
 /// Pure nodes: a lowering, shape arithmetic, or a constant (equal values merge).
@@ -278,7 +280,11 @@ fn is_noop(g: &Graph, id: NodeId) -> Option<bool> {
 
 /// Run stage 4 on `g` (which must not be the caller's graph); `syms` are the symbols of `g`
 /// (values of its integer tensors for the constant folder).
-pub fn simplify(g: &mut Graph, syms: &SymTable) -> Result<SimplifyStats, String> {
+pub fn simplify(
+    g: &mut Graph,
+    syms: &SymTable,
+    opts: &crate::options::CompileOptions,
+) -> Result<SimplifyStats, String> {
     let mut st = SimplifyStats {
         folded: fold_constants(g, syms)?,
         ..SimplifyStats::default()
@@ -309,6 +315,9 @@ pub fn simplify(g: &mut Graph, syms: &SymTable) -> Result<SimplifyStats, String>
         }
     }
     st.reshapes = cascaded_reshapes(g)?;
+    if opts.fusion && opts.fuse_attention {
+        st.attention = crate::attention::fuse_attention(g, syms)?;
+    }
     st.cse = cse(g)?;
     // Prune pure (lowerable or constant) nodes that reach no output.
     let Some(net) = g.net_output() else {

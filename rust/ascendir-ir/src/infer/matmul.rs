@@ -1,5 +1,5 @@
 //! Matrix products: MatMul / MatMulV2 (2-D), BatchMatMul(V2) (broadcast batch dims),
-//! FullyConnection.
+//! FullyConnection, FlashAttentionScore.
 
 use super::shape::{broadcast, merge_dim, rank_unknown, unknown_rank};
 use super::{InferCtx, OutDesc, RuleResult};
@@ -92,4 +92,67 @@ pub fn fully_connection(ctx: &InferCtx<'_>) -> RuleResult {
         s
     };
     Ok(ctx.all_outputs(OutDesc::new(out, dtype)))
+}
+
+/// GE's `FlashAttentionScore`: `attention_out` is the query's shape with the value's head
+/// size; `softmax_max` / `softmax_sum` are float32 `[B, N, Sq, 8]`; `softmax_out` (reserved)
+/// is `[0]`. Layouts `BNSD`, `BSND`, `BSH` and `SBH` (`head_num` splits H).
+pub fn flash_attention(ctx: &InferCtx<'_>) -> RuleResult {
+    let q = ctx.input("query")?;
+    let v = ctx.input("value")?;
+    let dtype = ctx.dtype(q);
+    let (sq, sv) = (ctx.shape(q), ctx.shape(v));
+    let layout = ctx.attr_str("input_layout", "BSH");
+    let heads = ctx.attr_int("head_num", 0);
+    let stats_dtype = crate::dtype::DataType::FLOAT;
+    let reserved = OutDesc::new(Shape::from_slice(&[0]), dtype);
+    if unknown_rank(sq) || unknown_rank(sv) {
+        let u = OutDesc::new(rank_unknown(), stats_dtype);
+        return Ok(vec![
+            u.clone(),
+            u,
+            reserved,
+            OutDesc::new(rank_unknown(), dtype),
+        ]);
+    }
+    let need = |r: usize| -> Result<(), String> {
+        if sq.len() == r && sv.len() == r {
+            Ok(())
+        } else {
+            Err(format!(
+                "layout {layout} needs rank-{r} query and value, got {sq:?} and {sv:?}"
+            ))
+        }
+    };
+    // (B, N, Sq) and the output shape.
+    let (b, n, s, out): (i64, i64, i64, Vec<i64>) = match layout {
+        "BNSD" => {
+            need(4)?;
+            (sq[0], sq[1], sq[2], vec![sq[0], sq[1], sq[2], sv[3]])
+        }
+        "BSND" => {
+            need(4)?;
+            (sq[0], sq[2], sq[1], vec![sq[0], sq[1], sq[2], sv[3]])
+        }
+        "BSH" | "SBH" => {
+            need(3)?;
+            if heads < 1 {
+                return Err(format!("layout {layout} needs head_num >= 1, got {heads}"));
+            }
+            let (b, s) = if layout == "BSH" {
+                (sq[0], sq[1])
+            } else {
+                (sq[1], sq[0])
+            };
+            (b, heads, s, vec![sq[0], sq[1], sv[2]])
+        }
+        other => return Err(format!("unknown input_layout '{other}'")),
+    };
+    let stats = OutDesc::new(Shape::from_slice(&[b, n, s, 8]), stats_dtype);
+    Ok(vec![
+        stats.clone(),
+        stats,
+        reserved,
+        OutDesc::new(Shape::from_slice(&out), dtype),
+    ])
 }

@@ -212,6 +212,35 @@ fn reductions() {
 }
 
 #[test]
+fn flash_attention_layouts() {
+    let bsh = |layout: &str, q: &[i64], v: &[i64]| {
+        Case::new("FlashAttentionScore")
+            .input("query", f32d(q))
+            .input("key", f32d(v))
+            .input("value", f32d(v))
+            .attr("input_layout", AttrValue::String(layout.into()))
+            .attr("head_num", AttrValue::Int(4))
+            .outputs(4)
+            .run(RuleKind::FlashAttention)
+    };
+    let o = bsh("BNSD", &[2, 4, 7, 16], &[2, 4, 9, 16]).unwrap();
+    assert_eq!(o[0].shape.to_vec(), vec![2, 4, 7, 8]);
+    assert_eq!(o[1].dtype, DataType::FLOAT);
+    assert_eq!(o[2].shape.to_vec(), vec![0]);
+    assert_eq!(o[3].shape.to_vec(), vec![2, 4, 7, 16]);
+    let o = bsh("BSND", &[2, 7, 4, 16], &[2, 9, 4, 16]).unwrap();
+    assert_eq!(o[0].shape.to_vec(), vec![2, 4, 7, 8]);
+    assert_eq!(o[3].shape.to_vec(), vec![2, 7, 4, 16]);
+    let o = bsh("BSH", &[2, 7, 64], &[2, 9, 64]).unwrap();
+    assert_eq!(o[0].shape.to_vec(), vec![2, 4, 7, 8]);
+    let o = bsh("SBH", &[7, 2, 64], &[9, 2, 64]).unwrap();
+    assert_eq!(o[1].shape.to_vec(), vec![2, 4, 7, 8]);
+    assert_eq!(o[3].shape.to_vec(), vec![7, 2, 64]);
+    assert!(bsh("BNSD", &[2, 7, 64], &[2, 9, 64]).is_err());
+    assert!(bsh("TND", &[2, 7, 64], &[2, 9, 64]).is_err());
+}
+
+#[test]
 fn matmuls() {
     let c = Case::new("MatMul")
         .input("x1", f32d(&[2, 3]))
