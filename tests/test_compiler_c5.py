@@ -40,7 +40,12 @@ ATTRS = {
     "TileD": {"multiples": [2, 1, 3]},
     "SliceD": {"offsets": [1, 3], "size": [2, -1]},
     "StridedSliceD": {"begin": [0, 1], "end": [4, 15], "strides": [2, 3]},
+    "ConcatV2D": {"concat_dim": 1, "N": 3},
+    "ConcatD": {"concat_dim": -1, "N": 3},
+    "ConcatV2": {"N": 3},
+    "Concat": {"N": 3},
 }
+CONCATS = {"ConcatV2D", "ConcatD", "ConcatV2", "Concat"}
 # Constant operands of the slice rows (name → values), x being (4, 16).
 SLICE_CONSTS = {
     "Slice": {"offsets": [1, 2], "size": [3, 9]},
@@ -95,6 +100,9 @@ def build(op_type: str):
         if n == "multiples":
             ins.append(g.add_const(f"{n}_c", np.array([2, 1, 3], np.int64)))
             continue
+        if n == "concat_dim":
+            ins.append(g.add_const(f"{n}_c", np.array(1, np.int32)))
+            continue
         if n == "dimension":
             ins.append(g.add_const(f"{n}_c", np.array([1], np.int64)))
             continue
@@ -125,8 +133,10 @@ def build(op_type: str):
             x1 = (3, 4, 16) if op_type.startswith("Batch") else (4, 16)
             s = x1 if n == "x1" else (16, 1)
         if inp.kind == "dynamic":
-            # Three operands for a variadic input (AddN).
+            # Three operands for a variadic input (AddN); a concat's of three extents.
             for j in range(3):
+                if op_type in CONCATS:
+                    s = (SHAPE[0], (16, 5, 7)[j])
                 x = g.add_input(f"{n}{j}", air.TensorDesc(list(s), dt))
                 feeds[f"{n}{j}"] = value(rng, s, dt, op_type)
                 ins.append(x)
@@ -147,7 +157,7 @@ def build(op_type: str):
     node = g.add_op(op_type, ins, name="op", attrs=attrs)
     outs = [node]
     if op_type in VIEWS or op_type in ("Expand", "BroadcastTo", "Tile", "TileD", "Fill") \
-            or "Slice" in op_type:
+            or "Slice" in op_type or op_type in CONCATS:
         # A view has no compute of its own: give the kernel one after it.
         outs = [g.add_op("Abs", [node], name="after")]
     g.set_outputs(outs)

@@ -313,3 +313,96 @@ def test_slices_that_are_not_lowered_say_why(attrs, why):
     g.set_outputs([g.add_op("Exp", [s], name="exp")])
     cm = air.compile(g, input_shapes={"x": [4, 16]})
     assert why in reasons(cm)["s"]
+
+
+# ---------------------------------------------------------------- row 34: concat
+
+
+def _concat_graph(op_type: str, axis: int, dims: list[list[int]], producer: bool = False):
+    g = air.Graph(f"cat_{op_type}")
+    xs = [g.add_input(f"x{i}", air.TensorDesc(d, F32)) for i, d in enumerate(dims)]
+    if producer:
+        xs[0] = g.add_op("Abs", [g.add_op("Exp", [xs[0]], name="exp")], name="abs")
+    n = len(xs)
+    if op_type in ("ConcatV2D", "ConcatD"):
+        c = g.add_op(op_type, [xs], name="cat", attrs={"concat_dim": axis, "N": n})
+    elif op_type == "ConcatV2":
+        c = g.add_op(op_type, [xs, g.add_const("ax", np.array(axis, np.int32))], name="cat",
+                     attrs={"N": n})
+    else:
+        c = g.add_op(op_type, [g.add_const("ax", np.array(axis, np.int32)), xs], name="cat",
+                     attrs={"N": n})
+    y = g.add_op("Mul", [g.add_op("Relu", [c], name="relu"), g.add_const("k", np.float32(3))],
+                 name="y")
+    g.set_outputs([y])
+    return g
+
+
+def _concat_feeds(g, batch):
+    rng = np.random.default_rng(batch)
+    return {n.name: rng.standard_normal(
+        [batch if d == -1 else d for d in n.op_desc.output_desc(0).shape]).astype(np.float32)
+        for n in g.inputs}
+
+
+@pytest.mark.parametrize(("op_type", "axis"), [("ConcatV2D", 1), ("ConcatD", -1),
+                                               ("ConcatV2", 0), ("Concat", 2)])
+def test_concat_fuses_with_its_consumers_over_partial_loads(op_type, axis):
+    dims = [[-1, 3, 4], [-1, 5, 4], [-1, 2, 4]]
+    if axis == 0:
+        dims = [[2, 3, 4], [3, 3, 4]]
+    elif axis in (2, -1):
+        dims = [[-1, 3, 4], [-1, 3, 1], [-1, 3, 6]]
+    g = _concat_graph(op_type, axis, dims)
+    hints = {n.name: [2 if d == -1 else d for d in n.op_desc.output_desc(0).shape]
+             for n in g.inputs}
+    cm = air.compile(g, input_shapes=hints)
+    (k,) = cm.kernels
+    assert k.fuse_type == "concat" and k.name.startswith("autofuse_concat_0_")
+    assert k.members == ["cat", "relu", "y"]
+    (cat,) = (n for n in k.hint.nodes if n.type == "Concat")
+    # One Load per operand, each of its own extent on the concat axis.
+    loads = [n for n in k.hint.nodes if n.type == "Load"][:len(dims)]
+    extents = [list(map(str, ld.y.size)) for ld in loads]
+    a = axis % 3
+    assert [e[a] for e in extents] == [str(d[a]) for d in dims]
+    assert str(cat.y.size[a]) == str(sum(d[a] for d in dims))
+    for batch in (2, 5):
+        f = _concat_feeds(g, batch)
+        want, got = air.evaluate(g, f), air.evaluate(cm.graph, f)
+        np.testing.assert_allclose(got["y"] if "y" in got else list(got.values())[0],
+                                   list(want.values())[0], rtol=1e-6)
+    verify_on_cpu(cm)
+
+
+def test_a_concat_does_not_take_in_the_producers_of_its_operands():
+    g = _concat_graph("ConcatV2D", 1, [[2, 3, 4], [2, 5, 4]], producer=True)
+    cm = air.compile(g)
+    kernels = {tuple(k.members) for k in cm.kernels}
+    assert ("cat", "relu", "y") in kernels
+    assert ("exp", "abs") in kernels
+    f = _concat_feeds(g, 2)
+    np.testing.assert_allclose(list(air.evaluate(cm.graph, f).values())[0],
+                               list(air.evaluate(g, f).values())[0], rtol=1e-6)
+    why = air.compiler.explain(g, "abs", "cat")
+    assert "AF2003" in str(why)
+
+
+def test_concat_forms_that_stay_barriers():
+    # Operands of another rank than the output's (a scalar-like operand), and a concat the
+    # family switch turns off.
+    g = _concat_graph("ConcatV2D", 1, [[2, 3, 4], [2, 5, 4]])
+    cm = air.compile(g, options=air.CompileOptions(disable=["concat"]))
+    assert "concat family is disabled" in reasons(cm)["cat"]
+    g = _concat_graph("ConcatV2", 1, [[2, 3, 4], [2, 5, 4]])
+    ax = g.node("ax")
+    # A concat axis that is not a constant.
+    g2 = air.Graph("dyn_axis")
+    a = g2.add_input("a", air.TensorDesc([2, 3], F32))
+    b = g2.add_input("b", air.TensorDesc([2, 3], F32))
+    d = g2.add_input("d", air.TensorDesc([], air.int32))
+    c = g2.add_op("ConcatV2", [[a, b], d], name="cat", attrs={"N": 2})
+    g2.set_outputs([g2.add_op("Relu", [c], name="r")])
+    assert ax is not None
+    cm = air.compile(g2)
+    assert "not constant" in reasons(cm)["cat"]

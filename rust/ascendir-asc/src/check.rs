@@ -184,6 +184,30 @@ impl AscGraph {
             let Some(out) = n.outputs.first() else {
                 continue;
             };
+            // A Concat's operands are of their own extent on the concat axis (the first axis
+            // where an operand's differs from the output's): an extent of 1 there is a part,
+            // not a broadcast.
+            let concat_axis: Option<i64> = (ct == ComputeType::Concat)
+                .then(|| {
+                    n.inputs.iter().flatten().find_map(|r| {
+                        let it = self
+                            .nodes
+                            .get(r.node.index())?
+                            .outputs
+                            .get(r.index as usize)?;
+                        it.axis
+                            .iter()
+                            .zip(&it.repeats)
+                            .find(|(a, rep)| {
+                                out.axis
+                                    .iter()
+                                    .position(|o| o == *a)
+                                    .is_some_and(|j| out.repeats.get(j) != Some(*rep))
+                            })
+                            .map(|(a, _)| *a)
+                    })
+                })
+                .flatten();
             for (k, inp) in n.inputs.iter().enumerate() {
                 let Some(r) = inp else { continue };
                 let Some(src) = self.nodes.get(r.node.index()) else {
@@ -192,7 +216,8 @@ impl AscGraph {
                 let Some(it) = src.outputs.get(r.index as usize) else {
                     continue;
                 };
-                let bcast: Vec<i64> = broadcast_axes(it, out);
+                let mut bcast: Vec<i64> = broadcast_axes(it, out);
+                bcast.retain(|a| Some(*a) != concat_axis);
                 if ct == ComputeType::Broadcast {
                     let sct = src.attr.api.compute_type;
                     if sct != ComputeType::Load && sct != ComputeType::Broadcast {

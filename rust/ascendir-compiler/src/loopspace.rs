@@ -145,8 +145,12 @@ fn build(
         sizes: Vec::new(),
     };
     for (id, l) in members {
-        // A slice's operand is read through the slice's own view: its dims are no loop axes.
-        if !matches!(l.lowering.shape, ShapeRule::Slice { .. }) {
+        // A slice's operand is read through the slice's own view, a concat's operands each
+        // through a part of the output's: their dims are no loop axes.
+        if !matches!(
+            l.lowering.shape,
+            ShapeRule::Slice { .. } | ShapeRule::Concat { .. }
+        ) {
             for t in l.inputs.iter().flatten() {
                 vs.add(*t, syms)?;
             }
@@ -195,7 +199,7 @@ fn build(
                     }
                 }
             }
-            ShapeRule::Slice { .. } => {}
+            ShapeRule::Slice { .. } | ShapeRule::Concat { .. } => {}
             ShapeRule::MatVec { x2_transposed } => {
                 let (Some(x1), Some(x2)) = (l.inputs[0], l.inputs.get(1).copied().flatten()) else {
                     continue;

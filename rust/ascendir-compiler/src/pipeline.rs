@@ -460,6 +460,8 @@ pub fn compile_with(
         let lw = lowered_of(members);
         let fuse_type = if lw.iter().any(|(_, l)| l.kind == crate::lower::Kind::Reduce) {
             "reduce"
+        } else if lw.iter().any(|(_, l)| l.kind == crate::lower::Kind::Concat) {
+            "concat"
         } else {
             "pointwise"
         };

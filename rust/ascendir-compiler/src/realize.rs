@@ -351,6 +351,81 @@ pub fn realize(
             );
             continue;
         }
+        if let ShapeRule::Concat { axis } = &l.lowering.shape {
+            let y = (*id, 0u32);
+            let y_view = ls.views.get(&y).ok_or("a concat output has no view")?;
+            let a = crate::lower::norm_axis(*axis, y_view.len()).ok_or("a concat axis")?;
+            let dt = out_dtype(g, y);
+            let mut loads = Vec::new();
+            for x in l.inputs.iter() {
+                let Some(x) = x else {
+                    return Err("a concat operand is absent".into());
+                };
+                if inside(x.0) {
+                    return Err("a concat reads a tensor computed inside the kernel".into());
+                }
+                if out_dtype(g, *x) != dt {
+                    return Err("a concat operand's dtype differs from the output's".into());
+                }
+                let x_shape = syms
+                    .shape(*x)
+                    .ok_or("a concat operand has no symbolic shape")?;
+                if x_shape.len() != y_view.len() {
+                    return Err("a concat operand's rank differs from the output's".into());
+                }
+                // The operand's own contiguous strides; its extent on the concat axis, the
+                // output's elsewhere.
+                let r = x_shape.len();
+                let mut xs = vec![Expr::int(1); r];
+                for j in (0..r.saturating_sub(1)).rev() {
+                    xs[j] = Expr::mul(&xs[j + 1], &x_shape[j + 1]);
+                }
+                let mut repeats = vec![Expr::int(1); n_axes];
+                let mut strides = vec![Expr::int(0); n_axes];
+                for j in 0..r {
+                    let Some(ax) = y_view[j] else { continue };
+                    let size = if j == a {
+                        x_shape[a].clone()
+                    } else {
+                        b.sizes[ax].clone()
+                    };
+                    if !size.is_int_value(1) {
+                        strides[ax] = xs[j].clone();
+                    }
+                    repeats[ax] = size;
+                }
+                let k = inputs.len();
+                inputs.push(*x);
+                let data = b.node(&format!("data{k}"), "Data", &[])?;
+                b.g.set_ir_attr(data, "index", AscAttr::Int(k as i64))
+                    .map_err(err)?;
+                b.set_strided_view(data, &repeats, &strides, dt)?;
+                let load = b.node(&format!("load{k}"), "Load", &[data])?;
+                b.g.set_ir_attr(load, "offset", AscAttr::Expr(Expr::int(0)))
+                    .map_err(err)?;
+                b.set_strided_view(load, &repeats, &strides, dt)?;
+                loads.push(load);
+            }
+            let set = set_of(y);
+            let cat = b.node(&node_name, "Concat", &[])?;
+            let refs: Vec<OutRef> = loads
+                .iter()
+                .map(|&node| OutRef { node, index: 0 })
+                .collect();
+            b.g.set_dynamic_inputs(cat, "x", &refs).map_err(err)?;
+            b.set_view(cat, &set, dt)?;
+            b.compute_ops += 1;
+            values.insert(
+                y,
+                Val {
+                    node: cat,
+                    set,
+                    dtype: dt,
+                    after_reduce: false,
+                },
+            );
+            continue;
+        }
         // Operand values (Loads on first use).
         let mut ins: Vec<Option<Val>> = Vec::new();
         for t in &l.inputs {

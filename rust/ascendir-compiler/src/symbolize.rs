@@ -507,6 +507,31 @@ fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> O
             out.push(Expr::int(1));
             Some(out)
         }
+        ShapeRule::Concat { axis } => {
+            let a = lower::norm_axis(*axis, first.len())?;
+            let mut out = first.clone();
+            for s in ins.iter().skip(1) {
+                let s = s.as_ref()?;
+                if s.len() != out.len() {
+                    return None;
+                }
+                for (j, d) in s.iter().enumerate() {
+                    if j == a {
+                        out[j] = Expr::add(&out[j], d);
+                    } else if t.canon(d) != t.canon(&out[j]) {
+                        // Equal extents only (no broadcasting): unify equal hints.
+                        if d.is_int_value(1)
+                            || out[j].is_int_value(1)
+                            || t.hint(d) != t.hint(&out[j])
+                        {
+                            return None;
+                        }
+                        out[j] = t.broadcast_dim(&out[j], d)?;
+                    }
+                }
+            }
+            Some(out)
+        }
         ShapeRule::Slice { dims } => {
             if dims.len() != first.len() {
                 return None;

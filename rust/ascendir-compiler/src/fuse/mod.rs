@@ -60,7 +60,7 @@ struct Cluster {
     steps: usize,
     reduces: usize,
     plain_reduces: usize,
-    /// Slices among the members (their operands must stay outside the cluster).
+    /// Slices and concats among the members (their operands must stay outside the cluster).
     slices: usize,
     /// Tensors read from outside the cluster.
     reads: Vec<Read>,
@@ -266,7 +266,7 @@ impl<'a, T> Fuser<'a, T> {
                     steps: l.compute_steps(),
                     reduces: usize::from(l.kind == Kind::Reduce),
                     plain_reduces: usize::from(l.is_plain_reduce() && !all_load_row(l, syms)),
-                    slices: usize::from(l.kind == Kind::Slice),
+                    slices: usize::from(matches!(l.kind, Kind::Slice | Kind::Concat)),
                     reads,
                     writes,
                     uniform,
@@ -484,23 +484,25 @@ impl<'a, T> Fuser<'a, T> {
                 ));
             }
         }
-        // A slice is a Load view: its operand must be read from memory, not computed here.
+        // A slice is a Load view, a concat joins Loads: their operands must be read from
+        // memory, not computed here.
         if slices > 0 {
             for &m in &members {
                 let (_, l) = self.lowered[m];
-                if l.kind != Kind::Slice {
-                    continue;
-                }
-                if let Some(Some(x)) = l.inputs.first() {
-                    if self.in_set(x.0, ra, rb) {
-                        return Err((
-                            "AF2003",
-                            "a slice would read a tensor computed inside the kernel (a slice is \
-                             a strided Load)"
-                                .into(),
-                            shared,
-                        ));
-                    }
+                let operands = match l.kind {
+                    Kind::Slice => &l.inputs[..l.inputs.len().min(1)],
+                    Kind::Concat => &l.inputs[..],
+                    _ => continue,
+                };
+                if operands.iter().flatten().any(|x| self.in_set(x.0, ra, rb)) {
+                    let what = if l.kind == Kind::Slice {
+                        "a slice would read a tensor computed inside the kernel (a slice is a \
+                         strided Load)"
+                    } else {
+                        "a concat would read a tensor computed inside the kernel (its operands \
+                         are Loads of partial extent)"
+                    };
+                    return Err(("AF2003", what.into(), shared));
                 }
             }
         }

@@ -114,6 +114,17 @@ pub(super) fn node_specific_rows() -> Vec<Lowering> {
         l.adapt = Some(adapt_slice);
         v.push(l);
     }
+    // Concat: the operands (read from outside the kernel) joined along one axis.
+    for ge in ["ConcatV2D", "ConcatD", "ConcatV2", "Concat"] {
+        let mut l = row(
+            ge,
+            Family::Concat,
+            ShapeRule::Concat { axis: 0 },
+            vec![st("Concat", vec![In(0)])],
+        );
+        l.adapt = Some(adapt_concat);
+        v.push(l);
+    }
     // Celu: x > 0 ? x : alpha · (exp(x / alpha) − 1).
     v.push(row(
         "Celu",
@@ -316,6 +327,56 @@ fn adapt_tile(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> 
     }
     let mut a = l.clone();
     a.target = Target::Multiples(multiples);
+    Ok(a)
+}
+
+/// A concat's operands and axis: `ConcatV2D` / `ConcatD` (`concat_dim` attribute), `ConcatV2`
+/// (the axis a constant last input), `Concat` (the axis a constant first input).
+fn adapt_concat(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> {
+    let node = g
+        .node(id)
+        .map_err(|e| refuse(Category::NodeInfoIncorrect, e.to_string()))?;
+    let op = node.op();
+    let n_in = node.num_in_data();
+    let const_axis = |k: usize| {
+        node.in_data_peer(k)
+            .and_then(|p| const_ints(g, p.node))
+            .and_then(|v| (v.len() == 1).then(|| v[0]))
+            .ok_or_else(|| refuse(Category::TemporarySkip, "the concat axis is not constant"))
+    };
+    let (first, count, axis) = match op.op_type() {
+        "ConcatV2" => (
+            0,
+            n_in.saturating_sub(1),
+            const_axis(n_in.saturating_sub(1))?,
+        ),
+        "Concat" => (1, n_in.saturating_sub(1), const_axis(0)?),
+        _ => {
+            let axis = op
+                .attr("concat_dim")
+                .and_then(|a| a.as_int())
+                .ok_or_else(|| refuse(Category::NodeInfoIncorrect, "no concat_dim"))?;
+            (0, n_in, axis)
+        }
+    };
+    if count == 0 {
+        return Err(refuse(
+            Category::NodeInfoIncorrect,
+            "a concat without operands",
+        ));
+    }
+    if (first..first + count).any(|k| node.in_data_peer(k).is_none()) {
+        return Err(refuse(
+            Category::NodeInfoIncorrect,
+            "a concat operand is not connected",
+        ));
+    }
+    let mut a = l.clone();
+    a.first_input = first;
+    a.data_inputs = Some(count);
+    a.shape = ShapeRule::Concat { axis };
+    a.steps = vec![st("Concat", (0..count).map(In).collect())];
+    a.out = S(0);
     Ok(a)
 }
 

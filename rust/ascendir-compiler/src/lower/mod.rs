@@ -35,6 +35,9 @@ pub enum Kind {
     Reduce,
     /// A strided window of a tensor read from outside the kernel (a Load view).
     Slice,
+    /// Tensors read from outside the kernel joined along one axis (Loads of partial extent
+    /// and an AscIR Concat).
+    Concat,
     /// Everything else: a barrier.
     Opaque,
 }
@@ -48,6 +51,7 @@ impl Kind {
             Kind::View => "view",
             Kind::Reduce => "reduce",
             Kind::Slice => "slice",
+            Kind::Concat => "concat",
             Kind::Opaque => "opaque",
         }
     }
@@ -176,6 +180,12 @@ pub enum ShapeRule {
     Slice {
         /// Per input dim.
         dims: Vec<SliceDim>,
+    },
+    /// The data operands joined along `axis` (negative counts from the end); every other dim
+    /// is the first operand's. The operands are read from outside the kernel.
+    Concat {
+        /// The concatenation axis.
+        axis: i64,
     },
 }
 
@@ -611,6 +621,24 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
     };
     let kind = if matches!(l.shape, ShapeRule::Slice { .. }) {
         Kind::Slice
+    } else if let ShapeRule::Concat { axis } = l.shape {
+        let rank = out_shape.len();
+        let Some(a) = norm_axis(axis, rank) else {
+            return barrier(
+                Category::NodeInfoIncorrect,
+                format!("concat axis {axis} is out of range for rank {rank}"),
+            );
+        };
+        if out_shape[a].is_int_value(1) || in_shapes.iter().any(|s| s.len() != rank) {
+            return barrier(
+                Category::TemporarySkip,
+                "a concat of unit extent or of operands of another rank",
+            );
+        }
+        if in_shapes.iter().any(|s| s[a].is_int_value(0)) {
+            return barrier(Category::TemporarySkip, "a concat of an empty operand");
+        }
+        Kind::Concat
     } else if l.shape == ShapeRule::View {
         let nu = |s: &[Expr]| -> Vec<Expr> {
             s.iter().filter(|d| !d.is_int_value(1)).cloned().collect()
@@ -639,6 +667,13 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
         reduce_axes: reduce_axes_v,
         keep_dims,
     })
+}
+
+/// `axis` (negative from the end) as an index into `rank` dims.
+pub(crate) fn norm_axis(axis: i64, rank: usize) -> Option<usize> {
+    let r = i64::try_from(rank).ok()?;
+    let a = if axis < 0 { axis.checked_add(r)? } else { axis };
+    usize::try_from(a).ok().filter(|_| a < r)
 }
 
 /// Whether Load/Store move `dt`.

@@ -101,7 +101,20 @@ impl Graph {
         for &id in targets {
             self.node(id)?;
         }
-        let existing = self.net_output();
+        // One pass finds both the NetOutput and any `Output` node (a large graph's nodes are
+        // read once, not twice).
+        let mut existing = None;
+        let mut has_output_op = false;
+        for id in self.node_ids() {
+            match self.nodes[id].op.op_type() {
+                "NetOutput" if existing.is_none() => existing = Some(id),
+                "Output" => has_output_op = true,
+                _ => {}
+            }
+            if existing.is_some() && has_output_op {
+                break;
+            }
+        }
         if let Some(net) = existing {
             if outputs.iter().any(|&(n, _)| n == net) || targets.contains(&net) {
                 return Err(IrError::InvalidArgument(format!(
@@ -110,9 +123,6 @@ impl Graph {
                 )));
             }
         }
-        let has_output_op = self
-            .node_ids()
-            .any(|id| self.nodes[id].op.op_type() == "Output");
         if existing.is_none() && !has_output_op {
             // Checked before anything changes: the NetOutput's name must be free.
             let name = self.net_output_name();
