@@ -406,3 +406,57 @@ def test_concat_forms_that_stay_barriers():
     assert ax is not None
     cm = air.compile(g2)
     assert "not constant" in reasons(cm)["cat"]
+
+
+# ---------------------------------------------------------------- row 35: split
+
+
+def _split_graph(op_type: str):
+    g = air.Graph(f"split_{op_type}")
+    x = g.add_input("x", air.TensorDesc([-1, 12, 4], F32))
+    if op_type == "SplitD":
+        s = g.add_op(op_type, [x], attrs={"split_dim": 1, "num_split": 3}, name="sp", outputs=3)
+    elif op_type == "SplitVD":
+        s = g.add_op(op_type, [x], attrs={"size_splits": [3, -1, 4], "split_dim": -2,
+                                          "num_split": 3}, name="sp", outputs=3)
+    elif op_type == "Split":
+        s = g.add_op(op_type, [g.add_const("dim", np.array(1, np.int32)), x],
+                     attrs={"num_split": 3}, name="sp", outputs=3)
+    else:
+        s = g.add_op(op_type, [x, g.add_const("sizes", np.array([2, 6, 4], np.int64)),
+                               g.add_const("dim", np.array(1, np.int32))],
+                     attrs={"num_split": 3}, name="sp", outputs=3)
+    a = g.add_op("Abs", [g.add_op("Relu", [s.out(0)], name="a")], name="aa")
+    # Output 1 unused; output 2 a graph output through Neg.
+    g.set_outputs([a, g.add_op("Neg", [s.out(2)], name="c")])
+    return g
+
+
+@pytest.mark.parametrize("op_type", ["SplitD", "SplitVD", "Split", "SplitV"])
+def test_split_becomes_a_strided_load_per_output_when_the_family_is_on(op_type):
+    g = _split_graph(op_type)
+    hints = {"x": [2, 12, 4]}
+    off = air.compile(g, input_shapes=hints)
+    assert reasons(off)["sp"] == "the split family is disabled"
+    cm = air.compile(g, input_shapes=hints,
+                     options=air.CompileOptions(enable=["split"], min_cluster_ops=1))
+    assert cm.report.data["simplify"]["splits_to_slices"] == 1
+    assert not any(n.type.startswith("Split") for n in cm.graph.nodes)
+    members = {m for k in cm.kernels for m in k.members}
+    assert {"sp_slice0", "sp_slice2", "a", "aa", "c"} <= members
+    assert "sp_slice1" not in members  # an unused output gets no Load
+    for batch in (2, 3):
+        f = {"x": np.random.default_rng(batch).standard_normal((batch, 12, 4)).astype(np.float32)}
+        want, got = air.evaluate(g, f), air.evaluate(cm.graph, f)
+        for k in want:
+            np.testing.assert_array_equal(got[k], want[k])
+    verify_on_cpu(cm)
+
+
+def test_a_split_along_a_dynamic_dim_stays_a_barrier():
+    g = air.Graph("split_dyn")
+    x = g.add_input("x", air.TensorDesc([-1, 4], F32))
+    s = g.add_op("SplitD", [x], attrs={"split_dim": 0, "num_split": 2}, name="sp", outputs=2)
+    g.set_outputs([g.add_op("Relu", [s.out(0)], name="a"), g.add_op("Relu", [s.out(1)], name="b")])
+    cm = air.compile(g, options=air.CompileOptions(enable=["split"]))
+    assert "not constant" in reasons(cm)["sp"] or "dynamic" in reasons(cm)["sp"]

@@ -21,6 +21,7 @@ pub mod realize;
 pub mod report;
 mod shapes;
 pub mod simplify;
+pub mod split;
 pub mod symbolize;
 mod twins;
 

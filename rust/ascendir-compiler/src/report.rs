@@ -242,6 +242,7 @@ impl Report {
                 reshapes_rewired: self.simplify.reshapes,
                 pruned: self.simplify.pruned,
                 attention_fused: self.simplify.attention,
+                splits_to_slices: self.simplify.splits,
             },
             fusion_rounds: self.rounds,
         }
@@ -430,4 +431,5 @@ struct SimplifyView {
     reshapes_rewired: usize,
     pruned: usize,
     attention_fused: usize,
+    splits_to_slices: usize,
 }

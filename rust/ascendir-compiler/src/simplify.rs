@@ -1,5 +1,6 @@
 //! Stage 4, simplify (the part implemented so far): Identity removal, Cast-to-same-dtype
-//! removal, softmax attention replaced by `FlashAttentionScore` (`attention.rs`), common
+//! removal, softmax attention replaced by `FlashAttentionScore` (`attention.rs`), splits
+//! replaced by slices when the split family is on (`split.rs`), common
 //! subexpressions merged, and pruning of pure nodes whose values reach no output.
 
 use ascendir_ir::{
@@ -55,6 +56,8 @@ pub struct SimplifyStats {
     pub pruned: usize,
     /// Softmax attentions replaced by a `FlashAttentionScore` node.
     pub attention: usize,
+    /// Splits replaced by one slice per output (the `split` family on).
+    pub splits: usize,
 }
 
 /// Pure nodes: a lowering, shape arithmetic, or a constant (equal values merge).
@@ -317,6 +320,9 @@ pub fn simplify(
     st.reshapes = cascaded_reshapes(g)?;
     if opts.fusion && opts.fuse_attention {
         st.attention = crate::attention::fuse_attention(g, syms)?;
+    }
+    if opts.fusion && opts.family_on(crate::options::Family::Split) {
+        st.splits = crate::split::splits_to_slices(g, syms)?;
     }
     st.cse = cse(g)?;
     // Prune pure (lowerable or constant) nodes that reach no output.

@@ -506,6 +506,17 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
             );
         }
     }
+    if matches!(ty, "SplitD" | "SplitVD" | "Split" | "SplitV") {
+        // Row 35: stage 4 turned every split it could into slices (`split.rs`).
+        return barrier(
+            Category::TemporarySkip,
+            if opts.family_on(Family::Split) {
+                "a split of a dynamic extent or of sizes that are not constant"
+            } else {
+                "the split family is disabled"
+            },
+        );
+    }
     let Some(l) = lookup(ty) else {
         return barrier(Category::TemporarySkip, "no lowering registered");
     };
