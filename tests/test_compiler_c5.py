@@ -16,7 +16,9 @@ NOT_IN_LIBRARY = {"Axpy", "BiasAddGrad", "BitwiseAnd", "EluGrad", "Inv", "LeakyR
                   "ReluGrad", "RsqrtGrad", "SigmoidGrad", "SqueezeV3", "TanhGrad", "UnsqueezeV3"}
 # Rows of a family that is off by default.
 ENABLE = {"MatMul": ["matmul_vector"], "MatMulV2": ["matmul_vector"],
-          "BatchMatMul": ["matmul_vector"], "BatchMatMulV2": ["matmul_vector"]}
+          "BatchMatMul": ["matmul_vector"], "BatchMatMulV2": ["matmul_vector"],
+          "GatherV2D": ["gather"], "GatherV2": ["gather"], "Gather": ["gather"]}
+GATHERS = {"GatherV2D", "GatherV2", "Gather"}
 MATMUL = {"MatMul", "MatMulV2", "BatchMatMul", "BatchMatMulV2"}
 # Input domains: positive values where the op needs them, bool / int operands.
 POSITIVE = {"Log", "Sqrt", "Rsqrt", "Reciprocal", "Pow", "Div", "RealDiv", "FloorDiv", "Mod"}
@@ -41,6 +43,7 @@ ATTRS = {
     "SliceD": {"offsets": [1, 3], "size": [2, -1]},
     "StridedSliceD": {"begin": [0, 1], "end": [4, 15], "strides": [2, 3]},
     "ConcatV2D": {"concat_dim": 1, "N": 3},
+    "GatherV2D": {"axis": 1},
     "ConcatD": {"concat_dim": -1, "N": 3},
     "ConcatV2": {"N": 3},
     "Concat": {"N": 3},
@@ -113,6 +116,14 @@ def build(op_type: str):
         if n == "axis":
             ins.append(g.add_const(f"{n}_c", np.array([0], np.int64)))
             continue
+        if n == "indices" and op_type in GATHERS:
+            # Indices into dim 0 (GatherV2's constant axis, Gather) or 1 (GatherV2D), some
+            # negative.
+            dim = SHAPE[1] if op_type == "GatherV2D" else SHAPE[0]
+            x = g.add_input(n, air.TensorDesc([2, 3], air.int32))
+            feeds[n] = rng.integers(-dim, dim, (2, 3)).astype(np.int32)
+            ins.append(x)
+            continue
         if n == "shape":
             target = [4, 1, 16] if op_type == "Reshape" else [3, 4, 16]
             ins.append(g.add_const(f"{n}_c", np.array(target, np.int64)))
@@ -157,7 +168,7 @@ def build(op_type: str):
     node = g.add_op(op_type, ins, name="op", attrs=attrs)
     outs = [node]
     if op_type in VIEWS or op_type in ("Expand", "BroadcastTo", "Tile", "TileD", "Fill") \
-            or "Slice" in op_type or op_type in CONCATS:
+            or "Slice" in op_type or op_type in CONCATS or op_type in GATHERS:
         # A view has no compute of its own: give the kernel one after it.
         outs = [g.add_op("Abs", [node], name="after")]
     g.set_outputs(outs)

@@ -460,3 +460,71 @@ def test_a_split_along_a_dynamic_dim_stays_a_barrier():
     g.set_outputs([g.add_op("Relu", [s.out(0)], name="a"), g.add_op("Relu", [s.out(1)], name="b")])
     cm = air.compile(g, options=air.CompileOptions(enable=["split"]))
     assert "not constant" in reasons(cm)["sp"] or "dynamic" in reasons(cm)["sp"]
+
+
+# ---------------------------------------------------------------- row 37: gather
+
+
+def _gather_graph(op_type: str, axis: int, pshape: list[int], ishape: list[int],
+                  producer: bool = False, batch_dims: int = 0):
+    g = air.Graph(f"gather_{op_type}")
+    x = g.add_input("x", air.TensorDesc(pshape, F32))
+    i = g.add_input("i", air.TensorDesc(ishape, air.int32))
+    if producer:
+        x = g.add_op("Abs", [g.add_op("Exp", [x], name="exp")], name="abs")
+    if op_type == "GatherV2D":
+        y = g.add_op(op_type, [x, i], attrs={"axis": axis}, name="ga")
+    elif op_type == "GatherV2":
+        y = g.add_op(op_type, [x, i, g.add_const("ax", np.array([axis], np.int64))],
+                     attrs={"batch_dims": batch_dims}, name="ga")
+    else:
+        y = g.add_op(op_type, [x, i], name="ga")
+    z = g.add_op("Mul", [g.add_op("Relu", [y], name="r"), g.add_const("k", np.float32(2))],
+                 name="m")
+    g.set_outputs([z])
+    return g
+
+
+def _gather_feeds(pshape, ishape, axis, batch):
+    rng = np.random.default_rng(batch)
+    ps = [batch if d == -1 else d for d in pshape]
+    ish = [batch if d == -1 else d for d in ishape]
+    n = ps[axis]
+    return {"x": rng.standard_normal(ps).astype(np.float32),
+            "i": rng.integers(-n, n, ish).astype(np.int32)}
+
+
+@pytest.mark.parametrize(("op_type", "axis", "pshape", "ishape"), [
+    ("GatherV2D", 0, [10, 6], [-1, 3]),
+    ("GatherV2D", -1, [-1, 3, 8], [5]),
+    ("GatherV2", 1, [-1, 7, 5], [2, 2]),
+    ("Gather", 0, [9, 1, 4], [-1]),
+])
+def test_gather_reads_params_and_indices_from_memory(op_type, axis, pshape, ishape):
+    g = _gather_graph(op_type, axis, pshape, ishape)
+    hints = {"x": [2 if d == -1 else d for d in pshape],
+             "i": [2 if d == -1 else d for d in ishape]}
+    off = air.compile(g, input_shapes=hints)
+    assert reasons(off)["ga"] == "the gather family is disabled"
+    cm = air.compile(g, input_shapes=hints, options=air.CompileOptions(enable=["gather"]))
+    (k,) = cm.kernels
+    assert k.fuse_type == "gather" and k.members == ["ga", "r", "m"]
+    (ga,) = (n for n in k.hint.nodes if n.type == "Gather")
+    assert ga.attr.ir_attr.negative_index_support is True
+    for batch in (2, 3):
+        f = _gather_feeds(pshape, ishape, axis, batch)
+        want, got = air.evaluate(g, f), air.evaluate(cm.graph, f)
+        for key in want:
+            np.testing.assert_allclose(got[key], want[key], rtol=1e-6)
+
+
+def test_a_gather_does_not_take_in_its_producers_and_batch_dims_stay_barriers():
+    g = _gather_graph("GatherV2D", 0, [10, 6], [4], producer=True)
+    cm = air.compile(g, options=air.CompileOptions(enable=["gather"]))
+    kernels = {tuple(k.members) for k in cm.kernels}
+    assert ("exp", "abs") in kernels and ("ga", "r", "m") in kernels
+    assert "AF2003" in str(air.compiler.explain(g, "abs", "ga",
+                                                options=air.CompileOptions(enable=["gather"])))
+    g = _gather_graph("GatherV2", 1, [3, 7, 5], [3, 2], batch_dims=1)
+    cm = air.compile(g, options=air.CompileOptions(enable=["gather"]))
+    assert "batch_dims" in reasons(cm)["ga"]

@@ -146,10 +146,11 @@ fn build(
     };
     for (id, l) in members {
         // A slice's operand is read through the slice's own view, a concat's operands each
-        // through a part of the output's: their dims are no loop axes.
+        // through a part of the output's, a gather's from memory by index: their dims are no
+        // loop axes.
         if !matches!(
             l.lowering.shape,
-            ShapeRule::Slice { .. } | ShapeRule::Concat { .. }
+            ShapeRule::Slice { .. } | ShapeRule::Concat { .. } | ShapeRule::Gather { .. }
         ) {
             for t in l.inputs.iter().flatten() {
                 vs.add(*t, syms)?;
@@ -199,7 +200,7 @@ fn build(
                     }
                 }
             }
-            ShapeRule::Slice { .. } | ShapeRule::Concat { .. } => {}
+            ShapeRule::Slice { .. } | ShapeRule::Concat { .. } | ShapeRule::Gather { .. } => {}
             ShapeRule::MatVec { x2_transposed } => {
                 let (Some(x1), Some(x2)) = (l.inputs[0], l.inputs.get(1).copied().flatten()) else {
                     continue;

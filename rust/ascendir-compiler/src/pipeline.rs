@@ -462,6 +462,8 @@ pub fn compile_with(
             "reduce"
         } else if lw.iter().any(|(_, l)| l.kind == crate::lower::Kind::Concat) {
             "concat"
+        } else if lw.iter().any(|(_, l)| l.kind == crate::lower::Kind::Gather) {
+            "gather"
         } else {
             "pointwise"
         };

@@ -532,6 +532,14 @@ fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> O
             }
             Some(out)
         }
+        ShapeRule::Gather { axis } => {
+            let a = lower::norm_axis(*axis, first.len())?;
+            let idx = ins.get(1)?.clone()?;
+            let mut out = first[..a].to_vec();
+            out.extend(idx);
+            out.extend_from_slice(&first[a + 1..]);
+            Some(out)
+        }
         ShapeRule::Slice { dims } => {
             if dims.len() != first.len() {
                 return None;

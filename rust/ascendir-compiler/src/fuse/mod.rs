@@ -266,7 +266,10 @@ impl<'a, T> Fuser<'a, T> {
                     steps: l.compute_steps(),
                     reduces: usize::from(l.kind == Kind::Reduce),
                     plain_reduces: usize::from(l.is_plain_reduce() && !all_load_row(l, syms)),
-                    slices: usize::from(matches!(l.kind, Kind::Slice | Kind::Concat)),
+                    slices: usize::from(matches!(
+                        l.kind,
+                        Kind::Slice | Kind::Concat | Kind::Gather
+                    )),
                     reads,
                     writes,
                     uniform,
@@ -491,16 +494,23 @@ impl<'a, T> Fuser<'a, T> {
                 let (_, l) = self.lowered[m];
                 let operands = match l.kind {
                     Kind::Slice => &l.inputs[..l.inputs.len().min(1)],
-                    Kind::Concat => &l.inputs[..],
+                    Kind::Concat | Kind::Gather => &l.inputs[..],
                     _ => continue,
                 };
                 if operands.iter().flatten().any(|x| self.in_set(x.0, ra, rb)) {
-                    let what = if l.kind == Kind::Slice {
-                        "a slice would read a tensor computed inside the kernel (a slice is a \
-                         strided Load)"
-                    } else {
-                        "a concat would read a tensor computed inside the kernel (its operands \
-                         are Loads of partial extent)"
+                    let what = match l.kind {
+                        Kind::Slice => {
+                            "a slice would read a tensor computed inside the kernel (a slice is \
+                             a strided Load)"
+                        }
+                        Kind::Concat => {
+                            "a concat would read a tensor computed inside the kernel (its \
+                             operands are Loads of partial extent)"
+                        }
+                        _ => {
+                            "a gather would read a tensor computed inside the kernel (its params \
+                             and indices are read from memory)"
+                        }
                     };
                     return Err(("AF2003", what.into(), shared));
                 }

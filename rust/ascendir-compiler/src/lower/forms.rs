@@ -8,7 +8,7 @@ use ascendir_ir::{Graph, NodeId, OpDesc};
 use super::table::{bcast, mask, red, row, st};
 use super::{
     attr_ints, const_ints, Arg, AxesSrc, Barrier, Category, Lowering, ShapeRule, SliceDim,
-    StepDtype, Target,
+    StepAttr, StepDtype, Target,
 };
 use crate::options::Family;
 
@@ -123,6 +123,18 @@ pub(super) fn node_specific_rows() -> Vec<Lowering> {
             vec![st("Concat", vec![In(0)])],
         );
         l.adapt = Some(adapt_concat);
+        v.push(l);
+    }
+    // Gather (batch_dims 0): params and indices read from memory by an AscIR Gather.
+    for ge in ["GatherV2D", "GatherV2", "Gather"] {
+        let mut s = st("Gather", vec![In(0), In(1)]);
+        s.attrs = vec![StepAttr::Fixed(
+            "negative_index_support".into(),
+            ascendir_asc::AttrValue::Bool(true),
+        )];
+        let mut l = row(ge, Family::Gather, ShapeRule::Gather { axis: 0 }, vec![s]);
+        l.data_inputs = Some(2);
+        l.adapt = Some(adapt_gather);
         v.push(l);
     }
     // Celu: x > 0 ? x : alpha · (exp(x / alpha) − 1).
@@ -377,6 +389,36 @@ fn adapt_concat(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier
     a.shape = ShapeRule::Concat { axis };
     a.steps = vec![st("Concat", (0..count).map(In).collect())];
     a.out = S(0);
+    Ok(a)
+}
+
+/// A gather's axis: `GatherV2D`'s attribute, `GatherV2`'s constant third input, 0 for
+/// `Gather`; `batch_dims` must be 0.
+fn adapt_gather(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> {
+    let node = g
+        .node(id)
+        .map_err(|e| refuse(Category::NodeInfoIncorrect, e.to_string()))?;
+    let op = node.op();
+    if op.attr("batch_dims").and_then(|a| a.as_int()).unwrap_or(0) != 0 {
+        return Err(refuse(
+            Category::TemporarySkip,
+            "a gather with batch_dims is not lowered",
+        ));
+    }
+    let axis = match op.op_type() {
+        "GatherV2D" => op
+            .attr("axis")
+            .and_then(|a| a.as_int())
+            .ok_or_else(|| refuse(Category::NodeInfoIncorrect, "no axis"))?,
+        "GatherV2" => node
+            .in_data_peer(2)
+            .and_then(|p| const_ints(g, p.node))
+            .and_then(|v| (v.len() == 1).then(|| v[0]))
+            .ok_or_else(|| refuse(Category::TemporarySkip, "the gather axis is not constant"))?,
+        _ => 0,
+    };
+    let mut a = l.clone();
+    a.shape = ShapeRule::Gather { axis };
     Ok(a)
 }
 

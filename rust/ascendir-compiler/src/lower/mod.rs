@@ -38,6 +38,8 @@ pub enum Kind {
     /// Tensors read from outside the kernel joined along one axis (Loads of partial extent
     /// and an AscIR Concat).
     Concat,
+    /// Elements of a tensor in memory picked by indices in memory (an AscIR Gather).
+    Gather,
     /// Everything else: a barrier.
     Opaque,
 }
@@ -52,6 +54,7 @@ impl Kind {
             Kind::Reduce => "reduce",
             Kind::Slice => "slice",
             Kind::Concat => "concat",
+            Kind::Gather => "gather",
             Kind::Opaque => "opaque",
         }
     }
@@ -185,6 +188,12 @@ pub enum ShapeRule {
     /// is the first operand's. The operands are read from outside the kernel.
     Concat {
         /// The concatenation axis.
+        axis: i64,
+    },
+    /// `params[..., indices, ...]` along `axis` (operand 0 the params, 1 the indices; both
+    /// read from outside the kernel): `params[:axis] + indices + params[axis + 1:]`.
+    Gather {
+        /// The gathered axis of the params.
         axis: i64,
     },
 }
@@ -650,6 +659,21 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
             return barrier(Category::TemporarySkip, "a concat of an empty operand");
         }
         Kind::Concat
+    } else if let ShapeRule::Gather { axis } = l.shape {
+        let rank = in_shapes[0].len();
+        if norm_axis(axis, rank).is_none() {
+            return barrier(
+                Category::NodeInfoIncorrect,
+                format!("gather axis {axis} is out of range for rank {rank}"),
+            );
+        }
+        if in_shapes.get(1).is_none_or(|s| s.is_empty()) || out_shape.is_empty() {
+            return barrier(
+                Category::TemporarySkip,
+                "a gather by a scalar index or into a scalar",
+            );
+        }
+        Kind::Gather
     } else if l.shape == ShapeRule::View {
         let nu = |s: &[Expr]| -> Vec<Expr> {
             s.iter().filter(|d| !d.is_int_value(1)).cloned().collect()
