@@ -17,7 +17,8 @@ NOT_IN_LIBRARY = {"Axpy", "BiasAddGrad", "BitwiseAnd", "EluGrad", "Inv", "LeakyR
 # Rows of a family that is off by default.
 ENABLE = {"MatMul": ["matmul_vector"], "MatMulV2": ["matmul_vector"],
           "BatchMatMul": ["matmul_vector"], "BatchMatMulV2": ["matmul_vector"],
-          "GatherV2D": ["gather"], "GatherV2": ["gather"], "Gather": ["gather"]}
+          "GatherV2D": ["gather"], "GatherV2": ["gather"], "Gather": ["gather"],
+          "TransposeD": ["transpose"], "Transpose": ["transpose"]}
 GATHERS = {"GatherV2D", "GatherV2", "Gather"}
 MATMUL = {"MatMul", "MatMulV2", "BatchMatMul", "BatchMatMulV2"}
 # Input domains: positive values where the op needs them, bool / int operands.
@@ -44,6 +45,7 @@ ATTRS = {
     "StridedSliceD": {"begin": [0, 1], "end": [4, 15], "strides": [2, 3]},
     "ConcatV2D": {"concat_dim": 1, "N": 3},
     "GatherV2D": {"axis": 1},
+    "TransposeD": {"perm": [1, 0]},
     "ConcatD": {"concat_dim": -1, "N": 3},
     "ConcatV2": {"N": 3},
     "Concat": {"N": 3},
@@ -102,6 +104,9 @@ def build(op_type: str):
             continue
         if n == "multiples":
             ins.append(g.add_const(f"{n}_c", np.array([2, 1, 3], np.int64)))
+            continue
+        if n == "perm":
+            ins.append(g.add_const(f"{n}_c", np.array([1, 0], np.int64)))
             continue
         if n == "concat_dim":
             ins.append(g.add_const(f"{n}_c", np.array(1, np.int32)))

@@ -528,3 +528,65 @@ def test_a_gather_does_not_take_in_its_producers_and_batch_dims_stay_barriers():
     g = _gather_graph("GatherV2", 1, [3, 7, 5], [3, 2], batch_dims=1)
     cm = air.compile(g, options=air.CompileOptions(enable=["gather"]))
     assert "batch_dims" in reasons(cm)["ga"]
+
+
+# ---------------------------------------------------------------- row 36: transpose
+
+
+def _transpose_graph(op_type: str, perm: list[int], shape: list[int], dtype=F32):
+    g = air.Graph(f"transpose_{op_type}")
+    x = g.add_input("x", air.TensorDesc(shape, dtype))
+    e = g.add_op("Exp", [g.add_op("Abs", [x], name="abs")], name="exp")
+    if op_type == "TransposeD":
+        y = g.add_op(op_type, [e], attrs={"perm": perm}, name="tr")
+    else:
+        y = g.add_op(op_type, [e, g.add_const("perm", np.array(perm, np.int64))], name="tr")
+    g.set_outputs([g.add_op("Relu", [y], name="after"), e])
+    return g
+
+
+@pytest.mark.parametrize(("op_type", "perm", "shape", "dtype"), [
+    ("TransposeD", [0, 2, 1], [-1, 3, 8], F32),
+    ("Transpose", [2, 0, 1], [4, -1, 6], air.float16),
+    ("TransposeD", [3, 1, 0, 2], [2, 3, -1, 5], F32),
+])
+def test_transpose_is_the_last_op_of_its_kernel(op_type, perm, shape, dtype):
+    g = _transpose_graph(op_type, perm, shape, dtype)
+    hints = {"x": [2 if d == -1 else d for d in shape]}
+    off = air.compile(g, input_shapes=hints)
+    assert reasons(off)["tr"] == "the transpose family is disabled"
+    opts = air.CompileOptions(enable=["transpose"])
+    cm = air.compile(g, input_shapes=hints, options=opts)
+    (k,) = cm.kernels
+    assert k.fuse_type == "transpose" and k.members == ["abs", "exp", "tr"]
+    (t,) = (n for n in k.hint.nodes if n.type == "Transpose")
+    # The Transpose's output, and the Store after it, are laid out in the output's dim order.
+    (st,) = (n for n in k.hint.nodes if n.type == "Store" and n.x.node.name == "tr")
+    assert list(st.y.axis) == list(t.y.axis) != list(t.x.axis)
+    refused = {(r["a"], r["b"]): r["code"] for r in cm.report.data["rejected_pairs"]}
+    assert refused.get(("tr", "after")) == "AF2004" or refused.get(("abs", "after")) == "AF2004"
+    npdt = np.float16 if dtype == air.float16 else np.float32
+    for batch in (2, 3):
+        f = {"x": np.random.default_rng(batch).standard_normal(
+            [batch if d == -1 else d for d in shape]).astype(npdt)}
+        want, got = air.evaluate(g, f), air.evaluate(cm.graph, f)
+        for key in want:
+            np.testing.assert_allclose(got[key].astype(np.float32),
+                                       want[key].astype(np.float32), rtol=1e-3)
+    verify_on_cpu(cm)
+
+
+def test_a_transpose_of_unit_dims_is_a_view_and_other_dtypes_stay_barriers():
+    g = _transpose_graph("TransposeD", [1, 0, 2], [5, 1, 4])
+    cm = air.compile(g, options=air.CompileOptions(enable=["transpose"]))
+    assert [k.members for k in cm.kernels] == [["abs", "exp", "tr", "after"]]
+    f = {"x": np.random.default_rng(0).standard_normal((5, 1, 4)).astype(np.float32)}
+    want, got = air.evaluate(g, f), air.evaluate(cm.graph, f)
+    for key in want:
+        np.testing.assert_allclose(got[key], want[key], rtol=1e-6)
+    g = air.Graph("int_transpose")
+    x = g.add_input("x", air.TensorDesc([3, 4], air.int32))
+    g.set_outputs([g.add_op("TransposeD", [g.add_op("Abs", [x], name="abs")],
+                            attrs={"perm": [1, 0]}, name="tr")])
+    cm = air.compile(g, options=air.CompileOptions(enable=["transpose"]))
+    assert "fp16 / fp32" in reasons(cm)["tr"]

@@ -161,6 +161,8 @@ fn build(
     let mut uf = Uf {
         parent: (0..vs.sizes.len()).collect(),
     };
+    // Transpose outputs (tensor indices): stored in a permuted order.
+    let mut permuted: Vec<usize> = Vec::new();
     let link = |uf: &mut Uf, a: (usize, usize), b: (usize, usize)| {
         if let (Some(x), Some(y)) = (vs.var(a.0, a.1), vs.var(b.0, b.1)) {
             uf.union(x, y);
@@ -201,6 +203,21 @@ fn build(
                 }
             }
             ShapeRule::Slice { .. } | ShapeRule::Concat { .. } | ShapeRule::Gather { .. } => {}
+            ShapeRule::Transpose { perm } => {
+                let Some(t) = l.inputs[0] else { continue };
+                let t = vs.of(t)?;
+                let r = vs.rank(t);
+                if perm.len() != r || out_rank != r {
+                    return Err("a transpose's permutation does not match its rank".into());
+                }
+                for (j, &p) in perm.iter().enumerate() {
+                    let p = usize::try_from(if p < 0 { p + r as i64 } else { p })
+                        .map_err(|_| "a transpose axis".to_string())?;
+                    link(&mut uf, (t, p), (out, j));
+                }
+                // The output is stored in its own dim order: it sets no loop order.
+                permuted.push(out);
+            }
             ShapeRule::MatVec { x2_transposed } => {
                 let (Some(x1), Some(x2)) = (l.inputs[0], l.inputs.get(1).copied().flatten()) else {
                     continue;
@@ -258,6 +275,9 @@ fn build(
     let mut succ: Vec<Vec<usize>> = vec![Vec::new(); n];
     let mut indeg = vec![0usize; n];
     for ti in 0..vs.tensors.len() {
+        if permuted.contains(&ti) {
+            continue;
+        }
         let mut prev: Option<usize> = None;
         for j in 0..vs.rank(ti) {
             let Some(v) = vs.var(ti, j) else { continue };

@@ -464,6 +464,11 @@ pub fn compile_with(
             "concat"
         } else if lw.iter().any(|(_, l)| l.kind == crate::lower::Kind::Gather) {
             "gather"
+        } else if lw
+            .iter()
+            .any(|(_, l)| l.kind == crate::lower::Kind::Transpose)
+        {
+            "transpose"
         } else {
             "pointwise"
         };

@@ -249,6 +249,45 @@ pub fn used_outside(g: &Graph, t: TRef, inside: &dyn Fn(NodeId) -> bool) -> bool
         .any(|p| !inside(p.node))
 }
 
+/// A tensor layout: axes, extents and strides.
+type View = (Vec<AxisId>, Vec<Expr>, Vec<Expr>);
+
+/// Set output 0 of `id` to `view` and `dtype`.
+fn set_tensor(b: &mut Builder, id: AscId, view: &View, dtype: DataType) -> Result<(), String> {
+    let t = b.g.tensor_mut(id, 0).map_err(err)?;
+    t.axis = view.0.clone();
+    t.repeats = view.1.clone();
+    t.strides = view.2.clone();
+    t.dtype = dtype;
+    Ok(())
+}
+
+/// A Data + Load of graph tensor `t` (the kernel's next input) over the axes in `set`.
+fn load(
+    b: &mut Builder,
+    inputs: &mut Vec<TRef>,
+    t: TRef,
+    set: Vec<bool>,
+    dt: DataType,
+) -> Result<Val, String> {
+    let k = inputs.len();
+    inputs.push(t);
+    let data = b.node(&format!("data{k}"), "Data", &[])?;
+    b.g.set_ir_attr(data, "index", AscAttr::Int(k as i64))
+        .map_err(err)?;
+    b.set_view(data, &set, dt)?;
+    let load = b.node(&format!("load{k}"), "Load", &[data])?;
+    b.g.set_ir_attr(load, "offset", AscAttr::Expr(Expr::int(0)))
+        .map_err(err)?;
+    b.set_view(load, &set, dt)?;
+    Ok(Val {
+        node: load,
+        set,
+        dtype: dt,
+        after_reduce: false,
+    })
+}
+
 /// A Data node of the tensor `t` (graph input `k` of the kernel) read from memory with the
 /// given axes and extents (contiguous strides), no Load (Gather reads it by index).
 fn gm_data(
@@ -411,6 +450,8 @@ pub fn realize(
     let inside = |id: NodeId| member_set.contains_key(&id);
     let mut values: FxHashMap<TRef, Val> = FxHashMap::default();
     let mut inputs: Vec<TRef> = Vec::new();
+    // Transpose outputs: stored in their own dim order (axes, extents, strides).
+    let mut permuted: FxHashMap<TRef, View> = FxHashMap::default();
     for (id, l) in members {
         let node_name = g.op(*id).map_err(err)?.name().to_string();
         let node_out_dt = out_dtype(g, (*id, 0));
@@ -465,6 +506,49 @@ pub fn realize(
                     set: set_of(y),
                     dtype: dt,
                     after_reduce: false,
+                },
+            );
+            continue;
+        }
+        if let ShapeRule::Transpose { .. } = &l.lowering.shape {
+            let Some(Some(x)) = l.inputs.first() else {
+                return Err("a transpose without an operand".into());
+            };
+            let v = match values.get(x) {
+                Some(v) => v.clone(),
+                None => {
+                    let v = load(&mut b, &mut inputs, *x, set_of(*x), out_dtype(g, *x))?;
+                    values.insert(*x, v.clone());
+                    v
+                }
+            };
+            // A transpose moves the node's own dtype; its output is stored as it is.
+            let y = (*id, 0u32);
+            let dt = out_dtype(g, y);
+            let v = b.cast(&v, dt)?;
+            let y_view = ls.views.get(&y).ok_or("a transpose output has no view")?;
+            let axes: Vec<AxisId> = y_view.iter().flatten().map(|&a| b.axes[a]).collect();
+            let sizes: Vec<Expr> = y_view
+                .iter()
+                .flatten()
+                .map(|&a| b.sizes[a].clone())
+                .collect();
+            let mut strides = vec![Expr::int(1); sizes.len()];
+            for j in (0..sizes.len().saturating_sub(1)).rev() {
+                strides[j] = Expr::mul(&strides[j + 1], &sizes[j + 1]);
+            }
+            let t = b.node(&node_name, "Transpose", &[v.node])?;
+            let view = (axes, sizes, strides);
+            set_tensor(&mut b, t, &view, dt)?;
+            b.compute_ops += 1;
+            permuted.insert(y, view);
+            values.insert(
+                y,
+                Val {
+                    node: t,
+                    set: set_of(y),
+                    dtype: dt,
+                    after_reduce: v.after_reduce,
                 },
             );
             continue;
@@ -569,24 +653,7 @@ pub fn realize(
                 ins.push(Some(v.clone()));
                 continue;
             }
-            let k = inputs.len();
-            inputs.push(*t);
-            let dt = out_dtype(g, *t);
-            let set = set_of(*t);
-            let data = b.node(&format!("data{k}"), "Data", &[])?;
-            b.g.set_ir_attr(data, "index", AscAttr::Int(k as i64))
-                .map_err(err)?;
-            b.set_view(data, &set, dt)?;
-            let load = b.node(&format!("load{k}"), "Load", &[data])?;
-            b.g.set_ir_attr(load, "offset", AscAttr::Expr(Expr::int(0)))
-                .map_err(err)?;
-            b.set_view(load, &set, dt)?;
-            let v = Val {
-                node: load,
-                set,
-                dtype: dt,
-                after_reduce: false,
-            };
+            let v = load(&mut b, &mut inputs, *t, set_of(*t), out_dtype(g, *t))?;
             values.insert(*t, v.clone());
             ins.push(Some(v));
         }
@@ -749,11 +816,19 @@ pub fn realize(
         let store = b.node(&format!("store{j}"), "Store", &[v.node])?;
         b.g.set_ir_attr(store, "offset", AscAttr::Expr(Expr::int(0)))
             .map_err(err)?;
-        b.set_view(store, &v.set, dt)?;
         let out = b.node(&format!("output{j}"), "Output", &[store])?;
         b.g.set_ir_attr(out, "index", AscAttr::Int(j as i64))
             .map_err(err)?;
-        b.set_view(out, &v.set, dt)?;
+        match permuted.get(&t) {
+            Some(view) => {
+                set_tensor(&mut b, store, view, dt)?;
+                set_tensor(&mut b, out, view, dt)?;
+            }
+            None => {
+                b.set_view(store, &v.set, dt)?;
+                b.set_view(out, &v.set, dt)?;
+            }
+        }
     }
     if outputs.is_empty() {
         return Err("the cluster has no output".into());

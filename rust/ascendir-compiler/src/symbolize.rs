@@ -532,6 +532,10 @@ fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> O
             }
             Some(out)
         }
+        ShapeRule::Transpose { perm } => perm
+            .iter()
+            .map(|&p| lower::norm_axis(p, first.len()).map(|a| first[a].clone()))
+            .collect(),
         ShapeRule::Gather { axis } => {
             let a = lower::norm_axis(*axis, first.len())?;
             let idx = ins.get(1)?.clone()?;

@@ -60,7 +60,8 @@ struct Cluster {
     steps: usize,
     reduces: usize,
     plain_reduces: usize,
-    /// Slices and concats among the members (their operands must stay outside the cluster).
+    /// Slices, concats, gathers (their operands stay outside the cluster) and transposes (their
+    /// output is not read inside) among the members.
     slices: usize,
     /// Tensors read from outside the cluster.
     reads: Vec<Read>,
@@ -268,7 +269,7 @@ impl<'a, T> Fuser<'a, T> {
                     plain_reduces: usize::from(l.is_plain_reduce() && !all_load_row(l, syms)),
                     slices: usize::from(matches!(
                         l.kind,
-                        Kind::Slice | Kind::Concat | Kind::Gather
+                        Kind::Slice | Kind::Concat | Kind::Gather | Kind::Transpose
                     )),
                     reads,
                     writes,
@@ -495,6 +496,28 @@ impl<'a, T> Fuser<'a, T> {
                 let operands = match l.kind {
                     Kind::Slice => &l.inputs[..l.inputs.len().min(1)],
                     Kind::Concat | Kind::Gather => &l.inputs[..],
+                    Kind::Transpose => {
+                        // The last op of its kernel: nothing inside reads its output.
+                        let (tid, _) = self.lowered[m];
+                        let read = members.iter().any(|&o| {
+                            self.lowered[o]
+                                .1
+                                .inputs
+                                .iter()
+                                .flatten()
+                                .any(|x| x.0 == tid)
+                        });
+                        if read {
+                            return Err((
+                                "AF2004",
+                                "a transpose's output would be read inside the kernel (a \
+                                 transpose is the last op of its kernel)"
+                                    .into(),
+                                shared,
+                            ));
+                        }
+                        continue;
+                    }
                     _ => continue,
                 };
                 if operands.iter().flatten().any(|x| self.in_set(x.0, ra, rb)) {

@@ -137,6 +137,18 @@ pub(super) fn node_specific_rows() -> Vec<Lowering> {
         l.adapt = Some(adapt_gather);
         v.push(l);
     }
+    // Transpose: an AscIR Transpose, the last op of its kernel (its producers fuse).
+    for ge in ["TransposeD", "Transpose"] {
+        let mut l = row(
+            ge,
+            Family::Transpose,
+            ShapeRule::Transpose { perm: Vec::new() },
+            vec![st("Transpose", vec![In(0)])],
+        );
+        l.data_inputs = Some(1);
+        l.adapt = Some(adapt_transpose);
+        v.push(l);
+    }
     // Celu: x > 0 ? x : alpha · (exp(x / alpha) − 1).
     v.push(row(
         "Celu",
@@ -419,6 +431,23 @@ fn adapt_gather(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier
     };
     let mut a = l.clone();
     a.shape = ShapeRule::Gather { axis };
+    Ok(a)
+}
+
+/// A transpose's permutation: `TransposeD`'s `perm` attribute, `Transpose`'s constant input.
+fn adapt_transpose(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> {
+    let node = g
+        .node(id)
+        .map_err(|e| refuse(Category::NodeInfoIncorrect, e.to_string()))?;
+    let op = node.op();
+    let perm = if op.op_type() == "TransposeD" {
+        attr_ints(op, "perm")
+    } else {
+        node.in_data_peer(1).and_then(|p| const_ints(g, p.node))
+    }
+    .ok_or_else(|| refuse(Category::TemporarySkip, "the permutation is not constant"))?;
+    let mut a = l.clone();
+    a.shape = ShapeRule::Transpose { perm };
     Ok(a)
 }
 

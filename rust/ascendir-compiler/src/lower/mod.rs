@@ -40,6 +40,8 @@ pub enum Kind {
     Concat,
     /// Elements of a tensor in memory picked by indices in memory (an AscIR Gather).
     Gather,
+    /// A permutation of the dims (an AscIR Transpose, the last op of its kernel).
+    Transpose,
     /// Everything else: a barrier.
     Opaque,
 }
@@ -55,6 +57,7 @@ impl Kind {
             Kind::Slice => "slice",
             Kind::Concat => "concat",
             Kind::Gather => "gather",
+            Kind::Transpose => "transpose",
             Kind::Opaque => "opaque",
         }
     }
@@ -195,6 +198,11 @@ pub enum ShapeRule {
     Gather {
         /// The gathered axis of the params.
         axis: i64,
+    },
+    /// Output dim `j` is input dim `perm[j]`.
+    Transpose {
+        /// The permutation.
+        perm: Vec<i64>,
     },
 }
 
@@ -674,6 +682,52 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
             );
         }
         Kind::Gather
+    } else if let ShapeRule::Transpose { perm } = &l.shape {
+        let rank = in_shapes[0].len();
+        let mut seen = vec![false; rank];
+        for &p in perm {
+            match norm_axis(p, rank) {
+                Some(a) if !seen[a] => seen[a] = true,
+                _ => {
+                    return barrier(
+                        Category::NodeInfoIncorrect,
+                        format!("perm {perm:?} is not a permutation of {rank} dims"),
+                    )
+                }
+            }
+        }
+        if perm.len() != rank {
+            return barrier(
+                Category::NodeInfoIncorrect,
+                format!("perm {perm:?} is not a permutation of {rank} dims"),
+            );
+        }
+        if !matches!(out_dtype, DataType::FLOAT | DataType::FLOAT16) || rank > 5 {
+            return barrier(
+                Category::BackendNotSupport,
+                "AscIR Transpose takes fp16 / fp32 tensors of at most 5 dims",
+            );
+        }
+        // A permutation that only moves unit dims keeps the data in place: a view.
+        let moved: Vec<usize> = perm
+            .iter()
+            .filter_map(|&p| norm_axis(p, rank))
+            .filter(|&a| !in_shapes[0][a].is_int_value(1))
+            .collect();
+        if moved.windows(2).all(|w| w[0] < w[1]) {
+            let mut view = (*l).clone();
+            view.shape = ShapeRule::View;
+            view.steps = Vec::new();
+            view.out = Arg::In(0);
+            return Decision::Lowered(Lowered {
+                lowering: Arc::new(view),
+                kind: Kind::View,
+                inputs,
+                reduce_axes: Vec::new(),
+                keep_dims: true,
+            });
+        }
+        Kind::Transpose
     } else if l.shape == ShapeRule::View {
         let nu = |s: &[Expr]| -> Vec<Expr> {
             s.iter().filter(|d| !d.is_int_value(1)).cloned().collect()
