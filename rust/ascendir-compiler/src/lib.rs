@@ -9,6 +9,7 @@ pub mod attention;
 pub mod batch;
 pub mod cache;
 pub mod error;
+pub mod fold;
 pub mod fuse;
 pub mod kernel;
 pub mod load;

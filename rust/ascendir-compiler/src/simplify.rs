@@ -46,7 +46,8 @@ pub struct SimplifyStats {
     pub identities: usize,
     /// Casts to the same dtype removed.
     pub casts: usize,
-    /// Integer tensors computed from shapes and constants, replaced by Consts.
+    /// Integer tensors computed from shapes and constants, and float computations on
+    /// constants (`fold.rs`), replaced by Consts.
     pub folded: usize,
     /// Reshapes of a Reshape rewired to read the inner one's input.
     pub reshapes: usize,
@@ -254,7 +255,7 @@ fn cse(g: &mut Graph) -> Result<usize, String> {
 }
 
 /// Replace every use of `from` by `to` (data consumers and graph outputs).
-fn forward(g: &mut Graph, from: OutAnchor, to: OutAnchor) -> Result<(), String> {
+pub(crate) fn forward(g: &mut Graph, from: OutAnchor, to: OutAnchor) -> Result<(), String> {
     let peers: Vec<InAnchor> = g.out_peers(from).to_vec();
     for p in peers {
         g.unlink(from, p).map_err(|e| e.to_string())?;
@@ -316,6 +317,9 @@ pub fn simplify(
         } else {
             st.casts += 1;
         }
+    }
+    if opts.fusion {
+        st.folded += crate::fold::fold_floats(g)?;
     }
     st.reshapes = cascaded_reshapes(g)?;
     if opts.fusion && opts.fuse_attention {
