@@ -118,25 +118,11 @@ fn float_scalar(g: &Graph, a: OutAnchor) -> Option<f64> {
     let v = match t.desc.dtype {
         DataType::FLOAT => f64::from(f32::from_le_bytes(b.try_into().ok()?)),
         DataType::DOUBLE => f64::from_le_bytes(b.try_into().ok()?),
-        DataType::FLOAT16 => f16_to_f64(u16::from_le_bytes(b.try_into().ok()?)),
-        DataType::BF16 => f64::from(f32::from_bits(
-            u32::from(u16::from_le_bytes(b.try_into().ok()?)) << 16,
-        )),
+        DataType::FLOAT16 => half::f16::from_le_bytes(b.try_into().ok()?).to_f64(),
+        DataType::BF16 => half::bf16::from_le_bytes(b.try_into().ok()?).to_f64(),
         _ => return None,
     };
     v.is_finite().then_some(v)
-}
-
-/// An IEEE half's value.
-fn f16_to_f64(h: u16) -> f64 {
-    let sign = if h & 0x8000 != 0 { -1.0 } else { 1.0 };
-    let exp = i32::from((h >> 10) & 0x1f);
-    let frac = f64::from(h & 0x3ff);
-    match exp {
-        0 => sign * frac * 2f64.powi(-24),
-        31 => f64::NAN,
-        e => sign * (1.0 + frac / 1024.0) * 2f64.powi(e - 15),
-    }
 }
 
 /// The data producer of input `k` of `id`.
