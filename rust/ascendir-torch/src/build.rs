@@ -13,7 +13,6 @@ use ascendir_ir::{
 };
 use bytes::Bytes;
 use rustc_hash::FxHashMap;
-use smallvec::SmallVec;
 
 use crate::ops;
 use crate::program::{desc_arc, Arg, FxNode, FxProgram, NodeKind, OutMeta};
@@ -95,8 +94,6 @@ pub(crate) struct Ctx<'p> {
     /// GE's port names (the registered prototype's, interned) by (type, input count, output
     /// count): the registry is asked once per conversion and shape of node, not per node.
     ports: FxHashMap<(Sym, usize, usize), PortSyms>,
-    /// Output descriptors by (dtype, dims): nodes of one shape share one (copy-on-write) desc.
-    descs: FxHashMap<(DataType, SmallVec<[i64; 6]>), Arc<TensorDesc>>,
 }
 
 /// The interned input and output port names a prototype gives (`None`: unregistered type, or
@@ -474,15 +471,19 @@ impl<'p> Ctx<'p> {
     ) -> TorchResult<NodeId> {
         let node = self.cur_node.clone();
         let outs = node.as_ref().map_or(&[][..], |n| n.outs.as_slice());
-        let mut descs: SmallVec<[(&str, Arc<TensorDesc>); 2]> = SmallVec::new();
-        for (k, p) in outputs.iter().enumerate() {
-            let d = match outs.get(k).or(outs.first()) {
-                Some(m) => self.shared_desc(m),
-                None => Arc::default(),
-            };
-            descs.push((*p, d));
-        }
         let name = self.cur_name();
+        let descs: Vec<(&str, Arc<TensorDesc>)> = outputs
+            .iter()
+            .enumerate()
+            .map(|(k, p)| {
+                let d = outs
+                    .get(k)
+                    .or(outs.first())
+                    .map(desc_arc)
+                    .unwrap_or_default();
+                (*p, d)
+            })
+            .collect();
         let mut attrs = attrs;
         if let Some(t) = self.p.targets.get(self.cur) {
             let e = self
@@ -493,12 +494,6 @@ impl<'p> Ctx<'p> {
             attrs.insert_entry(e);
         }
         self.add_named(name, self.cur, ty, inputs, &descs, attrs)
-    }
-
-    /// The desc of `m` (shared between the outputs of one dtype and shape).
-    fn shared_desc(&mut self, m: &OutMeta<'_>) -> Arc<TensorDesc> {
-        let key = (m.dtype.unwrap_or(DataType::UNDEFINED), m.dims.clone());
-        self.descs.entry(key).or_insert_with(|| desc_arc(m)).clone()
     }
 
     /// Add a helper node (shape arithmetic, casts) with one output.
@@ -680,7 +675,6 @@ pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
         shared: FxHashMap::default(),
         targets: FxHashMap::default(),
         ports: FxHashMap::default(),
-        descs: FxHashMap::default(),
     };
     let mut outputs: Vec<(NodeId, i32)> = Vec::new();
     let mut data_index = 0i64;
