@@ -44,13 +44,14 @@ ATTRS = {
     "SliceD": {"offsets": [1, 3], "size": [2, -1]},
     "StridedSliceD": {"begin": [0, 1], "end": [4, 15], "strides": [2, 3]},
     "ConcatV2D": {"concat_dim": 1, "N": 3},
+    "Pack": {"axis": 1, "N": 3},
     "GatherV2D": {"axis": 1},
     "TransposeD": {"perm": [1, 0]},
     "ConcatD": {"concat_dim": -1, "N": 3},
     "ConcatV2": {"N": 3},
     "Concat": {"N": 3},
 }
-CONCATS = {"ConcatV2D", "ConcatD", "ConcatV2", "Concat"}
+CONCATS = {"ConcatV2D", "ConcatD", "ConcatV2", "Concat", "Pack"}
 # Constant operands of the slice rows (name → values), x being (4, 16).
 SLICE_CONSTS = {
     "Slice": {"offsets": [1, 2], "size": [3, 9]},
@@ -151,7 +152,7 @@ def build(op_type: str):
         if inp.kind == "dynamic":
             # Three operands for a variadic input (AddN); a concat's of three extents.
             for j in range(3):
-                if op_type in CONCATS:
+                if op_type in CONCATS and op_type != "Pack":
                     s = (SHAPE[0], (16, 5, 7)[j])
                 x = g.add_input(f"{n}{j}", air.TensorDesc(list(s), dt))
                 feeds[f"{n}{j}"] = value(rng, s, dt, op_type)

@@ -375,6 +375,22 @@ def test_concat_fuses_with_its_consumers_over_partial_loads(op_type, axis):
     verify_on_cpu(cm)
 
 
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_pack_is_a_concat_of_one_slice_per_operand(axis):
+    g = air.Graph(f"pack{axis}")
+    xs = [g.add_input(f"x{i}", air.TensorDesc([-1, 4], F32)) for i in range(3)]
+    p = g.add_op("Pack", [xs], name="pack", attrs={"axis": axis, "N": 3})
+    g.set_outputs([g.add_op("Relu", [p], name="relu")])
+    cm = air.compile(g, input_shapes={f"x{i}": [2, 4] for i in range(3)})
+    (k,) = cm.kernels
+    assert k.members == ["pack", "relu"] and k.fuse_type == "concat"
+    for batch in (2, 5):
+        f = _concat_feeds(g, batch)
+        np.testing.assert_array_equal(list(air.evaluate(cm.graph, f).values())[0],
+                                      np.maximum(np.stack(list(f.values()), axis=axis), 0))
+    verify_on_cpu(cm)
+
+
 def test_a_concat_does_not_take_in_the_producers_of_its_operands():
     g = _concat_graph("ConcatV2D", 1, [[2, 3, 4], [2, 5, 4]], producer=True)
     cm = air.compile(g)

@@ -50,6 +50,7 @@ __all__ = [
     "layer_norm",
     "matmul",
     "none",
+    "pack",
     "pad",
     "passthrough",
     "pool",
@@ -280,6 +281,11 @@ def flatten() -> Rule:
 def concat(inputs: str = "x", axis: str = "concat_dim") -> Rule:
     """Join the dynamic input group ``inputs`` along ``axis``."""
     return _rule("concat", inputs=inputs, axis=axis)
+
+
+def pack(inputs: str = "x") -> Rule:
+    """Stack the dynamic input group ``inputs`` (one shape) along a new dim at ``axis``."""
+    return _rule("pack", inputs=inputs)
 
 
 def split(axis: str = "split_dim", size_splits: str | None = None) -> Rule:

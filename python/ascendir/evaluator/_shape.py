@@ -135,6 +135,17 @@ def _concat(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     return np.concatenate(xs, axis=axis)
 
 
+@kernel("Pack")
+def _pack(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    xs = [np.asarray(v) for v in ctx.group(ins, "x")]
+    if not xs:
+        raise ctx.error("has no inputs to pack")
+    if any(x.shape != xs[0].shape for x in xs):
+        raise ctx.error(f"inputs of different shapes {[list(x.shape) for x in xs]}")
+    (axis,) = norm_axes(ctx, [int(ctx.attr("axis", 0))], xs[0].ndim + 1)
+    return np.stack(xs, axis=axis)
+
+
 def _split(ctx: Ctx, x: np.ndarray, dim: int, sizes: list[int] | None) -> list[np.ndarray]:
     (axis,) = norm_axes(ctx, [dim], x.ndim)
     n = ctx.num_outputs

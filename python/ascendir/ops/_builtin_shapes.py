@@ -76,6 +76,16 @@ def register_shapes() -> None:
         **T,
         infer=I.concat(),
     )
+    # TensorFlow's stack: the inputs joined along a new dim at `axis`.
+    _op(
+        "Pack",
+        x=DynamicInput("T"),
+        y=Output("T"),
+        axis=Attr(int, 0),
+        N=Attr(int, 1),
+        **T,
+        infer=I.pack(),
+    )
     _op(
         "Concat",
         concat_dim=Input(TensorType.INDEX),

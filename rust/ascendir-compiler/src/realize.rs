@@ -567,7 +567,7 @@ pub fn realize(
             )?;
             continue;
         }
-        if let ShapeRule::Concat { axis } = &l.lowering.shape {
+        if let ShapeRule::Concat { axis, stack } = &l.lowering.shape {
             let y = (*id, 0u32);
             let y_view = ls.views.get(&y).ok_or("a concat output has no view")?;
             let a = crate::lower::norm_axis(*axis, y_view.len()).ok_or("a concat axis")?;
@@ -586,11 +586,11 @@ pub fn realize(
                 let x_shape = syms
                     .shape(*x)
                     .ok_or("a concat operand has no symbolic shape")?;
-                if x_shape.len() != y_view.len() {
-                    return Err("a concat operand's rank differs from the output's".into());
+                if x_shape.len() + usize::from(*stack) != y_view.len() {
+                    return Err("a concat operand's rank does not match the output's".into());
                 }
-                // The operand's own contiguous strides; its extent on the concat axis, the
-                // output's elsewhere.
+                // The operand's own contiguous strides; its extent on the concat axis (1 for a
+                // Pack: the new dim), the output's elsewhere.
                 let r = x_shape.len();
                 let mut xs = vec![Expr::int(1); r];
                 for j in (0..r.saturating_sub(1)).rev() {
@@ -599,9 +599,10 @@ pub fn realize(
                 let mut repeats = vec![Expr::int(1); n_axes];
                 let mut strides = vec![Expr::int(0); n_axes];
                 for j in 0..r {
-                    let Some(ax) = y_view[j] else { continue };
-                    let size = if j == a {
-                        x_shape[a].clone()
+                    let oj = if *stack && j >= a { j + 1 } else { j };
+                    let Some(ax) = y_view[oj] else { continue };
+                    let size = if oj == a && !*stack {
+                        x_shape[j].clone()
                     } else {
                         b.sizes[ax].clone()
                     };

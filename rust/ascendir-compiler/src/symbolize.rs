@@ -507,7 +507,21 @@ fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> O
             out.push(Expr::int(1));
             Some(out)
         }
-        ShapeRule::Concat { axis } => {
+        ShapeRule::Concat { axis, stack: true } => {
+            let a = lower::norm_axis(*axis, first.len() + 1)?;
+            for s in ins.iter().skip(1) {
+                let s = s.as_ref()?;
+                if s.len() != first.len()
+                    || s.iter().zip(&first).any(|(x, y)| t.hint(x) != t.hint(y))
+                {
+                    return None;
+                }
+            }
+            let mut out = first.clone();
+            out.insert(a, Expr::int(i64::try_from(ins.len()).ok()?));
+            Some(out)
+        }
+        ShapeRule::Concat { axis, stack: false } => {
             let a = lower::norm_axis(*axis, first.len())?;
             let mut out = first.clone();
             for s in ins.iter().skip(1) {

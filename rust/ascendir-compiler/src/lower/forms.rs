@@ -119,12 +119,27 @@ pub(super) fn node_specific_rows() -> Vec<Lowering> {
         let mut l = row(
             ge,
             Family::Concat,
-            ShapeRule::Concat { axis: 0 },
+            ShapeRule::Concat {
+                axis: 0,
+                stack: false,
+            },
             vec![st("Concat", vec![In(0)])],
         );
         l.adapt = Some(adapt_concat);
         v.push(l);
     }
+    // Pack: a Concat of the operands, each one slice along the new dim.
+    let mut pack = row(
+        "Pack",
+        Family::Concat,
+        ShapeRule::Concat {
+            axis: 0,
+            stack: true,
+        },
+        vec![st("Concat", vec![In(0)])],
+    );
+    pack.adapt = Some(adapt_concat);
+    v.push(pack);
     // Gather (batch_dims 0): params and indices read from memory by an AscIR Gather.
     for ge in ["GatherV2D", "GatherV2", "Gather"] {
         let mut s = st("Gather", vec![In(0), In(1)]);
@@ -355,7 +370,8 @@ fn adapt_tile(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> 
 }
 
 /// A concat's operands and axis: `ConcatV2D` / `ConcatD` (`concat_dim` attribute), `ConcatV2`
-/// (the axis a constant last input), `Concat` (the axis a constant first input).
+/// (the axis a constant last input), `Concat` (the axis a constant first input), `Pack` (the
+/// `axis` attribute, a new dim).
 fn adapt_concat(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> {
     let node = g
         .node(id)
@@ -375,6 +391,11 @@ fn adapt_concat(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier
             const_axis(n_in.saturating_sub(1))?,
         ),
         "Concat" => (1, n_in.saturating_sub(1), const_axis(0)?),
+        "Pack" => (
+            0,
+            n_in,
+            op.attr("axis").and_then(|a| a.as_int()).unwrap_or(0),
+        ),
         _ => {
             let axis = op
                 .attr("concat_dim")
@@ -398,7 +419,10 @@ fn adapt_concat(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier
     let mut a = l.clone();
     a.first_input = first;
     a.data_inputs = Some(count);
-    a.shape = ShapeRule::Concat { axis };
+    a.shape = ShapeRule::Concat {
+        axis,
+        stack: op.op_type() == "Pack",
+    };
     a.steps = vec![st("Concat", (0..count).map(In).collect())];
     a.out = S(0);
     Ok(a)

@@ -192,6 +192,8 @@ pub enum ShapeRule {
     Concat {
         /// The concatenation axis.
         axis: i64,
+        /// Pack: every operand is one slice along a new dim at `axis` (of the output).
+        stack: bool,
     },
     /// `params[..., indices, ...]` along `axis` (operand 0 the params, 1 the indices; both
     /// read from outside the kernel): `params[:axis] + indices + params[axis + 1:]`.
@@ -649,7 +651,7 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
     };
     let kind = if matches!(l.shape, ShapeRule::Slice { .. }) {
         Kind::Slice
-    } else if let ShapeRule::Concat { axis } = l.shape {
+    } else if let ShapeRule::Concat { axis, stack } = l.shape {
         let rank = out_shape.len();
         let Some(a) = norm_axis(axis, rank) else {
             return barrier(
@@ -657,13 +659,14 @@ pub fn decide(g: &Graph, id: NodeId, syms: &SymTable, opts: &CompileOptions) -> 
                 format!("concat axis {axis} is out of range for rank {rank}"),
             );
         };
-        if out_shape[a].is_int_value(1) || in_shapes.iter().any(|s| s.len() != rank) {
+        let in_rank = rank - usize::from(stack);
+        if out_shape[a].is_int_value(1) || in_shapes.iter().any(|s| s.len() != in_rank) {
             return barrier(
                 Category::TemporarySkip,
                 "a concat of unit extent or of operands of another rank",
             );
         }
-        if in_shapes.iter().any(|s| s[a].is_int_value(0)) {
+        if !stack && in_shapes.iter().any(|s| s[a].is_int_value(0)) {
             return barrier(Category::TemporarySkip, "a concat of an empty operand");
         }
         Kind::Concat

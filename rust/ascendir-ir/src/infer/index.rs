@@ -56,6 +56,46 @@ pub fn concat(ctx: &InferCtx<'_>) -> RuleResult {
     Ok(ctx.all_outputs(OutDesc::new(out, dtype)))
 }
 
+/// `Pack` (TensorFlow's stack): the dynamic input group `x`, all of one shape, joined along a
+/// new dim inserted at `axis` (attribute, default 0, counted in the output's rank).
+pub fn pack(ctx: &InferCtx<'_>) -> RuleResult {
+    let idx = ctx.group(ctx.param_or("inputs", "x"));
+    let Some(&first) = idx.first() else {
+        return Err("has no inputs to pack".into());
+    };
+    let dtype = ctx.out_dtype(first)?;
+    let known: Vec<&[i64]> = idx
+        .iter()
+        .map(|&i| ctx.shape(i))
+        .filter(|s| !unknown_rank(s))
+        .collect();
+    let Some(&base) = known.first() else {
+        return Ok(ctx.all_outputs(OutDesc::new(rank_unknown(), dtype)));
+    };
+    let rank = base.len();
+    let axis = norm_axis(ctx.attr_int("axis", 0), rank + 1)?;
+    let mut item = Shape::from_slice(base);
+    for (k, s) in known.iter().enumerate() {
+        if s.len() != rank {
+            return Err(format!(
+                "input {k} has rank {} but input 0 has rank {rank} ({s:?} vs {base:?})",
+                s.len()
+            ));
+        }
+        for d in 0..rank {
+            item[d] = merge_dim(item[d], s[d]).ok_or_else(|| {
+                format!("input {k} {s:?} differs from input 0 {base:?} in dim {d}")
+            })?;
+        }
+    }
+    let n = i64::try_from(idx.len()).map_err(|e| e.to_string())?;
+    let mut out = Shape::with_capacity(rank + 1);
+    out.extend_from_slice(&item[..axis]);
+    out.push(n);
+    out.extend_from_slice(&item[axis..]);
+    Ok(ctx.all_outputs(OutDesc::new(out, dtype)))
+}
+
 /// `Split` / `SplitD` / `SplitV` / `SplitVD`: `x` cut along `axis` (input or attribute,
 /// default `split_dim`) into the op's outputs, equally or by `size_splits` (one -1 inferred).
 pub fn split(ctx: &InferCtx<'_>) -> RuleResult {
