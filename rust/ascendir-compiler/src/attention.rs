@@ -24,6 +24,7 @@ use ascendir_ir::{
     TensorDesc,
 };
 
+use crate::simplify::{forward, fresh_name};
 use crate::symbolize::SymTable;
 
 /// GE's optional inputs after `query, key, value` (the prototype's order).
@@ -328,17 +329,6 @@ fn match_at(g: &Graph, syms: &SymTable, sm: NodeId) -> Option<Match> {
     })
 }
 
-/// A name not used in `g`, from `base`.
-fn fresh_name(g: &Graph, base: &str) -> String {
-    let mut name = base.to_string();
-    let mut k = 0;
-    while g.find(&name).is_some() {
-        k += 1;
-        name = format!("{base}_{k}");
-    }
-    name
-}
-
 fn out_desc(g: &Graph, a: OutAnchor) -> Result<TensorDesc, String> {
     let op = g.op(a.node).map_err(|e| e.to_string())?;
     let k = usize::try_from(a.index).map_err(|e| e.to_string())?;
@@ -487,15 +477,7 @@ fn rewrite(g: &mut Graph, m: Match) -> Result<(), String> {
     if let Some(p) = pse {
         link(g, p, InAnchor::data(fa, 3))?;
     }
-    let from = OutAnchor::data(m.mm2, 0);
-    let to = OutAnchor::data(fa, 3);
-    let peers: Vec<InAnchor> = g.out_peers(from).to_vec();
-    for p in peers {
-        g.unlink(from, p).map_err(|e| e.to_string())?;
-        link(g, to, p)?;
-    }
-    g.replace_output((from.node, from.index), (to.node, to.index))
-        .map_err(|e| e.to_string())?;
+    forward(g, OutAnchor::data(m.mm2, 0), OutAnchor::data(fa, 3))?;
     for id in members.into_iter().rev() {
         g.erase_node(id).map_err(|e| e.to_string())?;
     }

@@ -7,8 +7,7 @@
 
 use ascendir_ir::infer::engine::const_value;
 use ascendir_ir::{
-    AttrValue, DataType, Format, Graph, OpDesc, OutAnchor, Tensor, TensorDesc, TopoMode,
-    TopoOptions,
+    AttrValue, DataType, Format, Graph, OpDesc, Tensor, TensorDesc, TopoMode, TopoOptions,
 };
 use bytes::Bytes;
 use half::{bf16, f16};
@@ -244,18 +243,7 @@ pub fn fold_floats(g: &mut Graph) -> Result<usize, String> {
     for id in order {
         let Some(t) = fold_one(g, id) else { continue };
         let name = g.op(id).map_err(|e| e.to_string())?.name().to_string();
-        let mut cname = format!("{name}_folded");
-        let mut k = 0;
-        while g.find(&cname).is_some() {
-            k += 1;
-            cname = format!("{name}_folded{k}");
-        }
-        let mut cop = OpDesc::new(&cname, "Const");
-        cop.add_output("y", t.desc.clone())
-            .map_err(|e| e.to_string())?;
-        cop.set_attr("value", AttrValue::Tensor(t));
-        let cid = g.add_node(cop).map_err(|e| e.to_string())?;
-        crate::simplify::forward(g, OutAnchor::data(id, 0), OutAnchor::data(cid, 0))?;
+        crate::simplify::replace_by_const(g, id, &name, t)?;
         g.erase_node(id).map_err(|e| e.to_string())?;
         n += 1;
     }

@@ -121,21 +121,44 @@ fn fold_constants(g: &mut Graph, syms: &SymTable) -> Result<usize, String> {
         };
         let tensor = crate::lower::int_tensor(&vals, &shape, desc.dtype)
             .ok_or_else(|| format!("'{name}': a value overflows {}", desc.dtype.serial_name()))?;
-        let mut cname = format!("{name}_folded");
-        let mut k = 0;
-        while g.find(&cname).is_some() {
-            k += 1;
-            cname = format!("{name}_folded{k}");
-        }
-        let mut cop = OpDesc::new(&cname, "Const");
-        cop.add_output("y", tensor.desc.clone())
-            .map_err(|e| e.to_string())?;
-        cop.set_attr("value", AttrValue::Tensor(tensor));
-        let cid = g.add_node(cop).map_err(|e| e.to_string())?;
-        forward(g, OutAnchor::data(id, 0), OutAnchor::data(cid, 0))?;
+        replace_by_const(g, id, &name, tensor)?;
         n += 1;
     }
     Ok(n)
+}
+
+/// A name not used in `g`: `base`, else `base_1`, `base_2`, ...
+pub(crate) fn fresh_name(g: &Graph, base: &str) -> String {
+    let mut name = base.to_string();
+    let mut k = 0;
+    while g.find(&name).is_some() {
+        k += 1;
+        name = format!("{base}_{k}");
+    }
+    name
+}
+
+/// A Const `<name>_folded` (`_folded1`, ... when taken) holding `value`, read by every consumer
+/// of output 0 of `id` (which keeps its node: pruning or the caller removes it).
+pub(crate) fn replace_by_const(
+    g: &mut Graph,
+    id: NodeId,
+    name: &str,
+    value: ascendir_ir::Tensor,
+) -> Result<NodeId, String> {
+    let mut cname = format!("{name}_folded");
+    let mut k = 0;
+    while g.find(&cname).is_some() {
+        k += 1;
+        cname = format!("{name}_folded{k}");
+    }
+    let mut cop = OpDesc::new(&cname, "Const");
+    cop.add_output("y", value.desc.clone())
+        .map_err(|e| e.to_string())?;
+    cop.set_attr("value", AttrValue::Tensor(value));
+    let cid = g.add_node(cop).map_err(|e| e.to_string())?;
+    forward(g, OutAnchor::data(id, 0), OutAnchor::data(cid, 0))?;
+    Ok(cid)
 }
 
 /// A plain GE Reshape (the whole shape: `axis` 0, `num_axes` -1).

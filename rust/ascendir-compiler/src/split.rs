@@ -9,6 +9,7 @@ use std::sync::Arc;
 use ascendir_ir::{AttrValue, Graph, InAnchor, NodeId, OpDesc, OutAnchor};
 
 use crate::lower::{attr_ints, const_ints, norm_axis};
+use crate::simplify::{forward, fresh_name};
 use crate::symbolize::SymTable;
 
 /// The input, axis and output extents of split `id` (None when not static or not plain).
@@ -70,16 +71,6 @@ fn plan(g: &Graph, syms: &SymTable, id: NodeId) -> Option<(OutAnchor, usize, Vec
     Some((x, a, sizes))
 }
 
-fn fresh_name(g: &Graph, base: &str) -> String {
-    let mut name = base.to_string();
-    let mut k = 0;
-    while g.find(&name).is_some() {
-        k += 1;
-        name = format!("{base}_{k}");
-    }
-    name
-}
-
 /// Replace every static split of `g` by slices of its input; returns how many splits went.
 pub fn splits_to_slices(g: &mut Graph, syms: &SymTable) -> Result<usize, String> {
     let splits: Vec<NodeId> = g
@@ -129,14 +120,7 @@ pub fn splits_to_slices(g: &mut Graph, syms: &SymTable) -> Result<usize, String>
                 let sid = g.insert_node_before(id, op).map_err(|e| e.to_string())?;
                 g.link(x, InAnchor::data(sid, 0))
                     .map_err(|e| e.to_string())?;
-                let to = OutAnchor::data(sid, 0);
-                let peers: Vec<InAnchor> = g.out_peers(from).to_vec();
-                for p in peers {
-                    g.unlink(from, p).map_err(|e| e.to_string())?;
-                    g.link(to, p).map_err(|e| e.to_string())?;
-                }
-                g.replace_output((id, from.index), (sid, 0))
-                    .map_err(|e| e.to_string())?;
+                forward(g, from, OutAnchor::data(sid, 0))?;
             }
             start += size;
         }

@@ -488,55 +488,10 @@ impl<'a, T> Fuser<'a, T> {
                 ));
             }
         }
-        // A slice is a Load view, a concat joins Loads: their operands must be read from
-        // memory, not computed here.
+        // Members that read memory directly (slice, concat, gather) or write last (transpose).
         if slices > 0 {
-            for &m in &members {
-                let (_, l) = self.lowered[m];
-                let operands = match l.kind {
-                    Kind::Slice => &l.inputs[..l.inputs.len().min(1)],
-                    Kind::Concat | Kind::Gather => &l.inputs[..],
-                    Kind::Transpose => {
-                        // The last op of its kernel: nothing inside reads its output.
-                        let (tid, _) = self.lowered[m];
-                        let read = members.iter().any(|&o| {
-                            self.lowered[o]
-                                .1
-                                .inputs
-                                .iter()
-                                .flatten()
-                                .any(|x| x.0 == tid)
-                        });
-                        if read {
-                            return Err((
-                                "AF2004",
-                                "a transpose's output would be read inside the kernel (a \
-                                 transpose is the last op of its kernel)"
-                                    .into(),
-                                shared,
-                            ));
-                        }
-                        continue;
-                    }
-                    _ => continue,
-                };
-                if operands.iter().flatten().any(|x| self.in_set(x.0, ra, rb)) {
-                    let what = match l.kind {
-                        Kind::Slice => {
-                            "a slice would read a tensor computed inside the kernel (a slice is \
-                             a strided Load)"
-                        }
-                        Kind::Concat => {
-                            "a concat would read a tensor computed inside the kernel (its \
-                             operands are Loads of partial extent)"
-                        }
-                        _ => {
-                            "a gather would read a tensor computed inside the kernel (its params \
-                             and indices are read from memory)"
-                        }
-                    };
-                    return Err(("AF2003", what.into(), shared));
-                }
+            if let Some((code, why)) = self.view_refusal(&members, ra, rb) {
+                return Err((code, why.into(), shared));
             }
         }
         // L4: one loop space.

@@ -5,9 +5,60 @@
 use smallvec::SmallVec;
 
 use super::{Fuser, Read, NONE};
+use crate::lower::Kind;
 use crate::symbolize::TRef;
 
 impl<T> Fuser<'_, T> {
+    /// The rule of the members laid out in memory: a slice, concat or gather reads its operands
+    /// from memory, so none of them may be computed in the union (AF2003); a transpose is the
+    /// last op of its kernel, so nothing in the union reads its output (AF2004).
+    pub(super) fn view_refusal(
+        &self,
+        members: &[usize],
+        ra: usize,
+        rb: usize,
+    ) -> Option<(&'static str, &'static str)> {
+        for &m in members {
+            let (id, l) = self.lowered[m];
+            let operands = match l.kind {
+                Kind::Slice => &l.inputs[..l.inputs.len().min(1)],
+                Kind::Concat | Kind::Gather => &l.inputs[..],
+                Kind::Transpose => {
+                    let read = members
+                        .iter()
+                        .any(|&o| self.lowered[o].1.inputs.iter().flatten().any(|x| x.0 == id));
+                    if read {
+                        return Some((
+                            "AF2004",
+                            "a transpose's output would be read inside the kernel (a transpose \
+                             is the last op of its kernel)",
+                        ));
+                    }
+                    continue;
+                }
+                _ => continue,
+            };
+            if operands.iter().flatten().any(|x| self.in_set(x.0, ra, rb)) {
+                let what = match l.kind {
+                    Kind::Slice => {
+                        "a slice would read a tensor computed inside the kernel (a slice is a \
+                         strided Load)"
+                    }
+                    Kind::Concat => {
+                        "a concat would read a tensor computed inside the kernel (its operands \
+                         are Loads of partial extent)"
+                    }
+                    _ => {
+                        "a gather would read a tensor computed inside the kernel (its params and \
+                         indices are read from memory)"
+                    }
+                };
+                return Some(("AF2003", what));
+            }
+        }
+        None
+    }
+
     /// The cluster of lowered node `li` ([`NONE`]: none).
     pub(super) fn root_of(&self, li: usize) -> usize {
         if li == NONE {

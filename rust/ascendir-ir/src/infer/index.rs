@@ -5,21 +5,32 @@ use super::shape::{
     add_dim, broadcast, merge_dim, norm_axis, rank_unknown, unknown_dims, unknown_rank,
 };
 use super::{InferCtx, OutDesc, RuleResult};
+use crate::dtype::DataType;
 use crate::tensor::{Shape, UNKNOWN_DIM};
 
-/// `ConcatV2` / `ConcatV2D` / `Concat` / `ConcatD`: the dynamic inputs `inputs` (default `x`)
-/// joined along `axis` (input or attribute, default `concat_dim`).
-pub fn concat(ctx: &InferCtx<'_>) -> RuleResult {
+/// The dynamic input group `inputs` (default `x`) of a concat or pack: its size, the output
+/// dtype and the shapes of known rank (an empty group is an error: nothing to `verb`).
+fn group_shapes<'c>(
+    ctx: &'c InferCtx<'_>,
+    verb: &str,
+) -> Result<(usize, DataType, Vec<&'c [i64]>), String> {
     let idx = ctx.group(ctx.param_or("inputs", "x"));
     let Some(&first) = idx.first() else {
-        return Err("has no inputs to concatenate".into());
+        return Err(format!("has no inputs to {verb}"));
     };
     let dtype = ctx.out_dtype(first)?;
-    let known: Vec<&[i64]> = idx
+    let known = idx
         .iter()
         .map(|&i| ctx.shape(i))
         .filter(|s| !unknown_rank(s))
         .collect();
+    Ok((idx.len(), dtype, known))
+}
+
+/// `ConcatV2` / `ConcatV2D` / `Concat` / `ConcatD`: the dynamic inputs `inputs` (default `x`)
+/// joined along `axis` (input or attribute, default `concat_dim`).
+pub fn concat(ctx: &InferCtx<'_>) -> RuleResult {
+    let (count, dtype, known) = group_shapes(ctx, "concatenate")?;
     let Some(&base) = known.first() else {
         return Ok(ctx.all_outputs(OutDesc::new(rank_unknown(), dtype)));
     };
@@ -29,7 +40,7 @@ pub fn concat(ctx: &InferCtx<'_>) -> RuleResult {
         Some(v) => return Err(format!("the concat axis must be one value, got {v:?}")),
         None => return Ok(ctx.all_outputs(OutDesc::new(unknown_dims(rank), dtype))),
     };
-    if known.len() < idx.len() {
+    if known.len() < count {
         let mut out = Shape::from_slice(base);
         out[axis] = UNKNOWN_DIM;
         return Ok(ctx.all_outputs(OutDesc::new(out, dtype)));
@@ -59,16 +70,7 @@ pub fn concat(ctx: &InferCtx<'_>) -> RuleResult {
 /// `Pack` (TensorFlow's stack): the dynamic input group `x`, all of one shape, joined along a
 /// new dim inserted at `axis` (attribute, default 0, counted in the output's rank).
 pub fn pack(ctx: &InferCtx<'_>) -> RuleResult {
-    let idx = ctx.group(ctx.param_or("inputs", "x"));
-    let Some(&first) = idx.first() else {
-        return Err("has no inputs to pack".into());
-    };
-    let dtype = ctx.out_dtype(first)?;
-    let known: Vec<&[i64]> = idx
-        .iter()
-        .map(|&i| ctx.shape(i))
-        .filter(|s| !unknown_rank(s))
-        .collect();
+    let (count, dtype, known) = group_shapes(ctx, "pack")?;
     let Some(&base) = known.first() else {
         return Ok(ctx.all_outputs(OutDesc::new(rank_unknown(), dtype)));
     };
@@ -88,7 +90,7 @@ pub fn pack(ctx: &InferCtx<'_>) -> RuleResult {
             })?;
         }
     }
-    let n = i64::try_from(idx.len()).map_err(|e| e.to_string())?;
+    let n = i64::try_from(count).map_err(|e| e.to_string())?;
     let mut out = Shape::with_capacity(rank + 1);
     out.extend_from_slice(&item[..axis]);
     out.push(n);
