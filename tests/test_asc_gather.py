@@ -117,3 +117,58 @@ def test_gather_index_out_of_range_is_reported() -> None:
     inputs["indices"][1] = -1
     with pytest.raises(SimulationError, match="index -1 outside"):
         evaluate(g, inputs, shape)
+
+
+def _have_cxx() -> bool:
+    from ascendir.asc._cxx import find_compiler
+    from ascendir.errors import CxxBuildError
+
+    try:
+        find_compiler()
+    except CxxBuildError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(not _have_cxx(), reason="no C++ compiler (CXX, c++, g++, clang++)")
+@pytest.mark.parametrize("case", range(len(CASES)))
+def test_gather_cpu_kernel_matches_the_simulator(case: int) -> None:
+    """The C++ CPU kernel of every template and tiling equals the simulator bit for bit (f32 and
+    f16 params, int32 and int64 indices, negative indices where supported)."""
+    params, axis, indices = CASES[case]
+    negative = case % 2 == 1
+    runs = 0
+    for dtype in (F32, F16):
+        g = gather_graph(params, axis, indices, dtype=dtype, negative=negative)
+        impls = schedule(g)
+        k = asc.build_cpu(impls, TARGET, name=f"gather{case}")
+        fn = compile_tiling(impls, TARGET)
+        for values in ({"v": 7, "h": 5, "a": 3, "b": 4, "s": 3},
+                       {"v": 50, "h": 33, "a": 5, "b": 61, "s": 7}):
+            shape = {s: values[s] for s in dict.fromkeys(params + indices)}
+            inputs, want = _inputs([shape[s] for s in params], [shape[s] for s in indices],
+                                   axis, dtype, negative)
+            for t in fn.solve_each(shape):
+                if isinstance(t, Exception):
+                    continue
+                out = k.run(t, inputs)["y"]
+                assert out.dtype == want.dtype
+                assert np.array_equal(out, want)
+                runs += 1
+    assert runs >= 4
+
+
+@pytest.mark.skipif(not _have_cxx(), reason="no C++ compiler (CXX, c++, g++, clang++)")
+def test_gather_cpu_kernel_reports_an_index_out_of_range() -> None:
+    from ascendir.errors import KernelRunError
+
+    g = gather_graph(["v", "h"], 0, ["b"])
+    impls = schedule(g)
+    k = asc.build_cpu(impls, TARGET, name="gather_oob")
+    shape = {"v": 4, "h": 3, "b": 2}
+    t = next(t for t in compile_tiling(impls, TARGET).solve_each(shape)
+             if not isinstance(t, Exception))
+    inputs, _ = _inputs([4, 3], [2], 0, F32, False)
+    inputs["indices"][1] = 4
+    with pytest.raises(KernelRunError, match="index 4 outside"):
+        k.run(t, inputs)

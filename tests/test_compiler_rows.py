@@ -532,6 +532,7 @@ def test_gather_reads_params_and_indices_from_memory(op_type, axis, pshape, isha
         want, got = air.evaluate(g, f), air.evaluate(cm.graph, f)
         for key in want:
             np.testing.assert_allclose(got[key], want[key], rtol=1e-6)
+    verify_on_cpu(cm)
 
 
 def test_a_gather_does_not_take_in_its_producers_and_batch_dims_stay_barriers():

@@ -346,6 +346,30 @@ inline void map3(int nd, const int64_t *len, TO *o, const int64_t *os, const TA 
   });
 }
 
+// Gather: o[i] = p[i + index * gstride], the index read from x[i] (negative ones counted from
+// `count` when `negative`); an index outside [0, count) fails the kernel.
+template <class TO, class TP, class TI>
+inline int gather(int nd, const int64_t *len, TO *o, const int64_t *os, const TP *p,
+                  const int64_t *ps, const TI *x, const int64_t *xs, int64_t count,
+                  int64_t gstride, bool negative, const char *node) {
+  int status = OK;
+  const int64_t *st[3] = {os, ps, xs};
+  nd_for<3>(nd, len, st, [&](const int64_t *off, int64_t n, const int64_t *s) {
+    if (status != OK) return;
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t i = static_cast<int64_t>(x[off[2] + j * s[2]]);
+      if (negative && i < 0) i += count;
+      if (i < 0 || i >= count) {
+        status = fail(ERR_OP, node, "index " + std::to_string(i) + " outside [0, " +
+                                        std::to_string(count) + ")");
+        return;
+      }
+      o[off[0] + j * s[0]] = store_as<TO>(Tr<TP>::ld(p[off[1] + j * s[1] + i * gstride]));
+    }
+  });
+  return status;
+}
+
 // Atomic store: combine with what GM holds.
 template <class TO, class TA, class F>
 inline void combine1(int nd, const int64_t *len, TO *o, const int64_t *os, const TA *a,

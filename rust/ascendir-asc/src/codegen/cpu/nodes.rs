@@ -202,13 +202,7 @@ impl<'a> Gen<'a> {
                     ));
                 }
             }
-            ComputeType::Gather => {
-                return Err(unsupported(
-                    &p.name,
-                    &n.name,
-                    "Gather is not supported yet".into(),
-                ))
-            }
+            ComputeType::Gather => self.gather(pos, r, oct, &name)?,
             _ => {
                 self.extents("o", t, r);
                 let ty = n.op_type.as_str();
@@ -262,6 +256,104 @@ impl<'a> Gen<'a> {
         }
         self.indent -= 1;
         self.line("}");
+        Ok(())
+    }
+
+    /// The GM Data input `slot` of node `n`: its interface index, tensor and C type.
+    fn gm_operand(
+        &self,
+        n: &PlanNode,
+        slot: usize,
+    ) -> AscResult<(usize, &'a PlanTensor, &'static str)> {
+        let p = self.p;
+        let Some(Some((q, o))) = n.inputs.get(slot).cloned() else {
+            return Err(unsupported(
+                &p.name,
+                &n.name,
+                format!("input {slot} is not connected"),
+            ));
+        };
+        let src = &p.nodes[q];
+        let di = self
+            .inputs
+            .iter()
+            .position(|a| a.name == src.name && src.op_type == "Data")
+            .ok_or_else(|| {
+                unsupported(
+                    &p.name,
+                    &n.name,
+                    format!(
+                        "input {slot} is '{}' ({}), only Data inputs are read from GM",
+                        src.name, src.op_type
+                    ),
+                )
+            })?;
+        let t = src
+            .outputs
+            .get(o)
+            .ok_or_else(|| unsupported(&p.name, &n.name, format!("input {slot} has no tensor")))?;
+        let ct = ctype(t.dtype).ok_or_else(|| {
+            unsupported(
+                &p.name,
+                &n.name,
+                format!("input {slot} dtype {} unsupported", t.dtype.name()),
+            )
+        })?;
+        Ok((di, t, ct))
+    }
+
+    /// Gather over the current ranges, as the simulator: params (`x1`) and indices (`x2`) read
+    /// from GM; each output element reads params at its own coordinates, with the gathered
+    /// params axis replaced by the index found at its coordinates of the indices.
+    fn gather(&mut self, pos: usize, r: &Ranges, oct: &str, name: &str) -> AscResult<()> {
+        let p = self.p;
+        let n = &p.nodes[pos];
+        let nd = self.nd();
+        let (pdi, t1, pct) = self.gm_operand(n, 0)?;
+        let (xdi, t2, xct) = self.gm_operand(n, 1)?;
+        if !matches!(xct, "int32_t" | "int64_t") {
+            return Err(unsupported(
+                &p.name,
+                &n.name,
+                format!("indices of dtype {} (int32 or int64 only)", t2.dtype.name()),
+            ));
+        }
+        let rank = t1.base_axes.len() as i64;
+        let axis = match n.attr("axis") {
+            Some(AttrValue::Int(a)) => *a,
+            _ => 0,
+        };
+        let axis = if axis < 0 { axis + rank } else { axis };
+        let ax = usize::try_from(axis)
+            .ok()
+            .filter(|a| *a < t1.base_axes.len())
+            .ok_or_else(|| {
+                unsupported(
+                    &p.name,
+                    &n.name,
+                    format!("axis {axis} outside the params rank {rank}"),
+                )
+            })?;
+        let count = self.pool.get(&t1.base_repeats[ax]);
+        let gstride = self.pool.get(&t1.base_strides[ax]);
+        let negative = matches!(
+            n.attr("negative_index_support"),
+            Some(AttrValue::Bool(true))
+        );
+        let t = &n.outputs[0];
+        self.extents("o", t, r);
+        // The params view over the output's coordinates: its gathered axis is not one of them
+        // (extent 1 in the output), so the view starts at 0 there and the index selects the row.
+        self.extents("p", t1, r);
+        self.gm_view("p", t1, "0");
+        self.extents("x", t2, r);
+        self.gm_view("x", t2, "0");
+        self.write_target(pos, oct, name)?;
+        emit!(self; "int64_t p_s[", nd, "], x_s[", nd, "];");
+        emit!(self; "for (int k = 0; k < ", nd, "; ++k) { p_s[k] = o_ln[k] == 1 ? 0 : p_gs[k]; x_s[k] = x_ln[k] == 1 ? 0 : x_gs[k]; }");
+        emit!(self; "ACHK(ascendir_rt::gather(", nd, ", o_ln, o, o_s, (const ", pct, " *)gin[", pdi,
+            "] + p_go, p_s, (const ", xct, " *)gin[", xdi, "] + x_go, x_s, ", count, ", ", gstride,
+            ", ", if negative { "true" } else { "false" }, ", ", name, "));");
         Ok(())
     }
 
