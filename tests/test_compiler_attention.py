@@ -237,3 +237,98 @@ def test_bert_base_layout_attention_is_one_library_call_per_layer():
              "attention_mask": (rng.random((batch, seq)) > 0.3).astype(np.int64),
              "token_type_ids": np.zeros((batch, seq), np.int64)}
         assert_same(air.evaluate(g, f), air.evaluate(cm.graph, f))
+
+
+def masked_fill(fill: float, keep_shape: list[int] | None, dtype=np.float32,
+                with_bias: bool = False, select_first: bool = False) -> air.Graph:
+    """``Select(keep, scores / c [+ bias], fill) → Softmax → · v`` (the causal decoder form);
+    ``keep`` a bool input of ``keep_shape`` (None: a causal constant [1, 1, S, S])."""
+    dt = air.float16 if dtype == np.float16 else air.float32
+    g = air.Graph("masked_fill")
+    q = g.add_input("q", air.TensorDesc([-1, N, S, D], dt))
+    k = g.add_input("k", air.TensorDesc([-1, N, S, D], dt))
+    v = g.add_input("v", air.TensorDesc([-1, N, S, D], dt))
+    if keep_shape is None:
+        keep = g.add_const("causal", np.tril(np.ones((S, S), dtype=bool))[None, None])
+    else:
+        keep = g.add_input("keep", air.TensorDesc(keep_shape, air.bool_))
+    s = g.add_op("BatchMatMulV2", [q, g.add_op("TransposeD", [k], attrs={"perm": [0, 1, 3, 2]},
+                                               name="kt")], name="qk")
+    fill_c = g.add_const("fill", np.array(fill, dtype))
+    if select_first:
+        s = g.add_op("Select", [keep, s, fill_c], name="masked")
+    s = g.add_op("RealDiv", [s, g.add_const("scale", np.array(np.sqrt(D), dtype))], name="sc")
+    if with_bias:
+        s = g.add_op("Add", [s, g.add_input("bias", air.TensorDesc([-1, N, S, S], dt))],
+                     name="plus")
+    if not select_first:
+        s = g.add_op("Select", [keep, s, fill_c], name="masked")
+    p = g.add_op("SoftmaxV2", [s], name="probs", attrs={"axes": [-1]})
+    g.set_outputs([g.add_op("Relu", [g.add_op("BatchMatMulV2", [p, v], name="ctx")], name="y")])
+    return g
+
+
+def masked_feeds(g: air.Graph, batch: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    out = {}
+    for n in g.inputs:
+        d = n.op_desc.output_desc(0)
+        shape = [batch if x == -1 else x for x in d.shape]
+        if n.name == "keep":
+            x = rng.random(shape) > 0.4
+            x[..., 0] = True  # some rows keep one score, others all
+            if x.shape[-2] > 1:
+                x[..., 1, :] = False  # a fully masked row: uniform probabilities
+            out[n.name] = x
+        else:
+            out[n.name] = rng.standard_normal(shape).astype(
+                np.float16 if d.dtype == air.float16 else np.float32)
+    return out
+
+
+@pytest.mark.parametrize(("fill", "keep_shape", "dtype", "with_bias"), [
+    (-3.4e38, None, np.float32, False),          # the decoder's causal form
+    (float(np.finfo(np.float32).min), [-1, 1, S, S], np.float32, False),
+    (-2e38, [-1, N, S, S], np.float32, True),
+    (-65504.0, [1, 1, S, S], np.float16, False),
+    (-3.4e38, [S, S], np.float32, True),
+])
+def test_a_masked_fill_becomes_the_atten_mask(fill, keep_shape, dtype, with_bias):
+    g = masked_fill(fill, keep_shape, dtype, with_bias)
+    before = g.to_bytes()
+    cm = air.compile(g, input_shapes=hints(g))
+    assert g.to_bytes() == before
+    (fa,) = flash(cm)
+    src = fa.input_source("atten_mask")
+    assert src is not None and src.node.type == "LogicalNot"
+    assert (fa.input_source("real_shift") is not None) == with_bias
+    assert "Select" in list(fa.attrs["_datadump_original_op_types"])
+    assert not any(n.type in ("Select", "SoftmaxV2") for n in cm.graph.nodes)
+    for batch in (2, 3):
+        f = masked_feeds(g, batch, seed=batch)
+        want, got = air.evaluate(g, f), air.evaluate(cm.graph, f)
+        for key in want:
+            tol = 2e-3 if dtype == np.float16 else 1e-5
+            np.testing.assert_allclose(got[key].astype(np.float64),
+                                       want[key].astype(np.float64), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize(("fill", "keep_shape", "select_first"), [
+    (-1e4, None, False),             # not low enough: the probabilities could differ
+    (-3.4e38, [1, N, S, S], False),  # [1, N, Sq, Skv] is not an atten_mask form
+    (-3.4e38, [-1, 1, 1, S], False),  # a row mask: not an atten_mask form
+    (-3.4e38, None, True),           # the fill before the scale: not GE's order
+    (float("-inf"), None, False),    # a fully masked row is NaN, GE's op gives it uniform
+])
+def test_masked_fills_the_op_does_not_take_are_left_alone(fill, keep_shape, select_first):
+    g = masked_fill(fill, keep_shape, select_first=select_first)
+    cm = air.compile(g, input_shapes=hints(g))
+    assert not flash(cm)
+    assert cm.report.data["simplify"]["attention_fused"] == 0
+
+
+def test_the_decoder_attention_is_one_library_call_per_layer():
+    g = air.onnx.load(models.decoder(layers=2, hidden=8, heads=2))
+    cm = air.compile(g)
+    assert cm.report.data["simplify"]["attention_fused"] == 2
+    assert len(flash(cm)) == 2

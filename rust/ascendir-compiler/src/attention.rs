@@ -6,6 +6,8 @@
 //! s = BatchMatMul(q, kᵀ)          kᵀ: a transpose of k, or `adj_x2` on k itself
 //! s = s · c  |  s / c             optional, c a scalar constant      (scale_value)
 //! s = s + m                       optional, m broadcast to s's shape (real_shift)
+//! s = Select(keep, s, fill)       optional, last; fill a finite constant at or below half the
+//!                                 dtype's lowest value               (atten_mask = ¬keep)
 //! o = BatchMatMul(Softmax(s, -1), v)
 //! ```
 //!
@@ -15,6 +17,15 @@
 //! flash-attention kernel. `m` must have a form the real op takes (`BNSS`, `BN1S`, `1NSS`): a
 //! head dim of 1 is tiled to `N` by a `Tile` (which the lowering turns into a Broadcast, so it
 //! fuses with whatever computes the mask); other forms leave the pattern alone.
+//!
+//! The masked fill: GE's `atten_mask` gives the masked scores the lowest value of the dtype
+//! before the softmax. A `Select` filling with another very negative constant gives the same
+//! probabilities wherever the exponent underflows to 0 for both — which it does for every
+//! unmasked score above `fill / 2`, and a fully masked row is uniform either way — so the fill
+//! must be at most half the dtype's lowest value. Not -inf: a fully masked row is NaN then, and
+//! uniform with GE's op. The keep mask must be bool, of a
+//! form GE's `atten_mask` takes (`[B|1, N|1, Sq, Skv]` but not `[1, N, ..]`, or `[Sq, Skv]`); a
+//! `LogicalNot` makes it GE's "masked where set".
 
 use ascendir_asc::Expr;
 use std::sync::Arc;
@@ -66,6 +77,8 @@ struct Match {
     scale: f64,
     /// The additive term and whether its head dim is tiled.
     pse: Option<(OutAnchor, bool)>,
+    /// The keep mask of a masked fill (true: the score is kept).
+    keep: Option<OutAnchor>,
     pse_type: i64,
     heads: i64,
 }
@@ -106,8 +119,13 @@ fn sole_consumer(g: &Graph, id: NodeId) -> Option<InAnchor> {
     }
 }
 
-/// The value of a float scalar constant (one element of f16 / bf16 / f32 / f64).
+/// The value of a finite float scalar constant (one element of f16 / bf16 / f32 / f64).
 fn float_scalar(g: &Graph, a: OutAnchor) -> Option<f64> {
+    float_scalar_any(g, a).filter(|v| v.is_finite())
+}
+
+/// The value of a float scalar constant (one element of f16 / bf16 / f32 / f64), NaN excluded.
+fn float_scalar_any(g: &Graph, a: OutAnchor) -> Option<f64> {
     let op = g.op(a.node).ok()?;
     if !matches!(op.op_type(), "Const" | "Constant") {
         return None;
@@ -123,7 +141,17 @@ fn float_scalar(g: &Graph, a: OutAnchor) -> Option<f64> {
         DataType::BF16 => half::bf16::from_le_bytes(b.try_into().ok()?).to_f64(),
         _ => return None,
     };
-    v.is_finite().then_some(v)
+    (!v.is_nan()).then_some(v)
+}
+
+/// Half the lowest finite value of a float dtype: a masked fill at or below it is GE's.
+fn fill_limit(dt: DataType) -> Option<f64> {
+    match dt {
+        DataType::FLOAT => Some(f64::from(f32::MIN) / 2.0),
+        DataType::FLOAT16 => Some(half::f16::MIN.to_f64() / 2.0),
+        DataType::BF16 => Some(half::bf16::MIN.to_f64() / 2.0),
+        _ => None,
+    }
 }
 
 /// The data producer of input `k` of `id`.
@@ -176,17 +204,30 @@ fn match_at(g: &Graph, syms: &SymTable, sm: NodeId) -> Option<Match> {
     let mut order = Vec::new(); // 's' a scale, 'a' an add, from the softmax up
     let mut scale = 1.0f64;
     let mut pse: Option<OutAnchor> = None;
+    let mut keep: Option<(OutAnchor, f64)> = None;
     let mut cur = scores;
     loop {
         let cop = g.op(cur.node).ok()?;
         if is_bmm(cop) {
             break;
         }
-        if between.len() == 2 || cur.index != 0 || sole_consumer(g, cur.node).is_none() {
+        if between.len() == 3 || cur.index != 0 || sole_consumer(g, cur.node).is_none() {
             return None;
         }
+        let arity = g.node(cur.node).ok()?.num_in_data();
+        if matches!(cop.op_type(), "Select" | "SelectV2") {
+            // The masked fill, only as the last step before the softmax.
+            if !between.is_empty() || arity != 3 {
+                return None;
+            }
+            let fill = float_scalar_any(g, input(g, cur.node, 2)?)?;
+            keep = Some((input(g, cur.node, 0)?, fill));
+            between.push(cur.node);
+            cur = input(g, cur.node, 1)?;
+            continue;
+        }
         let (a, b) = (input(g, cur.node, 0)?, input(g, cur.node, 1)?);
-        if g.node(cur.node).ok()?.num_in_data() != 2 {
+        if arity != 2 {
             return None;
         }
         match cop.op_type() {
@@ -294,6 +335,32 @@ fn match_at(g: &Graph, syms: &SymTable, sm: NodeId) -> Option<Match> {
             Some((m, !n_full))
         }
     };
+    // The keep mask: bool, a form `atten_mask` takes, the fill low enough (module docs).
+    let keep = match keep {
+        None => None,
+        Some((k, fill)) => {
+            if !fill.is_finite() || fill > fill_limit(dt)? || dtype_of(g, k)? != DataType::BOOL {
+                return None;
+            }
+            let ks = shape(syms, k)?;
+            let one = |e: &Expr| e.is_int_value(1);
+            let ok = match ks.len() {
+                2 => ks[0] == s_shape[2] && ks[1] == s_shape[3],
+                4 => {
+                    let b = ks[0] == s_shape[0] || one(&ks[0]);
+                    let n = ks[1] == s_shape[1] || one(&ks[1]);
+                    // `[1, N, Sq, Skv]` is not one of GE's forms.
+                    let form = !(one(&ks[0]) && !one(&ks[1]) && !one(&s_shape[0]));
+                    b && n && form && ks[2] == s_shape[2] && ks[3] == s_shape[3]
+                }
+                _ => false,
+            };
+            if !ok {
+                return None;
+            }
+            Some(k)
+        }
+    };
     // `order` lists the steps bottom-up: ['a', 's'] has the add below the scale (scale first,
     // then the term: `pse_type` 0); GE's default 1 otherwise (the same value without a term).
     let pse_type = if order == ['a', 's'] { 0 } else { 1 };
@@ -324,6 +391,7 @@ fn match_at(g: &Graph, syms: &SymTable, sm: NodeId) -> Option<Match> {
         value,
         scale,
         pse,
+        keep,
         pse_type,
         heads,
     })
@@ -431,6 +499,22 @@ fn rewrite(g: &mut Graph, m: Match) -> Result<(), String> {
             Some(OutAnchor::data(tid, 0))
         }
     };
+    // GE's atten_mask: set where the score is masked.
+    let mask = match m.keep {
+        None => None,
+        Some(k) => {
+            let d = out_desc(g, k)?;
+            let mut op = OpDesc::new(
+                &fresh_name(g, &format!("{sm_name}_atten_mask")),
+                "LogicalNot",
+            );
+            op.add_input("x", Arc::new(d.clone()));
+            op.add_output("y", Arc::new(d)).map_err(|e| e.to_string())?;
+            let id = add(g, m.mm1, op)?;
+            link(g, k, InAnchor::data(id, 0))?;
+            Some(OutAnchor::data(id, 0))
+        }
+    };
     // The FlashAttentionScore node.
     let q = out_desc(g, m.query)?;
     let result = out_desc(g, OutAnchor::data(m.mm2, 0))?;
@@ -440,8 +524,8 @@ fn rewrite(g: &mut Graph, m: Match) -> Result<(), String> {
     op.add_input("key", Arc::new(out_desc(g, key)?));
     op.add_input("value", Arc::new(out_desc(g, m.value)?));
     for (k, port) in OPTIONAL_INPUTS.iter().enumerate() {
-        let d = match (k, pse) {
-            (0, Some(p)) => out_desc(g, p)?,
+        let d = match (k, pse, mask) {
+            (0, Some(p), _) | (3, _, Some(p)) => out_desc(g, p)?,
             _ => TensorDesc::invalid(),
         };
         op.add_optional_input(port, Arc::new(d));
@@ -476,6 +560,9 @@ fn rewrite(g: &mut Graph, m: Match) -> Result<(), String> {
     link(g, m.value, InAnchor::data(fa, 2))?;
     if let Some(p) = pse {
         link(g, p, InAnchor::data(fa, 3))?;
+    }
+    if let Some(k) = mask {
+        link(g, k, InAnchor::data(fa, 6))?;
     }
     forward(g, OutAnchor::data(m.mm2, 0), OutAnchor::data(fa, 3))?;
     for id in members.into_iter().rev() {
