@@ -623,6 +623,12 @@ impl<'a, T> Fuser<'a, T> {
         // is sequential where a map of hundreds of thousands of pairs is not).
         let mut rejections: Vec<((usize, usize), Refusal)> = Vec::new();
         let mut refused: FxHashSet<(usize, usize, u32, u32)> = FxHashSet::default();
+        // Clusters changed by the last round (all, before the first). A group of clusters
+        // touching one tensor none of which changed gives the same pairs as the last round,
+        // and each of them was refused then (a legal pair of unchanged clusters merges or is
+        // refused by the exact check), so the group is skipped: the same result without the
+        // refusal lookups that dominate later rounds.
+        let mut dirty = vec![true; self.lowered.len()];
         let mut rounds = 0;
         for _ in 0..self.opts.max_rounds {
             rounds += 1;
@@ -657,6 +663,10 @@ impl<'a, T> Fuser<'a, T> {
                     j += 1;
                 }
                 let group = &touching[i..j];
+                if !group.iter().any(|e| dirty[e.3]) {
+                    i = j;
+                    continue;
+                }
                 for x in 0..group.len() {
                     for y in x + 1..group.len().min(x + 1 + self.opts.pair_attempts) {
                         let (a, b) = (group[x].3, group[y].3);
@@ -690,6 +700,7 @@ impl<'a, T> Fuser<'a, T> {
                 }
             }
             legal.sort_by_key(|x| x.0);
+            dirty.fill(false);
             let mut changed = false;
             for (_, a, b, va, vb) in legal {
                 let (ra, rb) = (self.find(a), self.find(b));
@@ -718,8 +729,10 @@ impl<'a, T> Fuser<'a, T> {
                 built.remove(&ra);
                 built.remove(&rb);
                 self.merge(ra, rb);
+                let root = self.find(ra);
+                dirty[root] = true;
                 if let Some(t) = made {
-                    built.insert(self.find(ra), t);
+                    built.insert(root, t);
                 }
                 changed = true;
             }
