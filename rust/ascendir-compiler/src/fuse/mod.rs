@@ -629,11 +629,17 @@ impl<'a, T> Fuser<'a, T> {
         // refused by the exact check), so the group is skipped: the same result without the
         // refusal lookups that dominate later rounds.
         let mut dirty = vec![true; self.lowered.len()];
+        // The rounds' work lists, reused: each holds up to a few entries per node, and a fresh
+        // allocation of that size is fresh pages every round.
+        let mut touching: Vec<(usize, u32, usize, usize)> = Vec::new();
+        let mut pairs: Vec<(usize, usize)> = Vec::new();
+        let mut seen: FxHashSet<(usize, usize)> = FxHashSet::default();
+        let mut legal: Vec<Candidate> = Vec::new();
         let mut rounds = 0;
         for _ in 0..self.opts.max_rounds {
             rounds += 1;
             // Candidates: per tensor, the clusters touching it, by first member.
-            let mut touching: Vec<(usize, u32, usize, usize)> = Vec::new();
+            touching.clear();
             for li in 0..self.lowered.len() {
                 if self.parent[li] != li {
                     continue;
@@ -651,8 +657,8 @@ impl<'a, T> Fuser<'a, T> {
             }
             touching.sort_unstable();
             touching.dedup();
-            let mut pairs: Vec<(usize, usize)> = Vec::new();
-            let mut seen: FxHashSet<(usize, usize)> = FxHashSet::default();
+            pairs.clear();
+            seen.clear();
             let mut i = 0;
             while i < touching.len() {
                 let mut j = i;
@@ -678,8 +684,8 @@ impl<'a, T> Fuser<'a, T> {
                 }
                 i = j;
             }
-            let mut legal: Vec<Candidate> = Vec::new();
-            for (a, b) in pairs {
+            legal.clear();
+            for &(a, b) in &pairs {
                 // A pair refused in an earlier round is refused again while neither side
                 // changed (the check is a function of the two clusters).
                 let key = (a, b, self.cl(a).version, self.cl(b).version);
@@ -702,7 +708,7 @@ impl<'a, T> Fuser<'a, T> {
             legal.sort_by_key(|x| x.0);
             dirty.fill(false);
             let mut changed = false;
-            for (_, a, b, va, vb) in legal {
+            for &(_, a, b, va, vb) in &legal {
                 let (ra, rb) = (self.find(a), self.find(b));
                 if ra == rb {
                     continue;
