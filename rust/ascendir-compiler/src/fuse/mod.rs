@@ -635,23 +635,43 @@ impl<'a, T> Fuser<'a, T> {
         let mut pairs: Vec<(usize, usize)> = Vec::new();
         let mut seen: FxHashSet<(usize, usize)> = FxHashSet::default();
         let mut legal: Vec<Candidate> = Vec::new();
+        let mut hot = vec![false; self.pos.ids.len()];
         let mut rounds = 0;
         for _ in 0..self.opts.max_rounds {
             rounds += 1;
             // Candidates: per tensor, the clusters touching it, by first member.
             touching.clear();
+            // After the first round only the groups of tensors a changed cluster touches can
+            // give a pair to check (marked by producer position; a node's other outputs come
+            // along, which only adds groups whose pairs are all refused).
+            let every = rounds == 1;
+            if !every {
+                hot.fill(false);
+                for li in 0..self.lowered.len() {
+                    if self.parent[li] == li && dirty[li] {
+                        for t in self.touches(li) {
+                            if let Some(tp) = self.pos.get(t.0) {
+                                hot[tp] = true;
+                            }
+                        }
+                    }
+                }
+            }
             for li in 0..self.lowered.len() {
                 if self.parent[li] != li {
                     continue;
                 }
                 let mn = self.cl(li).min_ord;
                 for t in self.touches(li) {
+                    let tp = self.pos.get(t.0).unwrap_or(usize::MAX);
+                    if !every && tp != usize::MAX && !hot[tp] {
+                        continue;
+                    }
                     // A scalar constant is an immediate in every kernel, not a reason to fuse
                     // its readers.
                     if self.scalar_const(t) {
                         continue;
                     }
-                    let tp = self.pos.get(t.0).unwrap_or(usize::MAX);
                     touching.push((tp, t.1, mn, li));
                 }
             }
