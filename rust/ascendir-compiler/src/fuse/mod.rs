@@ -647,8 +647,8 @@ impl<'a, T> Fuser<'a, T> {
             let every = rounds == 1;
             if !every {
                 hot.fill(false);
-                for li in 0..self.lowered.len() {
-                    if self.parent[li] == li && dirty[li] {
+                for (li, _) in dirty.iter().enumerate().filter(|(_, &d)| d) {
+                    if self.parent[li] == li {
                         for t in self.touches(li) {
                             if let Some(tp) = self.pos.get(t.0) {
                                 hot[tp] = true;
