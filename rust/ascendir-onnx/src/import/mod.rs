@@ -275,6 +275,8 @@ struct Builder<'m, 'o> {
     outer: &'o [&'o FxHashSet<&'m str>],
     captures: Vec<(String, NodeId)>,
     unknown: Arc<TensorDesc>,
+    /// Element types traced through producers (`InputInfo::dtype`), by value name.
+    traced: std::cell::RefCell<FxHashMap<String, Option<ascendir_ir::DataType>>>,
 }
 
 impl<'m> Builder<'m, '_> {
@@ -444,6 +446,7 @@ fn build_graph<'m>(
         outer,
         captures: Vec::new(),
         unknown: Arc::new(desc_from_type(None)),
+        traced: std::cell::RefCell::default(),
     };
     b.values.reserve(gp.node.len() * 2 + extra);
     b.types.reserve(gp.value_info.len() + extra);
