@@ -399,6 +399,28 @@ impl Exporter<'_> {
                 ..Default::default()
             });
         }
+        // Split takes its axis as an attribute: GE's SplitV from its constant `split_dim`.
+        if ty == "SplitV" {
+            let dim = nd
+                .in_data_peer(2)
+                .and_then(|a| g.op(a.node).ok())
+                .and_then(|p| match p.attr("value") {
+                    Some(AttrValue::Tensor(t)) => crate::types::tensor_ints(t),
+                    _ => None,
+                });
+            let Some(&[dim]) = dim.as_deref() else {
+                return Err(OnnxError::Unsupported(format!(
+                    "SplitV '{}' needs a constant one-value split_dim to become Split",
+                    op.name()
+                )));
+            };
+            em.attrs.push(pb::AttributeProto {
+                name: "axis".into(),
+                r#type: pb::attribute_proto::AttributeType::Int as i32,
+                i: dim,
+                ..Default::default()
+            });
+        }
         // RMSNormalization normalizes from `axis`: GE's RmsNorm over the dims gamma has.
         if ty == "RmsNorm" {
             let rank = op
