@@ -259,6 +259,25 @@ def test_cast_like_target_traced_through_producers():
     assert cast.op_desc.attrs["dst_type"] == int(air.float64)
 
 
+def test_cast_like_target_typed_through_if_branches_and_captures():
+    # The target is an If output whose branches compute it from a captured value.
+    one = helper.make_tensor("one", TensorProto.DOUBLE, [1], [1.0])
+    then = helper.make_graph([helper.make_node("Add", ["t", "one"], ["a"])], "then", [],
+                             [helper.make_tensor_value_info("a", TensorProto.UNDEFINED, None)])
+    other = helper.make_graph([helper.make_node("Neg", ["t"], ["b"])], "else", [],
+                              [helper.make_tensor_value_info("b", TensorProto.UNDEFINED, None)])
+    nodes = [helper.make_node("Relu", ["d"], ["t"]),
+             helper.make_node("If", ["c"], ["v"], then_branch=then, else_branch=other),
+             helper.make_node("CastLike", ["x", "v"], ["y"])]
+    g = helper.make_graph(nodes, "m", [vi("x", F, [1]), vi("d", TensorProto.DOUBLE, [1]),
+                                       vi("c", TensorProto.BOOL, [])],
+                          [vi("y", TensorProto.DOUBLE, [1])], initializer=[one])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
+    m.ir_version = 8
+    feeds = {"x": np.array([2.5], np.float32), "d": np.array([1.0]), "c": np.array(True)}
+    check(m, feeds, "Cast", runtime=False)
+
+
 # ---------------------------------------------------------------- the conformance tally
 
 
@@ -277,4 +296,4 @@ def test_node_mapping_over_conformance_cases(mapping_summary):
     mapping_summary.append(f"{len(cases)} cases, {total} nodes: {mapped} map to GE types "
                            f"({mapped / total:.1%}), {unknown} stay onnx::<OpType>")
     assert total > 14000
-    assert mapped / total >= 0.948
+    assert mapped / total >= 0.95

@@ -48,6 +48,10 @@ impl Builder<'_, '_> {
         if let Some(d) = known(desc_from_type(self.types.get(name).copied()).dtype) {
             return Some(d);
         }
+        // A value of an enclosing graph (a body's captures become `Data` nodes once linked).
+        if let Some(&d) = self.outer_types.get(name) {
+            return Some(d);
+        }
         let &(node, out) = self.values.get(name)?;
         if let Some(d) = own_dtype(&self.g, node, out) {
             return Some(d);
