@@ -207,15 +207,19 @@ def _grid_sampler(ctx: Ctx, ins: list[Any]) -> np.ndarray:
         out = np.zeros(coords[0].shape + (x.shape[1],), np.float64)
         for combo in itertools.product(*taps):
             weight = np.ones(coords[0].shape, np.float64)
-            for _, w in combo:
-                weight = weight * w
+            for _, cw in combo:
+                weight = weight * cw
             out += weight[..., None] * tap([p for p, _ in combo])
     return np.moveaxis(out, -1, 1).astype(x.dtype)
 
 
 # ---------------------------------------------------------------- quantization
 
-_QUANT_TYPES = {"torch.qint8": np.int8, "torch.quint8": np.uint8, "torch.qint32": np.int32}
+_QUANT_TYPES: dict[str, tuple[type[np.integer[Any]], int, int]] = {
+    "torch.qint8": (np.int8, -128, 127),
+    "torch.quint8": (np.uint8, 0, 255),
+    "torch.qint32": (np.int32, -(2**31), 2**31 - 1),
+}
 
 
 @kernel("Quantize")
@@ -223,7 +227,7 @@ def _quantize(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     name = str(ctx.attr("dtype", ""))
     if name not in _QUANT_TYPES:
         raise ctx.error(f"dtype '{name}' is not one of {sorted(_QUANT_TYPES)}")
-    out = np.dtype(_QUANT_TYPES[name])
+    out, lo, hi = _QUANT_TYPES[name]
     x = np.asarray(ins[0]).astype(np.float32)
     scale = np.asarray(ins[1]).astype(np.float32)
     zp = ctx.port(ins, "zero_points")
@@ -238,5 +242,4 @@ def _quantize(ctx: Ctx, ins: list[Any]) -> np.ndarray:
         shape[axis] = scale.size
         scale, zero = scale.reshape(shape), zero.reshape(shape)
     y = np.rint(x / scale) + zero
-    info = np.iinfo(out)
-    return np.clip(y, info.min, info.max).astype(out)
+    return np.clip(y, lo, hi).astype(out)

@@ -239,7 +239,7 @@ def _scatter_elements(ctx: Ctx, ins: list[Any]) -> np.ndarray:
                         f"match data of rank {x.ndim}")
     if idx.size and (idx.min() < -n or idx.max() >= n):
         raise ctx.error(f"index out of range [-{n}, {n}) for dim {axis}")
-    where = list(np.indices(idx.shape, sparse=True))
+    where: list[np.ndarray] = list(np.indices(idx.shape, sparse=True))
     where[axis] = np.where(idx < 0, idx + n, idx)
     y = x.copy()
     reduction = str(ctx.attr("reduction", "none"))

@@ -5,11 +5,11 @@ use ascendir_ir::infer::{infer_op, NoCustom, RuleKind};
 use ascendir_ir::{registry, AttrValue, DataType, Graph, NodeId, Side};
 
 use super::Builder;
+use crate::ops::InputInfo;
+use crate::types::{desc_from_type, tensor_ints};
 
 /// How many producers deep an undeclared element type is traced.
 const MAX_TRACE: usize = 24;
-use crate::ops::InputInfo;
-use crate::types::{desc_from_type, tensor_ints};
 
 impl InputInfo for Builder<'_, '_> {
     fn const_ints(&self, name: &str) -> Option<Vec<i64>> {
