@@ -59,6 +59,12 @@ def infer_summary(request) -> list:
     return _section(request, "infer_shapes on the ONNX conformance cases")
 
 
+@pytest.fixture
+def mapping_summary(request) -> list:
+    """A list whose lines are printed in the terminal summary (the node-mapping tally)."""
+    return _section(request, "ONNX node mapping over the conformance cases")
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
     for title, lines in config.stash.get(SUMMARIES, {}).items():
         if lines:

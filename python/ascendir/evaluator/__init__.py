@@ -24,7 +24,16 @@ import numpy as np
 
 from .._core import Graph
 from ..errors import EvaluateError, UnsupportedOpError
-from . import _control, _elementwise, _extra, _ge, _nn, _reduce, _shape  # noqa: F401  (kernels)
+from . import (  # noqa: F401  (kernels)
+    _control,
+    _elementwise,
+    _extra,
+    _frontend,
+    _ge,
+    _nn,
+    _reduce,
+    _shape,
+)
 from ._core import MAX_DEPTH, Ctx, kernel, kernels, output_keys, run
 
 __all__ = [

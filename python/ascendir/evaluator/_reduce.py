@@ -1,5 +1,5 @@
 """Reductions (ReduceXxx / ReduceXxxD, ReduceL2, ReduceLogSumExp), ArgMax/ArgMin, TopK,
-SoftmaxV2 / LogSoftmaxV2, BatchNorm, LayerNorm, LayerNormV3, InstanceNorm, Cumsum.
+SoftmaxV2 / LogSoftmaxV2, BatchNorm, LayerNorm, LayerNormV3, InstanceNorm, Cumsum, Cumprod.
 
 Reduction axes come from the ``axes`` input (``ReduceXxx``) or attribute (``ReduceXxxD``);
 empty axes reduce every dim unless ``noop_with_empty_axes`` is set; ``keep_dims`` keeps the
@@ -288,4 +288,19 @@ def _cumsum(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     y = np.cumsum(src, axis=axis, dtype=x.dtype)
     if ctx.flag("exclusive"):
         y = y - src
+    return np.flip(y, axis) if rev else y
+
+
+@kernel("Cumprod")
+def _cumprod(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    x = np.asarray(ins[0])
+    axis = int(np.asarray(ins[1]).reshape(-1)[0])
+    (axis,) = norm_axes(ctx, [axis], x.ndim)
+    rev = ctx.flag("reverse")
+    src = np.flip(x, axis) if rev else x
+    y = np.cumprod(src, axis=axis, dtype=x.dtype)
+    if ctx.flag("exclusive"):
+        # The product of the elements before: ones, then the inclusive products shifted.
+        head = np.ones_like(np.take(y, [0], axis=axis)) if y.shape[axis] else y
+        y = np.concatenate([head, np.take(y, range(y.shape[axis] - 1), axis=axis)], axis=axis)
     return np.flip(y, axis) if rev else y

@@ -229,6 +229,31 @@ def _gather_elements(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     return np.take_along_axis(x, np.where(idx < 0, idx + n, idx), axis=axis)
 
 
+@kernel("ScatterElements")
+def _scatter_elements(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    x, idx, upd = np.asarray(ins[0]), np.asarray(ins[1]).astype(np.int64), np.asarray(ins[2])
+    (axis,) = norm_axes(ctx, [int(ctx.attr("axis", 0))], x.ndim)
+    n = x.shape[axis]
+    if idx.shape != upd.shape or idx.ndim != x.ndim:
+        raise ctx.error(f"indices {list(idx.shape)} and updates {list(upd.shape)} do not "
+                        f"match data of rank {x.ndim}")
+    if idx.size and (idx.min() < -n or idx.max() >= n):
+        raise ctx.error(f"index out of range [-{n}, {n}) for dim {axis}")
+    where: list[np.ndarray] = list(np.indices(idx.shape, sparse=True))
+    where[axis] = np.where(idx < 0, idx + n, idx)
+    y = x.copy()
+    reduction = str(ctx.attr("reduction", "none"))
+    if reduction == "none":
+        y[tuple(where)] = upd
+    elif reduction == "add":
+        np.add.at(y, tuple(where), upd.astype(y.dtype))
+    elif reduction == "mul":
+        np.multiply.at(y, tuple(where), upd.astype(y.dtype))
+    else:
+        raise ctx.error(f"reduction '{reduction}' is not none, add or mul")
+    return y
+
+
 def _bit(m: int, i: int) -> bool:
     return bool((m >> i) & 1)
 

@@ -1,14 +1,16 @@
 """More GE types the ONNX frontend maps to (part of :mod:`.builtin`): ``Resize``, ``Einsum``,
-``GatherNd`` and ``NonZero``, with GE's port and attribute names and the shape rules of their
-GE (and ONNX) definitions."""
+``GatherNd``, ``NonZero``, the bit shifts, the losses ``SoftmaxCrossEntropyLoss`` and
+``NLLLoss``, ``RmsNorm``, ``GridSampler2D`` / ``GridSampler3D`` and ``Quantize``, with GE's port
+and attribute names and the shape rules of their GE (and ONNX) definitions."""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
+from .. import infer as I
 from ..types import DataType
-from . import Attr, DynamicInput, Input, OptionalInput, Output, TensorType
+from . import Attr, DynamicInput, Input, OptionalInput, Output, TensorType, TypeVar
 from .builtin import _F, _op
 
 __all__ = ["register_frontend"]
@@ -135,8 +137,112 @@ def _non_zero_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
     return [(shape, dtype)]
 
 
+def _loss_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
+    """``SoftmaxCrossEntropyLoss`` / ``NLLLoss``: the loss has the labels' shape without
+    ``reduction`` (``none``), else it is a scalar; ``log_prop`` has the scores' shape and
+    ``total_weight`` is a scalar."""
+    x, labels = ctx.input(0), ctx.input(1)
+    loss = list(labels.shape) if ctx.attr("reduction", "mean") == "none" else []
+    second = list(x.shape) if ctx.op_type == "SoftmaxCrossEntropyLoss" else []
+    return [(loss, x.dtype), (second, x.dtype)]
+
+
+def _rms_norm_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
+    """``RmsNorm``: ``y`` like ``x``; ``rstd`` float32, ``x``'s shape with the dims gamma
+    covers (the trailing ones) set to 1."""
+    x, gamma = ctx.input("x"), ctx.input("gamma")
+    xs, gs = list(x.shape), list(gamma.shape)
+    if xs == _UNKNOWN_RANK or gs == _UNKNOWN_RANK:
+        return [(xs, x.dtype), (_UNKNOWN_RANK, _F.FLOAT)]
+    if len(gs) > len(xs):
+        raise ValueError(f"gamma of rank {len(gs)} exceeds x of rank {len(xs)}")
+    return [(xs, x.dtype), (xs[: len(xs) - len(gs)] + [1] * len(gs), _F.FLOAT)]
+
+
+def _grid_sampler_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
+    """``GridSampler2D`` / ``GridSampler3D``: ``[N, C]`` of ``x`` and the grid's spatial dims."""
+    x, grid = ctx.input("x"), ctx.input("grid")
+    xs, gs = list(x.shape), list(grid.shape)
+    spatial = 3 if ctx.op_type == "GridSampler3D" else 2
+    n = xs[0] if len(xs) == spatial + 2 else (gs[0] if len(gs) == spatial + 2 else -1)
+    c = xs[1] if len(xs) == spatial + 2 else -1
+    mid = gs[1:-1] if len(gs) == spatial + 2 else [-1] * spatial
+    return [([n, c, *mid], x.dtype)]
+
+
+_QUANTIZE_DTYPES = {"torch.qint8": _F.INT8, "torch.quint8": _F.UINT8, "torch.qint32": _F.INT32}
+
+
+def _quantize_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
+    """``Quantize``: ``x``'s shape, the type ``dtype`` names (``torch.qint8`` ...)."""
+    name = str(ctx.attr("dtype", ""))
+    if name not in _QUANTIZE_DTYPES:
+        raise ValueError(f"Quantize dtype {name!r} is not one of {sorted(_QUANTIZE_DTYPES)}")
+    return [(list(ctx.input("x").shape), _QUANTIZE_DTYPES[name])]
+
+
 def register_frontend() -> None:
-    """Register Resize, Einsum, GatherNd and NonZero."""
+    """Register Resize, Einsum, GatherNd, NonZero, LeftShift, RightShift, the losses, RmsNorm,
+    the grid samplers and Quantize."""
+    for name in ("LeftShift", "RightShift"):
+        _op(name, x=Input("T"), y=Input("T"), z=Output("T"), T=TypeVar(TensorType.ANY),
+            infer=I.broadcast("x", "y"))
+    _op(
+        "SoftmaxCrossEntropyLoss",
+        scores=Input("T"),
+        labels=Input(TensorType.INDEX),
+        weights=OptionalInput("T"),
+        loss=Output("T"),
+        log_prop=Output("T"),
+        ignore_index=Attr(int, 0),
+        reduction=Attr(str, "mean"),
+        T=TypeVar(TensorType.ANY),
+        infer=_loss_infer,
+    )
+    _op(
+        "NLLLoss",
+        x=Input("T"),
+        target=Input(),
+        weight=OptionalInput("T"),
+        y=Output("T"),
+        total_weight=Output("T"),
+        reduction=Attr(str, "mean"),
+        ignore_index=Attr(int, -100),
+        T=TypeVar(TensorType.ANY),
+        infer=_loss_infer,
+    )
+    _op(
+        "RmsNorm",
+        x=Input("T"),
+        gamma=Input("T"),
+        y=Output("T"),
+        rstd=Output(_F.FLOAT),
+        epsilon=Attr(float, 1e-6),
+        T=TypeVar(TensorType.ANY),
+        infer=_rms_norm_infer,
+    )
+    sampler = dict(
+        x=Input("T"),
+        grid=Input("T"),
+        y=Output("T"),
+        interpolation_mode=Attr(str, "bilinear"),
+        padding_mode=Attr(str, "zeros"),
+        align_corners=Attr(bool, False),
+        T=TypeVar(TensorType.ANY),
+        infer=_grid_sampler_infer,
+    )
+    _op("GridSampler2D", **sampler)
+    _op("GridSampler3D", **sampler)
+    _op(
+        "Quantize",
+        x=Input(),
+        scales=Input(),
+        zero_points=OptionalInput(),
+        y=Output(),
+        dtype=Attr(str),
+        axis=Attr(int, 1),
+        infer=_quantize_infer,
+    )
     _op(
         "Resize",
         x=Input(),

@@ -571,6 +571,27 @@ def _onnx_style() -> None:
         infer=I.same_as("x"),
     )
     _op(
+        "ScatterElements",
+        data=Input("T"),
+        indices=Input(TensorType.INDEX),
+        updates=Input("T"),
+        y=Output("T"),
+        axis=Attr(int, 0),
+        reduction=Attr(str, "none"),
+        **T,
+        infer=I.same_as("data"),
+    )
+    _op(
+        "Cumprod",
+        x=Input("T"),
+        axis=Input(TensorType.INDEX),
+        y=Output("T"),
+        exclusive=Attr(bool, False),
+        reverse=Attr(bool, False),
+        **T,
+        infer=I.same_as("x"),
+    )
+    _op(
         "GatherElements",
         x=Input("T"),
         index=Input(TensorType.INDEX),

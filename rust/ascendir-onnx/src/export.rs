@@ -399,6 +399,48 @@ impl Exporter<'_> {
                 ..Default::default()
             });
         }
+        // Split takes its axis as an attribute: GE's SplitV from its constant `split_dim`.
+        if ty == "SplitV" {
+            let dim = nd
+                .in_data_peer(2)
+                .and_then(|a| g.op(a.node).ok())
+                .and_then(|p| match p.attr("value") {
+                    Some(AttrValue::Tensor(t)) => crate::types::tensor_ints(t),
+                    _ => None,
+                });
+            let Some(&[dim]) = dim.as_deref() else {
+                return Err(OnnxError::Unsupported(format!(
+                    "SplitV '{}' needs a constant one-value split_dim to become Split",
+                    op.name()
+                )));
+            };
+            em.attrs.push(pb::AttributeProto {
+                name: "axis".into(),
+                r#type: pb::attribute_proto::AttributeType::Int as i32,
+                i: dim,
+                ..Default::default()
+            });
+        }
+        // RMSNormalization normalizes from `axis`: GE's RmsNorm over the dims gamma has.
+        if ty == "RmsNorm" {
+            let rank = op
+                .inputs()
+                .get(1)
+                .filter(|p| !ascendir_ir::infer::shape::unknown_rank(&p.desc.shape))
+                .map(|p| p.desc.shape.len());
+            let Some(rank) = rank.filter(|&r| r > 0) else {
+                return Err(OnnxError::Unsupported(format!(
+                    "RmsNorm '{}' needs gamma's rank to become RMSNormalization",
+                    op.name()
+                )));
+            };
+            em.attrs.push(pb::AttributeProto {
+                name: "axis".into(),
+                r#type: pb::attribute_proto::AttributeType::Int as i32,
+                i: -(rank as i64),
+                ..Default::default()
+            });
+        }
         let mut node = pb::NodeProto {
             name: bytes::Bytes::copy_from_slice(op.name().as_bytes()),
             op_type: bytes::Bytes::from(em.op_type.clone()),
@@ -488,7 +530,10 @@ impl Exporter<'_> {
         }
         // GE ops with more outputs than the ONNX op needs drop their unused trailing ones.
         let mut n_out = op.num_outputs();
-        if matches!(ty, "BatchNorm" | "LayerNorm" | "MaxPoolV3") {
+        if matches!(
+            ty,
+            "BatchNorm" | "LayerNorm" | "MaxPoolV3" | "RmsNorm" | "NLLLoss"
+        ) {
             let used_out = |k: usize| {
                 !nd.out_data_peers(k).is_empty()
                     || g.outputs().iter().any(|&(n, i)| n == id && i as usize == k)

@@ -1,11 +1,15 @@
 //! What the op mappings may ask about a node's inputs while the graph is being built
 //! ([`InputInfo`]): constant values, dims and element types.
 
-use ascendir_ir::{AttrValue, DataType, Graph, NodeId};
+use ascendir_ir::infer::{infer_op, NoCustom, RuleKind};
+use ascendir_ir::{registry, AttrValue, DataType, Graph, NodeId, Side};
 
 use super::Builder;
 use crate::ops::InputInfo;
 use crate::types::{desc_from_type, tensor_ints};
+
+/// How many producers deep an undeclared element type is traced.
+const MAX_TRACE: usize = 24;
 
 impl InputInfo for Builder<'_, '_> {
     fn const_ints(&self, name: &str) -> Option<Vec<i64>> {
@@ -17,15 +21,7 @@ impl InputInfo for Builder<'_, '_> {
     }
 
     fn dtype(&self, name: &str) -> Option<ascendir_ir::DataType> {
-        let known = |d: ascendir_ir::DataType| (d != ascendir_ir::DataType::UNDEFINED).then_some(d);
-        if let Some(d) = self.descs.get(name).and_then(|d| known(d.dtype)) {
-            return Some(d);
-        }
-        if let Some(d) = known(desc_from_type(self.types.get(name).copied()).dtype) {
-            return Some(d);
-        }
-        let &(node, out) = self.values.get(name)?;
-        own_dtype(&self.g, node, out)
+        self.traced_dtype(name, 0)
     }
 
     fn dims(&self, name: &str) -> Option<Vec<i64>> {
@@ -36,6 +32,67 @@ impl InputInfo for Builder<'_, '_> {
         }
         let d = desc_from_type(self.types.get(name).copied());
         (d.shape.as_slice() != [-2]).then(|| d.shape.to_vec())
+    }
+}
+
+impl Builder<'_, '_> {
+    /// The element type of value `name`: declared, else decided by its producer (see
+    /// [`own_dtype`]), else what the producer's registered rule makes of its inputs' types,
+    /// traced back through their producers (at most [`MAX_TRACE`] deep; every answer is
+    /// remembered, so each value is traced once).
+    fn traced_dtype(&self, name: &str, depth: usize) -> Option<DataType> {
+        let known = |d: DataType| (d != DataType::UNDEFINED).then_some(d);
+        if let Some(d) = self.descs.get(name).and_then(|d| known(d.dtype)) {
+            return Some(d);
+        }
+        if let Some(d) = known(desc_from_type(self.types.get(name).copied()).dtype) {
+            return Some(d);
+        }
+        // A value of an enclosing graph (a body's captures become `Data` nodes once linked).
+        if let Some(&d) = self.outer_types.get(name) {
+            return Some(d);
+        }
+        let &(node, out) = self.values.get(name)?;
+        if let Some(d) = own_dtype(&self.g, node, out) {
+            return Some(d);
+        }
+        if let Some(&d) = self.traced.borrow().get(name) {
+            return d;
+        }
+        let d = if depth < MAX_TRACE {
+            self.rule_dtype(node, out, depth)
+        } else {
+            None
+        };
+        self.traced.borrow_mut().insert(name.to_string(), d);
+        d
+    }
+
+    /// Output `out`'s element type by the registered rule of `node`'s type, its inputs' types
+    /// traced by name (the port descs carry the value names).
+    fn rule_dtype(&self, node: NodeId, out: usize, depth: usize) -> Option<DataType> {
+        let op = self.g.op(node).ok()?;
+        let proto = registry::lookup(op.op_type())?;
+        if proto.rule.kind == RuleKind::Custom {
+            return None;
+        }
+        let mut op = op.clone();
+        for i in 0..op.num_inputs() {
+            let desc = op.input_desc(i).ok()?;
+            if desc.dtype != DataType::UNDEFINED {
+                continue;
+            }
+            let Some(value) = desc.name.as_deref().map(str::to_string) else {
+                continue;
+            };
+            if let Some(d) = self.traced_dtype(&value, depth + 1) {
+                op.port_desc_mut(Side::Input, i).ok()?.dtype = d;
+            }
+        }
+        let outs = infer_op(&proto, &op, &|_| None, &mut NoCustom).ok()?;
+        outs.get(out)
+            .map(|o| o.dtype)
+            .filter(|&d| d != DataType::UNDEFINED)
     }
 }
 

@@ -151,7 +151,7 @@ pub fn import_proto(
         gp.name.as_str()
     };
     ctx.graph_names.insert(root_name.to_string());
-    let (mut g, _) = build_graph(gp, root_name, &mut ctx, &[], &[])?;
+    let (mut g, _, _) = build_graph(gp, root_name, &mut ctx, &[], &[], FxHashMap::default())?;
     // ONNX graphs are acyclic (nodes are topologically sorted): a cycle is refused at load.
     for graph in std::iter::once(&g).chain(g.subgraphs.iter()) {
         if let Some(cycle) = graph.find_cycle() {
@@ -275,6 +275,10 @@ struct Builder<'m, 'o> {
     outer: &'o [&'o FxHashSet<&'m str>],
     captures: Vec<(String, NodeId)>,
     unknown: Arc<TensorDesc>,
+    /// Element types traced through producers (`InputInfo::dtype`), by value name.
+    traced: std::cell::RefCell<FxHashMap<String, Option<ascendir_ir::DataType>>>,
+    /// Element types of the enclosing graphs' values this body reads (known at its import).
+    outer_types: FxHashMap<String, ascendir_ir::DataType>,
 }
 
 impl<'m> Builder<'m, '_> {
@@ -424,6 +428,14 @@ fn defined_names(gp: &pb::GraphProto) -> FxHashSet<&str> {
     s
 }
 
+/// A built graph, the values it captures from enclosing graphs (with their `Data` nodes) and
+/// the element types of its outputs where known.
+type BuiltGraph = (
+    Graph,
+    Vec<(String, NodeId)>,
+    Vec<Option<ascendir_ir::DataType>>,
+);
+
 /// Build one graph. `formal` maps the graph's ONNX inputs to `Data` indexes (root: 0..n;
 /// bodies: the parent input each formal input stands for). Returns the graph and the values it
 /// captures from enclosing graphs, with their `Data` nodes.
@@ -433,7 +445,8 @@ fn build_graph<'m>(
     ctx: &mut Ctx,
     outer: &[&FxHashSet<&'m str>],
     formal: &[i64],
-) -> OnnxResult<(Graph, Vec<(String, NodeId)>)> {
+    outer_types: FxHashMap<String, ascendir_ir::DataType>,
+) -> OnnxResult<BuiltGraph> {
     let extra = gp.initializer.len() + gp.input.len() + 1;
     let mut b = Builder {
         g: Graph::with_capacity(name, gp.node.len() + extra),
@@ -444,6 +457,8 @@ fn build_graph<'m>(
         outer,
         captures: Vec::new(),
         unknown: Arc::new(desc_from_type(None)),
+        traced: std::cell::RefCell::default(),
+        outer_types,
     };
     b.values.reserve(gp.node.len() * 2 + extra);
     b.types.reserve(gp.value_info.len() + extra);
@@ -678,7 +693,41 @@ fn build_graph<'m>(
     }
     b.g.set_outputs(&outs, &[])?;
     // A graph output produced by a Data node keeps its own name on the NetOutput input desc.
-    Ok((b.g, b.captures))
+    // The element types of the outputs, as traced here, for the parent's look-ups.
+    let out_types = {
+        use crate::ops::InputInfo;
+        gp.output.iter().map(|v| b.dtype(&v.name)).collect()
+    };
+    Ok((b.g, b.captures, out_types))
+}
+
+/// The element types, as `b` knows them, of the values body `gp` (and the bodies inside it)
+/// reads by name: what its mappings may ask of a captured value.
+fn outer_types(
+    b: &Builder<'_, '_>,
+    gp: &pb::GraphProto,
+) -> FxHashMap<String, ascendir_ir::DataType> {
+    use crate::ops::InputInfo;
+    let mut out = FxHashMap::default();
+    let mut stack = vec![gp];
+    while let Some(g) = stack.pop() {
+        for n in &g.node {
+            for v in &n.input {
+                let v = pb::text(v);
+                if v.is_empty() || out.contains_key(v) {
+                    continue;
+                }
+                if let Some(d) = b.dtype(v) {
+                    out.insert(v.to_string(), d);
+                }
+            }
+            for a in &n.attribute {
+                stack.extend(a.g.iter());
+                stack.extend(&a.graphs);
+            }
+        }
+    }
+    out
 }
 
 /// Build the bodies of `n` (node `id` in `b`), register them, and return the links to make for
@@ -715,10 +764,28 @@ fn build_bodies<'m>(
     // they could map to, so their formal inputs get fresh parent ports after the captures.
     let formal: Vec<i64> = (0..parent_inputs as i64).collect();
     let mut built = Vec::with_capacity(bodies.len());
+    let mut body_types: Vec<Vec<Option<ascendir_ir::DataType>>> = Vec::new();
     for (slot, dynamic, gp) in &bodies {
         let name = ctx.unique_graph_name(&gp.name, &format!("{node_name}_{slot}"));
-        let (g, caps) = build_graph(gp, &name, ctx, scope, &formal)?;
+        let types = outer_types(b, gp);
+        let (g, caps, out_types) = build_graph(gp, &name, ctx, scope, &formal, types)?;
+        body_types.push(out_types);
         built.push((slot.clone(), *dynamic, g, caps));
+    }
+    // The parent's outputs have its bodies' types: an If's where both branches agree, a
+    // Loop's those of its body outputs after the condition.
+    let skip = usize::from(ge_type == "Loop");
+    if matches!(ge_type, "If" | "Loop") {
+        if let Some((first, rest)) = body_types.split_first() {
+            for (k, out) in n.output.iter().enumerate() {
+                let t = first.get(k + skip).copied().flatten();
+                let agree = rest.iter().all(|r| r.get(k + skip).copied().flatten() == t);
+                let out = pb::text(out);
+                if let (Some(t), true, false) = (t, agree, out.is_empty()) {
+                    b.traced.borrow_mut().insert(out.to_string(), Some(t));
+                }
+            }
+        }
     }
     // Union of the captured names, in first-seen order, as new parent inputs.
     let mut union: Vec<String> = Vec::new();

@@ -57,7 +57,21 @@ pub(super) fn import(
             let mut sizes =
                 get_ints(node, "split").or_else(|| input(node, 1).and_then(|s| info.const_ints(s)));
             if input(node, 1).is_some() && sizes.is_none() {
-                return Ok(Handled::Unmapped);
+                // Sizes computed in the graph: GE's SplitV reads them (and the axis) as inputs.
+                let Ok(dim) = i32::try_from(axis) else {
+                    return Ok(Handled::Unmapped);
+                };
+                m.ge_type = "SplitV".into();
+                m.inputs = layout_inputs(&["x", "size_splits"], 2);
+                m.aux.push((
+                    "split_dim".into(),
+                    Tensor::new(
+                        ascendir_ir::TensorDesc::new(&[], DataType::INT32, ascendir_ir::Format::ND),
+                        bytes::Bytes::from(dim.to_le_bytes().to_vec()),
+                    ),
+                ));
+                a.insert("num_split", AttrValue::Int(n_out as i64));
+                return Ok(Handled::Mapped);
             }
             if sizes.is_none() {
                 sizes = uneven_parts(node, axis, n_out, info);
@@ -178,6 +192,15 @@ pub(super) fn export<'a>(
         "ConcatV2D" | "ConcatD" => {
             at.push(a_int("axis", int_of(attrs, "concat_dim").unwrap_or(0)));
             "Concat"
+        }
+        "SplitV" => {
+            // The axis is the constant `split_dim` input (the exporter makes it the attribute);
+            // the sizes stay an input, which Split takes from opset 13.
+            if opset < 13 {
+                return Ok(Exported::Unmapped);
+            }
+            em.inputs.truncate(2);
+            "Split"
         }
         "SplitD" | "SplitVD" => {
             at.push(a_int("axis", int_of(attrs, "split_dim").unwrap_or(0)));

@@ -5,7 +5,8 @@
 //! have a handler on each side, grouped by family, each module holding both directions: `nn`
 //! (convolution, pooling), `matmul`, `norm` (softmax, batch and layer norm), `reduce`, `layout`
 //! (shapes, concat, split, gather, transpose, squeeze, pad, reshape) and `math` (mod, cast, sum,
-//! einsum, max/min, constants, TopK). `attrs` converts attribute values both ways.
+//! einsum, max/min, constants, TopK) and `extra` (bit shifts, losses, RMS norm, grid sampling,
+//! quantization). `attrs` converts attribute values both ways.
 //! Port lists use `name` for a required port, `?name` for an optional one and `name*` for a
 //! dynamic group taking every remaining ONNX input or output (`name0, name1, ...`).
 
@@ -18,6 +19,7 @@ use crate::error::OnnxResult;
 use crate::pb;
 
 mod attrs;
+mod extra;
 mod layout;
 mod math;
 mod matmul;
@@ -62,23 +64,25 @@ type ExportFn =
 
 /// The op families, each holding both directions of its mapping; ops of no family map
 /// through the table alone.
-const IMPORTS: [ImportFn; 6] = [
+const IMPORTS: [ImportFn; 7] = [
     nn::import,
     matmul::import,
     norm::import,
     reduce::import,
     layout::import,
     math::import,
+    extra::import,
 ];
 
 /// The export side of [`IMPORTS`]' families.
-const EXPORTS: [ExportFn; 6] = [
+const EXPORTS: [ExportFn; 7] = [
     nn::export,
     matmul::export,
     norm::export,
     reduce::export,
     layout::export,
     math::export,
+    extra::export,
 ];
 
 /// Look-ups the mapping needs about a node's inputs.

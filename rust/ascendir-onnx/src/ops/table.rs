@@ -102,7 +102,9 @@ entries! {
     "GatherElements" => "GatherElements" ["x", "index"] -> ["y"] { "axis": "dim" };
     "GatherND" => "GatherNd" ["x", "indices"] -> ["y"];
     "ScatterND" => "ScatterNd" ["x", "indices", "updates"] -> ["y"];
+    "ScatterElements" => "ScatterElements" ["data", "indices", "updates"] -> ["y"];
     "CumSum" => "Cumsum" ["x", "axis"] -> ["y"];
+    "CumProd" => "Cumprod" ["x", "axis"] -> ["y"];
     "NonZero" => "NonZero" ["x"] -> ["y"];
     "InstanceNormalization" => "InstanceNorm" ["x", "gamma", "beta"] -> ["y"];
     "DepthToSpace" => "DepthToSpace" ["x"] -> ["y"];
@@ -141,6 +143,12 @@ entries! {
     "ReduceLogSumExp" => "ReduceLogSumExp" ["x", "?axes"] -> ["y"];
     "Max" => "Maximum" ["x1", "x2"] -> ["y"];
     "Min" => "Minimum" ["x1", "x2"] -> ["y"];
+    "BitShift" => "RightShift" ["x", "y"] -> ["z"];
+    "SoftmaxCrossEntropyLoss" => "SoftmaxCrossEntropyLoss" ["scores", "labels", "?weights"] -> ["loss", "log_prop"];
+    "NegativeLogLikelihoodLoss" => "NLLLoss" ["x", "target", "?weight"] -> ["y", "total_weight"];
+    "RMSNormalization" => "RmsNorm" ["x", "gamma"] -> ["y", "rstd"];
+    "GridSample" => "GridSampler2D" ["x", "grid"] -> ["y"];
+    "QuantizeLinear" => "Quantize" ["x", "scales", "?zero_points"] -> ["y"];
     "Constant" => "Const" [] -> ["y"];
     "If" => "If" ["cond"] -> ["output*"];
     "Loop" => "Loop" ["?max_trip_count", "?cond", "input*"] -> ["output*"];
