@@ -10,9 +10,12 @@
 //! dynamic group taking every remaining ONNX input or output (`name0, name1, ...`).
 
 use std::borrow::Cow;
+use std::sync::Arc;
 
+use ascendir_ir::instantiate::PortName;
 use ascendir_ir::registry::{self, OpProto};
-use ascendir_ir::{AttrMap, AttrValue, Tensor};
+use ascendir_ir::{AttrMap, AttrValue, Side, Tensor};
+use rustc_hash::FxHashMap;
 
 use crate::error::OnnxResult;
 use crate::pb;
@@ -117,29 +120,47 @@ impl Mapped {
     /// unregistered types and for nodes whose counts the prototype does not take.
     pub fn name_ports(&mut self, proto: &OpProto) {
         let n_in = self.inputs.len() + self.aux.len();
-        let Some(names) = proto.port_names(n_in, self.outputs.len()) else {
-            return;
-        };
-        // The table's names mostly agree: a name is copied only where it differs.
-        let rename = |port: &mut Cow<'static, str>, n: &str| {
-            if *port != n {
+        let (inputs, aux, outputs) = (&mut self.inputs, &mut self.aux, &mut self.outputs);
+        // The table's names mostly agree: the prototype's names are compared unbuilt, and a
+        // name is copied only where it differs.
+        let rename = |port: &mut Cow<'static, str>, n: PortName<'_>| {
+            if !n.is(port) {
                 *port = Cow::Owned(n.to_string());
             }
         };
-        let mut ins = names.inputs.iter();
-        for (port, _, _) in &mut self.inputs {
-            if let Some(n) = ins.next() {
-                rename(port, n);
+        let (mut k_in, mut k_out) = (0usize, 0usize);
+        proto.visit_port_names(n_in, outputs.len(), |side, n| match side {
+            Side::Input => {
+                if let Some((port, _, _)) = inputs.get_mut(k_in) {
+                    rename(port, n);
+                } else if let Some((port, _)) = aux.get_mut(k_in - inputs.len()) {
+                    rename(port, n);
+                }
+                k_in += 1;
             }
-        }
-        for (port, _) in &mut self.aux {
-            if let Some(n) = ins.next() {
-                rename(port, n);
+            Side::Output => {
+                if let Some(port) = outputs.get_mut(k_out) {
+                    rename(port, n);
+                }
+                k_out += 1;
             }
+        });
+    }
+}
+
+/// The registered prototypes of the GE types one import meets, each looked up in the registry
+/// once per import (the registry's lock, hash and reference count once per type, not per node).
+#[derive(Debug, Default)]
+pub struct Protos(FxHashMap<String, Option<Arc<OpProto>>>);
+
+impl Protos {
+    /// The prototype of `ge_type`, if registered.
+    pub fn get(&mut self, ge_type: &str) -> Option<&OpProto> {
+        if !self.0.contains_key(ge_type) {
+            self.0
+                .insert(ge_type.to_string(), registry::lookup(ge_type));
         }
-        for (port, n) in self.outputs.iter_mut().zip(&names.outputs) {
-            rename(port, n);
-        }
+        self.0.get(ge_type).and_then(|p| p.as_deref())
     }
 }
 
@@ -202,6 +223,7 @@ pub fn map_node(
     node: &pb::NodeProto,
     opset: i64,
     info: &dyn InputInfo,
+    protos: &mut Protos,
 ) -> OnnxResult<Option<Mapped>> {
     let Some(e) = entry(pb::text(&node.op_type)) else {
         return Ok(None);
@@ -236,8 +258,8 @@ pub fn map_node(
             a.insert(ge_attr, AttrValue::Float(onnx_default));
         }
     }
-    if let Some(proto) = registry::lookup(&m.ge_type) {
-        m.name_ports(&proto);
+    if let Some(proto) = protos.get(&m.ge_type) {
+        m.name_ports(proto);
     }
     Ok(Some(m))
 }
