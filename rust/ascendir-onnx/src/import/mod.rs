@@ -144,7 +144,6 @@ pub fn import_proto(
         base_dir: opts.base_dir.clone(),
         files: FxHashMap::default(),
         graph_names: FxHashSet::default(),
-        protos: ops::Protos::default(),
     };
     let root_name = if gp.name.is_empty() {
         "main"
@@ -198,8 +197,6 @@ struct Ctx {
     /// External data files opened so far, with their sizes.
     files: FxHashMap<String, (std::fs::File, u64)>,
     graph_names: FxHashSet<String>,
-    /// The prototypes of the GE types met so far.
-    protos: ops::Protos,
 }
 
 impl Ctx {
@@ -529,7 +526,7 @@ fn build_graph<'m>(
         }
         let standard = n_domain.is_empty() || n_domain == "ai.onnx";
         let mapped = if standard {
-            ops::map_node(n, ctx.opset, &b, &mut ctx.protos)?
+            ops::map_node(n, ctx.opset, &b)?
         } else {
             None
         };

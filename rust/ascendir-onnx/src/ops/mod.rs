@@ -10,12 +10,10 @@
 //! dynamic group taking every remaining ONNX input or output (`name0, name1, ...`).
 
 use std::borrow::Cow;
-use std::sync::Arc;
 
 use ascendir_ir::instantiate::PortName;
 use ascendir_ir::registry::{self, OpProto};
 use ascendir_ir::{AttrMap, AttrValue, Side, Tensor};
-use rustc_hash::FxHashMap;
 
 use crate::error::OnnxResult;
 use crate::pb;
@@ -148,22 +146,6 @@ impl Mapped {
     }
 }
 
-/// The registered prototypes of the GE types one import meets, each looked up in the registry
-/// once per import (the registry's lock, hash and reference count once per type, not per node).
-#[derive(Debug, Default)]
-pub struct Protos(FxHashMap<String, Option<Arc<OpProto>>>);
-
-impl Protos {
-    /// The prototype of `ge_type`, if registered.
-    pub fn get(&mut self, ge_type: &str) -> Option<&OpProto> {
-        if !self.0.contains_key(ge_type) {
-            self.0
-                .insert(ge_type.to_string(), registry::lookup(ge_type));
-        }
-        self.0.get(ge_type).and_then(|p| p.as_deref())
-    }
-}
-
 /// Lay out ports from a port list over the node's actual inputs/outputs.
 fn layout_inputs(spec: &[&'static str], n: usize) -> Vec<(Cow<'static, str>, Option<usize>, bool)> {
     let mut out = Vec::with_capacity(n.max(spec.len()));
@@ -223,7 +205,6 @@ pub fn map_node(
     node: &pb::NodeProto,
     opset: i64,
     info: &dyn InputInfo,
-    protos: &mut Protos,
 ) -> OnnxResult<Option<Mapped>> {
     let Some(e) = entry(pb::text(&node.op_type)) else {
         return Ok(None);
@@ -258,8 +239,8 @@ pub fn map_node(
             a.insert(ge_attr, AttrValue::Float(onnx_default));
         }
     }
-    if let Some(proto) = protos.get(&m.ge_type) {
-        m.name_ports(proto);
+    if let Some(proto) = registry::lookup(&m.ge_type) {
+        m.name_ports(&proto);
     }
     Ok(Some(m))
 }
