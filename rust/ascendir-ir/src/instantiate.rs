@@ -311,35 +311,129 @@ impl OpProto {
     /// declared ones (a dynamic output expanded over the outputs beyond the fixed ones).
     /// `None` when the counts do not fit the prototype.
     pub fn port_names(&self, n_inputs: usize, n_outputs: usize) -> Option<PortNames<'_>> {
-        let plan = self.plan_inputs(n_inputs).ok()?;
         let mut inputs = SmallVec::with_capacity(n_inputs);
-        for (spec, count) in self.inputs.iter().zip(plan) {
-            if spec.kind == IrInputType::Dynamic {
-                inputs.extend((0..count).map(|i| Cow::Owned(format!("{}{i}", spec.name))));
-            } else if count == 1 {
-                inputs.push(Cow::Borrowed(spec.name.as_str()));
-            }
-        }
+        let mut outputs = SmallVec::with_capacity(n_outputs);
+        let fits = self.visit_port_names(n_inputs, n_outputs, |side, name| match side {
+            Side::Input => inputs.push(name.to_cow()),
+            Side::Output => outputs.push(name.to_cow()),
+        });
+        fits.then_some(PortNames { inputs, outputs })
+    }
+
+    /// The names of [`OpProto::port_names`] handed to `f` one by one (inputs first, then
+    /// outputs, each in order) without building them: for frontends that compare them with
+    /// names of their own on every node. Returns `false`, having called `f` for none, when the
+    /// counts do not fit the prototype.
+    pub fn visit_port_names<'a>(
+        &'a self,
+        n_inputs: usize,
+        n_outputs: usize,
+        mut f: impl FnMut(Side, PortName<'a>),
+    ) -> bool {
+        let Ok(plan) = self.plan_counts(n_inputs) else {
+            return false;
+        };
         let dynamic = self.outputs.iter().any(|o| o.kind == IrOutputType::Dynamic);
         let fixed = self.outputs.len() - usize::from(dynamic);
         if !dynamic && n_outputs > fixed {
-            return None;
+            return false;
         }
-        let mut outputs = SmallVec::with_capacity(n_outputs);
-        for spec in &self.outputs {
-            if outputs.len() == n_outputs {
-                break;
+        for (spec, count) in self.inputs.iter().zip(plan) {
+            if spec.kind == IrInputType::Dynamic {
+                for i in 0..count {
+                    f(Side::Input, PortName::instance(&spec.name, i));
+                }
+            } else if count == 1 {
+                f(Side::Input, PortName::declared(&spec.name));
             }
+        }
+        let mut given = 0usize;
+        for spec in &self.outputs {
             if spec.kind == IrOutputType::Dynamic {
                 let count = n_outputs.saturating_sub(fixed);
-                outputs.extend((0..count).map(|i| Cow::Owned(format!("{}{i}", spec.name))));
-            } else {
-                outputs.push(Cow::Borrowed(spec.name.as_str()));
+                for i in 0..count.min(n_outputs - given) {
+                    f(Side::Output, PortName::instance(&spec.name, i));
+                }
+                given += count.min(n_outputs - given);
+            } else if given < n_outputs {
+                f(Side::Output, PortName::declared(&spec.name));
+                given += 1;
+            }
+            if given == n_outputs {
+                break;
             }
         }
-        outputs.truncate(n_outputs);
-        Some(PortNames { inputs, outputs })
+        true
     }
+}
+
+/// One port name of a prototype ([`OpProto::visit_port_names`]): a declared name, or the
+/// instance `{name}{k}` of a dynamic port, unbuilt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortName<'a> {
+    /// The declared name.
+    pub declared: &'a str,
+    /// The instance number of a dynamic port.
+    pub instance: Option<usize>,
+}
+
+impl<'a> PortName<'a> {
+    fn declared(name: &'a str) -> Self {
+        PortName {
+            declared: name,
+            instance: None,
+        }
+    }
+
+    fn instance(name: &'a str, k: usize) -> Self {
+        PortName {
+            declared: name,
+            instance: Some(k),
+        }
+    }
+
+    /// Whether `name` is this name (compared without building it).
+    pub fn is(&self, name: &str) -> bool {
+        match self.instance {
+            None => name == self.declared,
+            Some(k) => name
+                .strip_prefix(self.declared)
+                .is_some_and(|digits| is_decimal(digits, k)),
+        }
+    }
+
+    /// The name, borrowed when it is a declared one.
+    pub fn to_cow(self) -> Cow<'a, str> {
+        match self.instance {
+            None => Cow::Borrowed(self.declared),
+            Some(k) => Cow::Owned(format!("{}{k}", self.declared)),
+        }
+    }
+}
+
+impl std::fmt::Display for PortName<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.declared)?;
+        match self.instance {
+            Some(k) => write!(f, "{k}"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Whether `digits` is `k` written as `format!` writes it (decimal, no sign, no leading zero).
+fn is_decimal(digits: &str, mut k: usize) -> bool {
+    let mut buf = [0u8; 20];
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (k % 10) as u8;
+        k /= 10;
+        if k == 0 {
+            break;
+        }
+    }
+    digits.as_bytes() == &buf[at..]
 }
 
 /// Port names from a prototype ([`OpProto::port_names`]).

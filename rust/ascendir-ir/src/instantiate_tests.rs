@@ -284,6 +284,77 @@ fn port_names_follow_the_prototype() {
 }
 
 #[test]
+fn unbuilt_port_names_compare_as_the_built_ones() {
+    // A dynamic instance matches its exact decimal name only.
+    let x12 = PortName {
+        declared: "x",
+        instance: Some(12),
+    };
+    assert!(x12.is("x12"));
+    for other in ["x", "x1", "x012", "x120", "y12", "x+12", "X12"] {
+        assert!(!x12.is(other), "{other}");
+    }
+    let x0 = PortName {
+        declared: "x",
+        instance: Some(0),
+    };
+    assert!(x0.is("x0") && !x0.is("x00") && !x0.is("x"));
+    let big = PortName {
+        declared: "x",
+        instance: Some(usize::MAX),
+    };
+    assert!(big.is(&format!("x{}", usize::MAX)));
+    let y = PortName {
+        declared: "y",
+        instance: None,
+    };
+    assert!(y.is("y") && !y.is("y0"));
+    assert_eq!(
+        (x12.to_string(), y.to_cow()),
+        ("x12".to_string(), "y".into())
+    );
+    // The visit hands out exactly the names `port_names` builds, and nothing when the counts
+    // do not fit.
+    let mut mixed = OpProto::new("InstMixed");
+    mixed.inputs = vec![
+        input("a", IrInputType::Required, None),
+        input("x", IrInputType::Dynamic, None),
+        input("b", IrInputType::Required, None),
+    ];
+    mixed.outputs = vec![
+        output("first", IrOutputType::Required),
+        output("y", IrOutputType::Dynamic),
+        output("last", IrOutputType::Required),
+    ];
+    let outs = (0..6).map(|n| (4, n));
+    for (p, counts) in [
+        (mixed, outs.chain([(1, 1), (2, 2)]).collect()),
+        (
+            conv(),
+            vec![(1, 1), (2, 1), (3, 1), (4, 1), (5, 1), (3, 2), (3, 0)],
+        ),
+        (concat(), vec![(0, 1), (1, 1), (3, 1), (12, 1), (2, 2)]),
+        (split(), vec![(1, 0), (1, 1), (1, 3), (1, 11), (2, 3)]),
+    ] {
+        for (n_in, n_out) in counts {
+            let mut seen = (Vec::new(), Vec::new());
+            let fits = p.visit_port_names(n_in, n_out, |side, n| match side {
+                Side::Input => seen.0.push(n.to_string()),
+                Side::Output => seen.1.push(n.to_string()),
+            });
+            match p.port_names(n_in, n_out) {
+                Some(names) => {
+                    assert!(fits);
+                    assert_eq!(seen.0, names.inputs.to_vec(), "{n_in} {n_out}");
+                    assert_eq!(seen.1, names.outputs.to_vec(), "{n_in} {n_out}");
+                }
+                None => assert!(!fits && seen.0.is_empty() && seen.1.is_empty()),
+            }
+        }
+    }
+}
+
+#[test]
 fn instantiate_by_type_looks_the_prototype_up() {
     let e = instantiate(
         "InstNoSuchType",

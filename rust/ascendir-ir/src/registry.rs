@@ -22,6 +22,53 @@ use crate::tensor::TensorDesc;
 /// for up to eight declared inputs, so planning a node allocates nothing.
 pub type InputPlan = SmallVec<[usize; 8]>;
 
+/// Why positional inputs do not fit a prototype's declared inputs ([`OpProto::plan_counts`]);
+/// displayed as [`OpProto::plan_inputs`]' message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PlanMisfit {
+    /// No dynamic input: between `required` and `fixed` inputs are taken, `given` were given.
+    Count {
+        /// Required inputs.
+        required: usize,
+        /// Required and optional inputs.
+        fixed: usize,
+        /// Inputs given.
+        given: usize,
+    },
+    /// One dynamic input: at least `fixed` inputs are taken, `given` were given.
+    AtLeast {
+        /// Required and optional inputs.
+        fixed: usize,
+        /// Inputs given.
+        given: usize,
+    },
+    /// More than one dynamic input: the inputs must be passed grouped.
+    SeveralDynamic,
+}
+
+impl std::fmt::Display for PlanMisfit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            PlanMisfit::Count {
+                required,
+                fixed,
+                given,
+            } if required == fixed => write!(f, "takes {fixed} inputs, {given} given"),
+            PlanMisfit::Count {
+                required,
+                fixed,
+                given,
+            } => write!(f, "takes {required} to {fixed} inputs, {given} given"),
+            PlanMisfit::AtLeast { fixed, given } => {
+                write!(f, "takes at least {fixed} inputs, {given} given")
+            }
+            PlanMisfit::SeveralDynamic => {
+                f.write_str("has several dynamic inputs; pass each one as a list")
+            }
+        }
+    }
+}
+
 /// Errors of registration and of building ops from prototypes.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum RegistryError {
@@ -294,6 +341,12 @@ impl OpProto {
     /// takes what remains. With more than one dynamic input the caller must use
     /// `plan_inputs_grouped`.
     pub fn plan_inputs(&self, given: usize) -> Result<InputPlan, String> {
+        self.plan_counts(given).map_err(|m| m.to_string())
+    }
+
+    /// [`OpProto::plan_inputs`] with the misfit as a value (nothing formatted): for callers
+    /// that only ask whether the counts fit.
+    pub fn plan_counts(&self, given: usize) -> Result<InputPlan, PlanMisfit> {
         let fixed = self
             .inputs
             .iter()
@@ -307,10 +360,10 @@ impl OpProto {
             .count();
         if dynamic == 0 {
             if given < required || given > fixed {
-                return Err(if required == fixed {
-                    format!("takes {fixed} inputs, {given} given")
-                } else {
-                    format!("takes {required} to {fixed} inputs, {given} given")
+                return Err(PlanMisfit::Count {
+                    required,
+                    fixed,
+                    given,
                 });
             }
             // Fill in order; trailing optional inputs beyond `given` are unset.
@@ -334,10 +387,10 @@ impl OpProto {
             return Ok(plan);
         }
         if dynamic > 1 {
-            return Err("has several dynamic inputs; pass each one as a list".into());
+            return Err(PlanMisfit::SeveralDynamic);
         }
         if given < fixed {
-            return Err(format!("takes at least {fixed} inputs, {given} given"));
+            return Err(PlanMisfit::AtLeast { fixed, given });
         }
         Ok(self
             .inputs

@@ -12,8 +12,9 @@
 
 use std::borrow::Cow;
 
+use ascendir_ir::instantiate::PortName;
 use ascendir_ir::registry::{self, OpProto};
-use ascendir_ir::{AttrMap, AttrValue, Tensor};
+use ascendir_ir::{AttrMap, AttrValue, Side, Tensor};
 
 use crate::error::OnnxResult;
 use crate::pb;
@@ -121,29 +122,31 @@ impl Mapped {
     /// unregistered types and for nodes whose counts the prototype does not take.
     pub fn name_ports(&mut self, proto: &OpProto) {
         let n_in = self.inputs.len() + self.aux.len();
-        let Some(names) = proto.port_names(n_in, self.outputs.len()) else {
-            return;
-        };
-        // The table's names mostly agree: a name is copied only where it differs.
-        let rename = |port: &mut Cow<'static, str>, n: &str| {
-            if *port != n {
+        let (inputs, aux, outputs) = (&mut self.inputs, &mut self.aux, &mut self.outputs);
+        // The table's names mostly agree: the prototype's names are compared unbuilt, and a
+        // name is copied only where it differs.
+        let rename = |port: &mut Cow<'static, str>, n: PortName<'_>| {
+            if !n.is(port) {
                 *port = Cow::Owned(n.to_string());
             }
         };
-        let mut ins = names.inputs.iter();
-        for (port, _, _) in &mut self.inputs {
-            if let Some(n) = ins.next() {
-                rename(port, n);
+        let (mut k_in, mut k_out) = (0usize, 0usize);
+        proto.visit_port_names(n_in, outputs.len(), |side, n| match side {
+            Side::Input => {
+                if let Some((port, _, _)) = inputs.get_mut(k_in) {
+                    rename(port, n);
+                } else if let Some((port, _)) = aux.get_mut(k_in - inputs.len()) {
+                    rename(port, n);
+                }
+                k_in += 1;
             }
-        }
-        for (port, _) in &mut self.aux {
-            if let Some(n) = ins.next() {
-                rename(port, n);
+            Side::Output => {
+                if let Some(port) = outputs.get_mut(k_out) {
+                    rename(port, n);
+                }
+                k_out += 1;
             }
-        }
-        for (port, n) in self.outputs.iter_mut().zip(&names.outputs) {
-            rename(port, n);
-        }
+        });
     }
 }
 
