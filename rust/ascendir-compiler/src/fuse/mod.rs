@@ -623,62 +623,30 @@ impl<'a, T> Fuser<'a, T> {
         // is sequential where a map of hundreds of thousands of pairs is not).
         let mut rejections: Vec<((usize, usize), Refusal)> = Vec::new();
         let mut refused: FxHashSet<(usize, usize, u32, u32)> = FxHashSet::default();
-        // Clusters changed by the last round (all, before the first). A group of clusters
-        // touching one tensor none of which changed gives the same pairs as the last round,
-        // and each of them was refused then (a legal pair of unchanged clusters merges or is
-        // refused by the exact check), so the group is skipped: the same result without the
-        // refusal lookups that dominate later rounds.
-        let mut dirty = vec![true; self.lowered.len()];
-        // The rounds' work lists, reused: each holds up to a few entries per node, and a fresh
-        // allocation of that size is fresh pages every round.
-        let mut touching: Vec<(usize, u32, usize, usize)> = Vec::new();
-        let mut pairs: Vec<(usize, usize)> = Vec::new();
-        let mut seen: FxHashSet<(usize, usize)> = FxHashSet::default();
-        let mut legal: Vec<Candidate> = Vec::new();
-        let mut hot = vec![false; self.pos.ids.len()];
         let mut rounds = 0;
         for _ in 0..self.opts.max_rounds {
             rounds += 1;
             // Candidates: per tensor, the clusters touching it, by first member.
-            touching.clear();
-            // After the first round only the groups of tensors a changed cluster touches can
-            // give a pair to check (marked by producer position; a node's other outputs come
-            // along, which only adds groups whose pairs are all refused).
-            let every = rounds == 1;
-            if !every {
-                hot.fill(false);
-                for (li, _) in dirty.iter().enumerate().filter(|(_, &d)| d) {
-                    if self.parent[li] == li {
-                        for t in self.touches(li) {
-                            if let Some(tp) = self.pos.get(t.0) {
-                                hot[tp] = true;
-                            }
-                        }
-                    }
-                }
-            }
+            let mut touching: Vec<(usize, u32, usize, usize)> = Vec::new();
             for li in 0..self.lowered.len() {
                 if self.parent[li] != li {
                     continue;
                 }
                 let mn = self.cl(li).min_ord;
                 for t in self.touches(li) {
-                    let tp = self.pos.get(t.0).unwrap_or(usize::MAX);
-                    if !every && tp != usize::MAX && !hot[tp] {
-                        continue;
-                    }
                     // A scalar constant is an immediate in every kernel, not a reason to fuse
                     // its readers.
                     if self.scalar_const(t) {
                         continue;
                     }
+                    let tp = self.pos.get(t.0).unwrap_or(usize::MAX);
                     touching.push((tp, t.1, mn, li));
                 }
             }
             touching.sort_unstable();
             touching.dedup();
-            pairs.clear();
-            seen.clear();
+            let mut pairs: Vec<(usize, usize)> = Vec::new();
+            let mut seen: FxHashSet<(usize, usize)> = FxHashSet::default();
             let mut i = 0;
             while i < touching.len() {
                 let mut j = i;
@@ -689,10 +657,6 @@ impl<'a, T> Fuser<'a, T> {
                     j += 1;
                 }
                 let group = &touching[i..j];
-                if !group.iter().any(|e| dirty[e.3]) {
-                    i = j;
-                    continue;
-                }
                 for x in 0..group.len() {
                     for y in x + 1..group.len().min(x + 1 + self.opts.pair_attempts) {
                         let (a, b) = (group[x].3, group[y].3);
@@ -704,8 +668,8 @@ impl<'a, T> Fuser<'a, T> {
                 }
                 i = j;
             }
-            legal.clear();
-            for &(a, b) in &pairs {
+            let mut legal: Vec<Candidate> = Vec::new();
+            for (a, b) in pairs {
                 // A pair refused in an earlier round is refused again while neither side
                 // changed (the check is a function of the two clusters).
                 let key = (a, b, self.cl(a).version, self.cl(b).version);
@@ -726,9 +690,8 @@ impl<'a, T> Fuser<'a, T> {
                 }
             }
             legal.sort_by_key(|x| x.0);
-            dirty.fill(false);
             let mut changed = false;
-            for &(_, a, b, va, vb) in &legal {
+            for (_, a, b, va, vb) in legal {
                 let (ra, rb) = (self.find(a), self.find(b));
                 if ra == rb {
                     continue;
@@ -755,10 +718,8 @@ impl<'a, T> Fuser<'a, T> {
                 built.remove(&ra);
                 built.remove(&rb);
                 self.merge(ra, rb);
-                let root = self.find(ra);
-                dirty[root] = true;
                 if let Some(t) = made {
-                    built.insert(root, t);
+                    built.insert(self.find(ra), t);
                 }
                 changed = true;
             }
