@@ -24,7 +24,12 @@ from test_evaluate_onnx import as_array, mismatch  # noqa: E402
 
 # Cases whose export does not reproduce what the original does, and why. A listed case may
 # pass; an unlisted one must.
-KNOWN: dict[str, str] = {}
+# Random ops: the expected outputs hold one draw, so a runtime reproducing them from the
+# original is chance, and a later draw from the export (or the original) need not agree.
+KNOWN: dict[str, str] = {
+    "test_bernoulli": "Bernoulli draws random numbers: a match with the stored draw is chance",
+    "test_training_dropout": "training-mode Dropout draws a random mask",
+}
 
 
 def known_reason(name: str) -> str | None:
