@@ -3,6 +3,18 @@
 use super::*;
 
 impl<'a> Gen<'a> {
+    /// The producer `(node, output)` feeding input `slot` of node `n`.
+    fn input_of(&self, n: &PlanNode, slot: usize) -> AscResult<(usize, usize)> {
+        match n.inputs.get(slot) {
+            Some(Some(qo)) => Ok(*qo),
+            _ => Err(unsupported(
+                &self.p.name,
+                &n.name,
+                format!("input {slot} is not connected"),
+            )),
+        }
+    }
+
     /// An input operand of node `n`: a UB tensor read or a scalar constant. Emits `<v>` (typed
     /// pointer), `<v>_s` (strides over the iteration space `space`) and returns its C type.
     fn operand(
@@ -15,13 +27,7 @@ impl<'a> Gen<'a> {
         name: &str,
     ) -> AscResult<&'static str> {
         let p = self.p;
-        let Some(Some((q, o))) = n.inputs.get(slot).cloned() else {
-            return Err(unsupported(
-                &p.name,
-                &n.name,
-                format!("input {slot} is not connected"),
-            ));
-        };
+        let (q, o) = self.input_of(n, slot)?;
         let prod = &p.nodes[q];
         let t = prod
             .outputs
@@ -113,25 +119,7 @@ impl<'a> Gen<'a> {
         };
         match n.compute_type {
             ComputeType::Load => {
-                let Some(Some((q, _))) = n.inputs.first().cloned() else {
-                    return Err(unsupported(&p.name, &n.name, "Load without input".into()));
-                };
-                let src = &p.nodes[q];
-                let di = self
-                    .inputs
-                    .iter()
-                    .position(|a| a.name == src.name && src.op_type == "Data")
-                    .ok_or_else(|| {
-                        unsupported(
-                            &p.name,
-                            &n.name,
-                            format!(
-                                "Load reads '{}' ({}), only Data inputs run",
-                                src.name, src.op_type
-                            ),
-                        )
-                    })?;
-                let gct = ctype(self.inputs[di].dtype).unwrap_or("float");
+                let (di, _, gct) = self.gm_operand(n, 0)?;
                 self.extents("o", t, r);
                 self.gm_view("o", t, &offset);
                 self.write_target(pos, oct, &name)?;
@@ -266,13 +254,7 @@ impl<'a> Gen<'a> {
         slot: usize,
     ) -> AscResult<(usize, &'a PlanTensor, &'static str)> {
         let p = self.p;
-        let Some(Some((q, o))) = n.inputs.get(slot).cloned() else {
-            return Err(unsupported(
-                &p.name,
-                &n.name,
-                format!("input {slot} is not connected"),
-            ));
-        };
+        let (q, o) = self.input_of(n, slot)?;
         let src = &p.nodes[q];
         let di = self
             .inputs
@@ -366,13 +348,7 @@ impl<'a> Gen<'a> {
         name: &str,
     ) -> AscResult<()> {
         let p = self.p;
-        let Some(Some((q, o))) = n.inputs.get(slot).cloned() else {
-            return Err(unsupported(
-                &p.name,
-                &n.name,
-                format!("input {slot} is not connected"),
-            ));
-        };
+        let (q, o) = self.input_of(n, slot)?;
         let Some(tk) = self.tkey(q, o) else {
             return Err(unsupported(
                 &p.name,
