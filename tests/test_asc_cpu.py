@@ -291,6 +291,7 @@ if __name__ == "__main__":  # pragma: no cover
 
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("which", ["bert", "decoder", "resnet"])
 def test_every_kernel_of_the_benchmark_models_verifies(which: str) -> None:
     """Every kernel of the models of ``benches/models.py`` (smaller configurations of the

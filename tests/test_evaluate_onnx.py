@@ -97,6 +97,7 @@ def conformance():
     return results
 
 
+@pytest.mark.sweep
 def test_conformance_cases_reproduce_onnx(conformance, evaluate_summary):
     tally = collections.Counter(status for status, _ in conformance.values())
     mapped = tally["pass"] + tally["fail"]

@@ -109,6 +109,7 @@ def inferred():
     return out
 
 
+@pytest.mark.sweep
 @pytest.mark.parametrize("mode", ["declared", "stripped"])
 def test_infer_shapes_on_the_conformance_cases(inferred, infer_summary, mode):
     rows = {n: r[mode] for n, r in inferred.items()}

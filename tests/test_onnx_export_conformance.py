@@ -102,6 +102,7 @@ def exported():
     return out
 
 
+@pytest.mark.sweep
 def test_exports_pass_the_checker_and_reproduce_what_the_original_does(exported, export_summary):
     checked = {n: e for n, (o, e, _) in exported.items() if o is None}
     passed = sum(1 for e in checked.values() if e is None)

@@ -281,6 +281,7 @@ def test_cast_like_target_typed_through_if_branches_and_captures():
 # ---------------------------------------------------------------- the conformance tally
 
 
+@pytest.mark.sweep
 def test_node_mapping_over_conformance_cases(mapping_summary):
     from onnx.backend.test.case import node
 
