@@ -14,8 +14,7 @@ use ascendir_ir::{
 use bytes::Bytes;
 use rustc_hash::FxHashMap;
 
-use crate::ops;
-use crate::program::{desc_arc, Arg, FxNode, FxProgram, NodeKind, OutMeta};
+use crate::program::{desc_arc, Arg, FxNode, FxProgram, OutMeta};
 use crate::{TorchError, TorchResult};
 
 /// A GE out anchor: (node, output index).
@@ -105,6 +104,34 @@ fn attr_str(s: &str) -> AttrValue {
 }
 
 impl<'p> Ctx<'p> {
+    /// The state of converting `p`, before its first node.
+    pub fn new(p: &'p FxProgram) -> Self {
+        let n = p.len();
+        Ctx {
+            g: Graph::with_capacity(if p.name.is_empty() { "main" } else { &p.name }, n + 16),
+            p,
+            cur_node: None,
+            vals: vec![None; n],
+            sym_out: vec![None; n],
+            trans_out: vec![None; n],
+            report: ImportReport {
+                fx_nodes: n,
+                ..ImportReport::default()
+            },
+            cur: 0,
+            helper_seq: 0,
+            shared: FxHashMap::default(),
+            targets: FxHashMap::default(),
+            ports: FxHashMap::default(),
+        }
+    }
+
+    /// Make FX node `i` (`node`) the one being converted.
+    pub fn begin_node(&mut self, i: usize, node: std::rc::Rc<FxNode<'p>>) {
+        self.cur = i;
+        self.cur_node = Some(node);
+    }
+
     /// The name of FX node `n`.
     pub fn name(&self, n: usize) -> &'p str {
         self.p.names.get(n).map_or("?", String::as_str)
@@ -593,17 +620,13 @@ impl<'p> Ctx<'p> {
     }
 }
 
-/// Little-endian bytes of `value` in `dtype`.
+/// Little-endian bytes of `value` in `dtype` (half and bfloat16 rounded to nearest even).
 pub(crate) fn scalar_bytes(value: f64, dtype: DataType) -> Option<Vec<u8>> {
     Some(match dtype {
         DataType::FLOAT => (value as f32).to_le_bytes().to_vec(),
         DataType::DOUBLE => value.to_le_bytes().to_vec(),
-        DataType::FLOAT16 => f32_to_f16(value as f32).to_le_bytes().to_vec(),
-        DataType::BF16 => {
-            (((value as f32).to_bits() + 0x7fff + (((value as f32).to_bits() >> 16) & 1)) >> 16)
-                .to_le_bytes()[..2]
-                .to_vec()
-        }
+        DataType::FLOAT16 => half::f16::from_f64(value).to_le_bytes().to_vec(),
+        DataType::BF16 => half::bf16::from_f64(value).to_le_bytes().to_vec(),
         DataType::INT64 => (value as i64).to_le_bytes().to_vec(),
         DataType::INT32 => (value as i32).to_le_bytes().to_vec(),
         DataType::INT16 => (value as i16).to_le_bytes().to_vec(),
@@ -614,215 +637,27 @@ pub(crate) fn scalar_bytes(value: f64, dtype: DataType) -> Option<Vec<u8>> {
     })
 }
 
-/// IEEE half of `f` (round to nearest even).
-fn f32_to_f16(f: f32) -> u16 {
-    let x = f.to_bits();
-    let sign = ((x >> 16) & 0x8000) as u16;
-    let exp = ((x >> 23) & 0xff) as i32;
-    let mant = x & 0x7f_ffff;
-    if exp == 0xff {
-        return sign | 0x7c00 | if mant != 0 { 0x200 } else { 0 };
-    }
-    let e = exp - 127 + 15;
-    if e >= 0x1f {
-        return sign | 0x7c00;
-    }
-    if e <= 0 {
-        if e < -10 {
-            return sign;
-        }
-        let m = mant | 0x80_0000;
-        let shift = (14 - e) as u32;
-        let half = 1u32 << (shift - 1);
-        let rounded = (m + half - 1 + ((m >> shift) & 1)) >> shift;
-        return sign | rounded as u16;
-    }
-    let rounded = mant + 0xfff + ((mant >> 13) & 1);
-    if rounded & 0x80_0000 != 0 {
-        let e = e + 1;
-        if e >= 0x1f {
-            return sign | 0x7c00;
-        }
-        return sign | ((e as u16) << 10);
-    }
-    sign | ((e as u16) << 10) | ((rounded >> 13) as u16)
-}
-
-/// Convert a flattened program into a graph.
-pub fn convert(p: &FxProgram) -> TorchResult<(Graph, ImportReport)> {
-    p.check()?;
-    let n = p.len();
-    let mut consts: Vec<Option<&Bytes>> = vec![None; n];
-    for (i, b) in &p.consts {
-        let slot = consts
-            .get_mut(*i)
-            .ok_or_else(|| TorchError::Malformed(format!("payload of node {i} out of range")))?;
-        *slot = Some(b);
-    }
-    let mut ctx = Ctx {
-        g: Graph::with_capacity(if p.name.is_empty() { "main" } else { &p.name }, n + 16),
-        p,
-        cur_node: None,
-        vals: vec![None; n],
-        sym_out: vec![None; n],
-        trans_out: vec![None; n],
-        report: ImportReport {
-            fx_nodes: n,
-            ..ImportReport::default()
-        },
-        cur: 0,
-        helper_seq: 0,
-        shared: FxHashMap::default(),
-        targets: FxHashMap::default(),
-        ports: FxHashMap::default(),
-    };
-    let mut outputs: Vec<(NodeId, i32)> = Vec::new();
-    let mut data_index = 0i64;
-    #[allow(clippy::needless_range_loop)] // `i` indexes the program and the values
-    for i in 0..n {
-        ctx.cur = i;
-        let node = std::rc::Rc::new(p.node(i)?);
-        ctx.cur_node = Some(node.clone());
-        match node.kind {
-            NodeKind::Input => {
-                let meta = node
-                    .out()
-                    .cloned()
-                    .ok_or_else(|| ctx.unsupported("a user input without tensor metadata"))?;
-                if meta.symint || meta.dtype.is_none() {
-                    return Err(ctx.unsupported("only tensor user inputs are supported"));
-                }
-                let mut desc = meta.desc();
-                if meta.sym.iter().any(Option::is_some) {
-                    let ranges: Vec<Vec<i64>> = meta
-                        .sym
-                        .iter()
-                        .zip(&meta.dims)
-                        .map(|(s, &d)| match s {
-                            None => vec![d, d],
-                            Some(e) => p
-                                .symbols
-                                .iter()
-                                .find(|x| x.name == *e)
-                                .map_or(vec![1, -1], |x| vec![x.min, x.max]),
-                        })
-                        .collect();
-                    desc.attrs_mut()
-                        .insert("shape_range", AttrValue::ListListInt(ranges));
-                }
-                let desc = Arc::new(desc);
-                let mut op = OpDesc::new(node.name, "Data");
-                op.add_input("x", desc.clone());
-                op.add_output("y", desc)?;
-                op.set_attr("index", AttrValue::Int(data_index));
-                data_index += 1;
-                op.set_attr(
-                    crate::ATTR_SHAPE,
-                    AttrValue::ListString(
-                        meta.sym
-                            .iter()
-                            .zip(&meta.dims)
-                            .map(|(s, d)| s.map_or_else(|| d.to_string(), str::to_string))
-                            .collect(),
-                    ),
-                );
-                let id = ctx.g.add_node(op)?;
-                ctx.report.inputs += 1;
-                ctx.set(Value::T((id, 0)));
-            }
-            NodeKind::Const => {
-                let meta = node
-                    .out()
-                    .cloned()
-                    .ok_or_else(|| ctx.unsupported("a constant without tensor metadata"))?;
-                let data = consts[i]
-                    .cloned()
-                    .ok_or_else(|| ctx.unsupported("a constant without a payload"))?;
-                if !meta.is_static() {
-                    return Err(ctx.unsupported("a constant of symbolic shape"));
-                }
-                let desc = meta.desc();
-                let expected = desc.mem_size().unwrap_or(-1);
-                if expected < 0 || expected as usize != data.len() {
-                    return Err(ctx.unsupported(format!(
-                        "constant payload has {} bytes, its shape {:?} needs {expected}",
-                        data.len(),
-                        meta.dims
-                    )));
-                }
-                let name = node.name;
-                let param = node.target;
-                let t = Tensor::new(desc, data);
-                let o = ctx.const_tensor(name, t)?;
-                ctx.g
-                    .modify_op(o.0, |op| op.set_attr(crate::ATTR_PARAM, attr_str(param)))?;
-                ctx.report.params += 1;
-                ctx.set(Value::T(o));
-            }
-            NodeKind::Call => {
-                ctx.report.fx_calls += 1;
-                ops::convert_call(&mut ctx, &node)?;
-            }
-            NodeKind::Output => {
-                let args = node.args.clone();
-                let items = match args.first() {
-                    Some(Arg::List(l)) => l.clone(),
-                    Some(a) => vec![a.clone()],
-                    None => Vec::new(),
-                };
-                for a in &items {
-                    if matches!(a, Arg::None) {
-                        return Err(ctx.unsupported("a None output"));
-                    }
-                    let o = ctx.tensor(a)?;
-                    outputs.push((o.0, o.1 as i32));
-                }
-            }
-        }
-    }
-    ctx.g.set_outputs(&outputs, &[])?;
-    // Program-level symbol information (see the crate docs).
-    if !p.symbols.is_empty() {
-        let g = &mut ctx.g;
-        g.attrs.insert(
-            crate::ATTR_SYMBOLS,
-            AttrValue::ListString(p.symbols.iter().map(|s| s.name.clone()).collect()),
-        );
-        g.attrs.insert(
-            crate::ATTR_SYMBOL_SOURCES,
-            AttrValue::ListString(p.symbols.iter().map(|s| s.source.clone()).collect()),
-        );
-        g.attrs.insert(
-            crate::ATTR_SYMBOL_RANGES,
-            AttrValue::ListListInt(p.symbols.iter().map(|s| vec![s.min, s.max]).collect()),
-        );
-    }
-    if !p.guards.is_empty() {
-        ctx.g
-            .attrs
-            .insert(crate::ATTR_GUARDS, AttrValue::ListString(p.guards.clone()));
-    }
-    if !ctx.report.unknown_ops.is_empty() {
-        let names: Vec<String> = ctx.report.unknown_ops.keys().cloned().collect();
-        ctx.g
-            .attrs
-            .insert(crate::ATTR_UNKNOWN_OPS, AttrValue::ListString(names));
-    }
-    ctx.report.ge_nodes = ctx.g.len();
-    Ok((ctx.g, ctx.report))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn half_rounding() {
-        assert_eq!(f32_to_f16(1.0), 0x3c00);
-        assert_eq!(f32_to_f16(-2.0), 0xc000);
-        assert_eq!(f32_to_f16(65504.0), 0x7bff);
-        assert_eq!(f32_to_f16(1e6), 0x7c00);
-        assert_eq!(f32_to_f16(f32::NEG_INFINITY), 0xfc00);
-        assert_eq!(f32_to_f16(0.0), 0);
+    fn half_and_bfloat16_scalars_round_to_nearest_even() {
+        let h = |v: f64| scalar_bytes(v, DataType::FLOAT16).unwrap();
+        assert_eq!(h(1.0), 0x3c00u16.to_le_bytes());
+        assert_eq!(h(-2.0), 0xc000u16.to_le_bytes());
+        assert_eq!(h(65504.0), 0x7bffu16.to_le_bytes());
+        assert_eq!(h(1e6), 0x7c00u16.to_le_bytes());
+        assert_eq!(h(f64::NEG_INFINITY), 0xfc00u16.to_le_bytes());
+        // 1 + 2^-11 lies halfway between two halves: the even one (1.0) is kept.
+        assert_eq!(h(1.0 + 2f64.powi(-11)), 0x3c00u16.to_le_bytes());
+        let b = |v: f64| scalar_bytes(v, DataType::BF16).unwrap();
+        assert_eq!(b(1.0), 0x3f80u16.to_le_bytes());
+        assert_eq!(b(-0.5), 0xbf00u16.to_le_bytes());
+        let nan = u16::from_le_bytes(b(f64::NAN).try_into().unwrap());
+        assert!(
+            nan & 0x7f80 == 0x7f80 && nan & 0x7f != 0,
+            "bfloat16 NaN stays NaN: {nan:#x}"
+        );
     }
 }

@@ -11,12 +11,14 @@
 #![deny(missing_docs)]
 
 pub mod build;
+mod convert;
 pub mod nn;
 pub mod ops;
 pub mod program;
 pub mod shape;
 
-pub use build::{convert, ImportReport};
+pub use build::ImportReport;
+pub use convert::convert;
 pub use program::{Arg, FxNode, FxProgram, NodeKind, OutMeta, Symbol};
 
 /// Errors of the PyTorch frontend.
