@@ -94,6 +94,7 @@ fn vi(name: &str, elem: i32, dims: &[i64]) -> onnx::ValueInfoProto {
             )),
             denotation: String::new(),
         }),
+        ..Default::default()
     }
 }
 

@@ -116,6 +116,7 @@ fn initializers_as_inputs(graph: &mut pb::GraphProto) {
         .map(|t| pb::ValueInfoProto {
             name: t.name.clone(),
             r#type: Some(tensor_type(t.data_type, Some(&t.dims))),
+            ..Default::default()
         })
         .collect();
     graph.input.extend(extra);
@@ -244,6 +245,7 @@ impl Exporter<'_> {
                             pb::ValueInfoProto {
                                 name: name.clone(),
                                 r#type: io_type(desc, formal.is_some()),
+                                ..Default::default()
                             },
                         ));
                         names.insert((id, 0), name);
@@ -273,6 +275,7 @@ impl Exporter<'_> {
                             value_info.push(pb::ValueInfoProto {
                                 name: out,
                                 r#type: Some(type_from_desc(desc)),
+                                ..Default::default()
                             });
                         }
                     }
@@ -307,6 +310,7 @@ impl Exporter<'_> {
             gp.output.push(pb::ValueInfoProto {
                 name,
                 r#type: io_type(desc, formal.is_some()),
+                ..Default::default()
             });
         }
         gp.value_info = value_info

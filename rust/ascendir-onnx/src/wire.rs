@@ -5,174 +5,45 @@ use ascendir_wire::varint;
 
 use crate::error::{OnnxError, OnnxResult};
 
+/// How a field is read on the wire.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Msg {
-    Model,
-    Graph,
-    Node,
-    Attribute,
-    Tensor,
-    Segment,
-    ValueInfo,
-    Type,
-    TypeTensor,
-    TypeSeq,
-    TypeMap,
-    Shape,
-    Dim,
-    Opset,
-    StrStr,
-    Sparse,
-    Function,
-    Annotation,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Kind {
-    M(Msg),
-    Str,
+enum FieldKind {
+    /// A message: its index in [`MESSAGES`].
+    Message(usize),
+    /// Text: length-delimited, valid UTF-8.
+    Text,
     Bytes,
     Varint,
     F32,
     /// Repeated scalar that may be packed (wire type 2) or not.
-    PVarint,
-    PF32,
-    PF64,
+    PackedVarint,
+    PackedF32,
+    PackedF64,
 }
 
-fn field(msg: Msg, no: u32) -> Option<(&'static str, Kind)> {
-    use Kind::*;
-    use Msg as G;
-    Some(match (msg, no) {
-        (G::Model, 1) => ("ir_version", Varint),
-        (G::Model, 2) => ("producer_name", Str),
-        (G::Model, 3) => ("producer_version", Str),
-        (G::Model, 4) => ("domain", Str),
-        (G::Model, 5) => ("model_version", Varint),
-        (G::Model, 6) => ("doc_string", Str),
-        (G::Model, 7) => ("graph", M(G::Graph)),
-        (G::Model, 8) => ("opset_import", M(G::Opset)),
-        (G::Model, 14) => ("metadata_props", M(G::StrStr)),
-        (G::Model, 25) => ("functions", M(G::Function)),
-        (G::Graph, 1) => ("node", M(G::Node)),
-        (G::Graph, 2) => ("name", Str),
-        (G::Graph, 5) => ("initializer", M(G::Tensor)),
-        (G::Graph, 10) => ("doc_string", Str),
-        (G::Graph, 11) => ("input", M(G::ValueInfo)),
-        (G::Graph, 12) => ("output", M(G::ValueInfo)),
-        (G::Graph, 13) => ("value_info", M(G::ValueInfo)),
-        (G::Graph, 14) => ("quantization_annotation", M(G::Annotation)),
-        (G::Graph, 15) => ("sparse_initializer", M(G::Sparse)),
-        (G::Graph, 16) => ("metadata_props", M(G::StrStr)),
-        (G::Node, 1) => ("input", Str),
-        (G::Node, 2) => ("output", Str),
-        (G::Node, 3) => ("name", Str),
-        (G::Node, 4) => ("op_type", Str),
-        (G::Node, 5) => ("attribute", M(G::Attribute)),
-        (G::Node, 6) => ("doc_string", Str),
-        (G::Node, 7) => ("domain", Str),
-        (G::Node, 8) => ("overload", Str),
-        (G::Node, 9) => ("metadata_props", M(G::StrStr)),
-        (G::Attribute, 1) => ("name", Str),
-        (G::Attribute, 2) => ("f", F32),
-        (G::Attribute, 3) => ("i", Varint),
-        (G::Attribute, 4) => ("s", Bytes),
-        (G::Attribute, 5) => ("t", M(G::Tensor)),
-        (G::Attribute, 6) => ("g", M(G::Graph)),
-        (G::Attribute, 7) => ("floats", PF32),
-        (G::Attribute, 8) => ("ints", PVarint),
-        (G::Attribute, 9) => ("strings", Bytes),
-        (G::Attribute, 10) => ("tensors", M(G::Tensor)),
-        (G::Attribute, 11) => ("graphs", M(G::Graph)),
-        (G::Attribute, 13) => ("doc_string", Str),
-        (G::Attribute, 14) => ("tp", M(G::Type)),
-        (G::Attribute, 15) => ("type_protos", M(G::Type)),
-        (G::Attribute, 20) => ("type", Varint),
-        (G::Attribute, 21) => ("ref_attr_name", Str),
-        (G::Attribute, 22) => ("sparse_tensor", M(G::Sparse)),
-        (G::Attribute, 23) => ("sparse_tensors", M(G::Sparse)),
-        (G::Tensor, 1) => ("dims", PVarint),
-        (G::Tensor, 2) => ("data_type", Varint),
-        (G::Tensor, 3) => ("segment", M(G::Segment)),
-        (G::Tensor, 4) => ("float_data", PF32),
-        (G::Tensor, 5) => ("int32_data", PVarint),
-        (G::Tensor, 6) => ("string_data", Bytes),
-        (G::Tensor, 7) => ("int64_data", PVarint),
-        (G::Tensor, 8) => ("name", Str),
-        (G::Tensor, 9) => ("raw_data", Bytes),
-        (G::Tensor, 10) => ("double_data", PF64),
-        (G::Tensor, 11) => ("uint64_data", PVarint),
-        (G::Tensor, 12) => ("doc_string", Str),
-        (G::Tensor, 13) => ("external_data", M(G::StrStr)),
-        (G::Tensor, 14) => ("data_location", Varint),
-        (G::Tensor, 16) => ("metadata_props", M(G::StrStr)),
-        (G::Segment, 1) => ("begin", Varint),
-        (G::Segment, 2) => ("end", Varint),
-        (G::ValueInfo, 1) => ("name", Str),
-        (G::ValueInfo, 2) => ("type", M(G::Type)),
-        (G::ValueInfo, 3) => ("doc_string", Str),
-        (G::ValueInfo, 4) => ("metadata_props", M(G::StrStr)),
-        (G::Type, 1) => ("tensor_type", M(G::TypeTensor)),
-        (G::Type, 4) => ("sequence_type", M(G::TypeSeq)),
-        (G::Type, 5) => ("map_type", M(G::TypeMap)),
-        (G::Type, 6) => ("denotation", Str),
-        (G::Type, 8) => ("sparse_tensor_type", M(G::TypeTensor)),
-        (G::Type, 9) => ("optional_type", M(G::TypeSeq)),
-        (G::TypeTensor, 1) => ("elem_type", Varint),
-        (G::TypeTensor, 2) => ("shape", M(G::Shape)),
-        (G::TypeSeq, 1) => ("elem_type", M(G::Type)),
-        (G::TypeMap, 1) => ("key_type", Varint),
-        (G::TypeMap, 2) => ("value_type", M(G::Type)),
-        (G::Shape, 1) => ("dim", M(G::Dim)),
-        (G::Dim, 1) => ("dim_value", Varint),
-        (G::Dim, 2) => ("dim_param", Str),
-        (G::Dim, 3) => ("denotation", Str),
-        (G::Opset, 1) => ("domain", Str),
-        (G::Opset, 2) => ("version", Varint),
-        (G::StrStr, 1) => ("key", Str),
-        (G::StrStr, 2) => ("value", Str),
-        (G::Sparse, 1) => ("values", M(G::Tensor)),
-        (G::Sparse, 2) => ("indices", M(G::Tensor)),
-        (G::Sparse, 3) => ("dims", PVarint),
-        (G::Function, 1) => ("name", Str),
-        (G::Function, 4) => ("input", Str),
-        (G::Function, 5) => ("output", Str),
-        (G::Function, 6) => ("attribute", Str),
-        (G::Function, 7) => ("node", M(G::Node)),
-        (G::Function, 8) => ("doc_string", Str),
-        (G::Function, 9) => ("opset_import", M(G::Opset)),
-        (G::Function, 10) => ("domain", Str),
-        (G::Function, 11) => ("attribute_proto", M(G::Attribute)),
-        (G::Function, 12) => ("value_info", M(G::ValueInfo)),
-        (G::Function, 13) => ("overload", Str),
-        (G::Function, 14) => ("metadata_props", M(G::StrStr)),
-        (G::Annotation, 1) => ("tensor_name", Str),
-        (G::Annotation, 2) => ("quant_parameter_tensor_names", M(G::StrStr)),
-        _ => return None,
-    })
+struct FieldSchema {
+    number: u32,
+    name: &'static str,
+    kind: FieldKind,
 }
 
-fn msg_name(m: Msg) -> &'static str {
-    match m {
-        Msg::Model => "ModelProto",
-        Msg::Graph => "GraphProto",
-        Msg::Node => "NodeProto",
-        Msg::Attribute => "AttributeProto",
-        Msg::Tensor => "TensorProto",
-        Msg::Segment => "Segment",
-        Msg::ValueInfo => "ValueInfoProto",
-        Msg::Type => "TypeProto",
-        Msg::TypeTensor => "TypeProto.Tensor",
-        Msg::TypeSeq => "TypeProto.Sequence",
-        Msg::TypeMap => "TypeProto.Map",
-        Msg::Shape => "TensorShapeProto",
-        Msg::Dim => "Dimension",
-        Msg::Opset => "OperatorSetIdProto",
-        Msg::StrStr => "StringStringEntryProto",
-        Msg::Sparse => "SparseTensorProto",
-        Msg::Function => "FunctionProto",
-        Msg::Annotation => "TensorAnnotation",
-    }
+struct MessageSchema {
+    name: &'static str,
+    fields: &'static [FieldSchema],
+}
+
+// `MESSAGES`: every message of `proto/onnx.proto`, `ModelProto` first, generated by build.rs from
+// the protox descriptor.
+include!(concat!(env!("OUT_DIR"), "/onnx_schema.rs"));
+
+/// Index of `ModelProto` in [`MESSAGES`].
+const MODEL: usize = 0;
+
+/// Field `no` of message `msg`: its name and kind.
+fn field(msg: usize, no: u32) -> Option<(&'static str, FieldKind)> {
+    let fields = MESSAGES.get(msg)?.fields;
+    let i = fields.binary_search_by_key(&no, |f| f.number).ok()?;
+    Some((fields[i].name, fields[i].kind))
 }
 
 struct Fault {
@@ -181,7 +52,7 @@ struct Fault {
     message: String,
 }
 
-fn walk(buf: &[u8], base: usize, msg: Msg, path: &str, depth: usize) -> Result<(), Fault> {
+fn walk(buf: &[u8], base: usize, msg: usize, path: &str, depth: usize) -> Result<(), Fault> {
     let fault = |offset: usize, path: String, message: String| {
         Err(Fault {
             offset,
@@ -212,7 +83,7 @@ fn walk(buf: &[u8], base: usize, msg: Msg, path: &str, depth: usize) -> Result<(
                 "field number 0 is invalid".into(),
             );
         }
-        let (fname, kind) = field(msg, no).unwrap_or(("?", Kind::Bytes));
+        let (fname, kind) = field(msg, no).unwrap_or(("?", FieldKind::Bytes));
         let idx = match counts.iter_mut().find(|(n, _)| *n == no) {
             Some((_, c)) => {
                 *c += 1;
@@ -225,7 +96,7 @@ fn walk(buf: &[u8], base: usize, msg: Msg, path: &str, depth: usize) -> Result<(
         };
         let here = if fname == "?" {
             format!("{path}.<field {no}>")
-        } else if matches!(kind, Kind::M(_)) {
+        } else if matches!(kind, FieldKind::Message(_)) {
             format!("{path}.{fname}[{idx}]")
         } else {
             format!("{path}.{fname}")
@@ -236,12 +107,12 @@ fn walk(buf: &[u8], base: usize, msg: Msg, path: &str, depth: usize) -> Result<(
                 return true;
             }
             match kind {
-                Kind::M(_) | Kind::Str | Kind::Bytes => wt == 2,
-                Kind::Varint => wt == 0,
-                Kind::F32 => wt == 5,
-                Kind::PVarint => wt == 0 || wt == 2,
-                Kind::PF32 => wt == 5 || wt == 2,
-                Kind::PF64 => wt == 1 || wt == 2,
+                FieldKind::Message(_) | FieldKind::Text | FieldKind::Bytes => wt == 2,
+                FieldKind::Varint => wt == 0,
+                FieldKind::F32 => wt == 5,
+                FieldKind::PackedVarint => wt == 0 || wt == 2,
+                FieldKind::PackedF32 => wt == 5 || wt == 2,
+                FieldKind::PackedF64 => wt == 1 || wt == 2,
             }
         };
         if !expect_ok(wt) && wt <= 5 {
@@ -278,19 +149,20 @@ fn walk(buf: &[u8], base: usize, msg: Msg, path: &str, depth: usize) -> Result<(
                 }
                 let body = &buf[pos..pos + len];
                 match kind {
-                    Kind::M(child) if known => {
+                    FieldKind::Message(child) if known => {
+                        let child_name = MESSAGES.get(child).map_or("?", |m| m.name);
                         walk(
                             body,
                             base + pos,
                             child,
-                            &format!("{here}:{}", msg_name(child)),
+                            &format!("{here}:{child_name}"),
                             depth + 1,
                         )?;
                     }
-                    Kind::Str if known && ascendir_wire::utf8(body).is_none() => {
+                    FieldKind::Text if known && ascendir_wire::utf8(body).is_none() => {
                         return fault(base + pos, here, "string is not valid UTF-8".into());
                     }
-                    Kind::PVarint if known => {
+                    FieldKind::PackedVarint if known => {
                         let mut p = 0;
                         while p < body.len() {
                             if varint(body, &mut p).is_none() {
@@ -302,8 +174,8 @@ fn walk(buf: &[u8], base: usize, msg: Msg, path: &str, depth: usize) -> Result<(
                             }
                         }
                     }
-                    Kind::PF32 | Kind::PF64 if known => {
-                        let w = if kind == Kind::PF32 { 4 } else { 8 };
+                    FieldKind::PackedF32 | FieldKind::PackedF64 if known => {
+                        let w = if kind == FieldKind::PackedF32 { 4 } else { 8 };
                         if body.len() % w != 0 {
                             return fault(
                                 base + pos,
@@ -330,7 +202,7 @@ fn walk(buf: &[u8], base: usize, msg: Msg, path: &str, depth: usize) -> Result<(
 /// The decode error of `data`, located. Falls back to prost's message at offset 0 when the
 /// walker finds nothing wrong (e.g. an out-of-range enum prost rejects).
 pub fn locate(data: &[u8], err: &dyn std::fmt::Display) -> OnnxError {
-    match walk(data, 0, Msg::Model, "ModelProto", 0) {
+    match walk(data, 0, MODEL, MESSAGES[MODEL].name, 0) {
         Err(f) => OnnxError::Decode {
             offset: f.offset,
             path: f.path,
@@ -517,6 +389,74 @@ mod tests {
                     path,
                     "ModelProto.graph[0]:GraphProto.node[0]:NodeProto.name"
                 );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn the_schema_comes_from_the_descriptor() {
+        // Every message of the package, each field once and in number order (the look-up
+        // searches by number), every message field pointing at a message of the table.
+        assert_eq!(MESSAGES[MODEL].name, "ModelProto");
+        for m in MESSAGES {
+            assert!(
+                m.fields.windows(2).all(|w| w[0].number < w[1].number),
+                "{}",
+                m.name
+            );
+            for f in m.fields {
+                if let FieldKind::Message(i) = f.kind {
+                    assert!(i < MESSAGES.len(), "{}.{}", m.name, f.name);
+                }
+            }
+        }
+        let named = |m: &str, f: &str| {
+            let i = MESSAGES.iter().position(|x| x.name == m).unwrap();
+            MESSAGES[i]
+                .fields
+                .iter()
+                .find(|x| x.name == f)
+                .unwrap()
+                .kind
+        };
+        // Declared `bytes` for zero-copy decoding, text in ONNX: `(onnx.text) = true`.
+        assert_eq!(named("NodeProto", "op_type"), FieldKind::Text);
+        assert_eq!(named("NodeProto", "doc_string"), FieldKind::Text);
+        // Bytes in ONNX too.
+        assert_eq!(named("AttributeProto", "s"), FieldKind::Bytes);
+        assert_eq!(named("TensorProto", "raw_data"), FieldKind::Bytes);
+        assert_eq!(named("TensorProto", "float_data"), FieldKind::PackedF32);
+        assert_eq!(named("TensorProto", "double_data"), FieldKind::PackedF64);
+        assert_eq!(named("TensorProto", "dims"), FieldKind::PackedVarint);
+        assert_eq!(named("AttributeProto", "f"), FieldKind::F32);
+        assert_eq!(named("AttributeProto", "type"), FieldKind::Varint);
+        let seg = MESSAGES
+            .iter()
+            .position(|x| x.name == "TensorProto.Segment")
+            .unwrap();
+        assert_eq!(named("TensorProto", "segment"), FieldKind::Message(seg));
+    }
+
+    #[test]
+    fn text_the_importer_does_not_read_is_still_checked() {
+        // graph { input { doc_string: "\xfe" } }: ValueInfoProto.doc_string (field 3), not
+        // decoded into text by the importer, is text in ONNX.
+        let vi = [0x1a, 0x01, 0xfe];
+        let graph = [&[0x5a, vi.len() as u8][..], &vi[..]].concat();
+        let model = [&[0x3a, graph.len() as u8][..], &graph[..]].concat();
+        match locate(&model, &"x") {
+            OnnxError::Decode {
+                offset,
+                path,
+                message,
+            } => {
+                assert_eq!(offset, 6);
+                assert_eq!(
+                    path,
+                    "ModelProto.graph[0]:GraphProto.input[0]:ValueInfoProto.doc_string"
+                );
+                assert!(message.contains("UTF-8"), "{message}");
             }
             other => panic!("{other:?}"),
         }

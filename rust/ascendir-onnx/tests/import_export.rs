@@ -27,6 +27,7 @@ fn vi(name: &str, elem: i32, dims: &[i64]) -> pb::ValueInfoProto {
             })),
             denotation: String::new(),
         }),
+        ..Default::default()
     }
 }
 
