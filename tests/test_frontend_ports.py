@@ -103,6 +103,7 @@ X = {"x": ([2, 3], F)}
 X4 = {"x": ([1, 2, 4, 4], F)}
 XY = {"x": ([2, 3], F), "y": ([2, 3], F)}
 BOOLS = {"x": ([2, 3], B), "y": ([2, 3], B)}
+INTS = {"x": ([2, 3], TensorProto.INT32), "y": ([2, 3], TensorProto.INT32)}
 
 UNARY = [
     "Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt", "Abs", "Neg", "Reciprocal",
@@ -190,6 +191,12 @@ CASES: dict[str, dict[str, Any]] = {
                         opset=16),
     "QuantizeLinear": _case(["x", "s", "z"], {"x": ([2, 3], F), "s": ([], F),
                                               "z": ([], TensorProto.INT8)}),
+    "Xor": _case(["x", "y"], BOOLS),
+    **{op: _case(["x", "y"], INTS, opset=18) for op in ("BitwiseAnd", "BitwiseOr", "BitwiseXor")},
+    "BitwiseNot": _case(["x"], {"x": ([2, 3], TensorProto.INT32)}, opset=18),
+    **{op: _case(["x"], X) for op in ("Asinh", "Acosh", "Atanh", "ThresholdedRelu")},
+    "Swish": _case(["x"], X, opset=24),
+    "ReduceLogSum": _case(["x", "axes"], X, [_init("axes", [1])], opset=18),
     "ConstantOfShape": _case(["shape"], None, [_init("shape", [2, 3])]),
     "Conv": _case(["x", "w", "b"], X4,
                   [_init("w", np.ones((2, 2, 3, 3)), np.float32),

@@ -106,6 +106,9 @@ _UNARY: dict[str, Callable[[np.ndarray], Any]] = {
     "Asin": np.arcsin,
     "Acos": np.arccos,
     "Atan": np.arctan,
+    "Asinh": np.arcsinh,
+    "Acosh": np.arccosh,
+    "Atanh": np.arctanh,
     "Log1p": np.log1p,
     "Expm1": np.expm1,
     "Softplus": _softplus,
@@ -136,6 +139,7 @@ _UNARY_ATTR: dict[str, Callable[[Ctx, np.ndarray], Any]] = {
     "Selu": _selu,
     "HardSigmoid": _hard_sigmoid,
     "Swish": lambda c, x: x * _sigmoid(float(c.attr("scale", 1.0)) * x),
+    "ThresholdedRelu": lambda c, x: np.where(x > float(c.attr("alpha", 1.0)), x, 0),
 }
 
 
@@ -240,6 +244,9 @@ _BINARY: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
     "Atan2": np.arctan2,
     "Xdivy": _xdivy,
     "Xlogy": _xlogy,
+    "BitwiseAnd": np.bitwise_and,
+    "BitwiseOr": np.bitwise_or,
+    "BitwiseXor": np.bitwise_xor,
 }
 
 _COMPARE: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
@@ -251,6 +258,7 @@ _COMPARE: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
     "LessEqual": np.less_equal,
     "LogicalAnd": np.logical_and,
     "LogicalOr": np.logical_or,
+    "LogicalXor": np.logical_xor,
 }
 
 

@@ -244,6 +244,15 @@ def register_frontend() -> None:
         infer=_quantize_infer,
     )
     _op(
+        "ReduceLogSum",
+        x=Input("T"),
+        axes=OptionalInput(TensorType.INDEX),
+        y=Output("T"),
+        keep_dims=Attr(bool, False),
+        T=TypeVar(TensorType.ANY),
+        infer=I.reduce(),
+    )
+    _op(
         "Resize",
         x=Input(),
         roi=OptionalInput(),

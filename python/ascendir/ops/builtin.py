@@ -95,6 +95,9 @@ UNARY = [
     "Tan",
     "Sinh",
     "Cosh",
+    "Asinh",
+    "Acosh",
+    "Atanh",
     "Asin",
     "Acos",
     "Atan",
@@ -102,7 +105,6 @@ UNARY = [
     "Expm1",
     "Softplus",
     "Softsign",
-    "Swish",
     "HardSwish",
     "HardSigmoid",
     "Mish",
@@ -141,7 +143,7 @@ BINARY = [
 COMPARE = ["Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual"]
 """Broadcasting comparisons: ``x1, x2 -> y`` (bool)."""
 
-LOGICAL = ["LogicalAnd", "LogicalOr"]
+LOGICAL = ["LogicalAnd", "LogicalOr", "LogicalXor"]
 """Broadcasting logical ops on bool tensors."""
 
 REDUCE = [
@@ -185,6 +187,11 @@ def _elementwise() -> None:
     _unary("LeakyRelu", negative_slope=Attr(float, 0.0))
     _unary("Elu", alpha=Attr(float, 1.0))
     _unary("Selu")
+    _unary("Swish", scale=Attr(float, 1.0))
+    _unary("ThresholdedRelu", alpha=Attr(float, 1.0))
+    for name in ("BitwiseAnd", "BitwiseOr", "BitwiseXor"):
+        _op(name, x1=Input("T"), x2=Input("T"), y=Output("T"), T=TypeVar(TensorType.INT),
+            infer=I.broadcast())
     _op("LogicalNot", x=Input(_F.BOOL), y=Output(_F.BOOL), infer=I.same_as("x"))
     for name in BINARY:
         _binary(name)

@@ -1,7 +1,8 @@
 //! Bit shifts, losses, RMS normalization, grid sampling and quantization: ONNX BitShift,
 //! SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, RMSNormalization, GridSample and
-//! QuantizeLinear, ScatterElements ↔ GE LeftShift / RightShift, SoftmaxCrossEntropyLoss, NLLLoss,
-//! RmsNorm, GridSampler2D / GridSampler3D, Quantize and ScatterElements.
+//! QuantizeLinear, ScatterElements, the bitwise ops and Swish ↔ GE LeftShift / RightShift, SoftmaxCrossEntropyLoss, NLLLoss,
+//! RmsNorm, GridSampler2D / GridSampler3D, Quantize, ScatterElements, BitwiseAnd / BitwiseOr /
+//! BitwiseXor / Invert and Swish (these two families only need an opset check on export).
 //!
 //! Only the forms with an exact GE equivalent map; the others stay `onnx::<OpType>`.
 
@@ -285,6 +286,22 @@ pub(super) fn export<'a>(
                 at.push(a_str("reduction", reduction));
             }
             "ScatterElements"
+        }
+        "BitwiseAnd" | "BitwiseOr" | "BitwiseXor" | "Invert" => {
+            if opset < 18 {
+                return Ok(Exported::Unmapped);
+            }
+            match ge_type {
+                "Invert" => "BitwiseNot",
+                other => other,
+            }
+        }
+        "Swish" => {
+            if opset < 24 {
+                return Ok(Exported::Unmapped);
+            }
+            at.push(a_float("alpha", float_of(attrs, "scale").unwrap_or(1.0)));
+            "Swish"
         }
         _ => return Ok(Exported::NotMine),
     };

@@ -48,6 +48,11 @@ entries! {
     "And" => "LogicalAnd" ["x1", "x2"] -> ["y"];
     "Or" => "LogicalOr" ["x1", "x2"] -> ["y"];
     "Not" => "LogicalNot" ["x"] -> ["y"];
+    "Xor" => "LogicalXor" ["x1", "x2"] -> ["y"];
+    "BitwiseAnd" => "BitwiseAnd" ["x1", "x2"] -> ["y"];
+    "BitwiseOr" => "BitwiseOr" ["x1", "x2"] -> ["y"];
+    "BitwiseXor" => "BitwiseXor" ["x1", "x2"] -> ["y"];
+    "BitwiseNot" => "Invert" ["x"] -> ["y"];
     "Relu" => "Relu" ["x"] -> ["y"];
     "Sigmoid" => "Sigmoid" ["x"] -> ["y"];
     "Tanh" => "Tanh" ["x"] -> ["y"];
@@ -71,12 +76,17 @@ entries! {
     "Acos" => "Acos" ["x"] -> ["y"];
     "Sinh" => "Sinh" ["x"] -> ["y"];
     "Cosh" => "Cosh" ["x"] -> ["y"];
+    "Asinh" => "Asinh" ["x"] -> ["y"];
+    "Acosh" => "Acosh" ["x"] -> ["y"];
+    "Atanh" => "Atanh" ["x"] -> ["y"];
     "IsNaN" => "IsNan" ["x"] -> ["y"];
     "IsInf" => "IsInf" ["x"] -> ["y"];
     "Softplus" => "Softplus" ["x"] -> ["y"];
     "Softsign" => "Softsign" ["x"] -> ["y"];
     "Mish" => "Mish" ["x"] -> ["y"];
     "HardSwish" => "HardSwish" ["x"] -> ["y"];
+    "Swish" => "Swish" ["x"] -> ["y"] { "alpha": "scale" };
+    "ThresholdedRelu" => "ThresholdedRelu" ["x"] -> ["y"];
     "Identity" => "Identity" ["x"] -> ["y"];
     "Elu" => "Elu" ["x"] -> ["y"];
     "Selu" => "Selu" ["x"] -> ["y"];
@@ -141,6 +151,7 @@ entries! {
     "ReduceProd" => "ReduceProdD" ["x"] -> ["y"];
     "ReduceL2" => "ReduceL2" ["x", "?axes"] -> ["y"];
     "ReduceLogSumExp" => "ReduceLogSumExp" ["x", "?axes"] -> ["y"];
+    "ReduceLogSum" => "ReduceLogSum" ["x", "?axes"] -> ["y"];
     "Max" => "Maximum" ["x1", "x2"] -> ["y"];
     "Min" => "Minimum" ["x1", "x2"] -> ["y"];
     "BitShift" => "RightShift" ["x", "y"] -> ["z"];

@@ -1,0 +1,105 @@
+"""The ONNX elementwise ops and reductions mapped to GE's LogicalXor, BitwiseAnd / BitwiseOr /
+BitwiseXor / Invert, Asinh / Acosh / Atanh, Swish, ThresholdedRelu and ReduceLogSum: the GE type
+chosen, ``air.evaluate`` against ``onnxruntime`` / ``ReferenceEvaluator``, the export back to
+ONNX, and the forms left unmapped."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ascendir as air
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+from onnx import TensorProto, helper  # noqa: E402
+
+from test_onnx_mapping_more import check, model, unmapped, vi  # noqa: E402
+
+F, I64, I32, U8, B = (TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32,
+                      TensorProto.UINT8, TensorProto.BOOL)
+RNG = np.random.default_rng(1616)
+
+
+def test_xor_is_logical_xor():
+    node = helper.make_node("Xor", ["x", "y"], ["z"])
+    m = model(node, [vi("x", B, [2, 3]), vi("y", B, [3])], [vi("z", B, [2, 3])], 13)
+    feeds = {"x": RNG.random((2, 3)) > 0.5, "y": np.array([True, False, True])}
+    g = check(m, feeds, "LogicalXor")
+    g.infer_shapes()
+
+
+@pytest.mark.parametrize(("op", "ge"), [("BitwiseAnd", "BitwiseAnd"), ("BitwiseOr", "BitwiseOr"),
+                                        ("BitwiseXor", "BitwiseXor")])
+@pytest.mark.parametrize(("elem", "np_t"), [(I32, np.int32), (U8, np.uint8)])
+def test_bitwise_binary(op, ge, elem, np_t):
+    node = helper.make_node(op, ["x", "y"], ["z"])
+    m = model(node, [vi("x", elem, [2, 3]), vi("y", elem, [3])], [vi("z", elem, [2, 3])], 18)
+    feeds = {"x": RNG.integers(0, 100, (2, 3)).astype(np_t),
+             "y": RNG.integers(0, 100, (3,)).astype(np_t)}
+    check(m, feeds, ge)
+
+
+def test_bitwise_not_is_invert():
+    node = helper.make_node("BitwiseNot", ["x"], ["y"])
+    m = model(node, [vi("x", I32, [2, 3])], [vi("y", I32, [2, 3])], 18)
+    check(m, {"x": RNG.integers(-50, 50, (2, 3)).astype(np.int32)}, "Invert")
+
+
+@pytest.mark.parametrize("op", ["Asinh", "Acosh", "Atanh"])
+def test_inverse_hyperbolic(op):
+    node = helper.make_node(op, ["x"], ["y"])
+    m = model(node, [vi("x", F, [2, 3])], [vi("y", F, [2, 3])], 13)
+    lo, hi = {"Asinh": (-3, 3), "Acosh": (1, 4), "Atanh": (-0.9, 0.9)}[op]
+    check(m, {"x": RNG.uniform(lo, hi, (2, 3)).astype(np.float32)}, op)
+
+
+@pytest.mark.parametrize("alpha", [None, 0.5])
+def test_thresholded_relu(alpha):
+    attrs = {} if alpha is None else {"alpha": alpha}
+    node = helper.make_node("ThresholdedRelu", ["x"], ["y"], **attrs)
+    m = model(node, [vi("x", F, [2, 3])], [vi("y", F, [2, 3])], 13)
+    check(m, {"x": RNG.uniform(-2, 2, (2, 3)).astype(np.float32)}, "ThresholdedRelu")
+
+
+@pytest.mark.parametrize("alpha", [None, 1.7])
+def test_swish(alpha):
+    attrs = {} if alpha is None else {"alpha": alpha}
+    node = helper.make_node("Swish", ["x"], ["y"], **attrs)
+    m = model(node, [vi("x", F, [2, 3])], [vi("y", F, [2, 3])], 24)
+    g = check(m, {"x": RNG.standard_normal((2, 3)).astype(np.float32)}, "Swish",
+              oracle="ref")
+    (sw,) = [n for n in g.nodes if n.type == "Swish"]
+    assert sw.op_desc.attrs.get("scale", 1.0) == pytest.approx(alpha or 1.0)
+
+
+@pytest.mark.parametrize(("op", "elem", "opset"), [("Swish", F, 24), ("BitwiseNot", I32, 18)])
+def test_export_below_the_ops_opset_is_refused(op, elem, opset):
+    node = helper.make_node(op, ["x"], ["y"])
+    g = air.onnx.load(model(node, [vi("x", elem, [2])], [vi("y", elem, [2])], opset)
+                      .SerializeToString())
+    air.onnx.to_bytes(g)
+    with pytest.raises(air.InvalidArgumentError):
+        air.onnx.to_bytes(g, opset=opset - 1)
+
+
+@pytest.mark.parametrize("keepdims", [0, 1])
+@pytest.mark.parametrize("axes", [None, [1], [-1, 0]])
+def test_reduce_log_sum(keepdims, axes):
+    ins = ["x"] + (["axes"] if axes is not None else [])
+    node = helper.make_node("ReduceLogSum", ins, ["y"], keepdims=keepdims)
+    inputs = [vi("x", F, [2, 3, 4])] + ([vi("axes", I64, [len(axes)])] if axes else [])
+    red = {0, 1, 2} if axes is None else {a % 3 for a in axes}
+    shape = [1 if k in red else d for k, d in enumerate([2, 3, 4]) if keepdims or k not in red]
+    m = model(node, inputs, [vi("y", F, shape)], 18)
+    feeds = {"x": RNG.uniform(0.1, 2, (2, 3, 4)).astype(np.float32)}
+    if axes is not None:
+        feeds["axes"] = np.array(axes, np.int64)
+    g = check(m, feeds, "ReduceLogSum")
+    g.infer_shapes()
+
+
+def test_reduce_log_sum_noop_with_empty_axes_stays_onnx():
+    node = helper.make_node("ReduceLogSum", ["x"], ["y"], noop_with_empty_axes=1)
+    m = model(node, [vi("x", F, [2, 3])], [vi("y", F, [2, 3])], 18)
+    unmapped(m, "ReduceLogSum")
