@@ -1,5 +1,5 @@
-"""Reductions (ReduceXxx / ReduceXxxD, ReduceL2, ReduceLogSumExp, ReduceLogSum), ArgMax/ArgMin, TopK,
-SoftmaxV2 / LogSoftmaxV2, BatchNorm, LayerNorm, LayerNormV3, InstanceNorm, Cumsum, Cumprod.
+"""Reductions (ReduceXxx / ReduceXxxD, ReduceL2, ReduceLogSumExp, ReduceLogSum), ArgMax/ArgMin,
+TopK, SoftmaxV2 / LogSoftmaxV2, BatchNorm, LayerNorm, LayerNormV3, InstanceNorm, Cumsum, Cumprod.
 
 Reduction axes come from the ``axes`` input (``ReduceXxx``) or attribute (``ReduceXxxD``);
 empty axes reduce every dim unless ``noop_with_empty_axes`` is set; ``keep_dims`` keeps the
