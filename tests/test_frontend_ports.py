@@ -202,6 +202,9 @@ CASES: dict[str, dict[str, Any]] = {
                   [_init("w", np.ones((2, 2, 3, 3)), np.float32),
                    _init("b", [0.0, 0.0], np.float32)],
                   kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    "ConvTranspose": _case(["x", "w", "b"], X4,
+                           [_init("w", np.ones((2, 3, 3, 3)), np.float32),
+                            _init("b", [0.0] * 3, np.float32)], strides=[2, 2]),
     "MaxPool": _case(["x"], X4, kernel_shape=[2, 2]),
     "AveragePool": _case(["x"], X4, kernel_shape=[2, 2]),
     "BatchNormalization": _case(

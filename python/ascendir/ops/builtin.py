@@ -469,6 +469,19 @@ def _linear_and_conv() -> None:
         infer=I.conv_backprop_input(),
     )
     _op(
+        "Conv2DTransposeD",
+        x=Input(),
+        filter=Input(),
+        bias=OptionalInput(),
+        offset_w=OptionalInput(),
+        y=Output(),
+        input_size=Attr(list[int]),
+        **conv_attrs,
+        output_padding=Attr(list[int], [0, 0, 0, 0]),
+        offset_x=Attr(int, 0),
+        infer=I.conv_backprop_input(out_backprop="x"),
+    )
+    _op(
         "Conv2DBackpropInputD",
         filter=Input(),
         out_backprop=Input(),

@@ -127,6 +127,7 @@ entries! {
     "Softmax" => "SoftmaxV2" ["x"] -> ["y"];
     "LogSoftmax" => "LogSoftmaxV2" ["logits"] -> ["logsoftmax"];
     "Conv" => "Conv2D" ["x", "filter", "?bias", "?offset_w"] -> ["y"];
+    "ConvTranspose" => "Conv2DTransposeD" ["x", "filter", "?bias"] -> ["y"];
     "MaxPool" => "MaxPoolV3" ["x"] -> ["y"];
     "AveragePool" => "AvgPoolV2" ["x"] -> ["y"];
     "BatchNormalization" => "BatchNorm" ["x", "scale", "offset", "mean", "variance"] -> ["y", "batch_mean", "batch_variance"];
