@@ -196,6 +196,7 @@ CASES: dict[str, dict[str, Any]] = {
     "BitwiseNot": _case(["x"], {"x": ([2, 3], TensorProto.INT32)}, opset=18),
     **{op: _case(["x"], X) for op in ("Asinh", "Acosh", "Atanh", "ThresholdedRelu")},
     "Swish": _case(["x"], X, opset=24),
+    "Hardmax": _case(["x"], X, axis=1),
     "ReduceLogSum": _case(["x", "axes"], X, [_init("axes", [1])], opset=18),
     "ConstantOfShape": _case(["shape"], None, [_init("shape", [2, 3])]),
     "Conv": _case(["x", "w", "b"], X4,

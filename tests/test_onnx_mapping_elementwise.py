@@ -142,3 +142,18 @@ def test_conv_transpose_forms_without_ge_equivalent_stay_onnx():
     m = model(node, [vi("x", F, ["n", 1, 3, 3]), vi("w", F, [1, 2, 3, 3])], [vi("y", F, None)],
               13)
     unmapped(m, "ConvTranspose")
+
+
+@pytest.mark.parametrize("axis", [None, 0, 1, -2])
+def test_hardmax(axis):
+    attrs = {} if axis is None else {"axis": axis}
+    node = helper.make_node("Hardmax", ["x"], ["y"], **attrs)
+    m = model(node, [vi("x", F, [3, 4, 5])], [vi("y", F, [3, 4, 5])], 13)
+    x = RNG.integers(0, 3, (3, 4, 5)).astype(np.float32)  # ties: the first maximum wins
+    check(m, {"x": x}, "HardMax")
+
+
+def test_hardmax_before_opset_13_stays_onnx():
+    node = helper.make_node("Hardmax", ["x"], ["y"], axis=1)
+    m = model(node, [vi("x", F, [3, 4, 5])], [vi("y", F, [3, 4, 5])], 11)
+    unmapped(m, "Hardmax")

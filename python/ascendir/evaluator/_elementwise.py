@@ -66,6 +66,20 @@ def _selu(ctx: Ctx, x: np.ndarray) -> np.ndarray:
     return gamma * np.where(x > 0, x, alpha * (np.exp(np.minimum(x, 0)) - 1))
 
 
+def _hard_max(ctx: Ctx, x: np.ndarray) -> np.ndarray:
+    """1 at the first maximum along ``axis``, 0 elsewhere."""
+    if x.ndim == 0:
+        return np.ones_like(x)
+    axis = int(ctx.attr("axis", -1))
+    if not -x.ndim <= axis < x.ndim:
+        raise ctx.error(f"axis {axis} is out of range for rank {x.ndim}")
+    y = np.zeros_like(x)
+    if x.size:
+        idx = np.expand_dims(np.argmax(x, axis=axis), axis)
+        np.put_along_axis(y, idx, 1, axis=axis)
+    return y
+
+
 def _hard_sigmoid(ctx: Ctx, x: np.ndarray) -> np.ndarray:
     alpha = float(ctx.attr("alpha", 1.0 / 6.0))
     beta = float(ctx.attr("beta", 0.5))
@@ -139,6 +153,7 @@ _UNARY_ATTR: dict[str, Callable[[Ctx, np.ndarray], Any]] = {
     "Selu": _selu,
     "HardSigmoid": _hard_sigmoid,
     "Swish": lambda c, x: x * _sigmoid(float(c.attr("scale", 1.0)) * x),
+    "HardMax": _hard_max,
     "ThresholdedRelu": lambda c, x: np.where(x > float(c.attr("alpha", 1.0)), x, 0),
 }
 

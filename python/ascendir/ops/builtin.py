@@ -189,6 +189,7 @@ def _elementwise() -> None:
     _unary("Selu")
     _unary("Swish", scale=Attr(float, 1.0))
     _unary("ThresholdedRelu", alpha=Attr(float, 1.0))
+    _unary("HardMax", axis=Attr(int, -1))
     for name in ("BitwiseAnd", "BitwiseOr", "BitwiseXor"):
         _op(name, x1=Input("T"), x2=Input("T"), y=Output("T"), T=TypeVar(TensorType.INT),
             infer=I.broadcast())

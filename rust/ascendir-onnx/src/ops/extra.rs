@@ -1,8 +1,8 @@
 //! Bit shifts, losses, RMS normalization, grid sampling and quantization: ONNX BitShift,
 //! SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, RMSNormalization, GridSample and
-//! QuantizeLinear, ScatterElements, the bitwise ops and Swish ↔ GE LeftShift / RightShift, SoftmaxCrossEntropyLoss, NLLLoss,
+//! QuantizeLinear, ScatterElements, the bitwise ops, Swish and Hardmax ↔ GE LeftShift / RightShift, SoftmaxCrossEntropyLoss, NLLLoss,
 //! RmsNorm, GridSampler2D / GridSampler3D, Quantize, ScatterElements, BitwiseAnd / BitwiseOr /
-//! BitwiseXor / Invert and Swish (these two families only need an opset check on export).
+//! BitwiseXor / Invert, Swish and HardMax (these families only need an opset check on export).
 //!
 //! Only the forms with an exact GE equivalent map; the others stay `onnx::<OpType>`.
 
@@ -181,6 +181,14 @@ pub(super) fn import(
             a.insert("axis", AttrValue::Int(get_i(node, "axis", 0)));
             a.insert("reduction", AttrValue::String(reduction));
         }
+        "Hardmax" => {
+            // Opset 13's Hardmax works along one axis, as GE's HardMax; older ones flatten the
+            // input to 2-D from `axis` on.
+            if opset < 13 {
+                return Ok(Handled::Unmapped);
+            }
+            a.insert("axis", AttrValue::Int(get_i(node, "axis", -1)));
+        }
         _ => return Ok(Handled::NotMine),
     }
     Ok(Handled::Mapped)
@@ -295,6 +303,13 @@ pub(super) fn export<'a>(
                 "Invert" => "BitwiseNot",
                 other => other,
             }
+        }
+        "HardMax" => {
+            if opset < 13 {
+                return Ok(Exported::Unmapped);
+            }
+            at.push(a_int("axis", int_of(attrs, "axis").unwrap_or(-1)));
+            "Hardmax"
         }
         "Swish" => {
             if opset < 24 {

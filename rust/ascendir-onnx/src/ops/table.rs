@@ -125,6 +125,7 @@ entries! {
     "ArgMax" => "ArgMaxD" ["x"] -> ["y"] { "axis": "dimension", "keepdims": "keep_dims" };
     "ArgMin" => "ArgMinD" ["x"] -> ["y"] { "axis": "dimension", "keepdims": "keep_dims" };
     "Softmax" => "SoftmaxV2" ["x"] -> ["y"];
+    "Hardmax" => "HardMax" ["x"] -> ["y"];
     "LogSoftmax" => "LogSoftmaxV2" ["logits"] -> ["logsoftmax"];
     "Conv" => "Conv2D" ["x", "filter", "?bias", "?offset_w"] -> ["y"];
     "ConvTranspose" => "Conv2DTransposeD" ["x", "filter", "?bias"] -> ["y"];
