@@ -157,3 +157,50 @@ def test_hardmax_before_opset_13_stays_onnx():
     node = helper.make_node("Hardmax", ["x"], ["y"], axis=1)
     m = model(node, [vi("x", F, [3, 4, 5])], [vi("y", F, [3, 4, 5])], 11)
     unmapped(m, "Hardmax")
+
+
+def _rnn_case(op, direction, with_lens, extra=None):
+    seq, batch, inp, hid = 4, 3, 5, 6
+    gates = 4 if op == "LSTM" else 3
+    dirs = 2 if direction == "bidirectional" else 1
+    ins = ["x", "w", "r", "b", "lens", "h0"] + (["c0", "p"] if op == "LSTM" else [])
+    outs = ["y", "yh"] + (["yc"] if op == "LSTM" else [])
+    node = helper.make_node(op, ins, outs, hidden_size=hid, direction=direction, **(extra or {}))
+    shapes = {"x": [seq, batch, inp], "w": [dirs, gates * hid, inp],
+              "r": [dirs, gates * hid, hid], "b": [dirs, 2 * gates * hid],
+              "h0": [dirs, batch, hid], "c0": [dirs, batch, hid], "p": [dirs, 3 * hid]}
+    inputs = [vi(n, I32 if n == "lens" else F, [batch] if n == "lens" else shapes[n])
+              for n in ins]
+    outputs = [vi("y", F, [seq, dirs, batch, hid])] + [vi(o, F, [dirs, batch, hid])
+                                                       for o in outs[1:]]
+    m = model(node, inputs, outputs, 14)
+    feeds = {n: (RNG.standard_normal(shapes[n]) * 0.5).astype(np.float32)
+             for n in ins if n != "lens"}
+    feeds["lens"] = np.array([4, 2, 3] if with_lens else [4, 4, 4], np.int32)
+    return m, feeds
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("with_lens", [False, True])
+def test_lstm(direction, with_lens):
+    m, feeds = _rnn_case("LSTM", direction, with_lens)
+    g = check(m, feeds, "CommonLSTM", rtol=1e-4, atol=1e-5, oracle="ort")
+    g.infer_shapes()
+
+
+@pytest.mark.parametrize("direction", ["forward", "reverse", "bidirectional"])
+@pytest.mark.parametrize("with_lens", [False, True])
+@pytest.mark.parametrize("lbr", [0, 1])
+def test_gru(direction, with_lens, lbr):
+    m, feeds = _rnn_case("GRU", direction, with_lens, {"linear_before_reset": lbr})
+    g = check(m, feeds, "CommonGRU", rtol=1e-4, atol=1e-5, oracle="ort")
+    g.infer_shapes()
+
+
+@pytest.mark.parametrize("extra", [{"layout": 1}, {"clip": 1.0}, {"input_forget": 1},
+                                   {"activations": ["Relu", "Tanh", "Tanh"]}])
+def test_rnn_forms_without_ge_equivalent_stay_onnx(extra):
+    node = helper.make_node("LSTM", ["x", "w", "r"], ["y"], hidden_size=2, **extra)
+    m = model(node, [vi("x", F, [2, 1, 3]), vi("w", F, [1, 8, 3]), vi("r", F, [1, 8, 2])],
+              [vi("y", F, None)], 14)
+    unmapped(m, "LSTM")

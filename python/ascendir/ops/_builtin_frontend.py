@@ -181,6 +181,19 @@ def _quantize_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
     return [(list(ctx.input("x").shape), _QUANTIZE_DTYPES[name])]
 
 
+def _rnn_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
+    """``CommonLSTM`` / ``CommonGRU``: ``y`` ``[seq, directions, batch, hidden]``, the final
+    states ``[directions, batch, hidden]``, all of ``x``'s type."""
+    x = ctx.input("x")
+    xs = list(x.shape)
+    hidden = int(ctx.attr("hidden_size", -1))
+    dirs = 2 if ctx.attr("direction", "forward") == "bidirectional" else 1
+    seq, batch = (xs[0], xs[1]) if len(xs) == 3 else (-1, -1)
+    state = ([dirs, batch, hidden], x.dtype)
+    n_states = 2 if ctx.op_type == "CommonLSTM" else 1
+    return [([seq, dirs, batch, hidden], x.dtype)] + [state] * n_states
+
+
 def register_frontend() -> None:
     """Register Resize, Einsum, GatherNd, NonZero, LeftShift, RightShift, the losses, RmsNorm,
     the grid samplers and Quantize."""
@@ -243,6 +256,29 @@ def register_frontend() -> None:
         axis=Attr(int, 1),
         infer=_quantize_infer,
     )
+    rnn = dict(
+        x=Input("T"),
+        w=Input("T"),
+        r=Input("T"),
+        b=OptionalInput("T"),
+        sequence_lens=OptionalInput(_F.INT32),
+        initial_h=OptionalInput("T"),
+    )
+    rnn_attrs = dict(
+        activation_alpha=Attr(list[float], []),
+        activation_beta=Attr(list[float], []),
+        activations=Attr(list[str], []),
+        clip=Attr(float, -1.0),
+        direction=Attr(str, "forward"),
+        hidden_size=Attr(int),
+        T=TypeVar(TensorType.FLOAT),
+        infer=_rnn_infer,
+    )
+    _op("CommonLSTM", **rnn, initial_c=OptionalInput("T"), p=OptionalInput("T"),
+        y=Output("T"), y_h=Output("T"), y_c=Output("T"), **rnn_attrs,
+        input_forget=Attr(int, 0))
+    _op("CommonGRU", **rnn, y=Output("T"), y_h=Output("T"), **rnn_attrs,
+        linear_before_reset=Attr(int, 0))
     _op(
         "ReduceLogSum",
         x=Input("T"),

@@ -1,4 +1,5 @@
-//! Transposed convolution: ONNX ConvTranspose (2-D, NCHW) ↔ GE Conv2DTransposeD.
+//! Transposed convolution and recurrences: ONNX ConvTranspose (2-D, NCHW), LSTM and GRU ↔ GE
+//! Conv2DTransposeD, CommonLSTM and CommonGRU.
 //!
 //! GE's op takes the output size (`input_size`, NCHW) as an attribute and crops the full
 //! transposed convolution from the top / left pads on. The import computes that size from the
@@ -11,7 +12,7 @@ use ascendir_ir::{AttrMap, AttrValue};
 use crate::error::OnnxResult;
 use crate::pb;
 
-use super::attrs::{a_int, a_ints, get_i, get_ints, get_s, input, int_of, ints_of, str_of};
+use super::attrs::{a_int, a_ints, a_str, get_i, get_ints, get_s, input, int_of, ints_of, str_of};
 use super::table::Entry;
 use super::{Emitted, Exported, Handled, InputInfo, Mapped};
 
@@ -76,6 +77,9 @@ pub(super) fn import(
     info: &dyn InputInfo,
     m: &mut Mapped,
 ) -> OnnxResult<Handled> {
+    if matches!(e.onnx, "LSTM" | "GRU") {
+        return rnn_import(e, node, m);
+    }
     if e.onnx != "ConvTranspose" {
         return Ok(Handled::NotMine);
     }
@@ -159,6 +163,9 @@ pub(super) fn export<'a>(
     _opset: i64,
     em: &mut Emitted,
 ) -> OnnxResult<Exported<'a>> {
+    if matches!(ge_type, "CommonLSTM" | "CommonGRU") {
+        return rnn_export(ge_type, attrs, em);
+    }
     if ge_type != "Conv2DTransposeD" {
         return Ok(Exported::NotMine);
     }
@@ -189,4 +196,64 @@ pub(super) fn export<'a>(
     at.push(a_ints("output_padding", op[2..].to_vec()));
     at.push(a_int("group", int_of(attrs, "groups").unwrap_or(1)));
     Ok(Exported::As("ConvTranspose"))
+}
+
+/// LSTM / GRU with ONNX's default activations, no clip, no coupled input-forget gate and the
+/// time-major layout: GE's CommonLSTM / CommonGRU (the same ports and attributes).
+fn rnn_import(e: &Entry, node: &pb::NodeProto, m: &mut Mapped) -> OnnxResult<Handled> {
+    let custom = ["activations", "activation_alpha", "activation_beta", "clip"]
+        .iter()
+        .any(|n| node.attribute.iter().any(|a| a.name == *n));
+    let hidden = get_i(node, "hidden_size", 0);
+    if custom || hidden <= 0 || get_i(node, "layout", 0) != 0 || get_i(node, "input_forget", 0) != 0
+    {
+        return Ok(Handled::Unmapped);
+    }
+    let direction = get_s(node, "direction").unwrap_or_else(|| "forward".into());
+    if !matches!(direction.as_str(), "forward" | "reverse" | "bidirectional") {
+        return Ok(Handled::Unmapped);
+    }
+    let a = &mut m.attrs;
+    a.insert("hidden_size", AttrValue::Int(hidden));
+    a.insert("direction", AttrValue::String(direction));
+    if e.onnx == "GRU" {
+        a.insert(
+            "linear_before_reset",
+            AttrValue::Int(get_i(node, "linear_before_reset", 0)),
+        );
+    }
+    Ok(Handled::Mapped)
+}
+
+fn rnn_export<'a>(ge_type: &'a str, attrs: &AttrMap, em: &mut Emitted) -> OnnxResult<Exported<'a>> {
+    let custom = ["activations", "activation_alpha", "activation_beta"]
+        .iter()
+        .any(|n| match attrs.get(n) {
+            Some(AttrValue::ListFloat(v)) => !v.is_empty(),
+            Some(AttrValue::ListString(v)) => !v.is_empty(),
+            Some(AttrValue::ListInt(v)) => !v.is_empty(),
+            Some(_) => true,
+            None => false,
+        });
+    let clip = matches!(attrs.get("clip"), Some(AttrValue::Float(c)) if *c >= 0.0);
+    let Some(hidden) = int_of(attrs, "hidden_size") else {
+        return Ok(Exported::Unmapped);
+    };
+    if custom || clip || int_of(attrs, "input_forget").is_some_and(|v| v != 0) {
+        return Ok(Exported::Unmapped);
+    }
+    let at = &mut em.attrs;
+    at.push(a_int("hidden_size", hidden));
+    at.push(a_str(
+        "direction",
+        str_of(attrs, "direction").unwrap_or("forward"),
+    ));
+    if ge_type == "CommonGRU" {
+        at.push(a_int(
+            "linear_before_reset",
+            int_of(attrs, "linear_before_reset").unwrap_or(0),
+        ));
+        return Ok(Exported::As("GRU"));
+    }
+    Ok(Exported::As("LSTM"))
 }

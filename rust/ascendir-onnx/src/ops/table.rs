@@ -128,6 +128,8 @@ entries! {
     "Hardmax" => "HardMax" ["x"] -> ["y"];
     "LogSoftmax" => "LogSoftmaxV2" ["logits"] -> ["logsoftmax"];
     "Conv" => "Conv2D" ["x", "filter", "?bias", "?offset_w"] -> ["y"];
+    "LSTM" => "CommonLSTM" ["x", "w", "r", "?b", "?sequence_lens", "?initial_h", "?initial_c", "?p"] -> ["y", "y_h", "y_c"];
+    "GRU" => "CommonGRU" ["x", "w", "r", "?b", "?sequence_lens", "?initial_h"] -> ["y", "y_h"];
     "ConvTranspose" => "Conv2DTransposeD" ["x", "filter", "?bias"] -> ["y"];
     "MaxPool" => "MaxPoolV3" ["x"] -> ["y"];
     "AveragePool" => "AvgPoolV2" ["x"] -> ["y"];
