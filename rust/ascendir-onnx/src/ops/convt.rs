@@ -16,17 +16,29 @@ use super::attrs::{a_int, a_ints, a_str, get_i, get_ints, get_s, input, int_of, 
 use super::table::Entry;
 use super::{Emitted, Exported, Handled, InputInfo, Mapped};
 
+/// One spatial axis of a transposed convolution.
+#[derive(Clone, Copy)]
+struct Axis {
+    /// Input length.
+    len: i64,
+    /// Kernel size.
+    k: i64,
+    /// Stride.
+    s: i64,
+    /// Dilation.
+    d: i64,
+    /// Output padding.
+    op: i64,
+}
+
 /// One spatial axis: `(pad_begin, pad_end, output size)`, or `None` when it does not fit.
 fn axis_size(
-    len: i64,
-    k: i64,
-    s: i64,
-    d: i64,
-    op: i64,
+    ax: &Axis,
     pads: (i64, i64),
     auto: &str,
     target: Option<i64>,
 ) -> Option<(i64, i64, i64)> {
+    let Axis { len, k, s, d, op } = *ax;
     // The full output: s * (len - 1) + output_padding + (k - 1) * d + 1.
     let full = s
         .checked_mul(len.checked_sub(1)?)?
@@ -125,12 +137,15 @@ pub(super) fn import(
     let mut ge_pads = Vec::with_capacity(4);
     let mut size = vec![x[0], c_out];
     for i in 0..2 {
+        let ax = Axis {
+            len: x[2 + i],
+            k: w[2 + i],
+            s: s[i],
+            d: d[i],
+            op: op[i],
+        };
         let Some((b, e, out)) = axis_size(
-            x[2 + i],
-            w[2 + i],
-            s[i],
-            d[i],
-            op[i],
+            &ax,
             (pads[i], pads[2 + i]),
             &auto,
             target.as_ref().map(|t| t[i]),
