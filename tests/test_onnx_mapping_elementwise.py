@@ -204,3 +204,18 @@ def test_rnn_forms_without_ge_equivalent_stay_onnx(extra):
     m = model(node, [vi("x", F, [2, 1, 3]), vi("w", F, [1, 8, 3]), vi("r", F, [1, 8, 2])],
               [vi("y", F, None)], 14)
     unmapped(m, "LSTM")
+
+
+def test_cast_like_target_typed_through_an_unmapped_producer():
+    # Pad with axes stays an ONNX op; its output has its input's type, so the CastLike whose
+    # target it is becomes a Cast.
+    nodes = [helper.make_node("Pad", ["t", "pads", "", "axes"], ["tp"]),
+             helper.make_node("CastLike", ["x", "tp"], ["y"])]
+    m = model(nodes, [vi("x", I64, [2, 3]), vi("t", TensorProto.FLOAT16, [2, 2]),
+                      vi("pads", I64, [2]), vi("axes", I64, [1])],
+              [vi("y", TensorProto.FLOAT16, [2, 3])], 18)
+    _, rep = air.onnx.load(m.SerializeToString(), return_report=True, warn_unknown=False)
+    assert rep.unknown_ops == {"onnx::Pad": 1}
+    g = air.onnx.load(m.SerializeToString(), warn_unknown=False)
+    (cast,) = [n for n in g.nodes if n.type == "Cast"]
+    assert cast.op_desc.attrs["dst_type"] == int(air.DataType.FLOAT16)

@@ -183,7 +183,7 @@ def _quantize_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
 
 def _rnn_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
     """``CommonLSTM`` / ``CommonGRU``: ``y`` ``[seq, directions, batch, hidden]``, the final
-    states ``[directions, batch, hidden]``, all of ``x``'s type."""
+    states ``[directions, batch, hidden]``, all of ``x``'s type (as many as the op has)."""
     x = ctx.input("x")
     xs = list(x.shape)
     hidden = int(ctx.attr("hidden_size", -1))
@@ -191,7 +191,7 @@ def _rnn_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
     seq, batch = (xs[0], xs[1]) if len(xs) == 3 else (-1, -1)
     state = ([dirs, batch, hidden], x.dtype)
     n_states = 2 if ctx.op_type == "CommonLSTM" else 1
-    return [([seq, dirs, batch, hidden], x.dtype)] + [state] * n_states
+    return ([([seq, dirs, batch, hidden], x.dtype)] + [state] * n_states)[: ctx.num_outputs]
 
 
 def register_frontend() -> None:
