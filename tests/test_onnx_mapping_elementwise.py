@@ -219,3 +219,25 @@ def test_cast_like_target_typed_through_an_unmapped_producer():
     g = air.onnx.load(m.SerializeToString(), warn_unknown=False)
     (cast,) = [n for n in g.nodes if n.type == "Cast"]
     assert cast.op_desc.attrs["dst_type"] == int(air.DataType.FLOAT16)
+
+
+@pytest.mark.parametrize(("shape", "kernel", "strides"), [([1, 2, 7, 6], [3, 2], [2, 1]),
+                                                         ([2, 1, 5, 5], [2, 2], [1, 1])])
+def test_average_pool_same_lower_becomes_explicit_pads(shape, kernel, strides):
+    node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=kernel, strides=strides,
+                            auto_pad="SAME_LOWER")
+    out = [shape[0], shape[1]] + [-(-d // s) for d, s in zip(shape[2:], strides, strict=True)]
+    m = model(node, [vi("x", F, shape)], [vi("y", F, out)], 13)
+    g = check(m, {"x": RNG.standard_normal(shape).astype(np.float32)}, "AvgPoolV2")
+    (pool,) = [n for n in g.nodes if n.type == "AvgPoolV2"]
+    assert pool.op_desc.attrs["padding_mode"] == "CALCULATED"
+
+
+def test_pool_same_lower_forms_left_as_onnx():
+    # MaxPool's explicit pads would be asymmetric (the reference evaluator mis-sizes them);
+    # unknown spatial dims leave no pads to compute.
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2], auto_pad="SAME_LOWER")
+    unmapped(model(node, [vi("x", F, [1, 1, 4, 4])], [vi("y", F, [1, 1, 4, 4])], 13), "MaxPool")
+    node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2],
+                            auto_pad="SAME_LOWER")
+    unmapped(model(node, [vi("x", F, [1, 1, "h", 4])], [vi("y", F, None)], 13), "AveragePool")
