@@ -241,3 +241,19 @@ def test_pool_same_lower_forms_left_as_onnx():
     node = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2, 2],
                             auto_pad="SAME_LOWER")
     unmapped(model(node, [vi("x", F, [1, 1, "h", 4])], [vi("y", F, None)], 13), "AveragePool")
+
+
+@pytest.mark.parametrize(("attrs", "ge"), [({}, "HardShrink"), ({"lambd": 1.5}, "HardShrink"),
+                                           ({"lambd": 1.5, "bias": 1.5}, "SoftShrink")])
+def test_shrink(attrs, ge):
+    node = helper.make_node("Shrink", ["x"], ["y"], **attrs)
+    m = model(node, [vi("x", F, [2, 5])], [vi("y", F, [2, 5])], 13)
+    x = np.array([[-2, -1.5, -1, -0.5, 0], [0.5, 1, 1.5, 2, 3]], np.float32)
+    check(m, {"x": x}, ge)
+
+
+@pytest.mark.parametrize(("attrs", "elem"), [({"lambd": 1.0, "bias": 0.5}, F),
+                                             ({"lambd": -1.0}, F), ({}, I32)])
+def test_shrink_forms_without_ge_equivalent_stay_onnx(attrs, elem):
+    node = helper.make_node("Shrink", ["x"], ["y"], **attrs)
+    unmapped(model(node, [vi("x", elem, [3])], [vi("y", elem, [3])], 13), "Shrink")

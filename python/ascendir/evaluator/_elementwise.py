@@ -154,6 +154,10 @@ _UNARY_ATTR: dict[str, Callable[[Ctx, np.ndarray], Any]] = {
     "HardSigmoid": _hard_sigmoid,
     "Swish": lambda c, x: x * _sigmoid(float(c.attr("scale", 1.0)) * x),
     "HardMax": _hard_max,
+    "HardShrink": lambda c, x: np.where(np.abs(x) > float(c.attr("lambd", 0.5)), x, 0),
+    "SoftShrink": lambda c, x: np.where(
+        x > float(c.attr("lambd", 0.5)), x - float(c.attr("lambd", 0.5)),
+        np.where(x < -float(c.attr("lambd", 0.5)), x + float(c.attr("lambd", 0.5)), 0)),
     "ThresholdedRelu": lambda c, x: np.where(x > float(c.attr("alpha", 1.0)), x, 0),
 }
 

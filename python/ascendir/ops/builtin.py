@@ -190,6 +190,9 @@ def _elementwise() -> None:
     _unary("Swish", scale=Attr(float, 1.0))
     _unary("ThresholdedRelu", alpha=Attr(float, 1.0))
     _unary("HardMax", axis=Attr(int, -1))
+    for name in ("HardShrink", "SoftShrink"):
+        _op(name, input_x=Input("T"), output_y=Output("T"), lambd=Attr(float, 0.5),
+            T=TypeVar(TensorType.FLOAT), infer=I.same_as("input_x"))
     for name in ("BitwiseAnd", "BitwiseOr", "BitwiseXor"):
         _op(name, x1=Input("T"), x2=Input("T"), y=Output("T"), T=TypeVar(TensorType.INT),
             infer=I.broadcast())

@@ -87,6 +87,7 @@ entries! {
     "HardSwish" => "HardSwish" ["x"] -> ["y"];
     "Swish" => "Swish" ["x"] -> ["y"] { "alpha": "scale" };
     "ThresholdedRelu" => "ThresholdedRelu" ["x"] -> ["y"];
+    "Shrink" => "HardShrink" ["input_x"] -> ["output_y"];
     "Identity" => "Identity" ["x"] -> ["y"];
     "Elu" => "Elu" ["x"] -> ["y"];
     "Selu" => "Selu" ["x"] -> ["y"];
