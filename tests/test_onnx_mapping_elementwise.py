@@ -14,6 +14,7 @@ onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
 
+from test_frontend_ports import check_ports  # noqa: E402
 from test_onnx_mapping_more import check, model, unmapped, vi  # noqa: E402
 
 F, I64, I32, U8, B = (TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32,
@@ -257,3 +258,28 @@ def test_shrink(attrs, ge):
 def test_shrink_forms_without_ge_equivalent_stay_onnx(attrs, elem):
     node = helper.make_node("Shrink", ["x"], ["y"], **attrs)
     unmapped(model(node, [vi("x", elem, [3])], [vi("y", elem, [3])], 13), "Shrink")
+
+
+@pytest.mark.parametrize("attrs", [
+    {"kernel_shape": [2, 2, 2]},
+    {"kernel_shape": [3, 2, 2], "strides": [2, 1, 2], "pads": [1, 0, 1, 1, 1, 0]},
+    {"kernel_shape": [2, 3, 2], "strides": [2, 2, 2], "ceil_mode": 1, "dilations": [1, 1, 2]},
+    {"kernel_shape": [2, 2, 3], "strides": [2, 2, 2], "auto_pad": "SAME_UPPER"},
+    {"kernel_shape": [2, 2, 2], "auto_pad": "VALID"},
+])
+def test_max_pool_3d(attrs):
+    node = helper.make_node("MaxPool", ["x"], ["y"], **attrs)
+    m = onnx.shape_inference.infer_shapes(
+        model(node, [vi("x", F, [1, 2, 5, 6, 7])], [vi("y", F, None)], 19))
+    g = check(m, {"x": RNG.standard_normal((1, 2, 5, 6, 7)).astype(np.float32)}, "MaxPool3D",
+              oracle="ort")
+    g.infer_shapes()
+    (pool,) = [n for n in g.nodes if n.type == "MaxPool3D"]
+    check_ports(pool)
+    want = [d.dim_value for d in m.graph.output[0].type.tensor_type.shape.dim]
+    assert list(pool.op_desc.output_desc(0).shape) == want
+
+
+def test_max_pool_3d_same_lower_stays_onnx():
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[2, 2, 2], auto_pad="SAME_LOWER")
+    unmapped(model(node, [vi("x", F, [1, 1, 4, 4, 4])], [vi("y", F, None)], 13), "MaxPool")

@@ -415,6 +415,23 @@ def _pool_common(ctx: Ctx, x: np.ndarray, mode: str, k: list[int], s: list[int],
     return _from_nchw(y, fmt)
 
 
+@kernel("MaxPool3D")
+def _max_pool_3d(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    x = np.asarray(ins[0])
+    if ctx.attr("data_format", "NDHWC") != "NCDHW" or x.ndim != 5:
+        raise ctx.error(f"MaxPool3D is evaluated on 5-D NCDHW data, got {list(x.shape)} "
+                        f"{ctx.attr('data_format', 'NDHWC')}")
+
+    def three(key: str, default: int) -> list[int]:
+        v = ctx.ints(key, [default] * 5)
+        return v[2:] if len(v) == 5 else (v * 3 if len(v) == 1 else v)
+
+    return _pool_common(ctx, x, "max", three("ksize", 1), three("strides", 1),
+                        str(ctx.attr("padding", "CALCULATED")), ctx.ints("pads", [0] * 6),
+                        "NCHW", ceil=bool(ctx.attr("ceil_mode", 0)), count="valid",
+                        dilations=three("dilation", 1))
+
+
 @kernel("MaxPool", "AvgPool")
 def _tf_pool(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     x = np.asarray(ins[0])

@@ -1,5 +1,5 @@
-//! Convolution and pooling: ONNX Conv, MaxPool and AveragePool ↔ GE Conv2D, MaxPoolV3 and
-//! AvgPoolV2 (NCHW attribute lists, pads in GE's order, auto_pad ↔ padding modes).
+//! Convolution and pooling: ONNX Conv, MaxPool and AveragePool ↔ GE Conv2D, MaxPoolV3 (and
+//! MaxPool3D for 3-D windows) and AvgPoolV2 (NCHW attribute lists, pads in GE's order, auto_pad ↔ padding modes).
 
 use ascendir_ir::{AttrMap, AttrValue};
 
@@ -130,6 +130,9 @@ pub(super) fn import(
                 )));
             };
             let k = ks.len();
+            if k == 3 && e.onnx == "MaxPool" && n_out == 1 {
+                return max_pool_3d(node, &ks, m);
+            }
             if k != 2 || (e.onnx == "MaxPool" && n_out > 1) {
                 return Ok(Handled::Unmapped);
             }
@@ -188,6 +191,33 @@ pub(super) fn import(
     Ok(Handled::Mapped)
 }
 
+/// A 3-D MaxPool (one output): GE's MaxPool3D (NCDHW, pads front, back, top, bottom, left,
+/// right). SAME_LOWER stays an ONNX op (GE's SAME pads at the end).
+fn max_pool_3d(node: &pb::NodeProto, ks: &[i64], m: &mut Mapped) -> OnnxResult<Handled> {
+    let padding = match get_s(node, "auto_pad").as_deref() {
+        None | Some("NOTSET") => "CALCULATED",
+        Some("SAME_UPPER") => "SAME",
+        Some("VALID") => "VALID",
+        _ => return Ok(Handled::Unmapped),
+    };
+    let strides = get_ints(node, "strides").unwrap_or_else(|| vec![1; 3]);
+    let dil = get_ints(node, "dilations").unwrap_or_else(|| vec![1; 3]);
+    let pads = get_ints(node, "pads").unwrap_or_else(|| vec![0; 6]);
+    if strides.len() != 3 || dil.len() != 3 || pads.len() != 6 {
+        return Ok(Handled::Unmapped);
+    }
+    m.ge_type = "MaxPool3D".into();
+    let a = &mut m.attrs;
+    a.insert("ksize", AttrValue::ListInt(nchw(ks, 1)));
+    a.insert("strides", AttrValue::ListInt(nchw(&strides, 1)));
+    a.insert("padding", AttrValue::String(padding.into()));
+    a.insert("pads", AttrValue::ListInt(ge_pads(&pads, 3)));
+    a.insert("dilation", AttrValue::ListInt(nchw(&dil, 1)));
+    a.insert("ceil_mode", AttrValue::Int(get_i(node, "ceil_mode", 0)));
+    a.insert("data_format", AttrValue::String("NCDHW".into()));
+    Ok(Handled::Mapped)
+}
+
 /// Export: the ONNX form of a GE op of this family at `opset`.
 pub(super) fn export<'a>(
     ge_type: &'a str,
@@ -219,6 +249,36 @@ pub(super) fn export<'a>(
                 at.push(a_ints("kernel_shape", ks));
             }
             "Conv"
+        }
+        "MaxPool3D" => {
+            if str_of(attrs, "data_format") != Some("NCDHW") {
+                return Ok(Exported::Unmapped);
+            }
+            let five = |key: &str, default: i64| {
+                let v = ints_of(attrs, key).unwrap_or_else(|| vec![default; 5]);
+                (v.len() == 5).then(|| spatial(&v))
+            };
+            let (Some(k), Some(s), Some(d)) =
+                (five("ksize", 1), five("strides", 1), five("dilation", 1))
+            else {
+                return Ok(Exported::Unmapped);
+            };
+            at.push(a_ints("kernel_shape", k));
+            at.push(a_ints("strides", s));
+            at.push(a_ints("dilations", d));
+            match str_of(attrs, "padding") {
+                Some("SAME") => at.push(a_str("auto_pad", "SAME_UPPER")),
+                Some("VALID") => at.push(a_str("auto_pad", "VALID")),
+                _ => at.push(a_ints(
+                    "pads",
+                    onnx_pads(&ints_of(attrs, "pads").unwrap_or_else(|| vec![0; 6])),
+                )),
+            }
+            at.push(a_int(
+                "ceil_mode",
+                i64::from(int_of(attrs, "ceil_mode").is_some_and(|c| c != 0)),
+            ));
+            "MaxPool"
         }
         "MaxPoolV3" | "AvgPoolV2" => {
             at.push(a_ints(
