@@ -103,6 +103,7 @@ X = {"x": ([2, 3], F)}
 X4 = {"x": ([1, 2, 4, 4], F)}
 XY = {"x": ([2, 3], F), "y": ([2, 3], F)}
 BOOLS = {"x": ([2, 3], B), "y": ([2, 3], B)}
+INTS = {"x": ([2, 3], TensorProto.INT32), "y": ([2, 3], TensorProto.INT32)}
 
 UNARY = [
     "Relu", "Sigmoid", "Tanh", "Erf", "Exp", "Log", "Sqrt", "Abs", "Neg", "Reciprocal",
@@ -190,11 +191,26 @@ CASES: dict[str, dict[str, Any]] = {
                         opset=16),
     "QuantizeLinear": _case(["x", "s", "z"], {"x": ([2, 3], F), "s": ([], F),
                                               "z": ([], TensorProto.INT8)}),
+    "Xor": _case(["x", "y"], BOOLS),
+    **{op: _case(["x", "y"], INTS, opset=18) for op in ("BitwiseAnd", "BitwiseOr", "BitwiseXor")},
+    "BitwiseNot": _case(["x"], {"x": ([2, 3], TensorProto.INT32)}, opset=18),
+    **{op: _case(["x"], X) for op in ("Asinh", "Acosh", "Atanh", "ThresholdedRelu")},
+    "Swish": _case(["x"], X, opset=24),
+    "Hardmax": _case(["x"], X, axis=1),
+    "Shrink": _case(["x"], X, lambd=1.0),
+    "LSTM": _case(["x", "w", "r"], {"x": ([2, 1, 3], F), "w": ([1, 8, 3], F),
+                                    "r": ([1, 8, 2], F)}, outputs=3, hidden_size=2),
+    "GRU": _case(["x", "w", "r"], {"x": ([2, 1, 3], F), "w": ([1, 6, 3], F),
+                                   "r": ([1, 6, 2], F)}, outputs=2, hidden_size=2),
+    "ReduceLogSum": _case(["x", "axes"], X, [_init("axes", [1])], opset=18),
     "ConstantOfShape": _case(["shape"], None, [_init("shape", [2, 3])]),
     "Conv": _case(["x", "w", "b"], X4,
                   [_init("w", np.ones((2, 2, 3, 3)), np.float32),
                    _init("b", [0.0, 0.0], np.float32)],
                   kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+    "ConvTranspose": _case(["x", "w", "b"], X4,
+                           [_init("w", np.ones((2, 3, 3, 3)), np.float32),
+                            _init("b", [0.0] * 3, np.float32)], strides=[2, 2]),
     "MaxPool": _case(["x"], X4, kernel_shape=[2, 2]),
     "AveragePool": _case(["x"], X4, kernel_shape=[2, 2]),
     "BatchNormalization": _case(

@@ -241,13 +241,13 @@ def test_sequence_and_optional_values_export_with_their_types():
 
 
 @pytest.mark.parametrize(("op", "attrs", "out"), [
-    ("AveragePool", {"auto_pad": "SAME_LOWER"}, 5),
     ("MaxPool", {"auto_pad": "SAME_LOWER"}, 5),
     ("AveragePool", {"dilations": [2, 2]}, 3),
 ])
 def test_pooling_forms_ge_cannot_express_stay_onnx_ops(op: str, attrs: dict, out: int):
-    # GE's SAME pads at the end (SAME_UPPER) and AvgPoolV2 has no dilations: mapping these
-    # would change the result, so they stay ONNX ops and export as they were.
+    # GE's SAME pads at the end (SAME_UPPER), MaxPool's SAME_LOWER would need asymmetric pads
+    # (AveragePool's become explicit pads, see test_onnx_mapping_elementwise) and AvgPoolV2
+    # has no dilations: these stay ONNX ops and export as they were.
     x = np.random.default_rng(5).standard_normal((1, 1, 5, 5)).astype(np.float32)
     node = helper.make_node(op, ["x"], ["y"], kernel_shape=[2, 2], **attrs)
     graph = helper.make_graph(

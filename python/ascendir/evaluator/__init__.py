@@ -32,6 +32,7 @@ from . import (  # noqa: F401  (kernels)
     _ge,
     _nn,
     _reduce,
+    _rnn,
     _shape,
 )
 from ._core import MAX_DEPTH, Ctx, kernel, kernels, output_keys, run

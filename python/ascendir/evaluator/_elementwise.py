@@ -66,6 +66,20 @@ def _selu(ctx: Ctx, x: np.ndarray) -> np.ndarray:
     return gamma * np.where(x > 0, x, alpha * (np.exp(np.minimum(x, 0)) - 1))
 
 
+def _hard_max(ctx: Ctx, x: np.ndarray) -> np.ndarray:
+    """1 at the first maximum along ``axis``, 0 elsewhere."""
+    if x.ndim == 0:
+        return np.ones_like(x)
+    axis = int(ctx.attr("axis", -1))
+    if not -x.ndim <= axis < x.ndim:
+        raise ctx.error(f"axis {axis} is out of range for rank {x.ndim}")
+    y = np.zeros_like(x)
+    if x.size:
+        idx = np.expand_dims(np.argmax(x, axis=axis), axis)
+        np.put_along_axis(y, idx, 1, axis=axis)
+    return y
+
+
 def _hard_sigmoid(ctx: Ctx, x: np.ndarray) -> np.ndarray:
     alpha = float(ctx.attr("alpha", 1.0 / 6.0))
     beta = float(ctx.attr("beta", 0.5))
@@ -106,6 +120,9 @@ _UNARY: dict[str, Callable[[np.ndarray], Any]] = {
     "Asin": np.arcsin,
     "Acos": np.arccos,
     "Atan": np.arctan,
+    "Asinh": np.arcsinh,
+    "Acosh": np.arccosh,
+    "Atanh": np.arctanh,
     "Log1p": np.log1p,
     "Expm1": np.expm1,
     "Softplus": _softplus,
@@ -136,6 +153,12 @@ _UNARY_ATTR: dict[str, Callable[[Ctx, np.ndarray], Any]] = {
     "Selu": _selu,
     "HardSigmoid": _hard_sigmoid,
     "Swish": lambda c, x: x * _sigmoid(float(c.attr("scale", 1.0)) * x),
+    "HardMax": _hard_max,
+    "HardShrink": lambda c, x: np.where(np.abs(x) > float(c.attr("lambd", 0.5)), x, 0),
+    "SoftShrink": lambda c, x: np.where(
+        x > float(c.attr("lambd", 0.5)), x - float(c.attr("lambd", 0.5)),
+        np.where(x < -float(c.attr("lambd", 0.5)), x + float(c.attr("lambd", 0.5)), 0)),
+    "ThresholdedRelu": lambda c, x: np.where(x > float(c.attr("alpha", 1.0)), x, 0),
 }
 
 
@@ -240,6 +263,9 @@ _BINARY: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
     "Atan2": np.arctan2,
     "Xdivy": _xdivy,
     "Xlogy": _xlogy,
+    "BitwiseAnd": np.bitwise_and,
+    "BitwiseOr": np.bitwise_or,
+    "BitwiseXor": np.bitwise_xor,
 }
 
 _COMPARE: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
@@ -251,6 +277,7 @@ _COMPARE: dict[str, Callable[[np.ndarray, np.ndarray], Any]] = {
     "LessEqual": np.less_equal,
     "LogicalAnd": np.logical_and,
     "LogicalOr": np.logical_or,
+    "LogicalXor": np.logical_xor,
 }
 
 

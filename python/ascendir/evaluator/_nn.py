@@ -1,7 +1,7 @@
 """Matrix products and windows: MatMul(V2), BatchMatMul(V2), FullyConnection,
-FlashAttentionScore, Conv2D,
-Conv2DBackpropInput(D), MaxPool / AvgPool (TF style), MaxPoolV3 / AvgPoolV2 (ONNX style),
-Pooling (Caffe style), GlobalAveragePool / GlobalMaxPool.
+FlashAttentionScore, Conv2D, Conv2DBackpropInput(D), Conv2DTransposeD, MaxPool / AvgPool
+(TF style), MaxPoolV3 / AvgPoolV2 (ONNX style), Pooling (Caffe style),
+GlobalAveragePool / GlobalMaxPool.
 
 Convolution and pooling run on NCHW internally (NHWC data is transposed in and out); the
 helpers take any number of spatial dims. GE attribute formats: ``strides`` / ``dilations`` /
@@ -331,6 +331,28 @@ def _conv2d_bp(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     return _from_nchw(y, fmt).astype(_out_dtype(ctx, dy))
 
 
+@kernel("Conv2DTransposeD")
+def _conv2d_transpose(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    size = ctx.ints("input_size")
+    x = np.asarray(ctx.port(ins, "x"))
+    w = np.asarray(ctx.port(ins, "filter"))
+    fmt = ctx.layout(ctx.in_names.index("x"), "NCHW")
+    if len(size) != 4 or x.ndim != 4 or w.ndim != 4:
+        raise ctx.error(f"input_size {size}, filter {list(w.shape)} and x {list(x.shape)} "
+                        "must be 4-D")
+    out = _spatial(size, fmt)
+    wc = _filter_oihw(ctx, w, fmt, ctx.in_names.index("filter"))
+    s = _spatial(ctx.ints("strides", [1, 1, 1, 1]), fmt)
+    d = _spatial(ctx.ints("dilations", [1, 1, 1, 1]), fmt)
+    p = ctx.ints("pads", [0, 0, 0, 0])
+    y = conv_transpose_nchw(_to_nchw(x, fmt), wc, out, s, d, [(p[0], p[1]), (p[2], p[3])],
+                            int(ctx.attr("groups", 1) or 1))
+    bias = ctx.port(ins, "bias")
+    if bias is not None:
+        y = y + np.asarray(bias).reshape(1, -1, 1, 1)
+    return _from_nchw(y, fmt).astype(_out_dtype(ctx, x))
+
+
 def pool_nchw(x: np.ndarray, k: Sequence[int], s: Sequence[int], pads: Sequence[tuple[int, int]],
               *, mode: str, ceil: bool = False, dilations: Sequence[int] | None = None,
               count: str = "valid", caffe: bool = False) -> np.ndarray:
@@ -391,6 +413,23 @@ def _pool_common(ctx: Ctx, x: np.ndarray, mode: str, k: list[int], s: list[int],
     p = _window_pads(ctx, padding, xc.shape[2:], k, s, d, pads)
     y = pool_nchw(xc, k, s, p, mode=mode, ceil=ceil, dilations=d, count=count)
     return _from_nchw(y, fmt)
+
+
+@kernel("MaxPool3D")
+def _max_pool_3d(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    x = np.asarray(ins[0])
+    if ctx.attr("data_format", "NDHWC") != "NCDHW" or x.ndim != 5:
+        raise ctx.error(f"MaxPool3D is evaluated on 5-D NCDHW data, got {list(x.shape)} "
+                        f"{ctx.attr('data_format', 'NDHWC')}")
+
+    def three(key: str, default: int) -> list[int]:
+        v = ctx.ints(key, [default] * 5)
+        return v[2:] if len(v) == 5 else (v * 3 if len(v) == 1 else v)
+
+    return _pool_common(ctx, x, "max", three("ksize", 1), three("strides", 1),
+                        str(ctx.attr("padding", "CALCULATED")), ctx.ints("pads", [0] * 6),
+                        "NCHW", ceil=bool(ctx.attr("ceil_mode", 0)), count="valid",
+                        dilations=three("dilation", 1))
 
 
 @kernel("MaxPool", "AvgPool")

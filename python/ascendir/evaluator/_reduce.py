@@ -1,5 +1,5 @@
-"""Reductions (ReduceXxx / ReduceXxxD, ReduceL2, ReduceLogSumExp), ArgMax/ArgMin, TopK,
-SoftmaxV2 / LogSoftmaxV2, BatchNorm, LayerNorm, LayerNormV3, InstanceNorm, Cumsum, Cumprod.
+"""Reductions (ReduceXxx / ReduceXxxD, ReduceL2, ReduceLogSumExp, ReduceLogSum), ArgMax/ArgMin,
+TopK, SoftmaxV2 / LogSoftmaxV2, BatchNorm, LayerNorm, LayerNormV3, InstanceNorm, Cumsum, Cumprod.
 
 Reduction axes come from the ``axes`` input (``ReduceXxx``) or attribute (``ReduceXxxD``);
 empty axes reduce every dim unless ``noop_with_empty_axes`` is set; ``keep_dims`` keeps the
@@ -83,6 +83,8 @@ def _reduce(op: str) -> Any:
                 y = np.any(x, axis=axes, keepdims=keep)
             elif op == "l2":
                 y = np.sqrt(np.sum(np.square(x.astype(np.float64)), axis=axes, keepdims=keep))
+            elif op == "logsum":
+                y = np.log(np.sum(x.astype(np.float64), axis=axes, keepdims=keep))
             else:  # logsumexp
                 x64 = x.astype(np.float64)
                 m = np.max(x64, axis=axes, keepdims=True) if x.size else np.zeros(())
@@ -101,6 +103,7 @@ for _base, _op in (("ReduceSum", "sum"), ("ReduceMean", "mean"), ("ReduceMax", "
     kernel(_base, _base + "D")(_reduce(_op))
 kernel("ReduceL2")(_reduce("l2"))
 kernel("ReduceLogSumExp")(_reduce("lse"))
+kernel("ReduceLogSum")(_reduce("logsum"))
 
 
 # ---------------------------------------------------------------- arg max / top k

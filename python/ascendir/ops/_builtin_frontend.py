@@ -181,6 +181,53 @@ def _quantize_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
     return [(list(ctx.input("x").shape), _QUANTIZE_DTYPES[name])]
 
 
+def _rnn_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
+    """``CommonLSTM`` / ``CommonGRU``: ``y`` ``[seq, directions, batch, hidden]``, the final
+    states ``[directions, batch, hidden]``, all of ``x``'s type (as many as the op has)."""
+    x = ctx.input("x")
+    xs = list(x.shape)
+    hidden = int(ctx.attr("hidden_size", -1))
+    dirs = 2 if ctx.attr("direction", "forward") == "bidirectional" else 1
+    seq, batch = (xs[0], xs[1]) if len(xs) == 3 else (-1, -1)
+    state = ([dirs, batch, hidden], x.dtype)
+    n_states = 2 if ctx.op_type == "CommonLSTM" else 1
+    return ([([seq, dirs, batch, hidden], x.dtype)] + [state] * n_states)[: ctx.num_outputs]
+
+
+def _max_pool_3d_infer(ctx: Any) -> list[tuple[list[int], DataType]]:
+    """``MaxPool3D`` (NCDHW): each spatial dim from the window, stride, dilation and padding
+    (SAME: ``ceil(in / stride)``; CALCULATED: the pads, ``ceil_mode`` rounding up but dropping
+    a last window that starts in the end padding)."""
+    x = ctx.input("x")
+    xs = list(x.shape)
+    if len(xs) != 5 or ctx.attr("data_format", "NDHWC") != "NCDHW":
+        return [([-1] * 5 if len(xs) == 5 else _UNKNOWN_RANK, x.dtype)]
+
+    def three(key: str, default: int) -> list[int]:
+        v = [int(a) for a in (ctx.attr(key, None) or [default] * 5)]
+        return v[2:] if len(v) == 5 else (v * 3 if len(v) == 1 else v)
+
+    k, s, d = three("ksize", 1), three("strides", 1), three("dilation", 1)
+    mode = ctx.attr("padding", "CALCULATED")
+    pads = [int(p) for p in (ctx.attr("pads", None) or [0] * 6)]
+    ceil = bool(ctx.attr("ceil_mode", 0))
+    out = xs[:2]
+    for i in range(3):
+        n = xs[2 + i]
+        if n < 0:
+            out.append(-1)
+        elif mode == "SAME":
+            out.append(-(-n // s[i]))
+        else:
+            b, e = (0, 0) if mode == "VALID" else (pads[2 * i], pads[2 * i + 1])
+            span = n + b + e - (d[i] * (k[i] - 1) + 1)
+            o = (-(-span // s[i]) if ceil else span // s[i]) + 1
+            if ceil and (o - 1) * s[i] >= n + b:
+                o -= 1
+            out.append(o)
+    return [(out, x.dtype)]
+
+
 def register_frontend() -> None:
     """Register Resize, Einsum, GatherNd, NonZero, LeftShift, RightShift, the losses, RmsNorm,
     the grid samplers and Quantize."""
@@ -242,6 +289,52 @@ def register_frontend() -> None:
         dtype=Attr(str),
         axis=Attr(int, 1),
         infer=_quantize_infer,
+    )
+    rnn = dict(
+        x=Input("T"),
+        w=Input("T"),
+        r=Input("T"),
+        b=OptionalInput("T"),
+        sequence_lens=OptionalInput(_F.INT32),
+        initial_h=OptionalInput("T"),
+    )
+    rnn_attrs = dict(
+        activation_alpha=Attr(list[float], []),
+        activation_beta=Attr(list[float], []),
+        activations=Attr(list[str], []),
+        clip=Attr(float, -1.0),
+        direction=Attr(str, "forward"),
+        hidden_size=Attr(int),
+        T=TypeVar(TensorType.FLOAT),
+        infer=_rnn_infer,
+    )
+    _op("CommonLSTM", **rnn, initial_c=OptionalInput("T"), p=OptionalInput("T"),
+        y=Output("T"), y_h=Output("T"), y_c=Output("T"), **rnn_attrs,
+        input_forget=Attr(int, 0))
+    _op("CommonGRU", **rnn, y=Output("T"), y_h=Output("T"), **rnn_attrs,
+        linear_before_reset=Attr(int, 0))
+    _op(
+        "MaxPool3D",
+        x=Input("T"),
+        y=Output("T"),
+        ksize=Attr(list[int]),
+        strides=Attr(list[int]),
+        padding=Attr(str),
+        pads=Attr(list[int], [0] * 6),
+        dilation=Attr(list[int], [1] * 5),
+        ceil_mode=Attr(int, 0),
+        data_format=Attr(str, "NDHWC"),
+        T=TypeVar(TensorType.FLOATING),
+        infer=_max_pool_3d_infer,
+    )
+    _op(
+        "ReduceLogSum",
+        x=Input("T"),
+        axes=OptionalInput(TensorType.INDEX),
+        y=Output("T"),
+        keep_dims=Attr(bool, False),
+        T=TypeVar(TensorType.ANY),
+        infer=I.reduce(),
     )
     _op(
         "Resize",

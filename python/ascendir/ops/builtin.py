@@ -95,6 +95,9 @@ UNARY = [
     "Tan",
     "Sinh",
     "Cosh",
+    "Asinh",
+    "Acosh",
+    "Atanh",
     "Asin",
     "Acos",
     "Atan",
@@ -102,7 +105,6 @@ UNARY = [
     "Expm1",
     "Softplus",
     "Softsign",
-    "Swish",
     "HardSwish",
     "HardSigmoid",
     "Mish",
@@ -141,7 +143,7 @@ BINARY = [
 COMPARE = ["Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual"]
 """Broadcasting comparisons: ``x1, x2 -> y`` (bool)."""
 
-LOGICAL = ["LogicalAnd", "LogicalOr"]
+LOGICAL = ["LogicalAnd", "LogicalOr", "LogicalXor"]
 """Broadcasting logical ops on bool tensors."""
 
 REDUCE = [
@@ -185,6 +187,15 @@ def _elementwise() -> None:
     _unary("LeakyRelu", negative_slope=Attr(float, 0.0))
     _unary("Elu", alpha=Attr(float, 1.0))
     _unary("Selu")
+    _unary("Swish", scale=Attr(float, 1.0))
+    _unary("ThresholdedRelu", alpha=Attr(float, 1.0))
+    _unary("HardMax", axis=Attr(int, -1))
+    for name in ("HardShrink", "SoftShrink"):
+        _op(name, input_x=Input("T"), output_y=Output("T"), lambd=Attr(float, 0.5),
+            T=TypeVar(TensorType.FLOAT), infer=I.same_as("input_x"))
+    for name in ("BitwiseAnd", "BitwiseOr", "BitwiseXor"):
+        _op(name, x1=Input("T"), x2=Input("T"), y=Output("T"), T=TypeVar(TensorType.INT),
+            infer=I.broadcast())
     _op("LogicalNot", x=Input(_F.BOOL), y=Output(_F.BOOL), infer=I.same_as("x"))
     for name in BINARY:
         _binary(name)
@@ -460,6 +471,19 @@ def _linear_and_conv() -> None:
         y=Output(),
         **conv_attrs,
         infer=I.conv_backprop_input(),
+    )
+    _op(
+        "Conv2DTransposeD",
+        x=Input(),
+        filter=Input(),
+        bias=OptionalInput(),
+        offset_w=OptionalInput(),
+        y=Output(),
+        input_size=Attr(list[int]),
+        **conv_attrs,
+        output_padding=Attr(list[int], [0, 0, 0, 0]),
+        offset_x=Attr(int, 0),
+        infer=I.conv_backprop_input(out_backprop="x"),
     )
     _op(
         "Conv2DBackpropInputD",

@@ -72,6 +72,15 @@ impl Builder<'_, '_> {
     /// traced by name (the port descs carry the value names).
     fn rule_dtype(&self, node: NodeId, out: usize, depth: usize) -> Option<DataType> {
         let op = self.g.op(node).ok()?;
+        if let Some(onnx) = op.op_type().strip_prefix("onnx::") {
+            // An op kept as ONNX whose first output has its first input's type (one type
+            // variable `T` ties them in the ONNX schema).
+            if out != 0 || !SAME_TYPE_AS_FIRST_INPUT.contains(&onnx) {
+                return None;
+            }
+            let value = op.input_desc(0).ok()?.name.as_deref()?.to_string();
+            return self.traced_dtype(&value, depth + 1);
+        }
         let proto = registry::lookup(op.op_type())?;
         if proto.rule.kind == RuleKind::Custom {
             return None;
@@ -95,6 +104,32 @@ impl Builder<'_, '_> {
             .filter(|&d| d != DataType::UNDEFINED)
     }
 }
+
+/// ONNX ops (kept unmapped) whose first output has the element type of their first input.
+const SAME_TYPE_AS_FIRST_INPUT: &[&str] = &[
+    "Pad",
+    "Conv",
+    "ConvTranspose",
+    "AveragePool",
+    "MaxPool",
+    "LpPool",
+    "Transpose",
+    "ReduceL1",
+    "ReduceSumSquare",
+    "ReduceLogSum",
+    "LpNormalization",
+    "Hardmax",
+    "Compress",
+    "CenterCropPad",
+    "Col2Im",
+    "DeformConv",
+    "GroupNormalization",
+    "LRN",
+    "Shrink",
+    "RotaryEmbedding",
+    "Attention",
+    "NegativeLogLikelihoodLoss",
+];
 
 /// The element type of output `out` of a mapped `node` whose type was not declared, where the
 /// op itself decides it (a Cast's `dst_type`, a Shape's `dtype`, a comparison's bool, ...).

@@ -1,7 +1,8 @@
 //! Bit shifts, losses, RMS normalization, grid sampling and quantization: ONNX BitShift,
 //! SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, RMSNormalization, GridSample and
-//! QuantizeLinear, ScatterElements ↔ GE LeftShift / RightShift, SoftmaxCrossEntropyLoss, NLLLoss,
-//! RmsNorm, GridSampler2D / GridSampler3D, Quantize and ScatterElements.
+//! QuantizeLinear, ScatterElements, the bitwise ops, Swish, Hardmax and Shrink ↔ GE LeftShift / RightShift, SoftmaxCrossEntropyLoss, NLLLoss,
+//! RmsNorm, GridSampler2D / GridSampler3D, Quantize, ScatterElements, BitwiseAnd / BitwiseOr /
+//! BitwiseXor / Invert, Swish, HardMax and HardShrink / SoftShrink (these families only need an opset check on export).
 //!
 //! Only the forms with an exact GE equivalent map; the others stay `onnx::<OpType>`.
 
@@ -180,6 +181,30 @@ pub(super) fn import(
             a.insert("axis", AttrValue::Int(get_i(node, "axis", 0)));
             a.insert("reduction", AttrValue::String(reduction));
         }
+        "Shrink" => {
+            // Bias 0 is GE's HardShrink, bias = lambd its SoftShrink (a non-negative lambd, a
+            // float input); other biases stay ONNX ops.
+            let lambd = get_f(node, "lambd", 0.5);
+            let bias = get_f(node, "bias", 0.0);
+            let float = matches!(dtype(0), Some(DataType::FLOAT | DataType::FLOAT16));
+            if !float || lambd.is_nan() || lambd < 0.0 {
+                return Ok(Handled::Unmapped);
+            }
+            if bias == lambd && bias != 0.0 {
+                m.ge_type = "SoftShrink".into();
+            } else if bias != 0.0 {
+                return Ok(Handled::Unmapped);
+            }
+            a.insert("lambd", AttrValue::Float(lambd));
+        }
+        "Hardmax" => {
+            // Opset 13's Hardmax works along one axis, as GE's HardMax; older ones flatten the
+            // input to 2-D from `axis` on.
+            if opset < 13 {
+                return Ok(Handled::Unmapped);
+            }
+            a.insert("axis", AttrValue::Int(get_i(node, "axis", -1)));
+        }
         _ => return Ok(Handled::NotMine),
     }
     Ok(Handled::Mapped)
@@ -285,6 +310,36 @@ pub(super) fn export<'a>(
                 at.push(a_str("reduction", reduction));
             }
             "ScatterElements"
+        }
+        "BitwiseAnd" | "BitwiseOr" | "BitwiseXor" | "Invert" => {
+            if opset < 18 {
+                return Ok(Exported::Unmapped);
+            }
+            match ge_type {
+                "Invert" => "BitwiseNot",
+                other => other,
+            }
+        }
+        "HardShrink" | "SoftShrink" => {
+            let lambd = float_of(attrs, "lambd").unwrap_or(0.5);
+            at.push(a_float("lambd", lambd));
+            let bias = if ge_type == "SoftShrink" { lambd } else { 0.0 };
+            at.push(a_float("bias", bias));
+            "Shrink"
+        }
+        "HardMax" => {
+            if opset < 13 {
+                return Ok(Exported::Unmapped);
+            }
+            at.push(a_int("axis", int_of(attrs, "axis").unwrap_or(-1)));
+            "Hardmax"
+        }
+        "Swish" => {
+            if opset < 24 {
+                return Ok(Exported::Unmapped);
+            }
+            at.push(a_float("alpha", float_of(attrs, "scale").unwrap_or(1.0)));
+            "Swish"
         }
         _ => return Ok(Exported::NotMine),
     };

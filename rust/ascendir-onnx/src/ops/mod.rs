@@ -6,7 +6,7 @@
 //! (convolution, pooling), `matmul`, `norm` (softmax, batch and layer norm), `reduce`, `layout`
 //! (shapes, concat, split, gather, transpose, squeeze, pad, reshape) and `math` (mod, cast, sum,
 //! einsum, max/min, constants, TopK) and `extra` (bit shifts, losses, RMS norm, grid sampling,
-//! quantization). `attrs` converts attribute values both ways.
+//! quantization) and `convt` (transposed convolution). `attrs` converts attribute values both ways.
 //! Port lists use `name` for a required port, `?name` for an optional one and `name*` for a
 //! dynamic group taking every remaining ONNX input or output (`name0, name1, ...`).
 
@@ -20,6 +20,7 @@ use crate::error::OnnxResult;
 use crate::pb;
 
 mod attrs;
+mod convt;
 mod extra;
 mod layout;
 mod math;
@@ -65,7 +66,7 @@ type ExportFn =
 
 /// The op families, each holding both directions of its mapping; ops of no family map
 /// through the table alone.
-const IMPORTS: [ImportFn; 7] = [
+const IMPORTS: [ImportFn; 8] = [
     nn::import,
     matmul::import,
     norm::import,
@@ -73,10 +74,11 @@ const IMPORTS: [ImportFn; 7] = [
     layout::import,
     math::import,
     extra::import,
+    convt::import,
 ];
 
 /// The export side of [`IMPORTS`]' families.
-const EXPORTS: [ExportFn; 7] = [
+const EXPORTS: [ExportFn; 8] = [
     nn::export,
     matmul::export,
     norm::export,
@@ -84,6 +86,7 @@ const EXPORTS: [ExportFn; 7] = [
     layout::export,
     math::export,
     extra::export,
+    convt::export,
 ];
 
 /// Look-ups the mapping needs about a node's inputs.

@@ -1,5 +1,5 @@
-//! Convolution and pooling: ONNX Conv, MaxPool and AveragePool ↔ GE Conv2D, MaxPoolV3 and
-//! AvgPoolV2 (NCHW attribute lists, pads in GE's order, auto_pad ↔ padding modes).
+//! Convolution and pooling: ONNX Conv, MaxPool and AveragePool ↔ GE Conv2D, MaxPoolV3 (and
+//! MaxPool3D for 3-D windows) and AvgPoolV2 (NCHW attribute lists, pads in GE's order, auto_pad ↔ padding modes).
 
 use ascendir_ir::{AttrMap, AttrValue};
 
@@ -49,6 +49,33 @@ fn auto_pad(node: &pb::NodeProto, attrs: &mut AttrMap, key: &str) {
         };
         attrs.insert(key.to_string(), AttrValue::String(mode.to_string()));
     }
+}
+
+/// ONNX's SAME_LOWER pads `[b1.., e1..]` of a window over known spatial dims (the odd
+/// element at the start), or `None` where a dim is unknown or the numbers do not fit.
+fn same_lower_pads(dims: &[i64], k: &[i64], s: &[i64], d: &[i64]) -> Option<Vec<i64>> {
+    let n = dims.len();
+    if k.len() != n || s.len() != n || d.len() != n {
+        return None;
+    }
+    let (mut begin, mut end) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        let (len, ki, si, di) = (dims[i], k[i], s[i], d[i]);
+        if len <= 0 || ki <= 0 || si <= 0 || di <= 0 {
+            return None;
+        }
+        let out = len.checked_add(si - 1)? / si;
+        let window = ki.checked_sub(1)?.checked_mul(di)?.checked_add(1)?;
+        let total = (out - 1)
+            .checked_mul(si)?
+            .checked_add(window)?
+            .checked_sub(len)?
+            .max(0);
+        begin.push(total - total / 2);
+        end.push(total / 2);
+    }
+    begin.extend(end);
+    Some(begin)
 }
 
 fn spatial(v: &[i64]) -> Vec<i64> {
@@ -103,24 +130,43 @@ pub(super) fn import(
                 )));
             };
             let k = ks.len();
+            if k == 3 && e.onnx == "MaxPool" && n_out == 1 {
+                return max_pool_3d(node, &ks, m);
+            }
             if k != 2 || (e.onnx == "MaxPool" && n_out > 1) {
                 return Ok(Handled::Unmapped);
             }
-            // GE's padding mode SAME pads at the end (ONNX's SAME_UPPER) and AvgPoolV2 has no
-            // dilations: those forms stay ONNX ops rather than change meaning.
+            // AvgPoolV2 has no dilations: that form stays an ONNX op rather than change
+            // meaning.
             let dilated = get_ints(node, "dilations").is_some_and(|d| d.iter().any(|&v| v != 1));
-            if get_s(node, "auto_pad").as_deref() == Some("SAME_LOWER")
-                || (e.onnx == "AveragePool" && dilated)
-            {
+            if e.onnx == "AveragePool" && dilated {
                 return Ok(Handled::Unmapped);
             }
             let strides = get_ints(node, "strides").unwrap_or_else(|| vec![1; k]);
-            let pads = get_ints(node, "pads").unwrap_or_else(|| vec![0; 2 * k]);
+            let mut pads = get_ints(node, "pads").unwrap_or_else(|| vec![0; 2 * k]);
+            let same_lower = get_s(node, "auto_pad").as_deref() == Some("SAME_LOWER");
+            if same_lower && e.onnx == "MaxPool" {
+                // The explicit pads would export as asymmetric MaxPool pads, which ONNX's
+                // reference evaluator sizes wrongly: MaxPool's SAME_LOWER stays an ONNX op.
+                return Ok(Handled::Unmapped);
+            }
+            if same_lower {
+                // GE's padding mode SAME pads at the end (ONNX's SAME_UPPER): SAME_LOWER
+                // becomes explicit pads where the input's spatial dims are known.
+                let dil = get_ints(node, "dilations").unwrap_or_else(|| vec![1; k]);
+                let dims = super::attrs::input(node, 0).and_then(|x| info.dims(x));
+                let lower = dims.and_then(|d| same_lower_pads(d.get(2..)?, &ks, &strides, &dil));
+                match lower {
+                    Some(p) if get_i(node, "ceil_mode", 0) == 0 => pads = p,
+                    _ => return Ok(Handled::Unmapped),
+                }
+            }
             a.insert("ksize", AttrValue::ListInt(nchw(&ks, 1)));
             a.insert("strides", AttrValue::ListInt(nchw(&strides, 1)));
             a.insert("pads", AttrValue::ListInt(ge_pads(&pads, k)));
             let mode = match get_s(node, "auto_pad").as_deref() {
                 Some("SAME_UPPER") => "SAME",
+                Some("SAME_LOWER") => "CALCULATED",
                 Some("VALID") => "VALID",
                 _ => "CALCULATED",
             };
@@ -142,6 +188,33 @@ pub(super) fn import(
         }
         _ => return Ok(Handled::NotMine),
     }
+    Ok(Handled::Mapped)
+}
+
+/// A 3-D MaxPool (one output): GE's MaxPool3D (NCDHW, pads front, back, top, bottom, left,
+/// right). SAME_LOWER stays an ONNX op (GE's SAME pads at the end).
+fn max_pool_3d(node: &pb::NodeProto, ks: &[i64], m: &mut Mapped) -> OnnxResult<Handled> {
+    let padding = match get_s(node, "auto_pad").as_deref() {
+        None | Some("NOTSET") => "CALCULATED",
+        Some("SAME_UPPER") => "SAME",
+        Some("VALID") => "VALID",
+        _ => return Ok(Handled::Unmapped),
+    };
+    let strides = get_ints(node, "strides").unwrap_or_else(|| vec![1; 3]);
+    let dil = get_ints(node, "dilations").unwrap_or_else(|| vec![1; 3]);
+    let pads = get_ints(node, "pads").unwrap_or_else(|| vec![0; 6]);
+    if strides.len() != 3 || dil.len() != 3 || pads.len() != 6 {
+        return Ok(Handled::Unmapped);
+    }
+    m.ge_type = "MaxPool3D".into();
+    let a = &mut m.attrs;
+    a.insert("ksize", AttrValue::ListInt(nchw(ks, 1)));
+    a.insert("strides", AttrValue::ListInt(nchw(&strides, 1)));
+    a.insert("padding", AttrValue::String(padding.into()));
+    a.insert("pads", AttrValue::ListInt(ge_pads(&pads, 3)));
+    a.insert("dilation", AttrValue::ListInt(nchw(&dil, 1)));
+    a.insert("ceil_mode", AttrValue::Int(get_i(node, "ceil_mode", 0)));
+    a.insert("data_format", AttrValue::String("NCDHW".into()));
     Ok(Handled::Mapped)
 }
 
@@ -176,6 +249,36 @@ pub(super) fn export<'a>(
                 at.push(a_ints("kernel_shape", ks));
             }
             "Conv"
+        }
+        "MaxPool3D" => {
+            if str_of(attrs, "data_format") != Some("NCDHW") {
+                return Ok(Exported::Unmapped);
+            }
+            let five = |key: &str, default: i64| {
+                let v = ints_of(attrs, key).unwrap_or_else(|| vec![default; 5]);
+                (v.len() == 5).then(|| spatial(&v))
+            };
+            let (Some(k), Some(s), Some(d)) =
+                (five("ksize", 1), five("strides", 1), five("dilation", 1))
+            else {
+                return Ok(Exported::Unmapped);
+            };
+            at.push(a_ints("kernel_shape", k));
+            at.push(a_ints("strides", s));
+            at.push(a_ints("dilations", d));
+            match str_of(attrs, "padding") {
+                Some("SAME") => at.push(a_str("auto_pad", "SAME_UPPER")),
+                Some("VALID") => at.push(a_str("auto_pad", "VALID")),
+                _ => at.push(a_ints(
+                    "pads",
+                    onnx_pads(&ints_of(attrs, "pads").unwrap_or_else(|| vec![0; 6])),
+                )),
+            }
+            at.push(a_int(
+                "ceil_mode",
+                i64::from(int_of(attrs, "ceil_mode").is_some_and(|c| c != 0)),
+            ));
+            "MaxPool"
         }
         "MaxPoolV3" | "AvgPoolV2" => {
             at.push(a_ints(

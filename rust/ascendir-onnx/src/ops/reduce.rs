@@ -1,5 +1,5 @@
-//! Reductions: ONNX ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL2 and
-//! ReduceLogSumExp ↔ GE's `Reduce*D` (axes as an attribute) and `Reduce*` (axes as an input);
+//! Reductions: ONNX ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL2,
+//! ReduceLogSumExp and ReduceLogSum ↔ GE's `Reduce*D` (axes as an attribute) and `Reduce*` (axes as an input);
 //! ArgMax / ArgMin ↔ ArgMaxD / ArgMinD.
 
 use ascendir_ir::{AttrMap, AttrValue, DataType};
@@ -42,7 +42,10 @@ pub(super) fn import(
                 a.insert("axes", AttrValue::ListInt(Vec::new()));
             }
         }
-        "ReduceL2" | "ReduceLogSumExp" => {
+        "ReduceL2" | "ReduceLogSumExp" | "ReduceLogSum" => {
+            if e.onnx == "ReduceLogSum" && get_i(node, "noop_with_empty_axes", 0) != 0 {
+                return Ok(Handled::Unmapped);
+            }
             a.insert(
                 "keep_dims",
                 AttrValue::Bool(get_i(node, "keepdims", 1) != 0),
@@ -84,7 +87,7 @@ pub(super) fn export<'a>(
     let onnx = match ge_type {
         "ReduceSumD" | "ReduceMeanD" | "ReduceMaxD" | "ReduceMinD" | "ReduceProdD"
         | "ReduceSum" | "ReduceMean" | "ReduceMax" | "ReduceMin" | "ReduceProd" | "ReduceL2"
-        | "ReduceLogSumExp" => {
+        | "ReduceLogSumExp" | "ReduceLogSum" => {
             let base = ge_type.trim_end_matches('D');
             at.push(a_int(
                 "keepdims",
