@@ -38,6 +38,19 @@ fn quantize_dtype(dt: DataType) -> Option<&'static str> {
 }
 
 /// Import: the GE form of an ONNX node of this family.
+/// The attributes ONNX's losses and GE's share: `reduction` (ONNX's default "mean") and
+/// `ignore_index` (none: [`NO_IGNORE_INDEX`]).
+fn loss_attrs(node: &pb::NodeProto, a: &mut AttrMap) {
+    a.insert(
+        "reduction",
+        AttrValue::String(get_s(node, "reduction").unwrap_or_else(|| "mean".into())),
+    );
+    a.insert(
+        "ignore_index",
+        AttrValue::Int(get_i(node, "ignore_index", NO_IGNORE_INDEX)),
+    );
+}
+
 pub(super) fn import(
     e: &Entry,
     node: &pb::NodeProto,
@@ -56,14 +69,7 @@ pub(super) fn import(
             _ => return Ok(Handled::Unmapped),
         },
         "SoftmaxCrossEntropyLoss" => {
-            a.insert(
-                "reduction",
-                AttrValue::String(get_s(node, "reduction").unwrap_or_else(|| "mean".into())),
-            );
-            a.insert(
-                "ignore_index",
-                AttrValue::Int(get_i(node, "ignore_index", NO_IGNORE_INDEX)),
-            );
+            loss_attrs(node, a);
             all_outputs(m, &["loss", "log_prop"]);
         }
         "NegativeLogLikelihoodLoss" => {
@@ -72,14 +78,7 @@ pub(super) fn import(
                 (Some(2), Some(1)) | (Some(4), Some(3)) => {}
                 _ => return Ok(Handled::Unmapped),
             }
-            a.insert(
-                "reduction",
-                AttrValue::String(get_s(node, "reduction").unwrap_or_else(|| "mean".into())),
-            );
-            a.insert(
-                "ignore_index",
-                AttrValue::Int(get_i(node, "ignore_index", NO_IGNORE_INDEX)),
-            );
+            loss_attrs(node, a);
             all_outputs(m, &["y", "total_weight"]);
         }
         "RMSNormalization" => {
