@@ -72,24 +72,8 @@ fn schema(pool: &DescriptorPool) -> Result<String, Box<dyn std::error::Error>> {
                 (Kind::Float, false) => "FieldKind::F32".into(),
                 (Kind::Float, true) => "FieldKind::PackedF32".into(),
                 (Kind::Double, true) => "FieldKind::PackedF64".into(),
-                (
-                    Kind::Int32
-                    | Kind::Int64
-                    | Kind::Uint32
-                    | Kind::Uint64
-                    | Kind::Bool
-                    | Kind::Enum(_),
-                    false,
-                ) => "FieldKind::Varint".into(),
-                (
-                    Kind::Int32
-                    | Kind::Int64
-                    | Kind::Uint32
-                    | Kind::Uint64
-                    | Kind::Bool
-                    | Kind::Enum(_),
-                    true,
-                ) => "FieldKind::PackedVarint".into(),
+                (k, false) if is_integer(&k) => "FieldKind::Varint".into(),
+                (k, true) if is_integer(&k) => "FieldKind::PackedVarint".into(),
                 (k, _) => {
                     return Err(
                         format!("field {}: kind {k:?} has no locator rule", f.full_name()).into(),
@@ -107,4 +91,12 @@ fn schema(pool: &DescriptorPool) -> Result<String, Box<dyn std::error::Error>> {
     }
     src.push_str("];\n");
     Ok(src)
+}
+
+/// Kinds carried as varints on the wire.
+fn is_integer(k: &Kind) -> bool {
+    matches!(
+        k,
+        Kind::Int32 | Kind::Int64 | Kind::Uint32 | Kind::Uint64 | Kind::Bool | Kind::Enum(_)
+    )
 }
