@@ -21,6 +21,7 @@ from typing import Any, Literal, overload
 
 from .. import _core
 from .._core import Graph
+from ..errors import AscendIRError
 
 __all__ = [
     "ImportReport",
@@ -58,6 +59,9 @@ class ImportReport:
         producer: producer name and version.
         opset_mapped: whether ``opset`` is one the mapping was written for.
         mapped_opsets: the first and last standard-domain opsets the mapping was written for.
+        expanded: ONNX nodes replaced by their function bodies, by op type
+            (``load(..., expand_functions=True)``; ``onnx_nodes`` and ``root_nodes`` count the
+            model as given, before expansion).
     """
 
     onnx_nodes: int
@@ -71,6 +75,7 @@ class ImportReport:
     producer: str = ""
     opset_mapped: bool = True
     mapped_opsets: tuple[int, int] = (0, 0)
+    expanded: dict[str, int] = field(default_factory=dict)
 
 
 _ONNX_ELEM_TYPES = {
@@ -124,6 +129,7 @@ def load(
     base_dir: str | os.PathLike[str] | None = ...,
     return_report: Literal[False] = ...,
     warn_unknown: bool = ...,
+    expand_functions: bool = ...,
 ) -> Graph: ...
 
 
@@ -134,6 +140,7 @@ def load(
     base_dir: str | os.PathLike[str] | None = ...,
     return_report: Literal[True],
     warn_unknown: bool = ...,
+    expand_functions: bool = ...,
 ) -> tuple[Graph, ImportReport]: ...
 
 
@@ -143,6 +150,7 @@ def load(
     base_dir: str | os.PathLike[str] | None = None,
     return_report: bool = False,
     warn_unknown: bool = True,
+    expand_functions: bool = False,
 ) -> Graph | tuple[Graph, ImportReport]:
     """Import an ONNX model as a :class:`~ascendir.Graph`.
 
@@ -155,6 +163,10 @@ def load(
         warn_unknown: emit an :class:`UnknownOpWarning` listing unmapped operators, and an
             :class:`OpsetWarning` naming the opset when it is outside the ones the mapping was
             written for.
+        expand_functions: replace each node the mapping cannot express by its ONNX function
+            body (``Attention``, ``NegativeLogLikelihoodLoss``, ``ReduceL1`` ...), recursively,
+            where the whole body then maps to GE types (see :mod:`ascendir.onnx.expand`; needs
+            the ``onnx`` package). Nodes without such a body stay ``onnx::<OpType>``.
 
     Raises:
         ascendir.DecodeError: the bytes are not a well-formed ONNX protobuf (``.offset`` and
@@ -172,6 +184,8 @@ def load(
             source = _to_bytes(source)
         bd = os.fspath(base_dir) if base_dir is not None else None
         graph, raw = _core._onnx_load_bytes(source, bd)
+    if expand_functions and raw["unknown_ops"]:
+        graph, raw = _expanded(source, base_dir, graph, raw)
     report = _report(raw)
     if warn_unknown and report.unknown_ops:
         listed = ", ".join(f"{k} x{v}" for k, v in sorted(report.unknown_ops.items()))
@@ -190,6 +204,38 @@ def load(
     if return_report:
         return graph, report
     return graph
+
+
+def _expanded(
+    source: Any, base_dir: Any, graph: Graph, raw: dict[str, Any]
+) -> tuple[Graph, dict[str, Any]]:
+    """The import of ``source`` with its function ops expanded (``load(expand_functions=True)``);
+    the plain import when no node expands into mapped ops or the expansion fails."""
+    from . import expand
+
+    if isinstance(source, (str, os.PathLike)):
+        path = os.fspath(source)
+        data = expand.original_path_bytes(path)
+        bd: str | None = os.path.dirname(os.path.abspath(path))
+    else:
+        data = source
+        bd = os.fspath(base_dir) if base_dir is not None else None
+    try:
+        done = expand.expand(data, raw["unknown_ops"], lambda b: _core._onnx_load_bytes(b, bd))
+    except AscendIRError as e:
+        warnings.warn(
+            f"ONNX import: function expansion failed ({e}); the ops stay unmapped",
+            UnknownOpWarning,
+            stacklevel=3,
+        )
+        return graph, raw
+    if done is None:
+        return graph, raw
+    new_graph, new_raw, counts = done
+    new_raw = dict(new_raw)
+    new_raw["onnx_nodes"], new_raw["root_nodes"] = raw["onnx_nodes"], raw["root_nodes"]
+    new_raw["expanded"] = counts
+    return new_graph, new_raw
 
 
 def from_bytes(data: bytes, *, base_dir: str | os.PathLike[str] | None = None) -> Graph:
