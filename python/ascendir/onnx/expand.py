@@ -30,6 +30,8 @@ import os
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from . import _legalize
+
 _MAX_DEPTH = 8
 """Nested expansion rounds at most (a body's ops that are functions themselves)."""
 
@@ -97,6 +99,21 @@ class _Expander:
         return name
 
     # ------------------------------------------------------------------ types
+
+    def consts(self) -> dict[str, Any]:
+        """Value name -> numpy array of every initializer and ``Constant`` tensor."""
+        to_array = self.onnx.numpy_helper.to_array
+        out: dict[str, Any] = {}
+        for g in _graphs(self.model.graph):
+            for t in g.initializer:
+                if not t.external_data:
+                    out[t.name] = to_array(t)
+            for n in g.node:
+                if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
+                    for a in n.attribute:
+                        if a.name == "value" and a.type == 4:  # TENSOR
+                            out[n.output[0]] = to_array(a.t)
+        return out
 
     def types(self) -> dict[str, Any]:
         """Value name -> TypeProto over every graph, from declarations and ONNX inference."""
@@ -234,11 +251,27 @@ class _Expander:
             out.append(nn)
         return out
 
+    def legalize(
+        self, node: Any, types: dict[str, Any], consts: dict[str, Any], origin: str
+    ) -> list[Any] | None:
+        """The nodes of ascendir's own expansion of ``node`` (:mod:`._legalize`), if one applies."""
+        rule = _legalize.RULES.get(node.op_type) if node.domain in ("", "ai.onnx") else None
+        if rule is None:
+            return None
+        cx = _legalize.Ctx(
+            self.onnx, self.opsets.get("", 0), types, consts, self.fresh, node.name or node.op_type
+        )
+        if not rule(cx, node):
+            return None
+        for n in cx.nodes:
+            self.root[n.name] = origin
+        return cx.nodes
+
     # ------------------------------------------------------------------ rounds
 
     def round(self, unknown: set[str]) -> bool:
         """Expand every node of an ``unknown`` op type once; whether any was."""
-        types = self.types()
+        types, consts = self.types(), self.consts()
         changed = False
         for g in _graphs(self.model.graph):
             new = []
@@ -249,13 +282,16 @@ class _Expander:
                     new.append(n)
                     continue
                 found = self.body(n, types)
-                if found is None:
+                if found is not None:
+                    made = self.inline(n, found[0], found[1], origin)
+                else:
+                    made = self.legalize(n, types, consts, origin)
+                if made is None:
                     new.append(n)
                     continue
-                schema, body = found
                 if origin == n.name:
                     self.count[key] = self.count.get(key, 0) + 1
-                new.extend(self.inline(n, schema, body, origin))
+                new.extend(made)
                 changed = True
             if changed:
                 del g.node[:]
