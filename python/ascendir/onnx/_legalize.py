@@ -222,7 +222,158 @@ def _batch_major_rnn(cx: Ctx, n: Any) -> bool:
     return True
 
 
+def _transpose(cx: Ctx, n: Any) -> bool:
+    r = cx.rank(n.input[0])
+    if r is None or any(a.name == "perm" for a in n.attribute):
+        return False
+    cx.node("Transpose", [n.input[0]], list(n.output), perm=list(range(r - 1, -1, -1)))
+    return True
+
+
+def _float_type(cx: Ctx, name: str) -> Any | None:
+    t = cx.elem_type(name)
+    if t is None:
+        return None
+    dtype = cx.onnx.helper.tensor_dtype_to_np_dtype(t)
+    return dtype if dtype.kind == "f" else None
+
+
+def _lrn(cx: Ctx, n: Any) -> bool:
+    # ONNX's window over channels: [c - floor((size-1)/2), c + ceil((size-1)/2)]; summed with
+    # a 0/1 channel-mixing convolution.
+    shape, dtype = cx.shape(n.input[0]), _float_type(cx, n.input[0])
+    if shape is None or len(shape) != 4 or dtype is None:
+        return False
+    attrs = _attrs(n, cx.onnx)
+    size = int(attrs["size"])
+    alpha, beta = attrs.get("alpha", 1e-4), attrs.get("beta", 0.75)
+    bias = attrs.get("bias", 1.0)
+    c, lo, hi = shape[1], (size - 1) // 2, size - 1 - (size - 1) // 2
+    co, ci = np.meshgrid(np.arange(c), np.arange(c), indexing="ij")
+    w = ((ci >= co - lo) & (ci <= co + hi)).astype(dtype).reshape(c, c, 1, 1)
+    x = n.input[0]
+    sq = cx.node("Mul", [x, x])[0]
+    total = cx.node("Conv", [sq, cx.constant(w)], kernel_shape=[1, 1])[0]
+    scaled = cx.node("Mul", [total, cx.constant(np.array(alpha / size, dtype))])[0]
+    base = cx.node("Add", [scaled, cx.constant(np.array(bias, dtype))])[0]
+    den = cx.node("Pow", [base, cx.constant(np.array(beta, dtype))])[0]
+    cx.node("Div", [x, den], list(n.output))
+    return True
+
+
+def _lp_pool(cx: Ctx, n: Any) -> bool:
+    # (sum |x|^p)^(1/p) = (avg_including_pads(|x|^p) * window)^(1/p)
+    attrs, dtype = _attrs(n, cx.onnx), _float_type(cx, n.input[0])
+    dilated = any(d != 1 for d in attrs.get("dilations", []))
+    if dtype is None or attrs.get("ceil_mode", 0) or dilated:
+        return False
+    p = float(attrs.pop("p", 2))
+    attrs.pop("dilations", None)
+    window = int(np.prod(attrs["kernel_shape"]))
+    a = cx.node("Abs", [n.input[0]])[0]
+    powed = cx.node("Pow", [a, cx.constant(np.array(p, dtype))])[0]
+    avg = cx.node("AveragePool", [powed], count_include_pad=1, **attrs)[0]
+    total = cx.node("Mul", [avg, cx.constant(np.array(window, dtype))])[0]
+    cx.node("Pow", [total, cx.constant(np.array(1.0 / p, dtype))], list(n.output))
+    return True
+
+
+def _reverse_sequence(cx: Ctx, n: Any) -> bool:
+    attrs, r = _attrs(n, cx.onnx), cx.rank(n.input[0])
+    ta, ba = int(attrs.get("time_axis", 0)), int(attrs.get("batch_axis", 1))
+    if r is None or r < 2 or {ta, ba} != {0, 1}:
+        return False
+    x, lens = n.input[0], n.input[1]
+    i64 = np.int64
+    shape = cx.node("Shape", [x])[0]
+    steps = cx.node("Gather", [shape, cx.constant(np.array(ta, i64))], axis=0)[0]
+    t = cx.node("Range", [cx.constant(np.array(0, i64)), steps, cx.constant(np.array(1, i64))])[0]
+    view = [1] * r
+    view[ta] = -1
+    t = cx.node("Reshape", [t, cx.constant(np.array(view, i64))])[0]
+    view = [1] * r
+    view[ba] = -1
+    length = cx.node("Reshape", [lens, cx.constant(np.array(view, i64))])[0]
+    inside = cx.node("Less", [t, length])[0]
+    last = cx.node("Sub", [length, cx.constant(np.array(1, i64))])[0]
+    mirrored = cx.node("Sub", [last, t])[0]
+    index = cx.node("Where", [inside, mirrored, t])[0]
+    full = cx.node("Expand", [index, shape])[0]
+    cx.node("GatherElements", [x, full], list(n.output), axis=ta)
+    return True
+
+
+_QUANT_RANGE = {2: (0, 255), 3: (-128, 127), 4: (0, 65535), 5: (-32768, 32767), 22: (-8, 7)}
+"""ONNX integer element type -> saturation range of QuantizeLinear (types GE has)."""
+
+
+def _per_axis(cx: Ctx, name: str, x: str, axis: int) -> str | None:
+    """``name`` (a scale or zero point) shaped to broadcast against ``x`` along ``axis``."""
+    r, sr = cx.rank(x), cx.rank(name)
+    if sr is None or r is None:
+        return None
+    if sr == 0 or (cx.shape(name) or [0]) == [1]:
+        return name
+    if sr != 1:
+        return None
+    view = [1] * r
+    view[axis % r] = -1
+    return cx.node("Reshape", [name, cx.constant(np.array(view, np.int64))])[0]
+
+
+def _dequantize(cx: Ctx, n: Any) -> bool:
+    attrs = _attrs(n, cx.onnx)
+    scale_t = cx.elem_type(n.input[1])
+    if attrs.get("block_size", 0) or scale_t is None:
+        return False
+    out_t = int(attrs.get("output_dtype", 0)) or scale_t
+    axis = int(attrs.get("axis", 1))
+    scale = _per_axis(cx, n.input[1], n.input[0], axis)
+    zp = n.input[2] if len(n.input) > 2 and n.input[2] else None
+    zpv = _per_axis(cx, zp, n.input[0], axis) if zp else None
+    if scale is None or (zp and zpv is None):
+        return False
+    f32 = cx.onnx.TensorProto.FLOAT
+    x = cx.node("Cast", [n.input[0]], to=f32)[0]
+    if zpv:
+        x = cx.node("Sub", [x, cx.node("Cast", [zpv], to=f32)[0]])[0]
+    s = cx.node("Cast", [scale], to=f32)[0]
+    y = cx.node("Mul", [x, s])[0]
+    cx.node("Cast", [y], list(n.output), to=out_t)
+    return True
+
+
+def _quantize(cx: Ctx, n: Any) -> bool:
+    attrs = _attrs(n, cx.onnx)
+    zp = n.input[2] if len(n.input) > 2 and n.input[2] else None
+    out_t = (cx.elem_type(zp) if zp else None) or int(attrs.get("output_dtype", 0)) or 2
+    if attrs.get("block_size", 0) or out_t not in _QUANT_RANGE:
+        return False
+    axis = int(attrs.get("axis", 1))
+    scale = _per_axis(cx, n.input[1], n.input[0], axis)
+    zpv = _per_axis(cx, zp, n.input[0], axis) if zp else None
+    if scale is None or (zp and zpv is None):
+        return False
+    f32 = cx.onnx.TensorProto.FLOAT
+    x = cx.node("Cast", [n.input[0]], to=f32)[0]
+    s = cx.node("Cast", [scale], to=f32)[0]
+    q = cx.node("Round", [cx.node("Div", [x, s])[0]])[0]
+    if zpv:
+        q = cx.node("Add", [q, cx.node("Cast", [zpv], to=f32)[0]])[0]
+    lo, hi = _QUANT_RANGE[out_t]
+    bounds = [cx.constant(np.array(v, np.float32)) for v in (lo, hi)]
+    q = cx.node("Clip", [q, *bounds])[0]
+    cx.node("Cast", [q], list(n.output), to=out_t)
+    return True
+
+
 RULES: dict[str, Callable[[Ctx, Any], bool]] = {
+    "Transpose": _transpose,
+    "LRN": _lrn,
+    "LpPool": _lp_pool,
+    "ReverseSequence": _reverse_sequence,
+    "DequantizeLinear": _dequantize,
+    "QuantizeLinear": _quantize,
     "Pad": _pad_axes,
     "Conv": _one_d,
     "ConvTranspose": _one_d,
