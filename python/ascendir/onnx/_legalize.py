@@ -42,6 +42,7 @@ class Ctx:
         self.fresh = fresh
         self.base = base
         self.nodes: list[Any] = []
+        self.inner: list[Any] = []  # nodes made inside a body the rule builds
 
     def rank(self, name: str) -> int | None:
         t = self.types.get(name)
@@ -367,7 +368,91 @@ def _quantize(cx: Ctx, n: Any) -> bool:
     return True
 
 
+def _scan(cx: Ctx, n: Any) -> bool:
+    # Scan (opset >= 9) as a Loop over the scan axis: the body gathers its slices of the scan
+    # inputs (outer values) at the iteration number; the stacked outputs are reversed / moved
+    # to their axis after the loop.
+    if cx.opset < 9:
+        return False
+    attrs = _attrs(n, cx.onnx)
+    body, m = attrs["body"], int(attrs["num_scan_inputs"])
+    n_state = len(n.input) - m
+    k = len(body.output) - n_state
+    in_axes = list(attrs.get("scan_input_axes", [0] * m))
+    in_dirs = list(attrs.get("scan_input_directions", [0] * m))
+    out_axes = list(attrs.get("scan_output_axes", [0] * k))
+    out_dirs = list(attrs.get("scan_output_directions", [0] * k))
+    if m < 1 or n_state < 0 or k < 0 or len(body.input) != len(n.input):
+        return False
+    scans = list(n.input[n_state:])
+    for j, a in enumerate(in_axes):
+        if a < 0:
+            r = cx.rank(scans[j])
+            if r is None:
+                return False
+            in_axes[j] = a + r
+    out_ranks = []
+    for i, a in enumerate(out_axes):
+        t = body.output[n_state + i].type.tensor_type
+        r = len(t.shape.dim) + 1 if t.HasField("shape") else None
+        if a < 0 and r is None or (a != 0 and r is None):
+            return False
+        out_axes[i] = a + r if a < 0 and r is not None else a
+        out_ranks.append(r)
+    helper, i64 = cx.onnx.helper, np.int64
+    shape = cx.node("Shape", [scans[0]])[0]
+    trip = cx.node("Gather", [shape, cx.constant(np.array(in_axes[0], i64))], axis=0)[0]
+    last = cx.node("Sub", [trip, cx.constant(np.array(1, i64))])[0]
+
+    def inner(op: str, inputs: list[str], outputs: list[str], **kw: Any) -> None:
+        node = helper.make_node(op, inputs, outputs, name=cx.fresh(f"{cx.base}/{op}"), **kw)
+        cx.inner.append(node)
+
+    it, cond_in, cond_out = (cx.fresh(f"{cx.base}/{x}") for x in ("iter", "cond", "cond_out"))
+    for j, formal in enumerate(body.input[n_state:]):
+        idx = it
+        if in_dirs[j]:
+            idx = cx.fresh(f"{cx.base}/reversed_iter")
+            inner("Sub", [last, it], [idx])
+        inner("Gather", [scans[j], idx], [formal.name], axis=in_axes[j])
+    inner("Identity", [cond_in], [cond_out])
+    g = cx.onnx.GraphProto()
+    g.name = body.name or f"{cx.base}/body"
+    g.input.extend(
+        [
+            helper.make_tensor_value_info(it, cx.onnx.TensorProto.INT64, []),
+            helper.make_tensor_value_info(cond_in, cx.onnx.TensorProto.BOOL, []),
+            *body.input[:n_state],
+        ]
+    )
+    g.node.extend([*cx.inner, *body.node])
+    g.output.extend(
+        [helper.make_tensor_value_info(cond_out, cx.onnx.TensorProto.BOOL, []), *body.output]
+    )
+    g.initializer.extend(body.initializer)
+    g.value_info.extend(body.value_info)
+    stacked = [
+        y if not (out_dirs[i] or out_axes[i]) else cx.fresh(f"{cx.base}/stacked")
+        for i, y in enumerate(n.output[n_state:])
+    ]
+    cx.node("Loop", [trip, "", *n.input[:n_state]], [*n.output[:n_state], *stacked], body=g)
+    for i, (y, out) in enumerate(zip(stacked, n.output[n_state:], strict=True)):
+        if out_dirs[i]:
+            down = cx.constant(np.array(-1, i64))
+            order = cx.node("Range", [last, down, down])[0]
+            nxt = out if not out_axes[i] else cx.fresh(f"{cx.base}/reversed")
+            cx.node("Gather", [y, order], [nxt], axis=0)
+            y = nxt
+        if out_axes[i]:
+            r, a = out_ranks[i], out_axes[i]
+            assert r is not None
+            perm = [*range(1, a + 1), 0, *range(a + 1, r)]
+            cx.node("Transpose", [y], [out], perm=perm)
+    return True
+
+
 RULES: dict[str, Callable[[Ctx, Any], bool]] = {
+    "Scan": _scan,
     "Transpose": _transpose,
     "LRN": _lrn,
     "LpPool": _lp_pool,

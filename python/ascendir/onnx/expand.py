@@ -18,7 +18,8 @@ The rules that keep the meaning exact:
 - a context-dependent body needs every present input's element type, taken from the model's
   declarations and ``onnx.shape_inference`` (with data propagation); a node with an unknown
   input type is not expanded;
-- bodies holding graphs (loops over sequences) are not expanded.
+- graphs inside a body (a Scan's, a Loop's) get the expansion's names too, and read the
+  node's values where they read the function's.
 
 Expanded values and nodes are named ``<node>/<body name>`` (made unique in the model). This
 module needs the ``onnx`` package (``pip install onnx``); the plain import does not.
@@ -34,6 +35,9 @@ from . import _legalize
 
 _MAX_DEPTH = 8
 """Nested expansion rounds at most (a body's ops that are functions themselves)."""
+
+_MAX_BODY_NODES = 10_000
+"""Function bodies larger than this are not inlined."""
 
 
 def _onnx() -> Any:
@@ -145,9 +149,12 @@ class _Expander:
         """Whether every op of ``body`` means the same at the model's opset as at the body's."""
         defs = self.onnx.defs
         body_opsets = {(o.domain or ""): o.version for o in body.opset_import}
-        for n in body.node:
-            if any(a.type in (5, 10) for a in n.attribute):
-                return False
+        nodes = [n for g in _graphs(body) for n in g.node]
+        if len(nodes) > _MAX_BODY_NODES:
+            return False
+        for n in nodes:
+            if any(a.ref_attr_name and a.type in (5, 10) for a in n.attribute):
+                return False  # a graph passed in by attribute reference
             dom = n.domain or ""
             have = self.opsets.get(dom)
             want = body_opsets.get(dom, have)
@@ -245,11 +252,55 @@ class _Expander:
                         v.CopyFrom(attrs[a.ref_attr_name])
                         v.name = a.name
                         nn.attribute.append(v)
+                elif a.type == 5:  # GRAPH: renamed into the expansion's names
+                    v = onnx.AttributeProto()
+                    v.CopyFrom(a)
+                    self.rename_graph(v.g, bind, base)
+                    nn.attribute.append(v)
+                elif a.type == 10:  # GRAPHS
+                    v = onnx.AttributeProto()
+                    v.CopyFrom(a)
+                    for sub in v.graphs:
+                        self.rename_graph(sub, bind, base)
+                    nn.attribute.append(v)
                 else:
                     nn.attribute.append(a)
             self.root[nn.name] = origin
             out.append(nn)
         return out
+
+    def rename_graph(self, g: Any, outer: Callable[[str], str], base: str) -> None:
+        """Rename, in place, every name of the body graph ``g`` (and the graphs under it): the
+        names it defines get fresh ones, the names it reads from the function's scope the
+        scope's binding ``outer``."""
+        # (graph, lookup of the scope around it); iterative over the nesting
+        stack: list[tuple[Any, Callable[[str], str]]] = [(g, outer)]
+        while stack:
+            graph, around = stack.pop()
+            local: dict[str, str] = {}
+            defined = [v.name for v in graph.input] + [t.name for t in graph.initializer]
+            defined += [o for n in graph.node for o in n.output if o]
+            for name in defined:
+                local.setdefault(name, self.fresh(f"{base}/{name}"))
+
+            def look(name: str, local: dict[str, str] = local, around: Any = around) -> str:
+                return "" if not name else local[name] if name in local else around(name)
+
+            for v in (*graph.input, *graph.output, *graph.value_info):
+                v.name = look(v.name)
+            for t in graph.initializer:
+                t.name = look(t.name)
+            for n in graph.node:
+                n.name = self.fresh(f"{base}/{n.name or n.op_type}")
+                ins, outs = [look(x) for x in n.input], [look(x) for x in n.output]
+                del n.input[:], n.output[:]
+                n.input.extend(ins)
+                n.output.extend(outs)
+                for a in n.attribute:
+                    if a.type == 5:
+                        stack.append((a.g, look))
+                    elif a.type == 10:
+                        stack.extend((sub, look) for sub in a.graphs)
 
     def legalize(
         self, node: Any, types: dict[str, Any], consts: dict[str, Any], origin: str
@@ -263,7 +314,7 @@ class _Expander:
         )
         if not rule(cx, node):
             return None
-        for n in cx.nodes:
+        for n in (*cx.nodes, *cx.inner):
             self.root[n.name] = origin
         return cx.nodes
 
