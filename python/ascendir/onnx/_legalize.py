@@ -451,7 +451,34 @@ def _scan(cx: Ctx, n: Any) -> bool:
     return True
 
 
+def _qlinear_matmul(cx: Ctx, n: Any) -> bool:
+    # ((a - a_zp) @ (b - b_zp)) * (a_scale * b_scale / y_scale) + y_zp, rounded, saturated;
+    # integer products are exact in float32 below 2**24.
+    a, a_s, a_zp, b, b_s, b_zp, y_s, y_zp = (list(n.input) + [""] * 8)[:8]
+    out_t = cx.elem_type(y_zp) if y_zp else cx.elem_type(a)
+    if out_t not in _QUANT_RANGE or cx.rank(a_s) not in (0, None) and cx.shape(a_s) != [1]:
+        return False  # per-row scales of `a` would need a reshape to [M, 1]
+    f32 = cx.onnx.TensorProto.FLOAT
+
+    def centred(x: str, zp: str) -> str:
+        xf = cx.node("Cast", [x], to=f32)[0]
+        return cx.node("Sub", [xf, cx.node("Cast", [zp], to=f32)[0]])[0] if zp else xf
+
+    acc = cx.node("MatMul", [centred(a, a_zp), centred(b, b_zp)])[0]
+    scales = [cx.node("Cast", [x], to=f32)[0] for x in (a_s, b_s, y_s)]
+    mult = cx.node("Div", [cx.node("Mul", scales[:2])[0], scales[2]])[0]
+    q = cx.node("Mul", [acc, mult])[0]
+    if y_zp:
+        q = cx.node("Add", [q, cx.node("Cast", [y_zp], to=f32)[0]])[0]
+    q = cx.node("Round", [q])[0]
+    lo, hi = _QUANT_RANGE[out_t]
+    q = cx.node("Clip", [q, *(cx.constant(np.array(v, np.float32)) for v in (lo, hi))])[0]
+    cx.node("Cast", [q], list(n.output), to=out_t)
+    return True
+
+
 RULES: dict[str, Callable[[Ctx, Any], bool]] = {
+    "QLinearMatMul": _qlinear_matmul,
     "Scan": _scan,
     "Transpose": _transpose,
     "LRN": _lrn,
