@@ -11,7 +11,6 @@ a constant — is not known. The rules:
   ``Identity``); ``Mean``: ``Sum`` over the count;
 - ``Compress``: ``Gather`` of the ``NonZero`` indices of the condition (flattened without axis);
 - ``EyeLike`` of a static shape: a constant;
-- ``Scatter`` (deprecated in opset 11): ``ScatterElements``, its same-meaning successor;
 - batch-major (``layout=1``) ``LSTM`` / ``GRU``: the time-major op between ``Transpose`` nodes.
 """
 
@@ -197,11 +196,6 @@ def _eye_like(cx: Ctx, n: Any) -> bool:
     dtype = cx.onnx.helper.tensor_dtype_to_np_dtype(t)
     value = np.eye(shape[0], shape[1], int(attrs.get("k", 0)), dtype=dtype)
     cx.node("Constant", [], list(n.output), value=cx.onnx.numpy_helper.from_array(value))
-    return True
-
-
-def _scatter(cx: Ctx, n: Any) -> bool:
-    cx.node("ScatterElements", list(n.input), list(n.output), **_attrs(n, cx.onnx))
     return True
 
 
@@ -435,7 +429,9 @@ def _scan(cx: Ctx, n: Any) -> bool:
         y if not (out_dirs[i] or out_axes[i]) else cx.fresh(f"{cx.base}/stacked")
         for i, y in enumerate(n.output[n_state:])
     ]
-    cx.node("Loop", [trip, "", *n.input[:n_state]], [*n.output[:n_state], *stacked], body=g)
+    # An explicit true condition: some runtimes run no iteration when it is omitted.
+    go = cx.constant(np.array(True))
+    cx.node("Loop", [trip, go, *n.input[:n_state]], [*n.output[:n_state], *stacked], body=g)
     for i, (y, out) in enumerate(zip(stacked, n.output[n_state:], strict=True)):
         if out_dirs[i]:
             down = cx.constant(np.array(-1, i64))
@@ -496,7 +492,6 @@ RULES: dict[str, Callable[[Ctx, Any], bool]] = {
     "Mean": _variadic,
     "Compress": _compress,
     "EyeLike": _eye_like,
-    "Scatter": _scatter,
     "LSTM": _batch_major_rnn,
     "GRU": _batch_major_rnn,
 }

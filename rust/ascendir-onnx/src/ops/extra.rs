@@ -171,7 +171,7 @@ pub(super) fn import(
             a.insert("dtype", AttrValue::String(name.into()));
             a.insert("axis", AttrValue::Int(get_i(node, "axis", 1)));
         }
-        "ScatterElements" => {
+        "ScatterElements" | "Scatter" => {
             // GE's reductions: none, add, mul (ONNX's max / min stay ONNX ops).
             let reduction = get_s(node, "reduction").unwrap_or_else(|| "none".into());
             if !matches!(reduction.as_str(), "none" | "add" | "mul") {
@@ -308,7 +308,12 @@ pub(super) fn export<'a>(
                 }
                 at.push(a_str("reduction", reduction));
             }
-            "ScatterElements"
+            // ScatterElements is opset 11's name for Scatter.
+            if opset < 11 {
+                "Scatter"
+            } else {
+                "ScatterElements"
+            }
         }
         "BitwiseAnd" | "BitwiseOr" | "BitwiseXor" | "Invert" => {
             if opset < 18 {

@@ -114,6 +114,8 @@ entries! {
     "GatherND" => "GatherNd" ["x", "indices"] -> ["y"];
     "ScatterND" => "ScatterNd" ["x", "indices", "updates"] -> ["y"];
     "ScatterElements" => "ScatterElements" ["data", "indices", "updates"] -> ["y"];
+    // Opsets 9-10: the same op under its old name.
+    "Scatter" => "ScatterElements" ["data", "indices", "updates"] -> ["y"];
     "CumSum" => "Cumsum" ["x", "axis"] -> ["y"];
     "CumProd" => "Cumprod" ["x", "axis"] -> ["y"];
     "NonZero" => "NonZero" ["x"] -> ["y"];
