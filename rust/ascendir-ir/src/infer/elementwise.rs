@@ -69,7 +69,9 @@ pub fn cast(ctx: &InferCtx<'_>) -> RuleResult {
 
 /// `Select` / `SelectV2` / `Where`: broadcast of `x1` and `x2` (and of `condition` when
 /// `broadcast_condition` is 1, as SelectV2); dtype of `x1`. Without `broadcast_condition` a
-/// lower-rank condition (TF `Select` with a vector condition) is accepted as is.
+/// lower-rank condition (TF `Select` with a vector condition) is accepted as is, and a
+/// condition of the values' rank or more broadcasts with them (ONNX `Where`, imported as
+/// `Select`, broadcasts all three).
 pub fn select(ctx: &InferCtx<'_>) -> RuleResult {
     let c = ctx.input_param("condition", "condition")?;
     let a = ctx.input_param("x1", "x1")?;
@@ -79,7 +81,7 @@ pub fn select(ctx: &InferCtx<'_>) -> RuleResult {
         shape = bcast(&shape, ctx.shape(c))?;
     } else {
         let cs = ctx.shape(c);
-        if cs.len() > 1 && cs.len() == shape.len() {
+        if cs.len() >= shape.len() && !cs.contains(&crate::tensor::UNKNOWN_RANK) {
             shape = bcast(&shape, cs)?;
         }
     }

@@ -494,7 +494,21 @@ impl Engine<'_> {
     ) -> Result<Vec<OutDesc>, String> {
         let op = g.arena()[id].op.clone();
         let mut merged: Vec<Option<OutDesc>> = vec![None; op.num_outputs()];
-        for inst in op.subgraph_instance_names() {
+        // An `If` whose condition is known (a constant, or propagated: a rank test) infers the
+        // branch it takes only: the other need not fit these shapes.
+        let taken = if kind == RuleKind::If && op.subgraph_instance_names().len() == 2 {
+            let k = self.side_index(self.current);
+            known_value(g, &self.side[k].computed, id, 0)
+                .and_then(|t| super::shape::tensor_ints(&t).ok())
+                .filter(|v| v.len() == 1)
+                .map(|v| usize::from(v[0] == 0))
+        } else {
+            None
+        };
+        for (branch, inst) in op.subgraph_instance_names().iter().enumerate() {
+            if taken.is_some_and(|t| t != branch) {
+                continue;
+            }
             let Some(&k) = self.names.get(inst) else {
                 continue;
             };

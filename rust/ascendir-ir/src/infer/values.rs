@@ -1,5 +1,6 @@
 //! Data propagation: the values of small integer tensors computed inside a graph (shape
-//! arithmetic such as `Shape → Gather → Concat → Reshape`), as ONNX's shape inference does with
+//! arithmetic such as `Shape → Gather → Concat → Reshape`, and the booleans comparisons of them
+//! make, such as an `If` condition on a rank), as ONNX's shape inference does with
 //! `data_prop`. The engine keeps them beside the graph for the rules that read an input's value
 //! (Reshape's shape, Expand's shape, Slice's bounds, ...); nothing is written into the graph.
 
@@ -23,7 +24,10 @@ pub const MAX_ELEMENTS: usize = 64;
 /// hold the inferred shape and dtype.
 pub fn propagate(op: &OpDesc, values: &dyn Fn(usize) -> Option<Tensor>) -> Option<Tensor> {
     let out = &op.outputs().first()?.desc;
-    if !matches!(out.dtype, DataType::INT32 | DataType::INT64) {
+    if !matches!(
+        out.dtype,
+        DataType::INT32 | DataType::INT64 | DataType::BOOL
+    ) {
         return None;
     }
     let shape: &[i64] = &out.shape;
@@ -84,6 +88,7 @@ pub fn propagate(op: &OpDesc, values: &dyn Fn(usize) -> Option<Tensor>) -> Optio
             }
             all
         }
+        "LogicalNot" => ints(0)?.iter().map(|&x| i64::from(x == 0)).collect(),
         "Neg" => ints(0)?
             .iter()
             .map(|x| x.checked_neg())
@@ -112,7 +117,8 @@ pub fn propagate(op: &OpDesc, values: &dyn Fn(usize) -> Option<Tensor>) -> Optio
             slice_1d(&data, begin, end, step)
         }
         "Add" | "AddV2" | "Sub" | "Mul" | "RealDiv" | "Div" | "FloorDiv" | "Maximum"
-        | "Minimum" => {
+        | "Minimum" | "Equal" | "NotEqual" | "Less" | "LessEqual" | "Greater"
+        | "GreaterEqual" | "LogicalAnd" | "LogicalOr" => {
             let (a, b) = (ints(0)?, ints(1)?);
             let n = a.len().max(b.len());
             if (a.len() != n && a.len() != 1) || (b.len() != n && b.len() != 1) {
@@ -129,7 +135,15 @@ pub fn propagate(op: &OpDesc, values: &dyn Fn(usize) -> Option<Tensor>) -> Optio
                         "RealDiv" | "Div" => x.checked_div(y),
                         "FloorDiv" => x.checked_div_euclid(y).filter(|_| y > 0),
                         "Maximum" => Some(x.max(y)),
-                        _ => Some(x.min(y)),
+                        "Minimum" => Some(x.min(y)),
+                        "Equal" => Some(i64::from(x == y)),
+                        "NotEqual" => Some(i64::from(x != y)),
+                        "Less" => Some(i64::from(x < y)),
+                        "LessEqual" => Some(i64::from(x <= y)),
+                        "Greater" => Some(i64::from(x > y)),
+                        "GreaterEqual" => Some(i64::from(x >= y)),
+                        "LogicalAnd" => Some(i64::from(x != 0 && y != 0)),
+                        _ => Some(i64::from(x != 0 || y != 0)),
                     }
                 })
                 .collect::<Option<_>>()?
@@ -163,9 +177,14 @@ fn slice_1d(data: &[i64], begin: i64, end: i64, step: i64) -> Vec<i64> {
     out
 }
 
-/// A tensor of `dtype` (INT32 or INT64) holding `v`; `None` when a value does not fit INT32.
+/// A tensor of `dtype` (INT32, INT64 or BOOL) holding `v`; `None` when a value does not fit
+/// INT32, or a boolean comes from arithmetic (only comparisons and logic make booleans).
 fn int_tensor(shape: &[i64], dtype: DataType, v: &[i64]) -> Option<Tensor> {
-    let data: Vec<u8> = if dtype == DataType::INT32 {
+    let data: Vec<u8> = if dtype == DataType::BOOL {
+        v.iter()
+            .map(|&x| u8::try_from(x).ok().filter(|b| *b <= 1))
+            .collect::<Option<_>>()?
+    } else if dtype == DataType::INT32 {
         let mut data = Vec::with_capacity(v.len() * 4);
         for &x in v {
             data.extend(i32::try_from(x).ok()?.to_le_bytes());
