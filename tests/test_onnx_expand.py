@@ -321,3 +321,22 @@ def test_scatter_of_opset_10_maps_and_exports_under_its_name():
     ort = pytest.importorskip("onnxruntime")
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     close(air.evaluate(g, feeds), sess.run(None, feeds))
+
+
+def test_cli_inspect_and_convert_expand_on_request(tmp_path):
+    import subprocess
+
+    from test_cli import _script
+
+    m = nll_model()
+    (tmp_path / "nll.onnx").write_bytes(m.SerializeToString())
+
+    def run(*args):
+        return subprocess.run([_script(), *args], cwd=tmp_path, capture_output=True, text=True,
+                              stdin=subprocess.DEVNULL, timeout=300, check=True).stdout
+
+    assert "onnx::NegativeLogLikelihoodLoss" in run("inspect", "nll.onnx")
+    assert "onnx::" not in run("inspect", "--expand-functions", "nll.onnx")
+    run("convert", "--expand-functions", "nll.onnx", "nll.pb")
+    g = air.serialization.load(tmp_path / "nll.pb")
+    assert g.nodes and not any(n.type.startswith("onnx::") for n in g.nodes)

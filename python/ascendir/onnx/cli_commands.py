@@ -37,9 +37,12 @@ __all__ = [
 _FORMAT_HELP = "onnx, pb (binary GE ModelDef), txt (GE text dump) or om (OM file)"
 
 
-def read_model(path: str, format: str | None = None) -> tuple[Any, dict[str, Any]]:
+def read_model(
+    path: str, format: str | None = None, *, expand_functions: bool = False
+) -> tuple[Any, dict[str, Any]]:
     """Read a model file of any format; returns the :class:`~ascendir.serialization.Model` and
-    extra facts for the summary (``format``, ``unknown_ops``)."""
+    extra facts for the summary (``format``, ``unknown_ops``). ``expand_functions`` is passed
+    to :func:`ascendir.onnx.load` for ONNX files."""
     from .. import formats, serialization
     from .. import onnx as air_onnx
 
@@ -48,7 +51,11 @@ def read_model(path: str, format: str | None = None) -> tuple[Any, dict[str, Any
     kind = format if format is not None else formats.detect(path, data)
     if kind == "onnx":
         graph, report = air_onnx.load(
-            data, base_dir=os.path.dirname(path) or ".", return_report=True, warn_unknown=False
+            data,
+            base_dir=os.path.dirname(path) or ".",
+            return_report=True,
+            warn_unknown=False,
+            expand_functions=expand_functions,
         )
         return serialization.Model(graph.name, [graph]), {
             "kind": kind,
@@ -127,9 +134,9 @@ def summarize(graph: Any, extra: dict[str, Any] | None = None, model: Any = None
     return "\n".join(lines)
 
 
-def inspect_file(path: str, format: str | None = None) -> str:
+def inspect_file(path: str, format: str | None = None, *, expand_functions: bool = False) -> str:
     """The summary of a model file of any format (shapes inferred first when possible)."""
-    model, extra = read_model(path, format)
+    model, extra = read_model(path, format, expand_functions=expand_functions)
     graph = model.graph
     try:
         graph.infer_shapes()
@@ -152,7 +159,7 @@ def _output_kind(dst: str, to: str | None) -> str:
 
 
 def convert(src: str, dst: str, *, from_format: str | None = None, to: str | None = None,
-            progress: Progress | None = None) -> None:
+            progress: Progress | None = None, expand_functions: bool = False) -> None:
     """Convert the model file ``src`` to ``dst`` (format from ``to`` or the suffix of ``dst``).
 
     The model goes through :class:`~ascendir.serialization.Model`: GE model attributes and
@@ -166,7 +173,7 @@ def convert(src: str, dst: str, *, from_format: str | None = None, to: str | Non
     kind = _output_kind(dst, to)
     progress.step(f"reading {src} ({file_size(src)})")
     with on_file(src):
-        model, _ = read_model(src, from_format)
+        model, _ = read_model(src, from_format, expand_functions=expand_functions)
     progress.step(f"writing {dst}")
     with on_file(dst):
         if os.path.isdir(dst):
@@ -191,7 +198,8 @@ def convert(src: str, dst: str, *, from_format: str | None = None, to: str | Non
 def _run_convert(args: argparse.Namespace) -> int:
     progress = Progress(enabled=None if args.progress else False)
     with report_warnings(args.src):
-        convert(args.src, args.dst, from_format=args.from_format, to=args.to, progress=progress)
+        convert(args.src, args.dst, from_format=args.from_format, to=args.to, progress=progress,
+                expand_functions=args.expand_functions)
     print(f"wrote {args.dst} ({os.path.getsize(args.dst)} bytes)")
     return 0
 
@@ -200,10 +208,16 @@ def _run_inspect(args: argparse.Namespace) -> int:
     progress = Progress(enabled=None if args.progress else False)
     progress.step(f"reading {args.file} ({file_size(args.file)})")
     with on_file(args.file), report_warnings(args.file):
-        text = inspect_file(args.file, args.format)
+        text = inspect_file(args.file, args.format, expand_functions=args.expand_functions)
     progress.done()
     print(text)
     return 0
+
+
+def _add_expand(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--expand-functions", action="store_true", default=False,
+                   help="ONNX: replace ops the mapping cannot express by their ONNX function "
+                   "bodies or equivalent mapped ops (needs the onnx package)")
 
 
 def _add_progress(p: argparse.ArgumentParser) -> None:
@@ -228,6 +242,7 @@ def add_convert_command(subparsers: Any) -> argparse.ArgumentParser:
                    help=f"read SRC as this format instead of sniffing it: {_FORMAT_HELP}")
     p.add_argument("--to", choices=FORMATS, default=None,
                    help=f"write DST in this format whatever its suffix: {_FORMAT_HELP}")
+    _add_expand(p)
     _add_progress(p)
     p.set_defaults(func=_run_convert)
     return p
@@ -245,6 +260,7 @@ def add_inspect_command(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("file", help="a model: .onnx, or a GE .pb/.txt/.pbtxt/.om file")
     p.add_argument("--format", choices=FORMATS, default=None,
                    help=f"read FILE as this format instead of sniffing it: {_FORMAT_HELP}")
+    _add_expand(p)
     _add_progress(p)
     p.set_defaults(func=_run_inspect)
     return p
