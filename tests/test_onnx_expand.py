@@ -276,6 +276,13 @@ RULE_CASES = {
                const("ys", np.array(0.05, np.float32)), const("yz", np.array(100, np.uint8))]),
         {"a": RNG.integers(0, 255, (2, 3)).astype(np.uint8)}),
     "Scan": _scan_model(),
+    "RNN": (model([helper.make_node("RNN", ["x", "w", "r", "b", "", "h0"], ["y", "h"],
+                                    hidden_size=3, direction="bidirectional",
+                                    activations=["Tanh", "Relu"])],
+                  [vi("x", F, [4, 2, 5]), vi("h0", F, [2, 2, 3])],
+                  [vi("y", F, None), vi("h", F, None)], 12,
+                  [const("w", rnd(2, 3, 5)), const("r", rnd(2, 3, 3)), const("b", rnd(2, 6))]),
+            {"x": rnd(4, 2, 5), "h0": rnd(2, 2, 3)}),
 }
 
 

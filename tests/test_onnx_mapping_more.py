@@ -303,4 +303,4 @@ def test_node_mapping_over_conformance_cases(mapping_summary):
                            f"with expand_functions {expanded} ({expanded / total:.1%})")
     assert total > 14000
     assert mapped / total >= 0.95
-    assert expanded / total >= 0.98
+    assert expanded / total >= 0.98  # measured 98.1 % (onnx 1.23)

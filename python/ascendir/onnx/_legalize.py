@@ -11,7 +11,10 @@ a constant — is not known. The rules:
   ``Identity``); ``Mean``: ``Sum`` over the count;
 - ``Compress``: ``Gather`` of the ``NonZero`` indices of the condition (flattened without axis);
 - ``EyeLike`` of a static shape: a constant;
-- batch-major (``layout=1``) ``LSTM`` / ``GRU``: the time-major op between ``Transpose`` nodes.
+- batch-major (``layout=1``) ``LSTM`` / ``GRU``: the time-major op between ``Transpose`` nodes;
+- ``RNN`` of a static length without sequence lengths or clipping: unrolled over time;
+- ``Transpose`` without ``perm``, ``LRN``, ``LpPool``, ``ReverseSequence``, integer
+  ``DequantizeLinear`` / ``QuantizeLinear``, ``QLinearMatMul``, ``Scan``: see their rules.
 """
 
 from __future__ import annotations
@@ -473,7 +476,83 @@ def _qlinear_matmul(cx: Ctx, n: Any) -> bool:
     return True
 
 
+_MAX_UNROLL = 256
+"""Time steps at most that an RNN is unrolled into."""
+
+_RNN_ACTIVATIONS = ("Tanh", "Relu", "Sigmoid")
+
+
+def _rnn(cx: Ctx, n: Any) -> bool:
+    # A plain RNN of static length unrolled over time: h = f(x_t W^T + h R^T + Wb + Rb), one
+    # chain per direction; GE has no CommonRNN. (Sequence lengths and clipping decline.)
+    attrs = _attrs(n, cx.onnx)
+    ins = list(n.input) + [""] * (6 - len(n.input))
+    x, w, r, b, lens, h0 = ins[:6]
+    layout, direction = int(attrs.get("layout", 0)), attrs.get("direction", b"forward")
+    direction = direction.decode() if isinstance(direction, bytes) else direction
+    acts = [a.decode() if isinstance(a, bytes) else a for a in attrs.get("activations", [])]
+    dirs = 2 if direction == "bidirectional" else 1
+    acts = acts or ["Tanh"] * dirs
+    shape, dtype = cx.shape(x), _float_type(cx, x)
+    if (
+        lens or "clip" in attrs or "activation_alpha" in attrs or "activation_beta" in attrs
+        or shape is None or len(shape) != 3 or dtype is None or len(acts) != dirs
+        or any(a not in _RNN_ACTIVATIONS for a in acts)
+    ):
+        return False
+    hidden = int(attrs["hidden_size"])
+    steps, batch = (shape[1], shape[0]) if layout else (shape[0], shape[1])
+    if steps < 1 or steps > _MAX_UNROLL:
+        return False
+    i64 = np.int64
+    if layout:
+        x = cx.node("Transpose", [x], perm=[1, 0, 2])[0]
+        if h0:
+            h0 = cx.node("Transpose", [h0], perm=[1, 0, 2])[0]
+
+    def pick(t: str, k: int) -> str:
+        return cx.node("Gather", [t, cx.constant(np.array(k, i64))], axis=0)[0]
+
+    ys, lasts = [], []
+    for d in range(dirs):
+        wt = cx.node("Transpose", [pick(w, d)], perm=[1, 0])[0]
+        rt = cx.node("Transpose", [pick(r, d)], perm=[1, 0])[0]
+        bias = None
+        if b:
+            both = pick(b, d)
+            if cx.opset >= 13:
+                sizes = cx.constant(np.array([hidden, hidden], i64))
+                halves = cx.node("Split", [both, sizes], 2, axis=0)
+            else:
+                halves = cx.node("Split", [both], 2, axis=0, split=[hidden, hidden])
+            bias = cx.node("Add", halves)[0]
+        h = pick(h0, d) if h0 else cx.constant(np.zeros((batch, hidden), dtype))
+        reverse = direction == "reverse" or d == 1
+        outs: dict[int, str] = {}
+        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
+            pre = cx.node("Add", [cx.node("MatMul", [pick(x, t), wt])[0],
+                                  cx.node("MatMul", [h, rt])[0]])[0]
+            if bias:
+                pre = cx.node("Add", [pre, bias])[0]
+            h = cx.node(acts[d], [pre])[0]
+            outs[t] = cx.unsqueeze(h, 0)
+        seq = cx.node("Concat", [outs[t] for t in range(steps)], axis=0)[0]  # [T, B, H]
+        ys.append(cx.unsqueeze(seq, 1))  # [T, 1, B, H]
+        lasts.append(cx.unsqueeze(h, 0))  # [1, B, H]
+    y_out = n.output[0] if len(n.output) > 0 else ""
+    yh_out = n.output[1] if len(n.output) > 1 else ""
+    if y_out:
+        y = cx.node("Concat", ys, axis=1)[0] if dirs > 1 else ys[0]
+        perm = [2, 0, 1, 3] if layout else [0, 1, 2, 3]
+        cx.node("Transpose", [y], [y_out], perm=perm)
+    if yh_out:
+        yh = cx.node("Concat", lasts, axis=0)[0] if dirs > 1 else lasts[0]
+        cx.node("Transpose", [yh], [yh_out], perm=[1, 0, 2] if layout else [0, 1, 2])
+    return True
+
+
 RULES: dict[str, Callable[[Ctx, Any], bool]] = {
+    "RNN": _rnn,
     "QLinearMatMul": _qlinear_matmul,
     "Scan": _scan,
     "Transpose": _transpose,
