@@ -189,8 +189,9 @@ def load(
     report = _report(raw)
     if warn_unknown and report.unknown_ops:
         listed = ", ".join(f"{k} x{v}" for k, v in sorted(report.unknown_ops.items()))
+        hint = "" if expand_functions else " (expand_functions=True may express them)"
         warnings.warn(
-            f"ONNX import kept unmapped operators: {listed}", UnknownOpWarning, stacklevel=2
+            f"ONNX import kept unmapped operators: {listed}{hint}", UnknownOpWarning, stacklevel=2
         )
     if warn_unknown and not report.opset_mapped:
         lo, hi = report.mapped_opsets

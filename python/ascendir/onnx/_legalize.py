@@ -33,7 +33,7 @@ class Ctx:
         onnx: Any,
         opset: int,
         types: dict[str, Any],
-        consts: dict[str, np.ndarray],
+        consts: Any,
         fresh: Callable[[str], str],
         base: str,
     ) -> None:

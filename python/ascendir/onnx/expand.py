@@ -78,6 +78,22 @@ def _names(model: Any) -> set[str]:
     return out
 
 
+class _Consts:
+    """Value name -> numpy array of a constant tensor, converted when first asked for."""
+
+    def __init__(self, tensors: dict[str, Any], to_array: Callable[[Any], Any]) -> None:
+        self._tensors, self._to_array = tensors, to_array
+        self._arrays: dict[str, Any] = {}
+
+    def get(self, name: str) -> Any | None:
+        if name not in self._arrays:
+            t = self._tensors.get(name)
+            if t is None:
+                return None
+            self._arrays[name] = self._to_array(t)
+        return self._arrays[name]
+
+
 class _Expander:
     """One expansion run over a model: rounds of expanding the nodes of the unknown op types."""
 
@@ -104,20 +120,20 @@ class _Expander:
 
     # ------------------------------------------------------------------ types
 
-    def consts(self) -> dict[str, Any]:
-        """Value name -> numpy array of every initializer and ``Constant`` tensor."""
-        to_array = self.onnx.numpy_helper.to_array
-        out: dict[str, Any] = {}
+    def consts(self) -> _Consts:
+        """The initializers and ``Constant`` tensors by value name, read as numpy on demand
+        (a rule reads a few small ones; the weights are never copied)."""
+        found: dict[str, Any] = {}
         for g in _graphs(self.model.graph):
             for t in g.initializer:
                 if not t.external_data:
-                    out[t.name] = to_array(t)
+                    found[t.name] = t
             for n in g.node:
                 if n.op_type == "Constant" and n.domain in ("", "ai.onnx"):
                     for a in n.attribute:
                         if a.name == "value" and a.type == 4:  # TENSOR
-                            out[n.output[0]] = to_array(a.t)
-        return out
+                            found[n.output[0]] = a.t
+        return _Consts(found, self.onnx.numpy_helper.to_array)
 
     def types(self) -> dict[str, Any]:
         """Value name -> TypeProto over every graph, from declarations and ONNX inference."""
@@ -303,7 +319,7 @@ class _Expander:
                         stack.extend((sub, look) for sub in a.graphs)
 
     def legalize(
-        self, node: Any, types: dict[str, Any], consts: dict[str, Any], origin: str
+        self, node: Any, types: dict[str, Any], consts: _Consts, origin: str
     ) -> list[Any] | None:
         """The nodes of ascendir's own expansion of ``node`` (:mod:`._legalize`), if one applies."""
         rule = _legalize.RULES.get(node.op_type) if node.domain in ("", "ai.onnx") else None
