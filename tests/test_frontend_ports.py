@@ -180,6 +180,8 @@ CASES: dict[str, dict[str, Any]] = {
     "CumProd": _case(["x", "axis"], X, [_init("axis", 1)], opset=26),
     "ScatterElements": _case(["x", "i", "u"], {"x": ([2, 3], F), "i": ([2, 3], I64),
                                                "u": ([2, 3], F)}, axis=1),
+    "Scatter": _case(["x", "i", "u"], {"x": ([2, 3], F), "i": ([2, 3], I64),
+                                       "u": ([2, 3], F)}, opset=10, axis=1),
     "BitShift": _case(["x", "y"], {"x": ([2, 3], TensorProto.UINT8),
                                    "y": ([2, 3], TensorProto.UINT8)}, direction="LEFT"),
     "SoftmaxCrossEntropyLoss": _case(["x", "t", "w"], {"x": ([2, 3], F), "t": ([2], I64),

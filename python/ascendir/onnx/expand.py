@@ -349,6 +349,7 @@ class _Expander:
                     new.append(n)
                     continue
                 found = self.body(n, types)
+                made: list[Any] | None
                 if found is not None:
                     made = self.inline(n, found[0], found[1], origin)
                 else:
