@@ -347,3 +347,15 @@ def test_cli_inspect_and_convert_expand_on_request(tmp_path):
     run("convert", "--expand-functions", "nll.onnx", "nll.pb")
     g = air.serialization.load(tmp_path / "nll.pb")
     assert g.nodes and not any(n.type.startswith("onnx::") for n in g.nodes)
+
+
+def test_malformed_nodes_are_left_as_they_are():
+    # LRN without its required `size`; Pad whose constant pads do not fit its axes.
+    lrn = helper.make_node("LRN", ["x"], ["y"])
+    pads = const("p", np.array([1, 1, 1], np.int64))
+    axes = const("a", np.array([0, 1], np.int64))
+    pad = helper.make_node("Pad", ["x", "p", "", "a"], ["z"])
+    m = model([lrn, pad], [vi("x", F, [1, 2, 3, 3])],
+              [vi("y", F, [1, 2, 3, 3]), vi("z", F, None)], 18, [pads, axes])
+    g, rep = air.onnx.load(m, return_report=True, warn_unknown=False, expand_functions=True)
+    assert rep.unknown_ops == {"onnx::LRN": 1, "onnx::Pad": 1} and rep.expanded == {}

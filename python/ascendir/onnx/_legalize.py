@@ -1,8 +1,8 @@
 """ONNX-level expansions of forms GE has no single op for (used by :mod:`ascendir.onnx.expand`).
 
 Each rule rewrites one ONNX node into standard ONNX nodes of the model's opset that the mapping
-expresses, with the same meaning, or declines (returns ``None``) when a fact it needs — a rank,
-a constant — is not known. The rules:
+expresses, with the same meaning, or declines (returns ``False``) when a fact it needs — a rank,
+a constant — is not known or the node is malformed. The rules:
 
 - ``Pad`` with ``axes`` (opset 18): the pads of every axis gathered from the given ones;
 - 1-D ``Conv`` / ``ConvTranspose`` / ``AveragePool`` / ``MaxPool``: the 2-D op over
@@ -111,6 +111,8 @@ def _pad_axes(cx: Ctx, n: Any) -> bool:
     index = np.array(spot + [s + k if s < 2 * k else s for s in spot], np.int64)
     pads = cx.consts.get(n.input[1])
     if pads is not None:
+        if pads.size != 2 * k:
+            return False
         full = cx.constant(np.concatenate([pads.reshape(-1).astype(np.int64), [0]])[index])
     else:
         zero = cx.constant(np.zeros(1, np.int64))
@@ -141,6 +143,12 @@ def _one_d(cx: Ctx, n: Any) -> bool:
     for key, lead in _LEADING.items():
         if key in attrs:
             attrs[key] = [lead, *attrs[key]]
+    # One value per spatial axis (two for pads), now with the unit height's in front.
+    if (
+        any(len(attrs[key]) != 2 for key in _LEADING if key in attrs)
+        or len(attrs.get("pads", [0, 0])) != 2
+    ):
+        return False
     if "pads" in attrs:
         b, e = attrs["pads"]
         attrs["pads"] = [0, b, 0, e]
@@ -495,8 +503,14 @@ def _rnn(cx: Ctx, n: Any) -> bool:
     acts = acts or ["Tanh"] * dirs
     shape, dtype = cx.shape(x), _float_type(cx, x)
     if (
-        lens or "clip" in attrs or "activation_alpha" in attrs or "activation_beta" in attrs
-        or shape is None or len(shape) != 3 or dtype is None or len(acts) != dirs
+        lens
+        or "clip" in attrs
+        or "activation_alpha" in attrs
+        or "activation_beta" in attrs
+        or shape is None
+        or len(shape) != 3
+        or dtype is None
+        or len(acts) != dirs
         or any(a not in _RNN_ACTIVATIONS for a in acts)
     ):
         return False
@@ -529,9 +543,10 @@ def _rnn(cx: Ctx, n: Any) -> bool:
         h = pick(h0, d) if h0 else cx.constant(np.zeros((batch, hidden), dtype))
         reverse = direction == "reverse" or d == 1
         outs: dict[int, str] = {}
-        for t in (range(steps - 1, -1, -1) if reverse else range(steps)):
-            pre = cx.node("Add", [cx.node("MatMul", [pick(x, t), wt])[0],
-                                  cx.node("MatMul", [h, rt])[0]])[0]
+        for t in range(steps - 1, -1, -1) if reverse else range(steps):
+            pre = cx.node(
+                "Add", [cx.node("MatMul", [pick(x, t), wt])[0], cx.node("MatMul", [h, rt])[0]]
+            )[0]
             if bias:
                 pre = cx.node("Add", [pre, bias])[0]
             h = cx.node(acts[d], [pre])[0]

@@ -328,7 +328,11 @@ class _Expander:
         cx = _legalize.Ctx(
             self.onnx, self.opsets.get("", 0), types, consts, self.fresh, node.name or node.op_type
         )
-        if not rule(cx, node):
+        try:
+            applied = rule(cx, node)
+        except (ValueError, IndexError, KeyError, TypeError):
+            return None  # a malformed node (a missing attribute, a short list): left as it is
+        if not applied:
             return None
         for n in (*cx.nodes, *cx.inner):
             self.root[n.name] = origin
