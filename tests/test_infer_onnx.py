@@ -21,7 +21,7 @@ import pytest
 import ascendir as air
 
 onnx = pytest.importorskip("onnx")
-from onnx import helper, numpy_helper  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from ascendir.onnx import _onnx_dtype_of  # noqa: E402
 
@@ -291,3 +291,28 @@ def test_castlike_takes_its_type_from_the_op_making_the_target():
                      ("CastLike_3", int(air.DataType.INT64))]
     y, z = air.evaluate(g, [np.ones(2, np.float32)]).values()
     assert y.dtype == np.float16 and z.dtype == np.int64 and z[0] == 1
+
+
+def test_an_if_on_a_known_rank_infers_only_the_branch_it_takes():
+    # The else branch (rank-3 sizes) cannot fit these shapes: ONNX AffineGrid's body does this.
+    i64 = TensorProto.INT64
+    then = helper.make_graph([helper.make_node("Relu", ["x"], ["a"])], "then", [],
+                             [helper.make_tensor_value_info("a", TensorProto.FLOAT, None)])
+    shape = helper.make_tensor("five", i64, [2], [5, -1])
+    other = helper.make_graph([helper.make_node("Reshape", ["x", "five"], ["b"])], "else", [],
+                              [helper.make_tensor_value_info("b", TensorProto.FLOAT, None)],
+                              initializer=[shape])
+    nodes = [helper.make_node("Size", ["s"], ["n"]),
+             helper.make_node("Constant", [], ["four"],
+                              value=helper.make_tensor("v", i64, [], [4])),
+             helper.make_node("Equal", ["n", "four"], ["c"]),
+             helper.make_node("If", ["c"], ["y"], then_branch=then, else_branch=other)]
+    g = helper.make_graph(nodes, "m", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                     [2, 3]),
+                                       helper.make_tensor_value_info("s", i64, [4])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    graph = air.onnx.load(m)
+    graph.infer_shapes()
+    assert classify(graph, [(TensorProto.FLOAT, (2, 3))])[0] == "exact"

@@ -117,8 +117,8 @@ pub fn propagate(op: &OpDesc, values: &dyn Fn(usize) -> Option<Tensor>) -> Optio
             slice_1d(&data, begin, end, step)
         }
         "Add" | "AddV2" | "Sub" | "Mul" | "RealDiv" | "Div" | "FloorDiv" | "Maximum"
-        | "Minimum" | "Equal" | "NotEqual" | "Less" | "LessEqual" | "Greater"
-        | "GreaterEqual" | "LogicalAnd" | "LogicalOr" => {
+        | "Minimum" | "Equal" | "NotEqual" | "Less" | "LessEqual" | "Greater" | "GreaterEqual"
+        | "LogicalAnd" | "LogicalOr" => {
             let (a, b) = (ints(0)?, ints(1)?);
             let n = a.len().max(b.len());
             if (a.len() != n && a.len() != 1) || (b.len() != n && b.len() != 1) {
@@ -255,5 +255,27 @@ mod tests {
         assert!(propagate(&dynamic, &|_| None).is_none());
         let big = op("Shape", &[&[1; 100]], &[100]);
         assert!(propagate(&big, &|_| None).is_none());
+    }
+
+    fn boolean(ty: &str, ins: &[&[i64]]) -> OpDesc {
+        let mut op = op(ty, ins, &[]);
+        op.outputs[0].desc = Arc::new(TensorDesc::new(&[], DataType::BOOL, Format::ND));
+        op
+    }
+
+    #[test]
+    fn comparisons_of_known_values_give_booleans() {
+        // An If's condition on a rank: Equal(Size(size), 4).
+        let four = |_: usize| Some(int_tensor(&[], DataType::INT64, &[4]).unwrap());
+        let eq = propagate(&boolean("Equal", &[&[], &[]]), &four).unwrap();
+        assert_eq!(eq.desc.dtype, DataType::BOOL);
+        assert_eq!(tensor_ints(&eq).unwrap(), vec![1]);
+        let less = propagate(&boolean("Less", &[&[], &[]]), &four).unwrap();
+        assert_eq!(tensor_ints(&less).unwrap(), vec![0]);
+        let not = propagate(&boolean("LogicalNot", &[&[]]), &|_| Some(less.clone())).unwrap();
+        assert_eq!(tensor_ints(&not).unwrap(), vec![1]);
+        // Arithmetic never makes a boolean out of a value other than 0 or 1.
+        let seven = |_: usize| Some(int_tensor(&[], DataType::INT64, &[7]).unwrap());
+        assert!(propagate(&boolean("Add", &[&[], &[]]), &seven).is_none());
     }
 }
