@@ -622,7 +622,10 @@ impl<'a, T> Fuser<'a, T> {
         // Every refusal in order, appended (the latest per pair is taken at the end: appending
         // is sequential where a map of hundreds of thousands of pairs is not).
         let mut rejections: Vec<((usize, usize), Refusal)> = Vec::new();
-        let mut refused: FxHashSet<(usize, usize, u32, u32)> = FxHashSet::default();
+        // The pairs refused in earlier rounds with the clusters' versions then, sorted: a
+        // round's candidates, sorted too, are filtered by one merge walk (sequential, where
+        // hashing hundreds of thousands of pairs is random access).
+        let mut refused: Vec<(usize, usize, u32, u32)> = Vec::new();
         let mut rounds = 0;
         for _ in 0..self.opts.max_rounds {
             rounds += 1;
@@ -645,8 +648,9 @@ impl<'a, T> Fuser<'a, T> {
             }
             touching.sort_unstable();
             touching.dedup();
+            // Within a group the clusters are ordered by first member, so a pair has the same
+            // orientation in every group it is found in: sorting dedups it.
             let mut pairs: Vec<(usize, usize)> = Vec::new();
-            let mut seen: FxHashSet<(usize, usize)> = FxHashSet::default();
             let mut i = 0;
             while i < touching.len() {
                 let mut j = i;
@@ -659,21 +663,24 @@ impl<'a, T> Fuser<'a, T> {
                 let group = &touching[i..j];
                 for x in 0..group.len() {
                     for y in x + 1..group.len().min(x + 1 + self.opts.pair_attempts) {
-                        let (a, b) = (group[x].3, group[y].3);
-                        let key = if a < b { (a, b) } else { (b, a) };
-                        if seen.insert(key) {
-                            pairs.push((group[x].3, group[y].3));
-                        }
+                        pairs.push((group[x].3, group[y].3));
                     }
                 }
                 i = j;
             }
+            pairs.sort_unstable();
+            pairs.dedup();
             let mut legal: Vec<Candidate> = Vec::new();
+            let refusals_before = refused.len();
+            let mut r = 0;
             for (a, b) in pairs {
                 // A pair refused in an earlier round is refused again while neither side
                 // changed (the check is a function of the two clusters).
                 let key = (a, b, self.cl(a).version, self.cl(b).version);
-                if refused.contains(&key) {
+                while r < refusals_before && refused[r] < key {
+                    r += 1;
+                }
+                if r < refusals_before && refused[r] == key {
                     continue;
                 }
                 match self.check(a, b) {
@@ -684,12 +691,13 @@ impl<'a, T> Fuser<'a, T> {
                         legal.push(((prio, -shared, prox, ma.min(mb), ma.max(mb)), a, b, va, vb));
                     }
                     Err(why) => {
-                        refused.insert(key);
+                        refused.push(key);
                         self.reject(&mut rejections, a, b, why);
                     }
                 }
             }
-            legal.sort_by_key(|x| x.0);
+            // The keys are distinct (the last two are the pair's first members).
+            legal.sort_unstable_by_key(|x| x.0);
             let mut changed = false;
             for (_, a, b, va, vb) in legal {
                 let (ra, rb) = (self.find(a), self.find(b));
@@ -710,7 +718,7 @@ impl<'a, T> Fuser<'a, T> {
                     Ok(t) => t,
                     Err(why) => {
                         let key = (ra, rb, self.cl(ra).version, self.cl(rb).version);
-                        refused.insert(key);
+                        refused.push(key);
                         self.reject(&mut rejections, ra, rb, why);
                         continue;
                     }
@@ -722,6 +730,10 @@ impl<'a, T> Fuser<'a, T> {
                     built.insert(self.find(ra), t);
                 }
                 changed = true;
+            }
+            if refused.len() > refusals_before {
+                refused.sort_unstable();
+                refused.dedup();
             }
             if !changed {
                 break;
