@@ -41,6 +41,23 @@ type Candidate = ((u8, i64, usize, usize, usize), usize, usize, u32, u32);
 /// No lowered node (a barrier, a graph output).
 const NONE: usize = usize::MAX;
 
+/// A lowered index as stored in the fuse stage's per-node tables (half a `usize`: the tables
+/// the legality checks read at random stay twice as dense in the cache). Lossless: lowered
+/// indexes count graph nodes, whose arena slots are 32-bit (`NodeId::slot`), so every index is
+/// below `u32::MAX`, which stands for [`NONE`].
+fn narrow(li: usize) -> u32 {
+    u32::try_from(li).unwrap_or(u32::MAX)
+}
+
+/// The lowered index `narrow` stored ([`NONE`] for `u32::MAX`).
+fn widen(li: u32) -> usize {
+    if li == u32::MAX {
+        NONE
+    } else {
+        li as usize
+    }
+}
+
 /// A tensor a cluster reads from outside: its producer's lowered index (or [`NONE`]) and its
 /// bytes at the hints.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -109,7 +126,8 @@ pub struct Fuser<'a, T> {
     succ: Vec<Vec<usize>>,
     /// Reachability over `succ` for the cycle check.
     reach: reach::Reach,
-    parent: Vec<usize>,
+    /// Per lowered node, its cluster's root (every member points at it directly).
+    parent: Vec<u32>,
     clusters: Vec<Option<Cluster>>,
     visit: Vec<u32>,
     epoch: u32,
@@ -118,7 +136,21 @@ pub struct Fuser<'a, T> {
     labels: Vec<[u32; 2]>,
     /// Per lowered node, the consumers of its output 0 (lowered indexes; [`NONE`] for a
     /// barrier consumer or a graph output).
-    consumers: Vec<Vec<usize>>,
+    consumers: Csr,
+}
+
+/// Per lowered node, a list of lowered indexes ([`narrow`]ed), in one array: node `i`'s list
+/// is `items[starts[i]..starts[i + 1]]`.
+#[derive(Debug, Default)]
+struct Csr {
+    starts: Vec<usize>,
+    items: Vec<u32>,
+}
+
+impl Csr {
+    fn list(&self, i: usize) -> &[u32] {
+        &self.items[self.starts[i]..self.starts[i + 1]]
+    }
 }
 
 /// Topological positions by node slot: a vector look-up instead of hashing the id (the fuse
@@ -212,25 +244,24 @@ impl<'a, T> Fuser<'a, T> {
             .map(|&(n, _)| n)
             .collect();
         let li_of = |id: NodeId| pos.get(id).map(|p| li_of_pos[p]).unwrap_or(NONE);
-        let consumers: Vec<Vec<usize>> = lowered
-            .iter()
-            .map(|(id, _)| {
-                let mut v: Vec<usize> = g
-                    .node(*id)
-                    .map(|n| {
-                        n.out_data_peers(0)
-                            .iter()
-                            .filter(|q| q.node != *id)
-                            .map(|q| li_of(q.node))
-                            .collect()
-                    })
-                    .unwrap_or_default();
-                if graph_outs.contains(id) {
-                    v.push(NONE);
-                }
-                v
-            })
-            .collect();
+        let mut consumers = Csr {
+            starts: Vec::with_capacity(lowered.len() + 1),
+            items: Vec::new(),
+        };
+        consumers.starts.push(0);
+        for (id, _) in &lowered {
+            if let Ok(n) = g.node(*id) {
+                let peers = n.out_data_peers(0);
+                let inside = peers.iter().filter(|q| q.node != *id);
+                consumers
+                    .items
+                    .extend(inside.map(|q| narrow(li_of(q.node))));
+            }
+            if graph_outs.contains(id) {
+                consumers.items.push(narrow(NONE));
+            }
+            consumers.starts.push(consumers.items.len());
+        }
         // Shape classes of the point-wise nodes.
         let mut shape_class: FxHashMap<&Vec<ascendir_asc::Expr>, u32> = FxHashMap::default();
         let clusters = lowered
@@ -248,7 +279,7 @@ impl<'a, T> Fuser<'a, T> {
                         });
                     }
                 }
-                let writes = if consumers[i].is_empty() {
+                let writes = if consumers.list(i).is_empty() {
                     Vec::new()
                 } else {
                     vec![i]
@@ -304,7 +335,7 @@ impl<'a, T> Fuser<'a, T> {
             pos,
             lpos,
             li_of_pos,
-            parent: (0..lowered.len()).collect(),
+            parent: (0..lowered.len()).map(narrow).collect(),
             lowered,
             succ,
             reach,
@@ -316,26 +347,16 @@ impl<'a, T> Fuser<'a, T> {
         }
     }
 
-    fn find(&mut self, mut x: usize) -> usize {
-        while self.parent[x] != x {
-            self.parent[x] = self.parent[self.parent[x]];
-            x = self.parent[x];
-        }
-        x
-    }
-
-    fn find_ro(&self, mut x: usize) -> usize {
-        while self.parent[x] != x {
-            x = self.parent[x];
-        }
-        x
+    /// The root of lowered node `x`'s cluster (one step: members point at their root).
+    fn find(&self, x: usize) -> usize {
+        self.parent[x] as usize
     }
 
     /// The cluster root of a node, if it is lowered.
     pub fn cluster_of(&self, id: NodeId) -> Option<usize> {
         let p = self.pos.get(id)?;
         let li = self.li_of_pos[p];
-        (li != usize::MAX).then(|| self.find_ro(li))
+        (li != usize::MAX).then(|| self.find(li))
     }
 
     fn cl(&self, r: usize) -> &Cluster {
@@ -352,7 +373,7 @@ impl<'a, T> Fuser<'a, T> {
     fn in_set_pos(&self, p: usize, ra: usize, rb: usize) -> bool {
         let li = self.li_of_pos[p];
         li != usize::MAX && {
-            let r = self.find_ro(li);
+            let r = self.find(li);
             r == ra || r == rb
         }
     }
@@ -597,8 +618,9 @@ impl<'a, T> Fuser<'a, T> {
         a.slices += b.slices;
         a.version = a.version.wrapping_add(b.version).wrapping_add(1);
         // Every member points at its root directly: finds stay one step.
+        let root = narrow(keep);
         for &m in &a.members {
-            self.parent[m] = keep;
+            self.parent[m] = root;
         }
     }
 
@@ -632,7 +654,7 @@ impl<'a, T> Fuser<'a, T> {
             // Candidates: per tensor, the clusters touching it, by first member.
             let mut touching: Vec<(usize, u32, usize, usize)> = Vec::new();
             for li in 0..self.lowered.len() {
-                if self.parent[li] != li {
+                if self.find(li) != li {
                     continue;
                 }
                 let mn = self.cl(li).min_ord;
@@ -742,7 +764,7 @@ impl<'a, T> Fuser<'a, T> {
         let mut clusters: Vec<Vec<NodeId>> = Vec::new();
         let mut artifacts: Vec<Option<T>> = Vec::new();
         for li in 0..self.lowered.len() {
-            if self.parent[li] == li {
+            if self.find(li) == li {
                 artifacts.push(built.remove(&li));
                 clusters.push(
                     self.cl(li)
@@ -768,7 +790,7 @@ impl<'a, T> Fuser<'a, T> {
         let mut kept: Vec<(i64, usize, usize, usize)> = rejections
             .iter()
             .enumerate()
-            .filter(|(_, ((x, y), _))| self.find_ro(*x) != self.find_ro(*y))
+            .filter(|(_, ((x, y), _))| self.find(*x) != self.find(*y))
             .map(|(i, ((x, y), r))| (-r.2, self.lpos[*x], self.lpos[*y], i))
             .collect();
         let keep = self.opts.report_rejections.unwrap_or(usize::MAX);

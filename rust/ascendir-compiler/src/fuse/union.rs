@@ -64,7 +64,7 @@ impl<T> Fuser<'_, T> {
         if li == NONE {
             NONE
         } else {
-            self.find_ro(li)
+            self.find(li)
         }
     }
 
@@ -114,8 +114,8 @@ impl<T> Fuser<'_, T> {
 
     /// Whether member `m`'s output is used outside the union of `ra` and `rb`.
     fn writes_outside(&self, m: usize, ra: usize, rb: usize) -> bool {
-        self.consumers[m].iter().any(|&c| {
-            let r = self.root_of(c);
+        self.consumers.list(m).iter().any(|&c| {
+            let r = self.root_of(super::widen(c));
             r != ra && r != rb
         })
     }
