@@ -58,12 +58,39 @@ fn widen(li: u32) -> usize {
     }
 }
 
-/// A tensor a cluster reads from outside: its producer's lowered index (or [`NONE`]) and its
-/// bytes at the hints.
+/// A tensor's place among the candidates of a round ([`touch_key`]): a scalar constant's.
+const SKIP: u32 = u32::MAX;
+
+/// A tensor's place among the candidates of a round ([`touch_key`]): a producer outside the
+/// order.
+const UNORDERED: u32 = u32::MAX - 1;
+
+/// What groups a tensor's readers and producer into candidate pairs: its producer's position,
+/// or [`SKIP`] for a scalar constant (an immediate in every kernel, not a reason to fuse its
+/// readers).
+fn touch_key(g: &Graph, pos: &Positions, t: TRef) -> u32 {
+    let scalar_const = g.op(t.0).is_ok_and(|o| {
+        matches!(o.op_type(), "Const" | "Constant")
+            && o.outputs()
+                .get(t.1 as usize)
+                .is_some_and(|p| p.desc.shape.iter().all(|&d| d == 1))
+    });
+    if scalar_const {
+        SKIP
+    } else {
+        pos.get(t.0)
+            .and_then(|p| u32::try_from(p).ok())
+            .unwrap_or(UNORDERED)
+    }
+}
+
+/// A tensor a cluster reads from outside: its producer's lowered index ([`narrow`]ed; none:
+/// `u32::MAX`), its [`touch_key`] and its bytes at the hints.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Read {
     t: TRef,
-    prod: usize,
+    prod: u32,
+    key: u32,
     bytes: i64,
 }
 
@@ -137,6 +164,8 @@ pub struct Fuser<'a, T> {
     /// Per lowered node, the consumers of its output 0 (lowered indexes; [`NONE`] for a
     /// barrier consumer or a graph output).
     consumers: Csr,
+    /// Per lowered node, the [`touch_key`] of its output 0.
+    out_key: Vec<u32>,
 }
 
 /// Per lowered node, a list of lowered indexes ([`narrow`]ed), in one array: node `i`'s list
@@ -274,7 +303,8 @@ impl<'a, T> Fuser<'a, T> {
                     if t.0 != *id && !reads.iter().any(|r| r.t == *t) {
                         reads.push(Read {
                             t: *t,
-                            prod: li_of(t.0),
+                            prod: narrow(li_of(t.0)),
+                            key: touch_key(g, &pos, *t),
                             bytes: tensor_bytes(g, syms, *t),
                         });
                     }
@@ -327,6 +357,10 @@ impl<'a, T> Fuser<'a, T> {
                 })
             })
             .collect();
+        let out_key = lowered
+            .iter()
+            .map(|(id, _)| touch_key(g, &pos, (*id, 0)))
+            .collect();
         Fuser {
             g,
             syms,
@@ -344,6 +378,7 @@ impl<'a, T> Fuser<'a, T> {
             epoch: 0,
             labels,
             consumers,
+            out_key,
         }
     }
 
@@ -560,16 +595,6 @@ impl<'a, T> Fuser<'a, T> {
         Ok((prio, shared, prox))
     }
 
-    /// Whether `t` is the output of a Const holding one element.
-    fn scalar_const(&self, t: TRef) -> bool {
-        self.g.op(t.0).is_ok_and(|o| {
-            matches!(o.op_type(), "Const" | "Constant")
-                && o.outputs()
-                    .get(t.1 as usize)
-                    .is_some_and(|p| p.desc.shape.iter().all(|&d| d == 1))
-        })
-    }
-
     /// Bytes of the tensors both clusters touch.
     fn shared_bytes(&self, ra: usize, rb: usize) -> i64 {
         self.shared(ra, rb).1
@@ -647,32 +672,36 @@ impl<'a, T> Fuser<'a, T> {
         // The pairs refused in earlier rounds with the clusters' versions then, sorted: a
         // round's candidates, sorted too, are filtered by one merge walk (sequential, where
         // hashing hundreds of thousands of pairs is random access).
-        let mut refused: Vec<(usize, usize, u32, u32)> = Vec::new();
+        let mut refused: Vec<(u32, u32, u32, u32)> = Vec::new();
         let mut rounds = 0;
         for _ in 0..self.opts.max_rounds {
             rounds += 1;
-            // Candidates: per tensor, the clusters touching it, by first member.
-            let mut touching: Vec<(usize, u32, usize, usize)> = Vec::new();
+            // Candidates: per tensor a cluster touches (reads from outside or produces), the
+            // clusters touching it, by first member (positions and lowered indexes are
+            // `narrow`: below `u32::MAX`).
+            let mut touching: Vec<(u32, u32, u32, u32)> = Vec::new();
             for li in 0..self.lowered.len() {
                 if self.find(li) != li {
                     continue;
                 }
-                let mn = self.cl(li).min_ord;
-                for t in self.touches(li) {
-                    // A scalar constant is an immediate in every kernel, not a reason to fuse
-                    // its readers.
-                    if self.scalar_const(t) {
-                        continue;
+                let c = self.cl(li);
+                let (mn, lin) = (narrow(c.min_ord), narrow(li));
+                for r in &c.reads {
+                    if r.key != SKIP {
+                        touching.push((r.key, r.t.1, mn, lin));
                     }
-                    let tp = self.pos.get(t.0).unwrap_or(usize::MAX);
-                    touching.push((tp, t.1, mn, li));
+                }
+                for &m in &c.members {
+                    if self.out_key[m] != SKIP {
+                        touching.push((self.out_key[m], 0, mn, lin));
+                    }
                 }
             }
             touching.sort_unstable();
             touching.dedup();
             // Within a group the clusters are ordered by first member, so a pair has the same
             // orientation in every group it is found in: sorting dedups it.
-            let mut pairs: Vec<(usize, usize)> = Vec::new();
+            let mut pairs: Vec<(u32, u32)> = Vec::new();
             let mut i = 0;
             while i < touching.len() {
                 let mut j = i;
@@ -695,10 +724,11 @@ impl<'a, T> Fuser<'a, T> {
             let mut legal: Vec<Candidate> = Vec::new();
             let refusals_before = refused.len();
             let mut r = 0;
-            for (a, b) in pairs {
+            for (a32, b32) in pairs {
+                let (a, b) = (widen(a32), widen(b32));
                 // A pair refused in an earlier round is refused again while neither side
                 // changed (the check is a function of the two clusters).
-                let key = (a, b, self.cl(a).version, self.cl(b).version);
+                let key = (a32, b32, self.cl(a).version, self.cl(b).version);
                 while r < refusals_before && refused[r] < key {
                     r += 1;
                 }
@@ -739,7 +769,8 @@ impl<'a, T> Fuser<'a, T> {
                 let made = match self.check_exact(ra, rb) {
                     Ok(t) => t,
                     Err(why) => {
-                        let key = (ra, rb, self.cl(ra).version, self.cl(rb).version);
+                        let (va, vb) = (self.cl(ra).version, self.cl(rb).version);
+                        let key = (narrow(ra), narrow(rb), va, vb);
                         refused.push(key);
                         self.reject(&mut rejections, ra, rb, why);
                         continue;

@@ -59,12 +59,12 @@ impl<T> Fuser<'_, T> {
         None
     }
 
-    /// The cluster of lowered node `li` ([`NONE`]: none).
-    pub(super) fn root_of(&self, li: usize) -> usize {
-        if li == NONE {
+    /// The cluster of lowered node `li` ([`narrow`]ed; none: `u32::MAX`), [`NONE`] for none.
+    pub(super) fn root_of(&self, li: u32) -> usize {
+        if li == u32::MAX {
             NONE
         } else {
-            self.find(li)
+            self.find(li as usize)
         }
     }
 
@@ -115,7 +115,7 @@ impl<T> Fuser<'_, T> {
     /// Whether member `m`'s output is used outside the union of `ra` and `rb`.
     fn writes_outside(&self, m: usize, ra: usize, rb: usize) -> bool {
         self.consumers.list(m).iter().any(|&c| {
-            let r = self.root_of(super::widen(c));
+            let r = self.root_of(c);
             r != ra && r != rb
         })
     }
@@ -172,14 +172,5 @@ impl<T> Fuser<'_, T> {
             }
         }
         (n, bytes)
-    }
-
-    /// Every tensor a cluster touches (reads from outside and produces).
-    pub(super) fn touches(&self, r: usize) -> impl Iterator<Item = TRef> + '_ {
-        let c = self.cl(r);
-        c.reads
-            .iter()
-            .map(|r| r.t)
-            .chain(c.members.iter().map(|&m| (self.lowered[m].0, 0)))
     }
 }
