@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use ascendir_ir::{Graph, NodeId};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
+use smallvec::{smallvec, SmallVec};
 
 use crate::lower::{Decision, Kind, Lowered};
 use crate::options::CompileOptions;
@@ -97,8 +98,9 @@ struct Read {
 /// Per-cluster state.
 #[derive(Clone, Debug)]
 struct Cluster {
-    /// Lowered-node indexes, topological.
-    members: Vec<usize>,
+    /// Lowered-node indexes, topological. The lists hold a single node's inline (most
+    /// clusters the first round checks are single nodes: one cache-friendly struct each).
+    members: SmallVec<[usize; 1]>,
     min_ord: usize,
     max_ord: usize,
     steps: usize,
@@ -108,10 +110,10 @@ struct Cluster {
     /// output is not read inside) among the members.
     slices: usize,
     /// Tensors read from outside the cluster.
-    reads: Vec<Read>,
+    reads: SmallVec<[Read; 2]>,
     /// Members (lowered indexes) whose output is used outside the cluster or is a graph
     /// output.
-    writes: Vec<usize>,
+    writes: SmallVec<[usize; 1]>,
     /// Every member point-wise over one shape (this class of shapes): the loop space is that
     /// shape's dims (no union-find needed).
     uniform: Option<u32>,
@@ -298,7 +300,7 @@ impl<'a, T> Fuser<'a, T> {
             .enumerate()
             .map(|(i, (id, l))| {
                 let p = pos.get(*id).unwrap_or(usize::MAX);
-                let mut reads: Vec<Read> = Vec::new();
+                let mut reads: SmallVec<[Read; 2]> = SmallVec::new();
                 for t in l.inputs.iter().flatten() {
                     if t.0 != *id && !reads.iter().any(|r| r.t == *t) {
                         reads.push(Read {
@@ -310,9 +312,9 @@ impl<'a, T> Fuser<'a, T> {
                     }
                 }
                 let writes = if consumers.list(i).is_empty() {
-                    Vec::new()
+                    SmallVec::new()
                 } else {
-                    vec![i]
+                    smallvec![i]
                 };
                 let uniform = match (l.kind, syms.shape((*id, 0))) {
                     (Kind::Pointwise, Some(s)) => {
@@ -322,7 +324,7 @@ impl<'a, T> Fuser<'a, T> {
                     _ => None,
                 };
                 Some(Cluster {
-                    members: vec![i],
+                    members: smallvec![i],
                     min_ord: p,
                     max_ord: p,
                     steps: l.compute_steps(),
@@ -631,9 +633,9 @@ impl<'a, T> Fuser<'a, T> {
         };
         let b = self.clusters[gone].take().expect("root");
         let a = self.clusters[keep].as_mut().expect("root");
-        a.members = members;
-        a.reads = reads;
-        a.writes = writes;
+        a.members = SmallVec::from_vec(members);
+        a.reads = SmallVec::from_vec(reads);
+        a.writes = SmallVec::from_vec(writes);
         a.uniform = uniform;
         a.min_ord = a.min_ord.min(b.min_ord);
         a.max_ord = a.max_ord.max(b.max_ord);

@@ -124,7 +124,7 @@ impl<T> Fuser<'_, T> {
     pub(super) fn merged_members(&self, ra: usize, rb: usize) -> Vec<usize> {
         let (a, b) = (&self.cl(ra).members, &self.cl(rb).members);
         if ra == rb {
-            return a.clone();
+            return a.to_vec();
         }
         let mut v = Vec::with_capacity(a.len() + b.len());
         let (mut i, mut j) = (0, 0);
