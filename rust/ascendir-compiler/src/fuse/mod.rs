@@ -16,9 +16,11 @@ use crate::symbolize::{SymTable, TRef};
 
 mod bytes;
 mod reach;
+mod tables;
 mod union;
 
 pub use bytes::{saturating_bytes, tensor_bytes};
+use tables::{narrow, touch_key, widen, Csr, Positions, NONE, SKIP};
 
 /// A refused pair: the first member of each side, the code and the reason.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -38,52 +40,6 @@ pub struct Rejection {
 /// A legal pair: (priority, -shared bytes, proximity, first, second), the two roots and
 /// their versions when checked.
 type Candidate = ((u8, i64, usize, usize, usize), usize, usize, u32, u32);
-
-/// No lowered node (a barrier, a graph output).
-const NONE: usize = usize::MAX;
-
-/// A lowered index as stored in the fuse stage's per-node tables (half a `usize`: the tables
-/// the legality checks read at random stay twice as dense in the cache). Lossless: lowered
-/// indexes count graph nodes, whose arena slots are 32-bit (`NodeId::slot`), so every index is
-/// below `u32::MAX`, which stands for [`NONE`].
-fn narrow(li: usize) -> u32 {
-    u32::try_from(li).unwrap_or(u32::MAX)
-}
-
-/// The lowered index `narrow` stored ([`NONE`] for `u32::MAX`).
-fn widen(li: u32) -> usize {
-    if li == u32::MAX {
-        NONE
-    } else {
-        li as usize
-    }
-}
-
-/// A tensor's place among the candidates of a round ([`touch_key`]): a scalar constant's.
-const SKIP: u32 = u32::MAX;
-
-/// A tensor's place among the candidates of a round ([`touch_key`]): a producer outside the
-/// order.
-const UNORDERED: u32 = u32::MAX - 1;
-
-/// What groups a tensor's readers and producer into candidate pairs: its producer's position,
-/// or [`SKIP`] for a scalar constant (an immediate in every kernel, not a reason to fuse its
-/// readers).
-fn touch_key(g: &Graph, pos: &Positions, t: TRef) -> u32 {
-    let scalar_const = g.op(t.0).is_ok_and(|o| {
-        matches!(o.op_type(), "Const" | "Constant")
-            && o.outputs()
-                .get(t.1 as usize)
-                .is_some_and(|p| p.desc.shape.iter().all(|&d| d == 1))
-    });
-    if scalar_const {
-        SKIP
-    } else {
-        pos.get(t.0)
-            .and_then(|p| u32::try_from(p).ok())
-            .unwrap_or(UNORDERED)
-    }
-}
 
 /// A tensor a cluster reads from outside: its producer's lowered index ([`narrow`]ed; none:
 /// `u32::MAX`), its [`touch_key`] and its bytes at the hints.
@@ -131,7 +87,6 @@ pub struct Partition {
     pub rounds: usize,
 }
 
-/// A refused pair: (code, reason, shared bytes).
 /// A refusal: its code, its reason (most are fixed texts: no allocation per refused pair),
 /// the bytes the pair shares.
 type Refusal = (&'static str, Cow<'static, str>, i64);
@@ -168,49 +123,6 @@ pub struct Fuser<'a, T> {
     consumers: Csr,
     /// Per lowered node, the [`touch_key`] of its output 0.
     out_key: Vec<u32>,
-}
-
-/// Per lowered node, a list of lowered indexes ([`narrow`]ed), in one array: node `i`'s list
-/// is `items[starts[i]..starts[i + 1]]`.
-#[derive(Debug, Default)]
-struct Csr {
-    starts: Vec<usize>,
-    items: Vec<u32>,
-}
-
-impl Csr {
-    fn list(&self, i: usize) -> &[u32] {
-        &self.items[self.starts[i]..self.starts[i + 1]]
-    }
-}
-
-/// Topological positions by node slot: a vector look-up instead of hashing the id (the fuse
-/// stage asks for positions on every edge and every candidate pair).
-#[derive(Debug)]
-struct Positions {
-    /// Per slot, the position (`usize::MAX`: not in the order).
-    at: Vec<usize>,
-    /// Per position, the node (to refuse an id whose slot was reused).
-    ids: Vec<NodeId>,
-}
-
-impl Positions {
-    fn new(order: &[NodeId]) -> Positions {
-        let len = order.iter().map(|id| id.slot() + 1).max().unwrap_or(0);
-        let mut at = vec![usize::MAX; len];
-        for (p, id) in order.iter().enumerate() {
-            at[id.slot()] = p;
-        }
-        Positions {
-            at,
-            ids: order.to_vec(),
-        }
-    }
-
-    fn get(&self, id: NodeId) -> Option<usize> {
-        let p = *self.at.get(id.slot())?;
-        (p != usize::MAX && self.ids[p] == id).then_some(p)
-    }
 }
 
 /// The attributes whose values must agree between fused clusters: GE's stream label

@@ -1,0 +1,95 @@
+//! The fuse stage's dense tables: 32-bit lowered indexes, per-node lists in one array,
+//! topological positions by node slot and each tensor's candidate key.
+
+use ascendir_ir::{Graph, NodeId};
+
+use crate::symbolize::TRef;
+
+/// No lowered node (a barrier, a graph output).
+pub(super) const NONE: usize = usize::MAX;
+
+/// A lowered index as stored in the fuse stage's per-node tables (half a `usize`: the tables
+/// the legality checks read at random stay twice as dense in the cache). Lossless: lowered
+/// indexes count graph nodes, whose arena slots are 32-bit (`NodeId::slot`), so every index is
+/// below `u32::MAX`, which stands for [`NONE`].
+pub(super) fn narrow(li: usize) -> u32 {
+    u32::try_from(li).unwrap_or(u32::MAX)
+}
+
+/// The lowered index `narrow` stored ([`NONE`] for `u32::MAX`).
+pub(super) fn widen(li: u32) -> usize {
+    if li == u32::MAX {
+        NONE
+    } else {
+        li as usize
+    }
+}
+
+/// A tensor's place among the candidates of a round ([`touch_key`]): a scalar constant's.
+pub(super) const SKIP: u32 = u32::MAX;
+
+/// A tensor's place among the candidates of a round ([`touch_key`]): a producer outside the
+/// order.
+pub(super) const UNORDERED: u32 = u32::MAX - 1;
+
+/// What groups a tensor's readers and producer into candidate pairs: its producer's position,
+/// or [`SKIP`] for a scalar constant (an immediate in every kernel, not a reason to fuse its
+/// readers).
+pub(super) fn touch_key(g: &Graph, pos: &Positions, t: TRef) -> u32 {
+    let scalar_const = g.op(t.0).is_ok_and(|o| {
+        matches!(o.op_type(), "Const" | "Constant")
+            && o.outputs()
+                .get(t.1 as usize)
+                .is_some_and(|p| p.desc.shape.iter().all(|&d| d == 1))
+    });
+    if scalar_const {
+        SKIP
+    } else {
+        pos.get(t.0)
+            .and_then(|p| u32::try_from(p).ok())
+            .unwrap_or(UNORDERED)
+    }
+}
+
+/// Per lowered node, a list of lowered indexes ([`narrow`]ed), in one array: node `i`'s list
+/// is `items[starts[i]..starts[i + 1]]`.
+#[derive(Debug, Default)]
+pub(super) struct Csr {
+    pub(super) starts: Vec<usize>,
+    pub(super) items: Vec<u32>,
+}
+
+impl Csr {
+    pub(super) fn list(&self, i: usize) -> &[u32] {
+        &self.items[self.starts[i]..self.starts[i + 1]]
+    }
+}
+
+/// Topological positions by node slot: a vector look-up instead of hashing the id (the fuse
+/// stage asks for positions on every edge and every candidate pair).
+#[derive(Debug)]
+pub(super) struct Positions {
+    /// Per slot, the position (`usize::MAX`: not in the order).
+    at: Vec<usize>,
+    /// Per position, the node (to refuse an id whose slot was reused).
+    ids: Vec<NodeId>,
+}
+
+impl Positions {
+    pub(super) fn new(order: &[NodeId]) -> Positions {
+        let len = order.iter().map(|id| id.slot() + 1).max().unwrap_or(0);
+        let mut at = vec![usize::MAX; len];
+        for (p, id) in order.iter().enumerate() {
+            at[id.slot()] = p;
+        }
+        Positions {
+            at,
+            ids: order.to_vec(),
+        }
+    }
+
+    pub(super) fn get(&self, id: NodeId) -> Option<usize> {
+        let p = *self.at.get(id.slot())?;
+        (p != usize::MAX && self.ids[p] == id).then_some(p)
+    }
+}
