@@ -346,6 +346,7 @@ class _Expander:
         changed = False
         for g in _graphs(self.model.graph):
             new = []
+            here = False
             for n in g.node:
                 origin = self.root.get(n.name, n.name)
                 key = f"{n.domain}::{n.op_type}" if n.domain else n.op_type
@@ -364,8 +365,9 @@ class _Expander:
                 if origin == n.name:
                     self.count[key] = self.count.get(key, 0) + 1
                 new.extend(made)
+                here = True
+            if here:
                 changed = True
-            if changed:
                 del g.node[:]
                 g.node.extend(new)
         return changed
