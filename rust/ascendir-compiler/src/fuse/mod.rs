@@ -3,8 +3,6 @@
 //! ours, AF2xxx); legal pairs are ordered by (priority class, shared bytes desc, proximity,
 //! first member, second member) and committed greedily, re-checked when a side changed.
 
-use std::borrow::Cow;
-
 use ascendir_ir::{Graph, NodeId};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
@@ -87,9 +85,77 @@ pub struct Partition {
     pub rounds: usize,
 }
 
-/// A refusal: its code, its reason (most are fixed texts: no allocation per refused pair),
-/// the bytes the pair shares.
-type Refusal = (&'static str, Cow<'static, str>, i64);
+/// A refusal: its code, its reason, the bytes the pair shares.
+type Refusal = (&'static str, Why, i64);
+
+/// The refusals of the rounds.
+#[derive(Debug, Default)]
+struct RefusalLog {
+    /// Per refusal: the pair's roots, their versions then and its index in `refusals`; sorted
+    /// at the end of each round, so a round's candidates (sorted too) are filtered against the
+    /// earlier refusals by one merge walk (sequential, where hashing hundreds of thousands of
+    /// pairs is random access).
+    keys: Vec<(u32, u32, u32, u32, usize)>,
+    /// Code, reason and shared bytes, in the order refused.
+    refusals: Vec<Refusal>,
+}
+
+/// Why a pair was refused, with the figures of its text: the text is written only for the
+/// refusals the report keeps (a large graph refuses hundreds of thousands of pairs).
+#[derive(Clone, Debug)]
+pub(crate) enum Why {
+    /// A fixed text.
+    Text(&'static str),
+    /// A horizontal pair sharing these bytes, below `min_shared_bytes`.
+    Horizontal(i64),
+    /// AscGraph nodes of the fused kernel, above `max_fusion_size`.
+    Size(usize, usize),
+    /// Distinct inputs of the fused kernel, above `max_inputs`.
+    Inputs(usize, usize),
+    /// Outputs of the fused kernel, above `max_outputs`.
+    Outputs(usize, usize),
+    /// The attribute the clusters differ in.
+    Label(&'static str),
+    /// Compute nodes after the reduction, above `max_reduce_epilogue`.
+    Epilogue(usize, usize),
+    /// No common loop space, and why.
+    LoopSpace(Box<str>),
+    /// No cycle-free path proven within the search budget.
+    Budget,
+    /// The fused kernel does not schedule or tile, and why.
+    Exact(Box<str>),
+}
+
+impl Why {
+    /// The reason as the report words it.
+    pub(crate) fn text(&self) -> String {
+        match self {
+            Why::Text(t) => (*t).to_string(),
+            Why::Horizontal(b) => {
+                format!("a horizontal pair sharing {b} bytes (< min_shared_bytes)")
+            }
+            Why::Size(n, max) => {
+                format!("the fused kernel would have {n} AscGraph nodes (max_fusion_size {max})")
+            }
+            Why::Inputs(n, max) => {
+                format!("the fused kernel would read {n} distinct inputs (max_inputs {max})")
+            }
+            Why::Outputs(n, max) => {
+                format!("the fused kernel would write {n} outputs (max_outputs {max})")
+            }
+            Why::Label(key) => format!("the clusters differ in {key}"),
+            Why::Epilogue(n, max) => {
+                format!("{n} compute nodes after the reduction (max_reduce_epilogue {max})")
+            }
+            Why::LoopSpace(e) => format!("no common loop space: {e}"),
+            Why::Budget => format!(
+                "no cycle-free path proven within {} nodes between the clusters",
+                reach::SEARCH_BUDGET
+            ),
+            Why::Exact(e) => format!("the fused kernel does not schedule or tile: {e}"),
+        }
+    }
+}
 
 /// The legality check as a function of the graph state. `T` is what the exact check (L5/L7)
 /// builds for a merged cluster; the one built for each final cluster is handed back.
@@ -205,6 +271,16 @@ impl<'a, T> Fuser<'a, T> {
             }
             consumers.starts.push(consumers.items.len());
         }
+        // Each lowered node's output 0: its candidate key and bytes, computed once in order (a
+        // read of it looks them up here instead of in the graph and the symbol table).
+        let out_key: Vec<u32> = lowered
+            .iter()
+            .map(|(id, _)| touch_key(g, &pos, (*id, 0)))
+            .collect();
+        let out_bytes: Vec<i64> = lowered
+            .iter()
+            .map(|(id, _)| tensor_bytes(g, syms, (*id, 0)))
+            .collect();
         // Shape classes of the point-wise nodes.
         let mut shape_class: FxHashMap<&Vec<ascendir_asc::Expr>, u32> = FxHashMap::default();
         let clusters = lowered
@@ -215,11 +291,17 @@ impl<'a, T> Fuser<'a, T> {
                 let mut reads: SmallVec<[Read; 2]> = SmallVec::new();
                 for t in l.inputs.iter().flatten() {
                     if t.0 != *id && !reads.iter().any(|r| r.t == *t) {
+                        let prod = li_of(t.0);
+                        let (key, bytes) = if t.1 == 0 && prod != NONE {
+                            (out_key[prod], out_bytes[prod])
+                        } else {
+                            (touch_key(g, &pos, *t), tensor_bytes(g, syms, *t))
+                        };
                         reads.push(Read {
                             t: *t,
-                            prod: narrow(li_of(t.0)),
-                            key: touch_key(g, &pos, *t),
-                            bytes: tensor_bytes(g, syms, *t),
+                            prod: narrow(prod),
+                            key,
+                            bytes,
                         });
                     }
                 }
@@ -270,10 +352,6 @@ impl<'a, T> Fuser<'a, T> {
                     *label_ids.entry(format!("{v:?}")).or_insert(n)
                 })
             })
-            .collect();
-        let out_key = lowered
-            .iter()
-            .map(|(id, _)| touch_key(g, &pos, (*id, 0)))
             .collect();
         Fuser {
             g,
@@ -345,27 +423,16 @@ impl<'a, T> Fuser<'a, T> {
     }
 
     /// Check L1–L7 for clusters `ra` and `rb`; Ok gives (priority, shared bytes, proximity).
-    pub fn check(&mut self, ra: usize, rb: usize) -> Result<(u8, i64, usize), Refusal> {
+    pub(crate) fn check(&mut self, ra: usize, rb: usize) -> Result<(u8, i64, usize), Refusal> {
         if ra == rb {
-            return Err(("NF1001", "the nodes are in the same cluster".into(), 0));
+            return Err(("NF1001", Why::Text("the nodes are in the same cluster"), 0));
         }
-        let (n_shared, shared) = self.shared(ra, rb);
-        let reads_from = |reader: usize, prod: usize| {
-            self.cl(reader)
-                .reads
-                .iter()
-                .any(|r| self.root_of(r.prod) == prod)
-        };
-        let vertical = reads_from(rb, ra) || reads_from(ra, rb);
+        let (n_shared, shared, vertical) = self.shared(ra, rb);
         if n_shared == 0 {
-            return Err(("NF1001", "the clusters share no tensor".into(), 0));
+            return Err(("NF1001", Why::Text("the clusters share no tensor"), 0));
         }
         if !vertical && shared < self.opts.min_shared_bytes {
-            return Err((
-                "NF1001",
-                format!("a horizontal pair sharing {shared} bytes (< min_shared_bytes)").into(),
-                shared,
-            ));
+            return Err(("NF1001", Why::Horizontal(shared), shared));
         }
         let (ca, cb) = (self.cl(ra), self.cl(rb));
         let (ca_steps, cb_steps) = (ca.steps, cb.steps);
@@ -374,40 +441,21 @@ impl<'a, T> Fuser<'a, T> {
         let slices = ca.slices + cb.slices;
         let (ca_min, ca_max, cb_min, cb_max) = (ca.min_ord, ca.max_ord, cb.min_ord, cb.max_ord);
         let uniform = ca.uniform.is_some() && ca.uniform == cb.uniform;
-        let (n_reads, n_writes) = (self.reads_len(ra, rb), self.writes_len(ra, rb));
+        // The union's reads: both lists less the shared tensors (see `shared`).
+        let n_reads = ca.reads.len() + cb.reads.len() - n_shared;
+        let n_writes = self.writes_len(ra, rb);
         let asc_nodes = ca_steps + cb_steps + 2 * n_reads + 2 * n_writes;
         if asc_nodes > self.opts.max_fusion_size {
-            return Err((
-                "NF1010",
-                format!(
-                    "the fused kernel would have {asc_nodes} AscGraph nodes (max_fusion_size {})",
-                    self.opts.max_fusion_size
-                )
-                .into(),
-                shared,
-            ));
+            let why = Why::Size(asc_nodes, self.opts.max_fusion_size);
+            return Err(("NF1010", why, shared));
         }
         if n_reads > self.opts.max_inputs {
-            return Err((
-                "NF1007",
-                format!(
-                    "the fused kernel would read {} distinct inputs (max_inputs {})",
-                    n_reads, self.opts.max_inputs
-                )
-                .into(),
-                shared,
-            ));
+            let why = Why::Inputs(n_reads, self.opts.max_inputs);
+            return Err(("NF1007", why, shared));
         }
         if n_writes > self.opts.max_outputs {
-            return Err((
-                "AF2001",
-                format!(
-                    "the fused kernel would write {} outputs (max_outputs {})",
-                    n_writes, self.opts.max_outputs
-                )
-                .into(),
-                shared,
-            ));
+            let why = Why::Outputs(n_writes, self.opts.max_outputs);
+            return Err(("AF2001", why, shared));
         }
         let (la, lb) = (
             self.labels[self.cl(ra).members[0]],
@@ -420,24 +468,18 @@ impl<'a, T> Fuser<'a, T> {
                 } else {
                     "AF2002"
                 };
-                return Err((code, format!("the clusters differ in {key}").into(), shared));
+                return Err((code, Why::Label(key), shared));
             }
         }
         // L3: kind rules.
         let norm_only = ca_plain == 0 && cb_plain == 0;
         if ca_reduces > 0 && cb_reduces > 0 && !norm_only {
-            return Err((
-                "NF1030",
-                "two reductions that are not both norm-like".into(),
-                shared,
-            ));
+            let why = Why::Text("two reductions that are not both norm-like");
+            return Err(("NF1030", why, shared));
         }
         if !vertical && (ca_reduces > 0 || cb_reduces > 0) && !norm_only {
-            return Err((
-                "NF1021",
-                "a reduction is never fused horizontally".into(),
-                shared,
-            ));
+            let why = Why::Text("a reduction is never fused horizontally");
+            return Err(("NF1021", why, shared));
         }
         let members = if ca_plain + cb_plain + slices > 0 || !uniform {
             self.merged_members(ra, rb)
@@ -447,21 +489,14 @@ impl<'a, T> Fuser<'a, T> {
         if ca_plain + cb_plain > 0 {
             let e = self.epilogue_steps(&members);
             if e > self.opts.max_reduce_epilogue {
-                return Err((
-                    "NF1031",
-                    format!(
-                        "{e} compute nodes after the reduction (max_reduce_epilogue {})",
-                        self.opts.max_reduce_epilogue
-                    )
-                    .into(),
-                    shared,
-                ));
+                let why = Why::Epilogue(e, self.opts.max_reduce_epilogue);
+                return Err(("NF1031", why, shared));
             }
         }
         // Members that read memory directly (slice, concat, gather) or write last (transpose).
         if slices > 0 {
             if let Some((code, why)) = self.view_refusal(&members, ra, rb) {
-                return Err((code, why.into(), shared));
+                return Err((code, Why::Text(why), shared));
             }
         }
         // L4: one loop space.
@@ -469,34 +504,18 @@ impl<'a, T> Fuser<'a, T> {
         if !uniform {
             let pairs: Vec<(NodeId, &Lowered)> = members.iter().map(|&m| self.lowered[m]).collect();
             if let Err(e) = crate::loopspace::has_loop_space(&pairs, self.syms) {
-                return Err((
-                    "NF1006",
-                    format!("no common loop space: {e}").into(),
-                    shared,
-                ));
+                let why = Why::LoopSpace(e.to_string().into());
+                return Err(("NF1006", why, shared));
             }
         }
         // L2: no cycle through an outside node.
         match self.creates_cycle(ra, rb) {
             Some(false) => {}
             Some(true) => {
-                return Err((
-                    "NF1002",
-                    "fusing would create a cycle through another node".into(),
-                    shared,
-                ))
+                let why = Why::Text("fusing would create a cycle through another node");
+                return Err(("NF1002", why, shared));
             }
-            None => {
-                return Err((
-                    "NF1002",
-                    format!(
-                        "no cycle-free path proven within {} nodes between the clusters",
-                        reach::SEARCH_BUDGET
-                    )
-                    .into(),
-                    shared,
-                ))
-            }
+            None => return Err(("NF1002", Why::Budget, shared)),
         }
         // Reduce prologue/epilogue pairs first, then vertical pointwise chains, then
         // horizontal pairs: a reduction takes its epilogue before the chain closes (C9).
@@ -526,11 +545,7 @@ impl<'a, T> Fuser<'a, T> {
         let ids: Vec<NodeId> = members.iter().map(|&m| self.lowered[m].0).collect();
         (self.exact)(&ids).map(Some).map_err(|e| {
             let shared = self.shared_bytes(ra, rb);
-            (
-                "NF1009",
-                format!("the fused kernel does not schedule or tile: {e}").into(),
-                shared,
-            )
+            ("NF1009", Why::Exact(e.into()), shared)
         })
     }
 
@@ -563,30 +578,20 @@ impl<'a, T> Fuser<'a, T> {
         }
     }
 
-    /// Record the latest refusal of the pair of clusters `a`, `b` (keyed by their first
-    /// members; named at the end).
-    fn reject(
-        &self,
-        rejections: &mut Vec<((usize, usize), Refusal)>,
-        a: usize,
-        b: usize,
-        why: Refusal,
-    ) {
-        let key = (self.cl(a).members[0], self.cl(b).members[0]);
-        rejections.push((key, why));
+    /// Record a refusal of the pair of clusters `a`, `b`: its key (the roots, which are the
+    /// clusters' first members, and their versions) and where its code, reason and bytes are.
+    fn reject(&self, log: &mut RefusalLog, a: usize, b: usize, why: Refusal) {
+        let (va, vb) = (self.cl(a).version, self.cl(b).version);
+        log.keys
+            .push((narrow(a), narrow(b), va, vb, log.refusals.len()));
+        log.refusals.push(why);
     }
 
     /// Run the rounds; the partition and, per cluster, what the exact check built for it
     /// (None for clusters without a reduction).
     pub fn run(mut self) -> (Partition, Vec<Option<T>>) {
         let mut built: FxHashMap<usize, T> = FxHashMap::default();
-        // Every refusal in order, appended (the latest per pair is taken at the end: appending
-        // is sequential where a map of hundreds of thousands of pairs is not).
-        let mut rejections: Vec<((usize, usize), Refusal)> = Vec::new();
-        // The pairs refused in earlier rounds with the clusters' versions then, sorted: a
-        // round's candidates, sorted too, are filtered by one merge walk (sequential, where
-        // hashing hundreds of thousands of pairs is random access).
-        let mut refused: Vec<(u32, u32, u32, u32)> = Vec::new();
+        let mut log = RefusalLog::default();
         let mut rounds = 0;
         for _ in 0..self.opts.max_rounds {
             rounds += 1;
@@ -636,17 +641,21 @@ impl<'a, T> Fuser<'a, T> {
             pairs.sort_unstable();
             pairs.dedup();
             let mut legal: Vec<Candidate> = Vec::new();
-            let refusals_before = refused.len();
+            let refusals_before = log.keys.len();
             let mut r = 0;
             for (a32, b32) in pairs {
                 let (a, b) = (widen(a32), widen(b32));
                 // A pair refused in an earlier round is refused again while neither side
                 // changed (the check is a function of the two clusters).
                 let key = (a32, b32, self.cl(a).version, self.cl(b).version);
-                while r < refusals_before && refused[r] < key {
+                let at = |r: usize| {
+                    let k = log.keys[r];
+                    (k.0, k.1, k.2, k.3)
+                };
+                while r < refusals_before && at(r) < key {
                     r += 1;
                 }
-                if r < refusals_before && refused[r] == key {
+                if r < refusals_before && at(r) == key {
                     continue;
                 }
                 match self.check(a, b) {
@@ -656,10 +665,7 @@ impl<'a, T> Fuser<'a, T> {
                         let vb = self.cl(b).version;
                         legal.push(((prio, -shared, prox, ma.min(mb), ma.max(mb)), a, b, va, vb));
                     }
-                    Err(why) => {
-                        refused.push(key);
-                        self.reject(&mut rejections, a, b, why);
-                    }
+                    Err(why) => self.reject(&mut log, a, b, why),
                 }
             }
             // The keys are distinct (the last two are the pair's first members).
@@ -674,7 +680,7 @@ impl<'a, T> Fuser<'a, T> {
                     ra != a || rb != b || self.cl(ra).version != va || self.cl(rb).version != vb;
                 if stale {
                     if let Err(why) = self.check(ra, rb) {
-                        self.reject(&mut rejections, ra, rb, why);
+                        self.reject(&mut log, ra, rb, why);
                         continue;
                     }
                 }
@@ -683,10 +689,7 @@ impl<'a, T> Fuser<'a, T> {
                 let made = match self.check_exact(ra, rb) {
                     Ok(t) => t,
                     Err(why) => {
-                        let (va, vb) = (self.cl(ra).version, self.cl(rb).version);
-                        let key = (narrow(ra), narrow(rb), va, vb);
-                        refused.push(key);
-                        self.reject(&mut rejections, ra, rb, why);
+                        self.reject(&mut log, ra, rb, why);
                         continue;
                     }
                 };
@@ -698,9 +701,10 @@ impl<'a, T> Fuser<'a, T> {
                 }
                 changed = true;
             }
-            if refused.len() > refusals_before {
-                refused.sort_unstable();
-                refused.dedup();
+            if log.keys.len() > refusals_before {
+                // Equal keys are refusals of the same two clusters: the same refusal.
+                log.keys.sort_unstable();
+                log.keys.dedup_by_key(|k| (k.0, k.1, k.2, k.3));
             }
             if !changed {
                 break;
@@ -727,17 +731,17 @@ impl<'a, T> Fuser<'a, T> {
                 .unwrap_or_default()
         };
         // The refused pairs that stayed apart, most shared bytes first (then in graph order);
-        // the report keeps the first `report_rejections`.
-        // The latest refusal of each pair: reversed, a stable sort by pair puts it first.
-        rejections.reverse();
-        rejections.sort_by_key(|(k, _)| *k);
-        rejections.dedup_by_key(|(k, _)| *k);
-        let mut kept: Vec<(i64, usize, usize, usize)> = rejections
-            .iter()
-            .enumerate()
-            .filter(|(_, ((x, y), _))| self.find(*x) != self.find(*y))
-            .map(|(i, ((x, y), r))| (-r.2, self.lpos[*x], self.lpos[*y], i))
-            .collect();
+        // the report keeps the first `report_rejections`. A pair's latest refusal is the last of
+        // its keys: a root's version only grows.
+        let keys = &log.keys;
+        let mut kept: Vec<(i64, usize, usize, usize)> = Vec::new();
+        for (i, &(a, b, _, _, at)) in keys.iter().enumerate() {
+            let latest = keys.get(i + 1).is_none_or(|k| (k.0, k.1) != (a, b));
+            let (a, b) = (widen(a), widen(b));
+            if latest && self.find(a) != self.find(b) {
+                kept.push((-log.refusals[at].2, self.lpos[a], self.lpos[b], i));
+            }
+        }
         let keep = self.opts.report_rejections.unwrap_or(usize::MAX);
         if kept.len() > keep {
             kept.select_nth_unstable(keep);
@@ -747,12 +751,13 @@ impl<'a, T> Fuser<'a, T> {
         let rej: Vec<Rejection> = kept
             .into_iter()
             .map(|(_, _, _, i)| {
-                let ((a, b), (code, reason, bytes)) = &mut rejections[i];
+                let (a, b, _, _, at) = keys[i];
+                let (code, reason, bytes) = &log.refusals[at];
                 Rejection {
-                    a: name(*a),
-                    b: name(*b),
+                    a: name(widen(a)),
+                    b: name(widen(b)),
                     code,
-                    reason: std::mem::take(reason).into_owned(),
+                    reason: reason.text(),
                     bytes: *bytes,
                 }
             })

@@ -2,11 +2,8 @@
 //! and writes, and what the two clusters share — computed from each cluster's cached reads and
 //! writes, never by walking the graph again.
 
-use smallvec::SmallVec;
-
 use super::{Fuser, Read, NONE};
 use crate::lower::Kind;
-use crate::symbolize::TRef;
 
 impl<T> Fuser<'_, T> {
     /// The rule of the members laid out in memory: a slice, concat or gather reads its operands
@@ -85,23 +82,6 @@ impl<T> Fuser<'_, T> {
         v
     }
 
-    /// `reads(ra, rb).len()` without building the list.
-    pub(super) fn reads_len(&self, ra: usize, rb: usize) -> usize {
-        let (a, b) = (self.cl(ra), self.cl(rb));
-        let mut seen: SmallVec<[TRef; 16]> = SmallVec::new();
-        for (r, other) in a
-            .reads
-            .iter()
-            .map(|r| (r, rb))
-            .chain(b.reads.iter().map(|r| (r, ra)))
-        {
-            if self.root_of(r.prod) != other && !seen.contains(&r.t) {
-                seen.push(r.t);
-            }
-        }
-        seen.len()
-    }
-
     /// `writes(ra, rb).len()` without building the list.
     pub(super) fn writes_len(&self, ra: usize, rb: usize) -> usize {
         let (a, b) = (self.cl(ra), self.cl(rb));
@@ -155,22 +135,30 @@ impl<T> Fuser<'_, T> {
     }
 
     /// The tensors both clusters touch (one reads what the other reads or produces): their
-    /// number and bytes at the hints.
-    pub(super) fn shared(&self, ra: usize, rb: usize) -> (usize, i64) {
+    /// number, their bytes at the hints, and whether one cluster reads what the other produces
+    /// (a vertical pair).
+    ///
+    /// A cluster's reads are distinct and never its own products, so the union reads
+    /// `a.reads.len() + b.reads.len() - number` tensors: those produced by the other side
+    /// and those both read are the shared ones.
+    pub(super) fn shared(&self, ra: usize, rb: usize) -> (usize, i64, bool) {
         let (a, b) = (self.cl(ra), self.cl(rb));
-        let (mut n, mut bytes) = (0usize, 0i64);
+        let (mut n, mut bytes, mut vertical) = (0usize, 0i64, false);
         for r in &b.reads {
-            if self.root_of(r.prod) == ra || a.reads.iter().any(|x| x.t == r.t) {
+            let produced = self.root_of(r.prod) == ra;
+            vertical |= produced;
+            if produced || a.reads.iter().any(|x| x.t == r.t) {
                 n += 1;
-                bytes += r.bytes;
+                bytes = bytes.saturating_add(r.bytes);
             }
         }
         for r in &a.reads {
             if self.root_of(r.prod) == rb {
+                vertical = true;
                 n += 1;
-                bytes += r.bytes;
+                bytes = bytes.saturating_add(r.bytes);
             }
         }
-        (n, bytes)
+        (n, bytes, vertical)
     }
 }
