@@ -195,6 +195,9 @@ pub struct Fuser<'a, T> {
 /// (AF2002) and vector core count (NF1025).
 const LABEL_KEYS: [&str; 2] = ["_user_stream_label", "_op_vectorcore_num"];
 
+/// How many candidate pairs ahead of its check a cluster's record is asked for.
+const PREFETCH_AHEAD: usize = 8;
+
 /// The most elements a reduced row may have to count as all-load (norm-like).
 const ALL_LOAD_ROW: i64 = 8192;
 
@@ -377,6 +380,47 @@ impl<'a, T> Fuser<'a, T> {
     /// The root of lowered node `x`'s cluster (one step: members point at their root).
     fn find(&self, x: usize) -> usize {
         self.parent[x] as usize
+    }
+
+    /// Ask the cache for cluster `r`'s record ahead of its check: a hint, with no effect on
+    /// any result (a round's later side of a pair is at random in the table; its checks would
+    /// otherwise wait on each miss in turn).
+    #[inline]
+    fn prefetch_cluster(&self, r: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(c) = self.clusters.get(r) {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let p = (c as *const Option<Cluster>).cast::<i8>();
+            for off in (0..std::mem::size_of::<Option<Cluster>>()).step_by(64) {
+                // SAFETY: a prefetch reads nothing the program sees and never faults (on x86_64
+                // it is a hint even for an invalid address); the address stays inside `c`.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = r;
+    }
+
+    /// Ask the cache for the lists of cluster `r` held outside its record (a merged cluster's),
+    /// once its record is near: a hint, with no effect on any result.
+    #[inline]
+    fn prefetch_lists(&self, r: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(Some(c)) = self.clusters.get(r) {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let lists = [
+                (c.reads.spilled(), c.reads.as_ptr().cast::<i8>()),
+                (c.members.spilled(), c.members.as_ptr().cast::<i8>()),
+                (c.writes.spilled(), c.writes.as_ptr().cast::<i8>()),
+            ];
+            for (_, p) in lists.into_iter().filter(|(spilled, _)| *spilled) {
+                // SAFETY: a prefetch reads nothing the program sees and never faults; the
+                // address is the start of a live heap list.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = r;
     }
 
     /// The cluster root of a node, if it is lowered.
@@ -643,7 +687,13 @@ impl<'a, T> Fuser<'a, T> {
             let mut legal: Vec<Candidate> = Vec::new();
             let refusals_before = log.keys.len();
             let mut r = 0;
-            for (a32, b32) in pairs {
+            for (k, &(a32, b32)) in pairs.iter().enumerate() {
+                if let Some(&(_, b)) = pairs.get(k + PREFETCH_AHEAD) {
+                    self.prefetch_cluster(widen(b));
+                }
+                if let Some(&(_, b)) = pairs.get(k + PREFETCH_AHEAD / 2) {
+                    self.prefetch_lists(widen(b));
+                }
                 let (a, b) = (widen(a32), widen(b32));
                 // A pair refused in an earlier round is refused again while neither side
                 // changed (the check is a function of the two clusters).
@@ -671,7 +721,11 @@ impl<'a, T> Fuser<'a, T> {
             // The keys are distinct (the last two are the pair's first members).
             legal.sort_unstable_by_key(|x| x.0);
             let mut changed = false;
-            for (_, a, b, va, vb) in legal {
+            for (k, &(_, a, b, va, vb)) in legal.iter().enumerate() {
+                if let Some(&(_, x, y, _, _)) = legal.get(k + PREFETCH_AHEAD) {
+                    self.prefetch_cluster(x);
+                    self.prefetch_cluster(y);
+                }
                 let (ra, rb) = (self.find(a), self.find(b));
                 if ra == rb {
                     continue;
