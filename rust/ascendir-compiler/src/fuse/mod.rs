@@ -71,6 +71,10 @@ struct Cluster {
     /// Every member point-wise over one shape (this class of shapes): the loop space is that
     /// shape's dims (no union-find needed).
     uniform: Option<u32>,
+    /// Its first member's value of each of [`LABEL_KEYS`] (numbered by distinct value; 0: not
+    /// set): a pair is compared by the first members of its clusters, and the first member of
+    /// a merged cluster is the kept side's.
+    labels: [u32; 2],
     version: u32,
 }
 
@@ -169,11 +173,12 @@ pub struct Fuser<'a, T> {
     /// Topological position of every node, by node slot ([`NodeId::slot`]).
     pos: Positions,
     /// Topological position of every lowered node.
-    lpos: Vec<usize>,
-    /// Lowered index per position (usize::MAX for barriers).
-    li_of_pos: Vec<usize>,
+    lpos: Vec<u32>,
+    /// Lowered index per position ([`narrow`]ed; `u32::MAX` for barriers).
+    li_of_pos: Vec<u32>,
     lowered: Vec<(NodeId, &'a Lowered)>,
-    succ: Vec<Vec<usize>>,
+    /// Per position, its successors' positions (ascending, distinct).
+    succ: Csr,
     /// Reachability over `succ` for the cycle check.
     reach: reach::Reach,
     /// Per lowered node, its cluster's root (every member points at it directly).
@@ -181,9 +186,6 @@ pub struct Fuser<'a, T> {
     clusters: Vec<Option<Cluster>>,
     visit: Vec<u32>,
     epoch: u32,
-    /// Per lowered node, its value of each of [`LABEL_KEYS`] (numbered by distinct value; 0:
-    /// not set). A pair is compared by the first members of its clusters.
-    labels: Vec<[u32; 2]>,
     /// Per lowered node, the consumers of its output 0 (lowered indexes; [`NONE`] for a
     /// barrier consumer or a graph output).
     consumers: Csr,
@@ -231,31 +233,42 @@ impl<'a, T> Fuser<'a, T> {
         exact: &'a dyn Fn(&[NodeId]) -> Result<T, String>,
     ) -> Fuser<'a, T> {
         let pos = Positions::new(order);
-        let mut li_of_pos = vec![usize::MAX; order.len()];
+        let mut li_of_pos = vec![u32::MAX; order.len()];
         let mut lowered = Vec::new();
         for (p, id) in order.iter().enumerate() {
             if let Some(Decision::Lowered(l)) = decisions.get(id) {
-                li_of_pos[p] = lowered.len();
+                li_of_pos[p] = narrow(lowered.len());
                 lowered.push((*id, l));
             }
         }
-        let succ: Vec<Vec<usize>> = order
-            .iter()
-            .map(|id| {
-                let mut v: Vec<usize> = g.successors(*id).filter_map(|s| pos.get(s)).collect();
-                v.sort_unstable();
-                v.dedup();
-                v
-            })
-            .collect();
-        let reach = reach::Reach::new(&succ, |p| li_of_pos[p] != usize::MAX);
+        let mut succ = Csr {
+            starts: Vec::with_capacity(order.len() + 1),
+            items: Vec::new(),
+        };
+        succ.starts.push(0);
+        for id in order {
+            let from = succ.items.len();
+            succ.items
+                .extend(g.successors(*id).filter_map(|s| pos.get(s)).map(narrow));
+            succ.items[from..].sort_unstable();
+            let mut kept = from;
+            for i in from..succ.items.len() {
+                if kept == from || succ.items[kept - 1] != succ.items[i] {
+                    succ.items[kept] = succ.items[i];
+                    kept += 1;
+                }
+            }
+            succ.items.truncate(kept);
+            succ.starts.push(kept);
+        }
+        let reach = reach::Reach::new(&succ, |p| li_of_pos[p] != u32::MAX);
         let graph_outs: FxHashSet<NodeId> = g
             .outputs()
             .iter()
             .filter(|&&(_, i)| i == 0)
             .map(|&(n, _)| n)
             .collect();
-        let li_of = |id: NodeId| pos.get(id).map(|p| li_of_pos[p]).unwrap_or(NONE);
+        let li_of = |id: NodeId| pos.get(id).map_or(NONE, |p| widen(li_of_pos[p]));
         let mut consumers = Csr {
             starts: Vec::with_capacity(lowered.len() + 1),
             items: Vec::new(),
@@ -284,6 +297,16 @@ impl<'a, T> Fuser<'a, T> {
             .iter()
             .map(|(id, _)| tensor_bytes(g, syms, (*id, 0)))
             .collect();
+        let mut label_ids: FxHashMap<String, u32> = FxHashMap::default();
+        let mut labels_of = |id: NodeId| {
+            LABEL_KEYS.map(|key| {
+                let Some(v) = g.op(id).ok().and_then(|o| o.attr(key)) else {
+                    return 0;
+                };
+                let n = label_ids.len() as u32 + 1;
+                *label_ids.entry(format!("{v:?}")).or_insert(n)
+            })
+        };
         // Shape classes of the point-wise nodes.
         let mut shape_class: FxHashMap<&Vec<ascendir_asc::Expr>, u32> = FxHashMap::default();
         let clusters = lowered
@@ -334,6 +357,7 @@ impl<'a, T> Fuser<'a, T> {
                     reads,
                     writes,
                     uniform,
+                    labels: labels_of(*id),
                     version: 0,
                 })
             })
@@ -341,20 +365,7 @@ impl<'a, T> Fuser<'a, T> {
         // Every lowered node is in the order (it was found walking it).
         let lpos = lowered
             .iter()
-            .map(|(id, _)| pos.get(*id).unwrap_or(usize::MAX))
-            .collect();
-        let mut label_ids: FxHashMap<String, u32> = FxHashMap::default();
-        let labels = lowered
-            .iter()
-            .map(|(id, _)| {
-                LABEL_KEYS.map(|key| {
-                    let Some(v) = g.op(*id).ok().and_then(|o| o.attr(key)) else {
-                        return 0;
-                    };
-                    let n = label_ids.len() as u32 + 1;
-                    *label_ids.entry(format!("{v:?}")).or_insert(n)
-                })
-            })
+            .map(|(id, _)| pos.get(*id).map_or(u32::MAX, narrow))
             .collect();
         Fuser {
             g,
@@ -371,7 +382,6 @@ impl<'a, T> Fuser<'a, T> {
             clusters,
             visit: vec![0; order.len()],
             epoch: 0,
-            labels,
             consumers,
             out_key,
         }
@@ -423,11 +433,39 @@ impl<'a, T> Fuser<'a, T> {
         let _ = r;
     }
 
+    /// Ask the cache for the table entries the checks read for cluster `r` (its reads'
+    /// producers' roots, its writes' consumer lists), once its lists are near: a hint.
+    #[inline]
+    fn prefetch_tables(&self, r: usize) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(Some(c)) = self.clusters.get(r) {
+            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let roots = c
+                .reads
+                .iter()
+                .filter_map(|x| self.parent.get(x.prod as usize));
+            let lists = c
+                .writes
+                .iter()
+                .filter_map(|&m| self.consumers.starts.get(m));
+            let at = roots
+                .map(|p| (p as *const u32).cast::<i8>())
+                .chain(lists.map(|p| (p as *const usize).cast::<i8>()));
+            for p in at {
+                // SAFETY: a prefetch reads nothing the program sees and never faults; the
+                // address is an element of a live table.
+                unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = r;
+    }
+
     /// The cluster root of a node, if it is lowered.
     pub fn cluster_of(&self, id: NodeId) -> Option<usize> {
         let p = self.pos.get(id)?;
         let li = self.li_of_pos[p];
-        (li != usize::MAX).then(|| self.find(li))
+        (li != u32::MAX).then(|| self.find(li as usize))
     }
 
     fn cl(&self, r: usize) -> &Cluster {
@@ -443,8 +481,8 @@ impl<'a, T> Fuser<'a, T> {
     /// [`Self::in_set`] for the node at topological position `p`.
     fn in_set_pos(&self, p: usize, ra: usize, rb: usize) -> bool {
         let li = self.li_of_pos[p];
-        li != usize::MAX && {
-            let r = self.find(li);
+        li != u32::MAX && {
+            let r = self.find(li as usize);
             r == ra || r == rb
         }
     }
@@ -501,10 +539,7 @@ impl<'a, T> Fuser<'a, T> {
             let why = Why::Outputs(n_writes, self.opts.max_outputs);
             return Err(("AF2001", why, shared));
         }
-        let (la, lb) = (
-            self.labels[self.cl(ra).members[0]],
-            self.labels[self.cl(rb).members[0]],
-        );
+        let (la, lb) = (self.cl(ra).labels, self.cl(rb).labels);
         for (k, key) in LABEL_KEYS.iter().enumerate() {
             if la[k] != lb[k] {
                 let code = if *key == "_op_vectorcore_num" {
@@ -694,6 +729,9 @@ impl<'a, T> Fuser<'a, T> {
                 if let Some(&(_, b)) = pairs.get(k + PREFETCH_AHEAD / 2) {
                     self.prefetch_lists(widen(b));
                 }
+                if let Some(&(_, b)) = pairs.get(k + PREFETCH_AHEAD / 4) {
+                    self.prefetch_tables(widen(b));
+                }
                 let (a, b) = (widen(a32), widen(b32));
                 // A pair refused in an earlier round is refused again while neither side
                 // changed (the check is a function of the two clusters).
@@ -788,7 +826,7 @@ impl<'a, T> Fuser<'a, T> {
         // the report keeps the first `report_rejections`. A pair's latest refusal is the last of
         // its keys: a root's version only grows.
         let keys = &log.keys;
-        let mut kept: Vec<(i64, usize, usize, usize)> = Vec::new();
+        let mut kept: Vec<(i64, u32, u32, usize)> = Vec::new();
         for (i, &(a, b, _, _, at)) in keys.iter().enumerate() {
             let latest = keys.get(i + 1).is_none_or(|k| (k.0, k.1) != (a, b));
             let (a, b) = (widen(a), widen(b));

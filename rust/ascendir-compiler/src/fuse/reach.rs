@@ -11,7 +11,7 @@
 
 use smallvec::SmallVec;
 
-use super::Fuser;
+use super::{Csr, Fuser};
 
 /// Per chain of a union, its last index there.
 type ChainEnds = SmallVec<[(u32, u32); 4]>;
@@ -25,10 +25,9 @@ const NEVER: u32 = u32::MAX;
 /// The chain index of a graph (see the module docs).
 #[derive(Debug)]
 pub(super) struct Reach {
-    /// Per position, its indexed chain (`NEVER`: on a chain that is not indexed).
-    chain: Vec<u32>,
-    /// Per position, its index on its chain.
-    index: Vec<u32>,
+    /// Per position, its indexed chain (`NEVER`: on a chain that is not indexed) and its index
+    /// on its chain (side by side: the cycle check reads both of a position at random).
+    place: Vec<(u32, u32)>,
     /// Indexed chains.
     k: usize,
     /// `first[x * k + c]`: the first index on chain `c` that position `x` reaches (itself
@@ -39,8 +38,8 @@ pub(super) struct Reach {
 impl Reach {
     /// The index over `succ` (positions' successors, ascending, every edge forwards), with
     /// the chains that hold a position for which `lowered` holds.
-    pub(super) fn new(succ: &[Vec<usize>], lowered: impl Fn(usize) -> bool) -> Reach {
-        let n = succ.len();
+    pub(super) fn new(succ: &Csr, lowered: impl Fn(usize) -> bool) -> Reach {
+        let n = succ.starts.len().saturating_sub(1);
         // Greedy chain cover: raw chain id and index per position.
         let mut raw = vec![usize::MAX; n];
         let mut index = vec![0u32; n];
@@ -58,8 +57,12 @@ impl Reach {
                 index[cur] = at;
                 has_lowered[id] |= lowered(cur);
                 at = at.saturating_add(1);
-                match succ[cur].iter().find(|&&s| raw[s] == usize::MAX) {
-                    Some(&s) => cur = s,
+                match succ
+                    .list(cur)
+                    .iter()
+                    .find(|&&s| raw[s as usize] == usize::MAX)
+                {
+                    Some(&s) => cur = s as usize,
                     None => break,
                 }
             }
@@ -75,15 +78,16 @@ impl Reach {
             }
         }
         let chain: Vec<u32> = raw.iter().map(|&c| dense[c]).collect();
+        let place: Vec<(u32, u32)> = chain.iter().copied().zip(index.iter().copied()).collect();
         // Reverse topological order: a successor's row is done before its predecessors'.
         let mut first = vec![NEVER; n * k];
         if k > 0 {
             for x in (0..n).rev() {
                 let (head, tail) = first.split_at_mut((x + 1) * k);
                 let row = &mut head[x * k..];
-                for &s in &succ[x] {
+                for &s in succ.list(x) {
                     // Successors come later (s > x), so their rows are in `tail`.
-                    let off = (s - x - 1) * k;
+                    let off = (s as usize - x - 1) * k;
                     for (r, &f) in row.iter_mut().zip(&tail[off..off + k]) {
                         *r = (*r).min(f);
                     }
@@ -94,12 +98,7 @@ impl Reach {
                 }
             }
         }
-        Reach {
-            chain,
-            index,
-            k,
-            first,
-        }
+        Reach { place, k, first }
     }
 
     /// Per indexed chain the union's members lie on, their last index there: `None` when a
@@ -107,13 +106,13 @@ impl Reach {
     fn last_on_chains(&self, positions: impl Iterator<Item = usize>) -> Option<ChainEnds> {
         let mut last = ChainEnds::new();
         for p in positions {
-            let c = self.chain[p];
+            let (c, at) = self.place[p];
             if c == NEVER {
                 return None;
             }
             match last.iter_mut().find(|(lc, _)| *lc == c) {
-                Some((_, i)) => *i = (*i).max(self.index[p]),
-                None => last.push((c, self.index[p])),
+                Some((_, i)) => *i = (*i).max(at),
+                None => last.push((c, at)),
             }
         }
         Some(last)
@@ -144,9 +143,13 @@ impl<T> Fuser<'_, T> {
             let (a, b) = (&self.cl(ra).members, &self.cl(rb).members);
             a.iter().chain(b).copied()
         };
-        if let Some(last) = self.reach.last_on_chains(both().map(|m| self.lpos[m])) {
+        if let Some(last) = self
+            .reach
+            .last_on_chains(both().map(|m| self.lpos[m] as usize))
+        {
             for m in both() {
-                for &s in &self.succ[self.lpos[m]] {
+                for &s in self.succ.list(self.lpos[m] as usize) {
+                    let s = s as usize;
                     if s <= bound && !self.in_set_pos(s, ra, rb) && self.reach.reaches(s, &last) {
                         return Some(true);
                     }
@@ -162,8 +165,9 @@ impl<T> Fuser<'_, T> {
         }
         let mut stack: Vec<usize> = Vec::new();
         for &m in &members {
-            let p = self.lpos[m];
-            for &s in &self.succ[p] {
+            let p = self.lpos[m] as usize;
+            for &s in self.succ.list(p) {
+                let s = s as usize;
                 if s <= bound && !self.in_set_pos(s, ra, rb) && self.visit[s] != self.epoch {
                     self.visit[s] = self.epoch;
                     stack.push(s);
@@ -172,8 +176,8 @@ impl<T> Fuser<'_, T> {
         }
         let mut visited = 0usize;
         while let Some(p) = stack.pop() {
-            for i in 0..self.succ[p].len() {
-                let s = self.succ[p][i];
+            for i in self.succ.starts[p]..self.succ.starts[p + 1] {
+                let s = self.succ.items[i] as usize;
                 if s > bound || self.visit[s] == self.epoch {
                     continue;
                 }
@@ -195,6 +199,19 @@ impl<T> Fuser<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `succ` as the one-array lists the index reads.
+    fn csr(succ: &[Vec<usize>]) -> Csr {
+        let mut c = Csr {
+            starts: vec![0],
+            items: Vec::new(),
+        };
+        for v in succ {
+            c.items.extend(v.iter().map(|&s| s as u32));
+            c.starts.push(c.items.len());
+        }
+        c
+    }
 
     /// Whether `x` reaches `y` (a path of ≥ 0 edges), by search.
     fn reaches_by_search(succ: &[Vec<usize>], x: usize, y: usize) -> bool {
@@ -242,11 +259,12 @@ mod tests {
     fn the_index_answers_reachability_like_a_search() {
         for seed in 1..40u64 {
             let succ = random_dag(40, seed * 7919, 3);
-            let r = Reach::new(&succ, |_| true);
+            let r = Reach::new(&csr(&succ), |_| true);
             assert_eq!(
                 r.k,
-                r.chain
+                r.place
                     .iter()
+                    .map(|p| p.0)
                     .collect::<std::collections::BTreeSet<_>>()
                     .len()
             );
@@ -267,9 +285,10 @@ mod tests {
     fn chains_without_a_lowered_node_are_not_indexed() {
         // 0 -> 1, 2 alone, 3 alone: chains {0, 1}, {2}, {3}; only 2 is lowered.
         let succ = vec![vec![1], vec![], vec![], vec![]];
-        let r = Reach::new(&succ, |p| p == 2);
+        let r = Reach::new(&csr(&succ), |p| p == 2);
         assert_eq!(r.k, 1);
-        assert_eq!(r.chain, vec![NEVER, NEVER, 0, NEVER]);
+        let chains: Vec<u32> = r.place.iter().map(|p| p.0).collect();
+        assert_eq!(chains, vec![NEVER, NEVER, 0, NEVER]);
         assert!(r.last_on_chains([0usize].into_iter()).is_none());
         let last = r.last_on_chains([2usize].into_iter()).expect("indexed");
         assert!(r.reaches(2, &last) && !r.reaches(0, &last));
