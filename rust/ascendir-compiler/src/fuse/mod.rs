@@ -17,8 +17,9 @@ mod reach;
 mod tables;
 mod union;
 
+use bytes::shape_bytes;
 pub use bytes::{saturating_bytes, tensor_bytes};
-use tables::{narrow, touch_key, widen, Csr, Positions, NONE, SKIP};
+use tables::{hint, narrow, touch_key, widen, Csr, Positions, NONE, SKIP};
 
 /// A refused pair: the first member of each side, the code and the reason.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -289,14 +290,23 @@ impl<'a, T> Fuser<'a, T> {
         }
         // Each lowered node's output 0: its candidate key and bytes, computed once in order (a
         // read of it looks them up here instead of in the graph and the symbol table).
-        let out_key: Vec<u32> = lowered
-            .iter()
-            .map(|(id, _)| touch_key(g, &pos, (*id, 0)))
-            .collect();
-        let out_bytes: Vec<i64> = lowered
-            .iter()
-            .map(|(id, _)| tensor_bytes(g, syms, (*id, 0)))
-            .collect();
+        // Per lowered node, its output's candidate key and bytes, and the shape class of a
+        // point-wise node (the shape looked up once for both).
+        let mut shape_class: FxHashMap<&Vec<ascendir_asc::Expr>, u32> = FxHashMap::default();
+        let mut out: Vec<(u32, i64)> = Vec::with_capacity(lowered.len());
+        let mut classes: Vec<Option<u32>> = Vec::with_capacity(lowered.len());
+        for (id, l) in &lowered {
+            let shape = syms.shape((*id, 0));
+            let bytes = shape_bytes(g, syms, (*id, 0), shape);
+            out.push((touch_key(g, &pos, (*id, 0)), bytes));
+            classes.push(match (l.kind, shape) {
+                (Kind::Pointwise, Some(s)) => {
+                    let n = shape_class.len() as u32;
+                    Some(*shape_class.entry(s).or_insert(n))
+                }
+                _ => None,
+            });
+        }
         let mut label_ids: FxHashMap<String, u32> = FxHashMap::default();
         let mut labels_of = |id: NodeId| {
             LABEL_KEYS.map(|key| {
@@ -307,8 +317,6 @@ impl<'a, T> Fuser<'a, T> {
                 *label_ids.entry(format!("{v:?}")).or_insert(n)
             })
         };
-        // Shape classes of the point-wise nodes.
-        let mut shape_class: FxHashMap<&Vec<ascendir_asc::Expr>, u32> = FxHashMap::default();
         let clusters = lowered
             .iter()
             .enumerate()
@@ -319,7 +327,7 @@ impl<'a, T> Fuser<'a, T> {
                     if t.0 != *id && !reads.iter().any(|r| r.t == *t) {
                         let prod = li_of(t.0);
                         let (key, bytes) = if t.1 == 0 && prod != NONE {
-                            (out_key[prod], out_bytes[prod])
+                            out[prod]
                         } else {
                             (touch_key(g, &pos, *t), tensor_bytes(g, syms, *t))
                         };
@@ -336,13 +344,7 @@ impl<'a, T> Fuser<'a, T> {
                 } else {
                     smallvec![i]
                 };
-                let uniform = match (l.kind, syms.shape((*id, 0))) {
-                    (Kind::Pointwise, Some(s)) => {
-                        let n = shape_class.len() as u32;
-                        Some(*shape_class.entry(s).or_insert(n))
-                    }
-                    _ => None,
-                };
+                let uniform = classes[i];
                 Some(Cluster {
                     members: smallvec![i],
                     min_ord: p,
@@ -383,7 +385,7 @@ impl<'a, T> Fuser<'a, T> {
             visit: vec![0; order.len()],
             epoch: 0,
             consumers,
-            out_key,
+            out_key: out.iter().map(|o| o.0).collect(),
         }
     }
 
@@ -392,73 +394,50 @@ impl<'a, T> Fuser<'a, T> {
         self.parent[x] as usize
     }
 
-    /// Ask the cache for cluster `r`'s record ahead of its check: a hint, with no effect on
-    /// any result (a round's later side of a pair is at random in the table; its checks would
-    /// otherwise wait on each miss in turn).
-    #[inline]
+    /// Ask the cache for cluster `r`'s record ahead of its check (a round's later side of a
+    /// pair is at random in the table; its checks would otherwise wait on each miss in turn).
     fn prefetch_cluster(&self, r: usize) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(c) = self.clusters.get(r) {
-            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let p = (c as *const Option<Cluster>).cast::<i8>();
-            for off in (0..std::mem::size_of::<Option<Cluster>>()).step_by(64) {
-                // SAFETY: a prefetch reads nothing the program sees and never faults (on x86_64
-                // it is a hint even for an invalid address); the address stays inside `c`.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
-            }
+            hint(c);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = r;
     }
 
-    /// Ask the cache for the lists of cluster `r` held outside its record (a merged cluster's),
-    /// once its record is near: a hint, with no effect on any result.
-    #[inline]
+    /// Ask the cache for the lists of cluster `r` held outside its record (a merged
+    /// cluster's), once its record is near.
     fn prefetch_lists(&self, r: usize) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(Some(c)) = self.clusters.get(r) {
-            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let lists = [
-                (c.reads.spilled(), c.reads.as_ptr().cast::<i8>()),
-                (c.members.spilled(), c.members.as_ptr().cast::<i8>()),
-                (c.writes.spilled(), c.writes.as_ptr().cast::<i8>()),
-            ];
-            for (_, p) in lists.into_iter().filter(|(spilled, _)| *spilled) {
-                // SAFETY: a prefetch reads nothing the program sees and never faults; the
-                // address is the start of a live heap list.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
+            if c.reads.spilled() {
+                hint(&c.reads[..]);
+            }
+            if c.members.spilled() {
+                hint(&c.members[..]);
+            }
+            if c.writes.spilled() {
+                hint(&c.writes[..]);
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = r;
     }
 
     /// Ask the cache for the table entries the checks read for cluster `r` (its reads'
-    /// producers' roots, its writes' consumer lists), once its lists are near: a hint.
-    #[inline]
+    /// producers' roots, its writes' consumer lists, its first member's place in the cycle
+    /// check's tables), once its lists are near.
     fn prefetch_tables(&self, r: usize) {
-        #[cfg(target_arch = "x86_64")]
         if let Some(Some(c)) = self.clusters.get(r) {
-            use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-            let roots = c
-                .reads
-                .iter()
-                .filter_map(|x| self.parent.get(x.prod as usize));
-            let lists = c
-                .writes
-                .iter()
-                .filter_map(|&m| self.consumers.starts.get(m));
-            let at = roots
-                .map(|p| (p as *const u32).cast::<i8>())
-                .chain(lists.map(|p| (p as *const usize).cast::<i8>()));
-            for p in at {
-                // SAFETY: a prefetch reads nothing the program sees and never faults; the
-                // address is an element of a live table.
-                unsafe { _mm_prefetch::<_MM_HINT_T0>(p) };
+            for x in &c.reads {
+                if let Some(p) = self.parent.get(x.prod as usize) {
+                    hint(p);
+                }
             }
+            for &m in &c.writes {
+                if let Some(s) = self.consumers.starts.get(m) {
+                    hint(s);
+                }
+            }
+            if let Some(s) = self.succ.starts.get(c.min_ord) {
+                hint(s);
+            }
+            self.reach.prefetch(c.min_ord);
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = r;
     }
 
     /// The cluster root of a node, if it is lowered.

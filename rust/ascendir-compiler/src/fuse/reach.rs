@@ -11,7 +11,7 @@
 
 use smallvec::SmallVec;
 
-use super::{Csr, Fuser};
+use super::{hint, Csr, Fuser};
 
 /// Per chain of a union, its last index there.
 type ChainEnds = SmallVec<[(u32, u32); 4]>;
@@ -116,6 +116,17 @@ impl Reach {
             }
         }
         Some(last)
+    }
+
+    /// Ask the cache for position `p`'s place and row ([`hint`]).
+    pub(super) fn prefetch(&self, p: usize) {
+        if let Some(x) = self.place.get(p) {
+            hint(x);
+        }
+        let at = p.checked_mul(self.k);
+        if let Some(row) = at.and_then(|s| self.first.get(s..s.checked_add(self.k)?)) {
+            hint(row);
+        }
     }
 
     /// Whether position `x` reaches one of the members summarized by `last`.

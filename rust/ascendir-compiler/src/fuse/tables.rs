@@ -69,27 +69,42 @@ impl Csr {
 /// stage asks for positions on every edge and every candidate pair).
 #[derive(Debug)]
 pub(super) struct Positions {
-    /// Per slot, the position (`usize::MAX`: not in the order).
-    at: Vec<usize>,
-    /// Per position, the node (to refuse an id whose slot was reused).
-    ids: Vec<NodeId>,
+    /// Per slot, the node there (to refuse an id whose slot was reused) and its position
+    /// ([`narrow`]ed; `u32::MAX`: not in the order), side by side: one read per look-up.
+    at: Vec<(NodeId, u32)>,
 }
 
 impl Positions {
     pub(super) fn new(order: &[NodeId]) -> Positions {
         let len = order.iter().map(|id| id.slot() + 1).max().unwrap_or(0);
-        let mut at = vec![usize::MAX; len];
+        let mut at = vec![(NodeId::default(), u32::MAX); len];
         for (p, id) in order.iter().enumerate() {
-            at[id.slot()] = p;
+            at[id.slot()] = (*id, narrow(p));
         }
-        Positions {
-            at,
-            ids: order.to_vec(),
-        }
+        Positions { at }
     }
 
     pub(super) fn get(&self, id: NodeId) -> Option<usize> {
-        let p = *self.at.get(id.slot())?;
-        (p != usize::MAX && self.ids[p] == id).then_some(p)
+        let &(at, p) = self.at.get(id.slot())?;
+        (at == id && p != u32::MAX).then_some(p as usize)
     }
+}
+
+/// Ask the cache for the memory of `x` (its first 256 bytes): a hint, with no effect on any
+/// result. The fuse stage's checks read records and table entries at random (a graph's long
+/// edges); asking for those of the pairs a few steps ahead overlaps the misses.
+#[inline]
+pub(super) fn hint<T: ?Sized>(x: &T) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let p = (x as *const T).cast::<i8>();
+        for off in (0..std::mem::size_of_val(x).min(256)).step_by(64) {
+            // SAFETY: a prefetch reads nothing the program sees and never faults (on x86_64 it
+            // is a hint even for an invalid address); the address stays inside `x`.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(off)) };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = x;
 }
