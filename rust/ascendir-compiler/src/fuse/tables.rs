@@ -51,8 +51,8 @@ pub(super) fn touch_key(g: &Graph, pos: &Positions, t: TRef) -> u32 {
     }
 }
 
-/// Per lowered node, a list of lowered indexes ([`narrow`]ed), in one array: node `i`'s list
-/// is `items[starts[i]..starts[i + 1]]`.
+/// Per node, a list of 32-bit indexes ([`narrow`]ed: a lowered node's consumers, a
+/// position's successors), in one array: node `i`'s list is `items[starts[i]..starts[i + 1]]`.
 #[derive(Debug, Default)]
 pub(super) struct Csr {
     pub(super) starts: Vec<usize>,
