@@ -203,9 +203,8 @@ impl<'a, T> Fuser<'a, T> {
             }
             consumers.starts.push(consumers.items.len());
         }
-        // Each lowered node's output 0: its candidate key and bytes, computed once in order (a
-        // read of it looks them up here instead of in the graph and the symbol table).
-        // Per lowered node, its output's candidate key and bytes, and the shape class of a
+        // Per lowered node, its output's candidate key and bytes (a read of it looks them up
+        // here instead of in the graph and the symbol table), and the shape class of a
         // point-wise node (the shape looked up once for both).
         let mut shape_class: FxHashMap<&Vec<ascendir_asc::Expr>, u32> = FxHashMap::default();
         let mut out: Vec<(u32, i64)> = Vec::with_capacity(lowered.len());
