@@ -48,9 +48,13 @@ impl SymTable {
 
     /// Elements of a tensor at the hints.
     pub fn numel(&self, t: TRef) -> Option<i64> {
-        let s = self.shapes.get(&t)?;
+        self.numel_of(self.shapes.get(&t)?)
+    }
+
+    /// Elements of a shape at the hints.
+    pub fn numel_of(&self, shape: &[Expr]) -> Option<i64> {
         let mut n: i64 = 1;
-        for d in s {
+        for d in shape {
             n = n.checked_mul(self.eval(d)?)?;
         }
         Some(n)

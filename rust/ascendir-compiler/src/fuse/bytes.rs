@@ -18,9 +18,7 @@ pub(super) fn shape_bytes(g: &Graph, syms: &SymTable, t: TRef, shape: Option<&Ve
         .ok()
         .and_then(|o| o.outputs().get(t.1 as usize).map(|p| p.desc.dtype));
     let Some(dt) = dt else { return 0 };
-    let n = shape
-        .and_then(|s| s.iter().try_fold(1i64, |n, d| n.checked_mul(syms.eval(d)?)))
-        .unwrap_or(0);
+    let n = shape.and_then(|s| syms.numel_of(s)).unwrap_or(0);
     saturating_bytes(n, dt)
 }
 

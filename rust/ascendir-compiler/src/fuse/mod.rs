@@ -157,25 +157,14 @@ impl<'a, T> Fuser<'a, T> {
                 lowered.push((*id, l));
             }
         }
-        let mut succ = Csr {
-            starts: Vec::with_capacity(order.len() + 1),
-            items: Vec::new(),
-        };
-        succ.starts.push(0);
+        let mut succ = Csr::with_capacity(order.len());
+        let mut list: Vec<u32> = Vec::new();
         for id in order {
-            let from = succ.items.len();
-            succ.items
-                .extend(g.successors(*id).filter_map(|s| pos.get(s)).map(narrow));
-            succ.items[from..].sort_unstable();
-            let mut kept = from;
-            for i in from..succ.items.len() {
-                if kept == from || succ.items[kept - 1] != succ.items[i] {
-                    succ.items[kept] = succ.items[i];
-                    kept += 1;
-                }
-            }
-            succ.items.truncate(kept);
-            succ.starts.push(kept);
+            list.clear();
+            list.extend(g.successors(*id).filter_map(|s| pos.get(s)).map(narrow));
+            list.sort_unstable();
+            list.dedup();
+            succ.push(list.iter().copied());
         }
         let reach = reach::Reach::new(&succ, |p| li_of_pos[p] != u32::MAX);
         let graph_outs: FxHashSet<NodeId> = g
@@ -185,23 +174,18 @@ impl<'a, T> Fuser<'a, T> {
             .map(|&(n, _)| n)
             .collect();
         let li_of = |id: NodeId| pos.get(id).map_or(NONE, |p| widen(li_of_pos[p]));
-        let mut consumers = Csr {
-            starts: Vec::with_capacity(lowered.len() + 1),
-            items: Vec::new(),
-        };
-        consumers.starts.push(0);
+        let mut consumers = Csr::with_capacity(lowered.len());
         for (id, _) in &lowered {
+            list.clear();
             if let Ok(n) = g.node(*id) {
                 let peers = n.out_data_peers(0);
                 let inside = peers.iter().filter(|q| q.node != *id);
-                consumers
-                    .items
-                    .extend(inside.map(|q| narrow(li_of(q.node))));
+                list.extend(inside.map(|q| narrow(li_of(q.node))));
             }
             if graph_outs.contains(id) {
-                consumers.items.push(narrow(NONE));
+                list.push(narrow(NONE));
             }
-            consumers.starts.push(consumers.items.len());
+            consumers.push(list.iter().copied());
         }
         // Per lowered node, its output's candidate key and bytes (a read of it looks them up
         // here instead of in the graph and the symbol table), and the shape class of a

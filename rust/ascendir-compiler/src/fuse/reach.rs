@@ -213,13 +213,9 @@ mod tests {
 
     /// `succ` as the one-array lists the index reads.
     fn csr(succ: &[Vec<usize>]) -> Csr {
-        let mut c = Csr {
-            starts: vec![0],
-            items: Vec::new(),
-        };
+        let mut c = Csr::with_capacity(succ.len());
         for v in succ {
-            c.items.extend(v.iter().map(|&s| s as u32));
-            c.starts.push(c.items.len());
+            c.push(v.iter().map(|&s| s as u32));
         }
         c
     }

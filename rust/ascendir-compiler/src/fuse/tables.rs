@@ -60,6 +60,22 @@ pub(super) struct Csr {
 }
 
 impl Csr {
+    /// No lists yet, room for `n`.
+    pub(super) fn with_capacity(n: usize) -> Csr {
+        let mut starts = Vec::with_capacity(n.saturating_add(1));
+        starts.push(0);
+        Csr {
+            starts,
+            items: Vec::new(),
+        }
+    }
+
+    /// Append the next node's list.
+    pub(super) fn push(&mut self, list: impl IntoIterator<Item = u32>) {
+        self.items.extend(list);
+        self.starts.push(self.items.len());
+    }
+
     pub(super) fn list(&self, i: usize) -> &[u32] {
         &self.items[self.starts[i]..self.starts[i + 1]]
     }
