@@ -1,25 +1,18 @@
 //! Byte counts of tensors for the fuse stage (shared bytes, memory priority): unknown sizes
 //! count 0, overflowing ones the most.
 
-use ascendir_asc::Expr;
 use ascendir_ir::{checked_size_in_bytes, DataType, Graph};
 
 use crate::symbolize::{SymTable, TRef};
 
 /// Bytes of a tensor at the hints (0 when unknown, `i64::MAX` when they overflow).
 pub fn tensor_bytes(g: &Graph, syms: &SymTable, t: TRef) -> i64 {
-    shape_bytes(g, syms, t, syms.shape(t))
-}
-
-/// [`tensor_bytes`] with the tensor's shape (`syms.shape(t)`) already looked up.
-pub(super) fn shape_bytes(g: &Graph, syms: &SymTable, t: TRef, shape: Option<&Vec<Expr>>) -> i64 {
     let dt = g
         .op(t.0)
         .ok()
         .and_then(|o| o.outputs().get(t.1 as usize).map(|p| p.desc.dtype));
     let Some(dt) = dt else { return 0 };
-    let n = shape.and_then(|s| syms.numel_of(s)).unwrap_or(0);
-    saturating_bytes(n, dt)
+    saturating_bytes(syms.numel(t).unwrap_or(0), dt)
 }
 
 /// The bytes of `count` elements of `dtype` for the fuse stage's byte counts: 0 when unknown (a

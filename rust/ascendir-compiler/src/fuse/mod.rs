@@ -17,7 +17,6 @@ mod refusal;
 mod tables;
 mod union;
 
-use bytes::shape_bytes;
 pub use bytes::{saturating_bytes, tensor_bytes};
 pub use refusal::Rejection;
 use refusal::{Refusal, RefusalLog, Why};
@@ -189,21 +188,13 @@ impl<'a, T> Fuser<'a, T> {
         }
         // Per lowered node, its output's candidate key and bytes (a read of it looks them up
         // here instead of in the graph and the symbol table), and the shape class of a
-        // point-wise node (the shape looked up once for both).
-        let mut shape_class: FxHashMap<&Vec<ascendir_asc::Expr>, u32> = FxHashMap::default();
+        // point-wise node.
         let mut out: Vec<(u32, i64)> = Vec::with_capacity(lowered.len());
         let mut classes: Vec<Option<u32>> = Vec::with_capacity(lowered.len());
         for (id, l) in &lowered {
-            let shape = syms.shape((*id, 0));
-            let bytes = shape_bytes(g, syms, (*id, 0), shape);
-            out.push((touch_key(g, &pos, (*id, 0)), bytes));
-            classes.push(match (l.kind, shape) {
-                (Kind::Pointwise, Some(s)) => {
-                    let n = shape_class.len() as u32;
-                    Some(*shape_class.entry(s).or_insert(n))
-                }
-                _ => None,
-            });
+            let t = (*id, 0);
+            out.push((touch_key(g, &pos, t), tensor_bytes(g, syms, t)));
+            classes.push(syms.shape_class(t).filter(|_| l.kind == Kind::Pointwise));
         }
         let mut label_ids: FxHashMap<String, u32> = FxHashMap::default();
         let mut labels_of = |id: NodeId| {

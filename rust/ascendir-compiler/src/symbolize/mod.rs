@@ -15,13 +15,24 @@ use ascendir_ir::infer::CustomInfer;
 use crate::lower::{self, ShapeRule};
 use crate::options::CompileOptions;
 
+mod store;
+
 /// An out anchor: (node, output index).
 pub type TRef = (NodeId, u32);
+
+/// Elements of a shape at `hints`.
+fn numel_at(hints: &Bindings, shape: &[Expr]) -> Option<i64> {
+    let mut n: i64 = 1;
+    for d in shape {
+        n = n.checked_mul(d.evaluate(hints).ok()?)?;
+    }
+    Some(n)
+}
 
 /// Symbolic shapes and what they are bound to.
 #[derive(Clone, Debug, Default)]
 pub struct SymTable {
-    shapes: FxHashMap<TRef, Vec<Expr>>,
+    shapes: store::Shapes,
     /// Hint value of every symbol.
     pub hints: BTreeMap<String, i64>,
     /// Where each symbol comes from (`"input 0 dim 1"`), GE's symbol_source_info.
@@ -38,7 +49,13 @@ pub struct SymTable {
 impl SymTable {
     /// The symbolic shape of an out anchor (None when not symbolic).
     pub fn shape(&self, t: TRef) -> Option<&Vec<Expr>> {
-        self.shapes.get(&t)
+        self.shapes.shape(self.shapes.class(t)?)
+    }
+
+    /// The class of an out anchor's symbolic shape: equal shapes have one class (numbered in
+    /// the order symbolize first met them), different shapes different ones.
+    pub fn shape_class(&self, t: TRef) -> Option<u32> {
+        self.shapes.class(t)
     }
 
     /// Evaluate `e` at the hints.
@@ -48,16 +65,16 @@ impl SymTable {
 
     /// Elements of a tensor at the hints.
     pub fn numel(&self, t: TRef) -> Option<i64> {
-        self.numel_of(self.shapes.get(&t)?)
+        let c = self.shapes.class(t)?;
+        match self.shapes.numel(c) {
+            Some(n) => n,
+            None => self.numel_of(self.shapes.shape(c)?),
+        }
     }
 
     /// Elements of a shape at the hints.
     pub fn numel_of(&self, shape: &[Expr]) -> Option<i64> {
-        let mut n: i64 = 1;
-        for d in shape {
-            n = n.checked_mul(self.eval(d)?)?;
-        }
-        Some(n)
+        numel_at(&self.bindings, shape)
     }
 
     /// The hints as expression bindings.
@@ -167,7 +184,7 @@ impl SymTable {
     }
 
     fn set(&mut self, t: TRef, s: Vec<Expr>) {
-        self.shapes.insert(t, s);
+        self.shapes.set(t, s);
     }
 
     fn hint(&self, e: &Expr) -> Option<i64> {
@@ -329,7 +346,7 @@ pub fn symbolize(
     for &id in order {
         let node = g.node(id).map_err(|e| e.to_string())?;
         let op = node.op();
-        if t.shapes.contains_key(&(id, 0)) {
+        if t.shapes.contains((id, 0)) {
             continue;
         }
         let inferred = lower::for_node(g, id)
@@ -377,13 +394,16 @@ pub fn symbolize(
     }
     if !t.subst.is_empty() {
         let subst = std::mem::take(&mut t.subst);
-        for v in t.shapes.values_mut().chain(t.values.values_mut()) {
+        t.shapes.rewrite(|d| d.subs(&subst));
+        for v in t.values.values_mut() {
             for d in v.iter_mut() {
                 *d = d.subs(&subst);
             }
         }
         t.subst = subst;
     }
+    let hints = &t.bindings;
+    t.shapes.count(|s| numel_at(hints, s));
     Ok(t)
 }
 
@@ -394,7 +414,7 @@ fn infer_node(t: &mut SymTable, g: &Graph, id: NodeId, l: &lower::Lowering) -> O
     for k in l.data_ports(node.num_in_data()) {
         match node.in_data_peer(k) {
             Some(p) => {
-                let s = t.shapes.get(&(p.node, p.index as u32))?.clone();
+                let s = t.shape((p.node, p.index as u32))?.clone();
                 ins.push(Some(s));
             }
             None => ins.push(None),
