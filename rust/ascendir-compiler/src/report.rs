@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::error::Stage;
 use crate::fuse::{Partition, Rejection};
-use crate::lower::{is_plumbing, Decision};
+use crate::lower::{is_plumbing, Decision, Decisions};
 use crate::pipeline::Kernel;
 use crate::simplify::SimplifyStats;
 use crate::symbolize::SymTable;
@@ -45,7 +45,7 @@ pub struct BarrierInfo {
 }
 
 /// Collect the barriers (graph plumbing excluded) in topological order.
-pub fn barriers(g: &Graph, order: &[NodeId], d: &FxHashMap<NodeId, Decision>) -> Vec<BarrierInfo> {
+pub fn barriers(g: &Graph, order: &[NodeId], d: &Decisions) -> Vec<BarrierInfo> {
     let mut v = Vec::new();
     for id in order {
         let Ok(op) = g.op(*id) else { continue };
@@ -352,7 +352,7 @@ pub fn symbols_json(syms: &SymTable) -> String {
 }
 
 /// Dump of stage 5: per node, its kind or reason.
-pub fn lower_json(g: &Graph, order: &[NodeId], d: &FxHashMap<NodeId, Decision>) -> String {
+pub fn lower_json(g: &Graph, order: &[NodeId], d: &Decisions) -> String {
     let mut v = Vec::new();
     for id in order {
         let Ok(op) = g.op(*id) else { continue };

@@ -7,7 +7,7 @@ use ascendir_ir::{Graph, NodeId};
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::{smallvec, SmallVec};
 
-use crate::lower::{Decision, Kind, Lowered};
+use crate::lower::{Decision, Decisions, Kind, Lowered};
 use crate::options::CompileOptions;
 use crate::symbolize::{SymTable, TRef};
 
@@ -142,7 +142,7 @@ impl<'a, T> Fuser<'a, T> {
     pub fn new(
         g: &'a Graph,
         order: &[NodeId],
-        decisions: &'a FxHashMap<NodeId, Decision>,
+        decisions: &'a Decisions,
         syms: &'a SymTable,
         opts: &'a CompileOptions,
         exact: &'a dyn Fn(&[NodeId]) -> Result<T, String>,
@@ -156,16 +156,6 @@ impl<'a, T> Fuser<'a, T> {
                 lowered.push((*id, l));
             }
         }
-        let mut succ = Csr::with_capacity(order.len());
-        let mut list: Vec<u32> = Vec::new();
-        for id in order {
-            list.clear();
-            list.extend(g.successors(*id).filter_map(|s| pos.get(s)).map(narrow));
-            list.sort_unstable();
-            list.dedup();
-            succ.push(list.iter().copied());
-        }
-        let reach = reach::Reach::new(&succ, |p| li_of_pos[p] != u32::MAX);
         let graph_outs: FxHashSet<NodeId> = g
             .outputs()
             .iter()
@@ -173,29 +163,6 @@ impl<'a, T> Fuser<'a, T> {
             .map(|&(n, _)| n)
             .collect();
         let li_of = |id: NodeId| pos.get(id).map_or(NONE, |p| widen(li_of_pos[p]));
-        let mut consumers = Csr::with_capacity(lowered.len());
-        for (id, _) in &lowered {
-            list.clear();
-            if let Ok(n) = g.node(*id) {
-                let peers = n.out_data_peers(0);
-                let inside = peers.iter().filter(|q| q.node != *id);
-                list.extend(inside.map(|q| narrow(li_of(q.node))));
-            }
-            if graph_outs.contains(id) {
-                list.push(narrow(NONE));
-            }
-            consumers.push(list.iter().copied());
-        }
-        // Per lowered node, its output's candidate key and bytes (a read of it looks them up
-        // here instead of in the graph and the symbol table), and the shape class of a
-        // point-wise node.
-        let mut out: Vec<(u32, i64)> = Vec::with_capacity(lowered.len());
-        let mut classes: Vec<Option<u32>> = Vec::with_capacity(lowered.len());
-        for (id, l) in &lowered {
-            let t = (*id, 0);
-            out.push((touch_key(g, &pos, t), tensor_bytes(g, syms, t)));
-            classes.push(syms.shape_class(t).filter(|_| l.kind == Kind::Pointwise));
-        }
         let mut label_ids: FxHashMap<String, u32> = FxHashMap::default();
         let mut labels_of = |id: NodeId| {
             LABEL_KEYS.map(|key| {
@@ -206,58 +173,81 @@ impl<'a, T> Fuser<'a, T> {
                 *label_ids.entry(format!("{v:?}")).or_insert(n)
             })
         };
-        let clusters = lowered
-            .iter()
-            .enumerate()
-            .map(|(i, (id, l))| {
-                let p = pos.get(*id).unwrap_or(usize::MAX);
-                let mut reads: SmallVec<[Read; 2]> = SmallVec::new();
-                for t in l.inputs.iter().flatten() {
-                    if t.0 != *id && !reads.iter().any(|r| r.t == *t) {
-                        let prod = li_of(t.0);
-                        let (key, bytes) = if t.1 == 0 && prod != NONE {
-                            out[prod]
-                        } else {
-                            (touch_key(g, &pos, *t), tensor_bytes(g, syms, *t))
-                        };
-                        reads.push(Read {
-                            t: *t,
-                            prod: narrow(prod),
-                            key,
-                            bytes,
-                        });
-                    }
+        // One walk of the order builds every table, a node's graph record read once: its
+        // successors; for a lowered node its consumers, its output's candidate key and bytes
+        // (a later read of it looks them up here instead of in the graph and the symbol
+        // table) and its cluster.
+        let n_lowered = lowered.len();
+        let mut succ = Csr::with_capacity(order.len());
+        let mut consumers = Csr::with_capacity(n_lowered);
+        let mut out: Vec<(u32, i64)> = Vec::with_capacity(n_lowered);
+        let mut clusters: Vec<Option<Cluster>> = Vec::with_capacity(n_lowered);
+        let mut lpos: Vec<u32> = Vec::with_capacity(n_lowered);
+        let mut list: Vec<u32> = Vec::new();
+        for (p, id) in order.iter().enumerate() {
+            list.clear();
+            list.extend(g.successors(*id).filter_map(|s| pos.get(s)).map(narrow));
+            list.sort_unstable();
+            list.dedup();
+            succ.push(list.iter().copied());
+            let i = widen(li_of_pos[p]);
+            let Some(&(_, l)) = lowered.get(i) else {
+                continue;
+            };
+            list.clear();
+            if let Ok(n) = g.node(*id) {
+                let peers = n.out_data_peers(0);
+                let inside = peers.iter().filter(|q| q.node != *id);
+                list.extend(inside.map(|q| narrow(li_of(q.node))));
+            }
+            if graph_outs.contains(id) {
+                list.push(narrow(NONE));
+            }
+            consumers.push(list.iter().copied());
+            let own = (*id, 0);
+            out.push((touch_key(g, &pos, own), tensor_bytes(g, syms, own)));
+            let mut reads: SmallVec<[Read; 2]> = SmallVec::new();
+            for t in l.inputs.iter().flatten() {
+                if t.0 != *id && !reads.iter().any(|r| r.t == *t) {
+                    let prod = li_of(t.0);
+                    // A producer comes before its readers in the order: its entry is made.
+                    let (key, bytes) = match out.get(prod) {
+                        Some(&o) if t.1 == 0 => o,
+                        _ => (touch_key(g, &pos, *t), tensor_bytes(g, syms, *t)),
+                    };
+                    reads.push(Read {
+                        t: *t,
+                        prod: narrow(prod),
+                        key,
+                        bytes,
+                    });
                 }
-                let writes = if consumers.list(i).is_empty() {
-                    SmallVec::new()
-                } else {
-                    smallvec![i]
-                };
-                let uniform = classes[i];
-                Some(Cluster {
-                    members: smallvec![i],
-                    min_ord: p,
-                    max_ord: p,
-                    steps: l.compute_steps(),
-                    reduces: usize::from(l.kind == Kind::Reduce),
-                    plain_reduces: usize::from(l.is_plain_reduce() && !all_load_row(l, syms)),
-                    slices: usize::from(matches!(
-                        l.kind,
-                        Kind::Slice | Kind::Concat | Kind::Gather | Kind::Transpose
-                    )),
-                    reads,
-                    writes,
-                    uniform,
-                    labels: labels_of(*id),
-                    version: 0,
-                })
-            })
-            .collect();
-        // Every lowered node is in the order (it was found walking it).
-        let lpos = lowered
-            .iter()
-            .map(|(id, _)| pos.get(*id).map_or(u32::MAX, narrow))
-            .collect();
+            }
+            let writes = if consumers.list(i).is_empty() {
+                SmallVec::new()
+            } else {
+                smallvec![i]
+            };
+            clusters.push(Some(Cluster {
+                members: smallvec![i],
+                min_ord: p,
+                max_ord: p,
+                steps: l.compute_steps(),
+                reduces: usize::from(l.kind == Kind::Reduce),
+                plain_reduces: usize::from(l.is_plain_reduce() && !all_load_row(l, syms)),
+                slices: usize::from(matches!(
+                    l.kind,
+                    Kind::Slice | Kind::Concat | Kind::Gather | Kind::Transpose
+                )),
+                reads,
+                writes,
+                uniform: syms.shape_class(own).filter(|_| l.kind == Kind::Pointwise),
+                labels: labels_of(*id),
+                version: 0,
+            }));
+            lpos.push(narrow(p));
+        }
+        let reach = reach::Reach::new(&succ, |p| li_of_pos[p] != u32::MAX);
         Fuser {
             g,
             syms,
@@ -563,7 +553,9 @@ impl<'a, T> Fuser<'a, T> {
                     }
                 }
             }
-            touching.sort_unstable();
+            // Pushed by root, i.e. by (first member, root): a stable sort by the tensor leaves
+            // each group in that order (a radix sort: linear in the entries).
+            radsort::sort_by_key(&mut touching, |t| (t.0, t.1));
             touching.dedup();
             // Within a group the clusters are ordered by first member, so a pair has the same
             // orientation in every group it is found in: sorting dedups it.
@@ -585,7 +577,7 @@ impl<'a, T> Fuser<'a, T> {
                 }
                 i = j;
             }
-            pairs.sort_unstable();
+            radsort::sort_by_key(&mut pairs, |&p| p);
             pairs.dedup();
             let mut legal: Vec<Candidate> = Vec::new();
             let refusals_before = log.keys.len();
@@ -662,8 +654,10 @@ impl<'a, T> Fuser<'a, T> {
                 changed = true;
             }
             if log.keys.len() > refusals_before {
-                // Equal keys are refusals of the same two clusters: the same refusal.
-                log.keys.sort_unstable();
+                // Equal keys are refusals of the same two clusters: the same refusal. The log
+                // is a few runs in order (the earlier rounds' sorted keys, this round's checks
+                // in pair order, then the commit loop's): the stable sort merges runs.
+                log.keys.sort();
                 log.keys.dedup_by_key(|k| (k.0, k.1, k.2, k.3));
             }
             if !changed {

@@ -2,6 +2,7 @@
 //! a lowered node (its kind, data operands, reduce axes and the template of AscIR steps its
 //! output is computed by) or a barrier with a reason in one of GE's three categories.
 
+mod decisions;
 mod dtypes;
 mod forms;
 pub mod spec;
@@ -18,6 +19,7 @@ use serde::Serialize;
 use crate::options::{CompileOptions, Family};
 use crate::symbolize::SymTable;
 
+pub use decisions::Decisions;
 use dtypes::check_step_dtypes;
 pub use dtypes::{compute_dtype, movable};
 pub use table::builtin_lowerings;
@@ -483,8 +485,8 @@ pub fn lower_graph(
     order: &[NodeId],
     syms: &SymTable,
     opts: &CompileOptions,
-) -> FxHashMap<NodeId, Decision> {
-    let mut out = FxHashMap::default();
+) -> Decisions {
+    let mut out = Decisions::default();
     for &id in order {
         out.insert(id, decide(g, id, syms, opts));
     }
