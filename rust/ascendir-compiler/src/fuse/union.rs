@@ -82,14 +82,25 @@ impl<T> Fuser<'_, T> {
         v
     }
 
-    /// `writes(ra, rb).len()` without building the list.
+    /// `writes(ra, rb).len()` without building the list. A write of one side stays a write of
+    /// the union unless the other side reads it (a member with a consumer outside its cluster
+    /// is a write, so every member the other side reads is one) and it has no consumer
+    /// outside the union: only the members the other side reads are walked, not every write.
     pub(super) fn writes_len(&self, ra: usize, rb: usize) -> usize {
         let (a, b) = (self.cl(ra), self.cl(rb));
-        a.writes
-            .iter()
-            .chain(&b.writes)
-            .filter(|&&m| self.writes_outside(m, ra, rb))
-            .count()
+        let mut n = a.writes.len() + b.writes.len();
+        for (reads, producer) in [(&b.reads, ra), (&a.reads, rb)] {
+            for r in reads {
+                if r.t.1 == 0
+                    && self.root_of(r.prod) == producer
+                    && !self.writes_outside(r.prod as usize, ra, rb)
+                {
+                    n = n.saturating_sub(1);
+                }
+            }
+        }
+        debug_assert_eq!(n, self.writes(ra, rb).len());
+        n
     }
 
     /// Whether member `m`'s output is used outside the union of `ra` and `rb`.
