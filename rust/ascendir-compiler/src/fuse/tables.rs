@@ -85,24 +85,25 @@ impl Csr {
 /// stage asks for positions on every edge and every candidate pair).
 #[derive(Debug)]
 pub(super) struct Positions {
-    /// Per slot, the node there (to refuse an id whose slot was reused) and its position
-    /// ([`narrow`]ed; `u32::MAX`: not in the order), side by side: one read per look-up.
-    at: Vec<(NodeId, u32)>,
+    /// Per slot, the version of the node there (to refuse an id whose slot was reused:
+    /// [`NodeId::version`]) and its position ([`narrow`]ed; `u32::MAX`: not in the order),
+    /// side by side: one 8-byte read per look-up.
+    at: Vec<(u32, u32)>,
 }
 
 impl Positions {
     pub(super) fn new(order: &[NodeId]) -> Positions {
         let len = order.iter().map(|id| id.slot() + 1).max().unwrap_or(0);
-        let mut at = vec![(NodeId::default(), u32::MAX); len];
+        let mut at = vec![(0, u32::MAX); len];
         for (p, id) in order.iter().enumerate() {
-            at[id.slot()] = (*id, narrow(p));
+            at[id.slot()] = (id.version(), narrow(p));
         }
         Positions { at }
     }
 
     pub(super) fn get(&self, id: NodeId) -> Option<usize> {
-        let &(at, p) = self.at.get(id.slot())?;
-        (at == id && p != u32::MAX).then_some(p as usize)
+        let &(version, p) = self.at.get(id.slot())?;
+        (version == id.version() && p != u32::MAX).then_some(p as usize)
     }
 }
 
