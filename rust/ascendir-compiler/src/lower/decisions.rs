@@ -14,9 +14,10 @@ const NONE: u32 = u32::MAX;
 pub struct Decisions {
     /// The decisions in the order they were made.
     list: Vec<(NodeId, Decision)>,
-    /// Per node slot, the node (an id whose slot holds another node finds nothing) and where
-    /// its decision is in `list` (`NONE`: no decision).
-    at: Vec<(NodeId, u32)>,
+    /// Per node slot, the version of the node there (an id whose slot holds another node
+    /// finds nothing: [`NodeId::version`]) and where its decision is in `list` (`NONE`: no
+    /// decision).
+    at: Vec<(u32, u32)>,
 }
 
 impl Decisions {
@@ -24,13 +25,13 @@ impl Decisions {
     pub fn insert(&mut self, id: NodeId, d: Decision) {
         let slot = id.slot();
         if self.at.len() <= slot {
-            self.at.resize(slot + 1, (NodeId::default(), NONE));
+            self.at.resize(slot + 1, (0, NONE));
         }
         match self.at[slot] {
-            (at, i) if at == id && i != NONE => self.list[i as usize].1 = d,
+            (v, i) if v == id.version() && i != NONE => self.list[i as usize].1 = d,
             _ => {
                 // Slots are 32-bit: fewer decisions than `u32::MAX`.
-                self.at[slot] = (id, u32::try_from(self.list.len()).unwrap_or(NONE));
+                self.at[slot] = (id.version(), u32::try_from(self.list.len()).unwrap_or(NONE));
                 self.list.push((id, d));
             }
         }
@@ -38,8 +39,8 @@ impl Decisions {
 
     /// The decision for `id`.
     pub fn get(&self, id: &NodeId) -> Option<&Decision> {
-        let &(at, i) = self.at.get(id.slot())?;
-        if at != *id || i == NONE {
+        let &(v, i) = self.at.get(id.slot())?;
+        if v != id.version() || i == NONE {
             return None;
         }
         self.list.get(i as usize).map(|e| &e.1)
@@ -58,5 +59,49 @@ impl Decisions {
     /// Whether no node has a decision.
     pub fn is_empty(&self) -> bool {
         self.list.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ascendir_ir::{Graph, OpDesc};
+
+    use super::*;
+    use crate::lower::{Barrier, Category};
+
+    fn barrier(reason: &str) -> Decision {
+        Decision::Barrier(Barrier {
+            category: Category::TemporarySkip,
+            reason: reason.into(),
+        })
+    }
+
+    fn reason(d: Option<&Decision>) -> Option<&str> {
+        match d {
+            Some(Decision::Barrier(b)) => Some(&b.reason),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn decisions_are_found_by_id_kept_in_order_and_refuse_a_reused_slot() {
+        let mut g = Graph::new("g");
+        let a = g.add_node(OpDesc::new("a", "Relu")).expect("add");
+        let b = g.add_node(OpDesc::new("b", "Relu")).expect("add");
+        let mut d = Decisions::default();
+        d.insert(b, barrier("first b"));
+        d.insert(a, barrier("a"));
+        d.insert(b, barrier("second b"));
+        assert_eq!(d.len(), 2);
+        assert_eq!(reason(d.get(&a)), Some("a"));
+        assert_eq!(reason(d.get(&b)), Some("second b"));
+        let order: Vec<NodeId> = d.iter().map(|(id, _)| id).collect();
+        assert_eq!(order, vec![b, a]);
+        // A node added in a removed node's slot has no decision.
+        g.remove_node(a).expect("remove");
+        let c = g.add_node(OpDesc::new("c", "Relu")).expect("add");
+        assert_eq!(c.slot(), a.slot());
+        assert!(d.get(&c).is_none());
+        assert!(Decisions::default().get(&a).is_none() && Decisions::default().is_empty());
     }
 }

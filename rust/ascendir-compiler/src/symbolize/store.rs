@@ -3,7 +3,6 @@
 //! table in node order instead of a hash probe, and the bytes of a shape are counted once.
 
 use ascendir_asc::Expr;
-use ascendir_ir::NodeId;
 use rustc_hash::FxHashMap;
 
 use super::TRef;
@@ -14,9 +13,9 @@ const NONE: u32 = u32::MAX;
 /// Shapes by out anchor (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Shapes {
-    /// Per node slot, the node (an id whose slot holds another node finds nothing) and the
-    /// class of its output 0 (`NONE`: no shape).
-    first: Vec<(NodeId, u32)>,
+    /// Per node slot, the version of the node there (an id whose slot holds another node
+    /// finds nothing: [`NodeId::version`]) and the class of its output 0 (`NONE`: no shape).
+    first: Vec<(u32, u32)>,
     /// The classes of other outputs.
     rest: FxHashMap<TRef, u32>,
     /// The distinct shapes, by class, in first-seen order.
@@ -31,8 +30,8 @@ impl Shapes {
     /// The class of `t`'s shape.
     pub(super) fn class(&self, t: TRef) -> Option<u32> {
         let c = if t.1 == 0 {
-            let &(at, c) = self.first.get(t.0.slot())?;
-            if at != t.0 {
+            let &(v, c) = self.first.get(t.0.slot())?;
+            if v != t.0.version() {
                 return None;
             }
             c
@@ -70,9 +69,9 @@ impl Shapes {
         if t.1 == 0 {
             let slot = t.0.slot();
             if self.first.len() <= slot {
-                self.first.resize(slot + 1, (NodeId::default(), NONE));
+                self.first.resize(slot + 1, (0, NONE));
             }
-            self.first[slot] = (t.0, c);
+            self.first[slot] = (t.0.version(), c);
         } else {
             self.rest.insert(t, c);
         }
@@ -105,5 +104,51 @@ impl Shapes {
     /// Count every class's elements with `numel_of` (after the last shape is stored).
     pub(super) fn count(&mut self, numel_of: impl Fn(&[Expr]) -> Option<i64>) {
         self.numel = self.uniq.iter().map(|s| numel_of(s)).collect();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ascendir_ir::{Graph, OpDesc};
+
+    use super::*;
+
+    fn dims(v: &[&str]) -> Vec<Expr> {
+        v.iter()
+            .map(|d| d.parse::<i64>().map_or_else(|_| Expr::sym(d), Expr::int))
+            .collect()
+    }
+
+    #[test]
+    fn equal_shapes_share_a_class_and_a_rewrite_merges_classes() {
+        let mut g = Graph::new("g");
+        let a = g.add_node(OpDesc::new("a", "Relu")).expect("add");
+        let b = g.add_node(OpDesc::new("b", "Relu")).expect("add");
+        let mut s = Shapes::default();
+        s.set((a, 0), dims(&["s0", "64"]));
+        s.set((b, 0), dims(&["s1", "64"]));
+        s.set((b, 1), dims(&["s0", "64"]));
+        let class = |s: &Shapes, t| s.class(t).expect("stored");
+        assert_eq!(class(&s, (a, 0)), class(&s, (b, 1)));
+        assert_ne!(class(&s, (a, 0)), class(&s, (b, 0)));
+        assert_eq!(s.shape(class(&s, (b, 0))), Some(&dims(&["s1", "64"])));
+        assert!(s.class((a, 1)).is_none() && !s.contains((a, 2)));
+        // s1 := s0: the two classes become one.
+        s.rewrite(|d| {
+            if *d == Expr::sym("s1") {
+                Expr::sym("s0")
+            } else {
+                d.clone()
+            }
+        });
+        assert_eq!(class(&s, (a, 0)), class(&s, (b, 0)));
+        assert_eq!(s.shape(class(&s, (b, 0))), Some(&dims(&["s0", "64"])));
+        s.count(|v| Some(v.len() as i64));
+        assert_eq!(s.numel(class(&s, (a, 0))), Some(Some(2)));
+        // A node added in a removed node's slot has no shape.
+        g.remove_node(a).expect("remove");
+        let c = g.add_node(OpDesc::new("c", "Relu")).expect("add");
+        assert_eq!(c.slot(), a.slot());
+        assert!(s.class((c, 0)).is_none());
     }
 }
