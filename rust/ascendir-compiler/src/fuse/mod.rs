@@ -20,14 +20,14 @@ mod union;
 pub use bytes::{saturating_bytes, tensor_bytes};
 pub use refusal::Rejection;
 use refusal::{Refusal, RefusalLog, Why};
-use tables::{hint, narrow, touch_key, widen, Csr, Positions, NONE, SKIP};
+use tables::{hint, key_and_bytes, narrow, widen, Csr, Positions, NONE, SKIP};
 
 /// A legal pair: (priority, -shared bytes, proximity, first, second), the two roots and
 /// their versions when checked.
 type Candidate = ((u8, i64, usize, usize, usize), usize, usize, u32, u32);
 
 /// A tensor a cluster reads from outside: its producer's lowered index ([`narrow`]ed; none:
-/// `u32::MAX`), its [`touch_key`] and its bytes at the hints.
+/// `u32::MAX`), its [`key_and_bytes`] key and its bytes at the hints.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Read {
     t: TRef,
@@ -104,7 +104,7 @@ pub struct Fuser<'a, T> {
     /// Per lowered node, the consumers of its output 0 (lowered indexes; [`NONE`] for a
     /// barrier consumer or a graph output).
     consumers: Csr,
-    /// Per lowered node, the [`touch_key`] of its output 0.
+    /// Per lowered node, the [`key_and_bytes`] key of its output 0.
     out_key: Vec<u32>,
 }
 
@@ -205,7 +205,7 @@ impl<'a, T> Fuser<'a, T> {
             }
             consumers.push(list.iter().copied());
             let own = (*id, 0);
-            out.push((touch_key(g, &pos, own), tensor_bytes(g, syms, own)));
+            out.push(key_and_bytes(g, &pos, syms, own));
             let mut reads: SmallVec<[Read; 2]> = SmallVec::new();
             for t in l.inputs.iter().flatten() {
                 if t.0 != *id && !reads.iter().any(|r| r.t == *t) {
@@ -213,7 +213,7 @@ impl<'a, T> Fuser<'a, T> {
                     // A producer comes before its readers in the order: its entry is made.
                     let (key, bytes) = match out.get(prod) {
                         Some(&o) if t.1 == 0 => o,
-                        _ => (touch_key(g, &pos, *t), tensor_bytes(g, syms, *t)),
+                        _ => key_and_bytes(g, &pos, syms, *t),
                     };
                     reads.push(Read {
                         t: *t,

@@ -1,9 +1,11 @@
 //! The fuse stage's dense tables: 32-bit lowered indexes, per-node lists in one array,
-//! topological positions by node slot and each tensor's candidate key.
+//! topological positions by node and each tensor's candidate key.
 
 use ascendir_ir::{Graph, NodeId};
+use slotmap::SecondaryMap;
 
-use crate::symbolize::TRef;
+use super::saturating_bytes;
+use crate::symbolize::{SymTable, TRef};
 
 /// No lowered node (a barrier, a graph output).
 pub(super) const NONE: usize = usize::MAX;
@@ -25,30 +27,36 @@ pub(super) fn widen(li: u32) -> usize {
     }
 }
 
-/// A tensor's place among the candidates of a round ([`touch_key`]): a scalar constant's.
+/// A tensor's place among the candidates of a round ([`key_and_bytes`]): a scalar constant's.
 pub(super) const SKIP: u32 = u32::MAX;
 
-/// A tensor's place among the candidates of a round ([`touch_key`]): a producer outside the
+/// A tensor's place among the candidates of a round ([`key_and_bytes`]): a producer outside the
 /// order.
 pub(super) const UNORDERED: u32 = u32::MAX - 1;
 
-/// What groups a tensor's readers and producer into candidate pairs: its producer's position,
-/// or [`SKIP`] for a scalar constant (an immediate in every kernel, not a reason to fuse its
-/// readers).
-pub(super) fn touch_key(g: &Graph, pos: &Positions, t: TRef) -> u32 {
-    let scalar_const = g.op(t.0).is_ok_and(|o| {
-        matches!(o.op_type(), "Const" | "Constant")
-            && o.outputs()
-                .get(t.1 as usize)
-                .is_some_and(|p| p.desc.shape.iter().all(|&d| d == 1))
+/// A tensor's key and its bytes at the hints ([`saturating_bytes`]; 0 when unknown), its
+/// producer's record read once. The key groups the tensor's readers and producer into
+/// candidate pairs: its producer's position ([`UNORDERED`] outside the order), or [`SKIP`] for a
+/// scalar constant (an immediate in every kernel, not a reason to fuse its readers).
+pub(super) fn key_and_bytes(g: &Graph, pos: &Positions, syms: &SymTable, t: TRef) -> (u32, i64) {
+    let port = g.op(t.0).ok().and_then(|o| {
+        let p = o.outputs().get(t.1 as usize)?;
+        Some((o.op_type(), &p.desc))
     });
-    if scalar_const {
+    let scalar_const = port.is_some_and(|(ty, d)| {
+        matches!(ty, "Const" | "Constant") && d.shape.iter().all(|&x| x == 1)
+    });
+    let key = if scalar_const {
         SKIP
     } else {
         pos.get(t.0)
             .and_then(|p| u32::try_from(p).ok())
             .unwrap_or(UNORDERED)
-    }
+    };
+    let bytes = port.map_or(0, |(_, d)| {
+        saturating_bytes(syms.numel(t).unwrap_or(0), d.dtype)
+    });
+    (key, bytes)
 }
 
 /// Per node, a list of 32-bit indexes ([`narrow`]ed: a lowered node's consumers, a
@@ -81,29 +89,25 @@ impl Csr {
     }
 }
 
-/// Topological positions by node slot: a vector look-up instead of hashing the id (the fuse
-/// stage asks for positions on every edge and every candidate pair).
+/// Topological positions by node (a secondary map: a vector look-up by the id's slot instead of
+/// hashing the id; the fuse stage asks for positions on every edge and every candidate pair).
 #[derive(Debug)]
 pub(super) struct Positions {
-    /// Per slot, the version of the node there (to refuse an id whose slot was reused:
-    /// [`NodeId::version`]) and its position ([`narrow`]ed; `u32::MAX`: not in the order),
-    /// side by side: one 8-byte read per look-up.
-    at: Vec<(u32, u32)>,
+    /// Each ordered node's position ([`narrow`]ed).
+    at: SecondaryMap<NodeId, u32>,
 }
 
 impl Positions {
     pub(super) fn new(order: &[NodeId]) -> Positions {
-        let len = order.iter().map(|id| id.slot() + 1).max().unwrap_or(0);
-        let mut at = vec![(0, u32::MAX); len];
-        for (p, id) in order.iter().enumerate() {
-            at[id.slot()] = (id.version(), narrow(p));
+        let mut at = SecondaryMap::with_capacity(order.len());
+        for (p, &id) in order.iter().enumerate() {
+            at.insert(id, narrow(p));
         }
         Positions { at }
     }
 
     pub(super) fn get(&self, id: NodeId) -> Option<usize> {
-        let &(version, p) = self.at.get(id.slot())?;
-        (version == id.version() && p != u32::MAX).then_some(p as usize)
+        self.at.get(id).map(|&p| p as usize)
     }
 }
 

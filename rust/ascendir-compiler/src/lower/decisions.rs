@@ -3,35 +3,31 @@
 //! both stay reads of arrays instead of hash probes.
 
 use ascendir_ir::NodeId;
+use slotmap::SecondaryMap;
 
 use super::Decision;
-
-/// No decision at a slot.
-const NONE: u32 = u32::MAX;
 
 /// Every node's lowering decision (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub struct Decisions {
     /// The decisions in the order they were made.
     list: Vec<(NodeId, Decision)>,
-    /// Per node slot, the version of the node there (an id whose slot holds another node
-    /// finds nothing: [`NodeId::version`]) and where its decision is in `list` (`NONE`: no
-    /// decision).
-    at: Vec<(u32, u32)>,
+    /// Where each node's decision is in `list`.
+    at: SecondaryMap<NodeId, u32>,
 }
 
 impl Decisions {
     /// Record `id`'s decision (a later one for the same node replaces it).
     pub fn insert(&mut self, id: NodeId, d: Decision) {
-        let slot = id.slot();
-        if self.at.len() <= slot {
-            self.at.resize(slot + 1, (0, NONE));
+        if let Some(e) = self.at.get(id).and_then(|&i| self.list.get_mut(i as usize)) {
+            e.1 = d;
+            return;
         }
-        match self.at[slot] {
-            (v, i) if v == id.version() && i != NONE => self.list[i as usize].1 = d,
-            _ => {
-                // Slots are 32-bit: fewer decisions than `u32::MAX`.
-                self.at[slot] = (id.version(), u32::try_from(self.list.len()).unwrap_or(NONE));
+        // Fewer decisions than nodes, whose arena slots are 32-bit. The map refuses an id
+        // older than one it holds for the slot; such an id gets no decision.
+        if let Ok(i) = u32::try_from(self.list.len()) {
+            self.at.insert(id, i);
+            if self.at.contains_key(id) {
                 self.list.push((id, d));
             }
         }
@@ -39,10 +35,7 @@ impl Decisions {
 
     /// The decision for `id`.
     pub fn get(&self, id: &NodeId) -> Option<&Decision> {
-        let &(v, i) = self.at.get(id.slot())?;
-        if v != id.version() || i == NONE {
-            return None;
-        }
+        let &i = self.at.get(*id)?;
         self.list.get(i as usize).map(|e| &e.1)
     }
 

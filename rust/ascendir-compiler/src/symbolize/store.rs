@@ -3,7 +3,9 @@
 //! table in node order instead of a hash probe, and the bytes of a shape are counted once.
 
 use ascendir_asc::Expr;
+use ascendir_ir::NodeId;
 use rustc_hash::FxHashMap;
+use slotmap::SecondaryMap;
 
 use super::TRef;
 
@@ -13,9 +15,8 @@ const NONE: u32 = u32::MAX;
 /// Shapes by out anchor (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub(super) struct Shapes {
-    /// Per node slot, the version of the node there (an id whose slot holds another node
-    /// finds nothing: [`NodeId::version`]) and the class of its output 0 (`NONE`: no shape).
-    first: Vec<(u32, u32)>,
+    /// The class of each node's output 0.
+    first: SecondaryMap<NodeId, u32>,
     /// The classes of other outputs.
     rest: FxHashMap<TRef, u32>,
     /// The distinct shapes, by class, in first-seen order.
@@ -30,11 +31,7 @@ impl Shapes {
     /// The class of `t`'s shape.
     pub(super) fn class(&self, t: TRef) -> Option<u32> {
         let c = if t.1 == 0 {
-            let &(v, c) = self.first.get(t.0.slot())?;
-            if v != t.0.version() {
-                return None;
-            }
-            c
+            *self.first.get(t.0)?
         } else {
             *self.rest.get(&t)?
         };
@@ -67,11 +64,7 @@ impl Shapes {
     pub(super) fn set(&mut self, t: TRef, s: Vec<Expr>) {
         let c = self.intern(s);
         if t.1 == 0 {
-            let slot = t.0.slot();
-            if self.first.len() <= slot {
-                self.first.resize(slot + 1, (0, NONE));
-            }
-            self.first[slot] = (t.0.version(), c);
+            self.first.insert(t.0, c);
         } else {
             self.rest.insert(t, c);
         }
@@ -93,8 +86,8 @@ impl Shapes {
             .map(|s| self.intern(s.iter().map(&f).collect()))
             .collect();
         let to = |c: u32| remap.get(c as usize).copied().unwrap_or(NONE);
-        for e in &mut self.first {
-            e.1 = to(e.1);
+        for (_, c) in &mut self.first {
+            *c = to(*c);
         }
         for c in self.rest.values_mut() {
             *c = to(*c);

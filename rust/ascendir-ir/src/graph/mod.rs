@@ -43,15 +43,6 @@ impl NodeId {
         use slotmap::Key;
         (self.data().as_ffi() & 0xffff_ffff) as usize
     }
-
-    /// The version of this id's slot (the high 32 bits of `KeyData::as_ffi`): two ids with
-    /// one [`NodeId::slot`] are equal exactly when their versions are, so a side table by slot
-    /// can keep this half of the id to refuse an id whose slot was reused.
-    #[inline]
-    pub fn version(self) -> u32 {
-        use slotmap::Key;
-        (self.data().as_ffi() >> 32) as u32
-    }
 }
 
 /// Op types GE registers as graph inputs when they are added.
