@@ -9,7 +9,7 @@ use smallvec::{smallvec, SmallVec};
 
 use crate::lower::{Decision, Decisions, Kind, Lowered};
 use crate::options::CompileOptions;
-use crate::symbolize::{SymTable, TRef};
+use crate::symbolize::SymTable;
 
 mod bytes;
 mod reach;
@@ -26,30 +26,47 @@ use tables::{hint, key_and_bytes, narrow, widen, Csr, Positions, NONE, SKIP};
 /// their versions when checked.
 type Candidate = ((u8, i64, usize, usize, usize), usize, usize, u32, u32);
 
-/// A tensor a cluster reads from outside: its producer's lowered index ([`narrow`]ed; none:
-/// `u32::MAX`), its [`key_and_bytes`] key and its bytes at the hints.
+/// A tensor a cluster reads from outside: the tensor (its producer's arena slot, unique among
+/// the graph's nodes: [`NodeId::slot`], and its output port), its producer's lowered index
+/// ([`narrow`]ed; none: `u32::MAX`), its [`key_and_bytes`] key and its bytes at the hints.
+/// 24 bytes: two fit inline in a cluster record.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Read {
-    t: TRef,
+    slot: u32,
+    port: u32,
     prod: u32,
     key: u32,
     bytes: i64,
 }
 
-/// Per-cluster state.
+impl Read {
+    /// Whether `self` and `o` are the same tensor.
+    fn same(&self, o: &Read) -> bool {
+        (self.slot, self.port) == (o.slot, o.port)
+    }
+}
+
+/// Per-cluster state: 128 bytes, two cache lines (the checks read the records of a round's
+/// pairs at random; the labels and versions, fixed or read apart from the rest, are kept in
+/// the fuser's tables by root).
 #[derive(Clone, Debug)]
 struct Cluster {
     /// Lowered-node indexes, topological. The lists hold a single node's inline (most
     /// clusters the first round checks are single nodes: one cache-friendly struct each).
     members: SmallVec<[usize; 1]>,
-    min_ord: usize,
-    max_ord: usize,
-    steps: usize,
-    reduces: usize,
-    plain_reduces: usize,
-    /// Slices, concats, gathers (their operands stay outside the cluster) and transposes (their
+    /// Topological positions of the first and the last member ([`narrow`]ed).
+    min_ord: u32,
+    max_ord: u32,
+    /// Compute steps of the members (saturating: a sum past `u32::MAX` is refused by every
+    /// size limit alike).
+    steps: u32,
+    /// A reduction among the members.
+    reduces: bool,
+    /// A plain (not norm-like) reduction among the members.
+    plain_reduces: bool,
+    /// Slices, concats, gathers (their operands stay outside the cluster) or transposes (their
     /// output is not read inside) among the members.
-    slices: usize,
+    slices: bool,
     /// Tensors read from outside the cluster.
     reads: SmallVec<[Read; 2]>,
     /// Members (lowered indexes) whose output is used outside the cluster or is a graph
@@ -58,11 +75,6 @@ struct Cluster {
     /// Every member point-wise over one shape (this class of shapes): the loop space is that
     /// shape's dims (no union-find needed).
     uniform: Option<u32>,
-    /// Its first member's value of each of [`LABEL_KEYS`] (numbered by distinct value; 0: not
-    /// set): a pair is compared by the first members of its clusters, and the first member of
-    /// a merged cluster is the kept side's.
-    labels: [u32; 2],
-    version: u32,
 }
 
 /// The result of stage 6.
@@ -106,6 +118,13 @@ pub struct Fuser<'a, T> {
     consumers: Csr,
     /// Per lowered node, the [`key_and_bytes`] key of its output 0.
     out_key: Vec<u32>,
+    /// Per lowered node, its value of each of [`LABEL_KEYS`] (numbered by distinct value; 0:
+    /// not set). A pair is compared by the first members of its clusters, which are their
+    /// roots (the first member of a merged cluster is the kept side's).
+    labels: Vec<[u32; 2]>,
+    /// Per cluster root, how often its cluster changed (a pair's refusal holds while neither
+    /// side's version moved).
+    version: Vec<u32>,
 }
 
 /// The attributes whose values must agree between fused clusters: GE's stream label
@@ -183,6 +202,7 @@ impl<'a, T> Fuser<'a, T> {
         let mut out: Vec<(u32, i64)> = Vec::with_capacity(n_lowered);
         let mut clusters: Vec<Option<Cluster>> = Vec::with_capacity(n_lowered);
         let mut lpos: Vec<u32> = Vec::with_capacity(n_lowered);
+        let mut labels: Vec<[u32; 2]> = Vec::with_capacity(n_lowered);
         let mut list: Vec<u32> = Vec::new();
         for (p, id) in order.iter().enumerate() {
             list.clear();
@@ -208,7 +228,9 @@ impl<'a, T> Fuser<'a, T> {
             out.push(key_and_bytes(g, &pos, syms, own));
             let mut reads: SmallVec<[Read; 2]> = SmallVec::new();
             for t in l.inputs.iter().flatten() {
-                if t.0 != *id && !reads.iter().any(|r| r.t == *t) {
+                // Slots are 32-bit (`NodeId::slot`).
+                let (slot, port) = (narrow(t.0.slot()), t.1);
+                if t.0 != *id && !reads.iter().any(|r| (r.slot, r.port) == (slot, port)) {
                     let prod = li_of(t.0);
                     // A producer comes before its readers in the order: its entry is made.
                     let (key, bytes) = match out.get(prod) {
@@ -216,7 +238,8 @@ impl<'a, T> Fuser<'a, T> {
                         _ => key_and_bytes(g, &pos, syms, *t),
                     };
                     reads.push(Read {
-                        t: *t,
+                        slot,
+                        port,
                         prod: narrow(prod),
                         key,
                         bytes,
@@ -230,21 +253,20 @@ impl<'a, T> Fuser<'a, T> {
             };
             clusters.push(Some(Cluster {
                 members: smallvec![i],
-                min_ord: p,
-                max_ord: p,
-                steps: l.compute_steps(),
-                reduces: usize::from(l.kind == Kind::Reduce),
-                plain_reduces: usize::from(l.is_plain_reduce() && !all_load_row(l, syms)),
-                slices: usize::from(matches!(
+                min_ord: narrow(p),
+                max_ord: narrow(p),
+                steps: u32::try_from(l.compute_steps()).unwrap_or(u32::MAX),
+                reduces: l.kind == Kind::Reduce,
+                plain_reduces: l.is_plain_reduce() && !all_load_row(l, syms),
+                slices: matches!(
                     l.kind,
                     Kind::Slice | Kind::Concat | Kind::Gather | Kind::Transpose
-                )),
+                ),
                 reads,
                 writes,
                 uniform: syms.shape_class(own).filter(|_| l.kind == Kind::Pointwise),
-                labels: labels_of(*id),
-                version: 0,
             }));
+            labels.push(labels_of(*id));
             lpos.push(narrow(p));
         }
         let reach = reach::Reach::new(&succ, |p| li_of_pos[p] != u32::MAX);
@@ -265,6 +287,8 @@ impl<'a, T> Fuser<'a, T> {
             epoch: 0,
             consumers,
             out_key: out.iter().map(|o| o.0).collect(),
+            labels,
+            version: vec![0; n_lowered],
         }
     }
 
@@ -312,10 +336,10 @@ impl<'a, T> Fuser<'a, T> {
                     hint(s);
                 }
             }
-            if let Some(s) = self.succ.starts.get(c.min_ord) {
+            if let Some(s) = self.succ.starts.get(c.min_ord as usize) {
                 hint(s);
             }
-            self.reach.prefetch(c.min_ord);
+            self.reach.prefetch(c.min_ord as usize);
         }
     }
 
@@ -375,16 +399,17 @@ impl<'a, T> Fuser<'a, T> {
             return Err(("NF1001", Why::Horizontal(shared), shared));
         }
         let (ca, cb) = (self.cl(ra), self.cl(rb));
-        let (ca_steps, cb_steps) = (ca.steps, cb.steps);
+        let steps = ca.steps as usize + cb.steps as usize;
         let (ca_reduces, cb_reduces) = (ca.reduces, cb.reduces);
         let (ca_plain, cb_plain) = (ca.plain_reduces, cb.plain_reduces);
-        let slices = ca.slices + cb.slices;
-        let (ca_min, ca_max, cb_min, cb_max) = (ca.min_ord, ca.max_ord, cb.min_ord, cb.max_ord);
+        let slices = ca.slices || cb.slices;
+        let (ca_min, ca_max) = (ca.min_ord as usize, ca.max_ord as usize);
+        let (cb_min, cb_max) = (cb.min_ord as usize, cb.max_ord as usize);
         let uniform = ca.uniform.is_some() && ca.uniform == cb.uniform;
         // The union's reads: both lists less the shared tensors (see `shared`).
         let n_reads = ca.reads.len() + cb.reads.len() - n_shared;
         let n_writes = self.writes_len(ra, rb);
-        let asc_nodes = ca_steps + cb_steps + 2 * n_reads + 2 * n_writes;
+        let asc_nodes = steps + 2 * n_reads + 2 * n_writes;
         if asc_nodes > self.opts.max_fusion_size {
             let why = Why::Size(asc_nodes, self.opts.max_fusion_size);
             return Err(("NF1010", why, shared));
@@ -397,7 +422,7 @@ impl<'a, T> Fuser<'a, T> {
             let why = Why::Outputs(n_writes, self.opts.max_outputs);
             return Err(("AF2001", why, shared));
         }
-        let (la, lb) = (self.cl(ra).labels, self.cl(rb).labels);
+        let (la, lb) = (self.labels[ra], self.labels[rb]);
         for (k, key) in LABEL_KEYS.iter().enumerate() {
             if la[k] != lb[k] {
                 let code = if *key == "_op_vectorcore_num" {
@@ -409,21 +434,21 @@ impl<'a, T> Fuser<'a, T> {
             }
         }
         // L3: kind rules.
-        let norm_only = ca_plain == 0 && cb_plain == 0;
-        if ca_reduces > 0 && cb_reduces > 0 && !norm_only {
+        let norm_only = !ca_plain && !cb_plain;
+        if ca_reduces && cb_reduces && !norm_only {
             let why = Why::Text("two reductions that are not both norm-like");
             return Err(("NF1030", why, shared));
         }
-        if !vertical && (ca_reduces > 0 || cb_reduces > 0) && !norm_only {
+        if !vertical && (ca_reduces || cb_reduces) && !norm_only {
             let why = Why::Text("a reduction is never fused horizontally");
             return Err(("NF1021", why, shared));
         }
-        let members = if ca_plain + cb_plain + slices > 0 || !uniform {
+        let members = if ca_plain || cb_plain || slices || !uniform {
             self.merged_members(ra, rb)
         } else {
             Vec::new()
         };
-        if ca_plain + cb_plain > 0 {
+        if ca_plain || cb_plain {
             let e = self.epilogue_steps(&members);
             if e > self.opts.max_reduce_epilogue {
                 let why = Why::Epilogue(e, self.opts.max_reduce_epilogue);
@@ -431,7 +456,7 @@ impl<'a, T> Fuser<'a, T> {
             }
         }
         // Members that read memory directly (slice, concat, gather) or write last (transpose).
-        if slices > 0 {
+        if slices {
             if let Some((code, why)) = self.view_refusal(&members, ra, rb) {
                 return Err((code, Why::Text(why), shared));
             }
@@ -456,7 +481,7 @@ impl<'a, T> Fuser<'a, T> {
         }
         // Reduce prologue/epilogue pairs first, then vertical pointwise chains, then
         // horizontal pairs: a reduction takes its epilogue before the chain closes (C9).
-        let prio = match (vertical, ca_reduces + cb_reduces > 0) {
+        let prio = match (vertical, ca_reduces || cb_reduces) {
             (true, true) => 0,
             (true, false) => 1,
             (false, _) => 3,
@@ -475,7 +500,7 @@ impl<'a, T> Fuser<'a, T> {
     /// committed; gives what the check built.
     fn check_exact(&self, ra: usize, rb: usize) -> Result<Option<T>, Refusal> {
         let (ca, cb) = (self.cl(ra), self.cl(rb));
-        if ca.reduces + cb.reduces == 0 {
+        if !ca.reduces && !cb.reduces {
             return Ok(None);
         }
         let members = self.merged_members(ra, rb);
@@ -503,11 +528,13 @@ impl<'a, T> Fuser<'a, T> {
         a.uniform = uniform;
         a.min_ord = a.min_ord.min(b.min_ord);
         a.max_ord = a.max_ord.max(b.max_ord);
-        a.steps += b.steps;
-        a.reduces += b.reduces;
-        a.plain_reduces += b.plain_reduces;
-        a.slices += b.slices;
-        a.version = a.version.wrapping_add(b.version).wrapping_add(1);
+        a.steps = a.steps.saturating_add(b.steps);
+        a.reduces |= b.reduces;
+        a.plain_reduces |= b.plain_reduces;
+        a.slices |= b.slices;
+        self.version[keep] = self.version[keep]
+            .wrapping_add(self.version[gone])
+            .wrapping_add(1);
         // Every member points at its root directly: finds stay one step.
         let root = narrow(keep);
         for &m in &a.members {
@@ -518,7 +545,7 @@ impl<'a, T> Fuser<'a, T> {
     /// Record a refusal of the pair of clusters `a`, `b`: its key (the roots, which are the
     /// clusters' first members, and their versions) and where its code, reason and bytes are.
     fn reject(&self, log: &mut RefusalLog, a: usize, b: usize, why: Refusal) {
-        let (va, vb) = (self.cl(a).version, self.cl(b).version);
+        let (va, vb) = (self.version[a], self.version[b]);
         log.keys
             .push((narrow(a), narrow(b), va, vb, log.refusals.len()));
         log.refusals.push(why);
@@ -541,10 +568,10 @@ impl<'a, T> Fuser<'a, T> {
                     continue;
                 }
                 let c = self.cl(li);
-                let (mn, lin) = (narrow(c.min_ord), narrow(li));
+                let (mn, lin) = (c.min_ord, narrow(li));
                 for r in &c.reads {
                     if r.key != SKIP {
-                        touching.push((r.key, r.t.1, mn, lin));
+                        touching.push((r.key, r.port, mn, lin));
                     }
                 }
                 for &m in &c.members {
@@ -595,7 +622,7 @@ impl<'a, T> Fuser<'a, T> {
                 let (a, b) = (widen(a32), widen(b32));
                 // A pair refused in an earlier round is refused again while neither side
                 // changed (the check is a function of the two clusters).
-                let key = (a32, b32, self.cl(a).version, self.cl(b).version);
+                let key = (a32, b32, self.version[a], self.version[b]);
                 let at = |r: usize| {
                     let k = log.keys[r];
                     (k.0, k.1, k.2, k.3)
@@ -608,9 +635,8 @@ impl<'a, T> Fuser<'a, T> {
                 }
                 match self.check(a, b) {
                     Ok((prio, shared, prox)) => {
-                        let (ma, mb) = (self.cl(a).min_ord, self.cl(b).min_ord);
-                        let va = self.cl(a).version;
-                        let vb = self.cl(b).version;
+                        let (ma, mb) = (self.cl(a).min_ord as usize, self.cl(b).min_ord as usize);
+                        let (va, vb) = (self.version[a], self.version[b]);
                         legal.push(((prio, -shared, prox, ma.min(mb), ma.max(mb)), a, b, va, vb));
                     }
                     Err(why) => self.reject(&mut log, a, b, why),
@@ -628,8 +654,7 @@ impl<'a, T> Fuser<'a, T> {
                 if ra == rb {
                     continue;
                 }
-                let stale =
-                    ra != a || rb != b || self.cl(ra).version != va || self.cl(rb).version != vb;
+                let stale = ra != a || rb != b || self.version[ra] != va || self.version[rb] != vb;
                 if stale {
                     if let Err(why) = self.check(ra, rb) {
                         self.reject(&mut log, ra, rb, why);
@@ -724,5 +749,16 @@ impl<'a, T> Fuser<'a, T> {
             },
             artifacts,
         )
+    }
+}
+
+#[cfg(all(test, target_pointer_width = "64"))]
+mod tests {
+    use super::{Cluster, Read};
+
+    #[test]
+    fn a_cluster_record_is_two_cache_lines() {
+        assert_eq!(std::mem::size_of::<Read>(), 24);
+        assert_eq!(std::mem::size_of::<Option<Cluster>>(), 128);
     }
 }

@@ -149,7 +149,7 @@ impl<T> Fuser<'_, T> {
     /// nodes and gives `None` when it cannot settle the pair within that (refused as if
     /// cyclic; deterministic, and it keeps the stage linear in the graph).
     pub(super) fn creates_cycle(&mut self, ra: usize, rb: usize) -> Option<bool> {
-        let bound = self.cl(ra).max_ord.max(self.cl(rb).max_ord);
+        let bound = self.cl(ra).max_ord.max(self.cl(rb).max_ord) as usize;
         let both = || {
             let (a, b) = (&self.cl(ra).members, &self.cl(rb).members);
             a.iter().chain(b).copied()

@@ -75,7 +75,7 @@ impl<T> Fuser<'_, T> {
             .map(|r| (r, rb))
             .chain(b.reads.iter().map(|r| (r, ra)))
         {
-            if self.root_of(r.prod) != other && !v.iter().any(|x| x.t == r.t) {
+            if self.root_of(r.prod) != other && !v.iter().any(|x| x.same(r)) {
                 v.push(*r);
             }
         }
@@ -91,7 +91,7 @@ impl<T> Fuser<'_, T> {
         let mut n = a.writes.len() + b.writes.len();
         for (reads, producer) in [(&b.reads, ra), (&a.reads, rb)] {
             for r in reads {
-                if r.t.1 == 0
+                if r.port == 0
                     && self.root_of(r.prod) == producer
                     && !self.writes_outside(r.prod as usize, ra, rb)
                 {
@@ -158,7 +158,7 @@ impl<T> Fuser<'_, T> {
         for r in &b.reads {
             let produced = self.root_of(r.prod) == ra;
             vertical |= produced;
-            if produced || a.reads.iter().any(|x| x.t == r.t) {
+            if produced || a.reads.iter().any(|x| x.same(r)) {
                 n += 1;
                 bytes = bytes.saturating_add(r.bytes);
             }
