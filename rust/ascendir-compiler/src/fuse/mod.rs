@@ -116,8 +116,6 @@ pub struct Fuser<'a, T> {
     /// Per lowered node, the consumers of its output 0 (lowered indexes; [`NONE`] for a
     /// barrier consumer or a graph output).
     consumers: Csr,
-    /// Per lowered node, the [`key_and_bytes`] key of its output 0.
-    out_key: Vec<u32>,
     /// Per lowered node, its value of each of [`LABEL_KEYS`] (numbered by distinct value; 0:
     /// not set). A pair is compared by the first members of its clusters, which are their
     /// roots (the first member of a merged cluster is the kept side's).
@@ -125,6 +123,34 @@ pub struct Fuser<'a, T> {
     /// Per cluster root, how often its cluster changed (a pair's refusal holds while neither
     /// side's version moved).
     version: Vec<u32>,
+    /// The candidate groups' members: per tensor key touched by two or more lowered nodes
+    /// ([`touch_groups`]), each (port, lowered node) that touches a tensor with that key.
+    tensors: Csr<(u32, u32)>,
+    /// Per group of `tensors`, the lowered node producing its tensors (`u32::MAX`: none).
+    tensor_prod: Vec<u32>,
+}
+
+/// The candidate groups of the fuse stage from `touch`, each (key, port, lowered node) with
+/// which a lowered node touches a tensor (its output 0, or a tensor it reads): the entries
+/// grouped by key (the producer's position), each group in lowered order, only the groups of
+/// two or more entries (a tensor one node touches pairs nothing); with each group's producer
+/// (its lowered index by `li_of_pos`, `u32::MAX` for none or a producer out of the order).
+fn touch_groups(mut touch: Vec<(u32, u32, u32)>, li_of_pos: &[u32]) -> (Csr<(u32, u32)>, Vec<u32>) {
+    // Pushed in lowered order: a stable sort by key keeps each group in that order (a radix
+    // sort: linear in the entries).
+    radsort::sort_by_key(&mut touch, |t| t.0);
+    let mut groups = Csr::with_capacity(0);
+    let mut prod = Vec::new();
+    for run in touch.chunk_by(|x, y| x.0 == y.0).filter(|r| r.len() > 1) {
+        groups.push(run.iter().map(|t| (t.1, t.2)));
+        prod.push(
+            li_of_pos
+                .get(run[0].0 as usize)
+                .copied()
+                .unwrap_or(u32::MAX),
+        );
+    }
+    (groups, prod)
 }
 
 /// The attributes whose values must agree between fused clusters: GE's stream label
@@ -203,6 +229,9 @@ impl<'a, T> Fuser<'a, T> {
         let mut clusters: Vec<Option<Cluster>> = Vec::with_capacity(n_lowered);
         let mut lpos: Vec<u32> = Vec::with_capacity(n_lowered);
         let mut labels: Vec<[u32; 2]> = Vec::with_capacity(n_lowered);
+        // Per tensor a lowered node touches (its output 0, what it reads), the tensor's key,
+        // port and the node.
+        let mut touch: Vec<(u32, u32, u32)> = Vec::new();
         let mut list: Vec<u32> = Vec::new();
         for (p, id) in order.iter().enumerate() {
             list.clear();
@@ -246,6 +275,15 @@ impl<'a, T> Fuser<'a, T> {
                     });
                 }
             }
+            let li = narrow(i);
+            let own_key = out.get(i).map_or(SKIP, |o| o.0);
+            let touched =
+                std::iter::once((own_key, 0)).chain(reads.iter().map(|r| (r.key, r.port)));
+            touch.extend(
+                touched
+                    .filter(|t| t.0 != SKIP)
+                    .map(|(k, port)| (k, port, li)),
+            );
             let writes = if consumers.list(i).is_empty() {
                 SmallVec::new()
             } else {
@@ -270,6 +308,7 @@ impl<'a, T> Fuser<'a, T> {
             lpos.push(narrow(p));
         }
         let reach = reach::Reach::new(&succ, |p| li_of_pos[p] != u32::MAX);
+        let (tensors, tensor_prod) = touch_groups(touch, &li_of_pos);
         Fuser {
             g,
             syms,
@@ -286,9 +325,10 @@ impl<'a, T> Fuser<'a, T> {
             visit: vec![0; order.len()],
             epoch: 0,
             consumers,
-            out_key: out.iter().map(|o| o.0).collect(),
             labels,
             version: vec![0; n_lowered],
+            tensors,
+            tensor_prod,
         }
     }
 
@@ -557,52 +597,35 @@ impl<'a, T> Fuser<'a, T> {
         let mut built: FxHashMap<usize, T> = FxHashMap::default();
         let mut log = RefusalLog::default();
         let mut rounds = 0;
+        let mut group: Vec<(u32, u32)> = Vec::new();
         for _ in 0..self.opts.max_rounds {
             rounds += 1;
             // Candidates: per tensor a cluster touches (reads from outside or produces), the
-            // clusters touching it, by first member (positions and lowered indexes are
-            // `narrow`: below `u32::MAX`).
-            let mut touching: Vec<(u32, u32, u32, u32)> = Vec::new();
-            for li in 0..self.lowered.len() {
-                if self.find(li) != li {
-                    continue;
-                }
-                let c = self.cl(li);
-                let (mn, lin) = (c.min_ord, narrow(li));
-                for r in &c.reads {
-                    if r.key != SKIP {
-                        touching.push((r.key, r.port, mn, lin));
-                    }
-                }
-                for &m in &c.members {
-                    if self.out_key[m] != SKIP {
-                        touching.push((self.out_key[m], 0, mn, lin));
-                    }
-                }
-            }
-            // Pushed by root, i.e. by (first member, root): a stable sort by the tensor leaves
-            // each group in that order (a radix sort: linear in the entries).
-            radsort::sort_by_key(&mut touching, |t| (t.0, t.1));
-            touching.dedup();
-            // Within a group the clusters are ordered by first member, so a pair has the same
-            // orientation in every group it is found in: sorting dedups it.
+            // clusters touching it, by first member (their root: a cluster's first member's
+            // position grows with it), paired within `pair_attempts` of each other. A cluster
+            // touches a tensor its member produces or a member reads, except another port of
+            // a member's output, which it reads from inside (port 0 is its own product).
             let mut pairs: Vec<(u32, u32)> = Vec::new();
-            let mut i = 0;
-            while i < touching.len() {
-                let mut j = i;
-                while j < touching.len()
-                    && touching[j].0 == touching[i].0
-                    && touching[j].1 == touching[i].1
-                {
-                    j += 1;
-                }
-                let group = &touching[i..j];
-                for x in 0..group.len() {
-                    for y in x + 1..group.len().min(x + 1 + self.opts.pair_attempts) {
-                        pairs.push((group[x].3, group[y].3));
+            for (gi, &prod) in self.tensor_prod.iter().enumerate() {
+                let prod_root = self.root_of(prod);
+                group.clear();
+                for &(port, li) in self.tensors.list(gi) {
+                    let r = self.find(li as usize);
+                    if port == 0 || r != prod_root {
+                        group.push((port, narrow(r)));
                     }
                 }
-                i = j;
+                group.sort_unstable();
+                group.dedup();
+                // Within a group the clusters are ordered by root, so a pair has the same
+                // orientation in every group it is found in: sorting dedups it.
+                for run in group.chunk_by(|x, y| x.0 == y.0) {
+                    for x in 0..run.len() {
+                        for y in x + 1..run.len().min(x + 1 + self.opts.pair_attempts) {
+                            pairs.push((run[x].1, run[y].1));
+                        }
+                    }
+                }
             }
             radsort::sort_by_key(&mut pairs, |&p| p);
             pairs.dedup();

@@ -59,17 +59,17 @@ pub(super) fn key_and_bytes(g: &Graph, pos: &Positions, syms: &SymTable, t: TRef
     (key, bytes)
 }
 
-/// Per node, a list of 32-bit indexes ([`narrow`]ed: a lowered node's consumers, a
-/// position's successors), in one array: node `i`'s list is `items[starts[i]..starts[i + 1]]`.
+/// Per node, a list (of 32-bit indexes, [`narrow`]ed, by default: a lowered node's consumers,
+/// a position's successors), in one array: node `i`'s list is `items[starts[i]..starts[i + 1]]`.
 #[derive(Debug, Default)]
-pub(super) struct Csr {
+pub(super) struct Csr<T = u32> {
     pub(super) starts: Vec<usize>,
-    pub(super) items: Vec<u32>,
+    pub(super) items: Vec<T>,
 }
 
-impl Csr {
+impl<T: Copy> Csr<T> {
     /// No lists yet, room for `n`.
-    pub(super) fn with_capacity(n: usize) -> Csr {
+    pub(super) fn with_capacity(n: usize) -> Csr<T> {
         let mut starts = Vec::with_capacity(n.saturating_add(1));
         starts.push(0);
         Csr {
@@ -79,12 +79,12 @@ impl Csr {
     }
 
     /// Append the next node's list.
-    pub(super) fn push(&mut self, list: impl IntoIterator<Item = u32>) {
+    pub(super) fn push(&mut self, list: impl IntoIterator<Item = T>) {
         self.items.extend(list);
         self.starts.push(self.items.len());
     }
 
-    pub(super) fn list(&self, i: usize) -> &[u32] {
+    pub(super) fn list(&self, i: usize) -> &[T] {
         &self.items[self.starts[i]..self.starts[i + 1]]
     }
 }
