@@ -57,8 +57,8 @@ struct Cluster {
     /// Topological positions of the first and the last member ([`narrow`]ed).
     min_ord: u32,
     max_ord: u32,
-    /// Compute steps of the members (saturating: a sum past `u32::MAX` is refused by every
-    /// size limit alike).
+    /// Compute steps of the members (saturating at `u32::MAX`, which would take billions of
+    /// members: more than fit in memory).
     steps: u32,
     /// A reduction among the members.
     reduces: bool,
