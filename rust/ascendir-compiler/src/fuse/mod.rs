@@ -40,9 +40,9 @@ struct Read {
 }
 
 impl Read {
-    /// Whether `self` and `o` are the same tensor.
-    fn same(&self, o: &Read) -> bool {
-        (self.slot, self.port) == (o.slot, o.port)
+    /// The tensor: its producer's slot and its port.
+    fn tensor(&self) -> (u32, u32) {
+        (self.slot, self.port)
     }
 }
 
@@ -259,7 +259,7 @@ impl<'a, T> Fuser<'a, T> {
             for t in l.inputs.iter().flatten() {
                 // Slots are 32-bit (`NodeId::slot`).
                 let (slot, port) = (narrow(t.0.slot()), t.1);
-                if t.0 != *id && !reads.iter().any(|r| (r.slot, r.port) == (slot, port)) {
+                if t.0 != *id && !reads.iter().any(|r| r.tensor() == (slot, port)) {
                     let prod = li_of(t.0);
                     // A producer comes before its readers in the order: its entry is made.
                     let (key, bytes) = match out.get(prod) {

@@ -75,7 +75,7 @@ impl<T> Fuser<'_, T> {
             .map(|r| (r, rb))
             .chain(b.reads.iter().map(|r| (r, ra)))
         {
-            if self.root_of(r.prod) != other && !v.iter().any(|x| x.same(r)) {
+            if self.root_of(r.prod) != other && !v.iter().any(|x| x.tensor() == r.tensor()) {
                 v.push(*r);
             }
         }
@@ -158,7 +158,7 @@ impl<T> Fuser<'_, T> {
         for r in &b.reads {
             let produced = self.root_of(r.prod) == ra;
             vertical |= produced;
-            if produced || a.reads.iter().any(|x| x.same(r)) {
+            if produced || a.reads.iter().any(|x| x.tensor() == r.tensor()) {
                 n += 1;
                 bytes = bytes.saturating_add(r.bytes);
             }

@@ -3,6 +3,7 @@
 //! both stay reads of arrays instead of hash probes.
 
 use ascendir_ir::NodeId;
+use slotmap::secondary::Entry;
 use slotmap::SecondaryMap;
 
 use super::Decision;
@@ -19,17 +20,21 @@ pub struct Decisions {
 impl Decisions {
     /// Record `id`'s decision (a later one for the same node replaces it).
     pub fn insert(&mut self, id: NodeId, d: Decision) {
-        if let Some(e) = self.at.get(id).and_then(|&i| self.list.get_mut(i as usize)) {
-            e.1 = d;
-            return;
-        }
-        // Fewer decisions than nodes, whose arena slots are 32-bit. The map refuses an id
-        // older than one it holds for the slot; such an id gets no decision.
-        if let Ok(i) = u32::try_from(self.list.len()) {
-            self.at.insert(id, i);
-            if self.at.contains_key(id) {
-                self.list.push((id, d));
+        // The map gives no entry for an id older than one it holds for the slot: such an id
+        // gets no decision. Fewer decisions than nodes, whose arena slots are 32-bit.
+        match self.at.entry(id) {
+            Some(Entry::Occupied(e)) => {
+                if let Some(x) = self.list.get_mut(*e.get() as usize) {
+                    x.1 = d;
+                }
             }
+            Some(Entry::Vacant(e)) => {
+                if let Ok(i) = u32::try_from(self.list.len()) {
+                    e.insert(i);
+                    self.list.push((id, d));
+                }
+            }
+            None => {}
         }
     }
 
