@@ -28,14 +28,14 @@ type Candidate = ((u8, i64, usize, usize, usize), usize, usize, u32, u32);
 
 /// A tensor a cluster reads from outside: the tensor (its producer's arena slot, unique among
 /// the graph's nodes: [`NodeId::slot`], and its output port), its producer's lowered index
-/// ([`narrow`]ed; none: `u32::MAX`), its [`key_and_bytes`] key and its bytes at the hints.
-/// 24 bytes: two fit inline in a cluster record.
+/// ([`narrow`]ed; none: `u32::MAX`) and its bytes at the hints. 20 bytes (4-byte aligned: the
+/// fields are only ever copied out): two fit inline in a cluster record.
 #[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, packed(4))]
 struct Read {
     slot: u32,
     port: u32,
     prod: u32,
-    key: u32,
     bytes: i64,
 }
 
@@ -47,8 +47,7 @@ impl Read {
 }
 
 /// Per-cluster state: 128 bytes, two cache lines (the checks read the records of a round's
-/// pairs at random; the labels and versions, fixed or read apart from the rest, are kept in
-/// the fuser's tables by root).
+/// pairs at random: everything a check reads of a cluster but its neighbours' entries is here).
 #[derive(Clone, Debug)]
 struct Cluster {
     /// Lowered-node indexes, topological. The lists hold a single node's inline (most
@@ -75,6 +74,13 @@ struct Cluster {
     /// Every member point-wise over one shape (this class of shapes): the loop space is that
     /// shape's dims (no union-find needed).
     uniform: Option<u32>,
+    /// How often the cluster changed (a pair's refusal holds while neither side's version
+    /// moved).
+    version: u32,
+    /// Its class of [`LABEL_KEYS`] values (an index into the fuser's `label_classes`): fixed
+    /// by its first member, which is its root (the first member of a merged cluster is the
+    /// kept side's).
+    label: u32,
 }
 
 /// The result of stage 6.
@@ -116,13 +122,9 @@ pub struct Fuser<'a, T> {
     /// Per lowered node, the consumers of its output 0 (lowered indexes; [`NONE`] for a
     /// barrier consumer or a graph output).
     consumers: Csr,
-    /// Per lowered node, its value of each of [`LABEL_KEYS`] (numbered by distinct value; 0:
-    /// not set). A pair is compared by the first members of its clusters, which are their
-    /// roots (the first member of a merged cluster is the kept side's).
-    labels: Vec<[u32; 2]>,
-    /// Per cluster root, how often its cluster changed (a pair's refusal holds while neither
-    /// side's version moved).
-    version: Vec<u32>,
+    /// Per class of [`LABEL_KEYS`] values ([`Cluster::label`]), its value of each key
+    /// (numbered by distinct value; 0: not set).
+    label_classes: Vec<[u32; 2]>,
     /// The candidate groups' members: per tensor key touched by two or more lowered nodes
     /// ([`touch_groups`]), each (port, lowered node) that touches a tensor with that key.
     tensors: Csr<(u32, u32)>,
@@ -228,7 +230,8 @@ impl<'a, T> Fuser<'a, T> {
         let mut out: Vec<(u32, i64)> = Vec::with_capacity(n_lowered);
         let mut clusters: Vec<Option<Cluster>> = Vec::with_capacity(n_lowered);
         let mut lpos: Vec<u32> = Vec::with_capacity(n_lowered);
-        let mut labels: Vec<[u32; 2]> = Vec::with_capacity(n_lowered);
+        let mut label_class: FxHashMap<[u32; 2], u32> = FxHashMap::default();
+        let mut label_classes: Vec<[u32; 2]> = Vec::new();
         // Per tensor a lowered node touches (its output 0, what it reads), the tensor's key,
         // port and the node.
         let mut touch: Vec<(u32, u32, u32)> = Vec::new();
@@ -256,6 +259,8 @@ impl<'a, T> Fuser<'a, T> {
             let own = (*id, 0);
             out.push(key_and_bytes(g, &pos, syms, own));
             let mut reads: SmallVec<[Read; 2]> = SmallVec::new();
+            // The reads' candidate keys (the set-up's alone: the checks never read them).
+            let mut keys: SmallVec<[u32; 2]> = SmallVec::new();
             for t in l.inputs.iter().flatten() {
                 // Slots are 32-bit (`NodeId::slot`).
                 let (slot, port) = (narrow(t.0.slot()), t.1);
@@ -266,24 +271,29 @@ impl<'a, T> Fuser<'a, T> {
                         Some(&o) if t.1 == 0 => o,
                         _ => key_and_bytes(g, &pos, syms, *t),
                     };
+                    keys.push(key);
                     reads.push(Read {
                         slot,
                         port,
                         prod: narrow(prod),
-                        key,
                         bytes,
                     });
                 }
             }
             let li = narrow(i);
             let own_key = out.get(i).map_or(SKIP, |o| o.0);
-            let touched =
-                std::iter::once((own_key, 0)).chain(reads.iter().map(|r| (r.key, r.port)));
+            let read_keys = keys.iter().zip(&reads).map(|(&k, r)| (k, r.port));
+            let touched = std::iter::once((own_key, 0)).chain(read_keys);
             touch.extend(
                 touched
                     .filter(|t| t.0 != SKIP)
                     .map(|(k, port)| (k, port, li)),
             );
+            let labels = labels_of(*id);
+            let label = *label_class.entry(labels).or_insert_with(|| {
+                label_classes.push(labels);
+                narrow(label_classes.len() - 1)
+            });
             let writes = if consumers.list(i).is_empty() {
                 SmallVec::new()
             } else {
@@ -303,8 +313,9 @@ impl<'a, T> Fuser<'a, T> {
                 reads,
                 writes,
                 uniform: syms.shape_class(own).filter(|_| l.kind == Kind::Pointwise),
+                version: 0,
+                label,
             }));
-            labels.push(labels_of(*id));
             lpos.push(narrow(p));
         }
         let reach = reach::Reach::new(&succ, |p| li_of_pos[p] != u32::MAX);
@@ -325,8 +336,7 @@ impl<'a, T> Fuser<'a, T> {
             visit: vec![0; order.len()],
             epoch: 0,
             consumers,
-            labels,
-            version: vec![0; n_lowered],
+            label_classes,
             tensors,
             tensor_prod,
         }
@@ -376,8 +386,11 @@ impl<'a, T> Fuser<'a, T> {
                     hint(s);
                 }
             }
-            if let Some(s) = self.succ.starts.get(c.min_ord as usize) {
-                hint(s);
+            // (A single member's successors are read only when the other side ends later.)
+            if c.members.len() > 1 {
+                if let Some(s) = self.succ.starts.get(c.min_ord as usize) {
+                    hint(s);
+                }
             }
             self.reach.prefetch(c.min_ord as usize);
         }
@@ -462,15 +475,18 @@ impl<'a, T> Fuser<'a, T> {
             let why = Why::Outputs(n_writes, self.opts.max_outputs);
             return Err(("AF2001", why, shared));
         }
-        let (la, lb) = (self.labels[ra], self.labels[rb]);
-        for (k, key) in LABEL_KEYS.iter().enumerate() {
-            if la[k] != lb[k] {
-                let code = if *key == "_op_vectorcore_num" {
-                    "NF1025"
-                } else {
-                    "AF2002"
-                };
-                return Err((code, Why::Label(key), shared));
+        if ca.label != cb.label {
+            let classes = &self.label_classes;
+            let (la, lb) = (classes[ca.label as usize], classes[cb.label as usize]);
+            for (k, key) in LABEL_KEYS.iter().enumerate() {
+                if la[k] != lb[k] {
+                    let code = if *key == "_op_vectorcore_num" {
+                        "NF1025"
+                    } else {
+                        "AF2002"
+                    };
+                    return Err((code, Why::Label(key), shared));
+                }
             }
         }
         // L3: kind rules.
@@ -572,9 +588,7 @@ impl<'a, T> Fuser<'a, T> {
         a.reduces |= b.reduces;
         a.plain_reduces |= b.plain_reduces;
         a.slices |= b.slices;
-        self.version[keep] = self.version[keep]
-            .wrapping_add(self.version[gone])
-            .wrapping_add(1);
+        a.version = a.version.wrapping_add(b.version).wrapping_add(1);
         // Every member points at its root directly: finds stay one step.
         let root = narrow(keep);
         for &m in &a.members {
@@ -585,7 +599,7 @@ impl<'a, T> Fuser<'a, T> {
     /// Record a refusal of the pair of clusters `a`, `b`: its key (the roots, which are the
     /// clusters' first members, and their versions) and where its code, reason and bytes are.
     fn reject(&self, log: &mut RefusalLog, a: usize, b: usize, why: Refusal) {
-        let (va, vb) = (self.version[a], self.version[b]);
+        let (va, vb) = (self.cl(a).version, self.cl(b).version);
         log.keys
             .push((narrow(a), narrow(b), va, vb, log.refusals.len()));
         log.refusals.push(why);
@@ -645,7 +659,7 @@ impl<'a, T> Fuser<'a, T> {
                 let (a, b) = (widen(a32), widen(b32));
                 // A pair refused in an earlier round is refused again while neither side
                 // changed (the check is a function of the two clusters).
-                let key = (a32, b32, self.version[a], self.version[b]);
+                let key = (a32, b32, self.cl(a).version, self.cl(b).version);
                 let at = |r: usize| {
                     let k = log.keys[r];
                     (k.0, k.1, k.2, k.3)
@@ -658,8 +672,9 @@ impl<'a, T> Fuser<'a, T> {
                 }
                 match self.check(a, b) {
                     Ok((prio, shared, prox)) => {
-                        let (ma, mb) = (self.cl(a).min_ord as usize, self.cl(b).min_ord as usize);
-                        let (va, vb) = (self.version[a], self.version[b]);
+                        let (ca, cb) = (self.cl(a), self.cl(b));
+                        let (ma, mb) = (ca.min_ord as usize, cb.min_ord as usize);
+                        let (va, vb) = (ca.version, cb.version);
                         legal.push(((prio, -shared, prox, ma.min(mb), ma.max(mb)), a, b, va, vb));
                     }
                     Err(why) => self.reject(&mut log, a, b, why),
@@ -677,7 +692,8 @@ impl<'a, T> Fuser<'a, T> {
                 if ra == rb {
                     continue;
                 }
-                let stale = ra != a || rb != b || self.version[ra] != va || self.version[rb] != vb;
+                let stale =
+                    ra != a || rb != b || self.cl(ra).version != va || self.cl(rb).version != vb;
                 if stale {
                     if let Err(why) = self.check(ra, rb) {
                         self.reject(&mut log, ra, rb, why);
@@ -781,7 +797,7 @@ mod tests {
 
     #[test]
     fn a_cluster_record_is_two_cache_lines() {
-        assert_eq!(std::mem::size_of::<Read>(), 24);
+        assert_eq!(std::mem::size_of::<Read>(), 20);
         assert_eq!(std::mem::size_of::<Option<Cluster>>(), 128);
     }
 }

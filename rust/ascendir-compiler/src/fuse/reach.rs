@@ -141,6 +141,19 @@ impl Reach {
 pub(super) const SEARCH_BUDGET: usize = 1024;
 
 impl<T> Fuser<'_, T> {
+    /// The topological positions of cluster `r`'s members (a single member's is the cluster's
+    /// first position: no look-up).
+    fn positions(&self, r: usize) -> impl Iterator<Item = usize> + '_ {
+        let c = self.cl(r);
+        let (single, many) = match &c.members[..] {
+            [_] => (Some(c.min_ord as usize), &c.members[..0]),
+            all => (None, all),
+        };
+        single
+            .into_iter()
+            .chain(many.iter().map(|&m| self.lpos[m] as usize))
+    }
+
     /// A path from the union of `ra` and `rb` through an outside node back into it (the merge
     /// would be cyclic). Every such path leaves the union by an edge to an outside successor
     /// of a member, so the union is cyclic exactly when one of those reaches a member: one
@@ -150,18 +163,17 @@ impl<T> Fuser<'_, T> {
     /// cyclic; deterministic, and it keeps the stage linear in the graph).
     pub(super) fn creates_cycle(&mut self, ra: usize, rb: usize) -> Option<bool> {
         let bound = self.cl(ra).max_ord.max(self.cl(rb).max_ord) as usize;
-        let both = || {
-            let (a, b) = (&self.cl(ra).members, &self.cl(rb).members);
-            a.iter().chain(b).copied()
-        };
-        if let Some(last) = self
-            .reach
-            .last_on_chains(both().map(|m| self.lpos[m] as usize))
-        {
-            for m in both() {
-                for &s in self.succ.list(self.lpos[m] as usize) {
+        let both = || self.positions(ra).chain(self.positions(rb));
+        if let Some(last) = self.reach.last_on_chains(both()) {
+            // A path back into the union ends at a member, at or before `bound`: only the
+            // successors up to it count (the lists ascend; the member at `bound` has none).
+            for p in both().filter(|&p| p != bound) {
+                for &s in self.succ.list(p) {
                     let s = s as usize;
-                    if s <= bound && !self.in_set_pos(s, ra, rb) && self.reach.reaches(s, &last) {
+                    if s > bound {
+                        break;
+                    }
+                    if !self.in_set_pos(s, ra, rb) && self.reach.reaches(s, &last) {
                         return Some(true);
                     }
                 }
