@@ -3,6 +3,8 @@
 //! ours, AF2xxx); legal pairs are ordered by (priority class, shared bytes desc, proximity,
 //! first member, second member) and committed greedily, re-checked when a side changed.
 
+use std::collections::BinaryHeap;
+
 use ascendir_ir::{Graph, NodeId};
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
@@ -170,28 +172,21 @@ impl<'a, T> Fuser<'a, T> {
         }
     }
 
-    /// Ask the cache for the table entries the checks read for cluster `r` (its reads'
-    /// producers' roots, its writes' consumer lists, its first member's place in the cycle
-    /// check's tables), once its lists are near.
+    /// Ask the cache for the table entries the checks read for cluster `r` as a pair's later
+    /// side (its first member's place in the cycle check's tables; a merged cluster's first
+    /// successors and reach row too: a single member's are read only when the other side ends
+    /// later), once its lists are near. (Its reads' producers' roots and its members'
+    /// consumers are read only for tensors within the other side's span: rarely.)
     fn prefetch_tables(&self, r: usize) {
         if let Some(Some(c)) = self.clusters.get(r) {
-            for x in &c.reads {
-                if let Some(p) = self.parent.get(x.prod as usize) {
-                    hint(p);
-                }
-            }
-            for &m in &c.writes {
-                if let Some(s) = self.consumers.starts.get(m) {
+            let p = c.min_ord as usize;
+            let many = c.members.len() > 1;
+            if many {
+                if let Some(s) = self.succ.starts.get(p) {
                     hint(s);
                 }
             }
-            // (A single member's successors are read only when the other side ends later.)
-            if c.members.len() > 1 {
-                if let Some(s) = self.succ.starts.get(c.min_ord as usize) {
-                    hint(s);
-                }
-            }
-            self.reach.prefetch(c.min_ord as usize);
+            self.reach.prefetch(p, many);
         }
     }
 
@@ -479,8 +474,11 @@ impl<'a, T> Fuser<'a, T> {
                     Err(why) => self.reject(&mut log, a, b, why),
                 }
             }
-            // The keys are distinct (the last two are the pair's first members).
-            legal.sort_unstable_by_key(|x| x.0);
+            // The keys are distinct (the last two are the pair's first members). The pairs were
+            // checked in order of their roots, which is the order of the keys' last two parts: a
+            // stable sort (which finds runs already in order) takes time linear in the pairs
+            // when most share the first parts, as a graph of like ops does.
+            legal.sort_by_key(|x| x.0);
             let mut changed = false;
             for (k, &(_, a, b, va, vb)) in legal.iter().enumerate() {
                 if let Some(&(_, x, y, _, _)) = legal.get(k + PREFETCH_AHEAD) {
@@ -547,25 +545,30 @@ impl<'a, T> Fuser<'a, T> {
                 .map(|o| o.name().to_string())
                 .unwrap_or_default()
         };
-        // The refused pairs that stayed apart, most shared bytes first (then in graph order);
-        // the report keeps the first `report_rejections`. A pair's latest refusal is the last of
-        // its keys: a root's version only grows.
+        // The refused pairs that stayed apart, most shared bytes first (then in graph order:
+        // lowered indexes ascend with the order); the report keeps the first
+        // `report_rejections`, chosen with a heap of that many (a large graph refuses
+        // hundreds of thousands of pairs, nearly all of them left out). A pair's latest
+        // refusal is the last of its keys: a root's version only grows.
         let keys = &log.keys;
-        let mut kept: Vec<(i64, u32, u32, usize)> = Vec::new();
+        let keep = self.opts.report_rejections.unwrap_or(usize::MAX);
+        let mut kept: BinaryHeap<(i64, u32, u32, usize)> = BinaryHeap::new();
         for (i, &(a, b, _, _, at)) in keys.iter().enumerate() {
             let latest = keys.get(i + 1).is_none_or(|k| (k.0, k.1) != (a, b));
-            let (a, b) = (widen(a), widen(b));
-            if latest && self.find(a) != self.find(b) {
-                kept.push((-log.refusals[at].2, self.lpos[a], self.lpos[b], i));
+            if !latest || self.find(widen(a)) == self.find(widen(b)) {
+                continue;
+            }
+            let entry = (-log.refusals[at].2, a, b, i);
+            if kept.len() < keep {
+                kept.push(entry);
+            } else if let Some(mut worst) = kept.peek_mut() {
+                if entry < *worst {
+                    *worst = entry;
+                }
             }
         }
-        let keep = self.opts.report_rejections.unwrap_or(usize::MAX);
-        if kept.len() > keep {
-            kept.select_nth_unstable(keep);
-            kept.truncate(keep);
-        }
-        kept.sort_unstable();
         let rej: Vec<Rejection> = kept
+            .into_sorted_vec()
             .into_iter()
             .map(|(_, _, _, i)| {
                 let (a, b, _, _, at) = keys[i];

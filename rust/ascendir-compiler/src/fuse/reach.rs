@@ -118,10 +118,13 @@ impl Reach {
         Some(last)
     }
 
-    /// Ask the cache for position `p`'s place and row ([`hint`]).
-    pub(super) fn prefetch(&self, p: usize) {
+    /// Ask the cache for position `p`'s place and, with `row`, its row ([`hint`]).
+    pub(super) fn prefetch(&self, p: usize, row: bool) {
         if let Some(x) = self.place.get(p) {
             hint(x);
+        }
+        if !row {
+            return;
         }
         let at = p.checked_mul(self.k);
         if let Some(row) = at.and_then(|s| self.first.get(s..s.checked_add(self.k)?)) {

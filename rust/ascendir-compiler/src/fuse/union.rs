@@ -2,8 +2,15 @@
 //! and writes, and what the two clusters share — computed from each cluster's cached reads and
 //! writes, never by walking the graph again.
 
-use super::{Fuser, Read, NONE};
+use super::{narrow, Fuser, Read, NONE};
 use crate::lower::Kind;
+
+/// A cluster's lowered indexes run from its root to its last member's ([`Fuser::span`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Span {
+    root: u32,
+    last: u32,
+}
 
 impl<T> Fuser<'_, T> {
     /// The rule of the members laid out in memory: a slice, concat or gather reads its operands
@@ -65,17 +72,35 @@ impl<T> Fuser<'_, T> {
         }
     }
 
+    /// Cluster `r`'s span of lowered indexes: its root (its first member, the least) and its
+    /// last member's (the members ascend).
+    pub(super) fn span(&self, r: usize) -> Span {
+        let last = self.cl(r).members.last().map_or(r, |&m| m);
+        Span {
+            root: narrow(r),
+            last: narrow(last),
+        }
+    }
+
+    /// Whether lowered node `li` ([`narrow`]ed; none: `u32::MAX`) is a member of the cluster
+    /// spanning `s`: its root is read only for a node within the span (the checks ask this of
+    /// every tensor a pair reads, mostly produced far from the other side).
+    pub(super) fn holds(&self, s: Span, li: u32) -> bool {
+        (s.root..=s.last).contains(&li) && self.parent[li as usize] == s.root
+    }
+
     /// Tensors read from outside the union of `ra` and `rb`.
     pub(super) fn reads(&self, ra: usize, rb: usize) -> Vec<Read> {
         let (a, b) = (self.cl(ra), self.cl(rb));
+        let (sa, sb) = (self.span(ra), self.span(rb));
         let mut v: Vec<Read> = Vec::with_capacity(a.reads.len() + b.reads.len());
         for (r, other) in a
             .reads
             .iter()
-            .map(|r| (r, rb))
-            .chain(b.reads.iter().map(|r| (r, ra)))
+            .map(|r| (r, sb))
+            .chain(b.reads.iter().map(|r| (r, sa)))
         {
-            if self.root_of(r.prod) != other && !v.iter().any(|x| x.tensor() == r.tensor()) {
+            if !self.holds(other, r.prod) && !v.iter().any(|x| x.tensor() == r.tensor()) {
                 v.push(*r);
             }
         }
@@ -88,12 +113,13 @@ impl<T> Fuser<'_, T> {
     /// outside the union: only the members the other side reads are walked, not every write.
     pub(super) fn writes_len(&self, ra: usize, rb: usize) -> usize {
         let (a, b) = (self.cl(ra), self.cl(rb));
+        let (sa, sb) = (self.span(ra), self.span(rb));
         let mut n = a.writes.len() + b.writes.len();
-        for (reads, producer) in [(&b.reads, ra), (&a.reads, rb)] {
+        for (reads, producer) in [(&b.reads, sa), (&a.reads, sb)] {
             for r in reads {
                 if r.port == 0
-                    && self.root_of(r.prod) == producer
-                    && !self.writes_outside(r.prod as usize, ra, rb)
+                    && self.holds(producer, r.prod)
+                    && !self.writes_outside(r.prod as usize, sa, sb)
                 {
                     n = n.saturating_sub(1);
                 }
@@ -104,14 +130,15 @@ impl<T> Fuser<'_, T> {
     }
 
     /// Whether member `m`'s output is used outside the union of `ra` and `rb`.
-    fn writes_outside(&self, m: usize, ra: usize, rb: usize) -> bool {
-        self.consumers.list(m).iter().any(|&c| {
-            let r = self.root_of(c);
-            r != ra && r != rb
-        })
+    fn writes_outside(&self, m: usize, sa: Span, sb: Span) -> bool {
+        self.consumers
+            .list(m)
+            .iter()
+            .any(|&c| !self.holds(sa, c) && !self.holds(sb, c))
     }
 
-    /// The members of both clusters in topological order (both lists are).
+    /// The members of both clusters in topological order (both lists are; lowered indexes
+    /// ascend with the order).
     pub(super) fn merged_members(&self, ra: usize, rb: usize) -> Vec<usize> {
         let (a, b) = (&self.cl(ra).members, &self.cl(rb).members);
         if ra == rb {
@@ -120,7 +147,7 @@ impl<T> Fuser<'_, T> {
         let mut v = Vec::with_capacity(a.len() + b.len());
         let (mut i, mut j) = (0, 0);
         while i < a.len() && j < b.len() {
-            if self.lpos[a[i]] <= self.lpos[b[j]] {
+            if a[i] <= b[j] {
                 v.push(a[i]);
                 i += 1;
             } else {
@@ -136,9 +163,10 @@ impl<T> Fuser<'_, T> {
     /// Members of the union whose output is used outside it.
     pub(super) fn writes(&self, ra: usize, rb: usize) -> Vec<usize> {
         let (a, b) = (self.cl(ra), self.cl(rb));
+        let (sa, sb) = (self.span(ra), self.span(rb));
         let mut v = Vec::with_capacity(a.writes.len() + b.writes.len());
         for &m in a.writes.iter().chain(&b.writes) {
-            if self.writes_outside(m, ra, rb) {
+            if self.writes_outside(m, sa, sb) {
                 v.push(m);
             }
         }
@@ -154,9 +182,10 @@ impl<T> Fuser<'_, T> {
     /// and those both read are the shared ones.
     pub(super) fn shared(&self, ra: usize, rb: usize) -> (usize, i64, bool) {
         let (a, b) = (self.cl(ra), self.cl(rb));
+        let (sa, sb) = (self.span(ra), self.span(rb));
         let (mut n, mut bytes, mut vertical) = (0usize, 0i64, false);
         for r in &b.reads {
-            let produced = self.root_of(r.prod) == ra;
+            let produced = self.holds(sa, r.prod);
             vertical |= produced;
             if produced || a.reads.iter().any(|x| x.tensor() == r.tensor()) {
                 n += 1;
@@ -164,7 +193,7 @@ impl<T> Fuser<'_, T> {
             }
         }
         for r in &a.reads {
-            if self.root_of(r.prod) == rb {
+            if self.holds(sb, r.prod) {
                 vertical = true;
                 n += 1;
                 bytes = bytes.saturating_add(r.bytes);
