@@ -192,9 +192,8 @@ impl<'a, T> Fuser<'a, T> {
 
     /// The cluster root of a node, if it is lowered.
     pub fn cluster_of(&self, id: NodeId) -> Option<usize> {
-        let p = self.pos.get(id)?;
-        let li = self.li_of_pos[p];
-        (li != u32::MAX).then(|| self.find(li as usize))
+        let li = self.pos.lowered(id);
+        (li != NONE).then(|| self.find(li))
     }
 
     fn cl(&self, r: usize) -> &Cluster {
@@ -595,11 +594,16 @@ impl<'a, T> Fuser<'a, T> {
 
 #[cfg(all(test, target_pointer_width = "64"))]
 mod tests {
-    use super::{Cluster, Read};
+    use super::{tables::Place, Cluster, Read};
 
     #[test]
     fn a_cluster_record_is_two_cache_lines() {
         assert_eq!(std::mem::size_of::<Read>(), 20);
         assert_eq!(std::mem::size_of::<Option<Cluster>>(), 128);
+    }
+
+    #[test]
+    fn a_place_is_20_bytes() {
+        assert_eq!(std::mem::size_of::<Place>(), 20);
     }
 }

@@ -67,7 +67,6 @@ impl<'a, T> Fuser<'a, T> {
         opts: &'a CompileOptions,
         exact: &'a dyn Fn(&[NodeId]) -> Result<T, String>,
     ) -> Fuser<'a, T> {
-        let pos = Positions::new(order);
         let mut li_of_pos = vec![u32::MAX; order.len()];
         let mut lowered = Vec::new();
         for (p, id) in order.iter().enumerate() {
@@ -76,13 +75,13 @@ impl<'a, T> Fuser<'a, T> {
                 lowered.push((*id, l));
             }
         }
+        let mut pos = Positions::new(order, &li_of_pos);
         let graph_outs: FxHashSet<NodeId> = g
             .outputs()
             .iter()
             .filter(|&&(_, i)| i == 0)
             .map(|&(n, _)| n)
             .collect();
-        let li_of = |id: NodeId| pos.get(id).map_or(NONE, |p| widen(li_of_pos[p]));
         let mut label_ids: FxHashMap<String, u32> = FxHashMap::default();
         let mut labels_of = |id: NodeId| {
             LABEL_KEYS.map(|key| {
@@ -95,12 +94,12 @@ impl<'a, T> Fuser<'a, T> {
         };
         // One walk of the order builds every table, a node's graph record read once: its
         // successors; for a lowered node its consumers, its output's candidate key and bytes
-        // (a later read of it looks them up here instead of in the graph and the symbol
+        // (recorded in its place, [`Positions`]: a later read of it finds them there with the
+        // producer's lowered index, in one look-up, instead of in the graph and the symbol
         // table) and its cluster.
         let n_lowered = lowered.len();
         let mut succ = Csr::with_capacity(order.len());
         let mut consumers = Csr::with_capacity(n_lowered);
-        let mut out: Vec<(u32, i64)> = Vec::with_capacity(n_lowered);
         let mut clusters: Vec<Option<Cluster>> = Vec::with_capacity(n_lowered);
         let mut lpos: Vec<u32> = Vec::with_capacity(n_lowered);
         let mut label_class: FxHashMap<[u32; 2], u32> = FxHashMap::default();
@@ -123,18 +122,18 @@ impl<'a, T> Fuser<'a, T> {
             if let Ok(n) = g.node(*id) {
                 let peers = n.out_data_peers(0);
                 let inside = peers.iter().filter(|q| q.node != *id);
-                list.extend(inside.map(|q| narrow(li_of(q.node))));
+                list.extend(inside.map(|q| narrow(pos.lowered(q.node))));
             }
             if graph_outs.contains(id) {
                 list.push(narrow(NONE));
             }
             consumers.push(list.iter().copied());
             let own = (*id, 0);
-            out.push(key_and_bytes(g, &pos, syms, own));
+            let (own_key, own_bytes) = key_and_bytes(g, &pos, syms, own);
+            pos.met(*id, own_key, own_bytes);
             let li = narrow(i);
             // The tensors the node touches, each by its key, port and the node: its output 0,
             // then what it reads (the checks never read the keys: they stay here).
-            let own_key = out.get(i).map_or(SKIP, |o| o.0);
             let mut touches = |key: u32, port: u32| {
                 if key != SKIP {
                     touch.push((key, port, li));
@@ -146,10 +145,10 @@ impl<'a, T> Fuser<'a, T> {
                 // Slots are 32-bit (`NodeId::slot`).
                 let (slot, port) = (narrow(t.0.slot()), t.1);
                 if t.0 != *id && !reads.iter().any(|r| r.tensor() == (slot, port)) {
-                    let prod = li_of(t.0);
-                    // A producer comes before its readers in the order: its entry is made.
-                    let (key, bytes) = match out.get(prod) {
-                        Some(&o) if t.1 == 0 => o,
+                    // A lowered producer comes before its readers in the order: it is met.
+                    let (prod, met) = pos.output(t.0);
+                    let (key, bytes) = match met {
+                        Some(o) if t.1 == 0 => o,
                         _ => key_and_bytes(g, &pos, syms, *t),
                     };
                     touches(key, port);
