@@ -30,15 +30,15 @@ use tables::{hint, narrow, widen, Csr, Positions, NONE};
 type Candidate = ((u8, i64, usize, usize, usize), usize, usize, u32, u32);
 
 /// A tensor a cluster reads from outside: the tensor (its producer's arena slot, unique among
-/// the graph's nodes: [`NodeId::slot`], and its output port), its producer's lowered index
-/// ([`narrow`]ed; none: `u32::MAX`) and its bytes at the hints. 20 bytes (4-byte aligned: the
-/// fields are only ever copied out): two fit inline in a cluster record.
+/// the graph's nodes: [`NodeId::slot`], and its output port), its producer's topological
+/// position ([`narrow`]ed; out of the order: `u32::MAX`) and its bytes at the hints. 20 bytes
+/// (4-byte aligned: the fields are only ever copied out): two fit inline in a cluster record.
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, packed(4))]
 struct Read {
     slot: u32,
     port: u32,
-    prod: u32,
+    pos: u32,
     bytes: i64,
 }
 
@@ -122,8 +122,8 @@ pub struct Fuser<'a, T> {
     clusters: Vec<Option<Cluster>>,
     visit: Vec<u32>,
     epoch: u32,
-    /// Per lowered node, the consumers of its output 0 (lowered indexes; [`NONE`] for a
-    /// barrier consumer or a graph output).
+    /// Per lowered node, the consumers of its output 0 (topological positions; `u32::MAX` for
+    /// a graph output).
     consumers: Csr,
     /// Per class of [`LABEL_KEYS`] values ([`Cluster::label`]), its value of each key
     /// (numbered by distinct value; 0: not set).
@@ -156,18 +156,13 @@ impl<'a, T> Fuser<'a, T> {
         }
     }
 
-    /// Ask the cache for the lists of cluster `r` held outside its record (a merged
-    /// cluster's), once its record is near.
+    /// Ask the cache for the read list of cluster `r` when held outside its record (a merged
+    /// cluster's), once its record is near. (The checks read its members and writes only for
+    /// a pair that passes the size checks: rarely on a large graph's later rounds.)
     fn prefetch_lists(&self, r: usize) {
         if let Some(Some(c)) = self.clusters.get(r) {
             if c.reads.spilled() {
                 hint(&c.reads[..]);
-            }
-            if c.members.spilled() {
-                hint(&c.members[..]);
-            }
-            if c.writes.spilled() {
-                hint(&c.writes[..]);
             }
         }
     }

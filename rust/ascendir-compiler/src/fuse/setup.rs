@@ -122,7 +122,7 @@ impl<'a, T> Fuser<'a, T> {
             if let Ok(n) = g.node(*id) {
                 let peers = n.out_data_peers(0);
                 let inside = peers.iter().filter(|q| q.node != *id);
-                list.extend(inside.map(|q| narrow(pos.lowered(q.node))));
+                list.extend(inside.map(|q| pos.get(q.node).map_or(u32::MAX, narrow)));
             }
             if graph_outs.contains(id) {
                 list.push(narrow(NONE));
@@ -146,7 +146,7 @@ impl<'a, T> Fuser<'a, T> {
                 let (slot, port) = (narrow(t.0.slot()), t.1);
                 if t.0 != *id && !reads.iter().any(|r| r.tensor() == (slot, port)) {
                     // A lowered producer comes before its readers in the order: it is met.
-                    let (prod, met) = pos.output(t.0);
+                    let (at, met) = pos.output(t.0);
                     let (key, bytes) = match met {
                         Some(o) if t.1 == 0 => o,
                         _ => key_and_bytes(g, &pos, syms, *t),
@@ -155,7 +155,7 @@ impl<'a, T> Fuser<'a, T> {
                     reads.push(Read {
                         slot,
                         port,
-                        prod: narrow(prod),
+                        pos: at,
                         bytes,
                     });
                 }

@@ -142,15 +142,12 @@ impl Positions {
         self.at.get(id).map_or(NONE, |pl| widen(pl.li))
     }
 
-    /// Node `id`'s lowered index and, once recorded ([`Positions::met`]), its output 0's key
-    /// and bytes.
-    pub(super) fn output(&self, id: NodeId) -> (usize, Option<(u32, i64)>) {
+    /// Node `id`'s position ([`narrow`]ed; out of the order: `u32::MAX`) and, once recorded
+    /// ([`Positions::met`]), its output 0's key and bytes.
+    pub(super) fn output(&self, id: NodeId) -> (u32, Option<(u32, i64)>) {
         match self.at.get(id) {
-            Some(&pl) => (
-                widen(pl.li),
-                (pl.key != UNMET).then_some((pl.key, pl.bytes)),
-            ),
-            None => (NONE, None),
+            Some(&pl) => (pl.pos, (pl.key != UNMET).then_some((pl.key, pl.bytes))),
+            None => (u32::MAX, None),
         }
     }
 

@@ -5,10 +5,12 @@
 use super::{narrow, Fuser, Read, NONE};
 use crate::lower::Kind;
 
-/// A cluster's lowered indexes run from its root to its last member's ([`Fuser::span`]).
+/// A cluster's root and the topological positions of its first and last members
+/// ([`Fuser::span`]): every member lies between them.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Span {
     root: u32,
+    first: u32,
     last: u32,
 }
 
@@ -72,21 +74,31 @@ impl<T> Fuser<'_, T> {
         }
     }
 
-    /// Cluster `r`'s span of lowered indexes: its root (its first member, the least) and its
-    /// last member's (the members ascend).
+    /// Cluster `r`'s span (from its record).
     pub(super) fn span(&self, r: usize) -> Span {
-        let last = self.cl(r).members.last().map_or(r, |&m| m);
+        let c = self.cl(r);
         Span {
             root: narrow(r),
-            last: narrow(last),
+            first: c.min_ord,
+            last: c.max_ord,
         }
     }
 
-    /// Whether lowered node `li` ([`narrow`]ed; none: `u32::MAX`) is a member of the cluster
-    /// spanning `s`: its root is read only for a node within the span (the checks ask this of
-    /// every tensor a pair reads, mostly produced far from the other side).
-    pub(super) fn holds(&self, s: Span, li: u32) -> bool {
-        (s.root..=s.last).contains(&li) && self.parent[li as usize] == s.root
+    /// The lowered index of the node at position `p` ([`narrow`]ed; none: `u32::MAX`) when it
+    /// is a member of the cluster spanning `s`: its place and root are read only for a node
+    /// within the span (the checks ask this of every tensor a pair reads and of every consumer
+    /// of what it writes, mostly far from the other side).
+    pub(super) fn member_at(&self, s: Span, p: u32) -> Option<usize> {
+        if !(s.first..=s.last).contains(&p) {
+            return None;
+        }
+        let li = self.li_of_pos[p as usize];
+        (li != u32::MAX && self.parent[li as usize] == s.root).then_some(li as usize)
+    }
+
+    /// Whether the node at position `p` is a member of the cluster spanning `s`.
+    pub(super) fn holds(&self, s: Span, p: u32) -> bool {
+        self.member_at(s, p).is_some()
     }
 
     /// Tensors read from outside the union of `ra` and `rb`.
@@ -100,7 +112,7 @@ impl<T> Fuser<'_, T> {
             .map(|r| (r, sb))
             .chain(b.reads.iter().map(|r| (r, sa)))
         {
-            if !self.holds(other, r.prod) && !v.iter().any(|x| x.tensor() == r.tensor()) {
+            if !self.holds(other, r.pos) && !v.iter().any(|x| x.tensor() == r.tensor()) {
                 v.push(*r);
             }
         }
@@ -116,12 +128,10 @@ impl<T> Fuser<'_, T> {
         let (sa, sb) = (self.span(ra), self.span(rb));
         let mut n = a.writes.len() + b.writes.len();
         for (reads, producer) in [(&b.reads, sa), (&a.reads, sb)] {
-            for r in reads {
-                if r.port == 0
-                    && self.holds(producer, r.prod)
-                    && !self.writes_outside(r.prod as usize, sa, sb)
-                {
-                    n = n.saturating_sub(1);
+            for r in reads.iter().filter(|r| r.port == 0) {
+                match self.member_at(producer, r.pos) {
+                    Some(m) if !self.writes_outside(m, sa, sb) => n = n.saturating_sub(1),
+                    _ => {}
                 }
             }
         }
@@ -185,7 +195,7 @@ impl<T> Fuser<'_, T> {
         let (sa, sb) = (self.span(ra), self.span(rb));
         let (mut n, mut bytes, mut vertical) = (0usize, 0i64, false);
         for r in &b.reads {
-            let produced = self.holds(sa, r.prod);
+            let produced = self.holds(sa, r.pos);
             vertical |= produced;
             if produced || a.reads.iter().any(|x| x.tensor() == r.tensor()) {
                 n += 1;
@@ -193,7 +203,7 @@ impl<T> Fuser<'_, T> {
             }
         }
         for r in &a.reads {
-            if self.holds(sb, r.prod) {
+            if self.holds(sb, r.pos) {
                 vertical = true;
                 n += 1;
                 bytes = bytes.saturating_add(r.bytes);
