@@ -95,8 +95,8 @@ impl<'a, T> Fuser<'a, T> {
         // One walk of the order builds every table, a node's graph record read once: its
         // successors; for a lowered node its consumers, its output's candidate key and bytes
         // (recorded in its place, [`Positions`]: a later read of it finds them there with the
-        // producer's lowered index, in one look-up, instead of in the graph and the symbol
-        // table) and its cluster.
+        // producer's position, in one look-up, instead of in the graph and the symbol table)
+        // and its cluster.
         let n_lowered = lowered.len();
         let mut succ = Csr::with_capacity(order.len());
         let mut consumers = Csr::with_capacity(n_lowered);

@@ -91,8 +91,8 @@ impl<T: Copy> Csr<T> {
 
 /// A node's entry in [`Positions`]: its topological position, its lowered index ([`narrow`]ed;
 /// `u32::MAX`: not lowered) and, once the fuse set-up has met a lowered node, its output 0's
-/// candidate key and bytes ([`key_and_bytes`]; [`UNMET`] before). One entry, one cache line:
-/// the set-up asks for all of them of a tensor's producer at once, at random (a graph's long
+/// candidate key and bytes ([`key_and_bytes`]; [`UNMET`] before). One entry, one look-up: the
+/// set-up asks for all of them of a tensor's producer at once, at random (a graph's long
 /// edges). 20 bytes, 4-byte aligned (its fields are only copied out).
 #[derive(Clone, Copy, Debug)]
 #[repr(C, packed(4))]
