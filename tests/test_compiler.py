@@ -298,8 +298,12 @@ def test_report_keeps_the_top_refused_pairs_and_explain_sees_them_all():
 
     full, top = refused(None), refused(5)
     assert len(full) > 5 and top == full[:5]
+    assert refused(0) == []
     assert air.compile(g).report.data["rejected_pairs"] == full[:1000]
-    assert [r["bytes"] for r in full] == sorted((r["bytes"] for r in full), reverse=True)
+    # Most shared bytes first, then in graph order of the pair's first members.
+    at = {f"n{i}": i for i in range(160)}
+    order = [(-r["bytes"], at[r["a"]], at[r["b"]]) for r in full]
+    assert order == sorted(order) and len(set(order)) == len(order)
     # explain sees every refusal whatever the option says (the last one is not in the top 1).
     last = full[-1]
     text = air.compiler.explain(g, last["a"], last["b"],
