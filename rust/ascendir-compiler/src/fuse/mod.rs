@@ -187,27 +187,14 @@ impl<'a, T> Fuser<'a, T> {
 
     /// The cluster root of a node, if it is lowered.
     pub fn cluster_of(&self, id: NodeId) -> Option<usize> {
-        let li = self.pos.lowered(id);
-        (li != NONE).then(|| self.find(li))
+        let li = self.li_of_pos[self.pos.get(id)?];
+        (li != u32::MAX).then(|| self.find(li as usize))
     }
 
     fn cl(&self, r: usize) -> &Cluster {
         self.clusters[r]
             .as_ref()
             .expect("cluster roots hold a cluster")
-    }
-
-    fn in_set(&self, id: NodeId, ra: usize, rb: usize) -> bool {
-        self.cluster_of(id).is_some_and(|r| r == ra || r == rb)
-    }
-
-    /// [`Self::in_set`] for the node at topological position `p`.
-    fn in_set_pos(&self, p: usize, ra: usize, rb: usize) -> bool {
-        let li = self.li_of_pos[p];
-        li != u32::MAX && {
-            let r = self.find(li as usize);
-            r == ra || r == rb
-        }
     }
 
     /// Compute steps of members downstream of a plain reduction inside the union.
@@ -598,7 +585,7 @@ mod tests {
     }
 
     #[test]
-    fn a_place_is_20_bytes() {
-        assert_eq!(std::mem::size_of::<Place>(), 20);
+    fn a_place_is_16_bytes() {
+        assert_eq!(std::mem::size_of::<Place>(), 16);
     }
 }

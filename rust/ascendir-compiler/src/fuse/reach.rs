@@ -11,7 +11,7 @@
 
 use smallvec::SmallVec;
 
-use super::{hint, Csr, Fuser};
+use super::{hint, narrow, Csr, Fuser};
 
 /// Per chain of a union, its last index there.
 type ChainEnds = SmallVec<[(u32, u32); 4]>;
@@ -166,6 +166,8 @@ impl<T> Fuser<'_, T> {
     /// cyclic; deterministic, and it keeps the stage linear in the graph).
     pub(super) fn creates_cycle(&mut self, ra: usize, rb: usize) -> Option<bool> {
         let bound = self.cl(ra).max_ord.max(self.cl(rb).max_ord) as usize;
+        let (sa, sb) = (self.span(ra), self.span(rb));
+        let inside = |f: &Self, s: usize| f.in_union(narrow(s), sa, sb);
         let both = || self.positions(ra).chain(self.positions(rb));
         if let Some(last) = self.reach.last_on_chains(both()) {
             // A path back into the union ends at a member, at or before `bound`: only the
@@ -176,7 +178,7 @@ impl<T> Fuser<'_, T> {
                     if s > bound {
                         break;
                     }
-                    if !self.in_set_pos(s, ra, rb) && self.reach.reaches(s, &last) {
+                    if !inside(self, s) && self.reach.reaches(s, &last) {
                         return Some(true);
                     }
                 }
@@ -194,7 +196,7 @@ impl<T> Fuser<'_, T> {
             let p = self.lpos[m] as usize;
             for &s in self.succ.list(p) {
                 let s = s as usize;
-                if s <= bound && !self.in_set_pos(s, ra, rb) && self.visit[s] != self.epoch {
+                if s <= bound && !inside(self, s) && self.visit[s] != self.epoch {
                     self.visit[s] = self.epoch;
                     stack.push(s);
                 }
@@ -207,7 +209,7 @@ impl<T> Fuser<'_, T> {
                 if s > bound || self.visit[s] == self.epoch {
                     continue;
                 }
-                if self.in_set_pos(s, ra, rb) {
+                if inside(self, s) {
                     return Some(true);
                 }
                 visited += 1;

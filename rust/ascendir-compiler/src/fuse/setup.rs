@@ -67,6 +67,7 @@ impl<'a, T> Fuser<'a, T> {
         opts: &'a CompileOptions,
         exact: &'a dyn Fn(&[NodeId]) -> Result<T, String>,
     ) -> Fuser<'a, T> {
+        let mut pos = Positions::new(order);
         let mut li_of_pos = vec![u32::MAX; order.len()];
         let mut lowered = Vec::new();
         for (p, id) in order.iter().enumerate() {
@@ -75,7 +76,6 @@ impl<'a, T> Fuser<'a, T> {
                 lowered.push((*id, l));
             }
         }
-        let mut pos = Positions::new(order, &li_of_pos);
         let graph_outs: FxHashSet<NodeId> = g
             .outputs()
             .iter()

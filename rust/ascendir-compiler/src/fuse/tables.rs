@@ -89,16 +89,13 @@ impl<T: Copy> Csr<T> {
     }
 }
 
-/// A node's entry in [`Positions`]: its topological position, its lowered index ([`narrow`]ed;
-/// `u32::MAX`: not lowered) and, once the fuse set-up has met a lowered node, its output 0's
-/// candidate key and bytes ([`key_and_bytes`]; [`UNMET`] before). One entry, one look-up: the
-/// set-up asks for all of them of a tensor's producer at once, at random (a graph's long
-/// edges). 20 bytes, 4-byte aligned (its fields are only copied out).
+/// A node's entry in [`Positions`]: its topological position and, once the fuse set-up has
+/// met a lowered node, its output 0's candidate key and bytes ([`key_and_bytes`]; [`UNMET`]
+/// before). One entry, one look-up: the set-up asks for all of them of a tensor's producer at
+/// once, at random (a graph's long edges).
 #[derive(Clone, Copy, Debug)]
-#[repr(C, packed(4))]
 pub(super) struct Place {
     pub(super) pos: u32,
-    pub(super) li: u32,
     pub(super) key: u32,
     pub(super) bytes: i64,
 }
@@ -106,28 +103,23 @@ pub(super) struct Place {
 /// A [`Place`]'s key before the set-up has met its node.
 const UNMET: u32 = u32::MAX - 2;
 
-/// Topological positions and lowered indexes by node (a secondary map: a vector look-up by the
-/// id's slot instead of hashing the id; the fuse stage asks for them on every edge).
+/// Topological positions by node (a secondary map: a vector look-up by the id's slot instead of
+/// hashing the id; the fuse stage asks for them on every edge).
 #[derive(Debug)]
 pub(super) struct Positions {
     at: SecondaryMap<NodeId, Place>,
 }
 
 impl Positions {
-    /// The nodes of `order` with their lowered indexes by position (`li_of_pos`).
-    pub(super) fn new(order: &[NodeId], li_of_pos: &[u32]) -> Positions {
+    pub(super) fn new(order: &[NodeId]) -> Positions {
         let mut at = SecondaryMap::with_capacity(order.len());
         for (p, &id) in order.iter().enumerate() {
-            let li = li_of_pos.get(p).copied().unwrap_or(u32::MAX);
-            at.insert(
-                id,
-                Place {
-                    pos: narrow(p),
-                    li,
-                    key: UNMET,
-                    bytes: 0,
-                },
-            );
+            let place = Place {
+                pos: narrow(p),
+                key: UNMET,
+                bytes: 0,
+            };
+            at.insert(id, place);
         }
         Positions { at }
     }
@@ -135,11 +127,6 @@ impl Positions {
     /// Node `id`'s position.
     pub(super) fn get(&self, id: NodeId) -> Option<usize> {
         self.at.get(id).map(|pl| pl.pos as usize)
-    }
-
-    /// Node `id`'s lowered index ([`NONE`] for none or a node out of the order).
-    pub(super) fn lowered(&self, id: NodeId) -> usize {
-        self.at.get(id).map_or(NONE, |pl| widen(pl.li))
     }
 
     /// Node `id`'s position ([`narrow`]ed; out of the order: `u32::MAX`) and, once recorded

@@ -4,6 +4,7 @@
 
 use super::{narrow, Fuser, Read, NONE};
 use crate::lower::Kind;
+use crate::symbolize::TRef;
 
 /// A cluster's root and the topological positions of its first and last members
 /// ([`Fuser::span`]): every member lies between them.
@@ -24,6 +25,7 @@ impl<T> Fuser<'_, T> {
         ra: usize,
         rb: usize,
     ) -> Option<(&'static str, &'static str)> {
+        let (sa, sb) = (self.span(ra), self.span(rb));
         for &m in members {
             let (id, l) = self.lowered[m];
             let operands = match l.kind {
@@ -44,7 +46,12 @@ impl<T> Fuser<'_, T> {
                 }
                 _ => continue,
             };
-            if operands.iter().flatten().any(|x| self.in_set(x.0, ra, rb)) {
+            let at = |x: &TRef| self.pos.get(x.0).map_or(u32::MAX, narrow);
+            if operands
+                .iter()
+                .flatten()
+                .any(|x| self.in_union(at(x), sa, sb))
+            {
                 let what = match l.kind {
                     Kind::Slice => {
                         "a slice would read a tensor computed inside the kernel (a slice is a \
@@ -101,6 +108,12 @@ impl<T> Fuser<'_, T> {
         self.member_at(s, p).is_some()
     }
 
+    /// Whether the node at position `p` is a member of the union of the clusters spanning
+    /// `sa` and `sb`.
+    pub(super) fn in_union(&self, p: u32, sa: Span, sb: Span) -> bool {
+        self.holds(sa, p) || self.holds(sb, p)
+    }
+
     /// Tensors read from outside the union of `ra` and `rb`.
     pub(super) fn reads(&self, ra: usize, rb: usize) -> Vec<Read> {
         let (a, b) = (self.cl(ra), self.cl(rb));
@@ -144,7 +157,7 @@ impl<T> Fuser<'_, T> {
         self.consumers
             .list(m)
             .iter()
-            .any(|&c| !self.holds(sa, c) && !self.holds(sb, c))
+            .any(|&c| !self.in_union(c, sa, sb))
     }
 
     /// The members of both clusters in topological order (both lists are; lowered indexes
