@@ -185,6 +185,20 @@ impl<'a, T> Fuser<'a, T> {
         }
     }
 
+    /// At least as many as the candidate pairs of a round: a group of `l` entries pairs each
+    /// with at most `min(l - 1, pair_attempts)` later ones.
+    fn pairs_bound(&self) -> usize {
+        let attempts = self.opts.pair_attempts;
+        self.tensors
+            .starts
+            .windows(2)
+            .map(|w| {
+                let l = w[1] - w[0];
+                l.saturating_mul(l.saturating_sub(1).min(attempts))
+            })
+            .fold(0usize, usize::saturating_add)
+    }
+
     /// The cluster root of a node, if it is lowered.
     pub fn cluster_of(&self, id: NodeId) -> Option<usize> {
         let li = self.li_of_pos[self.pos.get(id)?];
@@ -394,7 +408,7 @@ impl<'a, T> Fuser<'a, T> {
             // position grows with it), paired within `pair_attempts` of each other. A cluster
             // touches a tensor its member produces or a member reads, except another port of
             // a member's output, which it reads from inside (port 0 is its own product).
-            let mut pairs: Vec<(u32, u32)> = Vec::new();
+            let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(self.pairs_bound());
             for (gi, &prod) in self.tensor_prod.iter().enumerate() {
                 let prod_root = self.root_of(prod);
                 group.clear();
@@ -419,6 +433,11 @@ impl<'a, T> Fuser<'a, T> {
             radsort::sort_by_key(&mut pairs, |&p| p);
             pairs.dedup();
             let mut legal: Vec<Candidate> = Vec::new();
+            // A round refuses at most its pairs (each pair is checked once here; a pair the
+            // commit loop refuses passed here): room for all, so the log (tens of megabytes
+            // on a large graph) is never copied to grow within a round.
+            log.keys.reserve(pairs.len());
+            log.refusals.reserve(pairs.len());
             let refusals_before = log.keys.len();
             let mut r = 0;
             for (k, &(a32, b32)) in pairs.iter().enumerate() {

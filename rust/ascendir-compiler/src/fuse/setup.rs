@@ -70,10 +70,13 @@ impl<'a, T> Fuser<'a, T> {
         let mut pos = Positions::new(order);
         let mut li_of_pos = vec![u32::MAX; order.len()];
         let mut lowered = Vec::new();
+        // At least the entries of `touch` below: per lowered node its output and its inputs.
+        let mut n_touch = 0usize;
         for (p, id) in order.iter().enumerate() {
             if let Some(Decision::Lowered(l)) = decisions.get(id) {
                 li_of_pos[p] = narrow(lowered.len());
                 lowered.push((*id, l));
+                n_touch = n_touch.saturating_add(l.inputs.len() + 1);
             }
         }
         let graph_outs: FxHashSet<NodeId> = g
@@ -106,7 +109,7 @@ impl<'a, T> Fuser<'a, T> {
         let mut label_classes: Vec<[u32; 2]> = Vec::new();
         // Per tensor a lowered node touches (its output 0, what it reads), the tensor's key,
         // port and the node.
-        let mut touch: Vec<(u32, u32, u32)> = Vec::new();
+        let mut touch: Vec<(u32, u32, u32)> = Vec::with_capacity(n_touch);
         let mut list: Vec<u32> = Vec::new();
         for (p, id) in order.iter().enumerate() {
             list.clear();
