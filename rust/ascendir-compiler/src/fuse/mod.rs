@@ -408,7 +408,10 @@ impl<'a, T> Fuser<'a, T> {
             // position grows with it), paired within `pair_attempts` of each other. A cluster
             // touches a tensor its member produces or a member reads, except another port of
             // a member's output, which it reads from inside (port 0 is its own product).
-            let mut pairs: Vec<(u32, u32)> = Vec::with_capacity(self.pairs_bound());
+            // Room for them up front (a hint: if the bound is more than memory allows, the
+            // list grows as it fills instead).
+            let mut pairs: Vec<(u32, u32)> = Vec::new();
+            let _ = pairs.try_reserve(self.pairs_bound());
             for (gi, &prod) in self.tensor_prod.iter().enumerate() {
                 let prod_root = self.root_of(prod);
                 group.clear();
