@@ -201,8 +201,8 @@ impl<'a, T> Fuser<'a, T> {
 
     /// The cluster root of a node, if it is lowered.
     pub fn cluster_of(&self, id: NodeId) -> Option<usize> {
-        let li = self.li_of_pos[self.pos.get(id)?];
-        (li != u32::MAX).then(|| self.find(li as usize))
+        let r = self.root_of(self.li_of_pos[self.pos.get(id)?]);
+        (r != NONE).then_some(r)
     }
 
     fn cl(&self, r: usize) -> &Cluster {
@@ -401,6 +401,8 @@ impl<'a, T> Fuser<'a, T> {
         let mut log = RefusalLog::default();
         let mut rounds = 0;
         let mut group: Vec<(u32, u32)> = Vec::new();
+        // The groups are fixed at set-up: so is the bound on a round's pairs.
+        let pairs_room = self.pairs_bound();
         for _ in 0..self.opts.max_rounds {
             rounds += 1;
             // Candidates: per tensor a cluster touches (reads from outside or produces), the
@@ -411,7 +413,7 @@ impl<'a, T> Fuser<'a, T> {
             // Room for them up front (a hint: if the bound is more than memory allows, the
             // list grows as it fills instead).
             let mut pairs: Vec<(u32, u32)> = Vec::new();
-            let _ = pairs.try_reserve(self.pairs_bound());
+            let _ = pairs.try_reserve(pairs_room);
             for (gi, &prod) in self.tensor_prod.iter().enumerate() {
                 let prod_root = self.root_of(prod);
                 group.clear();

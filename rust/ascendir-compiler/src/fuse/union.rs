@@ -26,6 +26,7 @@ impl<T> Fuser<'_, T> {
         rb: usize,
     ) -> Option<(&'static str, &'static str)> {
         let (sa, sb) = (self.span(ra), self.span(rb));
+        let at = |x: &TRef| self.pos.get(x.0).map_or(u32::MAX, narrow);
         for &m in members {
             let (id, l) = self.lowered[m];
             let operands = match l.kind {
@@ -46,7 +47,6 @@ impl<T> Fuser<'_, T> {
                 }
                 _ => continue,
             };
-            let at = |x: &TRef| self.pos.get(x.0).map_or(u32::MAX, narrow);
             if operands
                 .iter()
                 .flatten()
