@@ -435,8 +435,7 @@ impl<'a, T> Fuser<'a, T> {
                     }
                 }
             }
-            radsort::sort_by_key(&mut pairs, |&p| p);
-            pairs.dedup();
+            tables::sort_pairs(&mut pairs, self.lowered.len());
             let mut legal: Vec<Candidate> = Vec::new();
             // A round refuses at most its pairs (each pair is checked once here; a pair the
             // commit loop refuses passed here): room for all, so the log (tens of megabytes
@@ -560,11 +559,20 @@ impl<'a, T> Fuser<'a, T> {
         let mut kept: BinaryHeap<(i64, u32, u32, usize)> = BinaryHeap::new();
         for (i, &(a, b, _, _, at)) in keys.iter().enumerate() {
             let latest = keys.get(i + 1).is_none_or(|k| (k.0, k.1) != (a, b));
-            if !latest || self.find(widen(a)) == self.find(widen(b)) {
+            if !latest {
                 continue;
             }
             let entry = (-log.refusals[at].2, a, b, i);
-            if kept.len() < keep {
+            // Once the heap is full, an entry no better than its worst stays out whatever the
+            // clusters: their roots (random look-ups, for most of the keys) are not asked for.
+            let full = kept.len() >= keep;
+            if full && kept.peek().is_some_and(|w| entry >= *w) {
+                continue;
+            }
+            if self.find(widen(a)) == self.find(widen(b)) {
+                continue;
+            }
+            if !full {
                 kept.push(entry);
             } else if let Some(mut worst) = kept.peek_mut() {
                 if entry < *worst {

@@ -17,20 +17,37 @@ use crate::symbolize::SymTable;
 /// grouped by key (the producer's position), each group in lowered order, only the groups of
 /// two or more entries (a tensor one node touches pairs nothing); with each group's producer
 /// (its lowered index by `li_of_pos`, `u32::MAX` for none or a producer out of the order).
-fn touch_groups(mut touch: Vec<(u32, u32, u32)>, li_of_pos: &[u32]) -> (Csr<(u32, u32)>, Vec<u32>) {
-    // Pushed in lowered order: a stable sort by key keeps each group in that order (a radix
-    // sort: linear in the entries).
-    radsort::sort_by_key(&mut touch, |t| t.0);
+fn touch_groups(touch: Vec<(u32, u32, u32)>, li_of_pos: &[u32]) -> (Csr<(u32, u32)>, Vec<u32>) {
+    // The entries counted by key and placed in key order, each key's in the order pushed
+    // (lowered order): two passes over them. A key is a position (below `n`) or UNORDERED,
+    // which comes after every position (`bucket` n).
+    let n = li_of_pos.len();
+    let bucket = |k: u32| (k as usize).min(n);
+    // at[k + 1] counts key k's entries; its prefix sums are where each key's begin.
+    let mut at = vec![0usize; n + 2];
+    for t in &touch {
+        at[bucket(t.0) + 1] += 1;
+    }
+    for k in 0..=n {
+        at[k + 1] += at[k];
+    }
+    // Each key's start moves on as its entries are placed: at[k] then is where key k's end.
+    let mut placed = vec![(0u32, 0u32); touch.len()];
+    for t in &touch {
+        let i = &mut at[bucket(t.0)];
+        placed[*i] = (t.1, t.2);
+        *i += 1;
+    }
+    drop(touch);
     let mut groups = Csr::with_capacity(0);
     let mut prod = Vec::new();
-    for run in touch.chunk_by(|x, y| x.0 == y.0).filter(|r| r.len() > 1) {
-        groups.push(run.iter().map(|t| (t.1, t.2)));
-        prod.push(
-            li_of_pos
-                .get(run[0].0 as usize)
-                .copied()
-                .unwrap_or(u32::MAX),
-        );
+    let mut begin = 0;
+    for (k, &end) in at[..=n].iter().enumerate() {
+        if end - begin > 1 {
+            groups.push(placed[begin..end].iter().copied());
+            prod.push(li_of_pos.get(k).copied().unwrap_or(u32::MAX));
+        }
+        begin = end;
     }
     (groups, prod)
 }
@@ -213,6 +230,57 @@ impl<'a, T> Fuser<'a, T> {
             label_classes,
             tensors,
             tensor_prod,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tables::UNORDERED;
+    use super::touch_groups;
+
+    #[test]
+    fn groups_are_the_keys_touched_twice_in_key_then_push_order() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m) as u32
+        };
+        for n in [0usize, 1, 9, 500] {
+            let li_of_pos: Vec<u32> = (0..n as u32)
+                .map(|p| if p % 3 == 0 { u32::MAX } else { p / 2 })
+                .collect();
+            let touch: Vec<(u32, u32, u32)> = (0..4 * n + 3)
+                .map(|i| {
+                    let key = if next(10) == 0 || n == 0 {
+                        UNORDERED
+                    } else {
+                        next(n as u64)
+                    };
+                    (key, next(2), i as u32)
+                })
+                .collect();
+            // The reference: a stable sort by key, runs of two or more.
+            let mut sorted = touch.clone();
+            sorted.sort_by_key(|t| t.0);
+            let mut want_groups: Vec<Vec<(u32, u32)>> = Vec::new();
+            let mut want_prod = Vec::new();
+            for run in sorted.chunk_by(|x, y| x.0 == y.0).filter(|r| r.len() > 1) {
+                want_groups.push(run.iter().map(|t| (t.1, t.2)).collect());
+                want_prod.push(
+                    li_of_pos
+                        .get(run[0].0 as usize)
+                        .copied()
+                        .unwrap_or(u32::MAX),
+                );
+            }
+            let (groups, prod) = touch_groups(touch, &li_of_pos);
+            let got: Vec<Vec<(u32, u32)>> =
+                (0..prod.len()).map(|g| groups.list(g).to_vec()).collect();
+            assert_eq!(got, want_groups, "n = {n}");
+            assert_eq!(prod, want_prod, "n = {n}");
         }
     }
 }

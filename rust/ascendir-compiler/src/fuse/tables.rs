@@ -165,3 +165,82 @@ pub(super) fn hint<T: ?Sized>(x: &T) {
     #[cfg(not(target_arch = "x86_64"))]
     let _ = x;
 }
+
+/// Sort `pairs` (each a pair of roots, both below `n`) and drop repeats. Counting by the first
+/// root (one pass to count, one to place: the pairs come nearly in that order, grouped by the
+/// tensor whose producer leads them, so the placing writes run forward), then each first root's
+/// few pairs by the second. The order of `radsort` by the whole pair, in two passes over the
+/// pairs instead of one per significant byte of each root.
+pub(super) fn sort_pairs(pairs: &mut Vec<(u32, u32)>, n: usize) {
+    if pairs.iter().any(|p| p.0 as usize >= n) {
+        // Not roots of `n` clusters (never so in the fuse stage): the general sort.
+        radsort::sort_by_key(pairs, |&p| p);
+        pairs.dedup();
+        return;
+    }
+    // at[a + 1] counts the pairs led by `a`; its prefix sums are where each run begins, and
+    // each is moved on as its run is placed: at[a] then is where `a`'s run ends.
+    let mut at = vec![0usize; n + 1];
+    for p in pairs.iter() {
+        at[p.0 as usize + 1] += 1;
+    }
+    for a in 0..n {
+        at[a + 1] += at[a];
+    }
+    // Placed back into `pairs` (its room stays for the round) from a copy, as a radix sort's
+    // scratch buffer.
+    let src = pairs.clone();
+    let out = &mut pairs[..];
+    for &p in &src {
+        let i = &mut at[p.0 as usize];
+        out[*i] = p;
+        *i += 1;
+    }
+    drop(src);
+    let mut begin = 0;
+    for &end in &at[..n] {
+        if end - begin > 1 {
+            out[begin..end].sort_unstable_by_key(|p| p.1);
+        }
+        begin = end;
+    }
+    pairs.dedup();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::sort_pairs;
+
+    #[test]
+    fn pairs_sort_as_radsort_does() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m) as u32
+        };
+        for (n, len) in [(1usize, 5usize), (7, 40), (300, 2000), (5000, 30000)] {
+            let pairs: Vec<(u32, u32)> = (0..len)
+                .map(|_| (next(n as u64), next(n as u64 + 3)))
+                .collect();
+            let mut want = pairs.clone();
+            want.sort_unstable();
+            want.dedup();
+            let mut got = pairs.clone();
+            sort_pairs(&mut got, n);
+            assert_eq!(got, want);
+            // A first root out of range takes the general sort, same order.
+            let mut wide = pairs;
+            wide.push((n as u32 + 9, 0));
+            let mut want = wide.clone();
+            want.sort_unstable();
+            want.dedup();
+            sort_pairs(&mut wide, n);
+            assert_eq!(wide, want);
+        }
+        let mut empty: Vec<(u32, u32)> = Vec::new();
+        sort_pairs(&mut empty, 0);
+        assert!(empty.is_empty());
+    }
+}
