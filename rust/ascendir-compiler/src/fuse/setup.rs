@@ -6,7 +6,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::{smallvec, SmallVec};
 
 use super::reach;
-use super::tables::{key_and_bytes, narrow, widen, Csr, Positions, NONE, SKIP};
+use super::tables::{key_and_bytes, narrow, place_by_key, widen, Csr, Positions, NONE, SKIP};
 use super::{Cluster, Fuser, Read, LABEL_KEYS};
 use crate::lower::{Decision, Decisions, Kind, Lowered};
 use crate::options::CompileOptions;
@@ -18,31 +18,17 @@ use crate::symbolize::SymTable;
 /// two or more entries (a tensor one node touches pairs nothing); with each group's producer
 /// (its lowered index by `li_of_pos`, `u32::MAX` for none or a producer out of the order).
 fn touch_groups(touch: Vec<(u32, u32, u32)>, li_of_pos: &[u32]) -> (Csr<(u32, u32)>, Vec<u32>) {
-    // The entries counted by key and placed in key order, each key's in the order pushed
-    // (lowered order): two passes over them. A key is a position (below `n`) or UNORDERED,
-    // which comes after every position (`bucket` n).
+    // Placed by key, each key's entries in the order pushed (lowered order). A key is a
+    // position (below `n`) or UNORDERED, which comes after every position (bucket `n`).
     let n = li_of_pos.len();
-    let bucket = |k: u32| (k as usize).min(n);
-    // at[k + 1] counts key k's entries; its prefix sums are where each key's begin.
-    let mut at = vec![0usize; n + 2];
-    for t in &touch {
-        at[bucket(t.0) + 1] += 1;
-    }
-    for k in 0..=n {
-        at[k + 1] += at[k];
-    }
-    // Each key's start moves on as its entries are placed: at[k] then is where key k's end.
     let mut placed = vec![(0u32, 0u32); touch.len()];
-    for t in &touch {
-        let i = &mut at[bucket(t.0)];
-        placed[*i] = (t.1, t.2);
-        *i += 1;
-    }
+    let key = |t: &(u32, u32, u32)| (t.0 as usize).min(n);
+    let ends = place_by_key(&touch, n + 1, key, |t| (t.1, t.2), &mut placed);
     drop(touch);
     let mut groups = Csr::with_capacity(0);
     let mut prod = Vec::new();
     let mut begin = 0;
-    for (k, &end) in at[..=n].iter().enumerate() {
+    for (k, end) in ends.into_iter().enumerate() {
         if end - begin > 1 {
             groups.push(placed[begin..end].iter().copied());
             prod.push(li_of_pos.get(k).copied().unwrap_or(u32::MAX));

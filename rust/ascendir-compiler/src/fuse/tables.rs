@@ -166,11 +166,39 @@ pub(super) fn hint<T: ?Sized>(x: &T) {
     let _ = x;
 }
 
-/// Sort `pairs` (each a pair of roots, both below `n`) and drop repeats. Counting by the first
-/// root (one pass to count, one to place: the pairs come nearly in that order, grouped by the
-/// tensor whose producer leads them, so the placing writes run forward), then each first root's
-/// few pairs by the second. The order of `radsort` by the whole pair, in two passes over the
-/// pairs instead of one per significant byte of each root.
+/// A counting sort: `src`'s items in `out`, ordered by `key` (below `buckets`), those of one key
+/// in the order of `src` (stable), each as `map` makes it; gives where each key's items end in
+/// `out`. Two passes over the items (count, place) instead of a radix sort's one per
+/// significant byte of the key; the fuse stage's items come nearly in key order, so the
+/// placing writes run forward.
+pub(super) fn place_by_key<S, T>(
+    src: &[S],
+    buckets: usize,
+    key: impl Fn(&S) -> usize,
+    map: impl Fn(&S) -> T,
+    out: &mut [T],
+) -> Vec<usize> {
+    // at[k + 1] counts key k's items; its prefix sums are where each key's begin, each moved
+    // on as its items are placed: at[k] then is where key k's end.
+    let mut at = vec![0usize; buckets + 1];
+    for x in src {
+        at[key(x) + 1] += 1;
+    }
+    for k in 0..buckets {
+        at[k + 1] += at[k];
+    }
+    for x in src {
+        let i = &mut at[key(x)];
+        out[*i] = map(x);
+        *i += 1;
+    }
+    at.truncate(buckets);
+    at
+}
+
+/// Sort `pairs` (each a pair of roots, both below `n`) and drop repeats: placed by the first
+/// root ([`place_by_key`]), then each first root's few pairs by the second. The order of a
+/// sort by the whole pair.
 pub(super) fn sort_pairs(pairs: &mut Vec<(u32, u32)>, n: usize) {
     if pairs.iter().any(|p| p.0 as usize >= n) {
         // Not roots of `n` clusters (never so in the fuse stage): the general sort.
@@ -178,29 +206,15 @@ pub(super) fn sort_pairs(pairs: &mut Vec<(u32, u32)>, n: usize) {
         pairs.dedup();
         return;
     }
-    // at[a + 1] counts the pairs led by `a`; its prefix sums are where each run begins, and
-    // each is moved on as its run is placed: at[a] then is where `a`'s run ends.
-    let mut at = vec![0usize; n + 1];
-    for p in pairs.iter() {
-        at[p.0 as usize + 1] += 1;
-    }
-    for a in 0..n {
-        at[a + 1] += at[a];
-    }
     // Placed back into `pairs` (its room stays for the round) from a copy, as a radix sort's
     // scratch buffer.
     let src = pairs.clone();
-    let out = &mut pairs[..];
-    for &p in &src {
-        let i = &mut at[p.0 as usize];
-        out[*i] = p;
-        *i += 1;
-    }
+    let ends = place_by_key(&src, n, |p| p.0 as usize, |&p| p, pairs);
     drop(src);
     let mut begin = 0;
-    for &end in &at[..n] {
+    for end in ends {
         if end - begin > 1 {
-            out[begin..end].sort_unstable_by_key(|p| p.1);
+            pairs[begin..end].sort_unstable_by_key(|p| p.1);
         }
         begin = end;
     }
