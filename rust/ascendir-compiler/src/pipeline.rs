@@ -158,10 +158,12 @@ struct Keyed {
 }
 
 /// What the fuse stage built for a cluster: its kernel, or (its structure checked from a
-/// structural twin) the realized cluster.
+/// structural twin) the realized cluster, or nothing (checked as a cluster that realizes to a
+/// twin of one built before: the final stage realizes it).
 enum Pre {
     Built(Art),
     Twin(Keyed),
+    Checked,
 }
 
 /// How one compile runs besides its options: a cancellation flag checked between stages and
@@ -328,17 +330,35 @@ pub fn compile_with(
     // names, as a model's repeated layers do, are scheduled and tiled once (the exact check of
     // the fuse stage, then the final stage); a twin's kernel is made in the final stage.
     let memo: RefCell<twins::Memo> = RefCell::default();
+    let verdicts: RefCell<twins::Verdicts> = RefCell::default();
     let build = |ids: &[NodeId]| -> Result<Pre, String> {
-        // Most merged clusters merge again: their HintGraph bytes are made in the final stage.
-        let r = realize_cluster(ids)?;
-        let key = twins::key(&r.hint);
-        if let Some(outcome) = memo.borrow().get(&key) {
-            let bytes = None;
-            return outcome.clone().map(|_| Pre::Twin(Keyed { r, bytes, key }));
+        // A cluster that reads what one checked before reads (names aside) realizes to its
+        // twin: it has its outcome, and most merged clusters merge again.
+        let lw = lowered_of(ids);
+        let vkey = verdicts.borrow_mut().key(&g, &lw, &syms);
+        if let Some(v) = verdicts.borrow().get(&vkey) {
+            return v.clone().map(|()| Pre::Checked);
         }
-        let built = finish(r).map(|(a, _, _)| a);
-        memo.borrow_mut().record(key, &built);
-        built.map(Pre::Built)
+        // (A cluster that does not realize is not recorded: the reason may name its nodes.)
+        let r =
+            realize(&g, "cluster", &lw, &syms, opts).map_err(|e| format!("realize failed: {e}"))?;
+        // Most merged clusters merge again: their HintGraph bytes are made in the final stage.
+        let key = twins::key(&r.hint);
+        let twin = memo.borrow().get(&key).cloned();
+        let built = match twin {
+            Some(outcome) => {
+                let bytes = None;
+                outcome.map(|_| Pre::Twin(Keyed { r, bytes, key }))
+            }
+            None => {
+                let built = finish(r).map(|(a, _, _)| a);
+                memo.borrow_mut().record(key, &built);
+                built.map(Pre::Built)
+            }
+        };
+        let verdict = built.as_ref().map(|_| ()).map_err(Clone::clone);
+        verdicts.borrow_mut().record(vkey, verdict);
+        built
     };
     let (partition, artifacts): (Partition, Vec<Option<Pre>>) =
         Fuser::new(&g, &order, &decisions, &syms, opts, &build).run();
@@ -407,7 +427,7 @@ pub fn compile_with(
         let k = match pre {
             Some(Pre::Built(a)) => return Step::Ready(a, None, 0.0, 0.0),
             Some(Pre::Twin(k)) => k,
-            None => match realize_cluster(members) {
+            Some(Pre::Checked) | None => match realize_cluster(members) {
                 Ok(r) if r.compute_ops < opts.min_cluster_ops => {
                     return Step::Lifted(small(members, r.compute_ops))
                 }

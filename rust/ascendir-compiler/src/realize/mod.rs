@@ -221,7 +221,8 @@ fn union(a: &[bool], b: &[bool]) -> Vec<bool> {
     a.iter().zip(b).map(|(x, y)| *x || *y).collect()
 }
 
-fn float_attr(g: &Graph, id: NodeId, name: &str, default: f64) -> f64 {
+/// Node `id`'s float attribute `name` (an integer one converted), or `default`.
+pub(crate) fn float_attr(g: &Graph, id: NodeId, name: &str, default: f64) -> f64 {
     match g.op(id).ok().and_then(|o| o.attr(name)) {
         Some(ascendir_ir::AttrValue::Float(v)) => f64::from(*v),
         Some(ascendir_ir::AttrValue::Int(v)) => *v as f64,
