@@ -201,7 +201,12 @@ impl<'a, T> Fuser<'a, T> {
 
     /// The cluster root of a node, if it is lowered.
     pub fn cluster_of(&self, id: NodeId) -> Option<usize> {
-        let r = self.root_of(self.li_of_pos[self.pos.get(id)?]);
+        let li = self.li_of_pos[self.pos.get(id)?];
+        // (Positions are by slot: a removed node's id, its slot since reused, is not lowered.)
+        if self.lowered.get(widen(li))?.0 != id {
+            return None;
+        }
+        let r = self.root_of(li);
         (r != NONE).then_some(r)
     }
 

@@ -38,6 +38,9 @@ fn touch_groups(touch: Vec<(u32, u32, u32)>, li_of_pos: &[u32]) -> (Csr<(u32, u3
     (groups, prod)
 }
 
+/// How many nodes ahead of its own the set-up's walk asks for a node's table entries.
+const WALK_AHEAD: usize = 8;
+
 /// The most elements a reduced row may have to count as all-load (norm-like).
 const ALL_LOAD_ROW: i64 = 8192;
 
@@ -115,6 +118,19 @@ impl<'a, T> Fuser<'a, T> {
         let mut touch: Vec<(u32, u32, u32)> = Vec::with_capacity(n_touch);
         let mut list: Vec<u32> = Vec::new();
         for (p, id) in order.iter().enumerate() {
+            // The positions this walk asks for are at random (a graph's long edges): those of
+            // the node a few steps ahead, its successors' and its operands', are asked for now.
+            if let Some(&ahead) = order.get(p + WALK_AHEAD) {
+                for s in g.successors(ahead) {
+                    pos.prefetch(s);
+                }
+                let l = li_of_pos
+                    .get(p + WALK_AHEAD)
+                    .and_then(|&i| lowered.get(widen(i)));
+                for t in l.into_iter().flat_map(|(_, l)| l.inputs.iter().flatten()) {
+                    pos.prefetch(t.0);
+                }
+            }
             list.clear();
             list.extend(g.successors(*id).filter_map(|s| pos.get(s)).map(narrow));
             list.sort_unstable();

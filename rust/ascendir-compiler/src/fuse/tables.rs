@@ -2,7 +2,6 @@
 //! topological positions by node and each tensor's candidate key.
 
 use ascendir_ir::{Graph, NodeId};
-use slotmap::SecondaryMap;
 
 use super::saturating_bytes;
 use crate::symbolize::{SymTable, TRef};
@@ -103,46 +102,60 @@ pub(super) struct Place {
 /// A [`Place`]'s key before the set-up has met its node.
 const UNMET: u32 = u32::MAX - 2;
 
-/// Topological positions by node (a secondary map: a vector look-up by the id's slot instead of
-/// hashing the id; the fuse stage asks for them on every edge).
+/// A [`Place`] of a slot no node of the order holds.
+const ABSENT: Place = Place {
+    pos: u32::MAX,
+    key: UNMET,
+    bytes: 0,
+};
+
+/// Topological positions by node: a vector indexed by the node's arena slot
+/// ([`NodeId::slot`]), 16 bytes an entry, whose address is known without reading it (the
+/// set-up asks for the entries of the nodes a few steps ahead: [`Positions::prefetch`]). The
+/// ids asked for are the graph's own (its nodes' successors, the lowered nodes' operands): a
+/// slot holds one node of the graph, so the entry is that node's, with no version to check.
 #[derive(Debug)]
 pub(super) struct Positions {
-    at: SecondaryMap<NodeId, Place>,
+    at: Vec<Place>,
 }
 
 impl Positions {
     pub(super) fn new(order: &[NodeId]) -> Positions {
-        let mut at = SecondaryMap::with_capacity(order.len());
+        let slots = order.iter().map(|id| id.slot() + 1).max().unwrap_or(0);
+        let mut at = vec![ABSENT; slots];
         for (p, &id) in order.iter().enumerate() {
-            let place = Place {
-                pos: narrow(p),
-                key: UNMET,
-                bytes: 0,
-            };
-            at.insert(id, place);
+            at[id.slot()].pos = narrow(p);
         }
         Positions { at }
     }
 
     /// Node `id`'s position.
     pub(super) fn get(&self, id: NodeId) -> Option<usize> {
-        self.at.get(id).map(|pl| pl.pos as usize)
+        match self.at.get(id.slot()) {
+            Some(pl) if pl.pos != u32::MAX => Some(pl.pos as usize),
+            _ => None,
+        }
     }
 
     /// Node `id`'s position ([`narrow`]ed; out of the order: `u32::MAX`) and, once recorded
     /// ([`Positions::met`]), its output 0's key and bytes.
     pub(super) fn output(&self, id: NodeId) -> (u32, Option<(u32, i64)>) {
-        match self.at.get(id) {
-            Some(&pl) => (pl.pos, (pl.key != UNMET).then_some((pl.key, pl.bytes))),
-            None => (u32::MAX, None),
-        }
+        let pl = self.at.get(id.slot()).unwrap_or(&ABSENT);
+        (pl.pos, (pl.key != UNMET).then_some((pl.key, pl.bytes)))
     }
 
     /// Record node `id`'s output 0's key and bytes.
     pub(super) fn met(&mut self, id: NodeId, key: u32, bytes: i64) {
-        if let Some(pl) = self.at.get_mut(id) {
+        if let Some(pl) = self.at.get_mut(id.slot()) {
             pl.key = key;
             pl.bytes = bytes;
+        }
+    }
+
+    /// Ask the cache for node `id`'s entry ([`hint`]).
+    pub(super) fn prefetch(&self, id: NodeId) {
+        if let Some(pl) = self.at.get(id.slot()) {
+            hint(pl);
         }
     }
 }
