@@ -133,6 +133,9 @@ pub struct Fuser<'a, T> {
     tensors: Csr<(u32, u32)>,
     /// Per group of `tensors`, the lowered node producing its tensors (`u32::MAX`: none).
     tensor_prod: Vec<u32>,
+    /// L4's outcomes by what the union's loop space is built from, names aside
+    /// ([`crate::twins::Verdicts`]): a model's repeated layers ask the same unions again.
+    loop_spaces: crate::twins::Verdicts,
 }
 
 /// The attributes whose values must agree between fused clusters: GE's stream label
@@ -315,8 +318,17 @@ impl<'a, T> Fuser<'a, T> {
         // (Point-wise members over one shape share that shape's loop space.)
         if !uniform {
             let pairs: Vec<(NodeId, &Lowered)> = members.iter().map(|&m| self.lowered[m]).collect();
-            if let Err(e) = crate::loopspace::has_loop_space(&pairs, self.syms) {
-                let why = Why::LoopSpace(e.to_string().into());
+            let key = self.loop_spaces.key(self.g, &pairs, self.syms);
+            let found = match self.loop_spaces.get(&key) {
+                Some(found) => found.clone(),
+                None => {
+                    let found = crate::loopspace::has_loop_space(&pairs, self.syms);
+                    self.loop_spaces.record(key, found.clone());
+                    found
+                }
+            };
+            if let Err(e) = found {
+                let why = Why::LoopSpace(e.into());
                 return Err(("NF1006", why, shared));
             }
         }

@@ -232,6 +232,7 @@ impl<'a, T> Fuser<'a, T> {
             label_classes,
             tensors,
             tensor_prod,
+            loop_spaces: Default::default(),
         }
     }
 }
