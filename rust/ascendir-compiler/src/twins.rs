@@ -93,6 +93,10 @@ pub(crate) fn built_as(src: &Source, hint: &AscGraph) -> Option<TwinKernel> {
 /// and shape class. That is everything [`crate::realize::realize`] reads but names (equal keys
 /// realize to structural twins, whose outcomes are one); a key is compared whole, never by a
 /// digest.
+///
+/// The memo is bounded ([`MAX_KEY_WORDS`], [`MAX_TEXT_BYTES`]): past the bound, outcomes are
+/// no longer recorded and rows get numbers of their own (a model without repeated layers asks
+/// few unions twice; the bound depends on the input alone, not on timing).
 #[derive(Default)]
 pub(crate) struct Verdicts {
     /// Row numbers by the row's address (a row is shared by the nodes of its type, or adapted to
@@ -100,9 +104,19 @@ pub(crate) struct Verdicts {
     rows: FxHashMap<usize, u64>,
     /// Row numbers by the row's text (adapted rows that are equal get one number).
     texts: FxHashMap<String, u64>,
-    /// Outcomes by key.
+    /// Rows numbered so far, and the bytes of the texts kept.
+    numbered: u64,
+    text_bytes: usize,
+    /// Outcomes by key, and the words of the keys kept.
     seen: FxHashMap<Vec<u64>, Result<(), String>>,
+    key_words: usize,
 }
+
+/// The most words of keys a [`Verdicts`] keeps (32 MiB).
+const MAX_KEY_WORDS: usize = 1 << 22;
+
+/// The most bytes of row texts a [`Verdicts`] keeps (16 MiB).
+const MAX_TEXT_BYTES: usize = 1 << 24;
 
 /// An operand's tag in a [`Verdicts`] key: absent.
 const ABSENT: u64 = 0;
@@ -120,8 +134,19 @@ impl Verdicts {
         if let Some(&n) = self.rows.get(&at) {
             return n;
         }
-        let next = self.texts.len() as u64;
-        let n = *self.texts.entry(format!("{l:?}")).or_insert(next);
+        let text = format!("{l:?}");
+        let n = match self.texts.get(&text) {
+            Some(&n) => n,
+            None => {
+                let n = self.numbered;
+                self.numbered += 1;
+                if self.text_bytes.saturating_add(text.len()) <= MAX_TEXT_BYTES {
+                    self.text_bytes += text.len();
+                    self.texts.insert(text, n);
+                }
+                n
+            }
+        };
         self.rows.insert(at, n);
         n
     }
@@ -202,7 +227,12 @@ impl Verdicts {
 
     /// Record the outcome of the cluster with `key`.
     pub(crate) fn record(&mut self, key: Vec<u64>, outcome: Result<(), String>) {
-        self.seen.entry(key).or_insert(outcome);
+        if self.seen.contains_key(&key) || self.key_words.saturating_add(key.len()) > MAX_KEY_WORDS
+        {
+            return;
+        }
+        self.key_words += key.len();
+        self.seen.insert(key, outcome);
     }
 }
 
