@@ -226,6 +226,7 @@ impl<T> Fuser<'_, T> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tables::xorshift;
     use super::*;
 
     /// `succ` as the one-array lists the index reads.
@@ -256,13 +257,8 @@ mod tests {
     }
 
     /// A random DAG over `n` positions (edges forwards), from a seeded generator.
-    fn random_dag(n: usize, mut seed: u64, fan: usize) -> Vec<Vec<usize>> {
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+    fn random_dag(n: usize, seed: u64, fan: usize) -> Vec<Vec<usize>> {
+        let mut next = xorshift(seed);
         (0..n)
             .map(|x| {
                 let mut out = Vec::new();

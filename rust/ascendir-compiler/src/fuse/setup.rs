@@ -6,7 +6,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::{smallvec, SmallVec};
 
 use super::reach;
-use super::tables::{key_and_bytes, narrow, place_by_key, widen, Csr, Positions, NONE, SKIP};
+use super::tables::{key_and_bytes, narrow, place_by_key, runs, widen, Csr, Positions, NONE, SKIP};
 use super::{Cluster, Fuser, Read, LABEL_KEYS};
 use crate::lower::{Decision, Decisions, Kind, Lowered};
 use crate::options::CompileOptions;
@@ -27,13 +27,11 @@ fn touch_groups(touch: Vec<(u32, u32, u32)>, li_of_pos: &[u32]) -> (Csr<(u32, u3
     drop(touch);
     let mut groups = Csr::with_capacity(0);
     let mut prod = Vec::new();
-    let mut begin = 0;
-    for (k, end) in ends.into_iter().enumerate() {
-        if end - begin > 1 {
-            groups.push(placed[begin..end].iter().copied());
+    for (k, run) in runs(&ends) {
+        if run.len() > 1 {
+            groups.push(placed[run].iter().copied());
             prod.push(li_of_pos.get(k).copied().unwrap_or(u32::MAX));
         }
-        begin = end;
     }
     (groups, prod)
 }
@@ -239,18 +237,13 @@ impl<'a, T> Fuser<'a, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tables::UNORDERED;
+    use super::super::tables::{xorshift, UNORDERED};
     use super::touch_groups;
 
     #[test]
     fn groups_are_the_keys_touched_twice_in_key_then_push_order() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % m) as u32
-        };
+        let mut rng = xorshift(0x2545_f491_4f6c_dd1d);
+        let mut next = |m: u64| (rng() % m) as u32;
         for n in [0usize, 1, 9, 500] {
             let li_of_pos: Vec<u32> = (0..n as u32)
                 .map(|p| if p % 3 == 0 { u32::MAX } else { p / 2 })

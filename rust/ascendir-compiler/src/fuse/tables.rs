@@ -1,6 +1,8 @@
 //! The fuse stage's dense tables: 32-bit lowered indexes, per-node lists in one array,
 //! topological positions by node and each tensor's candidate key.
 
+use std::ops::Range;
+
 use ascendir_ir::{Graph, NodeId};
 
 use super::saturating_bytes;
@@ -209,6 +211,16 @@ pub(super) fn place_by_key<S, T>(
     at
 }
 
+/// The runs of [`place_by_key`]'s items from where each key's end (`ends`): per key, the range
+/// of its items.
+pub(super) fn runs(ends: &[usize]) -> impl Iterator<Item = (usize, Range<usize>)> + '_ {
+    let begins = std::iter::once(0).chain(ends.iter().copied());
+    ends.iter()
+        .zip(begins)
+        .map(|(&end, begin)| begin..end)
+        .enumerate()
+}
+
 /// Sort `pairs` (each a pair of roots, both below `n`) and drop repeats: placed by the first
 /// root ([`place_by_key`]), then each first root's few pairs by the second. The order of a
 /// sort by the whole pair.
@@ -224,29 +236,33 @@ pub(super) fn sort_pairs(pairs: &mut Vec<(u32, u32)>, n: usize) {
     let src = pairs.clone();
     let ends = place_by_key(&src, n, |p| p.0 as usize, |&p| p, pairs);
     drop(src);
-    let mut begin = 0;
-    for end in ends {
-        if end - begin > 1 {
-            pairs[begin..end].sort_unstable_by_key(|p| p.1);
+    for (_, run) in runs(&ends) {
+        if run.len() > 1 {
+            pairs[run].sort_unstable_by_key(|p| p.1);
         }
-        begin = end;
     }
     pairs.dedup();
 }
 
+/// A seeded generator (xorshift) for the fuse stage's tests: each call gives the next value.
+#[cfg(test)]
+pub(super) fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::sort_pairs;
+    use super::{sort_pairs, xorshift};
 
     #[test]
     fn pairs_sort_as_radsort_does() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |m: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % m) as u32
-        };
+        let mut rng = xorshift(0x9e37_79b9_7f4a_7c15);
+        let mut next = |m: u64| (rng() % m) as u32;
         for (n, len) in [(1usize, 5usize), (7, 40), (300, 2000), (5000, 30000)] {
             let pairs: Vec<(u32, u32)> = (0..len)
                 .map(|_| (next(n as u64), next(n as u64 + 3)))
