@@ -293,10 +293,10 @@ pub fn compile_with(
     };
     // Realize, schedule and tile one cluster (the exact check of the fuse stage builds the
     // kernels of clusters with a reduction this way; the final stage reuses them).
-    let realize_cluster = |ids: &[NodeId]| -> Result<Realized, String> {
-        realize(&g, "cluster", &lowered_of(ids), &syms, opts)
-            .map_err(|e| format!("realize failed: {e}"))
+    let realize_lowered = |lw: &[(NodeId, &Lowered)]| -> Result<Realized, String> {
+        realize(&g, "cluster", lw, &syms, opts).map_err(|e| format!("realize failed: {e}"))
     };
+    let realize_cluster = |ids: &[NodeId]| realize_lowered(&lowered_of(ids));
     let opts_json = opts.kernel_json();
     // Schedule (or take from the kernel cache) and tile a realized cluster; also returns the
     // seconds spent scheduling and tiling.
@@ -340,8 +340,7 @@ pub fn compile_with(
             return v.clone().map(|()| Pre::Checked);
         }
         // (A cluster that does not realize is not recorded: the reason may name its nodes.)
-        let r =
-            realize(&g, "cluster", &lw, &syms, opts).map_err(|e| format!("realize failed: {e}"))?;
+        let r = realize_lowered(&lw)?;
         // Most merged clusters merge again: their HintGraph bytes are made in the final stage.
         let key = twins::key(&r.hint);
         let twin = memo.borrow().get(&key).cloned();

@@ -15,7 +15,7 @@ use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
 use crate::lower::{Arg, Lowered, Lowering, StepAttr};
-use crate::realize::{float_attr, used_outside, Realized};
+use crate::realize::{float_attr, out_dtype, stored, Realized};
 use crate::symbolize::{SymTable, TRef};
 
 /// A built kernel: the realized HintGraph, its scheduled ImplGraphs, their tiling, and
@@ -166,12 +166,8 @@ impl Verdicts {
         let inside = |id: NodeId| index.contains_key(&id);
         let mut reads: FxHashMap<TRef, usize> = FxHashMap::default();
         let tensor = |t: TRef| -> [u64; 2] {
-            let dtype = g
-                .op(t.0)
-                .ok()
-                .and_then(|o| o.outputs().get(t.1 as usize).map(|p| p.desc.dtype as u64));
             let class = syms.shape_class(t).map_or(u64::MAX, u64::from);
-            [dtype.unwrap_or(u64::MAX), class]
+            [out_dtype(g, t) as u64, class]
         };
         let mut key = Vec::with_capacity(members.len().saturating_mul(16));
         key.push(members.len() as u64);
@@ -194,9 +190,7 @@ impl Verdicts {
             }
             let own = (*id, 0);
             key.extend(tensor(own));
-            // Stored (a Store and an Output): a graph output, or read outside the members.
-            let graph_out = g.outputs().iter().any(|&(n, i)| n == *id && i == 0);
-            key.push(u64::from(graph_out || used_outside(g, own, &inside)));
+            key.push(u64::from(stored(g, own, &inside)));
             key.push(l.inputs.len() as u64);
             for t in &l.inputs {
                 let Some(t) = *t else {

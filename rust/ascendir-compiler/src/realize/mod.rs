@@ -230,7 +230,8 @@ pub(crate) fn float_attr(g: &Graph, id: NodeId, name: &str, default: f64) -> f64
     }
 }
 
-fn out_dtype(g: &Graph, t: TRef) -> DataType {
+/// The dtype of tensor `t` (its producer's output desc), `UNDEFINED` when there is none.
+pub(crate) fn out_dtype(g: &Graph, t: TRef) -> DataType {
     g.op(t.0)
         .ok()
         .and_then(|o| o.outputs().get(t.1 as usize).map(|p| p.desc.dtype))
@@ -251,6 +252,13 @@ pub fn used_outside(g: &Graph, t: TRef, inside: &dyn Fn(NodeId) -> bool) -> bool
     n.out_data_peers(t.1 as usize)
         .iter()
         .any(|p| !inside(p.node))
+}
+
+/// Whether a member's output `t` gets a Store and an Output: it is a graph output (port 0) or
+/// is used outside the members.
+pub(crate) fn stored(g: &Graph, t: TRef, inside: &dyn Fn(NodeId) -> bool) -> bool {
+    let graph_out = t.1 == 0 && g.outputs().iter().any(|&(n, i)| n == t.0 && i == 0);
+    graph_out || used_outside(g, t, inside)
 }
 
 /// Realize `members` (topological order) as HintGraph `name`; its nodes are named after the
@@ -642,8 +650,7 @@ pub fn realize(
     let mut outputs = Vec::new();
     for (id, _) in members {
         let t = (*id, 0u32);
-        let graph_out = g.outputs().iter().any(|&(n, i)| n == *id && i == 0);
-        if !(graph_out || used_outside(g, t, &inside)) {
+        if !stored(g, t, &inside) {
             continue;
         }
         let v = values.get(&t).cloned().ok_or("missing value")?;
