@@ -12,10 +12,13 @@
 
 pub mod build;
 mod convert;
+pub mod forms;
+pub mod index;
 pub mod nn;
 pub mod ops;
 pub mod program;
 pub mod shape;
+pub mod unit_axis;
 
 pub use build::ImportReport;
 pub use convert::convert;

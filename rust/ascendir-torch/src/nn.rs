@@ -191,12 +191,12 @@ fn batch_norm(
     eps: f64,
 ) -> TorchResult<Option<Out>> {
     let m = meta(ctx, p[0])?.clone();
-    if m.dims.len() != 4 || m.dims[1] < 0 {
+    let rank = m.dims.len();
+    if !(2..=4).contains(&rank) || m.dims[1] < 0 {
         return Ok(None);
     }
     let c = m.dims[1];
     let dt = m.dtype.unwrap_or(DataType::FLOAT);
-    let xi = ctx.tensor(p[0])?;
     let param = |ctx: &mut Ctx<'_>, a: &Arg<'_>, fill: f64, tag: &str| -> TorchResult<Out> {
         match a {
             Arg::None => filled(ctx, &format!("{}/{tag}", node.name), &[c], fill, dt),
@@ -207,6 +207,10 @@ fn batch_norm(
     let offset = param(ctx, p[2], 0.0, "offset")?;
     let mean = param(ctx, p[3], 0.0, "mean")?;
     let var = param(ctx, p[4], 1.0, "variance")?;
+    if rank < 4 {
+        return crate::unit_axis::batch_norm_low_rank(ctx, p, eps, [scale, offset, mean, var]);
+    }
+    let xi = ctx.tensor(p[0])?;
     let id = ctx.add(
         "BatchNorm",
         &[
@@ -513,9 +517,8 @@ pub(crate) fn map(
             op == "_log_softmax",
         )?,
         "softmax" | "log_softmax" => {
-            if !matches!(arg(node, 2, "dtype"), Arg::None) {
-                return Ok(Some(false));
-            }
+            // With `dtype` the input is cast to it first: `softmax` computes in the output
+            // dtype, which is `dtype`.
             softmax(
                 ctx,
                 node,
@@ -557,6 +560,19 @@ pub(crate) fn map(
                 return Ok(Some(false));
             }
             let groups = arg(node, 8, "groups").as_int().unwrap_or(1);
+            if meta(ctx, x)?.dims.len() == 3 {
+                return Ok(Some(crate::unit_axis::conv1d(
+                    ctx,
+                    node,
+                    x,
+                    arg(node, 1, "weight"),
+                    arg(node, 2, "bias"),
+                    arg(node, 3, "stride"),
+                    arg(node, 4, "padding"),
+                    arg(node, 5, "dilation"),
+                    groups,
+                )?));
+            }
             conv2d(
                 ctx,
                 x,
@@ -568,6 +584,22 @@ pub(crate) fn map(
                 groups,
             )?
         }
+        "conv1d" => {
+            let groups = arg(node, 6, "groups").as_int().unwrap_or(1);
+            crate::unit_axis::conv1d(
+                ctx,
+                node,
+                x,
+                arg(node, 1, "weight"),
+                arg(node, 2, "bias"),
+                arg(node, 3, "stride"),
+                arg(node, 4, "padding"),
+                arg(node, 5, "dilation"),
+                groups,
+            )?
+        }
+        "native_group_norm" => crate::unit_axis::group_norm(ctx, node, true)?,
+        "group_norm" => crate::unit_axis::group_norm(ctx, node, false)?,
         "conv2d" => {
             let groups = arg(node, 6, "groups").as_int().unwrap_or(1);
             conv2d(

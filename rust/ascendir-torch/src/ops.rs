@@ -161,6 +161,35 @@ pub static HANDLED: &[&str] = &[
     "_adaptive_avg_pool2d",
     "adaptive_avg_pool2d",
     "scaled_dot_product_attention",
+    "native_group_norm",
+    "group_norm",
+    "conv1d",
+    // indexing and creation (module `index`)
+    "gather",
+    "repeat",
+    "copy",
+    "slice_scatter",
+    "select_scatter",
+    "__and__",
+    "__or__",
+    "__xor__",
+    "bitwise_xor",
+    "logical_xor",
+    "new_ones",
+    "new_zeros",
+    "new_full",
+    "ones",
+    "zeros",
+    // composite forms (module `forms`)
+    "type_as",
+    "pad",
+    "chunk",
+    "unbind",
+    "diff",
+    "min",
+    "max",
+    "_weight_norm",
+    "adaptive_avg_pool1d",
 ];
 
 fn index(table: &'static [(&'static str, &'static str)]) -> FxHashMap<&'static str, &'static str> {
@@ -490,16 +519,12 @@ fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode<'_>, op: &str, overload: &str) -> T
     let x = arg(node, 0, "self").clone();
     match op {
         "rsub" => binary(ctx, node, op, "Sub"),
-        "bitwise_not" | "bitwise_and" | "bitwise_or" => {
+        "bitwise_not" => {
             let om = out_meta(ctx, node)?;
             if om.dtype != Some(DataType::BOOL) {
                 return Ok(false);
             }
-            match op {
-                "bitwise_not" => unary(ctx, node, "LogicalNot", AttrMap::new()),
-                "bitwise_and" => binary(ctx, node, op, "LogicalAnd"),
-                _ => binary(ctx, node, op, "LogicalOr"),
-            }
+            unary(ctx, node, "LogicalNot", AttrMap::new())
         }
         "round" if overload == "default" => unary(ctx, node, "Round", AttrMap::new()),
         "gelu" => {
@@ -606,7 +631,7 @@ fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode<'_>, op: &str, overload: &str) -> T
             ctx.set(Value::T((id, 0)));
             Ok(ok)
         }
-        "where" if overload == "self" => {
+        "where" if matches!(overload, "self" | "ScalarSelf" | "ScalarOther" | "Scalar") => {
             let dt = out_meta(ctx, node)?.dtype.unwrap_or(DataType::FLOAT);
             let c = ctx.tensor(&x)?;
             let a = operand(ctx, arg(node, 1, "self"), dt, "x1")?;
@@ -665,10 +690,27 @@ fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode<'_>, op: &str, overload: &str) -> T
             ctx.set(Value::Nothing);
             Ok(true)
         }
-        _ => match crate::shape::map(ctx, node, op, overload, &x)? {
-            Some(done) => Ok(done),
-            None => Ok(crate::nn::map(ctx, node, op, overload, &x)?.unwrap_or(false)),
-        },
+        _ => {
+            type Family = for<'a, 'b, 'c> fn(
+                &mut Ctx<'a>,
+                &FxNode<'b>,
+                &str,
+                &str,
+                &Arg<'c>,
+            ) -> TorchResult<Option<bool>>;
+            let families: [Family; 4] = [
+                crate::index::map,
+                crate::forms::map,
+                crate::shape::map,
+                crate::nn::map,
+            ];
+            for family in families {
+                if let Some(done) = family(ctx, node, op, overload, &x)? {
+                    return Ok(done);
+                }
+            }
+            Ok(false)
+        }
     }
 }
 

@@ -551,12 +551,16 @@ pub(crate) fn map(
             ctx.set(Value::T((id, 0)));
             Ok(true)
         }
-        "full" | "full_like" | "zeros_like" | "ones_like" | "scalar_tensor" => {
+        "full" | "full_like" | "zeros_like" | "ones_like" | "scalar_tensor" | "new_ones"
+        | "new_zeros" | "new_full" | "ones" | "zeros" => {
             let value = match op {
+                "ones" => Some(1.0),
+                "zeros" => Some(0.0),
                 "full" => arg(node, 1, "fill_value").as_f64(),
                 "full_like" => arg(node, 1, "fill_value").as_f64(),
-                "zeros_like" => Some(0.0),
-                "ones_like" => Some(1.0),
+                "zeros_like" | "new_zeros" => Some(0.0),
+                "ones_like" | "new_ones" => Some(1.0),
+                "new_full" => arg(node, 2, "fill_value").as_f64(),
                 _ => x.as_f64(),
             };
             let Some(value) = value else {
@@ -566,7 +570,12 @@ pub(crate) fn map(
                 ctx.set(Value::T(o));
                 return Ok(Some(true));
             }
-            let dims = if op == "full" {
+            let dims = if op.starts_with("new_") {
+                let Arg::List(size) = arg(node, 1, "size").clone() else {
+                    return Ok(Some(false));
+                };
+                ctx.int_list_tensor(&size, &format!("{}/dims", node.name))?
+            } else if matches!(op, "full" | "ones" | "zeros") {
                 let Arg::List(size) = x.clone() else {
                     return Ok(Some(false));
                 };
