@@ -246,14 +246,14 @@ def dynamic_shapes(entry: Entry, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """``torch.export`` dynamic shapes with one symbolic batch dim shared by every input."""
     batch = torch.export.Dim("batch", min=1, max=64)
     return tuple({ax: batch} if ax is not None else None
-                 for ax, _ in zip(entry.batch_dims, args))
+                 for ax, _ in zip(entry.batch_dims, args, strict=True))
 
 
 def with_batch(args: tuple[Any, ...], entry: Entry, batch: int) -> tuple[Any, ...]:
     """The example inputs at another batch size (same generator, same dtypes)."""
     g = torch.Generator().manual_seed(1)
     out = []
-    for ax, a in zip(entry.batch_dims, args):
+    for ax, a in zip(entry.batch_dims, args, strict=True):
         shape = list(a.shape)
         if ax is not None:
             shape[ax] = batch
