@@ -118,6 +118,7 @@ def test_bad_arguments_are_compile_errors():
 # ---------------------------------------------------------------- C25 the GIL
 
 
+@pytest.mark.serial
 def test_c25_a_python_thread_keeps_running_while_a_batch_compiles():
     models = [model(i, width=256) for i in range(40)]
     ticks: list[float] = []
@@ -313,6 +314,7 @@ def _rss_kb() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
+@pytest.mark.serial
 def test_rss_stays_flat_over_1000_models():
     script = textwrap.dedent("""
         import json, os, sys
@@ -346,6 +348,7 @@ def _compile_threads() -> list[str]:
     return [n for n in names if n.startswith("ascendir-") and not n.startswith("ascendir-worker")]
 
 
+@pytest.mark.serial
 def test_keyboard_interrupt_cancels_promptly_and_stops_the_threads():
     models = [model(i % 50, width=256) for i in range(2000)]
     seen: list[tuple[int, int]] = []
@@ -401,6 +404,19 @@ _SIGINT_SCRIPT = textwrap.dedent("""
 """)
 
 
+# Starts a command with SIGINT at its default disposition, as a foreground process has it: a
+# process started from a background job of a non-interactive shell (`cmd &` in a script, many CI
+# runners) inherits SIGINT ignored (POSIX), and so does every process it starts; Python then
+# installs no KeyboardInterrupt handler and the signals below would be ignored. Reset, then exec
+# the command itself: the process signalled is the command, whatever started the tests.
+_DEFAULT_SIGINT = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                   "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+def _with_default_sigint(argv: list[str]) -> list[str]:
+    return [sys.executable, "-c", _DEFAULT_SIGINT, *argv]
+
+
 def _signal_when(proc: subprocess.Popen[str], ready: Callable[[], bool]) -> float:
     """Send SIGINT to ``proc`` once ``ready()`` holds; the monotonic time it was sent."""
     deadline = time.monotonic() + 300
@@ -413,13 +429,15 @@ def _signal_when(proc: subprocess.Popen[str], ready: Callable[[], bool]) -> floa
     return sent
 
 
+@pytest.mark.serial
 def test_a_real_sigint_cancels_compile_many_promptly_and_stops_its_threads(tmp_path: Path):
     # A real signal, delivered by the OS to a process whose main thread waits in compile_many
     # (the binding's wait checks for signals between its waits without the GIL).
     script = tmp_path / "batch_sigint.py"
     script.write_text(_SIGINT_SCRIPT)
-    proc = subprocess.Popen([sys.executable, str(script), str(Path(__file__).parent)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        _with_default_sigint([sys.executable, str(script), str(Path(__file__).parent)]),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     first = proc.stdout.readline()
     assert first.strip() == "started", (first, proc.communicate())
@@ -432,6 +450,7 @@ def test_a_real_sigint_cancels_compile_many_promptly_and_stops_its_threads(tmp_p
     assert took < 60, took
 
 
+@pytest.mark.serial
 def test_a_real_sigint_stops_the_cli_with_exit_130(tmp_path: Path):
     src = tmp_path / "models"
     src.mkdir()
@@ -440,8 +459,8 @@ def test_a_real_sigint_stops_the_cli_with_exit_130(tmp_path: Path):
         (src / f"m{i:04d}.pb").write_bytes(distinct[i % 50])
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ascendir.cli", "compile", str(src), "-o", str(out),
-         "--jobs", "2", "--no-cache"],
+        _with_default_sigint([sys.executable, "-m", "ascendir.cli", "compile", str(src),
+                              "-o", str(out), "--jobs", "2", "--no-cache"]),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     # Signalled once the first model's outputs are written: the batch is under way.
     sent = _signal_when(proc, lambda: out.is_dir() and any(out.iterdir()))

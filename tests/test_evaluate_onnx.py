@@ -303,3 +303,31 @@ def test_bench_models_match_onnxruntime(which):
                                 providers=["CPUExecutionProvider"]).run(None, feeds)
     for a, w in zip(got.values(), want, strict=True):
         np.testing.assert_allclose(a, w, rtol=1e-3, atol=1e-4)
+
+
+@pytest.mark.parametrize("attrs", [
+    {},
+    {"strides": [2], "pads": [1, 2], "dilations": [2]},
+    {"auto_pad": "SAME_UPPER", "group": 2},
+    {"auto_pad": "VALID", "strides": [3]},
+], ids=["plain", "strided-dilated-padded", "same-upper-grouped", "valid-strided"])
+def test_one_d_conv_kept_as_onnx_op_evaluates_like_onnxruntime(attrs) -> None:
+    """A 1-D ``Conv`` (audio front ends) is kept as ``onnx::Conv``; ``air.evaluate`` runs it."""
+    rng = np.random.default_rng(3)
+    groups = attrs.get("group", 1)
+    w = rng.standard_normal((4, 4 // groups, 3)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    node = helper.make_node("Conv", ["x", "w", "b"], ["y"], **attrs)
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4, 11])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    data = model.SerializeToString()
+    x = rng.standard_normal((2, 4, 11)).astype(np.float32)
+    ref = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    with pytest.warns(air.onnx.UnknownOpWarning, match="onnx::Conv"):
+        g = air.onnx.load(data)
+    (got,) = air.evaluate(g, [x]).values()
+    assert got.shape == ref.shape
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)

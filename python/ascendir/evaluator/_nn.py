@@ -308,6 +308,30 @@ def _conv2d(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     return _from_nchw(y, fmt).astype(_out_dtype(ctx, x))
 
 
+@kernel("onnx::Conv")
+def _onnx_conv(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    """ONNX ``Conv`` of any spatial rank as the import keeps it where GE's ``Conv2D`` does not
+    fit (1-D and 3-D convolutions): ONNX attributes (spatial ``strides`` / ``dilations``,
+    ``pads`` as every begin then every end, ``auto_pad``, ``group``)."""
+    x, w = np.asarray(ins[0]), np.asarray(ins[1])
+    n = x.ndim - 2
+    if n < 1 or w.ndim != x.ndim:
+        raise ctx.error(f"x {list(x.shape)} and W {list(w.shape)} must have equal ranks >= 3")
+    s = ctx.ints("strides", [1] * n)
+    d = ctx.ints("dilations", [1] * n)
+    flat = ctx.ints("pads", [0] * (2 * n))
+    if len(s) != n or len(d) != n or len(flat) != 2 * n:
+        raise ctx.error(f"strides {s}, dilations {d} and pads {flat} do not fit {n} spatial dims")
+    auto = str(ctx.attr("auto_pad", "NOTSET") or "NOTSET")
+    ge_pads = [v for i in range(n) for v in (flat[i], flat[n + i])]
+    pads = _window_pads(ctx, auto if auto != "NOTSET" else "", x.shape[2:], w.shape[2:], s, d,
+                        ge_pads)
+    y = conv_nchw(x, w, s, d, pads, int(ctx.attr("group", 1) or 1))
+    if len(ins) > 2 and ins[2] is not None:
+        y = y + np.asarray(ins[2]).reshape((1, -1) + (1,) * n).astype(y.dtype)
+    return y.astype(x.dtype)
+
+
 @kernel("Conv2DBackpropInput", "Conv2DBackpropInputD")
 def _conv2d_bp(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     if ctx.type.endswith("D"):

@@ -347,6 +347,43 @@ impl Exporter<'_> {
             }
         };
         let ty = op.op_type();
+        if !ty.starts_with("onnx::")
+            && crate::composite::needed(ty, &op.attrs, ports.len(), self.opset)
+        {
+            let inputs = (0..ports.len())
+                .map(&input_name)
+                .collect::<OnnxResult<Vec<_>>>()?;
+            let ranks = op
+                .inputs()
+                .iter()
+                .map(|p| {
+                    (!ascendir_ir::infer::shape::unknown_rank(&p.desc.shape))
+                        .then(|| p.desc.shape.len())
+                })
+                .collect();
+            let n = crate::composite::Node {
+                name: op.name(),
+                ty,
+                attrs: &op.attrs,
+                inputs,
+                ranks,
+                dtype: op.output_desc(0)?.dtype,
+            };
+            let mut alloc = |s: String| fresh(used, None, s);
+            let (last, ins, attrs) = crate::composite::expand(&n, gp, &mut alloc)?;
+            let out = op.outputs().first().map(|p| {
+                let wanted = p.desc.name.as_deref();
+                fresh(used, wanted, format!("{}_{}", op.name(), p.name))
+            });
+            return Ok(pb::NodeProto {
+                name: bytes::Bytes::copy_from_slice(op.name().as_bytes()),
+                op_type: bytes::Bytes::from(last),
+                input: ins.into_iter().map(bytes::Bytes::from).collect(),
+                output: out.into_iter().map(bytes::Bytes::from).collect(),
+                attribute: attrs,
+                ..Default::default()
+            });
+        }
         let mut em = if let Some(raw) = ty.strip_prefix("onnx::") {
             let mut attrs = Vec::new();
             for (k, v) in &op.attrs {

@@ -9,6 +9,7 @@
 //! * Malformed input yields [`OnnxError::Decode`] with the byte offset and the field path.
 #![deny(missing_docs)]
 
+mod composite;
 pub mod error;
 pub mod export;
 pub mod import;

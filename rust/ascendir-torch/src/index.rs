@@ -103,17 +103,46 @@ fn index_leading(ctx: &mut Ctx<'_>, node: &FxNode<'_>, x: &Arg<'_>) -> TorchResu
     let xrank = meta(ctx, x)?.dims.len();
     let brank = om.dims.len() + k - xrank;
     let bdims: Vec<i64> = om.dims[..brank].to_vec();
-    let mut parts = Vec::with_capacity(k);
+    // The broadcast shape as a tensor when it is symbolic: the element-wise maximum of the
+    // index tensors' shapes (equal ranks; a 1 broadcasts, other dims agree).
+    let symbolic = bdims.iter().any(|&d| d < 0);
+    if symbolic && metas.iter().any(|m| m.dims.len() != brank) {
+        return Ok(false);
+    }
+    let mut ins = Vec::with_capacity(k);
     for (j, a) in idx[..k].iter().enumerate() {
-        let mut o = operand(ctx, a, DataType::INT64, &format!("i{j}"))?;
+        ins.push(operand(ctx, a, DataType::INT64, &format!("i{j}"))?);
+    }
+    let shape = if symbolic {
+        let mut acc: Option<Out> = None;
+        for (j, &o) in ins.iter().enumerate() {
+            let s = shape_of(ctx, o, brank, &format!("i{j}_shape"))?;
+            acc = Some(match acc {
+                None => s,
+                Some(prev) => ctx.helper(
+                    &format!("{}/broadcast_shape{j}", node.name),
+                    "Maximum",
+                    &[("x1", prev), ("x2", s)],
+                    TensorDesc::new(&[brank as i64], DataType::INT64, Format::ND),
+                    [],
+                )?,
+            });
+        }
+        acc
+    } else {
+        None
+    };
+    let mut parts = Vec::with_capacity(k);
+    for (j, mut o) in ins.into_iter().enumerate() {
         let m = &metas[j];
-        if m.dims.len() < brank || m.dims.iter().zip(&bdims).any(|(a, b)| a != b || *a < 0) {
-            // Broadcast to the common shape: to the output's leading shape.
-            let target: Vec<Arg> = bdims.iter().map(|&d| Arg::Int(d)).collect();
-            if bdims.iter().any(|&d| d < 0) {
-                return Ok(false);
-            }
-            let shape = ctx.int_list_tensor(&target, &format!("{}/i{j}_shape", node.name))?;
+        if symbolic || m.dims.len() < brank || m.dims.iter().zip(&bdims).any(|(a, b)| a != b) {
+            let shape = match shape {
+                Some(s) => s,
+                None => {
+                    let target: Vec<Arg> = bdims.iter().map(|&d| Arg::Int(d)).collect();
+                    ctx.int_list_tensor(&target, &format!("{}/i{j}_shape", node.name))?
+                }
+            };
             o = ctx.helper(
                 &format!("{}/i{j}_expand", node.name),
                 "Expand",
