@@ -515,3 +515,42 @@ def test_models_outside_the_mapped_opsets_import_with_a_warning_naming_the_opset
         warnings.simplefilter("error")
         _, report = air.onnx.load(relu_model(17), return_report=True)
     assert report.opset_mapped
+
+
+def test_ge_ops_without_one_onnx_op_export_as_the_nodes_they_mean() -> None:
+    """NotEqual, Rsqrt, Swish, SelectV2, Gelu (before opset 20) and BatchMatMulV2 with adj_x2
+    and a bias (a torch Linear on a 3-D input) are written as several ONNX nodes; the model
+    passes the full check and onnxruntime gives air.evaluate's numbers."""
+    ort = pytest.importorskip("onnxruntime")
+    f32 = air.float32
+    g = air.Graph("composite")
+    x = g.add_input("x", air.TensorDesc([2, 3, 4], f32))
+    y = g.add_input("y", air.TensorDesc([2, 3, 4], f32))
+    rng = np.random.default_rng(5)
+    w = g.add_const("w", rng.standard_normal((5, 4)).astype(np.float32))
+    b = g.add_const("b", rng.standard_normal(5).astype(np.float32))
+    ne = g.add_op("NotEqual", [x, y], name="ne")
+    pos = g.add_op("Add", [g.add_op("Mul", [x, x], name="sq"),
+                           g.add_const("one", np.float32(1.0))], name="pos")
+    rs = g.add_op("Rsqrt", [pos], name="rs")
+    sw = g.add_op("Swish", [x], name="sw", attrs={"scale": 1.5})
+    sel = g.add_op("SelectV2", [ne, rs, sw], name="sel")
+    ge_exact = g.add_op("Gelu", [sel], name="gelu_exact", attrs={"approximate": "none"})
+    ge_tanh = g.add_op("Gelu", [sel], name="gelu_tanh")
+    lin = g.add_op("BatchMatMulV2", [ge_tanh, w, b], name="lin",
+                   input_names=["x1", "x2", "bias"], attrs={"adj_x2": True})
+    g.set_outputs([ge_exact, lin])
+    g.infer_shapes()
+    feeds = {"x": rng.standard_normal((2, 3, 4)).astype(np.float32)}
+    feeds["y"] = np.where(rng.random((2, 3, 4)) < 0.5, feeds["x"], 0).astype(np.float32)
+    want = list(air.evaluate(g, feeds).values())
+    model = onnx.load_from_string(air.onnx.to_bytes(g, opset=17))
+    onnx.checker.check_model(model, full_check=True)
+    types = {n.op_type for n in model.graph.node}
+    assert {"Not", "Equal", "Reciprocal", "Sigmoid", "Where", "Erf", "Tanh", "Transpose",
+            "MatMul"} <= types
+    assert not types & {"NotEqual", "Rsqrt", "Swish", "SelectV2", "Gelu", "BatchMatMulV2"}
+    got = ort.InferenceSession(model.SerializeToString(),
+                               providers=["CPUExecutionProvider"]).run(None, feeds)
+    for a, b_ in zip(got, want, strict=True):
+        np.testing.assert_allclose(a, b_, rtol=1e-5, atol=1e-5)
