@@ -64,3 +64,28 @@ def test_folding_is_part_of_fusion():
     cm = air.compile(g, options=air.CompileOptions(fusion=False))
     assert cm.report.data["simplify"]["constants_folded"] == 0
     assert "Sqrt" in {n.type for n in cm.graph.nodes}
+
+
+def test_folding_keeps_broadcasts_of_integer_constants() -> None:
+    """``[8, 1] - [1, 8]`` of integer constants (T5's relative positions) is 64 values, not
+    the 8 an element-by-element walk of the two value lists gives: the compiled graph
+    computes what the original does."""
+    g = air.Graph("relative_positions")
+    x = g.add_input("x", air.TensorDesc([8, 8], air.float32))
+    pos = g.add_const("pos", np.arange(8, dtype=np.int64))
+    q = g.add_op("Unsqueeze", [pos], name="q", attrs={"axes": [1]})
+    k = g.add_op("Unsqueeze", [pos], name="k", attrs={"axes": [0]})
+    rel = g.add_op("Sub", [k, q], name="rel")
+    dist = g.add_op("Abs", [rel], name="dist")
+    f = g.add_op("Cast", [dist], name="f", attrs={"dst_type": int(air.float32)})
+    scaled = g.add_op("Mul", [f, g.add_const("c", np.float32(0.5))], name="scaled")
+    g.set_outputs([g.add_op("Add", [x, scaled], name="out")])
+    g.infer_shapes()
+    feeds = [np.random.default_rng(0).standard_normal((8, 8)).astype(np.float32)]
+    want = list(air.evaluate(g, feeds).values())[0]
+    cm = air.compile(g)
+    got = list(air.evaluate(cm.graph, feeds).values())[0]
+    assert got.shape == (8, 8)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    expected = np.abs(np.arange(8)[None, :] - np.arange(8)[:, None]) * 0.5
+    np.testing.assert_allclose(want - feeds[0], expected, rtol=1e-6)

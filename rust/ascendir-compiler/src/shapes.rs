@@ -170,6 +170,11 @@ pub(crate) fn value(t: &SymTable, g: &Graph, id: NodeId) -> Option<Vec<Expr>> {
             if (a.len() != n && a.len() != 1) || (b.len() != n && b.len() != 1) {
                 return None;
             }
+            // Element by element only where no axis broadcasts: `[8, 1] - [1, 8]` has 8
+            // values on each side but 64 results.
+            if a.len() > 1 && b.len() > 1 && v.shape(t, 0)? != v.shape(t, 1)? {
+                return None;
+            }
             let mut res = Vec::with_capacity(n);
             for i in 0..n {
                 let x = &a[if a.len() == 1 { 0 } else { i }];

@@ -112,8 +112,13 @@ fn fold_constants(g: &mut Graph, syms: &SymTable) -> Result<usize, String> {
         };
         let len = i64::try_from(vals.len()).map_err(|e| e.to_string())?;
         let rec = &desc.shape;
-        let shape: Vec<i64> = if rec.iter().all(|&d| d >= 0) && rec.iter().product::<i64>() == len {
+        let static_rec = rec.iter().all(|&d| d >= 0);
+        let shape: Vec<i64> = if static_rec && rec.iter().product::<i64>() == len {
             rec.to_vec()
+        } else if static_rec && !rec.is_empty() {
+            // A value whose length is not the recorded shape's element count is not this
+            // tensor's value: folding it would change the graph's meaning.
+            continue;
         } else if rec.is_empty() && len == 1 {
             Vec::new()
         } else {

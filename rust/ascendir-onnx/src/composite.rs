@@ -137,7 +137,8 @@ pub(crate) fn expand(
             ("Mul".into(), vec![x, s], Vec::new())
         }
         "Gelu" => {
-            let exact = matches!(n.attrs.get("approximate"), Some(AttrValue::String(s)) if s == "none");
+            let exact =
+                matches!(n.attrs.get("approximate"), Some(AttrValue::String(s)) if s == "none");
             let inner = if exact {
                 let c = o.scalar(std::f64::consts::FRAC_1_SQRT_2, dt)?;
                 let scaled = o.node("Mul", &[&x, &c], Vec::new());
