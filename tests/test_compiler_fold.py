@@ -89,3 +89,28 @@ def test_folding_keeps_broadcasts_of_integer_constants() -> None:
     np.testing.assert_allclose(got, want, rtol=1e-6)
     expected = np.abs(np.arange(8)[None, :] - np.arange(8)[:, None]) * 0.5
     np.testing.assert_allclose(want - feeds[0], expected, rtol=1e-6)
+
+
+def test_exact_gelu_is_fused_as_the_erf_form() -> None:
+    """GE ``Gelu`` with ``approximate="none"`` (torch's default, ONNX's exact Gelu) is fused
+    as x·½·(1 + erf(x/√2)); without the attribute it is the tanh form. Either way the compiled
+    graph computes what the original does."""
+    import math
+
+    for approx, formula in (
+        ("none", lambda v: 0.5 * v * (1 + np.vectorize(math.erf)(v / math.sqrt(2)))),
+        (None, lambda v: 0.5 * v * (1 + np.tanh(math.sqrt(2 / math.pi)
+                                                * (v + 0.044715 * v**3)))),
+    ):
+        g = air.Graph("gelu")
+        x = g.add_input("x", air.TensorDesc([4, 64], air.float32))
+        attrs = {"approximate": approx} if approx else {}
+        y = g.add_op("Gelu", [g.add_op("Mul", [x, x], name="sq")], name="gelu", attrs=attrs)
+        g.set_outputs([g.add_op("Add", [y, x], name="out")])
+        g.infer_shapes()
+        xv = np.linspace(-4, 4, 256, dtype=np.float32).reshape(4, 64)
+        cm = air.compile(g)
+        assert len(cm.kernels) == 1
+        got = list(air.evaluate(cm.graph, [xv]).values())[0]
+        want = formula((xv * xv).astype(np.float64)) + xv
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

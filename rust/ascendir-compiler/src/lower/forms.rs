@@ -47,6 +47,16 @@ pub(super) fn node_specific_rows() -> Vec<Lowering> {
     bias_grad.keep_dims_default = false;
     bias_grad.adapt = Some(adapt_bias_add_grad);
     v.push(bias_grad);
+    // Gelu: the tanh form (the AscIR Gelu) unless `approximate` is "none", the erf form
+    // x · ½ · (1 + erf(x / √2)) that torch's default and ONNX's exact Gelu compute.
+    let mut gelu = row(
+        "Gelu",
+        Family::Elementwise,
+        bcast(1),
+        vec![st("Gelu", vec![In(0)])],
+    );
+    gelu.adapt = Some(adapt_gelu);
+    v.push(gelu);
     // Tile with every tiled dim of size 1: a broadcast (GE; the concat form is not lowered).
     for ge in ["Tile", "TileD"] {
         let mut l = row(ge, Family::Broadcast, bcast(1), Vec::new());
@@ -212,6 +222,28 @@ fn refuse(category: Category, reason: impl Into<String>) -> Barrier {
         category,
         reason: reason.into(),
     }
+}
+
+fn adapt_gelu(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> {
+    let op = g
+        .op(id)
+        .map_err(|e| refuse(Category::NodeInfoIncorrect, e.to_string()))?;
+    let exact = op.attr("approximate").and_then(|v| v.as_str()) == Some("none");
+    let mut a = l.clone();
+    if exact {
+        a.steps = vec![
+            st(
+                "Mul",
+                vec![In(0), Arg::Scalar(std::f64::consts::FRAC_1_SQRT_2)],
+            ),
+            st("Erf", vec![S(0)]),
+            st("Add", vec![S(1), Arg::Scalar(1.0)]),
+            st("Mul", vec![In(0), S(2)]),
+            st("Mul", vec![S(3), Arg::Scalar(0.5)]),
+        ];
+        a.out = S(4);
+    }
+    Ok(a)
 }
 
 fn adapt_add_n(g: &Graph, id: NodeId, l: &Lowering) -> Result<Lowering, Barrier> {

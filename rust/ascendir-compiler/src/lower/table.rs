@@ -214,7 +214,6 @@ pub fn builtin_lowerings() -> Vec<Lowering> {
         ("Sigmoid", "Sigmoid"),
         ("Tanh", "Tanh"),
         ("Erf", "Erf"),
-        ("Gelu", "Gelu"),
         ("Sign", "Sign"),
         ("LogicalNot", "LogicalNot"),
     ] {
