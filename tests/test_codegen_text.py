@@ -421,3 +421,37 @@ def test_kernel_json_reads_back_with_every_field() -> None:
     assert json.loads(asc.generate_kernel(impls, "abs_add", hint=b.g)["abs_add.json"])[
         "cache_key"
     ] is None
+
+
+def test_pow_and_concat_kernels_print() -> None:
+    """Kernels holding Pow (x², RMSNorm; x^y) and Concat (RoPE's rotate_half, ViT's class
+    token) print as Ascend C: x² as one multiply, other powers through Power, a Concat as
+    each operand placed at its offset on the concat axis."""
+    import numpy as np
+
+    import ascendir as air
+
+    g = air.Graph("pow_concat")
+    x = g.add_input("x", air.TensorDesc([4, 16], air.float32))
+    y = g.add_input("y", air.TensorDesc([4, 16], air.float32))
+    sq = g.add_op("Pow", [x, g.add_const("two", np.float32(2.0))], name="sq")
+    cube = g.add_op("Pow", [x, g.add_const("three", np.float32(3.0))], name="cube")
+    pw = g.add_op("Pow", [g.add_op("Abs", [x], name="ax"), y], name="pw")
+    s = g.add_op("Add", [g.add_op("Add", [sq, cube], name="s1"), pw], name="s")
+    left = g.add_op("Relu", [s], name="left")
+    right = g.add_op("Neg", [x], name="right")
+    cat = g.add_op("ConcatV2D", [left, right], name="cat", attrs={"concat_dim": 1, "N": 2})
+    g.set_outputs([g.add_op("Mul", [cat, cat], name="out")])
+    g.infer_shapes()
+    cm = air.compile(g)
+    texts = []
+    for k in cm.kernels:
+        files = k.sources
+        texts.extend(v for name, v in files.items() if name.endswith(".cpp"))
+    text = "\n".join(texts)
+    assert "Power(" in text
+    assert ".SetValue(" in text and ".GetValue(" in text
+    feeds = [np.random.default_rng(1).standard_normal((4, 16)).astype(np.float32) for _ in "xy"]
+    want = list(air.evaluate(g, feeds).values())[0]
+    got = list(air.evaluate(cm.graph, feeds).values())[0]
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

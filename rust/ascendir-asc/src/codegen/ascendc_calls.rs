@@ -129,6 +129,7 @@ pub(super) fn call(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
         }
         ComputeType::Reduce => reduce(f, pos)?,
         ComputeType::Broadcast => broadcast(f, pos)?,
+        ComputeType::Concat => concat(f, pos)?,
         _ => elementwise(f, pos)?,
     }
     Ok(())
@@ -273,6 +274,26 @@ fn elementwise(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
                 _ => format!("{api}({dst}, {a}, {cnt});"),
             }
         }
+        ("Pow", 2) => {
+            let a = f.operand(n, 0, ct)?;
+            let b = f.operand(n, 1, ct)?;
+            match (&a, &b) {
+                // x² (RMSNorm, GELU's cube via x·x²): one multiply, exact.
+                (Operand::Tensor(..), Operand::Scalar(s)) if scalar_is(s, 2.0) => {
+                    format!("Mul({dst}, {}, {}, {cnt});", a.text(), a.text())
+                }
+                (Operand::Tensor(..), Operand::Scalar(s)) => {
+                    format!("Power({dst}, {}, ({ct})({s}), {cnt});", a.text())
+                }
+                (Operand::Scalar(s), Operand::Tensor(..)) => {
+                    format!("Power({dst}, ({ct})({s}), {}, {cnt});", b.text())
+                }
+                (Operand::Tensor(..), Operand::Tensor(..)) => {
+                    format!("Power({dst}, {}, {}, {cnt});", a.text(), b.text())
+                }
+                _ => return Err(err(&p.name, &n.name, "Pow of two scalars".into())),
+            }
+        }
         (op, 2) if compare_mode(op).is_some() => {
             let a = f.operand(n, 0, ct)?.text();
             let b = f.operand(n, 1, ct)?.text();
@@ -329,6 +350,89 @@ fn elementwise(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
         }
     };
     f.line(&line);
+    Ok(())
+}
+
+/// Whether the printed literal `s` is the number `v`.
+fn scalar_is(s: &str, v: f64) -> bool {
+    let t = s
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')')
+        .trim_end_matches(['f', 'F']);
+    t.parse::<f64>().is_ok_and(|x| x == v)
+}
+
+/// A Concat: each operand's tile copied into the result's tile at its offset on the concat
+/// axis (the first vectorized axis where an operand's extent differs from the result's),
+/// element by element over every vectorized axis (operands keep their own strides).
+fn concat(f: &mut Func<'_>, pos: usize) -> AscResult<()> {
+    let p = f.p;
+    let n = &p.nodes[pos];
+    let t = f.tensor(pos, 0)?;
+    let ct = f.ctype(n, t)?;
+    let l = f.local(pos, 0);
+    let nd = t.vect_axes.len();
+    let mut operands = Vec::with_capacity(n.inputs.len());
+    for slot in 0..n.inputs.len() {
+        match f.operand(n, slot, ct)? {
+            Operand::Tensor(src, q, o) => operands.push((src, f.tensor(q, o)?)),
+            Operand::Scalar(_) => {
+                return Err(err(&p.name, &n.name, "Concat of a scalar".into()));
+            }
+        }
+    }
+    if operands.iter().any(|(_, it)| it.vect_axes != t.vect_axes) {
+        return Err(err(
+            &p.name,
+            &n.name,
+            "Concat operands need the result's vectorized axes".into(),
+        ));
+    }
+    let axis = (0..nd)
+        .find(|&k| {
+            operands
+                .iter()
+                .any(|(_, it)| it.vect_repeats[k] != t.vect_repeats[k])
+        })
+        .unwrap_or(0);
+    f.line("AscendC::PipeBarrier<PIPE_ALL>();");
+    let mut at = String::from("0");
+    for (src, it) in &operands {
+        let mut dst_off = if nd == 0 {
+            "0".to_string()
+        } else {
+            format!("({at}) * {}", f.tx(&t.vect_strides[axis])?)
+        };
+        let mut src_off = String::from("0");
+        let mut opened = 0;
+        for k in 0..nd {
+            let ext = if k == axis {
+                f.tx(&it.vect_repeats[k])?
+            } else {
+                f.vext(t, k)?
+            };
+            if ext == "1" {
+                continue;
+            }
+            f.vars += 1;
+            let v = format!("v{}", f.vars);
+            f.linef(format_args!("for (int {v} = 0; {v} < {ext}; {v}++) {{"));
+            opened += 1;
+            dst_off = format!("{dst_off} + {v} * {}", f.tx(&t.vect_strides[k])?);
+            src_off = format!("{src_off} + {v} * {}", f.tx(&it.vect_strides[k])?);
+        }
+        f.linef(format_args!(
+            "{l}.SetValue({dst_off}, {src}.GetValue({src_off}));"
+        ));
+        for _ in 0..opened {
+            f.line("}");
+        }
+        if nd > 0 {
+            at = format!("{at} + {}", f.tx(&it.vect_repeats[axis])?);
+        }
+    }
+    f.line("AscendC::PipeBarrier<PIPE_ALL>();");
     Ok(())
 }
 
