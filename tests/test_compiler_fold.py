@@ -114,3 +114,21 @@ def test_exact_gelu_is_fused_as_the_erf_form() -> None:
         got = list(air.evaluate(cm.graph, [xv]).values())[0]
         want = formula((xv * xv).astype(np.float64)) + xv
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_an_explicit_narrowing_cast_keeps_its_rounding_inside_a_kernel() -> None:
+    """Cast f32 → f16 → f32 in a fused region rounds to f16 as the graph says, though the
+    precision policy computes the kernel in f32."""
+    g = air.Graph("cast")
+    x = g.add_input("x", air.TensorDesc([4, 64], air.float32))
+    m = g.add_op("Mul", [x, g.add_const("c", np.float32(1.001))], name="m")
+    h = g.add_op("Cast", [m], name="h", attrs={"dst_type": int(air.float16)})
+    f = g.add_op("Cast", [h], name="f", attrs={"dst_type": int(air.float32)})
+    g.set_outputs([g.add_op("Add", [f, x], name="out")])
+    g.infer_shapes()
+    xv = np.random.default_rng(0).standard_normal((4, 64)).astype(np.float32) * 100
+    want = (xv * np.float32(1.001)).astype(np.float16).astype(np.float32) + xv
+    cm = air.compile(g)
+    assert len(cm.kernels) == 1
+    got = list(air.evaluate(cm.graph, [xv]).values())[0]
+    np.testing.assert_array_equal(got, want)

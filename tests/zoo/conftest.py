@@ -20,6 +20,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG0
             f"{name:18s} {run.entry.family:18s} {cells}  {f.get('nodes', '-')!s:>5} "
             f"{f.get('kernels', '-')!s:>7} {f.get('import s', 0):8.3f} "
             f"{f.get('compile s', 0):9.3f}")
+    totals = {s: sum(r.seconds.get(s, 0.0) for r in runs.values()) for s in STAGES}
+    terminalreporter.write_line("seconds per stage over the corpus: " + ", ".join(
+        f"{s} {v:.1f}" for s, v in totals.items()))
     for name, run in sorted(runs.items()):
         for s, o in run.outcome.items():
             if o != "ok":

@@ -118,14 +118,18 @@ class _Run:
         self.entry = entry
         self.outcome: dict[str, str] = {}
         self.figures: dict[str, object] = {}
+        self.seconds: dict[str, float] = {}
 
     def stage(self, name: str, fn) -> None:
+        t0 = time.perf_counter()
         try:
             fn()
         except Exception as ex:  # recorded, then raised at the end of the test
             self.outcome[name] = f"FAIL: {type(ex).__name__}: {str(ex).splitlines()[0][:160]}"
         else:
             self.outcome[name] = "ok"
+        finally:
+            self.seconds[name] = time.perf_counter() - t0
 
 
 def _torch_stages(run: _Run, model, args) -> tuple[air.Graph | None, list[np.ndarray]]:

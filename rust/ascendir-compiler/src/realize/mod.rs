@@ -573,7 +573,19 @@ pub fn realize(
             if s.op == "Cast" {
                 let v = vals[0].clone().ok_or("Cast of a scalar")?;
                 let v = b.cast(&v, cd)?;
-                let out = b.cast(&v, res_dt)?;
+                // An explicit narrowing Cast (f32 → f16 / bf16) keeps its rounding even where
+                // the precision policy computes the result in f32: the value is rounded to the
+                // node's dtype, then widened again for the steps that follow.
+                let narrows = matches!(node_out_dt, DataType::FLOAT16 | DataType::BF16)
+                    && res_dt != node_out_dt
+                    && v.dtype != node_out_dt;
+                let out = if narrows {
+                    let r = b.cast(&v, node_out_dt)?;
+                    b.compute_ops += 1;
+                    b.cast(&r, res_dt)?
+                } else {
+                    b.cast(&v, res_dt)?
+                };
                 // A conversion the precision policy defers to the Store (f32 → f16 computed
                 // in f32) is still the kernel's work.
                 if out.node != v.node || first_dt != node_out_dt {
