@@ -287,3 +287,23 @@ def test_scalar_ops_and_casts() -> None:
     g = air.torch.export(Mix(), (x, i))
     (out,) = air.evaluate(g, [x.numpy(), i.numpy()]).values()
     np.testing.assert_allclose(out, Mix()(x, i).numpy(), rtol=RTOL, atol=ATOL)
+
+
+def test_causal_sdpa_becomes_flash_attention_score() -> None:
+    """``scaled_dot_product_attention(is_causal=True)`` keeps torch's numbers and is matched
+    by the compiler's attention pass (no row is fully masked, so a finite fill means the same
+    as torch's -inf)."""
+
+    class Causal(torch.nn.Module):
+        def forward(self, q, k, v):  # type: ignore[no-untyped-def]
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    gen = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 4, 8, 16, generator=gen) for _ in range(3))
+    g = air.torch.export(Causal().eval(), (q, k, v))
+    cm = air.compile(g)
+    assert cm.report.data["simplify"]["attention_fused"] == 1
+    ref = Causal()(q, k, v).numpy()
+    for graph in (g, cm.graph):
+        (got,) = air.evaluate(graph, [q.numpy(), k.numpy(), v.numpy()]).values()
+        np.testing.assert_allclose(got, ref, rtol=RTOL, atol=ATOL)

@@ -379,6 +379,17 @@ fn adaptive_avg_pool(ctx: &mut Ctx<'_>, node: &FxNode<'_>, x: &Arg<'_>) -> Torch
     done(ctx, Value::T((id, 0)))
 }
 
+/// Half the lowest finite value of a float dtype.
+fn half_lowest(dt: DataType) -> f64 {
+    let lowest = match dt {
+        DataType::FLOAT16 => f64::from(half::f16::MIN),
+        DataType::BF16 => f64::from(half::bf16::MIN),
+        DataType::DOUBLE => f64::MIN,
+        _ => f64::from(f32::MIN),
+    };
+    lowest / 2.0
+}
+
 /// `softmax(q kᵀ · scale + mask) v` from `BatchMatMulV2`, `Mul`, `Add` / `SelectV2` and
 /// `SoftmaxV2` (no dropout; a causal mask needs static sequence lengths).
 fn attention(ctx: &mut Ctx<'_>, node: &FxNode<'_>) -> TorchResult<bool> {
@@ -450,7 +461,11 @@ fn attention(ctx: &mut Ctx<'_>, node: &FxNode<'_>) -> TorchResult<bool> {
             Bytes::from(keep),
         );
         let m = ctx.const_tensor(&format!("{name}/causal"), t)?;
-        let ninf = ctx.const_scalar(&format!("{name}/ninf"), f64::NEG_INFINITY, dt)?;
+        // Every causal row keeps its diagonal, so no row is fully masked: a fill of half the
+        // dtype's lowest value gives softmax exactly torch's probabilities (the masked
+        // exponents underflow to 0 either way), and it is the form the compiler's attention
+        // pass turns into FlashAttentionScore (whose atten_mask means the same).
+        let ninf = ctx.const_scalar(&format!("{name}/fill"), half_lowest(dt), dt)?;
         s = ctx.helper(
             &format!("{name}/masked"),
             "SelectV2",
