@@ -23,8 +23,6 @@ from onnx.reference import ReferenceEvaluator  # noqa: E402
 KNOWN = {
     "test_batchnorm_epsilon_training_mode": "ONNX running statistics vs GE batch statistics",
     "test_batchnorm_example_training_mode": "ONNX running statistics vs GE batch statistics",
-    "test_gelu_default_1": "mapping omits approximate='none'; GE Gelu is the tanh form",
-    "test_gelu_default_2": "mapping omits approximate='none'; GE Gelu is the tanh form",
     "test_layer_normalization_": "ONNX output 2 is InvStdDev, GE LayerNorm's is the variance",
     "test_mod_mixed_sign_int": "mapping omits ONNX's fmod=0 (GE Mod is C's remainder)",
     "test_training_dropout": "training-mode Dropout is random",

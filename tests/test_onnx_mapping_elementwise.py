@@ -13,6 +13,7 @@ import ascendir as air
 onnx = pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
+from onnx.reference import ReferenceEvaluator  # noqa: E402
 
 from test_frontend_ports import check_ports  # noqa: E402
 from test_onnx_mapping_more import check, model, unmapped, vi  # noqa: E402
@@ -74,7 +75,20 @@ def test_swish(alpha):
     assert sw.op_desc.attrs.get("scale", 1.0) == pytest.approx(alpha or 1.0)
 
 
-@pytest.mark.parametrize(("op", "elem", "opset"), [("Swish", F, 24), ("BitwiseNot", I32, 18)])
+def test_swish_below_its_opset_exports_as_its_formula():
+    """ONNX has Swish from opset 24; below it the export writes x · Sigmoid(alpha · x)."""
+    node = helper.make_node("Swish", ["x"], ["y"], alpha=1.7)
+    g = air.onnx.load(model(node, [vi("x", F, [2, 3])], [vi("y", F, [2, 3])], 24)
+                      .SerializeToString())
+    old = onnx.load_from_string(air.onnx.to_bytes(g, opset=23))
+    onnx.checker.check_model(old, full_check=True)
+    assert [n.op_type for n in old.graph.node] == ["Mul", "Sigmoid", "Mul"]
+    x = RNG.standard_normal((2, 3)).astype(np.float32)
+    (got,) = ReferenceEvaluator(old).run(None, {"x": x})
+    np.testing.assert_allclose(got, x / (1 + np.exp(-1.7 * x)), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize(("op", "elem", "opset"), [("BitwiseNot", I32, 18)])
 def test_export_below_the_ops_opset_is_refused(op, elem, opset):
     node = helper.make_node(op, ["x"], ["y"])
     g = air.onnx.load(model(node, [vi("x", elem, [2])], [vi("y", elem, [2])], opset)

@@ -30,7 +30,8 @@ pub(crate) struct Node<'a> {
 pub(crate) fn needed(ty: &str, attrs: &AttrMap, n_inputs: usize, opset: i64) -> bool {
     let flag = |k: &str| matches!(attrs.get(k), Some(AttrValue::Bool(true)));
     match ty {
-        "NotEqual" | "Rsqrt" | "Swish" | "SelectV2" => true,
+        "NotEqual" | "Rsqrt" | "SelectV2" => true,
+        "Swish" => opset < 24,
         "Gelu" => opset < 20,
         "BatchMatMulV2" | "BatchMatMul" => flag("adj_x1") || flag("adj_x2") || n_inputs > 2,
         _ => false,

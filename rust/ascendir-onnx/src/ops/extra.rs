@@ -63,6 +63,12 @@ pub(super) fn import(
     let dtype = |i: usize| input(node, i).and_then(|x| info.dtype(x));
     let a = &mut m.attrs;
     match e.onnx {
+        "Gelu" => {
+            // ONNX's default is the exact Gelu; GE's (no attribute) the tanh form.
+            if get_s(node, "approximate").as_deref() != Some("tanh") {
+                a.insert("approximate", AttrValue::String("none".into()));
+            }
+        }
         "BitShift" => match get_s(node, "direction").as_deref() {
             Some("LEFT") => m.ge_type = "LeftShift".into(),
             Some("RIGHT") => m.ge_type = "RightShift".into(),
@@ -337,6 +343,13 @@ pub(super) fn export<'a>(
             }
             at.push(a_int("axis", int_of(attrs, "axis").unwrap_or(-1)));
             "Hardmax"
+        }
+        "Gelu" => {
+            // GE's Gelu is the tanh form unless `approximate` is "none"; ONNX's default is
+            // the exact one (opset 20 on; earlier opsets get the formula, `composite`).
+            let exact = str_of(attrs, "approximate") == Some("none");
+            at.push(a_str("approximate", if exact { "none" } else { "tanh" }));
+            "Gelu"
         }
         "Swish" => {
             if opset < 24 {
