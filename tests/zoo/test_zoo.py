@@ -39,58 +39,8 @@ STAGES = ("torch static", "torch dynamic", "compile", "sources", "onnx", "ge rou
 # Stages known not to pass, with the reason. Causes outside this package are marked
 # "external"; the others are open defects of issue 49.
 OPEN: dict[tuple[str, str], str] = {
-    ("albert", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("albert", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("bart", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("bert", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("clip-vision", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("clip-vision", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("convnext-hf", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("deberta-v2", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("deit", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("deit", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("distilbert", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("electra", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("gemma", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("gemma", "onnx export"): "ONNX export: GE NotEqual has no ONNX form yet",
-    ("gpt-neox", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("gpt-neox", "onnx export"): "ONNX export: GE NotEqual has no ONNX form yet",
-    ("gpt2", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("gpt2", "onnx export"): "ONNX export: GE NotEqual has no ONNX form yet",
-    ("llama", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("llama", "onnx export"): "ONNX export: GE NotEqual has no ONNX form yet",
-    ("llama-eager", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("llama-eager", "onnx export"): "ONNX export: GE NotEqual has no ONNX form yet",
-    ("mistral", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("mistral", "onnx export"): "ONNX export: GE NotEqual has no ONNX form yet",
-    ("mobilebert", "compile"): "PadV3 shape rule ignores paddings_contiguous=False",
-    ("mobilebert", "sources"): "no compiled model (compile stage)",
-    ("mobilebert", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("opt", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("phi3", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("phi3", "onnx export"): "ONNX export: GE NotEqual has no ONNX form yet",
-    ("qwen2", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("qwen2", "onnx export"): "ONNX export: GE NotEqual has no ONNX form yet",
-    ("qwen3", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("qwen3", "onnx export"): "ONNX export: GE NotEqual has no ONNX form yet",
-    ("roberta", "onnx export"): "ONNX export: GE NotEqual has no ONNX form yet",
-    ("swin", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("t5", "compile"): "evaluate of a fused RealDiv/Log kernel indexes out of bounds",
-    ("t5", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("t5", "onnx export"): "ONNX export: GE Rsqrt has no ONNX form yet",
-    ("timm-convnext", "onnx export"): "ONNX export: Gelu written at an opset older than 20",
-    ("timm-efficientnet", "onnx export"): "ONNX export: GE Swish has no ONNX form yet",
-    ("timm-mixer", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("timm-vit", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("timm-vit", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("vit", "sources"): "Ascend C printer: no call for Pow / ConcatV2D members",
-    ("vit", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
-    ("wav2vec2", "compile"): "compiled graph differs from eager by 1.7e-3",
-    ("wav2vec2", "sources"): "no compiled model (compile stage)",
-    ("wav2vec2", "onnx"): "1-D onnx::Conv stays unmapped (no evaluate kernel)",
-    ("wav2vec2", "onnx export"): "ONNX export: GE Rsqrt has no ONNX form yet",
-    ("whisper-encoder", "onnx"): "1-D onnx::Conv stays unmapped (no evaluate kernel)",
-    ("whisper-encoder", "onnx export"): "ONNX export: GE BatchMatMulV2 has no ONNX form yet",
+    ("mobilebert", "compile"): "PadV3's shape rule ignores paddings_contiguous=False",
+    ("mobilebert", "sources"): "no compiled model (the compile stage)",
 }
 
 
@@ -132,9 +82,8 @@ class _Run:
             self.seconds[name] = time.perf_counter() - t0
 
 
-def _torch_stages(run: _Run, model, args) -> tuple[air.Graph | None, list[np.ndarray]]:
+def _torch_stages(run: _Run, model, args, ep) -> tuple[air.Graph | None, list[np.ndarray]]:
     entry = run.entry
-    ep = torch.export.export(model, args, strict=False)
     ref = _flat(ep.module()(*args))
     holder: dict[str, air.Graph] = {}
 
@@ -195,7 +144,7 @@ def _compile_stages(run: _Run, g: air.Graph, args, ref: list[np.ndarray]) -> Non
         run.outcome["sources"] = "FAIL: no compiled model"
 
 
-def _onnx_stages(run: _Run, model, args, g: air.Graph | None, ref) -> None:
+def _onnx_stages(run: _Run, ep, args, g: air.Graph | None, ref) -> None:
     import onnx
     import onnxruntime as ort
 
@@ -204,7 +153,9 @@ def _onnx_stages(run: _Run, model, args, g: air.Graph | None, ref) -> None:
             path = os.path.join(d, "model.onnx")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                torch.onnx.export(model, args, path, dynamo=True, verbose=False)
+                # From the program the torch stages exported: the same graph as exporting the
+                # module, without tracing it again.
+                torch.onnx.export(ep, args, path, dynamo=True, verbose=False)
             og = air.onnx.load(path)
             sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
             feeds = {i.name: a.numpy() for i, a in zip(sess.get_inputs(), args, strict=True)}
@@ -243,12 +194,13 @@ def test_corpus_model(entry: Entry, request) -> None:
     run = _Run(entry)
     model, args = entry.build()
     with torch.no_grad():
-        g, ref = _torch_stages(run, model, args)
+        ep = torch.export.export(model, args, strict=False)
+        g, ref = _torch_stages(run, model, args, ep)
         if g is not None:
             _compile_stages(run, g, args, ref)
         else:
             run.outcome["compile"] = run.outcome["sources"] = "FAIL: no imported graph"
-        _onnx_stages(run, model, args, g, ref)
+        _onnx_stages(run, ep, args, g, ref)
     request.config.stash.setdefault(TABLE, {})[entry.name] = run
     failed = {s: o for s, o in run.outcome.items() if o != "ok"}
     unexpected = {s: o for s, o in failed.items() if (entry.name, s) not in OPEN}

@@ -118,17 +118,25 @@ fn split(ctx: &mut Ctx<'_>, node: &FxNode<'_>, x: &Arg<'_>, unbind: bool) -> Tor
     let dt = m.dtype.unwrap_or(DataType::FLOAT);
     let xi = ctx.tensor(x)?;
     let names: Vec<String> = (0..n).map(|k| format!("y{k}")).collect();
-    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    let id = ctx.add(
-        "SplitVD",
-        &[("x", xi)],
-        &refs,
-        attrs([
-            ("size_splits", ints(sizes)),
-            ("split_dim", AttrValue::Int(dim)),
-            ("num_split", AttrValue::Int(n as i64)),
-        ]),
-    )?;
+    let split_attrs = attrs([
+        ("size_splits", ints(sizes.clone())),
+        ("split_dim", AttrValue::Int(dim)),
+        ("num_split", AttrValue::Int(n as i64)),
+    ]);
+    let id = if unbind {
+        // The pieces keep the split axis (of size 1) until their Squeeze: their descs are
+        // not the FX outputs'.
+        let mut piece = m.dims.to_vec();
+        piece[dim as usize] = 1;
+        let desc = std::sync::Arc::new(TensorDesc::new(&piece, dt, Format::ND));
+        let outs: Vec<(&str, std::sync::Arc<TensorDesc>)> =
+            names.iter().map(|p| (p.as_str(), desc.clone())).collect();
+        let name = format!("{}/split", node.name);
+        ctx.add_named(&name, ctx.cur, "SplitVD", &[("x", xi)], &outs, split_attrs)?
+    } else {
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        ctx.add("SplitVD", &[("x", xi)], &refs, split_attrs)?
+    };
     if !unbind {
         ctx.set(Value::Tuple((0..n).map(|k| Some((id, k))).collect()));
         return Ok(true);
