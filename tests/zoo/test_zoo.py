@@ -29,12 +29,11 @@ pytest.importorskip("transformers", reason="the corpus needs transformers")
 pytest.importorskip("timm", reason="the corpus needs timm")
 
 from corpus import ENTRIES, Entry, dynamic_shapes, with_batch  # noqa: E402
+from zoo_table import KEY, STAGES  # noqa: E402
 
 import ascendir as air  # noqa: E402
 
 RTOL, ATOL = 1e-3, 1e-4
-STAGES = ("torch static", "torch dynamic", "compile", "sources", "onnx", "ge round trips",
-          "onnx export")
 
 # Stages known not to pass, with the reason. Causes outside this package are marked
 # "external"; the others are open defects of issue 49.
@@ -186,9 +185,6 @@ def _onnx_stages(run: _Run, ep, args, g: air.Graph | None, ref) -> None:
     run.stage("onnx export", onnx_export)
 
 
-TABLE = pytest.StashKey[dict]()
-
-
 @pytest.mark.parametrize("entry", ENTRIES, ids=[e.name for e in ENTRIES])
 def test_corpus_model(entry: Entry, request) -> None:
     run = _Run(entry)
@@ -201,7 +197,9 @@ def test_corpus_model(entry: Entry, request) -> None:
         else:
             run.outcome["compile"] = run.outcome["sources"] = "FAIL: no imported graph"
         _onnx_stages(run, ep, args, g, ref)
-    request.config.stash.setdefault(TABLE, {})[entry.name] = run
+    request.node.user_properties.append((KEY, {
+        "name": entry.name, "family": entry.family, "outcome": run.outcome,
+        "figures": run.figures, "seconds": run.seconds}))
     failed = {s: o for s, o in run.outcome.items() if o != "ok"}
     unexpected = {s: o for s, o in failed.items() if (entry.name, s) not in OPEN}
     fixed = [s for s in STAGES if (entry.name, s) in OPEN and s not in failed]
