@@ -455,3 +455,30 @@ def test_pow_and_concat_kernels_print() -> None:
     want = list(air.evaluate(g, feeds).values())[0]
     got = list(air.evaluate(cm.graph, feeds).values())[0]
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.sweep
+@pytest.mark.parametrize("which", ["bert", "decoder", "resnet50"])
+def test_every_kernel_of_the_benchmark_models_prints(which: str) -> None:
+    """Every kernel ``air.compile`` admits for the models of ``benches/models.py`` (their
+    benchmark configurations: BERT-base's layout, the 180-layer decoder, ResNet-50) prints as
+    Ascend C: what the fuser admits, the printer prints."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "benches"))
+    import ascendir as air
+    import models
+
+    model = {"bert": models.bert, "decoder": models.decoder, "resnet50": models.resnet50}[which]
+    cm = air.compile(air.onnx.load(model(), warn_unknown=False))
+    assert cm.kernels
+    refused = []
+    for k in cm.kernels:
+        try:
+            files = k.sources
+        except air.AscendIRError as ex:
+            refused.append(f"{k.name}: {ex}")
+            continue
+        assert any(name.endswith(".cpp") for name in files), k.name
+    assert not refused, f"{len(refused)} of {len(cm.kernels)} kernels refused; {refused[0]}"
