@@ -267,3 +267,28 @@ def test_failed_convert_leaves_no_partial_file(files: Path) -> None:
     r = _run(["convert", "trunc.onnx", "never.pb"], files)
     assert r.returncode == 1
     assert set(os.listdir(files)) == before
+
+
+def test_compile_and_convert_a_bare_file_name_with_external_data(tmp_path: Path) -> None:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["m"]), helper.make_node("Exp", ["m"], ["y"])],
+        "ext",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])],
+        [numpy_helper.from_array(w, "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save_model(model, str(tmp_path / "model.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="model.data", size_threshold=0)
+    r = _run(["compile", "model.onnx", "-o", "out", "--no-cache"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "1 compiled, 0 failed" in r.stdout
+    r = _run(["convert", "model.onnx", "model.om"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    g = air.serialization.load_model(tmp_path / "model.om").graph
+    np.testing.assert_array_equal(np.asarray(g.node("w").attrs["value"].numpy()), w)

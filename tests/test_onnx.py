@@ -273,6 +273,39 @@ def test_external_data_is_loaded(tmp_path: Path) -> None:
     assert len(g2) == len(g)
 
 
+def _external_data_model(folder: Path) -> np.ndarray:
+    """Write ``model.onnx`` with its weights in one external file into ``folder``; returns the
+    weight (the model computes ``x * w + 1``)."""
+    w = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 8
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "one"], ["y"])],
+        "ext",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])],
+        [numpy_helper.from_array(w, "w"),
+         numpy_helper.from_array(np.ones((1,), np.float32), "one")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save_model(model, str(folder / "model.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="model.data", size_threshold=0)
+    assert (folder / "model.data").exists()
+    return w
+
+
+def test_external_data_of_a_bare_file_name_resolves_in_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w = _external_data_model(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    g = air.onnx.load("model.onnx")
+    np.testing.assert_array_equal(np.asarray(g.node("w").attrs["value"].numpy()), w)
+    cm = air.compile("model.onnx")
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
+    (y,) = air.evaluate(cm.graph, {"x": x}).values()
+    np.testing.assert_allclose(y, x * w + 1, rtol=1e-6)
+    assert air.serialization.load_model("model.onnx").graph.node("w") is not None
+
+
 def test_malformed_bytes_raise_decode_error(small_models: dict[str, Any]) -> None:
     data = small_models["bert"].SerializeToString()
     with pytest.raises(air.DecodeError) as e:
