@@ -287,3 +287,23 @@ def test_scalar_ops_and_casts() -> None:
     g = air.torch.export(Mix(), (x, i))
     (out,) = air.evaluate(g, [x.numpy(), i.numpy()]).values()
     np.testing.assert_allclose(out, Mix()(x, i).numpy(), rtol=RTOL, atol=ATOL)
+
+
+def test_pad_of_one_dim_compiles_to_the_eager_shape() -> None:
+    import torch.nn.functional as F
+
+    class PadMul(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return F.pad(x, [0, 0, 0, 1]) * 2 + 1
+
+    x = torch.randn(2, 15, 16)
+    with torch.no_grad():
+        ref = PadMul()(x).numpy()
+    assert ref.shape == (2, 16, 16)
+    g = air.torch.export(PadMul(), (x,))
+    g.infer_shapes()
+    assert [tuple(n.op_desc.output_desc(i).shape) for n, i in g.outputs] == [(2, 16, 16)]
+    cm = air.compile(g)
+    (out,) = air.evaluate(cm.graph, [x.numpy()]).values()
+    assert out.shape == ref.shape
+    np.testing.assert_allclose(out, ref, rtol=RTOL, atol=ATOL)
