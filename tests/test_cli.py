@@ -292,3 +292,34 @@ def test_compile_and_convert_a_bare_file_name_with_external_data(tmp_path: Path)
     assert r.returncode == 0, r.stderr
     g = air.serialization.load_model(tmp_path / "model.om").graph
     np.testing.assert_array_equal(np.asarray(g.node("w").attrs["value"].numpy()), w)
+
+
+def test_verify_of_a_model_without_kernels_succeeds(tmp_path: Path) -> None:
+    g = air.Graph("mm")
+    a = g.add_input("a", air.TensorDesc([4, 8], air.float32))
+    b = g.add_input("b", air.TensorDesc([8, 4], air.float32))
+    g.set_outputs([g.add_op("MatMul", [a, b], name="mm")])
+    air.save(g, tmp_path / "mm.om")
+    assert air.compile(g).kernels == []
+    r = _run(["compile", "mm.om", "-o", "out", "--verify", "--no-cache", "--no-progress"],
+             tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "ascendir: mm.om: no kernels to verify" in r.stderr
+    assert "1 compiled, 0 failed" in r.stdout
+
+
+def test_verify_report_lists_one_failure_a_line() -> None:
+    from ascendir.compiler.verify import VerifyCase, VerifyReport
+
+    assert VerifyReport().ok and "no kernels" in VerifyReport().text()
+    assert not VerifyReport(kernels=1).ok  # a kernel that gave no run is not verified
+    err = "build: g++ failed:\n" + "error: x\n" * 40
+    cases = [VerifyCase(f"k{i}", "t0", "ascend910b", {"s0": i}, False, error=err)
+             for i in range(25)]
+    rep = VerifyReport(cases + [VerifyCase("ok", "t0", "tails", {}, True)], kernels=26)
+    assert not rep.ok
+    lines = rep.text().splitlines()
+    assert lines[0] == "verified 26 runs of 26 kernels: 25 failed"
+    assert len(lines) == 1 + VerifyReport.MAX_LISTED + 1
+    assert lines[1].startswith("  k0 [t0] ascend910b {'s0': 0}: build: g++ failed: error: x")
+    assert lines[-1] == "  ... and 5 more failures"
