@@ -540,6 +540,19 @@ impl<'p> Ctx<'p> {
         Ok((id, 0))
     }
 
+    /// [`Ctx::helper`] with attributes built beforehand.
+    pub fn helper_with(
+        &mut self,
+        name: &str,
+        ty: &str,
+        inputs: &[(&str, Out)],
+        desc: TensorDesc,
+        attrs: AttrMap,
+    ) -> TorchResult<Out> {
+        let id = self.add_named(name, self.cur, ty, inputs, &[("y", Arc::new(desc))], attrs)?;
+        Ok((id, 0))
+    }
+
     /// A Const node holding `t`.
     pub fn const_tensor(&mut self, name: &str, t: Tensor) -> TorchResult<Out> {
         let name = if name.contains('/') {

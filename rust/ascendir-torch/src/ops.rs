@@ -78,6 +78,8 @@ pub static HANDLED: &[&str] = &[
     "bitwise_not",
     "bitwise_and",
     "bitwise_or",
+    "__and__",
+    "__or__",
     "gelu",
     "silu",
     "leaky_relu",
@@ -129,6 +131,10 @@ pub static HANDLED: &[&str] = &[
     "full_like",
     "zeros_like",
     "ones_like",
+    "new_ones",
+    "new_zeros",
+    "new_full",
+    "diff",
     "scalar_tensor",
     "mean",
     "sum",
@@ -490,14 +496,14 @@ fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode<'_>, op: &str, overload: &str) -> T
     let x = arg(node, 0, "self").clone();
     match op {
         "rsub" => binary(ctx, node, op, "Sub"),
-        "bitwise_not" | "bitwise_and" | "bitwise_or" => {
+        "bitwise_not" | "bitwise_and" | "bitwise_or" | "__and__" | "__or__" => {
             let om = out_meta(ctx, node)?;
             if om.dtype != Some(DataType::BOOL) {
                 return Ok(false);
             }
             match op {
                 "bitwise_not" => unary(ctx, node, "LogicalNot", AttrMap::new()),
-                "bitwise_and" => binary(ctx, node, op, "LogicalAnd"),
+                "bitwise_and" | "__and__" => binary(ctx, node, op, "LogicalAnd"),
                 _ => binary(ctx, node, op, "LogicalOr"),
             }
         }

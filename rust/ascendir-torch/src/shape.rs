@@ -163,6 +163,205 @@ fn fill(ctx: &mut Ctx<'_>, node: &FxNode<'_>, dims: Out, value: f64) -> TorchRes
     ctx.set(Value::T((id, 0)));
     Ok(true)
 }
+/// `aten.diff(x, n=1, dim, prepend, append)`: `x[1:] - x[:-1]` along `dim` of `x` with
+/// `prepend` and `append` concatenated; other orders and boolean tensors stay unmapped.
+fn diff(ctx: &mut Ctx<'_>, node: &FxNode<'_>, x: &Arg<'_>) -> TorchResult<bool> {
+    let om = out_meta(ctx, node)?;
+    let Some(dt) = om.dtype.filter(|&d| d != DataType::BOOL) else {
+        return Ok(false);
+    };
+    if arg(node, 1, "n").as_int().unwrap_or(1) != 1 {
+        return Ok(false);
+    }
+    let xm = meta(ctx, x)?;
+    let rank = xm.dims.len();
+    if rank == 0 || om.dims.len() != rank {
+        return Ok(false);
+    }
+    let dim = norm(arg(node, 2, "dim").as_int().unwrap_or(-1), rank);
+    let Ok(d) = usize::try_from(dim) else {
+        return Ok(false);
+    };
+    if d >= rank {
+        return Ok(false);
+    }
+    let base = node.name.to_string();
+    let mut parts = Vec::new();
+    for a in [
+        arg(node, 3, "prepend").clone(),
+        x.clone(),
+        arg(node, 4, "append").clone(),
+    ] {
+        if !matches!(a, Arg::None) {
+            parts.push(ctx.tensor(&a)?);
+        }
+    }
+    // The operand's dims: the output's, one longer along `dim`.
+    let mut src_dims: Vec<i64> = om.dims.to_vec();
+    src_dims[d] = if src_dims[d] >= 0 {
+        src_dims[d] + 1
+    } else {
+        -1
+    };
+    let src = if parts.len() == 1 {
+        parts[0]
+    } else {
+        let ports: Vec<String> = (0..parts.len()).map(|k| format!("x{k}")).collect();
+        let refs: Vec<(&str, Out)> = ports
+            .iter()
+            .map(String::as_str)
+            .zip(parts.iter().copied())
+            .collect();
+        let mut a = AttrMap::new();
+        a.insert("concat_dim", AttrValue::Int(dim));
+        a.insert("N", AttrValue::Int(refs.len() as i64));
+        ctx.helper_with(
+            &format!("{base}/operand"),
+            "ConcatV2D",
+            &refs,
+            TensorDesc::new(&src_dims, dt, Format::ND),
+            a,
+        )?
+    };
+    let axes = ctx.const_i64(&format!("{base}/axes"), &[dim], &[1])?;
+    let steps = ctx.const_i64(&format!("{base}/steps"), &[1], &[1])?;
+    let slice = |ctx: &mut Ctx<'_>, role: &str, begin: i64, end: i64| -> TorchResult<Out> {
+        let b = ctx.const_i64(&format!("{base}/{role}_begin"), &[begin], &[1])?;
+        let e = ctx.const_i64(&format!("{base}/{role}_end"), &[end], &[1])?;
+        ctx.helper(
+            &format!("{base}/{role}"),
+            "StridedSliceV2",
+            &[
+                ("x", src),
+                ("begin", b),
+                ("end", e),
+                ("axes", axes),
+                ("strides", steps),
+            ],
+            TensorDesc::new(&om.dims, dt, Format::ND),
+            [],
+        )
+    };
+    let hi = slice(ctx, "next", 1, i64::MAX)?;
+    let lo = slice(ctx, "prev", 0, -1)?;
+    let id = ctx.add("Sub", &[("x1", hi), ("x2", lo)], &["y"], AttrMap::new())?;
+    ctx.set(Value::T((id, 0)));
+    Ok(true)
+}
+
+/// Right-aligned broadcast of two shapes (`-1` where symbolic and not decided by the other).
+fn broadcast_dims(a: &[i64], b: &[i64]) -> Vec<i64> {
+    let n = a.len().max(b.len());
+    (0..n)
+        .map(|i| {
+            let pick = |s: &[i64]| (i + s.len()).checked_sub(n).map_or(1, |j| s[j]);
+            match (pick(a), pick(b)) {
+                (1, d) | (d, 1) => d,
+                (d, e) if d == e => d,
+                (d, -1) | (-1, d) => d,
+                (d, _) => d,
+            }
+        })
+        .collect()
+}
+
+/// `aten.index.Tensor` with several index tensors on the leading dims (`x[i, j]`, as causal
+/// masks index a batch and a position): the indices broadcast against each other (added to
+/// zeros of the others), stacked on a last axis (`Pack`) and gathered with `GatherNd`. Other
+/// forms (an index after a `None`, boolean or mixed-type indices) are left unmapped.
+fn index_nd(
+    ctx: &mut Ctx<'_>,
+    node: &FxNode<'_>,
+    x: &Arg<'_>,
+    idx: &[Arg<'_>],
+) -> TorchResult<bool> {
+    if idx.iter().any(|a| matches!(a, Arg::None)) {
+        return Ok(false);
+    }
+    let mut metas = Vec::with_capacity(idx.len());
+    for a in idx {
+        let m = meta(ctx, a)?;
+        if m.dtype != Some(DataType::INT64) {
+            return Ok(false);
+        }
+        metas.push(m.dims.to_vec());
+    }
+    let rank = meta(ctx, x)?.dims.len();
+    if idx.len() > rank {
+        return Ok(false);
+    }
+    let desc = |dims: &[i64]| TensorDesc::new(dims, DataType::INT64, Format::ND);
+    let base = node.name.to_string();
+    let zero = ctx.const_i64(&format!("{base}/zero"), &[0], &[])?;
+    // The sum of every index times zero: zeros of the broadcast index shape.
+    let mut acc: Option<(Out, Vec<i64>)> = None;
+    for (k, a) in idx.iter().enumerate() {
+        let t = ctx.tensor(a)?;
+        let z = ctx.helper(
+            &format!("{base}/zeros{k}"),
+            "Mul",
+            &[("x1", t), ("x2", zero)],
+            desc(&metas[k]),
+            [],
+        )?;
+        acc = Some(match acc {
+            None => (z, metas[k].clone()),
+            Some((prev, dims)) => {
+                let dims = broadcast_dims(&dims, &metas[k]);
+                let sum = ctx.helper(
+                    &format!("{base}/zeros_sum{k}"),
+                    "Add",
+                    &[("x1", prev), ("x2", z)],
+                    desc(&dims),
+                    [],
+                )?;
+                (sum, dims)
+            }
+        });
+    }
+    let Some((zeros, bdims)) = acc else {
+        return Ok(false);
+    };
+    let mut cols = Vec::with_capacity(idx.len());
+    for (k, a) in idx.iter().enumerate() {
+        let t = ctx.tensor(a)?;
+        cols.push(ctx.helper(
+            &format!("{base}/index{k}"),
+            "Add",
+            &[("x1", t), ("x2", zeros)],
+            desc(&bdims),
+            [],
+        )?);
+    }
+    let ports: Vec<String> = (0..cols.len()).map(|k| format!("x{k}")).collect();
+    let refs: Vec<(&str, Out)> = ports
+        .iter()
+        .map(String::as_str)
+        .zip(cols.iter().copied())
+        .collect();
+    let mut stacked = bdims.clone();
+    stacked.push(idx.len() as i64);
+    let mut pack_attrs = AttrMap::new();
+    pack_attrs.insert("axis", AttrValue::Int(-1));
+    pack_attrs.insert("N", AttrValue::Int(cols.len() as i64));
+    let pack = ctx.helper_with(
+        &format!("{base}/indices"),
+        "Pack",
+        &refs,
+        desc(&stacked),
+        pack_attrs,
+    )?;
+    let xi = ctx.tensor(x)?;
+    let id = ctx.add(
+        "GatherNd",
+        &[("x", xi), ("indices", pack)],
+        &["y"],
+        AttrMap::new(),
+    )?;
+    ctx.set(Value::T((id, 0)));
+    Ok(true)
+}
+
 /// Map a shape-family op; `None` when `op` is none of them.
 #[allow(clippy::too_many_lines)]
 pub(crate) fn map(
@@ -464,6 +663,9 @@ pub(crate) fn map(
             let given: Vec<usize> = (0..idx.len())
                 .filter(|&k| !matches!(idx[k], Arg::None))
                 .collect();
+            if given.len() > 1 {
+                return index_nd(ctx, node, &x, &idx).map(Some);
+            }
             if given.len() != 1 {
                 return Ok(Some(false));
             }
@@ -551,12 +753,14 @@ pub(crate) fn map(
             ctx.set(Value::T((id, 0)));
             Ok(true)
         }
-        "full" | "full_like" | "zeros_like" | "ones_like" | "scalar_tensor" => {
+        "full" | "full_like" | "zeros_like" | "ones_like" | "scalar_tensor" | "new_ones"
+        | "new_zeros" | "new_full" => {
             let value = match op {
                 "full" => arg(node, 1, "fill_value").as_f64(),
                 "full_like" => arg(node, 1, "fill_value").as_f64(),
-                "zeros_like" => Some(0.0),
-                "ones_like" => Some(1.0),
+                "new_full" => arg(node, 2, "fill_value").as_f64(),
+                "zeros_like" | "new_zeros" => Some(0.0),
+                "ones_like" | "new_ones" => Some(1.0),
                 _ => x.as_f64(),
             };
             let Some(value) = value else {
@@ -566,8 +770,14 @@ pub(crate) fn map(
                 ctx.set(Value::T(o));
                 return Ok(Some(true));
             }
-            let dims = if op == "full" {
-                let Arg::List(size) = x.clone() else {
+            // `full(size, v)`; `new_*(self, size, ...)` take the size second.
+            let size = match op {
+                "full" => Some(x.clone()),
+                "new_ones" | "new_zeros" | "new_full" => Some(arg(node, 1, "size").clone()),
+                _ => None,
+            };
+            let dims = if let Some(size) = size {
+                let Arg::List(size) = size else {
                     return Ok(Some(false));
                 };
                 ctx.int_list_tensor(&size, &format!("{}/dims", node.name))?
@@ -587,6 +797,7 @@ pub(crate) fn map(
             };
             fill(ctx, node, dims, value)
         }
+        "diff" => diff(ctx, node, &x),
         "mean" | "sum" | "amax" | "amin" | "any" | "all" | "prod" => {
             let ge = match op {
                 "mean" => "ReduceMeanD",
