@@ -548,3 +548,38 @@ def test_models_outside_the_mapped_opsets_import_with_a_warning_naming_the_opset
         warnings.simplefilter("error")
         _, report = air.onnx.load(relu_model(17), return_report=True)
     assert report.opset_mapped
+
+
+def _many_ifs(n: int, body_name: str, node_name: str = "") -> onnx.ModelProto:
+    """``n`` If nodes whose branches all have the graph name ``body_name`` (and, when given,
+    the node name ``node_name``), chained on one value."""
+    def branch(tag: str) -> onnx.GraphProto:
+        return helper.make_graph([helper.make_node("Neg" if tag == "t" else "Abs", ["v0"],
+                                                   [f"o_{tag}"])],
+                                 body_name, [],
+                                 [helper.make_tensor_value_info(f"o_{tag}", TensorProto.FLOAT,
+                                                                [2])])
+    nodes = [helper.make_node("If", ["c"], [f"v{i + 1}"], name=node_name,
+                              then_branch=branch("t"), else_branch=branch("e"))
+             for i in range(n)]
+    graph = helper.make_graph(
+        nodes, "many",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v0", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info(f"v{n}", TensorProto.FLOAT, [2])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_bodies_and_nodes_sharing_a_name_get_unique_deterministic_names() -> None:
+    for node_name in ("", "same"):
+        m = _many_ifs(300, "body", node_name)
+        g = air.onnx.load(m)
+        names = [s.name for s in g.subgraphs]
+        assert len(names) == 600 and len(set(names)) == 600
+        assert names[0] == "body"  # the first body keeps its name
+        ifs = [n.name for n in g.nodes if n.type == "If"]
+        assert len(ifs) == 300 and len(set(ifs)) == 300
+        if node_name:
+            assert ifs[:3] == ["same", "same_1", "same_2"]
+        assert [s.name for s in air.onnx.load(m).subgraphs] == names
+        assert g.check_invariants() == []

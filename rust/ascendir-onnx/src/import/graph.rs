@@ -62,6 +62,7 @@ pub(super) fn build_graph<'m>(
         unknown: Arc::new(desc_from_type(None)),
         traced: std::cell::RefCell::default(),
         outer_types,
+        node_name_next: std::cell::RefCell::default(),
     };
     b.values.reserve(gp.node.len() * 2 + extra);
     b.types.reserve(gp.value_info.len() + extra);
