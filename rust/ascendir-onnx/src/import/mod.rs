@@ -157,7 +157,7 @@ pub fn import_proto(
         gp.name.as_str()
     };
     ctx.graph_names.insert(root_name.to_string());
-    let (mut g, _, _) = build_graph(gp, root_name, &mut ctx, &[], &[], FxHashMap::default())?;
+    let (mut g, _, _) = build_graph(gp, root_name, &mut ctx, &[], &[], OuterValues::default())?;
     // ONNX graphs are acyclic (nodes are topologically sorted): a cycle is refused at load.
     for graph in std::iter::once(&g).chain(g.subgraphs.iter()) {
         if let Some(cycle) = graph.find_cycle() {
@@ -250,6 +250,13 @@ fn next_free(
     }
 }
 
+/// What a body knows, at its import, of the enclosing graphs' values it reads.
+#[derive(Default)]
+struct OuterValues {
+    types: FxHashMap<String, ascendir_ir::DataType>,
+    dims: FxHashMap<String, Vec<i64>>,
+}
+
 /// A link to make after every node exists: GE input `port` of `node` reads value `name`.
 struct Pending<'m> {
     node: NodeId,
@@ -270,6 +277,8 @@ struct Builder<'m, 'o> {
     traced: std::cell::RefCell<FxHashMap<String, Option<ascendir_ir::DataType>>>,
     /// Element types of the enclosing graphs' values this body reads (known at its import).
     outer_types: FxHashMap<String, ascendir_ir::DataType>,
+    /// Dims of the enclosing graphs' values this body reads and does not define itself.
+    outer_dims: FxHashMap<String, Vec<i64>>,
     /// Per base name, the next suffix `unique_node_name` tries (see [`next_free`]).
     node_name_next: std::cell::RefCell<FxHashMap<String, usize>>,
 }
