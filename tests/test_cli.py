@@ -323,3 +323,27 @@ def test_verify_report_lists_one_failure_a_line() -> None:
     assert len(lines) == 1 + VerifyReport.MAX_LISTED + 1
     assert lines[1].startswith("  k0 [t0] ascend910b {'s0': 0}: build: g++ failed: error: x")
     assert lines[-1] == "  ... and 5 more failures"
+
+
+def test_convert_warnings_name_the_destination_not_the_temporary_file(tmp_path: Path) -> None:
+    from ascendir.serialization import Model
+
+    g = air.Graph("m")
+    x = g.add_input("x", air.TensorDesc([2, 3], air.float32))
+    g.set_outputs([g.add_op("Relu", [x], name="r")])
+    air.save(Model("m", [g], partitions=[(2, b"tasks")]), tmp_path / "p.om")
+    r = _run(["convert", "p.om", "out.pb"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "ascendir: warning: p.om: 'out.pb' (pb) cannot hold the model's OM partitions" in (
+        r.stderr)
+    assert ".part" not in r.stderr
+    # An export that fails after the writer warned: no warning names the temporary file.
+    f = air.Graph("f")
+    dims = f.add_input("dims", air.TensorDesc([2], air.int64))
+    v = f.add_input("v", air.TensorDesc([], air.float32))
+    f.set_outputs([f.add_op("Fill", [dims, v], name="fill")])
+    air.save(Model("f", [f], partitions=[(2, b"tasks")]), tmp_path / "f.om")
+    r = _run(["convert", "f.om", "out.onnx"], tmp_path)
+    assert r.returncode == 1
+    assert "Fill 'fill'" in r.stderr and ".part" not in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.om", "out.pb", "p.om"]
