@@ -267,3 +267,83 @@ def test_failed_convert_leaves_no_partial_file(files: Path) -> None:
     r = _run(["convert", "trunc.onnx", "never.pb"], files)
     assert r.returncode == 1
     assert set(os.listdir(files)) == before
+
+
+def test_compile_and_convert_a_bare_file_name_with_external_data(tmp_path: Path) -> None:
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    w = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["m"]), helper.make_node("Exp", ["m"], ["y"])],
+        "ext",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])],
+        [numpy_helper.from_array(w, "w")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save_model(model, str(tmp_path / "model.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="model.data", size_threshold=0)
+    r = _run(["compile", "model.onnx", "-o", "out", "--no-cache"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "1 compiled, 0 failed" in r.stdout
+    r = _run(["convert", "model.onnx", "model.om"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    g = air.serialization.load_model(tmp_path / "model.om").graph
+    np.testing.assert_array_equal(np.asarray(g.node("w").attrs["value"].numpy()), w)
+
+
+def test_verify_of_a_model_without_kernels_succeeds(tmp_path: Path) -> None:
+    g = air.Graph("mm")
+    a = g.add_input("a", air.TensorDesc([4, 8], air.float32))
+    b = g.add_input("b", air.TensorDesc([8, 4], air.float32))
+    g.set_outputs([g.add_op("MatMul", [a, b], name="mm")])
+    air.save(g, tmp_path / "mm.om")
+    assert air.compile(g).kernels == []
+    r = _run(["compile", "mm.om", "-o", "out", "--verify", "--no-cache", "--no-progress"],
+             tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "ascendir: mm.om: no kernels to verify" in r.stderr
+    assert "1 compiled, 0 failed" in r.stdout
+
+
+def test_verify_report_lists_one_failure_a_line() -> None:
+    from ascendir.compiler.verify import VerifyCase, VerifyReport
+
+    assert VerifyReport().ok and "no kernels" in VerifyReport().text()
+    assert not VerifyReport(kernels=1).ok  # a kernel that gave no run is not verified
+    err = "build: g++ failed:\n" + "error: x\n" * 40
+    cases = [VerifyCase(f"k{i}", "t0", "ascend910b", {"s0": i}, False, error=err)
+             for i in range(25)]
+    rep = VerifyReport(cases + [VerifyCase("ok", "t0", "tails", {}, True)], kernels=26)
+    assert not rep.ok
+    lines = rep.text().splitlines()
+    assert lines[0] == "verified 26 runs of 26 kernels: 25 failed"
+    assert len(lines) == 1 + VerifyReport.MAX_LISTED + 1
+    assert lines[1].startswith("  k0 [t0] ascend910b {'s0': 0}: build: g++ failed: error: x")
+    assert lines[-1] == "  ... and 5 more failures"
+
+
+def test_convert_warnings_name_the_destination_not_the_temporary_file(tmp_path: Path) -> None:
+    from ascendir.serialization import Model
+
+    g = air.Graph("m")
+    x = g.add_input("x", air.TensorDesc([2, 3], air.float32))
+    g.set_outputs([g.add_op("Relu", [x], name="r")])
+    air.save(Model("m", [g], partitions=[(2, b"tasks")]), tmp_path / "p.om")
+    r = _run(["convert", "p.om", "out.pb"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "ascendir: warning: p.om: 'out.pb' (pb) cannot hold the model's OM partitions" in (
+        r.stderr)
+    assert ".part" not in r.stderr
+    # An export that fails after the writer warned: no warning names the temporary file.
+    f = air.Graph("f")
+    dims = f.add_input("dims", air.TensorDesc([2], air.int64))
+    v = f.add_input("v", air.TensorDesc([], air.float32))
+    f.set_outputs([f.add_op("Fill", [dims, v], name="fill")])
+    air.save(Model("f", [f], partitions=[(2, b"tasks")]), tmp_path / "f.om")
+    r = _run(["convert", "f.om", "out.onnx"], tmp_path)
+    assert r.returncode == 1
+    assert "Fill 'fill'" in r.stderr and ".part" not in r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.om", "out.pb", "p.om"]

@@ -493,3 +493,30 @@ def test_repeated_layers_get_the_impl_graphs_of_their_own_hint_graphs():
         mentioned = {part.split("/")[0] for n in names for part in n.split("_") if "/" in part}
         assert mentioned and mentioned <= layers, (k.name, mentioned, layers)
     assert inserted >= 4
+
+
+def test_explain_names_the_refusal_of_a_pair_whose_clusters_were_lifted():
+    # a -> MatMul -> b and a -> b: fusing a and b would cycle through the MatMul (NF1002);
+    # each is then a one-op cluster, lifted back out.
+    g = air.Graph("cyc")
+    x = g.add_input("x", air.TensorDesc([8, 8], air.float32))
+    a = g.add_op("Exp", [x], name="a")
+    m = g.add_op("MatMul", [a, g.add_const("w", np.ones((8, 8), np.float32))], name="m")
+    g.set_outputs([g.add_op("Add", [a, m], name="b")])
+    rep = air.compile(g).report.data
+    assert {tuple(lf["members"]) for lf in rep["lifted"]} == {("a",), ("b",)}
+    text = air.compiler.explain(g, "a", "b")
+    assert text.startswith("'a' and 'b' did not fuse: [NF1002] "), text
+    assert "cycle" in text and "lifted back out" in text
+
+
+def test_load_keeps_the_compiled_kernel_order(tmp_path):
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benches"))
+    import models
+
+    cm = air.compile(air.onnx.load(models.bert(layers=1)))
+    names = [k.name for k in cm.kernels]
+    in_nodes = [n.name for n in cm.graph.nodes if n.type == "AscBackend"]
+    assert sorted(names) == sorted(in_nodes) and names != in_nodes  # the orders differ here
+    cm.save(str(tmp_path), ("om",), name="bert")
+    assert [k.name for k in air.compiler.load(str(tmp_path / "bert.om")).kernels] == names

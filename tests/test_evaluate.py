@@ -497,3 +497,26 @@ def test_compiled_small_graphs_equal_original():
     sm = g.add_op("SoftmaxV2", [a], name="sm", attrs={"axes": [-1]})
     g.set_outputs([g.add_op("Mul", [sm, sm], name="sq")])
     _compare_compiled(g, {"a": rand(5, 8)}, input_shapes={"a": [4, 8]})
+
+
+def test_padv3_shape_follows_paddings_contiguous():
+    # F.pad(x, [0, 0, 0, 1]) as both frontends write it: every begin, then every end.
+    x = rand(2, 15, 16)
+    for contiguous, pads, want in (
+        (False, [0, 0, 0, 0, 1, 0], ((0, 0), (0, 1), (0, 0))),
+        (True, [0, 0, 0, 1, 0, 0], ((0, 0), (0, 1), (0, 0))),
+    ):
+        g = air.Graph("pad")
+        xi = g.add_input("x", air.TensorDesc([2, 15, 16], air.float32))
+        p = g.add_op("PadV3", [xi, g.add_const("p", np.array(pads, np.int64))], name="pad",
+                     attrs={"paddings_contiguous": contiguous})
+        m = g.add_op("Mul", [p, g.add_const("two", np.array(2.0, np.float32))], name="mul")
+        g.set_outputs([g.add_op("Add", [m, g.add_const("one", np.array(1.0, np.float32))],
+                                name="add")])
+        g.infer_shapes()
+        assert list(g.node("pad").op_desc.output_desc(0).shape) == [2, 16, 16]
+        ref = np.pad(x, want) * 2 + 1
+        cm = air.compile(g)
+        (y,) = air.evaluate(cm.graph, {"x": x}).values()
+        assert y.shape == (2, 16, 16)
+        np.testing.assert_allclose(y, ref, rtol=1e-6)

@@ -329,3 +329,50 @@ def test_one_d_conv_kept_as_onnx_op_evaluates_like_onnxruntime(attrs) -> None:
     (got,) = air.evaluate(g, [x]).values()
     assert got.shape == ref.shape
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_conv1d_in_if_branches_with_an_outer_weight_matches_onnxruntime():
+    # The branches' Conv reads its weight from the enclosing graph: the rank of the weight
+    # (3: a 1-D convolution) must reach the body's import, not fall back to 2-D.
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((1, 2, 8)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3)).astype(np.float32)
+
+    def branch(name, pads):
+        return helper.make_graph(
+            [helper.make_node("Conv", ["x", "w"], [f"{name}_y"], pads=pads)], name, [],
+            [helper.make_tensor_value_info(f"{name}_y", TensorProto.FLOAT, None)])
+
+    m = helper.make_model(helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=branch("then", [1, 1]),
+                          else_branch=branch("else", [0, 0]))],
+        "if_conv1d",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(w, "w")]), opset_imports=[helper.make_opsetid("", 17)])
+    # Without expansion the 1-D Conv stays an ONNX op, as it does in a main graph.
+    with pytest.warns(air.onnx.UnknownOpWarning, match="onnx::Conv x2"):
+        kept = air.onnx.load(m)
+    assert sorted(n.type for s in kept.subgraphs for n in s.nodes if "Conv" in n.type) == [
+        "onnx::Conv", "onnx::Conv"]
+    # Expanded, each branch is Unsqueeze, Conv2D over [1, 2, 1, 8], Squeeze.
+    g = air.onnx.load(m, expand_functions=True)
+    for sub in g.subgraphs:
+        assert [n.type for n in sub.nodes if n.type in ("Unsqueeze", "Conv2D", "Squeeze")
+                ] == ["Unsqueeze", "Unsqueeze", "Conv2D", "Squeeze"], sub.name
+    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    for flag in (True, False):
+        feeds = {"c": np.array(flag), "x": x}
+        (want,) = sess.run(None, feeds)
+        (got,) = air.evaluate(g, feeds).values()
+        assert got.shape == want.shape == ((1, 3, 8) if flag else (1, 3, 6))
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    g.infer_shapes()
+    assert g.check_invariants() == []
+    # Exported back to ONNX, it still runs the same.
+    again = onnx.load_from_string(air.onnx.to_bytes(g))
+    sess2 = ort.InferenceSession(again.SerializeToString(), providers=["CPUExecutionProvider"])
+    (y2,) = sess2.run(None, {"c": np.array(True), "x": x})
+    np.testing.assert_allclose(y2, sess.run(None, {"c": np.array(True), "x": x})[0],
+                               rtol=1e-4, atol=1e-5)

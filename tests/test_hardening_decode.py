@@ -407,3 +407,47 @@ def test_size_helpers_share_one_overflow_rule():
         air.calc_tensor_mem_size_of([2**62, 4], "ND", air.float32)
     assert air.calc_tensor_mem_size_of([-1, 4], "ND", air.float32) == -1
 
+
+
+def _nested_named_attrs(depth: int) -> air.NamedAttrs:
+    na = air.NamedAttrs("leaf", {"x": 1})
+    for i in range(depth - 1):
+        na = air.NamedAttrs(f"l{i}", {"n": na})
+    return na
+
+
+@pytest.mark.parametrize("where", ["op", "desc"])
+def test_text_writer_accepts_every_nesting_the_binary_reader_accepts(where: str) -> None:
+    def graph(depth: int) -> air.Graph:
+        g = air.Graph("g")
+        x = g.add_input("x", air.TensorDesc([2], air.float32))
+        n = g.add_op("Relu", [x], name="r")
+        if where == "op":
+            n.op_desc.attrs["deep"] = _nested_named_attrs(depth)
+        else:
+            d = n.op_desc.output_desc(0)
+            d.attrs["deep"] = _nested_named_attrs(depth)
+            n.op_desc.update_output_desc(0, d)
+        g.set_outputs([n])
+        return g
+
+    # The deepest nesting the binary reader takes (33 NamedAttrs in an op attribute).
+    depth = 20
+    while True:
+        try:
+            air.Graph.from_bytes(graph(depth + 1).to_bytes())
+        except air.DecodeError:
+            break
+        depth += 1
+        assert depth < 200
+    assert depth >= (33 if where == "op" else 32)
+    g = graph(depth)
+    back = air.Graph.from_bytes(g.to_bytes())
+    text = back.to_text()  # refused with "nested too deeply" before
+    assert air.Graph.from_text(text).to_bytes() == back.to_bytes()
+    # One level deeper the reader refuses with a typed error, from either format.
+    deeper = graph(depth + 1)
+    with pytest.raises(air.DecodeError):
+        air.Graph.from_bytes(deeper.to_bytes())
+    with pytest.raises(air.DecodeError):
+        air.Graph.from_text(deeper.to_text())

@@ -273,6 +273,39 @@ def test_external_data_is_loaded(tmp_path: Path) -> None:
     assert len(g2) == len(g)
 
 
+def _external_data_model(folder: Path) -> np.ndarray:
+    """Write ``model.onnx`` with its weights in one external file into ``folder``; returns the
+    weight (the model computes ``x * w + 1``)."""
+    w = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 8
+    graph = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["m"]), helper.make_node("Add", ["m", "one"], ["y"])],
+        "ext",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])],
+        [numpy_helper.from_array(w, "w"),
+         numpy_helper.from_array(np.ones((1,), np.float32), "one")],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save_model(model, str(folder / "model.onnx"), save_as_external_data=True,
+                    all_tensors_to_one_file=True, location="model.data", size_threshold=0)
+    assert (folder / "model.data").exists()
+    return w
+
+
+def test_external_data_of_a_bare_file_name_resolves_in_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    w = _external_data_model(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    g = air.onnx.load("model.onnx")
+    np.testing.assert_array_equal(np.asarray(g.node("w").attrs["value"].numpy()), w)
+    cm = air.compile("model.onnx")
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
+    (y,) = air.evaluate(cm.graph, {"x": x}).values()
+    np.testing.assert_allclose(y, x * w + 1, rtol=1e-6)
+    assert air.serialization.load_model("model.onnx").graph.node("w") is not None
+
+
 def test_malformed_bytes_raise_decode_error(small_models: dict[str, Any]) -> None:
     data = small_models["bert"].SerializeToString()
     with pytest.raises(air.DecodeError) as e:
@@ -554,3 +587,38 @@ def test_ge_ops_without_one_onnx_op_export_as_the_nodes_they_mean() -> None:
                                providers=["CPUExecutionProvider"]).run(None, feeds)
     for a, b_ in zip(got, want, strict=True):
         np.testing.assert_allclose(a, b_, rtol=1e-5, atol=1e-5)
+
+
+def _many_ifs(n: int, body_name: str, node_name: str = "") -> onnx.ModelProto:
+    """``n`` If nodes whose branches all have the graph name ``body_name`` (and, when given,
+    the node name ``node_name``), chained on one value."""
+    def branch(tag: str) -> onnx.GraphProto:
+        return helper.make_graph([helper.make_node("Neg" if tag == "t" else "Abs", ["v0"],
+                                                   [f"o_{tag}"])],
+                                 body_name, [],
+                                 [helper.make_tensor_value_info(f"o_{tag}", TensorProto.FLOAT,
+                                                                [2])])
+    nodes = [helper.make_node("If", ["c"], [f"v{i + 1}"], name=node_name,
+                              then_branch=branch("t"), else_branch=branch("e"))
+             for i in range(n)]
+    graph = helper.make_graph(
+        nodes, "many",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+         helper.make_tensor_value_info("v0", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info(f"v{n}", TensorProto.FLOAT, [2])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_bodies_and_nodes_sharing_a_name_get_unique_deterministic_names() -> None:
+    for node_name in ("", "same"):
+        m = _many_ifs(300, "body", node_name)
+        g = air.onnx.load(m)
+        names = [s.name for s in g.subgraphs]
+        assert len(names) == 600 and len(set(names)) == 600
+        assert names[0] == "body"  # the first body keeps its name
+        ifs = [n.name for n in g.nodes if n.type == "If"]
+        assert len(ifs) == 300 and len(set(ifs)) == 300
+        if node_name:
+            assert ifs[:3] == ["same", "same_1", "same_2"]
+        assert [s.name for s in air.onnx.load(m).subgraphs] == names
+        assert g.check_invariants() == []

@@ -307,3 +307,61 @@ def test_causal_sdpa_becomes_flash_attention_score() -> None:
     for graph in (g, cm.graph):
         (got,) = air.evaluate(graph, [q.numpy(), k.numpy(), v.numpy()]).values()
         np.testing.assert_allclose(got, ref, rtol=RTOL, atol=ATOL)
+
+
+def test_pad_of_one_dim_compiles_to_the_eager_shape() -> None:
+    import torch.nn.functional as F
+
+    class PadMul(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return F.pad(x, [0, 0, 0, 1]) * 2 + 1
+
+    x = torch.randn(2, 15, 16)
+    with torch.no_grad():
+        ref = PadMul()(x).numpy()
+    assert ref.shape == (2, 16, 16)
+    g = air.torch.export(PadMul(), (x,))
+    g.infer_shapes()
+    assert [tuple(n.op_desc.output_desc(i).shape) for n, i in g.outputs] == [(2, 16, 16)]
+    cm = air.compile(g)
+    (out,) = air.evaluate(cm.graph, [x.numpy()]).values()
+    assert out.shape == ref.shape
+    np.testing.assert_allclose(out, ref, rtol=RTOL, atol=ATOL)
+
+
+def _gpt2(**overrides: object) -> tuple[torch.nn.Module, torch.Tensor]:
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=100,
+                                  n_positions=64, **overrides)
+    return transformers.GPT2Model(cfg).eval(), torch.randint(0, 100, (2, 8))
+
+
+def test_gpt2_imports_directly_and_matches_eager() -> None:
+    # The causal mask's ops (multi-index aten.index, __and__, new_ones, diff) map: the
+    # program converts as torch.export gives it, without the decomposition whose re-trace
+    # fails on the SDPA output's view.
+    model, ids = _gpt2(use_cache=False)
+    g, rep = air.torch.export(model, (ids,), report=True)
+    assert rep.unknown_ops == {} and rep.decomposed is False
+    with torch.no_grad():
+        ref = model(ids).last_hidden_state.numpy()
+    (out,) = air.evaluate(g, [ids.numpy()]).values()
+    np.testing.assert_allclose(out, ref, rtol=RTOL, atol=ATOL)
+    (compiled,) = air.evaluate(air.compile(g).graph, [ids.numpy()]).values()
+    np.testing.assert_allclose(compiled, ref, rtol=RTOL, atol=ATOL)
+
+
+def test_gpt2_failures_are_torch_export_errors() -> None:
+    model, ids = _gpt2(use_cache=False)
+    # torch's re-trace of the decomposition cannot view the SDPA output: named, typed.
+    with pytest.raises(air.TorchExportError, match="view_6") as info:
+        air.torch.export(model, (ids,), decompose=True)
+    assert info.value.node == "view_6" and "aten.view" in str(info.value.target)
+    assert isinstance(info.value.__cause__, ValueError)
+    # A module torch.export cannot trace (the KV cache object as an output).
+    cached, ids = _gpt2()
+    with pytest.raises(air.TorchExportError, match="could not trace GPT2Model") as info:
+        air.torch.export(cached, (ids,))
+    assert info.value.__cause__ is not None

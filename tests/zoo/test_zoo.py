@@ -37,10 +37,7 @@ RTOL, ATOL = 1e-3, 1e-4
 
 # Stages known not to pass, with the reason. Causes outside this package are marked
 # "external"; the others are open defects of issue 49.
-OPEN: dict[tuple[str, str], str] = {
-    ("mobilebert", "compile"): "PadV3's shape rule ignores paddings_contiguous=False",
-    ("mobilebert", "sources"): "no compiled model (the compile stage)",
-}
+OPEN: dict[tuple[str, str], str] = {}
 
 
 def _flat(out) -> list[np.ndarray]:

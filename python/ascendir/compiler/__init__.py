@@ -472,6 +472,10 @@ def explain(model: Graph | str | os.PathLike[str] | bytes, a: str, b: str,
     for k in rep["kernels"]:
         for m in k["members"]:
             where[m] = k
+    lifted: dict[str, tuple[int, dict[str, Any]]] = {}
+    for i, lf in enumerate(rep["lifted"]):
+        for m in lf["members"]:
+            lifted[m] = (i, lf)
     ka, kb = where.get(a), where.get(b)
     if ka is kb and ka is not None:
         return f"'{a}' and '{b}' are fused into {ka['name']}"
@@ -480,18 +484,34 @@ def explain(model: Graph | str | os.PathLike[str] | bytes, a: str, b: str,
             if bar["name"] == n:
                 return (f"'{n}' is not lowered ({bar['category']}: {bar['reason']}), so it "
                         "fuses with nothing")
-        for lf in rep["lifted"]:
-            if n in lf["members"]:
-                return f"'{n}' was lifted back out of its cluster: {lf['reason']}"
+
     # A refused pair names the first members of its clusters when it was refused; those
-    # clusters may have grown since: the pair is matched by the kernels its nodes ended in.
+    # clusters may have grown since, into a kernel or a cluster lifted back out: the pair is
+    # matched by where its nodes ended.
     def home(n: str) -> str:
-        return str(where[n]["name"]) if n in where else n
+        if n in where:
+            return f"kernel {where[n]['name']}"
+        if n in lifted:
+            return f"lifted {lifted[n][0]}"
+        return f"node {n}"
+
+    def lifted_note(names: Iterable[str]) -> str:
+        notes = [f"; '{n}' was then lifted back out of its cluster: {lifted[n][1]['reason']}"
+                 for n in names if n in lifted]
+        return "".join(notes)
 
     pair = {home(a), home(b)}
-    for r in rep["rejected_pairs"]:
-        if {home(r["a"]), home(r["b"])} == pair:
-            return (f"'{a}' and '{b}' did not fuse: [{r['code']}] {r['reason']}")
+    if len(pair) > 1:
+        for r in rep["rejected_pairs"]:
+            if {home(r["a"]), home(r["b"])} == pair:
+                return (f"'{a}' and '{b}' did not fuse: [{r['code']}] {r['reason']}"
+                        + lifted_note((a, b)))
+    if len(pair) == 1 and a in lifted:
+        return (f"'{a}' and '{b}' were in one cluster, lifted back out: "
+                f"{lifted[a][1]['reason']}")
+    for n in (a, b):
+        if n in lifted:
+            return f"'{n}' was lifted back out of its cluster: {lifted[n][1]['reason']}"
     return (f"'{a}' and '{b}' did not fuse: their clusters were never a candidate pair "
             "(they touch no common tensor) [NF1001]")
 
@@ -514,8 +534,18 @@ def load(path: str | os.PathLike[str], target: str = "ascend910b") -> CompiledMo
     ImplGraphs re-scheduled deterministically when a file lacks them: the same ones as when
     it was compiled)."""
     graph = load_model_file(path)
-    kernels = [_kernel_of_node(graph, node, target) for node in graph.nodes
-               if node.type == "AscBackend"]
+    nodes = [node for node in graph.nodes if node.type == "AscBackend"]
+
+    def position(item: tuple[int, Node]) -> tuple[int, int]:
+        # The kernel order air.compile gave (``_ascendir_kernel_index``), then node order
+        # for files written before the index was recorded.
+        at, node = item
+        attrs = node.op_desc.attrs
+        index = attrs["_ascendir_kernel_index"] if "_ascendir_kernel_index" in attrs else None
+        return (int(index) if isinstance(index, int) else len(nodes) + at, at)
+
+    kernels = [_kernel_of_node(graph, node, target)
+               for _, node in sorted(enumerate(nodes), key=position)]
     report = CompileReport({"nodes_before": len(graph.nodes), "nodes_after": len(graph.nodes),
                             "bytes_saved": 0, "kernels": []}, "", "")
     return CompiledModel(graph, kernels, report, CompileOptions(target=target), [])

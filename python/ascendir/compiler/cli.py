@@ -223,10 +223,13 @@ def run_compile(args: argparse.Namespace) -> int:
                     r.value.save(out, args.emit, name=stem)
                     if args.verify:
                         vrep = verify(r.value)
-                        say(f"ascendir: {path}: {vrep.text().splitlines()[0]}")
+                        say(f"ascendir: {path}: {vrep.summary()}")
                         if not vrep.ok:
-                            raise CompileError(vrep.text(), stage="verify", node=None,
-                                               reason="kernels do not verify")
+                            for line in vrep.failure_lines():
+                                say(f"ascendir: {path}: verify: {line}")
+                            raise CompileError(
+                                f"kernels do not verify ({vrep.summary()})", stage="verify",
+                                node=None, reason="kernels do not verify")
                 except (AscendIRError, OSError) as e:
                     r.error = e  # type: ignore[assignment]
             if r.error is not None:

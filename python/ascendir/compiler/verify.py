@@ -41,10 +41,18 @@ class VerifyReport:
     """What :func:`verify` ran: ``cases`` (one per kernel × template × target × shape)."""
 
     cases: list[VerifyCase] = field(default_factory=list)
+    #: How many kernels were checked (a model without kernels has nothing to verify).
+    kernels: int = 0
+
+    #: Failures listed one per line by :meth:`text`; past this many, the rest are counted.
+    MAX_LISTED = 20
 
     @property
     def ok(self) -> bool:
-        """Whether every case passed (and there was at least one)."""
+        """Whether every case passed: a model without kernels is verified; kernels that gave
+        no run at all (no template fits any shape) are not."""
+        if self.kernels == 0 and not self.cases:
+            return True
         return bool(self.cases) and all(c.ok for c in self.cases)
 
     @property
@@ -52,15 +60,28 @@ class VerifyReport:
         """The cases that failed."""
         return [c for c in self.cases if not c.ok]
 
+    def failure_lines(self) -> list[str]:
+        """One line per failure (each on a single line), the first :attr:`MAX_LISTED`, then
+        a line counting the others."""
+        fails = self.failures
+        lines = []
+        for c in fails[:self.MAX_LISTED]:
+            why = " ".join((c.error or f"max |diff| {c.max_abs_diff:g}").split())
+            lines.append(f"{c.kernel} [{c.template}] {c.target} {c.shape}: {why}")
+        if len(fails) > self.MAX_LISTED:
+            lines.append(f"... and {len(fails) - self.MAX_LISTED} more failures")
+        return lines
+
+    def summary(self) -> str:
+        """One line: how many runs of how many kernels, how many failed."""
+        if self.kernels == 0 and not self.cases:
+            return "no kernels to verify: the model has no AscBackend kernel"
+        return (f"verified {len(self.cases)} runs of {self.kernels} kernels: "
+                f"{len(self.failures)} failed")
+
     def text(self) -> str:
-        """A readable summary, one line per failure."""
-        kernels = {c.kernel for c in self.cases}
-        lines = [f"verified {len(self.cases)} runs of {len(kernels)} kernels: "
-                 f"{len(self.failures)} failed"]
-        for c in self.failures:
-            why = c.error or f"max |diff| {c.max_abs_diff:g}"
-            lines.append(f"  {c.kernel} [{c.template}] {c.target} {c.shape}: {why}")
-        return "\n".join(lines)
+        """A readable summary, then one line per failure (see :meth:`failure_lines`)."""
+        return "\n".join([self.summary(), *("  " + x for x in self.failure_lines())])
 
 
 def _symbols(kernel: Any) -> list[str]:
@@ -224,6 +245,7 @@ def verify(compiled: Any, *, shapes: Sequence[Mapping[str, int]] | None = None,
     report = VerifyReport()
     default_hint = int(getattr(compiled.options, "default_hint", 16) or 16)
     chosen = [k for k in compiled.kernels if wanted is None or k.name in wanted]
+    report.kernels = len(chosen)
 
     def build(k: Any) -> Any:
         try:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+import warnings
 from collections import Counter
 from typing import Any
 
@@ -186,12 +187,20 @@ def convert(src: str, dst: str, *, from_format: str | None = None, to: str | Non
         except OSError as e:
             raise OSError(e.errno, e.strerror, dst) from None
         os.close(fd)
-        try:
-            serialization.save(model, tmp, format=kind)
-            os.replace(tmp, dst)
-        except BaseException:
-            os.unlink(tmp)
-            raise
+        # What the writer warns of names the file it writes: the temporary one. The warnings
+        # are held until the file is in place, and then name the destination.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                serialization.save(model, tmp, format=kind)
+                os.replace(tmp, dst)
+            except BaseException:
+                os.unlink(tmp)
+                raise
+            finally:
+                held = [(str(w.message).replace(tmp, dst), w.category) for w in caught]
+        for text, category in held:
+            warnings.warn(text, category, stacklevel=2)
     progress.done()
 
 

@@ -28,6 +28,7 @@ after the import changes the graph's constant too.
 
 from __future__ import annotations
 
+import re
 import time
 import warnings
 from collections.abc import Mapping, Sequence
@@ -151,6 +152,25 @@ def _convert(ep: Any, name: str, decomposed: bool) -> tuple[Graph, ImportReport]
     return graph, rep
 
 
+_EXECUTING = re.compile(r"While executing %(\S+) : .*?target=([\w.]+)")
+
+
+def _run_decompositions(ep: Any) -> Any:
+    """``ep.run_decompositions()``; a failure of torch's re-trace is a
+    :class:`~ascendir.TorchExportError` naming the FX node it stopped at."""
+    try:
+        return ep.run_decompositions()
+    except Exception as e:  # torch raises ValueError, RuntimeError, its own errors
+        text = str(e)
+        m = _EXECUTING.search(text)
+        first = text.strip().splitlines()[0] if text.strip() else type(e).__name__
+        node, target = (m.group(1), m.group(2)) if m else (None, None)
+        where = f" at node '{node}' ({target})" if node else ""
+        raise TorchExportError(
+            f"decomposing the program to Core ATen failed{where}: {type(e).__name__}: {first}",
+            node=node, target=target) from e
+
+
 @overload
 def from_exported_program(
     ep: Any, *, decompose: bool | None = ..., report: Literal[False] = ...,
@@ -196,6 +216,7 @@ def from_exported_program(
 
     graph: Graph | None = None
     rep: ImportReport | None = None
+    direct: tuple[Graph, ImportReport] | None = None
     if decompose is not True:
         try:
             graph, rep = _convert(ep, name, decomposed=False)
@@ -208,9 +229,21 @@ def from_exported_program(
             if decompose is False:
                 raise
         if decompose is None and rep is not None and rep.unknown_ops:
+            direct = (graph, rep) if graph is not None else None
             graph = rep = None
     if graph is None or rep is None:
-        graph, rep = _convert(ep.run_decompositions(), name, decomposed=True)
+        try:
+            decomposed = _run_decompositions(ep)
+        except TorchExportError:
+            if direct is None:
+                raise
+            # The decomposition's re-trace failed: the direct conversion stands, with its
+            # unmapped ops kept as aten:: nodes.
+            decomposed = None
+        if decomposed is None and direct is not None:
+            graph, rep = direct
+        else:
+            graph, rep = _convert(decomposed, name, decomposed=True)
     if rep.unknown_ops and warn_unknown:
         listed = ", ".join(f"{k} x{v}" for k, v in rep.unknown_ops.items())
         warnings.warn(f"kept unmapped ATen ops: {listed}", UnknownOpWarning, stacklevel=2)
@@ -248,14 +281,22 @@ def export(
     and convert the program (see :func:`from_exported_program`).
 
     The module is traced in its current mode: call ``module.eval()`` first for inference
-    (dropout off, BatchNorm using its running statistics).
+    (dropout off, BatchNorm using its running statistics). A module ``torch.export`` cannot
+    trace raises :class:`~ascendir.TorchExportError` (the torch error as its cause).
     """
     import torch
 
-    ep = torch.export.export(
-        module, tuple(args), kwargs=dict(kwargs) if kwargs else None,
-        dynamic_shapes=dynamic_shapes, strict=strict,
-    )
+    try:
+        ep = torch.export.export(
+            module, tuple(args), kwargs=dict(kwargs) if kwargs else None,
+            dynamic_shapes=dynamic_shapes, strict=strict,
+        )
+    except Exception as e:  # torch's tracing errors are of many types
+        text = str(e).strip()
+        first = text.splitlines()[0] if text else ""
+        raise TorchExportError(
+            f"torch.export.export could not trace {type(module).__name__}: "
+            f"{type(e).__name__}: {first}") from e
     if report:
         return from_exported_program(ep, decompose=decompose, report=True,
                                      warn_unknown=warn_unknown)

@@ -34,6 +34,8 @@ pub struct BackendSpec<'a> {
     pub guards: Vec<String>,
     /// Cache key.
     pub cache_key: String,
+    /// Position of the kernel in the compiled model's kernel (cluster) order.
+    pub index: usize,
 }
 
 fn desc_of(g: &Graph, t: TRef) -> Result<Arc<TensorDesc>, String> {
@@ -128,6 +130,10 @@ pub fn backend_op(g: &Graph, s: &BackendSpec<'_>) -> Result<OpDesc, String> {
     op.set_attr(
         "_ascendir_impl_graphs",
         AttrValue::ListBytes(s.impl_bytes.clone()),
+    );
+    op.set_attr(
+        "_ascendir_kernel_index",
+        AttrValue::Int(i64::try_from(s.index).unwrap_or(i64::MAX)),
     );
     Ok(op)
 }

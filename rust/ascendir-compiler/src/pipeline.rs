@@ -716,7 +716,9 @@ pub fn compile_with(
     let barrier_list = crate::report::barriers(&g, &order, &decisions);
     // A kernel reading another kernel's output reads it from the AscBackend node that took it.
     let mut moved: rustc_hash::FxHashMap<TRef, TRef> = rustc_hash::FxHashMap::default();
-    for (b, (name, hint_bytes, impl_bytes, symbols, out_shapes, key)) in built.iter().zip(specs) {
+    for (index, (b, (name, hint_bytes, impl_bytes, symbols, out_shapes, key))) in
+        built.iter().zip(specs).enumerate()
+    {
         let inputs: Vec<TRef> = b
             .inputs
             .iter()
@@ -734,6 +736,7 @@ pub fn compile_with(
             output_symbol_shape: out_shapes,
             guards: syms.guards.clone(),
             cache_key: key,
+            index,
         };
         let k = replace_cluster(&mut g, &spec)
             .map_err(|e| CompileError::at(Stage::Package, &name, e))?;

@@ -443,32 +443,41 @@ pub fn expand(ctx: &InferCtx<'_>) -> RuleResult {
     Ok(ctx.all_outputs(OutDesc::new(out, dtype)))
 }
 
-/// `Pad` / `PadD` / `PadV3`: `x[i] + paddings[2i] + paddings[2i + 1]` (`paddings` an `[n, 2]`
-/// input or a list-of-pairs attribute).
+/// `Pad` / `PadD` / `PadV3`: `x[i] + begin[i] + end[i]` (`paddings` an `[n, 2]` input or a
+/// list-of-pairs attribute). With `paddings_contiguous` (the default) the paddings are
+/// `[b0, e0, b1, e1, ...]`; PadV3 with `paddings_contiguous = false` (what the ONNX and torch
+/// frontends write) has `[b0, b1, ..., e0, e1, ...]`.
 pub fn pad(ctx: &InferCtx<'_>) -> RuleResult {
     let x = ctx.input_param("x", "x")?;
     let dtype = ctx.out_dtype(x)?;
     let xs = ctx.shape(x);
+    let contiguous = ctx.attr_bool("paddings_contiguous", true);
     let out = match ctx.ints(ctx.param_or("paddings", "paddings"))? {
         _ if unknown_rank(xs) => rank_unknown(),
         None => unknown_dims(xs.len()),
         Some(p) => {
-            if p.len() != 2 * xs.len() {
+            let n = xs.len();
+            if p.len() != 2 * n {
                 return Err(format!(
                     "paddings {p:?} must have 2 values per dim of {xs:?}"
                 ));
             }
-            let mut out = Shape::with_capacity(xs.len());
+            let mut out = Shape::with_capacity(n);
             for (i, &d) in xs.iter().enumerate() {
+                let (b, e) = if contiguous {
+                    (p[2 * i], p[2 * i + 1])
+                } else {
+                    (p[i], p[i + n])
+                };
                 let v = if d < 0 {
                     UNKNOWN_DIM
                 } else {
-                    d.checked_add(p[2 * i])
-                        .and_then(|v| v.checked_add(p[2 * i + 1]))
+                    d.checked_add(b)
+                        .and_then(|v| v.checked_add(e))
                         .ok_or_else(|| {
                             super::engine::overflow_message(format_args!(
                                 "dim {i} of {xs:?} padded by {:?}",
-                                &p[2 * i..2 * i + 2]
+                                [b, e]
                             ))
                         })?
                 };

@@ -523,6 +523,20 @@ fn assembling_and_indexing() {
         AttrValue::ListListInt(vec![vec![1, 1], vec![0, 2]]),
     );
     assert_eq!(c.shape(RuleKind::Pad), vec![4, 5]);
+    // PadV3: [b0, e0, b1, e1] by default, [b0, b1, e0, e1] when not contiguous (F.pad(x,
+    // [0, 0, 0, 1]) on [2, 15, 16] pads dim 1 at its end).
+    let pads = [0, 0, 0, 0, 1, 0];
+    let c = Case::new("PadV3")
+        .input("x", f32d(&[2, 15, 16]))
+        .value("paddings", i32_tensor(&pads));
+    assert_eq!(c.shape(RuleKind::Pad), vec![2, 15, 17]);
+    let c = c.attr("paddings_contiguous", AttrValue::Bool(false));
+    assert_eq!(c.shape(RuleKind::Pad), vec![2, 16, 16]);
+    let c = Case::new("PadV3")
+        .input("x", f32d(&[2, 3]))
+        .value("paddings", i32_tensor(&[0, -2, 0, -2]))
+        .attr("paddings_contiguous", AttrValue::Bool(false));
+    assert!(c.run(RuleKind::Pad).unwrap_err().contains("negative"));
 }
 
 #[test]

@@ -62,6 +62,12 @@ fn open_external(base: &Path, rel: &Path, location: &str) -> OnnxResult<(std::fs
     let io = |what: &str, p: &Path, e: std::io::Error| {
         OnnxError::Io(format!("cannot {what} '{}': {e}", p.display()))
     };
+    // The directory of a bare file name ("model.onnx") is empty: the current directory.
+    let base = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
     let root =
         std::fs::canonicalize(base).map_err(|e| io("resolve the model directory", base, e))?;
     let path = base.join(rel);

@@ -48,7 +48,7 @@ pub(super) fn build_graph<'m>(
     ctx: &mut Ctx,
     outer: &[&FxHashSet<&'m str>],
     formal: &[i64],
-    outer_types: FxHashMap<String, ascendir_ir::DataType>,
+    outer_values: OuterValues,
 ) -> OnnxResult<BuiltGraph> {
     let extra = gp.initializer.len() + gp.input.len() + 1;
     let mut b = Builder {
@@ -61,7 +61,9 @@ pub(super) fn build_graph<'m>(
         captures: Vec::new(),
         unknown: Arc::new(desc_from_type(None)),
         traced: std::cell::RefCell::default(),
-        outer_types,
+        outer_types: outer_values.types,
+        outer_dims: outer_values.dims,
+        node_name_next: std::cell::RefCell::default(),
     };
     b.values.reserve(gp.node.len() * 2 + extra);
     b.types.reserve(gp.value_info.len() + extra);
@@ -304,24 +306,41 @@ pub(super) fn build_graph<'m>(
     Ok((b.g, b.captures, out_types))
 }
 
-/// The element types, as `b` knows them, of the values body `gp` (and the bodies inside it)
-/// reads by name: what its mappings may ask of a captured value.
-fn outer_types(
-    b: &Builder<'_, '_>,
-    gp: &pb::GraphProto,
-) -> FxHashMap<String, ascendir_ir::DataType> {
+/// The element types and dims, as `b` knows them, of the values body `gp` (and the bodies
+/// inside it) reads by name: what its mappings may ask of a captured value (a 1-D Conv's
+/// weight in the enclosing graph gives the Conv its rank).
+fn outer_values(b: &Builder<'_, '_>, gp: &pb::GraphProto) -> OuterValues {
     use crate::ops::InputInfo;
-    let mut out = FxHashMap::default();
+    let mut out = OuterValues::default();
+    // Names the body (or a body nested in it) defines are its own, whatever the enclosing
+    // graphs call the same name: they take no enclosing dims.
+    let mut own: FxHashSet<&str> = FxHashSet::default();
+    let mut stack = vec![gp];
+    while let Some(g) = stack.pop() {
+        own.extend(defined_names(g));
+        for n in &g.node {
+            for a in &n.attribute {
+                stack.extend(a.g.iter());
+                stack.extend(&a.graphs);
+            }
+        }
+    }
+    let mut seen: FxHashSet<&str> = FxHashSet::default();
     let mut stack = vec![gp];
     while let Some(g) = stack.pop() {
         for n in &g.node {
             for v in &n.input {
                 let v = pb::text(v);
-                if v.is_empty() || out.contains_key(v) {
+                if v.is_empty() || !seen.insert(v) {
                     continue;
                 }
                 if let Some(d) = b.dtype(v) {
-                    out.insert(v.to_string(), d);
+                    out.types.insert(v.to_string(), d);
+                }
+                if !own.contains(v) {
+                    if let Some(d) = b.dims(v) {
+                        out.dims.insert(v.to_string(), d);
+                    }
                 }
             }
             for a in &n.attribute {
@@ -370,8 +389,8 @@ fn build_bodies<'m>(
     let mut body_types: Vec<Vec<Option<ascendir_ir::DataType>>> = Vec::new();
     for (slot, dynamic, gp) in &bodies {
         let name = ctx.unique_graph_name(&gp.name, &format!("{node_name}_{slot}"));
-        let types = outer_types(b, gp);
-        let (g, caps, out_types) = build_graph(gp, &name, ctx, scope, &formal, types)?;
+        let outer = outer_values(b, gp);
+        let (g, caps, out_types) = build_graph(gp, &name, ctx, scope, &formal, outer)?;
         body_types.push(out_types);
         built.push((slot.clone(), *dynamic, g, caps));
     }

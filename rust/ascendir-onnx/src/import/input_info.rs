@@ -31,7 +31,11 @@ impl InputInfo for Builder<'_, '_> {
             }
         }
         let d = desc_from_type(self.types.get(name).copied());
-        (d.shape.as_slice() != [-2]).then(|| d.shape.to_vec())
+        if d.shape.as_slice() != [-2] {
+            return Some(d.shape.to_vec());
+        }
+        // A value of an enclosing graph (an outer initializer a body reads, say).
+        self.outer_dims.get(name).cloned()
     }
 }
 

@@ -149,6 +149,7 @@ pub fn import_proto(
         base_dir: opts.base_dir.clone(),
         files: FxHashMap::default(),
         graph_names: FxHashSet::default(),
+        graph_name_next: FxHashMap::default(),
     };
     let root_name = if gp.name.is_empty() {
         "main"
@@ -156,7 +157,7 @@ pub fn import_proto(
         gp.name.as_str()
     };
     ctx.graph_names.insert(root_name.to_string());
-    let (mut g, _, _) = build_graph(gp, root_name, &mut ctx, &[], &[], FxHashMap::default())?;
+    let (mut g, _, _) = build_graph(gp, root_name, &mut ctx, &[], &[], OuterValues::default())?;
     // ONNX graphs are acyclic (nodes are topologically sorted): a cycle is refused at load.
     for graph in std::iter::once(&g).chain(g.subgraphs.iter()) {
         if let Some(cycle) = graph.find_cycle() {
@@ -202,6 +203,9 @@ struct Ctx {
     /// External data files opened so far, with their sizes.
     files: FxHashMap<String, (std::fs::File, u64)>,
     graph_names: FxHashSet<String>,
+    /// Per base name, the next suffix `unique_graph_name` tries: every smaller one is taken,
+    /// so a model whose bodies share a name is named in linear time.
+    graph_name_next: FxHashMap<String, usize>,
 }
 
 impl Ctx {
@@ -216,15 +220,41 @@ impl Ctx {
         } else {
             wanted
         };
-        let mut name = base.to_string();
-        let mut k = 1;
-        while self.graph_names.contains(&name) {
-            name = format!("{base}_{k}");
-            k += 1;
-        }
+        let name = next_free(base, &mut self.graph_name_next, |n| {
+            self.graph_names.contains(n)
+        });
         self.graph_names.insert(name.clone());
         name
     }
+}
+
+/// `base` when it is free, else the first free `base_k` (k = 1, 2, ...). `next` keeps, per
+/// base, the suffix to try first: names are only ever added, so every smaller suffix is still
+/// taken and n names sharing a base cost O(n) probes in all, not O(n^2). The result is the
+/// same as probing from 1 each time.
+fn next_free(
+    base: &str,
+    next: &mut FxHashMap<String, usize>,
+    taken: impl Fn(&str) -> bool,
+) -> String {
+    if !taken(base) {
+        return base.to_string();
+    }
+    let k = next.entry(base.to_string()).or_insert(1);
+    loop {
+        let name = format!("{base}_{k}");
+        *k += 1;
+        if !taken(&name) {
+            return name;
+        }
+    }
+}
+
+/// What a body knows, at its import, of the enclosing graphs' values it reads.
+#[derive(Default)]
+struct OuterValues {
+    types: FxHashMap<String, ascendir_ir::DataType>,
+    dims: FxHashMap<String, Vec<i64>>,
 }
 
 /// A link to make after every node exists: GE input `port` of `node` reads value `name`.
@@ -247,6 +277,10 @@ struct Builder<'m, 'o> {
     traced: std::cell::RefCell<FxHashMap<String, Option<ascendir_ir::DataType>>>,
     /// Element types of the enclosing graphs' values this body reads (known at its import).
     outer_types: FxHashMap<String, ascendir_ir::DataType>,
+    /// Dims of the enclosing graphs' values this body reads and does not define itself.
+    outer_dims: FxHashMap<String, Vec<i64>>,
+    /// Per base name, the next suffix `unique_node_name` tries (see [`next_free`]).
+    node_name_next: std::cell::RefCell<FxHashMap<String, usize>>,
 }
 
 impl<'m> Builder<'m, '_> {
@@ -268,14 +302,8 @@ impl<'m> Builder<'m, '_> {
         if self.g.find(base).is_none() {
             return Cow::Borrowed(base);
         }
-        let mut k = 1;
-        loop {
-            let n = format!("{base}_{k}");
-            if self.g.find(&n).is_none() {
-                return Cow::Owned(n);
-            }
-            k += 1;
-        }
+        let mut next = self.node_name_next.borrow_mut();
+        Cow::Owned(next_free(base, &mut next, |n| self.g.find(n).is_some()))
     }
 
     /// Resolve a value: a local producer, or (in a subgraph) a capture of an enclosing value.

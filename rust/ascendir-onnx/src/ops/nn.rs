@@ -99,8 +99,10 @@ pub(super) fn import(
             let k = get_ints(node, "kernel_shape")
                 .map(|k| k.len())
                 .or_else(|| {
+                    // The weight's rank, else the input's.
                     input(node, 1)
                         .and_then(|w| info.rank(w))
+                        .or_else(|| input(node, 0).and_then(|x| info.rank(x)))
                         .map(|r| r.saturating_sub(2))
                 })
                 .unwrap_or(2);

@@ -11,6 +11,12 @@
 
 mod parse;
 mod print;
+
+/// Deepest message nesting (the `ModelDef` at depth 0) the text printer and parser accept. The
+/// binary reader decodes an attribute value (at most 5 messages below the `ModelDef`: model,
+/// graph, op, tensor desc, map entry) with prost, which allows 100 nested messages below it: every
+/// model the binary reader accepts is at most 105 deep, so it prints, and what prints parses back.
+pub const MAX_TEXT_DEPTH: usize = 128;
 #[cfg(test)]
 mod tests;
 

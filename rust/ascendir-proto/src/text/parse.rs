@@ -117,7 +117,7 @@ impl Parser<'_> {
         close: Option<u8>,
         depth: usize,
     ) -> ProtoResult<()> {
-        if depth > 100 {
+        if depth > super::MAX_TEXT_DEPTH {
             return Err(self.err(self.pos, "messages nested too deeply"));
         }
         loop {

@@ -48,7 +48,7 @@ fn print_message(
     depth: usize,
     out: &mut String,
 ) -> ProtoResult<()> {
-    if depth > 100 {
+    if depth > super::MAX_TEXT_DEPTH {
         return Err(bad(0, "messages nested too deeply"));
     }
     let mut pos = 0;
