@@ -73,6 +73,7 @@ def run(quick: bool) -> list[dict]:
     names = QUICK if quick else [e.name for e in ENTRIES]
     rows: list[dict] = []
     fewer_or_equal = compared = 0
+    torch.set_grad_enabled(False)
     for name in names:
         model, args = build(name)
         ep = torch.export.export(model, args, strict=False)
