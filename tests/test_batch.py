@@ -118,6 +118,7 @@ def test_bad_arguments_are_compile_errors():
 # ---------------------------------------------------------------- C25 the GIL
 
 
+@pytest.mark.serial
 def test_c25_a_python_thread_keeps_running_while_a_batch_compiles():
     models = [model(i, width=256) for i in range(40)]
     ticks: list[float] = []
@@ -313,6 +314,7 @@ def _rss_kb() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
 
 
+@pytest.mark.serial
 def test_rss_stays_flat_over_1000_models():
     script = textwrap.dedent("""
         import json, os, sys
@@ -346,6 +348,7 @@ def _compile_threads() -> list[str]:
     return [n for n in names if n.startswith("ascendir-") and not n.startswith("ascendir-worker")]
 
 
+@pytest.mark.serial
 def test_keyboard_interrupt_cancels_promptly_and_stops_the_threads():
     models = [model(i % 50, width=256) for i in range(2000)]
     seen: list[tuple[int, int]] = []
@@ -413,6 +416,7 @@ def _signal_when(proc: subprocess.Popen[str], ready: Callable[[], bool]) -> floa
     return sent
 
 
+@pytest.mark.serial
 def test_a_real_sigint_cancels_compile_many_promptly_and_stops_its_threads(tmp_path: Path):
     # A real signal, delivered by the OS to a process whose main thread waits in compile_many
     # (the binding's wait checks for signals between its waits without the GIL).
@@ -432,6 +436,7 @@ def test_a_real_sigint_cancels_compile_many_promptly_and_stops_its_threads(tmp_p
     assert took < 60, took
 
 
+@pytest.mark.serial
 def test_a_real_sigint_stops_the_cli_with_exit_130(tmp_path: Path):
     src = tmp_path / "models"
     src.mkdir()
