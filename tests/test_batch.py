@@ -404,6 +404,19 @@ _SIGINT_SCRIPT = textwrap.dedent("""
 """)
 
 
+# Starts a command with SIGINT at its default disposition, as a foreground process has it: a
+# process started from a background job of a non-interactive shell (`cmd &` in a script, many CI
+# runners) inherits SIGINT ignored (POSIX), and so does every process it starts; Python then
+# installs no KeyboardInterrupt handler and the signals below would be ignored. Reset, then exec
+# the command itself: the process signalled is the command, whatever started the tests.
+_DEFAULT_SIGINT = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                   "os.execv(sys.argv[1], sys.argv[1:])")
+
+
+def _with_default_sigint(argv: list[str]) -> list[str]:
+    return [sys.executable, "-c", _DEFAULT_SIGINT, *argv]
+
+
 def _signal_when(proc: subprocess.Popen[str], ready: Callable[[], bool]) -> float:
     """Send SIGINT to ``proc`` once ``ready()`` holds; the monotonic time it was sent."""
     deadline = time.monotonic() + 300
@@ -422,8 +435,9 @@ def test_a_real_sigint_cancels_compile_many_promptly_and_stops_its_threads(tmp_p
     # (the binding's wait checks for signals between its waits without the GIL).
     script = tmp_path / "batch_sigint.py"
     script.write_text(_SIGINT_SCRIPT)
-    proc = subprocess.Popen([sys.executable, str(script), str(Path(__file__).parent)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        _with_default_sigint([sys.executable, str(script), str(Path(__file__).parent)]),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert proc.stdout is not None
     first = proc.stdout.readline()
     assert first.strip() == "started", (first, proc.communicate())
@@ -445,8 +459,8 @@ def test_a_real_sigint_stops_the_cli_with_exit_130(tmp_path: Path):
         (src / f"m{i:04d}.pb").write_bytes(distinct[i % 50])
     out = tmp_path / "out"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "ascendir.cli", "compile", str(src), "-o", str(out),
-         "--jobs", "2", "--no-cache"],
+        _with_default_sigint([sys.executable, "-m", "ascendir.cli", "compile", str(src),
+                              "-o", str(out), "--jobs", "2", "--no-cache"]),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
     # Signalled once the first model's outputs are written: the batch is under way.
     sent = _signal_when(proc, lambda: out.is_dir() and any(out.iterdir()))
