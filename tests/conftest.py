@@ -3,17 +3,37 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
 import ascendir as air
 
 
+def _run_temp_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The temporary directory of the whole run: under pytest-xdist each worker's base
+    directory (``popen-gw<N>``) sits in the one its controller made for the run."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
 @pytest.fixture(autouse=True, scope="session")
 def _compile_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
     """The compile cache of the test session lives in a temporary directory (inherited by the
-    subprocesses the tests start), never in the user's cache."""
-    os.environ["ASCENDIR_CACHE_DIR"] = str(tmp_path_factory.mktemp("compile-cache"))
+    subprocesses the tests start), never in the user's cache.
+
+    Each session (each pytest-xdist worker) has a compile cache of its own, so that what one
+    test compiles is not another's cache hit. The C++ kernels the CPU target builds
+    (``<cache>/cpu``, see ``ascendir.asc._cxx.build_library``) are one directory for the whole
+    run instead, shared by the workers: a build's key is the SHA-256 of the compiler's identity
+    and command, the machine's CPU flags, every flag and every source file, and a build is
+    written atomically, so a library found there is the one this build would make. The same
+    kernel is then built once per run, not once per worker."""
+    cache = tmp_path_factory.mktemp("compile-cache")
+    kernels = _run_temp_root(tmp_path_factory) / "cpu-kernel-cache"
+    kernels.mkdir(exist_ok=True)
+    (cache / "cpu").symlink_to(kernels, target_is_directory=True)
+    os.environ["ASCENDIR_CACHE_DIR"] = str(cache)
 
 
 @pytest.fixture

@@ -72,6 +72,7 @@ def _peak(kind: str, n: int) -> tuple[int, int, str]:
     ("kind", "n"),
     [("empty", 5_000_000), ("repeated", 2_000_000), ("text", 3_500_000), ("onnx", 5_000_000)],
 )
+@pytest.mark.serial
 def test_hostile_op_lists_are_refused_with_memory_bounded_by_the_input(kind: str, n: int):
     # 10 MB of 2-byte empty OpDefs, 10 MB of ops all named "a", 38 MB of "op { }" text, 10 MB
     # of empty ONNX NodeProtos (which used to import as 5M unmapped ops, peaking at 2.4 GB):

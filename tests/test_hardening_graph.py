@@ -231,6 +231,7 @@ def test_subgraph_views_are_generational():
     assert replacement.node("only") is not None
 
 
+@pytest.mark.serial
 def test_threads_share_a_graph_without_corruption():
     # 8 threads for 30 seconds: readers run alongside each other, a writer that cannot have its
     # turn fails at once with ConcurrentUseError (never a bare RuntimeError, never a wait), no

@@ -138,6 +138,7 @@ def test_bfloat16_weights_are_shared_and_typed() -> None:
                             .numpy())
 
 
+@pytest.mark.serial
 def test_import_memory_grows_far_less_than_weights() -> None:
     code = textwrap.dedent(
         """
