@@ -165,8 +165,7 @@ fn slice_along(
     dims: &[i64],
     dt: DataType,
     dim: i64,
-    begin: i64,
-    end: i64,
+    (begin, end): (i64, i64),
     tag: &str,
 ) -> TorchResult<Out> {
     let name = format!("{}/{tag}", ctx.cur_name());
@@ -260,8 +259,8 @@ fn diff(ctx: &mut Ctx<'_>, node: &FxNode<'_>, x: &Arg<'_>) -> TorchResult<bool> 
     } else {
         "Sub"
     };
-    let hi = slice_along(ctx, xi, &dims, dt, dim, 1, i64::MAX, "upper")?;
-    let lo = slice_along(ctx, xi, &dims, dt, dim, 0, -1, "lower")?;
+    let hi = slice_along(ctx, xi, &dims, dt, dim, (1, i64::MAX), "upper")?;
+    let lo = slice_along(ctx, xi, &dims, dt, dim, (0, -1), "lower")?;
     let id = ctx.add(ge, &[("x1", hi), ("x2", lo)], &["y"], AttrMap::new())?;
     set(ctx, (id, 0))
 }

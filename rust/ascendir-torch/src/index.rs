@@ -90,7 +90,7 @@ fn index_leading(ctx: &mut Ctx<'_>, node: &FxNode<'_>, x: &Arg<'_>) -> TorchResu
     }
     let metas = idx[..k]
         .iter()
-        .map(|a| meta(ctx, a).map(|m| m.clone()))
+        .map(|a| meta(ctx, a))
         .collect::<TorchResult<Vec<_>>>()?;
     if metas
         .iter()
