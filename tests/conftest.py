@@ -85,6 +85,13 @@ def mapping_summary(request) -> list:
     return _section(request, "ONNX node mapping over the conformance cases")
 
 
+@pytest.fixture
+def suites_summary(request) -> list:
+    """A list whose lines are printed in the terminal summary (the tallies of the ONNX backend
+    test data suites: pytorch-converted, pytorch-operator, simple, light)."""
+    return _section(request, "ONNX backend test data suites")
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
     for title, lines in config.stash.get(SUMMARIES, {}).items():
         if lines:

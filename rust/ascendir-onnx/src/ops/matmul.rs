@@ -59,7 +59,7 @@ pub(super) fn export<'a>(
     ge_type: &'a str,
     attrs: &AttrMap,
     input_ports: &[&str],
-    _opset: i64,
+    opset: i64,
     em: &mut Emitted,
 ) -> OnnxResult<Exported<'a>> {
     let at = &mut em.attrs;
@@ -79,6 +79,11 @@ pub(super) fn export<'a>(
                 }
                 if let Some(x) = beta {
                     at.push(a_float("beta", x));
+                }
+                if opset < 7 && input_ports.len() > 2 {
+                    // Before opset 7 Gemm broadcasts C only when told to (GE's bias always
+                    // broadcasts).
+                    at.push(a_int("broadcast", 1));
                 }
                 "Gemm"
             }

@@ -225,10 +225,24 @@ pub(super) fn export<'a>(
     ge_type: &'a str,
     attrs: &AttrMap,
     _input_ports: &[&str],
-    _opset: i64,
+    opset: i64,
     em: &mut Emitted,
 ) -> OnnxResult<Exported<'a>> {
     let at = &mut em.attrs;
+    // MaxPool/AveragePool got `ceil_mode` (and MaxPool `dilations`) at opset 10, AveragePool
+    // `count_include_pad` at 7: before those, a default value is left out, another one has no
+    // ONNX form.
+    let since = |what: &str, first: i64, default: bool| -> OnnxResult<bool> {
+        if opset >= first {
+            Ok(true)
+        } else if default {
+            Ok(false)
+        } else {
+            Err(OnnxError::Unsupported(format!(
+                "{ge_type}: {what} needs opset {first} (exporting opset {opset})"
+            )))
+        }
+    };
     let onnx = match ge_type {
         "Conv2D" => {
             at.push(a_ints(
@@ -267,7 +281,9 @@ pub(super) fn export<'a>(
             };
             at.push(a_ints("kernel_shape", k));
             at.push(a_ints("strides", s));
-            at.push(a_ints("dilations", d));
+            if since("dilations", 10, d.iter().all(|&v| v == 1))? {
+                at.push(a_ints("dilations", d));
+            }
             match str_of(attrs, "padding") {
                 Some("SAME") => at.push(a_str("auto_pad", "SAME_UPPER")),
                 Some("VALID") => at.push(a_str("auto_pad", "VALID")),
@@ -276,10 +292,10 @@ pub(super) fn export<'a>(
                     onnx_pads(&ints_of(attrs, "pads").unwrap_or_else(|| vec![0; 6])),
                 )),
             }
-            at.push(a_int(
-                "ceil_mode",
-                i64::from(int_of(attrs, "ceil_mode").is_some_and(|c| c != 0)),
-            ));
+            let ceil = int_of(attrs, "ceil_mode").is_some_and(|c| c != 0);
+            if since("ceil_mode", 10, !ceil)? {
+                at.push(a_int("ceil_mode", i64::from(ceil)));
+            }
             "MaxPool"
         }
         "MaxPoolV3" | "AvgPoolV2" => {
@@ -299,14 +315,22 @@ pub(super) fn export<'a>(
                     onnx_pads(&ints_of(attrs, "pads").unwrap_or_else(|| vec![0; 4])),
                 )),
             }
-            at.push(a_int("ceil_mode", i64::from(bool_of(attrs, "ceil_mode"))));
+            let ceil = bool_of(attrs, "ceil_mode");
+            if since("ceil_mode", 10, !ceil)? {
+                at.push(a_int("ceil_mode", i64::from(ceil)));
+            }
             if ge_type == "AvgPoolV2" {
                 let exclusive = int_of(attrs, "exclusive").is_none_or(|v| v != 0);
-                at.push(a_int("count_include_pad", i64::from(!exclusive)));
+                if since("count_include_pad", 7, exclusive)? {
+                    at.push(a_int("count_include_pad", i64::from(!exclusive)));
+                }
                 "AveragePool"
             } else {
                 if let Some(d) = ints_of(attrs, "dilations") {
-                    at.push(a_ints("dilations", spatial(&d)));
+                    let d = spatial(&d);
+                    if since("dilations", 10, d.iter().all(|&v| v == 1))? {
+                        at.push(a_ints("dilations", d));
+                    }
                 }
                 "MaxPool"
             }

@@ -35,10 +35,14 @@ pub(super) fn import(
                     return Ok(Handled::Unmapped);
                 }
             }
-            a.insert(
-                "axes",
-                AttrValue::ListInt(vec![get_i(node, "axis", default)]),
-            );
+            // Before opset 13 only the last axis maps: it is recorded as -1 (the form every
+            // opset exports).
+            let axis = if opset < 13 {
+                -1
+            } else {
+                get_i(node, "axis", default)
+            };
+            a.insert("axes", AttrValue::ListInt(vec![axis]));
         }
         "BatchNormalization" => {
             // GE's BatchNorm always has its five outputs; ONNX's fill the first ones.
@@ -124,6 +128,10 @@ pub(super) fn export<'a>(
             }
             if opset >= 14 && bool_of(attrs, "is_training") {
                 at.push(a_int("training_mode", 1));
+            }
+            if opset < 7 {
+                // Opset 6 and earlier default `is_test` to 0 (training).
+                at.push(a_int("is_test", i64::from(!bool_of(attrs, "is_training"))));
             }
             "BatchNormalization"
         }
