@@ -53,12 +53,37 @@ def chain(td: air.TensorDesc) -> air.Graph:
     return g
 
 
-SUMMARIES = pytest.StashKey[dict]()
-"""Sections of the terminal summary: title -> lines (the conformance tallies)."""
+SUMMARY = "terminal-summary-line"
+"""``user_properties`` key of a line for the terminal summary: ``(section title, line)``. Lines
+travel in the test reports, so that they reach the terminal summary from pytest-xdist workers
+too (a worker's own state never does)."""
+
+_SECTIONS: dict[str, list[str]] = {}
+_CORPUS: dict[str, dict] = {}
 
 
 def _section(request, title: str) -> list:
-    return request.config.stash.setdefault(SUMMARIES, {}).setdefault(title, [])
+    """A list whose lines, once the test is done, go into the summary section ``title``."""
+    lines: list[str] = []
+
+    def flush() -> None:
+        request.node.user_properties.extend((SUMMARY, (title, line)) for line in lines)
+
+    request.addfinalizer(flush)
+    return lines
+
+
+def pytest_runtest_logreport(report) -> None:
+    """Gather the summary lines and the corpus rows (``tests/zoo``) from the reports; under
+    pytest-xdist this runs in the controller, which prints the summary."""
+    if report.when != "teardown":
+        return
+    for key, value in getattr(report, "user_properties", ()):
+        if key == SUMMARY:
+            title, line = value
+            _SECTIONS.setdefault(title, []).append(line)
+        elif key == "zoo":
+            _CORPUS[value["name"]] = value
 
 
 @pytest.fixture
@@ -92,9 +117,34 @@ def suites_summary(request) -> list:
     return _section(request, "ONNX backend test data suites")
 
 
+def _corpus_table(terminalreporter) -> None:
+    """The real-architecture corpus, stage by stage (rows of ``tests/zoo/test_zoo.py``)."""
+    stages = next(iter(_CORPUS.values()))["stages"]
+    terminalreporter.section("real-architecture corpus: stage by stage")
+    head = f"{'model':18s} {'family':18s} " + " ".join(f"{s[:14]:14s}" for s in stages)
+    terminalreporter.write_line(head + "  nodes kernels import-s compile-s")
+    for name, r in sorted(_CORPUS.items()):
+        cells = " ".join(f"{('ok' if r['outcome'].get(s) == 'ok' else 'FAIL'):14s}"
+                         for s in stages)
+        f = r["figures"]
+        terminalreporter.write_line(
+            f"{name:18s} {r['family']:18s} {cells}  {f.get('nodes', '-')!s:>5} "
+            f"{f.get('kernels', '-')!s:>7} {f.get('import s', 0):8.3f} "
+            f"{f.get('compile s', 0):9.3f}")
+    totals = {s: sum(r["seconds"].get(s, 0.0) for r in _CORPUS.values()) for s in stages}
+    terminalreporter.write_line("seconds per stage over the corpus: " + ", ".join(
+        f"{s} {v:.1f}" for s, v in totals.items()))
+    for name, r in sorted(_CORPUS.items()):
+        for s, o in r["outcome"].items():
+            if o != "ok":
+                terminalreporter.write_line(f"  {name} / {s}: {o}")
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config):  # noqa: ARG001
-    for title, lines in config.stash.get(SUMMARIES, {}).items():
+    for title, lines in _SECTIONS.items():
         if lines:
             terminalreporter.section(title)
             for line in lines:
                 terminalreporter.write_line(line)
+    if _CORPUS:
+        _corpus_table(terminalreporter)

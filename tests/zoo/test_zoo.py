@@ -195,7 +195,7 @@ def test_corpus_model(entry: Entry, request) -> None:
             run.outcome["compile"] = run.outcome["sources"] = "FAIL: no imported graph"
         _onnx_stages(run, ep, args, g, ref)
     request.node.user_properties.append((KEY, {
-        "name": entry.name, "family": entry.family, "outcome": run.outcome,
+        "name": entry.name, "family": entry.family, "stages": list(STAGES), "outcome": run.outcome,
         "figures": run.figures, "seconds": run.seconds}))
     failed = {s: o for s, o in run.outcome.items() if o != "ok"}
     unexpected = {s: o for s, o in failed.items() if (entry.name, s) not in OPEN}
