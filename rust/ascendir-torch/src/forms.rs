@@ -1,5 +1,5 @@
 //! The composite ATen forms that `torch.export` leaves in real models' programs before any
-//! decomposition (`type_as`, `pad`, `chunk`, `unbind`, `diff`, `min` / `max` of two tensors
+//! decomposition (`pad`, `chunk`, `unbind`, `diff`, `min` / `max` of two tensors
 //! or along a dim, `_weight_norm`, `adaptive_avg_pool1d`), each written with the GE ops it
 //! means, so that the import needs no Core ATen re-trace.
 
@@ -13,25 +13,6 @@ use crate::TorchResult;
 fn set(ctx: &mut Ctx<'_>, o: Out) -> TorchResult<bool> {
     ctx.set(Value::T(o));
     Ok(true)
-}
-
-/// `x.type_as(other)`: a `Cast` to `other`'s dtype (nothing when equal).
-fn type_as(ctx: &mut Ctx<'_>, node: &FxNode<'_>, x: &Arg<'_>) -> TorchResult<bool> {
-    let to = out_meta(ctx, node)?.dtype.unwrap_or(DataType::FLOAT);
-    let from = meta(ctx, x)?.dtype.unwrap_or(to);
-    if from == to {
-        let v = ctx.alias(x)?;
-        ctx.set(v);
-        return Ok(true);
-    }
-    let xi = ctx.tensor(x)?;
-    let id = ctx.add(
-        "Cast",
-        &[("x", xi)],
-        &["y"],
-        attrs([("dst_type", AttrValue::Int(i64::from(to.ge_value())))]),
-    )?;
-    set(ctx, (id, 0))
 }
 
 /// `F.pad(x, pad, mode, value)` → `PadV3` (`constant`, `reflect`, `replicate` → `edge`).
@@ -463,7 +444,6 @@ pub(crate) fn map(
     x: &Arg<'_>,
 ) -> TorchResult<Option<bool>> {
     let r = match op {
-        "type_as" => type_as(ctx, node, x)?,
         "pad" => pad(ctx, node, x)?,
         "chunk" => split(ctx, node, x, false)?,
         "unbind" => split(ctx, node, x, true)?,

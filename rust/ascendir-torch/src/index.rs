@@ -18,8 +18,8 @@ fn set(ctx: &mut Ctx<'_>, o: Out) -> TorchResult<bool> {
     Ok(true)
 }
 
-/// A `Shape` node of `o` (rank `rank`).
-fn shape_of(ctx: &mut Ctx<'_>, o: Out, rank: usize, tag: &str) -> TorchResult<Out> {
+/// A `Shape` node of `o` (rank `rank`), named `<FX node>/<tag>`.
+pub(crate) fn shape_of(ctx: &mut Ctx<'_>, o: Out, rank: usize, tag: &str) -> TorchResult<Out> {
     let name = format!("{}/{tag}", ctx.cur_name());
     ctx.helper(
         &name,

@@ -664,7 +664,8 @@ fn map_aten(ctx: &mut Ctx<'_>, node: &FxNode<'_>, op: &str, overload: &str) -> T
             ctx.set(v);
             Ok(true)
         }
-        "_to_copy" | "to" => {
+        // `type_as(x, other)` is `_to_copy` to `other`'s dtype, which the output carries.
+        "_to_copy" | "to" | "type_as" => {
             let om = out_meta(ctx, node)?;
             let from = meta(ctx, &x)?.dtype;
             if from == om.dtype {

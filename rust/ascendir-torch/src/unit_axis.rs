@@ -289,20 +289,8 @@ pub(crate) fn group_norm(ctx: &mut Ctx<'_>, node: &FxNode<'_>, native: bool) -> 
         &gd,
         dt,
     )?;
-    let xs = {
-        let src = ctx.tensor(&x)?;
-        let name = format!("{}/input_shape", node.name);
-        ctx.helper(
-            &name,
-            "Shape",
-            &[("x", src)],
-            TensorDesc::new(&[rank as i64], DataType::INT64, Format::ND),
-            [(
-                "dtype",
-                AttrValue::Int(i64::from(DataType::INT64.ge_value())),
-            )],
-        )?
-    };
+    let src = ctx.tensor(&x)?;
+    let xs = crate::index::shape_of(ctx, src, rank, "input_shape")?;
     // The affine parameters as [C, 1, …] against [N, C, …]; the last node is the FX node's.
     let affine: Vec<(Arg, &str, &str)> = [(w, "Mul", "scale"), (b, "Add", "shift")]
         .into_iter()
