@@ -25,6 +25,7 @@ pub mod simplify;
 pub mod split;
 pub mod symbolize;
 mod twins;
+pub mod wide_rows;
 
 pub use error::{CompileError, CompileResult, Stage};
 pub use options::{CompileOptions, Family};

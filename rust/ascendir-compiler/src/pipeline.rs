@@ -275,6 +275,22 @@ pub fn compile_with(
     }
     timer.lap(Stage::Simplify);
     let decisions = lower_graph(&g, &order, &syms, opts);
+    // Norms too wide for a one-op kernel are computed in passes (their GE steps).
+    let (order, syms, decisions) =
+        match crate::wide_rows::split_wide_rows(&mut g, &decisions, &syms, opts, &target)
+            .map_err(|e| CompileError::new(Stage::Lower, e))?
+        {
+            0 => (order, syms, decisions),
+            _ => {
+                let order = g
+                    .topo_order(&topo)
+                    .map_err(|e| CompileError::new(Stage::Lower, e.to_string()))?;
+                let syms = symbolize(&g, &order, opts, infer)
+                    .map_err(|e| CompileError::new(Stage::Symbolize, e))?;
+                let decisions = lower_graph(&g, &order, &syms, opts);
+                (order, syms, decisions)
+            }
+        };
     if dump {
         dumps.push((
             "05_lower.json".into(),

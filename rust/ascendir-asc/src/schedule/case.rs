@@ -251,7 +251,66 @@ pub fn schedule_case(
     let cn = compute_nodes(&g);
     set_vectorized_strides_by(&mut g, &cn, |n| aligned || padded.contains(&n));
     set_loop_axes(&mut g, &cn, tr.has_reduce)?;
+    hoist_invariants(&mut g)?;
     Ok(g)
+}
+
+/// Execution order in three runs: the loop-invariant prelude, the innermost loop's body, then
+/// the rest. A node whose loop is outside the innermost one (a Load of a reduced row's value,
+/// say) and that reads nothing from a deeper loop runs before that loop starts; a node of the
+/// innermost loop that reads nothing computed after it (a Store of a value the reduction reads)
+/// runs inside it. Placed between them otherwise, the node would split the loop in two, and a
+/// tile the first loop wrote (its last tile only) would be read by the second. The nodes keep
+/// their order within each run; a graph whose order already has this form is untouched.
+fn hoist_invariants(g: &mut AscGraph) -> AscResult<()> {
+    let order = crate::alloc::exec_order(g)?;
+    let n = g.node_count();
+    let depth: Vec<Option<usize>> = g
+        .nodes()
+        .iter()
+        .map(|x| {
+            let s = &x.attr.sched;
+            x.is_compute()
+                .then(|| s.axis.iter().position(|a| *a == s.loop_axis))
+                .flatten()
+        })
+        .collect();
+    let Some(max) = depth.iter().flatten().max().copied() else {
+        return Ok(());
+    };
+    // `reach`: the deepest loop among a node and its ancestors; `late`: the node or an
+    // ancestor reads a value of a loop deeper than its own (it runs after that loop).
+    let mut reach: Vec<Option<usize>> = vec![None; n];
+    let mut late = vec![false; n];
+    let mut run = vec![0u8; n];
+    for &i in &order {
+        let node = &g.nodes()[i.index()];
+        let srcs = || node.inputs.iter().flatten().map(|r| r.node.index());
+        let up = srcs().filter_map(|k| reach[k]).max();
+        let k = i.index();
+        late[k] = matches!((up, depth[k]), (Some(a), Some(d)) if a > d) || srcs().any(|s| late[s]);
+        reach[k] = up.max(depth[k]);
+        run[k] = match (late[k], reach[k].is_some_and(|r| r == max)) {
+            (true, _) => 2,
+            (false, true) => 1,
+            (false, false) => 0,
+        };
+    }
+    let mut new = order.clone();
+    new.sort_by_key(|i| run[i.index()]);
+    let compute = |o: &[NodeId]| -> Vec<NodeId> {
+        o.iter()
+            .copied()
+            .filter(|i| g.nodes()[i.index()].is_compute())
+            .collect()
+    };
+    if compute(&new) == compute(&order) {
+        return Ok(());
+    }
+    for (p, i) in new.iter().enumerate() {
+        g.nodes[i.index()].attr.sched.exec_order = p as i64;
+    }
+    Ok(())
 }
 
 /// Replace the sched axes of `node` (after its splits and merges) by `sched`, the same axes in
@@ -335,12 +394,27 @@ fn set_loop_axes(g: &mut AscGraph, cn: &[NodeId], has_reduce: bool) -> AscResult
         for t in &node.outputs {
             notloop.extend_from_slice(&t.vectorized_axis);
         }
+        // An axis an input is collapsed on (repeat 1, stride 0) is no loop of the node when
+        // its outputs are collapsed on it too: the node then runs once per outer tile (after a
+        // reduce). A Broadcast expands such an axis: its output tile spans the axis' tile, so
+        // it runs in that axis' loop (hoisted out of it, its tile would be the whole axis).
+        let out_collapsed = |a: &AxisId| {
+            node.outputs.iter().all(|t| {
+                t.axis
+                    .iter()
+                    .position(|x| x == a)
+                    .is_none_or(|p| is_const(&t.repeats[p], 1) && is_const(&t.strides[p], 0))
+            })
+        };
         let mut collapsed: Vec<AxisId> = Vec::new();
         if has_reduce {
             for i in 0..node.inputs.len() {
                 if let Some(t) = g.input_tensor(*n, i) {
                     for (p, a) in t.axis.iter().enumerate() {
-                        if is_const(&t.repeats[p], 1) && is_const(&t.strides[p], 0) {
+                        if is_const(&t.repeats[p], 1)
+                            && is_const(&t.strides[p], 0)
+                            && out_collapsed(a)
+                        {
                             collapsed.push(*a);
                         }
                     }
