@@ -92,8 +92,11 @@ def _unary(name: str) -> Any:
 
 
 def _erf(x: Any) -> Any:
+    # math.erf element by element (numpy has none): through a list, about twice as fast as
+    # np.vectorize.
     np = _np()
-    return np.vectorize(math.erf, otypes=[np.float64])(x)
+    a = np.asarray(x, dtype=np.float64)
+    return np.fromiter(map(math.erf, a.ravel().tolist()), np.float64, a.size).reshape(a.shape)
 
 
 def _gelu(x: Any) -> Any:
