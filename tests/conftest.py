@@ -117,6 +117,12 @@ def suites_summary(request) -> list:
     return _section(request, "ONNX backend test data suites")
 
 
+@pytest.fixture
+def real_width_summary(request) -> list:
+    """A list whose lines are printed in the terminal summary (the corpus at real width)."""
+    return _section(request, "real-architecture corpus at real width: compile")
+
+
 def _corpus_table(terminalreporter) -> None:
     """The real-architecture corpus, stage by stage (rows of ``tests/zoo/test_zoo.py``)."""
     stages = next(iter(_CORPUS.values()))["stages"]

@@ -143,3 +143,24 @@ def test_onnx_models_here_are_valid():
                                  full_check=True)
     for model, _ in reduce_cases(64).values():
         onnx.checker.check_model(onnx.load_from_string(model), full_check=True)
+
+
+def test_a_concat_of_wide_rows_tiles_the_axes_after_its_concat_axis():
+    """ViT's class token joined to its patches at width 768: the parts agree on every axis
+    but the concat axis, so the inner axis is tiled and the kernel fits the UB."""
+    width, tokens = 768, 16
+    model = onnx_model([N("Concat", ["a", "b"], ["c"], axis=1), N("Add", ["c", "p"], ["y"])],
+                       [value("a", [2, 1, width]), value("b", [2, tokens, width]),
+                        value("p", [1, tokens + 1, width])],
+                       [value("y", [2, tokens + 1, width])])
+    rng = np.random.default_rng(0)
+    feeds = {"a": rng.standard_normal((2, 1, width)).astype(np.float32),
+             "b": rng.standard_normal((2, tokens, width)).astype(np.float32),
+             "p": rng.standard_normal((1, tokens + 1, width)).astype(np.float32)}
+    cm = air.compile(air.onnx.from_bytes(model))
+    (k,) = cm.kernels
+    assert sorted(k.member_types) == ["Add", "ConcatV2D"]
+    (got,) = air.evaluate(cm.graph, feeds).values()
+    want = np.concatenate([feeds["a"], feeds["b"]], axis=1) + feeds["p"]
+    np.testing.assert_array_equal(got, want)
+    check_kernels(cm)

@@ -128,11 +128,11 @@ def _timm(name: str, size: int = 32, **kw: Any):
     return build
 
 
-def _mixer() -> tuple[torch.nn.Module, tuple[Any, ...]]:
+def _mixer(embed_dim: int = 32, num_blocks: int = 2) -> tuple[torch.nn.Module, tuple[Any, ...]]:
     from timm.models.mlp_mixer import MlpMixer
 
     _seed()
-    model = MlpMixer(img_size=32, patch_size=8, num_blocks=2, embed_dim=32,
+    model = MlpMixer(img_size=32, patch_size=8, num_blocks=num_blocks, embed_dim=embed_dim,
                      num_classes=10).eval()
     return model, (torch.randn(2, 3, 32, 32),)
 
@@ -235,6 +235,28 @@ ENTRIES: list[Entry] = [
 ]
 
 BY_NAME = {e.name: e for e in ENTRIES}
+
+# The compile stage again at the widths real models have (one layer each), so the limits of
+# the Unified Buffer show: norms and softmax over rows of 768 to 4096 elements.
+REAL_WIDTH: list[Entry] = [
+    Entry("bert@768", "encoder", _hf("BertConfig", "BertModel", vocab_size=VOCAB,
+                                     hidden_size=768, num_hidden_layers=1,
+                                     num_attention_heads=12, intermediate_size=3072,
+                                     max_position_embeddings=64)),
+    Entry("gpt2@1024", "decoder", _hf("GPT2Config", "GPT2Model", vocab_size=VOCAB, n_embd=1024,
+                                      n_layer=1, n_head=16, n_positions=64, use_cache=False,
+                                      bos_token_id=0, eos_token_id=0)),
+    Entry("llama@4096", "decoder", _hf("LlamaConfig", "LlamaModel", vocab_size=VOCAB,
+                                       hidden_size=4096, num_hidden_layers=1,
+                                       num_attention_heads=32, num_key_value_heads=8,
+                                       intermediate_size=512, max_position_embeddings=64,
+                                       use_cache=False)),
+    Entry("vit@768", "vision-transformer", _vision("ViTConfig", "ViTModel", hidden_size=768,
+                                                   num_hidden_layers=1, num_attention_heads=12,
+                                                   intermediate_size=3072, image_size=32,
+                                                   patch_size=8)),
+    Entry("timm-mixer@768", "mlp-mixer", lambda: _mixer(embed_dim=768, num_blocks=1)),
+]
 
 
 def build(name: str) -> tuple[torch.nn.Module, tuple[Any, ...]]:

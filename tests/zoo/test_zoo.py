@@ -28,8 +28,8 @@ torch = pytest.importorskip("torch", reason="the corpus needs the torch extra")
 pytest.importorskip("transformers", reason="the corpus needs transformers")
 pytest.importorskip("timm", reason="the corpus needs timm")
 
-from corpus import ENTRIES, Entry, dynamic_shapes, with_batch  # noqa: E402
-from zoo_table import KEY, STAGES  # noqa: E402
+from corpus import ENTRIES, REAL_WIDTH, Entry, dynamic_shapes, with_batch  # noqa: E402
+from zoo_table import CPU_SAMPLE, KEY, STAGES  # noqa: E402
 
 import ascendir as air  # noqa: E402
 
@@ -133,11 +133,24 @@ def _compile_stages(run: _Run, g: air.Graph, args, ref: list[np.ndarray]) -> Non
         assert not refused, f"{len(refused)} of {len(cm.kernels)} kernels do not print: " \
             f"{refused[0]}"
 
+    def cpu_kernels() -> None:
+        cm = holder["cm"]
+        names = largest_kernels(cm, CPU_SAMPLE)
+        rep = air.compiler.verify(cm, kernels=names, tails=False)
+        run.figures["cpu kernels"] = len(names)
+        assert rep.ok, rep.text()
+
     run.stage("compile", compiled)
     if "cm" in holder:
         run.stage("sources", sources)
+        run.stage("cpu kernels", cpu_kernels)
     else:
-        run.outcome["sources"] = "FAIL: no compiled model"
+        run.outcome["sources"] = run.outcome["cpu kernels"] = "FAIL: no compiled model"
+
+
+def largest_kernels(cm, n: int) -> list[str]:
+    """The names of the ``n`` kernels with the most member ops (ties by name)."""
+    return [k.name for k in sorted(cm.kernels, key=lambda k: (-len(k.members), k.name))[:n]]
 
 
 def _onnx_stages(run: _Run, ep, args, g: air.Graph | None, ref) -> None:
@@ -192,7 +205,8 @@ def test_corpus_model(entry: Entry, request) -> None:
         if g is not None:
             _compile_stages(run, g, args, ref)
         else:
-            run.outcome["compile"] = run.outcome["sources"] = "FAIL: no imported graph"
+            for s in ("compile", "sources", "cpu kernels"):
+                run.outcome[s] = "FAIL: no imported graph"
         _onnx_stages(run, ep, args, g, ref)
     request.node.user_properties.append((KEY, {
         "name": entry.name, "family": entry.family, "stages": list(STAGES), "outcome": run.outcome,
@@ -205,3 +219,36 @@ def test_corpus_model(entry: Entry, request) -> None:
     assert not fixed, f"{entry.name}: listed as open but passing now: {fixed}"
     if failed:
         pytest.xfail("; ".join(f"{s}: {OPEN[(entry.name, s)]}" for s in failed))
+
+
+#: GE types whose kernels keep a whole row in the UB (norms, softmax).
+ROW_TYPES = {"LayerNorm", "SoftmaxV2", "LogSoftmaxV2", "ReduceMeanD", "ReduceSumD",
+             "ReduceMaxD", "ReduceMean", "ReduceSum", "ReduceMax"}
+
+
+@pytest.mark.parametrize("entry", REAL_WIDTH, ids=[e.name for e in REAL_WIDTH])
+def test_corpus_model_at_real_width(entry: Entry, real_width_summary) -> None:
+    """One layer at the model's real width: every norm and softmax fuses and tiles within the
+    UB (none lifted for it), the compiled graph computes what eager PyTorch does, and every
+    kernel holding a reduction builds and runs on the CPU equal to its HintGraph."""
+    import json
+
+    model, args = entry.build()
+    with torch.no_grad():
+        ep = torch.export.export(model, args, strict=False)
+        ref = _flat(ep.module()(*args))
+        g = air.torch.from_exported_program(ep)
+        t0 = time.perf_counter()
+        cm = air.compile(g)
+        seconds = time.perf_counter() - t0
+    report = json.loads(cm.report.to_json())
+    ub = [x for x in report["barriers"] + report["lifted"] if "UB" in x["reason"]]
+    assert not ub, f"lifted for the UB: {ub}"
+    rows = [k for k in cm.kernels if ROW_TYPES & set(k.member_types)]
+    assert rows, "no kernel holds a norm or a softmax"
+    _same(air.evaluate(cm.graph, [a.numpy() for a in args]), ref, "evaluate(compiled)")
+    rep = air.compiler.verify(cm, kernels=[k.name for k in rows], tails=False)
+    assert rep.ok, rep.text()
+    real_width_summary.append(
+        f"{entry.name:16s} kernels {len(cm.kernels):3d}, with a reduction {len(rows):3d} "
+        f"(verified on the CPU), lifted {len(report['lifted']):2d}, compile {seconds:.2f} s")

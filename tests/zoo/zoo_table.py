@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
-STAGES = ("torch static", "torch dynamic", "compile", "sources", "onnx", "ge round trips",
-          "onnx export")
+STAGES = ("torch static", "torch dynamic", "compile", "sources", "cpu kernels", "onnx",
+          "ge round trips", "onnx export")
+#: How many kernels per model (the largest) the "cpu kernels" stage builds and runs.
+CPU_SAMPLE = 5
 KEY = "zoo"

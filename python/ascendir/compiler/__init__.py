@@ -43,6 +43,7 @@ __all__ = [
     "lowered_types",
     "lowering",
     "random_inputs",
+    "VERIFY_FLAGS",
     "VerifyReport",
     "verify",
 ]
@@ -558,4 +559,4 @@ from .batch import (  # noqa: E402
     compile_many,
     default_cache_dir,
 )
-from .verify import VerifyReport, random_inputs, verify  # noqa: E402
+from .verify import VERIFY_FLAGS, VerifyReport, random_inputs, verify  # noqa: E402

@@ -6,7 +6,7 @@ use crate::expr::{Expr, TriBool};
 use crate::graph::{AscGraph, ComputeType, Node, Tensor};
 
 /// The axis groups of a node or graph: `x` and `y` (splittable, non-reduce), `r` (reduce) and
-/// `n` (not splittable: concat dimension and after, all-load reduce axes).
+/// `n` (not splittable: the concat dimension, all-load reduce axes).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct AxisGroup {
     /// X group (transpose: the axes whose order changes on the input side).
@@ -218,9 +218,13 @@ pub fn node_group(g: &AscGraph, node: &Node, loop_axes: &[AxisId]) -> Result<Axi
                     ..AxisGroup::default()
                 });
             }
+            // The axes before and after the concat axis are the same in every part: they
+            // are tiled (y) while the concat axis stays whole in UB (n).
+            let mut y = whole.axis[..d].to_vec();
+            y.extend_from_slice(whole.axis.get(d + 1..).unwrap_or(&[]));
             Ok(AxisGroup {
-                y: whole.axis[..d].to_vec(),
-                n: whole.axis[d..].to_vec(),
+                y,
+                n: whole.axis.get(d..=d).map(<[_]>::to_vec).unwrap_or_default(),
                 ..AxisGroup::default()
             })
         }
