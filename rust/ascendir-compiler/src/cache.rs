@@ -55,8 +55,11 @@ pub fn registry_generation() -> String {
     let mut h = blake3::Hasher::new();
     for (part, text) in [
         ("ge", ascendir_ir::registry::content_text()),
-        ("ascir", ascendir_asc::registry::content_text()),
-        ("lowering", crate::lower::content_text()),
+        (
+            "ascir",
+            without_addresses(&ascendir_asc::registry::content_text()),
+        ),
+        ("lowering", without_addresses(&crate::lower::content_text())),
     ] {
         h.update(part.as_bytes());
         h.update(&(text.len() as u64).to_le_bytes());
@@ -65,6 +68,20 @@ pub fn registry_generation() -> String {
     let g = h.finalize().to_hex()[..32].to_string();
     *memo = Some((stamp, g.clone()));
     g
+}
+
+/// `text` with every `0x` hex number (the address of a Rust function a registry entry holds,
+/// which moves from process to process; the function itself is covered by the build id)
+/// cut to `0x`.
+fn without_addresses(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("0x") {
+        out.push_str(&rest[..at + 2]);
+        rest = rest[at + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The key a kernel carries as its identity (`_ascendir_cache_key`, the label of its
