@@ -274,9 +274,9 @@ def test_resources_are_checked_and_need_dask():
 
 def test_c30_the_second_run_comes_from_the_cache(tmp_path: Path):
     models = [model(i) for i in range(10)]
-    cold = air.compile_many(models, jobs=2, cache_dir=tmp_path)
+    cold = air.compile_many(models, jobs=2, cache="readwrite", cache_dir=tmp_path)
     assert all(r.ok and not r.cached for r in cold)
-    warm = air.compile_many(models, jobs=2, cache_dir=tmp_path)
+    warm = air.compile_many(models, jobs=2, cache="readwrite", cache_dir=tmp_path)
     assert all(r.ok and r.cached for r in warm)
     assert [key_bytes(r.value) for r in warm] == [key_bytes(r.value) for r in cold]
     # Read-only mode reads; off ignores it.
@@ -296,9 +296,9 @@ def test_kernels_come_from_the_cache_when_the_model_is_new(tmp_path: Path):
         g.set_outputs([v])
         return g
 
-    a = air.compile_many([with_tail(False)], cache_dir=tmp_path)[0].value
+    a = air.compile_many([with_tail(False)], cache="readwrite", cache_dir=tmp_path)[0].value
     assert a.report.data["kernels_from_cache"] == 0
-    b_res = air.compile_many([with_tail(True)], cache_dir=tmp_path)[0]
+    b_res = air.compile_many([with_tail(True)], cache="readwrite", cache_dir=tmp_path)[0]
     assert not b_res.cached
     b = b_res.value
     assert b.report.data["kernels_from_cache"] == len(b.kernels) == 1

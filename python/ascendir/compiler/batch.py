@@ -350,7 +350,7 @@ def compile_iter(
     executor: Executor | Any | None = None,
     on_error: Literal["collect", "raise"] = "collect",
     progress: bool | _ProgressFn | None = None,
-    cache: _CacheMode = "readwrite",
+    cache: _CacheMode = "off",
     cache_dir: str | os.PathLike[str] | None = None,
     dump_stages: bool = False,
     paths_are_shared: bool = False,
@@ -407,7 +407,7 @@ def compile_many(
     executor: Executor | Any | None = None,
     on_error: Literal["collect", "raise"] = "collect",
     progress: bool | _ProgressFn | None = None,
-    cache: _CacheMode = "readwrite",
+    cache: _CacheMode = "off",
     cache_dir: str | os.PathLike[str] | None = None,
     dump_stages: bool = False,
     paths_are_shared: bool = False,
@@ -422,9 +422,10 @@ def compile_many(
     ``paths_are_shared`` paths are sent as paths instead of bytes. A failing model fails alone:
     its result carries the :class:`~ascendir.errors.CompileError` (``on_error="raise"`` raises
     the first instead). ``progress`` is ``True`` for a bar on stderr, or a callable
-    ``progress(done, total, failed)`` called from this thread. ``cache`` (``"readwrite"``,
-    ``"read"``, ``"off"``) uses the compile cache in ``cache_dir`` (default
-    :func:`default_cache_dir`) for whole models and single kernels. ``resources`` (Dask only)
+    ``progress(done, total, failed)`` called from this thread. ``cache`` is ``"off"`` unless
+    asked for: ``"readwrite"`` or ``"read"`` uses the compile cache in ``cache_dir`` (default
+    :func:`default_cache_dir`) for whole models and single kernels, keyed by every byte a model
+    reads, the options, the registry generation and the build id. ``resources`` (Dask only)
     are the worker resources each task needs, e.g. ``{"ascendir": 1}`` to run only on workers
     started with ``--resources ascendir=1``; ``retries`` is Dask's per-task retry count.
     """

@@ -15,9 +15,13 @@ The prototype (ports in declaration order, attributes with kinds and defaults, t
 variables, subgraph slots, the inference rule) is pushed once into the Rust registry;
 ``Graph.add_op`` then builds ops from it and ``Graph.infer_shapes`` runs its rule.
 
-The builtin library (GE operator names, port names and attributes) is registered lazily, all
-of it or none of it: on the first ``add_op`` of an unknown type, the first :func:`get`, the
-first ``infer_shapes`` or the first user :func:`register_op`, so a user registration of a
+The builtin library (GE operator names, port names and attributes) is declared in
+:mod:`ascendir.ops.builtin`; its prototypes reach the Rust registry through a checked-in table
+generated from these declarations (``python -m ascendir.ops._table``), read by the Rust core on
+its first registry look-up, so a compile driven from Rust sees the same operators. The Python
+side of the library (its declaration classes and the Python infer functions of a few ops) loads
+lazily: on the first ``add_op`` of an unknown type, the first :func:`get`, the first
+``infer_shapes`` or compile, or the first user :func:`register_op`; a user registration of a
 builtin name fails naming the builtin. Op libraries are Python modules found through the
 entry-point group ``ascendir.op_libraries`` and the ``ASCENDIR_OPS_PATH`` variable
 (directories or ``.py`` files separated by ``os.pathsep``); they load after the builtin
@@ -28,8 +32,10 @@ existing registration.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib
 import importlib.util
+import marshal
 import os
 import sys
 import threading
@@ -132,7 +138,7 @@ _registry: dict[str, type[OpDef]] = {}
 _loading_depth = 0
 _builtins_state = "no"  # "no" | "loading" | "yes"
 _loaded_libraries: list[str] = []
-_builtin_types: set[str] = set()
+_builtin_specs: list[dict[str, Any]] = []
 
 _T = _TV("_T", bound=type)
 
@@ -245,8 +251,10 @@ def register_op(name: str | None = None, *, override: bool = False) -> Callable[
         with _lock:
             if _builtins_state == "no":
                 _ensure_loaded()
-            if op_type in _builtin_types and _builtins_state == "yes" and not (
-                override and _loading_depth > 0
+            if (
+                _builtins_state == "yes"
+                and _core._ops_is_builtin(op_type)
+                and not (override and _loading_depth > 0)
             ):
                 raise RegistryError(
                     f"cannot register '{op_type}': it is a builtin operator "
@@ -259,12 +267,25 @@ def register_op(name: str | None = None, *, override: bool = False) -> Callable[
                     f"cannot register '{op_type}' with override=True: overriding is allowed "
                     "only while an op library is loading"
                 )
-            _core._ops_register(
-                spec,
-                overriding=override and op_type in _registry,
-                infer=_unwrap(infer_fn),
-                verify=_unwrap(verify),
-            )
+            infer_f, verify_f = _unwrap(infer_fn), _unwrap(verify)
+            behaviour = _behaviour(infer_f, verify_f)
+            if _builtins_state == "loading" and _core._ops_contains(op_type):
+                # The prototype is in the Rust registry already (the builtin table); only
+                # the Python functions are attached. (A declaration the table does not hold
+                # yet registers below; tests/test_op_table.py says the table is stale.)
+                _builtin_specs.append(spec)
+                if infer_f is not None or verify_f is not None:
+                    _core._ops_attach(op_type, infer=infer_f, verify=verify_f, behaviour=behaviour)
+            else:
+                if _builtins_state == "loading":
+                    _builtin_specs.append(spec)
+                _core._ops_register(
+                    spec,
+                    overriding=override and op_type in _registry,
+                    infer=infer_f,
+                    verify=verify_f,
+                    behaviour=behaviour,
+                )
             cls.op_type = op_type  # type: ignore[attr-defined]
             cls.inputs = [d for d in decls if isinstance(d, Input)]  # type: ignore[attr-defined]
             cls.outputs = [d for d in decls if isinstance(d, Output)]  # type: ignore[attr-defined]
@@ -275,8 +296,6 @@ def register_op(name: str | None = None, *, override: bool = False) -> Callable[
             cls.infer_fn = infer_fn  # type: ignore[attr-defined]
             cls.verify_fn = verify  # type: ignore[attr-defined]
             _registry[op_type] = cls  # type: ignore[assignment]
-            if _builtins_state == "loading":
-                _builtin_types.add(op_type)
         return cls
 
     return deco
@@ -289,9 +308,26 @@ def _unwrap(f: Any) -> Any:
     return f
 
 
+def _behaviour(*functions: Any) -> str | None:
+    """What identifies an op's Python functions for the registry's content hash: each one's
+    qualified name and a digest of its code (``None`` without functions)."""
+    parts = []
+    for f in functions:
+        if f is None:
+            continue
+        code = getattr(f, "__code__", None)
+        try:
+            digest = hashlib.sha256(marshal.dumps(code)).hexdigest()[:16] if code else ""
+        except ValueError:  # a code object holding an unmarshallable constant
+            digest = str(id(f))
+        name = f"{getattr(f, '__module__', '')}.{getattr(f, '__qualname__', repr(f))}"
+        parts.append(f"{name}:{digest}")
+    return " ".join(parts) or None
+
+
 def _ensure_loaded() -> None:
-    """Register the builtin library (all of it or, on a failure, none of it) and discover op
-    libraries (once)."""
+    """Load the builtin library's Python side (all of it or, on a failure, none of it) and
+    discover op libraries (once)."""
     global _builtins_state
     with _lock:
         if _builtins_state != "no":
@@ -303,13 +339,11 @@ def _ensure_loaded() -> None:
             builtin.register_all()
             _builtins_state = "yes"
         except BaseException:
-            for op_type in _builtin_types:
-                _registry.pop(op_type, None)
-                _core._ops_unregister(op_type)
-            _builtin_types.clear()
+            for spec in _builtin_specs:
+                _registry.pop(spec["type"], None)
+            _builtin_specs.clear()
             _builtins_state = "no"
             raise
-        _core._ops_mark_builtins_loaded()
         _discover_libraries()
 
 
@@ -392,7 +426,7 @@ def get(op_type: str) -> type[OpDef]:
 def is_builtin(op_type: str) -> bool:
     """Whether ``op_type`` is registered by the builtin library."""
     _ensure_loaded()
-    return op_type in _builtin_types
+    return bool(_core._ops_is_builtin(op_type))
 
 
 def is_registered(op_type: str) -> bool:
@@ -411,5 +445,4 @@ def unregister(op_type: str) -> bool:
     """Remove a registration (for tests and interactive work); returns whether it existed."""
     with _lock:
         _registry.pop(op_type, None)
-        _builtin_types.discard(op_type)
         return bool(_core._ops_unregister(op_type))

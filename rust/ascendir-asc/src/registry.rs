@@ -325,12 +325,36 @@ fn global() -> &'static RwLock<Registry> {
     G.get_or_init(|| RwLock::new(crate::builtins::builtin_registry()))
 }
 
+static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Register `def` in the process-wide registry.
 pub fn register(def: OpDef, replace: bool) -> AscResult<Arc<OpDef>> {
     let mut g = global()
         .write()
         .map_err(|_| AscError::Registry("registry lock poisoned".into()))?;
-    g.register(def, replace)
+    let r = g.register(def, replace);
+    GENERATION.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    r
+}
+
+/// A number that changes whenever the process-wide registry changes.
+pub fn generation() -> u64 {
+    GENERATION.load(std::sync::atomic::Ordering::Acquire)
+}
+
+/// The process-wide registry's content as text (every prototype's debug form, in type
+/// order), for a content hash that changes with any registration.
+pub fn content_text() -> String {
+    let Ok(g) = global().read() else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for t in g.types() {
+        if let Some(d) = g.get(&t) {
+            out.push_str(&format!("{d:?}\n"));
+        }
+    }
+    out
 }
 
 /// Look `op_type` up in the process-wide registry.

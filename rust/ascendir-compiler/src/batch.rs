@@ -18,7 +18,7 @@ use ascendir_ir::Graph;
 use crate::archive::{into_archive, to_archive};
 use crate::cache::{model_key, DirCache};
 use crate::error::{CompileError, CompileResult, Stage};
-use crate::load::{load_bytes, read_source, Source};
+use crate::load::{load_bytes, load_bytes_reporting, read_source, Source};
 use crate::options::CompileOptions;
 use crate::pipeline::{compile_with, CompiledModel, Control};
 
@@ -108,6 +108,12 @@ impl Drop for InFlight<'_> {
     }
 }
 
+/// Whether model bytes may name external data files: an ONNX tensor's external data has a
+/// `location` entry, so bytes without that word read nothing else.
+fn may_read_external(data: &[u8]) -> bool {
+    memchr::memmem::find(data, b"location").is_some()
+}
+
 fn compile_one(
     input: Input,
     spec: &BatchSpec<'_>,
@@ -126,10 +132,14 @@ fn compile_one(
             cached: true,
         })
     };
+    // A key whose external files cannot be read again is no key: compile without the cache.
+    let key_of = |model: &[u8], external: &[std::path::PathBuf]| {
+        model_key(model, external, spec.opts, spec.dump).ok()
+    };
     let (graph, key) = match input {
         Input::Graph(g) => {
             let key = match spec.cache {
-                Some(_) => Some(model_key(&encode(&g)?, spec.opts, spec.dump)),
+                Some(_) => key_of(&encode(&g)?, &[]),
                 None => None,
             };
             if let Some(done) = cached(&key) {
@@ -138,14 +148,26 @@ fn compile_one(
             (g, key)
         }
         Input::Source(src) => {
-            // The key is the file's bytes: a hit skips decoding it.
             let data = read_source(&src)?;
-            let key = spec.cache.map(|_| model_key(&data, spec.opts, spec.dump));
-            if let Some(done) = cached(&key) {
-                return Ok(done);
+            if spec.cache.is_some() && may_read_external(&data) {
+                // A model that may read external data files is loaded first: the key covers
+                // the files it read.
+                let (g, files) =
+                    load_bytes_reporting(data.clone(), &src.describe(), src.base_dir())?;
+                let key = key_of(&data, &files);
+                if let Some(done) = cached(&key) {
+                    return Ok(done);
+                }
+                (Box::new(g), key)
+            } else {
+                // The key is the file's bytes: a hit skips decoding it.
+                let key = spec.cache.and_then(|_| key_of(&data, &[]));
+                if let Some(done) = cached(&key) {
+                    return Ok(done);
+                }
+                let g = load_bytes(data, &src.describe(), src.base_dir())?;
+                (Box::new(g), key)
             }
-            let g = load_bytes(data, &src.describe(), src.base_dir())?;
-            (Box::new(g), key)
         }
     };
     let ctl = Control {

@@ -1,11 +1,13 @@
 //! The compile cache: a content-addressed directory. Kernels are stored by the key of their
-//! HintGraph, hint values, target, options and version (their scheduled ImplGraphs); models by
-//! the hash of their bytes, the options and the version (their result archive). Files are
-//! written to a temporary name and renamed, so concurrent compiles (threads or processes)
-//! never see a partial entry; a damaged entry reads as a miss.
+//! HintGraph, hint values, target, options, registry generation and build id (their
+//! scheduled ImplGraphs); models by the hash of every byte they read (the model file and its
+//! external data files), the options, the registry generation and the build id (their result
+//! archive). Files are written to a temporary name and renamed, so concurrent compiles
+//! (threads or processes) never see a partial entry; a damaged entry reads as a miss.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use sha2::{Digest, Sha256};
 
@@ -23,14 +25,75 @@ pub trait KernelCache: Sync {
     fn put(&self, key: &str, data: &[u8]);
 }
 
-/// The cache key of a kernel: its HintGraph bytes, the target, the options (as JSON), the
-/// version.
+/// The build id: the version and a digest of the sources this build was made from (every
+/// crate of ours the compiler builds on, the protocol files, the lock file). A tree rebuilt
+/// after a change at the same version has another id.
+pub const BUILD_ID: &str = concat!(env!("CARGO_PKG_VERSION"), "+", env!("ASCENDIR_BUILD_ID"));
+
+/// The change counters of the GE op, AscIR and lowering registries.
+type RegistryStamp = (u64, u64, u64);
+
+/// The last registry generation computed, with the registry counters it was computed at.
+static GENERATION: Mutex<Option<(RegistryStamp, String)>> = Mutex::new(None);
+
+/// The registry generation: a content hash over the GE op registry (prototypes and the
+/// identity of attached inference functions), the AscIR registry and the lowering registry,
+/// user registrations included. It changes whenever anything is registered, overridden or
+/// removed, and two processes with the same registrations have the same one.
+pub fn registry_generation() -> String {
+    let stamp = (
+        ascendir_ir::registry::generation(),
+        ascendir_asc::registry::generation(),
+        crate::lower::generation(),
+    );
+    let mut memo = GENERATION.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((s, g)) = memo.as_ref() {
+        if *s == stamp {
+            return g.clone();
+        }
+    }
+    let mut h = blake3::Hasher::new();
+    for (part, text) in [
+        ("ge", ascendir_ir::registry::content_text()),
+        (
+            "ascir",
+            without_addresses(&ascendir_asc::registry::content_text()),
+        ),
+        ("lowering", without_addresses(&crate::lower::content_text())),
+    ] {
+        h.update(part.as_bytes());
+        h.update(&(text.len() as u64).to_le_bytes());
+        h.update(text.as_bytes());
+    }
+    let g = h.finalize().to_hex()[..32].to_string();
+    *memo = Some((stamp, g.clone()));
+    g
+}
+
+/// `text` with every `0x` hex number (the address of a Rust function a registry entry holds,
+/// which moves from process to process; the function itself is covered by the build id)
+/// cut to `0x`.
+fn without_addresses(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find("0x") {
+        out.push_str(&rest[..at + 2]);
+        rest = rest[at + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The key a kernel carries as its identity (`_ascendir_cache_key`, the label of its
+/// generated code): its HintGraph bytes, the target, the options (as JSON), the build id. It
+/// leaves the registry generation out, so that registrations a model does not use do not
+/// change its compiled bytes; the cache looks kernels up by [`kernel_key`], which carries it.
 pub fn cache_key(hint_bytes: &[u8], target: &str, opts_json: &str) -> String {
     let mut h = Sha256::new();
     h.update(hint_bytes);
     h.update(target.as_bytes());
     h.update(opts_json.as_bytes());
-    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update(BUILD_ID.as_bytes());
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -58,7 +121,8 @@ pub(crate) fn kernel_key(
     }
     h.update(target.as_bytes());
     h.update(opts_json.as_bytes());
-    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update(registry_generation().as_bytes());
+    h.update(BUILD_ID.as_bytes());
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
 
@@ -201,18 +265,32 @@ impl KernelCache for DirCache {
     }
 }
 
-/// The cache key of a model: its bytes, the options, whether stages are dumped, the version.
+/// The cache key of a model: its bytes, the external data files it reads (the contents
+/// of each), the options, whether stages are dumped, the registry generation, the build id.
 /// Hashed with BLAKE3: a second run over a batch is mostly this hash of every model's bytes
-/// (SHA-256 took half of such a run; BLAKE3 is several times faster on the same bytes).
-pub fn model_key(model: &[u8], opts: &CompileOptions, dump: bool) -> String {
+/// (SHA-256 took half of such a run; BLAKE3 is several times faster on the same bytes). An
+/// external file that cannot be read is an error (the caller compiles without the cache).
+pub fn model_key(
+    model: &[u8],
+    external: &[PathBuf],
+    opts: &CompileOptions,
+    dump: bool,
+) -> std::io::Result<String> {
     let mut h = blake3::Hasher::new();
     h.update(b"model\0");
     h.update(&(model.len() as u64).to_le_bytes());
     h.update(model);
+    // The model bytes name each file (its location); its contents are what the key adds.
+    for f in external {
+        h.update(b"external\0");
+        let n = std::io::copy(&mut std::fs::File::open(f)?, &mut h)?;
+        h.update(&n.to_le_bytes());
+    }
     h.update(opts.to_json().as_bytes());
     h.update(&[u8::from(dump)]);
-    h.update(env!("CARGO_PKG_VERSION").as_bytes());
-    h.finalize().to_hex().to_string()
+    h.update(registry_generation().as_bytes());
+    h.update(BUILD_ID.as_bytes());
+    Ok(h.finalize().to_hex().to_string())
 }
 
 #[cfg(test)]

@@ -225,6 +225,16 @@ pub fn load(src: &Source) -> CompileResult<Graph> {
 /// Load model bytes read from `where_` (a path, or `<bytes>`); `base_dir` resolves external
 /// ONNX data.
 pub fn load_bytes(data: Bytes, where_: &str, base_dir: Option<PathBuf>) -> CompileResult<Graph> {
+    load_bytes_reporting(data, where_, base_dir).map(|(g, _)| g)
+}
+
+/// [`load_bytes`], with the paths of the external data files the model read (every byte
+/// the result depends on besides `data`), sorted.
+pub fn load_bytes_reporting(
+    data: Bytes,
+    where_: &str,
+    base_dir: Option<PathBuf>,
+) -> CompileResult<(Graph, Vec<PathBuf>)> {
     let kind = detect(where_, &data)?;
     let bad = |e: String, off: Option<usize>| {
         load_err(
@@ -238,9 +248,19 @@ pub fn load_bytes(data: Bytes, where_: &str, base_dir: Option<PathBuf>) -> Compi
     };
     match kind {
         Format::Onnx => {
-            let opts = ascendir_onnx::ImportOptions { base_dir };
+            let opts = ascendir_onnx::ImportOptions {
+                base_dir: base_dir.clone(),
+            };
             ascendir_onnx::import_model(data, &opts)
-                .map(|(g, _)| g)
+                .map(|(g, report)| {
+                    let dir = base_dir.unwrap_or_default();
+                    let files = report
+                        .external_files
+                        .iter()
+                        .map(|loc| dir.join(loc))
+                        .collect();
+                    (g, files)
+                })
                 .map_err(|e| {
                     let off = match &e {
                         ascendir_onnx::OnnxError::Decode { offset, .. } => Some(*offset),
@@ -254,6 +274,7 @@ pub fn load_bytes(data: Bytes, where_: &str, base_dir: Option<PathBuf>) -> Compi
             let def = om.model_def().map_err(proto)?.clone();
             ascendir_proto::decode_model_bytes(def)
                 .and_then(ascendir_proto::first_graph)
+                .map(|g| (g, Vec::new()))
                 .map_err(proto)
         }
         Format::Txt => {
@@ -266,10 +287,12 @@ pub fn load_bytes(data: Bytes, where_: &str, base_dir: Option<PathBuf>) -> Compi
             let bytes = ascendir_proto::text::parse_to_bytes(text, "ModelDef").map_err(proto)?;
             ascendir_proto::decode_model_bytes(Bytes::from(bytes))
                 .and_then(ascendir_proto::first_graph)
+                .map(|g| (g, Vec::new()))
                 .map_err(proto)
         }
         Format::Pb => ascendir_proto::decode_model_bytes(data)
             .and_then(ascendir_proto::first_graph)
+            .map(|g| (g, Vec::new()))
             .map_err(proto),
     }
 }

@@ -250,7 +250,8 @@ mod tests {
         Arc::new(TensorDesc::new(shape, dtype, Format::ND))
     }
 
-    /// Add `op` of type `ty` reading `inputs` (output 0 each), with one fp32 output of `shape`.
+    /// Add `op` of type `ty` reading `inputs` (output 0 each, on the builtin prototype's
+    /// input names), with one fp32 output of `shape`.
     fn op(
         g: &mut Graph,
         (name, ty, shape): (&str, &str, &[i64]),
@@ -258,9 +259,13 @@ mod tests {
         attrs: &[(&str, AttrValue)],
     ) -> NodeId {
         let mut o = OpDesc::new(name, ty);
+        let names: Vec<String> = ascendir_ir::registry::lookup(ty)
+            .map(|p| p.inputs.iter().map(|s| s.name.clone()).collect())
+            .unwrap_or_default();
         for (i, &x) in inputs.iter().enumerate() {
             let d = g.op(x).expect("input").outputs()[0].desc.clone();
-            o.add_input(&format!("x{i}"), d);
+            let port = names.get(i).cloned().unwrap_or_else(|| format!("x{i}"));
+            o.add_input(&port, d);
         }
         o.add_output("y", desc(shape, DataType::FLOAT))
             .expect("output");
@@ -290,7 +295,8 @@ mod tests {
         h.add_output("y", desc(&[6, 36], DataType::FLOAT16))
             .expect("output");
         let h = g.add_node(h).expect("h");
-        let variants = ["a", "a", "slope", "dtype", "outside", "twice", "a"];
+        // (The fp16 layer is last: inference carries its dtype to the layers after it.)
+        let variants = ["a", "a", "slope", "outside", "twice", "a", "dtype"];
         let mut layers: Vec<Vec<NodeId>> = Vec::new();
         let mut extra_outputs = Vec::new();
         let mut cur = x;

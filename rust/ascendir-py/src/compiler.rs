@@ -18,7 +18,7 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::errors::{enter, py_err};
 use crate::ir::graph::PyGraph;
-use crate::ops::{ensure_builtins, PyCustom};
+use crate::ops::{ensure_libraries, PyCustom};
 
 /// A compiled model as Python values: `(graph, kernels, report_json, report_text, dot,
 /// dumps)`.
@@ -44,7 +44,7 @@ fn compile<'py>(
     dump: bool,
 ) -> PyResult<Parts<'py>> {
     crate::errors::guard_res(|| {
-        ensure_builtins(py)?;
+        ensure_libraries(py)?;
         let opts = CompileOptions::from_json(options_json)
             .map_err(|e| py_err(CompileError::new(ascendir_compiler::Stage::Load, e)))?;
         let input = PyGraph::read(graph, |g| g.clone())?;
@@ -129,7 +129,7 @@ impl PyBatch {
         archives: bool,
     ) -> PyResult<PyBatch> {
         crate::errors::guard_res(|| {
-            ensure_builtins(py)?;
+            ensure_libraries(py)?;
             let opts = CompileOptions::from_json(options_json)
                 .map_err(|e| py_err(CompileError::new(Stage::Load, e)))?;
             let mode = CacheMode::parse(cache_mode).ok_or_else(|| {

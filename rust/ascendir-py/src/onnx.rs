@@ -52,7 +52,7 @@ fn _onnx_load_file<'py>(
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
     crate::errors::guard_res(|| {
         // The importer takes GE port names from the registered prototypes.
-        crate::ops::ensure_builtins(py)?;
+        crate::ops::ensure_libraries(py)?;
         let result = enter(py, || {
             let data = ascendir_onnx::read_model_file(&path)?;
             let opts = ImportOptions {
@@ -74,7 +74,7 @@ fn _onnx_load_bytes<'py>(
     base_dir: Option<PathBuf>,
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
     crate::errors::guard_res(|| {
-        crate::ops::ensure_builtins(py)?;
+        crate::ops::ensure_libraries(py)?;
         let buf = crate::proto::shared_input(data);
         let result = enter(py, || {
             ascendir_onnx::import_model(buf, &ImportOptions { base_dir })

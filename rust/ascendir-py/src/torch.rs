@@ -100,7 +100,7 @@ fn _torch_convert<'py>(
 ) -> PyResult<(Py<PyGraph>, Bound<'py, PyDict>)> {
     crate::errors::guard_res(|| {
         // The frontend takes GE port names from the registered prototypes.
-        crate::ops::ensure_builtins(py)?;
+        crate::ops::ensure_libraries(py)?;
         let consts = consts
             .iter()
             .map(|(i, a)| Ok((*i, shared_bytes(a)?)))

@@ -359,6 +359,8 @@ pub fn lookup(op_type: &str) -> Option<Arc<Lowering>> {
     registry().read().ok()?.get(op_type).cloned()
 }
 
+static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Register (or replace) a lowering; the template is checked first (operands refer to earlier
 /// steps, AscIR op types exist).
 pub fn register(l: Lowering) -> Result<(), String> {
@@ -367,7 +369,28 @@ pub fn register(l: Lowering) -> Result<(), String> {
         .write()
         .map_err(|_| "lowering registry lock poisoned".to_string())?;
     r.insert(l.op_type.clone(), Arc::new(l));
+    GENERATION.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     Ok(())
+}
+
+/// A number that changes whenever the lowering registry changes.
+pub fn generation() -> u64 {
+    GENERATION.load(std::sync::atomic::Ordering::Acquire)
+}
+
+/// The lowering registry's content as text (every row's debug form, in type order), for a
+/// content hash that changes with any registration.
+pub fn content_text() -> String {
+    let Ok(r) = registry().read() else {
+        return String::new();
+    };
+    let mut types: Vec<&String> = r.keys().collect();
+    types.sort();
+    let mut out = String::new();
+    for t in types {
+        out.push_str(&format!("{:?}\n", r[t]));
+    }
+    out
 }
 
 /// Every registered GE type, sorted.

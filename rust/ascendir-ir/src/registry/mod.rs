@@ -6,36 +6,62 @@
 //! is open (`begin_library` / `end_library`) and the caller asks to override, as GE's
 //! "register overridable" switch.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, LazyLock, RwLock};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 mod proto;
+mod table;
 
 pub use proto::*;
+pub use table::{parse_table, proto_to_text, protos_to_table, TableError, BUILTIN_TABLE};
 
 #[derive(Default)]
 struct Registry {
     protos: FxHashMap<String, Arc<OpProto>>,
+    /// The types registered from the builtin table (and not unregistered since).
+    builtins: FxHashSet<String>,
+    /// Why the builtin table could not be read (a build defect, reported by look-ups' callers
+    /// through [`builtin_table_error`]; the table's own test keeps it `None`).
+    table_error: Option<TableError>,
+    /// What decides an op's results besides its prototype (a Python function's identity),
+    /// as text, by type.
+    behaviour: FxHashMap<String, String>,
     /// Open op-library loading windows (nested loads count).
     library_depth: usize,
     /// Bumped on every change, so that caches can tell when to refresh.
     generation: u64,
 }
 
-static REGISTRY: RwLock<Option<Registry>> = RwLock::new(None);
+impl Registry {
+    /// A registry holding the builtin op table.
+    fn with_builtins() -> Registry {
+        let mut r = Registry::default();
+        match parse_table(BUILTIN_TABLE) {
+            Ok(protos) => {
+                for p in protos {
+                    r.builtins.insert(p.op_type.clone());
+                    r.protos.insert(p.op_type.clone(), Arc::new(p));
+                }
+            }
+            Err(e) => r.table_error = Some(e),
+        }
+        r
+    }
+}
+
+/// The process-wide registry, holding the builtin table from its first use.
+static REGISTRY: LazyLock<RwLock<Registry>> =
+    LazyLock::new(|| RwLock::new(Registry::with_builtins()));
 
 fn with_read<R>(f: impl FnOnce(&Registry) -> R) -> R {
     let guard = REGISTRY.read().unwrap_or_else(|e| e.into_inner());
-    match guard.as_ref() {
-        Some(r) => f(r),
-        None => f(&Registry::default()),
-    }
+    f(&guard)
 }
 
 fn with_write<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
     let mut guard = REGISTRY.write().unwrap_or_else(|e| e.into_inner());
-    f(guard.get_or_insert_with(Registry::default))
+    f(&mut guard)
 }
 
 /// Register `proto`. A type that is already registered fails, unless `overriding` is set and
@@ -67,7 +93,57 @@ pub fn register(proto: OpProto, overriding: bool) -> Result<Arc<OpProto>, Regist
 pub fn unregister(op_type: &str) -> bool {
     with_write(|r| {
         r.generation += 1;
+        r.builtins.remove(op_type);
+        r.behaviour.remove(op_type);
         r.protos.remove(op_type).is_some()
+    })
+}
+
+/// Whether `op_type` was registered by the builtin table (and not unregistered since; an
+/// override inside an op library keeps it builtin).
+pub fn is_builtin(op_type: &str) -> bool {
+    with_read(|r| r.builtins.contains(op_type))
+}
+
+/// Why the builtin table could not be read, if it could not (then no builtin is registered).
+pub fn builtin_table_error() -> Option<TableError> {
+    with_read(|r| r.table_error.clone())
+}
+
+/// Record what decides `op_type`'s results besides its prototype (for a function attached by
+/// a binding: its identity and code digest), so that [`content_text`] changes with it.
+pub fn set_behaviour(op_type: &str, text: Option<String>) {
+    with_write(|r| {
+        r.generation += 1;
+        match text {
+            Some(t) => r.behaviour.insert(op_type.to_string(), t),
+            None => r.behaviour.remove(op_type),
+        };
+    })
+}
+
+/// The registry's content as canonical text: every prototype's table form in type order,
+/// each followed by its behaviour text. Two registries with the same text infer alike; a
+/// content hash over it changes whenever anything is registered, overridden or removed.
+pub fn content_text() -> String {
+    with_read(|r| {
+        let mut types: Vec<&String> = r.protos.keys().collect();
+        types.sort();
+        let mut out = String::new();
+        for ty in types {
+            match proto_to_text(&r.protos[ty]) {
+                Ok(t) => out.push_str(&t),
+                // Not representable as a table (a default of an exotic kind): its debug form
+                // still changes with its content.
+                Err(_) => out.push_str(&format!("{:?}\n", r.protos[ty])),
+            }
+            if let Some(b) = r.behaviour.get(ty) {
+                out.push_str("behaviour ");
+                out.push_str(b);
+                out.push('\n');
+            }
+        }
+        out
     })
 }
 

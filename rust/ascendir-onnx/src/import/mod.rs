@@ -59,6 +59,9 @@ pub struct ImportReport {
     pub ir_version: i64,
     /// Producer name and version.
     pub producer: String,
+    /// The external data files the model read, by location (relative to its directory),
+    /// sorted.
+    pub external_files: Vec<String>,
 }
 
 /// The standard-domain opsets the mapping was written for (and checked on); a model outside
@@ -173,6 +176,9 @@ pub fn import_proto(
         }
     }
     ctx.report.root_nodes = gp.node.len();
+    let mut external: Vec<String> = ctx.files.keys().cloned().collect();
+    external.sort();
+    ctx.report.external_files = external;
     ctx.report.subgraphs = g.subgraphs.len();
     g.attrs.insert(ATTR_OPSET, AttrValue::Int(opset));
     g.attrs.insert(

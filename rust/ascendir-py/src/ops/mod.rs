@@ -31,7 +31,6 @@ pub use add::add_registered;
 type PyFuncs = (Option<Py<PyAny>>, Option<Py<PyAny>>);
 
 static PY_FUNCS: Mutex<Option<HashMap<String, PyFuncs>>> = Mutex::new(None);
-static BUILTINS_LOADED: AtomicBool = AtomicBool::new(false);
 
 fn funcs_of(py: Python<'_>, ty: &str) -> PyFuncs {
     let guard = PY_FUNCS.lock().unwrap_or_else(|e| e.into_inner());
@@ -44,25 +43,26 @@ fn funcs_of(py: Python<'_>, ty: &str) -> PyFuncs {
     }
 }
 
-/// Make sure the builtin op library is registered (imports `ascendir.ops` on first use).
-pub fn ensure_builtins(py: Python<'_>) -> PyResult<()> {
-    if BUILTINS_LOADED.load(Ordering::Acquire) {
+/// Whether `ascendir.ops._ensure_loaded` has returned in this process (set here, after it
+/// returns; the Python side keeps its own state, this only spares the call).
+static LIBRARIES_LOADED: AtomicBool = AtomicBool::new(false);
+
+/// Make sure the Python op libraries are loaded before a registry look-up that matters: the
+/// builtin ops' Python functions and the user libraries, which may override builtins
+/// (`ascendir.ops._ensure_loaded`). The builtin prototypes themselves are in the Rust registry
+/// from its first use.
+pub fn ensure_libraries(py: Python<'_>) -> PyResult<()> {
+    if LIBRARIES_LOADED.load(Ordering::Acquire) {
         return Ok(());
     }
     py.import("ascendir.ops")?.call_method0("_ensure_loaded")?;
-    BUILTINS_LOADED.store(true, Ordering::Release);
+    LIBRARIES_LOADED.store(true, Ordering::Release);
     Ok(())
 }
 
-/// The prototype of `ty`, loading the builtin library first if needed.
+/// The prototype of `ty`, the Python op libraries loaded first.
 pub fn lookup(py: Python<'_>, ty: &str) -> PyResult<Option<Arc<OpProto>>> {
-    if let Some(p) = registry::lookup(ty) {
-        return Ok(Some(p));
-    }
-    if BUILTINS_LOADED.load(Ordering::Acquire) {
-        return Ok(None);
-    }
-    ensure_builtins(py)?;
+    ensure_libraries(py)?;
     Ok(registry::lookup(ty))
 }
 
@@ -190,13 +190,14 @@ fn parse_proto(spec: &Bound<'_, PyDict>) -> PyResult<OpProto> {
 type RuleOf = (String, Vec<(String, String)>);
 
 #[pyfunction]
-#[pyo3(signature = (spec, *, overriding=false, infer=None, verify=None))]
+#[pyo3(signature = (spec, *, overriding=false, infer=None, verify=None, behaviour=None))]
 fn _ops_register(
     py: Python<'_>,
     spec: &Bound<'_, PyDict>,
     overriding: bool,
     infer: Option<Py<PyAny>>,
     verify: Option<Py<PyAny>>,
+    behaviour: Option<String>,
 ) -> PyResult<()> {
     crate::errors::guard_res(|| {
         let mut proto = parse_proto(spec)?;
@@ -216,11 +217,63 @@ fn _ops_register(
         }
         let ty = proto.op_type.clone();
         registry::register(proto, overriding).map_err(py_err)?;
-        let mut guard = PY_FUNCS.lock().unwrap_or_else(|e| e.into_inner());
-        guard
-            .get_or_insert_with(HashMap::new)
-            .insert(ty, (infer, verify));
+        attach(&ty, infer, verify, behaviour);
         Ok(())
+    })
+}
+
+fn attach(
+    ty: &str,
+    infer: Option<Py<PyAny>>,
+    verify: Option<Py<PyAny>>,
+    behaviour: Option<String>,
+) {
+    registry::set_behaviour(ty, behaviour);
+    let mut guard = PY_FUNCS.lock().unwrap_or_else(|e| e.into_inner());
+    guard
+        .get_or_insert_with(HashMap::new)
+        .insert(ty.to_string(), (infer, verify));
+}
+
+/// Attach Python `infer` / `verify` functions to a registered type (a builtin whose
+/// prototype comes from the builtin table); `behaviour` identifies them for the registry's
+/// content hash.
+#[pyfunction]
+#[pyo3(signature = (ty, *, infer=None, verify=None, behaviour=None))]
+fn _ops_attach(
+    ty: &str,
+    infer: Option<Py<PyAny>>,
+    verify: Option<Py<PyAny>>,
+    behaviour: Option<String>,
+) -> PyResult<()> {
+    crate::errors::guard_res(|| {
+        if !registry::contains(ty) {
+            return Err(pyo3::exceptions::PyKeyError::new_err(format!(
+                "op type '{ty}' is not registered"
+            )));
+        }
+        attach(ty, infer, verify, behaviour);
+        Ok(())
+    })
+}
+
+/// Whether `ty` was registered by the builtin op table.
+#[pyfunction]
+fn _ops_is_builtin(ty: &str) -> PyResult<bool> {
+    crate::errors::guard(|| registry::is_builtin(ty))
+}
+
+/// The op table text of prototype specs (as `_ops_register` takes them), sorted by type: what
+/// `python -m ascendir.ops._table` writes.
+#[pyfunction]
+fn _ops_table_text(specs: Vec<Bound<'_, PyDict>>) -> PyResult<String> {
+    crate::errors::guard_res(|| {
+        let protos = specs
+            .iter()
+            .map(parse_proto)
+            .collect::<PyResult<Vec<OpProto>>>()?;
+        registry::protos_to_table(&protos)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))
     })
 }
 
@@ -268,14 +321,6 @@ fn _ops_end_library() -> PyResult<()> {
 #[pyfunction]
 fn _ops_library_loading() -> PyResult<bool> {
     crate::errors::guard(registry::library_loading)
-}
-
-/// Mark the builtin library as loaded (called by `ascendir.ops` after loading it).
-#[pyfunction]
-fn _ops_mark_builtins_loaded() -> PyResult<()> {
-    crate::errors::guard(|| {
-        BUILTINS_LOADED.store(true, Ordering::Release);
-    })
 }
 
 /// The names of the declarative rule kinds.
@@ -476,7 +521,7 @@ impl PyGraph {
     fn infer_shapes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
         crate::errors::guard_res(|| {
             let py = slf.py();
-            ensure_builtins(py)?;
+            ensure_libraries(py)?;
             let stats = PyGraph::write(slf, |g: &mut Graph| {
                 crate::errors::enter(py, || infer::infer_graph(g, &mut PyCustom))
             })??;
@@ -500,7 +545,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_ops_begin_library, m)?)?;
     m.add_function(wrap_pyfunction!(_ops_end_library, m)?)?;
     m.add_function(wrap_pyfunction!(_ops_library_loading, m)?)?;
-    m.add_function(wrap_pyfunction!(_ops_mark_builtins_loaded, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_attach, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_is_builtin, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_table_text, m)?)?;
     m.add_function(wrap_pyfunction!(_ops_rule_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(_ops_rule_of, m)?)?;
     m.add_function(wrap_pyfunction!(_ops_infer_node, m)?)?;
