@@ -164,3 +164,28 @@ def test_a_concat_of_wide_rows_tiles_the_axes_after_its_concat_axis():
     want = np.concatenate([feeds["a"], feeds["b"]], axis=1) + feeds["p"]
     np.testing.assert_array_equal(got, want)
     check_kernels(cm)
+
+
+@pytest.mark.parametrize("side", [16, 64])
+def test_a_pooled_batch_norm_keeps_its_channel_values_over_the_row_loop(side):
+    """EfficientNet's squeeze-excite pooling: BatchNorm → Swish → ReduceMean over H, W. The
+    channel's scale and shift are loaded once per row and read on every tile of it: their
+    buffers must outlive the row's loop (a slot reused inside it gave wrong numbers)."""
+    rng = np.random.default_rng(side)
+    c = 8
+    params = [numpy_helper.from_array(v.astype(np.float32), n) for n, v in (
+        ("scale", rng.standard_normal(c)), ("bias", rng.standard_normal(c)),
+        ("mean", rng.standard_normal(c)), ("var", rng.uniform(0.5, 2.0, c)))]
+    hw = numpy_helper.from_array(np.array([2, 3], np.int64), "hw")
+    model = onnx_model([N("BatchNormalization", ["x", "scale", "bias", "mean", "var"], ["b"]),
+                        N("Sigmoid", ["b"], ["s"]), N("Mul", ["b", "s"], ["w"]),
+                        N("ReduceMean", ["w", "hw"], ["y"])],
+                       [value("x", [2, c, side, side])], [value("y", [2, c, 1, 1])],
+                       [*params, hw])
+    feeds = {"x": rng.standard_normal((2, c, side, side)).astype(np.float32)}
+    cm = air.compile(air.onnx.from_bytes(model))
+    assert len(cm.kernels) == 1
+    want = ort.InferenceSession(model).run(None, feeds)[0]
+    (got,) = air.evaluate(cm.graph, feeds).values()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    check_kernels(cm)

@@ -128,6 +128,31 @@ pub(super) fn allocate_once(
     Ok((report, over))
 }
 
+/// A compute node's loop depth: where its loop axis is among its scheduled axes (None for the
+/// other nodes).
+fn loop_depth(g: &AscGraph, n: NodeId) -> Option<usize> {
+    let node = &g.nodes()[n.index()];
+    let s = &node.attr.sched;
+    node.is_compute()
+        .then(|| s.axis.iter().position(|a| *a == s.loop_axis))
+        .flatten()
+}
+
+/// The last position of the loop a value made at depth `made` is read in at position `at`
+/// (deeper): the run of compute nodes deeper than `made` from `at` on. The value is read again
+/// on every iteration of that loop, so it lives to the loop's end.
+fn loop_end(depth_at: &[Option<usize>], at: usize, made: usize) -> usize {
+    let mut end = at;
+    for (j, d) in depth_at.iter().enumerate().skip(at + 1) {
+        match d {
+            Some(d) if *d <= made => break,
+            Some(_) => end = j,
+            None => {}
+        }
+    }
+    end
+}
+
 /// Consumers per output, and the number of data inputs each producer feeds.
 fn consumers(g: &AscGraph) -> (Consumers, Vec<usize>) {
     let mut cons: Consumers = FxHashMap::default();
@@ -153,6 +178,7 @@ fn lifetimes(g: &mut AscGraph, order: &[NodeId], pos: &[usize], cons: &Consumers
         .filter(|(_, x)| x.attr.api.compute_type == ComputeType::Reduce)
         .map(|(p, _)| p)
         .min();
+    let depth_at: Vec<Option<usize>> = order.iter().map(|n| loop_depth(g, *n)).collect();
     let mut tensor_id = 0i64;
     let mut infos: Vec<TInfo> = Vec::new();
     let mut reuse_counter = 0i64;
@@ -195,9 +221,16 @@ fn lifetimes(g: &mut AscGraph, order: &[NodeId], pos: &[usize], cons: &Consumers
             };
             let t = &g.nodes[nid.index()].outputs[oi];
             let start = pos[nid.index()];
+            let made = depth_at[start];
             let mut end = consumers
                 .iter()
-                .map(|c| pos[c.index()])
+                .map(|c| {
+                    let at = pos[c.index()];
+                    match (made, depth_at[at]) {
+                        (Some(m), Some(d)) if d > m => loop_end(&depth_at, at, m),
+                        _ => at,
+                    }
+                })
                 .max()
                 .unwrap_or(start);
             let scalar_like = position == Position::VecCalc
@@ -269,6 +302,7 @@ fn inplace_groups(g: &AscGraph, cons: &Consumers, consumer_count: &[usize], info
             continue;
         }
         let out_dt = node.outputs[0].dtype;
+        let depth = loop_depth(g, nid);
         let mut ok = true;
         let mut cands = Vec::new();
         for r in node.inputs.iter().flatten() {
@@ -276,7 +310,9 @@ fn inplace_groups(g: &AscGraph, cons: &Consumers, consumer_count: &[usize], info
                 ok = false;
             }
             let it = &g.nodes[r.node.index()].outputs[r.index as usize];
-            if it.dtype != out_dt {
+            // A value made outside this node's loop is read again on the next iteration.
+            let outside = matches!((loop_depth(g, r.node), depth), (Some(a), Some(b)) if a < b);
+            if it.dtype != out_dt || outside {
                 ok = false;
             }
             if let Some(j) = idx_of(infos, r.node, r.index as usize) {
