@@ -20,7 +20,7 @@ from ascendir.asc.schedule import schedule
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import compile_tiling
 from ascendir.errors import TilingError
-from test_asc_sim_helpers import F16, F32, HB
+from support.hintgraph import F16, F32, HB
 
 
 def _find_cxx() -> str | None:

@@ -14,8 +14,8 @@ import pytest
 from ascendir import asc
 from ascendir.asc import codegen
 from ascendir.asc.schedule import schedule
-from golden_files import assert_golden
-from test_asc_sim_helpers import F16, F32, HB
+from support.golden_files import assert_golden
+from support.hintgraph import F16, F32, HB
 
 _MACROS = (
     "#include <stdint.h>\n"

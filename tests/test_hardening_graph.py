@@ -77,7 +77,7 @@ def test_every_walk_handles_a_tree_at_the_limit():
 def test_onnx_nested_bodies_import_export_and_import_again():
     # ONNX bodies nest at most about 32 levels (protobuf's limit of 100 nested messages); a
     # deeper file is a DecodeError (test_hardening_decode), this deep round-trips.
-    from hostile import nested_onnx_if
+    from support.hostile import nested_onnx_if
 
     g = air.onnx.load(nested_onnx_if(32))
     assert len(g.subgraphs) == 32
@@ -336,7 +336,7 @@ def test_add_const_copies_memory_its_owner_can_write():
 def test_freeing_a_large_graph_gives_the_memory_back():
     # G(1M): a chain of a million nodes (about 300 MB). After `del` and `release_memory()` the
     # resident size is back within 50 MB of what it was before the graph was built.
-    from hostile import run_snippet
+    from support.hostile import run_snippet
 
     code = """
         import gc

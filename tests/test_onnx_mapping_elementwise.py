@@ -15,8 +15,8 @@ pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
-from test_frontend_ports import check_ports  # noqa: E402
-from test_onnx_mapping_more import check, model, unmapped, vi  # noqa: E402
+from support.onnx_models import check, model, unmapped, vi  # noqa: E402
+from support.ports import check_ports  # noqa: E402
 
 F, I64, I32, U8, B = (TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32,
                       TensorProto.UINT8, TensorProto.BOOL)

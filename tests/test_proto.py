@@ -14,7 +14,7 @@ import ascendir as air
 from ascendir import _core
 from ascendir.errors import DecodeError
 from ascendir.serialization import Model, load_model
-from ge_data import dump_params, need_dump, need_file
+from support.ge_data import dump_params, need_dump, need_file
 
 pb2 = pytest.importorskip("ascendir._proto.ge_ir_pb2")
 text_format = pytest.importorskip("google.protobuf.text_format")
