@@ -1,4 +1,4 @@
-"""The CPU C++ verification target (spec §6, checks C21–C23): generated C++ kernels built with
+"""The CPU C++ verification target (docs/CPU.md): generated C++ kernels built with
 the system compiler and run through ctypes, against the numpy simulator and the evaluator."""
 
 from __future__ import annotations
@@ -344,7 +344,7 @@ def test_cli_emits_cpp_and_verifies(tmp_path: Any) -> None:
 
 
 def test_kernel_sources_and_generate_give_each_kernels_files(tmp_path: Any) -> None:
-    """``Kernel.sources`` (spec §0) is the kernel's generated files; ``CompiledModel.generate``
+    """``Kernel.sources`` is the kernel's generated files; ``CompiledModel.generate``
     makes every kernel's at once and ``save(emit=cpp)`` writes exactly those."""
     import sys
     from pathlib import Path
@@ -406,7 +406,7 @@ print("runs", runs)
 
 
 def test_kernels_are_clean_under_address_and_undefined_sanitizers(tmp_path: Any) -> None:
-    """Spec §6: the generated kernels built with ``-fsanitize=address,undefined`` (every
+    """The generated kernels built with ``-fsanitize=address,undefined`` (every
     pattern kind, small UB, tails) run without a sanitizer report. A subprocess, because the
     ASan runtime must be loaded first (``LD_PRELOAD``)."""
     import subprocess

@@ -1,5 +1,5 @@
-"""Batch compilation (spec compiler.md §7, checks C24, C25, C27, C28, C30, and the memory,
-cancellation and thread lines of the batch issue): ``air.compile_many``, ``air.compile_iter``,
+"""Batch compilation (docs/BATCH.md: order, threads, failures, executors, the cache, memory,
+cancellation and threads): ``air.compile_many``, ``air.compile_iter``,
 executors (threads, processes, a real Dask ``LocalCluster``), the compile cache."""
 
 from __future__ import annotations
@@ -481,7 +481,7 @@ def test_c29_cli_directories_globs_jobs_and_exit_codes(model_dir: Path, tmp_path
         assert f"m{i}" in r.stdout
         assert (tmp_path / "out" / f"m{i}" / f"m{i}.om").exists()
         stages = sorted(os.listdir(tmp_path / "out" / f"m{i}" / "stages"))
-        # One file per stage of the pipeline, numbered as the spec's stage table.
+        # One file per stage of the pipeline, numbered as in docs/COMPILER.md.
         assert stages == ["00_load.txt", "01_validate.txt", "02_infer.txt", "03_symbols.json",
                           "04_simplify.txt", "05_lower.json", "06_fuse.json", "07_realize.txt",
                           "08_schedule.txt", "09_tile.json", "12_package.txt"]

@@ -1,4 +1,4 @@
-"""Generated host code (spec compiler.md §5, check C20): ``<name>_tiling_func.cpp`` built with
+"""Generated host code: ``<name>_tiling_func.cpp`` built with
 the system C++ compiler and called through ctypes fills the same TilingData as
 ``asc.compile_tiling`` on 1000 random shapes per graph; ``<name>_infershape.cpp`` computes the
 output shapes. Skipped when no C++ compiler is found."""

@@ -1,4 +1,4 @@
-"""Kernel text printers (spec compiler.md §5, checks C18–C19): GE's TilingData header byte for
+"""Kernel text printers (docs/CODEGEN.md): GE's TilingData header byte for
 byte, the field layout, the Ascend C kernel structure and its golden files.
 
 Golden files live in ``tests/golden/codegen/``; regenerate them after an intended change with
