@@ -72,6 +72,13 @@ RNG = np.random.default_rng(7)
 F = RNG.standard_normal
 
 
+@pytest.fixture(autouse=True)
+def _same_draws() -> None:
+    """Each test draws the same inputs from ``RNG`` whatever ran before it (random order,
+    pytest-xdist)."""
+    RNG.bit_generator.state = np.random.default_rng(7).bit_generator.state
+
+
 def cases():
     x4 = F((2, 4, 9, 8)).astype(np.float32)
     w = F((6, 2, 3, 3)).astype(np.float32)

@@ -22,6 +22,13 @@ LOOP_STACKING = ("a Scan becomes a Loop, whose scan outputs ReferenceEvaluator c
 RNG = np.random.default_rng(7)
 
 
+@pytest.fixture(autouse=True)
+def _same_draws() -> None:
+    """Each test draws the same inputs from ``RNG`` whatever ran before it (random order,
+    pytest-xdist)."""
+    RNG.bit_generator.state = np.random.default_rng(7).bit_generator.state
+
+
 def vi(name, t, shape):
     return helper.make_tensor_value_info(name, t, shape)
 

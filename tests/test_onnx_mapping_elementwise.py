@@ -23,6 +23,13 @@ F, I64, I32, U8, B = (TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32,
 RNG = np.random.default_rng(1616)
 
 
+@pytest.fixture(autouse=True)
+def _same_draws() -> None:
+    """Each test draws the same inputs from ``RNG`` whatever ran before it (random order,
+    pytest-xdist)."""
+    RNG.bit_generator.state = np.random.default_rng(1616).bit_generator.state
+
+
 def test_xor_is_logical_xor():
     node = helper.make_node("Xor", ["x", "y"], ["z"])
     m = model(node, [vi("x", B, [2, 3]), vi("y", B, [3])], [vi("z", B, [2, 3])], 13)
