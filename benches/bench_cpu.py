@@ -40,7 +40,7 @@ def run(quick: bool) -> list[dict]:
     from ascendir.asc.schedule import schedule
     from ascendir.asc.target import Target
     from ascendir.asc.tiling import solve_tiling
-    from test_asc_sim_helpers import F32, HB
+    from support.hintgraph import F32, HB
 
     reps = 3 if quick else 7
     tgt = Target.ascend910b()

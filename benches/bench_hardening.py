@@ -60,7 +60,7 @@ def _many_ifs(n: int) -> bytes:
 
 def _cases(quick: bool) -> list[tuple[str, int, Callable[[int], Callable[[], Any]]]]:
     import ascendir as air
-    from hostile import field
+    from support.hostile import field
 
     def onnx_outputs(n: int) -> Callable[[], Any]:
         data = _many_outputs(n)

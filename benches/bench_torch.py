@@ -243,7 +243,7 @@ def counts() -> list[dict[str, Any]]:
     from torch.export import Dim
 
     import ascendir as air
-    from torch_models import MODELS, build, example
+    from support.torch_models import MODELS, build, example
 
     rows = []
     for name in MODELS:

@@ -17,23 +17,40 @@ def _run_temp_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
 
 
-@pytest.fixture(autouse=True, scope="session")
-def _compile_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
-    """The compile cache of the test session lives in a temporary directory (inherited by the
-    subprocesses the tests start), never in the user's cache.
-
-    Each session (each pytest-xdist worker) has a compile cache of its own, so that what one
-    test compiles is not another's cache hit. The C++ kernels the CPU target builds
-    (``<cache>/cpu``, see ``ascendir.asc._cxx.build_library``) are one directory for the whole
-    run instead, shared by the workers: a build's key is the SHA-256 of the compiler's identity
-    and command, the machine's CPU flags, every flag and every source file, and a build is
-    written atomically, so a library found there is the one this build would make. The same
-    kernel is then built once per run, not once per worker."""
-    cache = tmp_path_factory.mktemp("compile-cache")
+@pytest.fixture(scope="session")
+def _cpu_kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The C++ kernels the CPU target builds (``<cache>/cpu``, see
+    ``ascendir.asc._cxx.build_library``): one directory for the whole run, shared by the
+    pytest-xdist workers. A build's key is the SHA-256 of the compiler's identity and command,
+    the machine's CPU flags, every flag and every source file, and a build is written
+    atomically, so a library found there is the one this build would make. The same kernel is
+    then built once per run, not once per worker or per test."""
     kernels = _run_temp_root(tmp_path_factory) / "cpu-kernel-cache"
     kernels.mkdir(exist_ok=True)
-    (cache / "cpu").symlink_to(kernels, target_is_directory=True)
+    return kernels
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _fixture_compile_cache_dir(tmp_path_factory: pytest.TempPathFactory,
+                               _cpu_kernel_cache: Path) -> None:
+    """The compile cache of the module- and session-scoped fixtures, which are set up before a
+    test's own (``_compile_cache_dir``): a temporary directory of the session, never the
+    user's cache."""
+    cache = tmp_path_factory.mktemp("fixture-compile-cache")
+    (cache / "cpu").symlink_to(_cpu_kernel_cache, target_is_directory=True)
     os.environ["ASCENDIR_CACHE_DIR"] = str(cache)
+
+
+@pytest.fixture(autouse=True)
+def _compile_cache_dir(tmp_path_factory: pytest.TempPathFactory, _cpu_kernel_cache: Path,
+                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test has a compile cache of its own in a temporary directory (inherited by the
+    subprocesses it starts), never the user's cache: what one test compiles is never another
+    test's cache hit, whatever the order or the worker. Only the C++ kernel builds
+    (``<cache>/cpu``) are shared, since their key covers everything a build depends on."""
+    cache = tmp_path_factory.mktemp("compile-cache")
+    (cache / "cpu").symlink_to(_cpu_kernel_cache, target_is_directory=True)
+    monkeypatch.setenv("ASCENDIR_CACHE_DIR", str(cache))
 
 
 @pytest.fixture

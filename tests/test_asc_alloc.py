@@ -1,5 +1,6 @@
 """UB allocator: queues and buffers, in-place groups, reuse, the queue limit, the report, and
-a deliberately corrupted allocation that the simulator catches."""
+a deliberately corrupted allocation that the simulator catches; the temporary buffers an API
+declares (with GE's per-dtype sizes)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from ascendir.asc.schedule import AutofuserOptions, allocate, schedule
 from ascendir.asc.simulate import evaluate, simulate
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import solve_tiling
-from test_asc_sim_helpers import F16, F32, HB
+from support.hintgraph import F16, F32, HB, I32
 
 
 def _chain(n_abs: int) -> HB:
@@ -187,3 +188,32 @@ def test_chain_simulates(n: int) -> None:
     inputs = b.make_inputs(shape)
     assert np.array_equal(simulate(impl, t, inputs)[b.outputs[0]],
                           evaluate(b.g, inputs, shape)[b.outputs[0]])
+
+
+def _abs(dt: object, sizes: list[object]) -> HB:
+    b = HB("AbsG", sizes, dt)
+    b.store(b.op("Abs", b.load()))
+    return b
+
+
+def test_allocate_on_its_own_attaches_the_declared_temp_buffer() -> None:
+    b = _abs(F32, ["s0"])
+    g = b.g.copy()
+    rep = allocate(g)
+    tmp = [c for c in rep["containers"] if c["kind"] == "tmp"]
+    assert len(tmp) == 1 and str(tmp[0]["slot_bytes"]) == "8192"
+    # The same UB model as the scheduler's: two queues and the API's temp buffer.
+    impl = schedule(b.g)[0]
+    kinds = sorted(c["kind"] for c in allocate(impl)["containers"])
+    assert kinds == sorted(c["kind"] for c in rep["containers"])
+
+
+def test_abs_temp_size_follows_ge_per_dtype_rule() -> None:
+    """GE's CalcAbsTmpSize: int32 needs Min(65312, 4 × input elements); float the default
+    8192 bytes."""
+    f = schedule(_abs(F32, ["s0"]).g)[0]
+    i = schedule(_abs(I32, ["s0"]).g)[0]
+    rep_f = {c["kind"]: str(c["slot_bytes"]) for c in allocate(f)["containers"]}
+    rep_i = {c["kind"]: str(c["slot_bytes"]) for c in allocate(i)["containers"]}
+    assert rep_f["tmp"] == "8192"
+    assert "Min(65312, (4 * z0t_size))" in rep_i["tmp"]

@@ -6,6 +6,8 @@ import pytest
 
 from ascendir import asc
 from ascendir.errors import InvalidArgumentError, NotFoundError, ValidationError
+from support.asc_graphs import broken_views_graph, implicit_broadcast_graph
+from support.hintgraph import F32, HB
 
 
 def test_a1_size_vars() -> None:
@@ -204,40 +206,6 @@ def test_reorder_errors() -> None:
     assert n.attr.sched.axis == [s0.id, s1.id]
 
 
-def broken_views_graph(name: str = "g") -> asc.HintGraph:
-    """An unconnected input, a view with mismatched lengths, a queue without its binding (also
-    a golden case of ``test_golden_text``)."""
-    g = asc.HintGraph(name)
-    a = g.create_axis("z0", g.create_size("s0"))
-    x = asc.ops.Data("x", g)
-    x.y.contiguous = [a]
-    ab = asc.ops.Abs("abs", g)
-    ab.attr.sched.axis = [a]
-    ab.y.axis = [a]
-    ab.y.mem.alloc_type = "queue"
-    return g
-
-
-def implicit_broadcast_graph(name: str = "g") -> asc.HintGraph:
-    """A HintGraph that broadcasts a Load's size-1 axis without a Broadcast node (also a golden
-    case of ``test_golden_text``)."""
-    g = asc.HintGraph(name)
-    z0 = g.create_axis("z0", g.create_size("s0"))
-    z1 = g.create_axis("z1", g.create_size("s1"))
-    x = asc.ops.Data("x", g)
-    load = asc.ops.Load("load", g)
-    load.x = x
-    load.attr.sched.axis = [z0, z1]
-    load.y.axis = [z0, z1]
-    load.y.size = [1, g.axis("z1").size]
-    load.y.strides = [0, 1]
-    ab = asc.ops.Abs("abs", g)
-    ab.x = load
-    ab.attr.sched.axis = [z0, z1]
-    ab.y.contiguous = [z0, z1]
-    return g
-
-
 def test_check_messages_name_node_tensor_axis() -> None:
     g = broken_views_graph()
     a = g.axis("z0")
@@ -322,3 +290,22 @@ def test_hint_conventions() -> None:
     ]
     with pytest.raises(ValidationError):
         g.validate_hint_conventions()
+
+
+def test_try_replace_axis_is_public_and_replayed() -> None:
+    b = HB("Rep", ["s0", "s1"], F32)
+    x = b.load()
+    b.store(b.op("Abs", x))
+    g = b.g
+    before = g.copy()
+    z0 = g.axis("z0")
+    extra = g.create_axis("zz", b.sizes[0])
+    node = g.nodes[1]
+    assert g.try_replace_axis(node, z0, extra) is True
+    assert extra.id in node.attr.sched.axis and z0.id not in node.attr.sched.axis
+    assert g.try_replace_axis(node, z0, extra) is False
+    log = g.transform_log
+    assert log[-1] == ("axis_replace", node.name, z0.id, extra.id)
+    before.create_axis("zz", b.sizes[0])
+    before.replay(log)
+    assert before.node(node.name).attr.sched.axis == node.attr.sched.axis

@@ -16,7 +16,7 @@ from ascendir.asc.schedule import (
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import compile_tiling
 from ascendir.errors import AscendIRError
-from test_asc_sim_helpers import F16, F32, HB
+from support.hintgraph import F16, F32, HB
 
 NO_MERGE = AutofuserOptions(merge_contiguous_axes=False)
 
@@ -227,3 +227,21 @@ def test_merge_keeps_partial_views_apart() -> None:
     b.store(b.op("Add", x, b.broadcast(y, 1)))
     m = merge_contiguous_axes(b.g)
     assert [a.name for a in m.axes] == ["z0", "z1", "z2"]
+
+
+def _abs_f32() -> HB:
+    b = HB("AbsG", ["s0"], F32)
+    b.store(b.op("Abs", b.load()))
+    return b
+
+
+def test_axis_type_and_compute_unit_are_ge_enums() -> None:
+    assert [(t.name, t.value) for t in asc.AxisType][:6] == [
+        ("ORIGINAL", 0), ("BLOCK_OUTER", 1), ("BLOCK_INNER", 2), ("TILE_OUTER", 3),
+        ("TILE_INNER", 4), ("MERGED", 5)]
+    assert asc.ComputeUnit.VECTOR == 5 and asc.ComputeUnit.MTE2 == 2
+    impl = schedule(_abs_f32().g)[0]
+    types = {a.type for a in impl.axes}
+    assert asc.AxisType.TILE_INNER in types and all(isinstance(t, asc.AxisType) for t in types)
+    load = next(n for n in impl.nodes if n.type == "Load")
+    assert load.attr.api.unit is asc.ComputeUnit.MTE2

@@ -12,7 +12,7 @@ from ascendir.asc.schedule import schedule
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import compile_tiling, solve_tiling, tiling_problem
 from ascendir.errors import TilingError
-from test_asc_sim_helpers import F16, F32, HB
+from support.hintgraph import F16, F32, HB
 
 
 def _las() -> HB:

@@ -1,5 +1,5 @@
-"""Batch compilation (spec compiler.md §7, checks C24, C25, C27, C28, C30, and the memory,
-cancellation and thread lines of the batch issue): ``air.compile_many``, ``air.compile_iter``,
+"""Batch compilation (docs/BATCH.md: order, threads, failures, executors, the cache, memory,
+cancellation and threads): ``air.compile_many``, ``air.compile_iter``,
 executors (threads, processes, a real Dask ``LocalCluster``), the compile cache."""
 
 from __future__ import annotations
@@ -19,23 +19,7 @@ from pathlib import Path
 import pytest
 
 import ascendir as air
-
-OPS = ("Abs", "Exp", "Relu", "Neg", "Tanh", "Sigmoid")
-
-
-def model(i: int, width: int = 64) -> bytes:
-    """A small model, different for every ``i``: a chain of pointwise ops with a reduction,
-    whose length and shape depend on ``i``."""
-    g = air.Graph(f"m{i}")
-    x = g.add_input("x", air.TensorDesc([4 + i % 5, width], air.float32))
-    y = g.add_input("y", air.TensorDesc([4 + i % 5, width], air.float32))
-    v = g.add_op("Add", [x, y], name="add")
-    for k in range(2 + i % 7):
-        v = g.add_op(OPS[(i + k) % len(OPS)], [v], name=f"op{k}")
-    s = g.add_op("ReduceSumD", [v], name="sum", attrs={"axes": [1], "keep_dims": True})
-    w = g.add_op("Mul", [v, s], name="mul")
-    g.set_outputs([w, s])
-    return bytes(g.to_bytes())
+from support.batch import compile_threads, model
 
 
 def key_bytes(cm: air.compiler.CompiledModel) -> tuple:
@@ -309,43 +293,25 @@ def test_kernels_come_from_the_cache_when_the_model_is_new(tmp_path: Path):
 # ---------------------------------------------------------------- memory and cancellation
 
 
-def _rss_kb() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
-
-
 @pytest.mark.serial
 def test_rss_stays_flat_over_1000_models():
     script = textwrap.dedent("""
         import json, os, sys
-        sys.path.insert(0, os.path.dirname(sys.argv[1]))
+        sys.path.insert(0, sys.argv[1])
         import ascendir as air
-        from test_batch import model, _rss_kb
+        from support.batch import model, rss_kb
         models = [model(i % 50) for i in range(1000)]
         rss = {}
         for n, (i, r) in enumerate(air.compile_iter(models, jobs=2, cache="off"), 1):
             assert r.ok
             if n in (100, 1000):
-                rss[n] = _rss_kb()
+                rss[n] = rss_kb()
         print(json.dumps(rss))
     """)
-    out = subprocess.run([sys.executable, "-c", script, __file__], capture_output=True,
-                         text=True, timeout=900, check=True)
+    out = subprocess.run([sys.executable, "-c", script, str(Path(__file__).parent)],
+                         capture_output=True, text=True, timeout=900, check=True)
     rss = {int(k): v for k, v in json.loads(out.stdout.strip().splitlines()[-1]).items()}
     assert rss[1000] < rss[100] * 1.05, rss
-
-
-def _compile_threads() -> list[str]:
-    names = []
-    for t in os.listdir("/proc/self/task"):
-        try:
-            with open(f"/proc/self/task/{t}/comm") as f:
-                names.append(f.read().strip())
-        except OSError:
-            pass
-    # The package's shared helper threads (``ascendir-worker-<i>``, see set_num_threads) live as
-    # long as the process; a batch's own threads must not outlive it.
-    return [n for n in names if n.startswith("ascendir-") and not n.startswith("ascendir-worker")]
 
 
 @pytest.mark.serial
@@ -370,16 +336,16 @@ def test_keyboard_interrupt_cancels_promptly_and_stops_the_threads():
     done, failed = seen[-1]
     assert done == len(models) and failed > len(models) // 2, seen[-1]
     deadline = time.perf_counter() + 10
-    while _compile_threads() and time.perf_counter() < deadline:
+    while compile_threads() and time.perf_counter() < deadline:
         time.sleep(0.05)
-    assert _compile_threads() == []
+    assert compile_threads() == []
 
 
 _SIGINT_SCRIPT = textwrap.dedent("""
     import json, os, sys, time
     sys.path.insert(0, sys.argv[1])
     import ascendir as air
-    from test_batch import _compile_threads, model
+    from support.batch import compile_threads, model
 
     distinct = [model(i, width=256) for i in range(50)]
     models = [distinct[i % 50] for i in range(30000)]
@@ -396,9 +362,9 @@ _SIGINT_SCRIPT = textwrap.dedent("""
     except KeyboardInterrupt:
         stopped["at"] = time.monotonic()
     deadline = time.monotonic() + 10
-    while _compile_threads() and time.monotonic() < deadline:
+    while compile_threads() and time.monotonic() < deadline:
         time.sleep(0.05)
-    print(json.dumps({"interrupted": "at" in stopped, "threads": _compile_threads()}),
+    print(json.dumps({"interrupted": "at" in stopped, "threads": compile_threads()}),
           flush=True)
     sys.exit(130 if "at" in stopped else 0)
 """)
@@ -515,7 +481,7 @@ def test_c29_cli_directories_globs_jobs_and_exit_codes(model_dir: Path, tmp_path
         assert f"m{i}" in r.stdout
         assert (tmp_path / "out" / f"m{i}" / f"m{i}.om").exists()
         stages = sorted(os.listdir(tmp_path / "out" / f"m{i}" / "stages"))
-        # One file per stage of the pipeline, numbered as the spec's stage table.
+        # One file per stage of the pipeline, numbered as in docs/COMPILER.md.
         assert stages == ["00_load.txt", "01_validate.txt", "02_infer.txt", "03_symbols.json",
                           "04_simplify.txt", "05_lower.json", "06_fuse.json", "07_realize.txt",
                           "08_schedule.txt", "09_tile.json", "12_package.txt"]

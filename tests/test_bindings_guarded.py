@@ -10,7 +10,7 @@ import pytest
 
 import ascendir as air
 from ascendir import _core
-from rust_bindings import BINDINGS, binding_files, exposed, is_guarded, mask
+from support.rust_bindings import BINDINGS, binding_files, exposed, is_guarded, mask
 
 pytestmark = pytest.mark.skipif(not BINDINGS.is_dir(), reason="the Rust sources are not here")
 

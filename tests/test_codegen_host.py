@@ -1,4 +1,4 @@
-"""Generated host code (spec compiler.md §5, check C20): ``<name>_tiling_func.cpp`` built with
+"""Generated host code: ``<name>_tiling_func.cpp`` built with
 the system C++ compiler and called through ctypes fills the same TilingData as
 ``asc.compile_tiling`` on 1000 random shapes per graph; ``<name>_infershape.cpp`` computes the
 output shapes. Skipped when no C++ compiler is found."""
@@ -20,7 +20,7 @@ from ascendir.asc.schedule import schedule
 from ascendir.asc.target import Target
 from ascendir.asc.tiling import compile_tiling
 from ascendir.errors import TilingError
-from test_asc_sim_helpers import F16, F32, HB
+from support.hintgraph import F16, F32, HB
 
 
 def _find_cxx() -> str | None:

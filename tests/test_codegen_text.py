@@ -1,4 +1,4 @@
-"""Kernel text printers (spec compiler.md §5, checks C18–C19): GE's TilingData header byte for
+"""Kernel text printers (docs/CODEGEN.md): GE's TilingData header byte for
 byte, the field layout, the Ascend C kernel structure and its golden files.
 
 Golden files live in ``tests/golden/codegen/``; regenerate them after an intended change with
@@ -14,8 +14,8 @@ import pytest
 from ascendir import asc
 from ascendir.asc import codegen
 from ascendir.asc.schedule import schedule
-from golden_files import assert_golden
-from test_asc_sim_helpers import F16, F32, HB
+from support.golden_files import assert_golden
+from support.hintgraph import F16, F32, HB
 
 _MACROS = (
     "#include <stdint.h>\n"

@@ -1,5 +1,5 @@
-"""The compiler (``air.compile``): symbolize, lower, fuse, realize, package (spec compiler.md
-§9 checks C1–C4, C6–C13, C15) and whole-kernel numerics through ``asc.evaluate``."""
+"""The compiler (``air.compile``): symbolize, lower, fuse, realize, package (docs/COMPILER.md)
+and whole-kernel numerics through ``asc.evaluate``."""
 
 from __future__ import annotations
 

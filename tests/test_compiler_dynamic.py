@@ -15,6 +15,13 @@ from ascendir import asc
 RNG = np.random.default_rng(7)
 
 
+@pytest.fixture(autouse=True)
+def _same_draws() -> None:
+    """Each test draws the same inputs from ``RNG`` whatever ran before it (random order,
+    pytest-xdist)."""
+    RNG.bit_generator.state = np.random.default_rng(7).bit_generator.state
+
+
 class Builder:
     """A tiny ONNX graph builder (exporter-style shape arithmetic included)."""
 

@@ -1,4 +1,4 @@
-"""Lowering rows whose form depends on the node (spec §3 rows 22, 23, 25, 27, 28, 31, 38, 44):
+"""Lowering rows whose form depends on the node:
 AddN over any operand count, BiasAdd / BiasAddGrad on the data format's channel axis, Tile as a
 broadcast, Fill and Expand to a shape given by a tensor, ArgMax, the matrix-vector product on
 the vector unit, and the gradient rows outside the op library — each checked against numpy, and

@@ -3,10 +3,8 @@ format sniffing, and ``validate()`` on edits that leave required inputs open."""
 
 from __future__ import annotations
 
-import shutil
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,14 +13,10 @@ import pytest
 import ascendir as air
 from ascendir import _core, formats
 from ascendir.serialization import DataLossWarning, Model
+from support.cli import script
 
 EXAMPLE_ONNX = Path(__file__).resolve().parents[1] / "examples" / "transformer_block.onnx"
 TASK_INFO, TBE_KERNELS = 2, 3
-
-
-def _script() -> str:
-    found = Path(sys.executable).with_name("ascendir")
-    return str(found) if found.exists() else str(shutil.which("ascendir"))
 
 
 def _model() -> Model:
@@ -50,7 +44,7 @@ def test_om_partitions_and_attrs_survive_om_to_om(tmp_path: Path) -> None:
     m = _model()
     src, dst = tmp_path / "a.om", tmp_path / "b.om"
     air.save(m, src)
-    r = subprocess.run([_script(), "convert", str(src), str(dst)], capture_output=True,
+    r = subprocess.run([script(), "convert", str(src), str(dst)], capture_output=True,
                        text=True, check=False)
     assert r.returncode == 0 and r.stderr == "", r.stderr
     back = air.serialization.load_model(dst)
@@ -66,7 +60,7 @@ def test_model_attrs_survive_pb_txt_om_chain(tmp_path: Path) -> None:
     m.partitions = []
     air.save(m, tmp_path / "a.pb")
     for a, b in (("a.pb", "b.txt"), ("b.txt", "c.pbtxt"), ("c.pbtxt", "d.om"), ("d.om", "e.pb")):
-        r = subprocess.run([_script(), "convert", str(tmp_path / a), str(tmp_path / b)],
+        r = subprocess.run([script(), "convert", str(tmp_path / a), str(tmp_path / b)],
                            capture_output=True, text=True, check=False)
         assert r.returncode == 0 and r.stderr == "", (a, b, r.stderr)
     assert (tmp_path / "e.pb").read_bytes() == (tmp_path / "a.pb").read_bytes()
@@ -77,7 +71,7 @@ def test_model_attrs_survive_pb_txt_om_chain(tmp_path: Path) -> None:
 def test_dropping_partitions_warns(tmp_path: Path) -> None:
     m = _model()
     air.save(m, tmp_path / "a.om")
-    r = subprocess.run([_script(), "convert", str(tmp_path / "a.om"), str(tmp_path / "a.pb")],
+    r = subprocess.run([script(), "convert", str(tmp_path / "a.om"), str(tmp_path / "a.pb")],
                        capture_output=True, text=True, check=False)
     assert r.returncode == 0
     lines = r.stderr.splitlines()

@@ -94,7 +94,57 @@ def scratch(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 _NAMESPACES: dict[Path, dict[str, Any]] = {}
-_FAILED: dict[Path, str] = {}
+_RAN: dict[Path, int] = {}
+"""How many of a file's runnable blocks have run in its namespace in this process."""
+_OUTCOME: dict[str, BaseException | str | None] = {}
+"""Per block id: None (it ran), the exception it raised, or why it did not run."""
+
+
+def _runnable(block: Block) -> bool:
+    if block.mark == "skip":
+        return False
+    return block.lang == "python" or (block.lang in SHELL and block.mark == "run")
+
+
+def _run(block: Block, scratch: Path) -> None:
+    if block.lang in SHELL:
+        r = subprocess.run(["bash", "-euo", "pipefail", "-c", block.code], cwd=scratch,
+                           capture_output=True, text=True, check=False, timeout=600,
+                           env=dict(os.environ))
+        assert r.returncode == 0, f"{block.id}\n{r.stdout}\n{r.stderr}"
+        return
+    ns = _NAMESPACES.setdefault(block.path, {"__name__": f"doc_{block.path.stem}"})
+    from ascendir import ops
+
+    before = set(ops.list_ops())
+    try:
+        if block.setup:
+            exec(compile(block.setup, f"{block.id} (setup)", "exec"), ns)
+        exec(compile(block.code, block.id, "exec"), ns)
+    finally:  # operators a page registers stay out of the rest of the suite
+        for op_type in set(ops.list_ops()) - before:
+            ops.unregister(op_type)
+
+
+def _run_through(block: Block, scratch: Path) -> None:
+    """Run the file's runnable blocks in order up to ``block``, as a reader pasting them one
+    after another would, whatever order the tests run in: each block's outcome is kept for
+    its own test. After a failure the rest of the file is not run."""
+    seq = [b for b in BLOCKS if b.path == block.path and _runnable(b)]
+    upto = seq.index(block)
+    for b in seq[_RAN.get(block.path, 0):upto + 1]:
+        _RAN[block.path] = _RAN.get(block.path, 0) + 1
+        failed = next((o for o in (_OUTCOME.get(x.id) for x in seq[:seq.index(b)])
+                       if isinstance(o, (BaseException, str))), None)
+        if failed is not None:
+            _OUTCOME[b.id] = f"{b.id}: an earlier block of the file failed"
+            continue
+        try:
+            _run(b, scratch)
+        except Exception as e:  # noqa: BLE001 - kept and raised by the block's own test
+            _OUTCOME[b.id] = e
+        else:
+            _OUTCOME[b.id] = None
 
 
 def test_blocks_were_found() -> None:
@@ -107,32 +157,16 @@ def test_markdown_block(block: Block, scratch: Path, monkeypatch: pytest.MonkeyP
     if block.mark == "skip":
         assert block.reason, f"{block.id}: a skip mark needs a reason"
         pytest.skip(f"{block.id}: {block.reason}")
-    monkeypatch.chdir(scratch)
-    if block.lang in SHELL:
-        if block.mark != "run":
-            pytest.skip(f"{block.id}: shell commands (build, install or benchmark steps)")
-        r = subprocess.run(["bash", "-euo", "pipefail", "-c", block.code], cwd=scratch,
-                           capture_output=True, text=True, check=False, timeout=600,
-                           env=dict(os.environ))
-        assert r.returncode == 0, f"{block.id}\n{r.stdout}\n{r.stderr}"
-        return
-    assert block.lang == "python", (
+    if block.lang in SHELL and block.mark != "run":
+        pytest.skip(f"{block.id}: shell commands (build, install or benchmark steps)")
+    assert block.lang == "python" or block.lang in SHELL, (
         f"{block.id}: a ```{block.lang or '(no language)'} block must be python, shell, or "
         "marked <!-- doctest: skip: REASON -->"
     )
-    if block.path in _FAILED:
-        pytest.fail(f"{block.id}: an earlier block of the file failed ({_FAILED[block.path]})")
-    ns = _NAMESPACES.setdefault(block.path, {"__name__": f"doc_{block.path.stem}"})
-    from ascendir import ops
-
-    before = set(ops.list_ops())
-    try:
-        if block.setup:
-            exec(compile(block.setup, f"{block.id} (setup)", "exec"), ns)
-        exec(compile(block.code, block.id, "exec"), ns)
-    except BaseException:
-        _FAILED[block.path] = block.id
-        raise
-    finally:  # operators a page registers stay out of the rest of the suite
-        for op_type in set(ops.list_ops()) - before:
-            ops.unregister(op_type)
+    monkeypatch.chdir(scratch)
+    _run_through(block, scratch)
+    outcome = _OUTCOME[block.id]
+    if isinstance(outcome, str):
+        pytest.fail(outcome)
+    if outcome is not None:
+        raise outcome

@@ -5,20 +5,7 @@ from __future__ import annotations
 import pytest
 
 import ascendir as air
-
-
-def _op(g: air.Graph, name: str, ty: str, inputs=(), outputs: int = 1, shape=(1, 4)):
-    """A node built from a plain OpDesc (no registry checks), fed by ``inputs`` (None = open)."""
-    od = air.OpDesc(name, ty)
-    for i in range(len(inputs)):
-        od.add_input(f"x{i}", air.TensorDesc([1, 4], air.float32))
-    for i in range(outputs):
-        od.add_output(f"y{i}", air.TensorDesc(list(shape), air.float32))
-    node = g.add_node(od)
-    for i, src in enumerate(inputs):
-        if src is not None:
-            src.out_data_anchor(0).link_to(node.in_data_anchor(i))
-    return node
+from support.graphs import plain_op
 
 
 def _od(name: str, ty: str, n_in: int = 1, n_out: int = 1, **attrs) -> air.OpDesc:
@@ -34,13 +21,13 @@ def star() -> air.Graph:
     """a(Data) -> n.0, w(Const) -> n.1, x -ctrl-> n; n -> b, n -> c, n -ctrl-> y."""
     g = air.Graph("star")
     a = g.add_input("a")
-    w = _op(g, "w", "Const")
+    w = plain_op(g, "w", "Const")
     w.attrs["value"] = air.Tensor(air.TensorDesc([1, 4], air.float32), bytes(16))
-    x = _op(g, "x", "NoOp", outputs=0)
-    n = _op(g, "n", "Mul", [a, w])
-    _op(g, "b", "Relu", [n])
-    _op(g, "c", "Relu", [n])
-    y = _op(g, "y", "NoOp", outputs=0)
+    x = plain_op(g, "x", "NoOp", outputs=0)
+    n = plain_op(g, "n", "Mul", [a, w])
+    plain_op(g, "b", "Relu", [n])
+    plain_op(g, "c", "Relu", [n])
+    y = plain_op(g, "y", "NoOp", outputs=0)
     x.out_control_anchor.link_to(n.in_control_anchor)
     n.out_control_anchor.link_to(y.in_control_anchor)
     return g
@@ -85,12 +72,12 @@ def test_isolate_io_map_errors_change_nothing():
 
 def test_isolate_hub_above_a_thousand_pairs():
     g = air.Graph("hub")
-    n = _op(g, "n", "NoOp", outputs=0)
+    n = plain_op(g, "n", "NoOp", outputs=0)
     for i in range(40):
-        p = _op(g, f"p{i}", "NoOp", outputs=0)
+        p = plain_op(g, f"p{i}", "NoOp", outputs=0)
         p.out_control_anchor.link_to(n.in_control_anchor)
     for i in range(30):
-        c = _op(g, f"c{i}", "NoOp", outputs=0)
+        c = plain_op(g, f"c{i}", "NoOp", outputs=0)
         n.out_control_anchor.link_to(c.in_control_anchor)
     hub = g.isolate_node(n)
     assert hub is not None and hub.name == "n_noop" and hub.type == "NoOp"
@@ -148,11 +135,11 @@ def test_insertions_and_move_outputs():
     assert [x.name for x in ident.out_control_nodes] == ["y"]
     pre = g.insert_before(b.in_data_anchor(0), _od("pre", "Cast"))
     assert b.in_data_anchor(0).peer.node == pre
-    m = _op(g, "m", "Mul", [None, None])
+    m = plain_op(g, "m", "Mul", [None, None])
     g.move_output_edges(ident, m)
     assert pre.in_data_anchor(0).peer.node == m
     with pytest.raises(air.InvalidArgumentError):
-        g.move_output_edges(m, _op(g, "split", "Split", [None], outputs=2))
+        g.move_output_edges(m, plain_op(g, "split", "Split", [None], outputs=2))
     front = g.add_node_front(_od("front", "NoOp", 0, 0))
     assert [x.name for x in g.nodes][:2] == ["a", "front"]
     after_b = g.insert_node(_od("tail", "NoOp", 0, 0), after=b)
@@ -171,9 +158,9 @@ def test_insertions_and_move_outputs():
 def test_fuse_nodes():
     g = air.Graph("fuse")
     d = g.add_input("d")
-    a = _op(g, "a", "Relu", [d])
-    b = _op(g, "b", "Relu", [a])
-    c = _op(g, "c", "Relu", [b])
+    a = plain_op(g, "a", "Relu", [d])
+    b = plain_op(g, "b", "Relu", [a])
+    c = plain_op(g, "c", "Relu", [b])
     a.attrs["_user_stream_label"] = "s1"
     b.attrs["_user_stream_label"] = "s1"
     b.attrs["_deterministic"] = "1"

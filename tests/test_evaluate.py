@@ -17,6 +17,13 @@ EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "examples", "transformer
 RNG = np.random.default_rng(3)
 
 
+@pytest.fixture(autouse=True)
+def _same_draws() -> None:
+    """Each test draws the same inputs from ``RNG`` whatever ran before it (random order,
+    pytest-xdist)."""
+    RNG.bit_generator.state = np.random.default_rng(3).bit_generator.state
+
+
 def rand(*shape, dtype=np.float32):
     return RNG.standard_normal(shape).astype(dtype)
 

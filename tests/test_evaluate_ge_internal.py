@@ -10,6 +10,13 @@ import pytest
 import ascendir as air
 
 RNG = np.random.default_rng(11)
+
+
+@pytest.fixture(autouse=True)
+def _same_draws() -> None:
+    """Each test draws the same inputs from ``RNG`` whatever ran before it (random order,
+    pytest-xdist)."""
+    RNG.bit_generator.state = np.random.default_rng(11).bit_generator.state
 F32 = air.float32
 
 

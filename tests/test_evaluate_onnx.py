@@ -17,77 +17,7 @@ ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
-# Conformance cases that fail for a reason outside the evaluator (the ONNX mapping drops an
-# ONNX default or maps a form to a GE op of other semantics) or that cannot be reproduced
-# (random training dropout). A listed case may pass; an unlisted one must.
-KNOWN = {
-    "test_batchnorm_epsilon_training_mode": "ONNX running statistics vs GE batch statistics",
-    "test_batchnorm_example_training_mode": "ONNX running statistics vs GE batch statistics",
-    "test_layer_normalization_": "ONNX output 2 is InvStdDev, GE LayerNorm's is the variance",
-    "test_mod_mixed_sign_int": "mapping omits ONNX's fmod=0 (GE Mod is C's remainder)",
-    "test_training_dropout": "training-mode Dropout is random",
-    "test_attention_3d_causal_bf16": "half precision: steps rounded one by one",
-    "test_attention_4d_attn_mask_causal_bf16": "half precision: steps rounded one by one",
-    "test_attention_4d_causal_bf16": "half precision: steps rounded one by one",
-    "test_attention_4d_causal_fp16": "half precision: steps rounded one by one",
-    "test_attention_4d_padded_kv_bf16": "half precision: steps rounded one by one",
-    "test_attention_4d_causal_padded_kv_bf16": "half precision: steps rounded one by one",
-    "test_resize_downsample_scales_cubic_antialias": "antialiased Resize is not evaluated",
-    "test_resize_downsample_scales_linear_antialias": "antialiased Resize is not evaluated",
-    "test_resize_downsample_sizes_cubic_antialias": "antialiased Resize is not evaluated",
-    "test_resize_downsample_sizes_linear_antialias": "antialiased Resize is not evaluated",
-}
-
-
-def known_reason(name: str) -> str | None:
-    for prefix, why in KNOWN.items():
-        if name.startswith(prefix):
-            return why
-    return None
-
-
-def as_array(v):
-    return numpy_helper.to_array(v) if hasattr(v, "SerializeToString") else np.asarray(v)
-
-
-def mismatch(got, exp, rtol, atol) -> str | None:
-    got, exp = np.asarray(got), np.asarray(exp)
-    if got.shape != exp.shape:
-        return f"shape {list(got.shape)} != {list(exp.shape)}"
-    if got.dtype != exp.dtype:
-        return f"dtype {got.dtype} != {exp.dtype}"
-    if exp.dtype.kind == "V" or exp.dtype.name.startswith(("float8", "bfloat", "float4")):
-        got, exp = got.astype(np.float32), exp.astype(np.float32)
-        return None if np.array_equal(got, exp, equal_nan=True) else "values differ"
-    if exp.dtype.kind in "fc":
-        ok = np.allclose(got, exp, rtol=rtol, atol=atol, equal_nan=True)
-    else:
-        ok = np.array_equal(got, exp)
-    return None if ok else "values differ"
-
-
-def run_case(case) -> tuple[str, str | None]:
-    """("unmapped" | "pass" | "fail", why) for one conformance case."""
-    g, rep = air.onnx.load(case.model, return_report=True, warn_unknown=False)
-    if rep.unknown_ops:
-        return "unmapped", None
-    return evaluate_case(case, g)
-
-
-def evaluate_case(case, g) -> tuple[str, str | None]:
-    """("pass" | "fail", why) for the imported graph ``g`` of one conformance case."""
-    for inputs, outputs in case.data_sets:
-        try:
-            got = air.evaluate(g, [as_array(v) for v in inputs])
-        except air.AscendIRError as e:
-            return "fail", f"{type(e).__name__}: {e}"
-        if len(got) != len(outputs):
-            return "fail", f"{len(got)} outputs, expected {len(outputs)}"
-        for i, (a, e) in enumerate(zip(got.values(), outputs, strict=True)):
-            why = mismatch(a, as_array(e), case.rtol, case.atol)
-            if why:
-                return "fail", f"output {i}: {why}"
-    return "pass", None
+from support.onnx_conformance import known_reason, run_case  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -140,6 +70,13 @@ def init(name, arr):
 
 RNG = np.random.default_rng(7)
 F = RNG.standard_normal
+
+
+@pytest.fixture(autouse=True)
+def _same_draws() -> None:
+    """Each test draws the same inputs from ``RNG`` whatever ran before it (random order,
+    pytest-xdist)."""
+    RNG.bit_generator.state = np.random.default_rng(7).bit_generator.state
 
 
 def cases():

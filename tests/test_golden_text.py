@@ -21,10 +21,10 @@ import pytest
 
 import ascendir as air
 from ascendir.asc.schedule import schedule
-from golden_files import assert_golden
-from test_asc_graph import broken_views_graph, implicit_broadcast_graph
-from test_asc_sim_helpers import F16, F32, HB
-from test_edits import _op
+from support.asc_graphs import broken_views_graph, implicit_broadcast_graph
+from support.golden_files import assert_golden
+from support.graphs import plain_op
+from support.hintgraph import F16, F32, HB
 
 
 def _problems_text(problems: list[str]) -> str:
@@ -39,8 +39,8 @@ def _ir_open_inputs() -> air.Graph:
     """Required inputs left unconnected, on a plain op and on a registered one."""
     g = air.Graph("open_inputs")
     a = g.add_input("a")
-    _op(g, "mul", "Mul", [a, None])
-    _op(g, "split", "Split", [None])
+    plain_op(g, "mul", "Mul", [a, None])
+    plain_op(g, "split", "Split", [None])
     relu = g.add_op("Relu", [a], name="relu")
     relu.in_data_anchor(0).unlink_all()
     g.set_outputs([relu])
@@ -63,11 +63,11 @@ def _ir_subgraph_tree() -> air.Graph:
     """A subgraph body whose op is left with an open input, checked from the root."""
     root = air.Graph("root")
     x = root.add_input("x")
-    call = _op(root, "call", "PartitionedCall", [x])
+    call = plain_op(root, "call", "PartitionedCall", [x])
     root.set_outputs([call])
     body = air.Graph("body")
     d = body.add_input("d")
-    _op(body, "sub", "Sub", [d, None])
+    plain_op(body, "sub", "Sub", [d, None])
     root.add_subgraph(body, parent=call, slot="f")
     return root
 

@@ -15,7 +15,7 @@ import pytest
 import ascendir as air
 from ascendir import _core
 from ascendir.serialization import CycleWarning
-from hostile import field, nested_modeldef, nested_onnx_if, run_snippet, vfield
+from support.hostile import field, nested_modeldef, nested_onnx_if, run_snippet, vfield
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper  # noqa: E402
@@ -46,7 +46,7 @@ def _peak(kind: str, n: int) -> tuple[int, int, str]:
     code = f"""
         import sys
         sys.path.insert(0, {str(Path(__file__).parent)!r})
-        from hostile import field, vfield
+        from support.hostile import field, vfield
         kind, n = {kind!r}, {n}
         if kind == "empty":
             data = field(7, field(1, "g") + b"\\x32\\x00" * n)

@@ -77,7 +77,7 @@ def test_every_walk_handles_a_tree_at_the_limit():
 def test_onnx_nested_bodies_import_export_and_import_again():
     # ONNX bodies nest at most about 32 levels (protobuf's limit of 100 nested messages); a
     # deeper file is a DecodeError (test_hardening_decode), this deep round-trips.
-    from hostile import nested_onnx_if
+    from support.hostile import nested_onnx_if
 
     g = air.onnx.load(nested_onnx_if(32))
     assert len(g.subgraphs) == 32
@@ -233,25 +233,27 @@ def test_subgraph_views_are_generational():
 
 @pytest.mark.serial
 def test_threads_share_a_graph_without_corruption():
-    # 8 threads for 30 seconds: readers run alongside each other, a writer that cannot have its
-    # turn fails at once with ConcurrentUseError (never a bare RuntimeError, never a wait), no
-    # write is lost or half done, and no refused call leaves the graph locked: once the readers
-    # stop, every writer gets its turn. (Which thread wins while all eight contend is the
+    # 8 threads, a fixed number of calls each: 4 readers run alongside each other, a writer that
+    # cannot have its turn fails at once with ConcurrentUseError (never a bare RuntimeError,
+    # never a wait), no write is lost or half done, and no refused call leaves the graph
+    # locked: every writer gets its turns. (Which thread wins while all eight contend is the
     # interpreter's scheduling, not something the graph promises: a refused writer is not
-    # queued, so one writer may go without a turn for the whole contended phase.)
+    # queued, so one writer may have its turns only once the readers are done.)
+    reads, writes, max_attempts = 100, 50, 2_000_000
     g = air.Graph("shared")
     x = g.add_input("x", f32(64))
     for i in range(2000):
         x = g.add_op("Relu", [x], name=f"base{i}")
     g.set_outputs([x])
-    stop = time.monotonic() + 30.0
+    start = threading.Barrier(8)
     added: list[list[str]] = [[] for _ in range(4)]
     refused = [0] * 8
     errors: list[BaseException] = []
 
     def reader(k: int) -> None:
         try:
-            while time.monotonic() < stop:
+            start.wait()
+            for _ in range(reads):
                 try:
                     assert g.dump().startswith("graph")
                     assert g.problems() == []
@@ -264,21 +266,16 @@ def test_threads_share_a_graph_without_corruption():
 
     def writer(k: int) -> None:
         try:
-            n = 0
-            # Past the contended phase a writer goes on until it has had a turn; the readers
-            # are done by then, so only the other writers (each holding the graph for one
-            # add_op) stand in its way. The second deadline keeps a locked graph from hanging
-            # the test: it fails on the assertion below instead.
-            hard_stop = stop + 30.0
-            while True:
-                now = time.monotonic()
-                if now >= hard_stop or (now >= stop and added[k]):
+            start.wait()
+            # A bound on the attempts keeps a locked graph from hanging the test: it fails on
+            # the count of writes below instead.
+            for _ in range(max_attempts):
+                if len(added[k]) == writes:
                     break
-                name = f"w{k}_{n}"
+                name = f"w{k}_{len(added[k])}"
                 try:
                     g.add_op("Relu", [g.node("base0")], name=name)
                     added[k].append(name)
-                    n += 1
                 except air.ConcurrentUseError:
                     refused[4 + k] += 1
                     time.sleep(0)  # let the holder finish
@@ -292,7 +289,7 @@ def test_threads_share_a_graph_without_corruption():
     for t in threads:
         t.join()
     assert errors == []
-    assert all(added), [len(a) for a in added]
+    assert [len(a) for a in added] == [writes] * 4, refused
     names = [n for per in added for n in per]
     assert len(g) == 2002 + len(names)
     assert all(name in g for name in names)
@@ -336,7 +333,7 @@ def test_add_const_copies_memory_its_owner_can_write():
 def test_freeing_a_large_graph_gives_the_memory_back():
     # G(1M): a chain of a million nodes (about 300 MB). After `del` and `release_memory()` the
     # resident size is back within 50 MB of what it was before the graph was built.
-    from hostile import run_snippet
+    from support.hostile import run_snippet
 
     code = """
         import gc

@@ -9,7 +9,7 @@ import pytest
 
 import ascendir as air
 from ascendir import infer
-from ge_data import DUMPS, dump_params, need_dump
+from support.ge_data import DUMPS, dump_params, need_dump
 
 # Known disagreements (documented in docs/OPERATORS.md): GE's dump records the AIPP output
 # as float32 at this stage, the library declares AIPP features as float16.

@@ -22,6 +22,13 @@ LOOP_STACKING = ("a Scan becomes a Loop, whose scan outputs ReferenceEvaluator c
 RNG = np.random.default_rng(7)
 
 
+@pytest.fixture(autouse=True)
+def _same_draws() -> None:
+    """Each test draws the same inputs from ``RNG`` whatever ran before it (random order,
+    pytest-xdist)."""
+    RNG.bit_generator.state = np.random.default_rng(7).bit_generator.state
+
+
 def vi(name, t, shape):
     return helper.make_tensor_value_info(name, t, shape)
 
@@ -145,8 +152,7 @@ def export_known(runtime: str, name: str) -> str | None:
 def test_expanded_conformance_cases_reproduce_onnx(mapping_summary):
     from onnx.backend.test.case import node as cases_of
 
-    import test_evaluate_onnx as ev
-    import test_onnx_export_conformance as ex
+    from support import onnx_conformance as oc
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -162,22 +168,22 @@ def test_expanded_conformance_cases_reproduce_onnx(mapping_summary):
         if rep.unknown_ops:
             continue
         assert rep.expanded, c.name
-        status, why = ev.evaluate_case(c, g)
+        status, why = oc.evaluate_case(c, g)
         tally[status] += 1
-        if status == "fail" and ev.known_reason(c.name) is None:
+        if status == "fail" and oc.known_reason(c.name) is None:
             unexpected[c.name] = why
         # The export: checked where the original is, run where the original runs.
         exported = onnx.load_from_string(air.onnx.to_bytes(g))
-        if ex._checks(c.model) is None:
+        if oc.checks(c.model) is None:
             tally["checked"] += 1
-            problem = ex._checks(exported)
+            problem = oc.checks(exported)
             if problem:
                 unexpected[f"checker: {c.name}"] = problem
-        for runtime, make in (("ReferenceEvaluator", ex._reference),
-                              ("onnxruntime", ex._onnxruntime)):
-            if ex._runs(make, c.model, c):
+        for runtime, make in (("ReferenceEvaluator", oc.reference_runner),
+                              ("onnxruntime", oc.onnxruntime_runner)):
+            if oc.reproduces_with(make, c.model, c):
                 tally[runtime] += 1
-                if not ex._runs(make, exported, c):
+                if not oc.reproduces_with(make, exported, c):
                     tally[f"{runtime} known"] += 1
                     if export_known(runtime, c.name) is None:
                         unexpected[f"{runtime}: {c.name}"] = "regression"
@@ -333,13 +339,13 @@ def test_scatter_of_opset_10_maps_and_exports_under_its_name():
 def test_cli_inspect_and_convert_expand_on_request(tmp_path):
     import subprocess
 
-    from test_cli import _script
+    from support.cli import script
 
     m = nll_model()
     (tmp_path / "nll.onnx").write_bytes(m.SerializeToString())
 
     def run(*args):
-        return subprocess.run([_script(), *args], cwd=tmp_path, capture_output=True, text=True,
+        return subprocess.run([script(), *args], cwd=tmp_path, capture_output=True, text=True,
                               stdin=subprocess.DEVNULL, timeout=300, check=True).stdout
 
     assert "onnx::NegativeLogLikelihoodLoss" in run("inspect", "nll.onnx")

@@ -20,7 +20,12 @@ ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
-from test_evaluate_onnx import as_array, mismatch  # noqa: E402
+from support.onnx_conformance import (  # noqa: E402
+    checks,
+    onnxruntime_runner,
+    reference_runner,
+    reproduces_with,
+)
 
 # Cases whose export does not reproduce what the original does, and why. A listed case may
 # pass; an unlisted one must.
@@ -39,50 +44,6 @@ def known_reason(name: str) -> str | None:
     return None
 
 
-def _reproduces(run, case) -> bool:
-    try:
-        for inputs, outputs in case.data_sets:
-            got = run([as_array(v) for v in inputs])
-            if len(got) != len(outputs):
-                return False
-            for a, e in zip(got, outputs, strict=True):
-                if mismatch(a, as_array(e), case.rtol, case.atol):
-                    return False
-    except Exception:  # noqa: BLE001 - a runtime refusing the model counts as not reproducing
-        return False
-    return True
-
-
-def _reference(m):
-    sess = ReferenceEvaluator(m)
-    names = [i.name for i in m.graph.input]
-    return lambda xs: sess.run(None, dict(zip(names, xs, strict=False)))
-
-
-def _onnxruntime(m):
-    so = ort.SessionOptions()
-    so.log_severity_level = 4
-    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-    names = [i.name for i in sess.get_inputs()]
-    return lambda xs: sess.run(None, dict(zip(names, xs, strict=False)))
-
-
-def _runs(make, m, case) -> bool:
-    try:
-        run = make(m)
-    except Exception:  # noqa: BLE001 - a runtime refusing the model counts as not reproducing
-        return False
-    return _reproduces(run, case)
-
-
-def _checks(m) -> str | None:
-    try:
-        onnx.checker.check_model(m, full_check=True)
-    except Exception as e:  # noqa: BLE001 - the checker's own error types vary by version
-        return str(e).splitlines()[0] if str(e) else type(e).__name__
-    return None
-
-
 @pytest.fixture(scope="module")
 def exported():
     """Per case: (checker on the original, checker on the export, {runtime: (orig, export)})."""
@@ -95,10 +56,11 @@ def exported():
             g = air.onnx.load(case.model, warn_unknown=False)
             exp = onnx.load_from_string(air.onnx.to_bytes(g))
             runs = {}
-            for name, make in (("ReferenceEvaluator", _reference), ("onnxruntime", _onnxruntime)):
-                orig_ok = _runs(make, case.model, case)
-                runs[name] = (orig_ok, orig_ok and _runs(make, exp, case))
-            out[case.name] = (_checks(case.model), _checks(exp), runs)
+            for name, make in (("ReferenceEvaluator", reference_runner),
+                               ("onnxruntime", onnxruntime_runner)):
+                orig_ok = reproduces_with(make, case.model, case)
+                runs[name] = (orig_ok, orig_ok and reproduces_with(make, exp, case))
+            out[case.name] = (checks(case.model), checks(exp), runs)
     return out
 
 
@@ -158,8 +120,8 @@ def test_reduce_l2_and_log_sum_exp_export_onnx_attributes(op: str, opset: int, k
     assert "keep_dims" not in names
     assert {a.name: a.i for a in n.attribute}.get("keepdims", 1) == keepdims
     assert ("axes" in names) == (opset < 18)
-    assert _checks(m) is None
-    assert _checks(exp) is None
+    assert checks(m) is None
+    assert checks(exp) is None
     want = ReferenceEvaluator(m).run(None, {"x": x})[0]
     got = ReferenceEvaluator(exp).run(None, {"x": x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-5)
@@ -176,8 +138,8 @@ def test_split_without_sizes_exports_num_outputs_from_opset_18():
     exp = _roundtrip(m)
     (n,) = [n for n in exp.graph.node if n.op_type == "Split"]
     assert {a.name: a.i for a in n.attribute}["num_outputs"] == 3
-    assert _checks(m) is None
-    assert _checks(exp) is None
+    assert checks(m) is None
+    assert checks(exp) is None
     so = ort.SessionOptions()
     so.log_severity_level = 4
     got = ort.InferenceSession(exp.SerializeToString(), so,
@@ -200,8 +162,8 @@ def test_value_types_without_a_ge_type_export_as_they_were(to: int):
     m.ir_version = 10
     exp = _roundtrip(m)
     assert exp.graph.output[0].type.tensor_type.elem_type == to
-    assert _checks(m) is None
-    assert _checks(exp) is None
+    assert checks(m) is None
+    assert checks(exp) is None
 
 
 def test_sequence_and_optional_values_export_with_their_types():
@@ -229,8 +191,8 @@ def test_sequence_and_optional_values_export_with_their_types():
     types = {v.name: v.type for v in list(exp.graph.value_info) + list(exp.graph.output)}
     assert types["s2"] == seq
     assert types["o"] == opt
-    assert _checks(m) is None
-    assert _checks(exp) is None
+    assert checks(m) is None
+    assert checks(exp) is None
     x = np.ones((2, 3), np.float32)
     feeds = {"x": x, "y": 2 * x, "i": np.array(1, np.int64)}
     so = ort.SessionOptions()
@@ -258,8 +220,8 @@ def test_pooling_forms_ge_cannot_express_stay_onnx_ops(op: str, attrs: dict, out
     g = air.onnx.load(m, warn_unknown=False)
     assert [n.type for n in g.nodes if n.type not in ("Data", "NetOutput")] == [f"onnx::{op}"]
     exp = onnx.load_from_string(air.onnx.to_bytes(g))
-    assert _checks(m) is None
-    assert _checks(exp) is None
+    assert checks(m) is None
+    assert checks(exp) is None
     want = ReferenceEvaluator(m).run(None, {"x": x})[0]
     got = ReferenceEvaluator(exp).run(None, {"x": x})[0]
     np.testing.assert_allclose(got, want, rtol=1e-6)
@@ -289,7 +251,7 @@ def test_body_values_of_unknown_type_export_without_a_type():
     exp_body = loop.attribute[0].g
     assert not exp_body.input[2].HasField("type")
     assert [o.HasField("type") for o in exp_body.output] == [False, False]
-    assert _checks(exp) is None
+    assert checks(exp) is None
     so = ort.SessionOptions()
     so.log_severity_level = 4
     feeds = {"n": np.array(3, np.int64), "x": np.array(1, np.int32)}
@@ -312,7 +274,7 @@ def test_type_attributes_are_kept():
     got = next(n for n in exp.graph.node if n.op_type == "Optional")
     assert got.attribute[0].type == onnx.AttributeProto.TYPE_PROTO
     assert got.attribute[0].tp == seq
-    assert _checks(exp) is None
+    assert checks(exp) is None
     so = ort.SessionOptions()
     so.log_severity_level = 4
     for model in (m, exp):
@@ -333,13 +295,13 @@ def test_ir_version_3_models_list_their_weights_as_graph_inputs():
         initializer=[onnx.numpy_helper.from_array(w, "w")])
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 7)])
     m.ir_version = 3
-    assert _checks(m) is None
+    assert checks(m) is None
     g = air.onnx.load(m, warn_unknown=False)
     assert sorted(n.type for n in g.nodes) == ["Add", "Const", "Data", "NetOutput"]
     exp = _roundtrip(m)
     assert exp.ir_version == 3
     assert [i.name for i in exp.graph.input] == ["x", "w"]
-    assert _checks(exp) is None
+    assert checks(exp) is None
     x = np.ones(2, np.float32)
     got = ReferenceEvaluator(exp).run(None, {"x": x})[0]
     np.testing.assert_array_equal(got, x + w)

@@ -15,12 +15,19 @@ pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
 from onnx.reference import ReferenceEvaluator  # noqa: E402
 
-from test_frontend_ports import check_ports  # noqa: E402
-from test_onnx_mapping_more import check, model, unmapped, vi  # noqa: E402
+from support.onnx_models import check, model, unmapped, vi  # noqa: E402
+from support.ports import check_ports  # noqa: E402
 
 F, I64, I32, U8, B = (TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32,
                       TensorProto.UINT8, TensorProto.BOOL)
 RNG = np.random.default_rng(1616)
+
+
+@pytest.fixture(autouse=True)
+def _same_draws() -> None:
+    """Each test draws the same inputs from ``RNG`` whatever ran before it (random order,
+    pytest-xdist)."""
+    RNG.bit_generator.state = np.random.default_rng(1616).bit_generator.state
 
 
 def test_xor_is_logical_xor():

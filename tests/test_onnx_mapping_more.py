@@ -15,59 +15,18 @@ import ascendir as air
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper  # noqa: E402
-from onnx.reference import ReferenceEvaluator  # noqa: E402
+
+from support.onnx_models import check, model, unmapped, vi  # noqa: E402
 
 F, I64, U8, I8 = TensorProto.FLOAT, TensorProto.INT64, TensorProto.UINT8, TensorProto.INT8
 RNG = np.random.default_rng(16)
 
 
-def vi(name, elem, shape):
-    return helper.make_tensor_value_info(name, elem, shape)
-
-
-def model(node, inputs, outputs, opset):
-    g = helper.make_graph([node] if not isinstance(node, list) else node, "m", inputs, outputs)
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 10 if opset >= 23 else 8
-    return m
-
-
-def types_of(g):
-    return [n.type for n in g.nodes if n.type not in ("Data", "NetOutput", "Const")]
-
-
-def run_ort(m, feeds):
-    sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
-    return sess.run(None, feeds)
-
-
-def check(m, feeds, ge_type, runtime=True, rtol=1e-5, atol=1e-6, oracle="both"):
-    """The model maps to ``ge_type``; evaluate, onnxruntime, the reference and the export of
-    the imported graph agree (``oracle="ort"``: onnxruntime alone, where the reference
-    departs from PyTorch's semantics, which GE's and onnxruntime's follow)."""
-    g = air.onnx.load(m.SerializeToString())
-    assert ge_type in types_of(g), types_of(g)
-    run = run_ort if oracle == "ort" else (lambda mm, f: ReferenceEvaluator(mm).run(None, f))
-    want = run(m, feeds)
-    if runtime and oracle != "ort":
-        for a, b in zip(run_ort(m, feeds), want, strict=True):
-            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
-    got = list(air.evaluate(g, feeds).values())
-    assert len(got) == len(want)
-    for a, b in zip(got, want, strict=True):
-        assert a.shape == np.asarray(b).shape and a.dtype == np.asarray(b).dtype
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
-    back = onnx.load_from_string(air.onnx.to_bytes(g))
-    onnx.checker.check_model(back, full_check=True)
-    again = run(back, feeds)
-    for a, b in zip(again, want, strict=True):
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
-    return g
-
-
-def unmapped(m, op):
-    _, rep = air.onnx.load(m.SerializeToString(), return_report=True, warn_unknown=False)
-    assert rep.unknown_ops == {f"onnx::{op}": 1}
+@pytest.fixture(autouse=True)
+def _same_draws() -> None:
+    """Each test draws the same inputs from ``RNG`` whatever ran before it (random order,
+    pytest-xdist)."""
+    RNG.bit_generator.state = np.random.default_rng(16).bit_generator.state
 
 
 @pytest.mark.parametrize("direction", ["LEFT", "RIGHT"])

@@ -14,9 +14,12 @@ import ascendir as air
 from ascendir import _core
 from ascendir.errors import DecodeError
 from ascendir.serialization import Model, load_model
-from ge_data import dump_params, need_dump, need_file
+from support.ge_data import dump_params, need_dump, need_file
 
-pb2 = pytest.importorskip("ascendir._proto.ge_ir_pb2")
+# protobuf is the optional extra ``proto``; with it, the generated module must import.
+pytest.importorskip("google.protobuf")
+from ascendir._proto import ge_ir_pb2 as pb2  # noqa: E402
+
 text_format = pytest.importorskip("google.protobuf.text_format")
 
 

@@ -8,7 +8,10 @@ import pytest
 import ascendir as air
 from ascendir.serialization import Model
 
-pb2 = pytest.importorskip("ascendir._proto.ge_ir_pb2")
+# protobuf is the optional extra ``proto``; with it, the generated module must import.
+pytest.importorskip("google.protobuf")
+from ascendir._proto import ge_ir_pb2 as pb2  # noqa: E402
+
 unknown_fields = pytest.importorskip("google.protobuf.unknown_fields")
 
 # (field number, wire type, raw bytes of the field as written)

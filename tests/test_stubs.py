@@ -53,7 +53,7 @@ def test_typed_example_passes_mypy_strict() -> None:
     r = _mypy("mypy", "--strict", "--config-file", str(ROOT / "pyproject.toml"),
               str(ROOT / "examples" / "typed_pipeline.py"))
     assert r.returncode == 0, r.stdout + r.stderr
-    bad = ROOT / "tests" / "data_typing_mistake.py"
+    bad = ROOT / "tests" / "data" / "typing_mistake.py"
     r = _mypy("mypy", "--strict", "--config-file", str(ROOT / "pyproject.toml"), str(bad))
     assert r.returncode == 1, r.stdout
     assert 'has no attribute "FLAOT16"' in r.stdout

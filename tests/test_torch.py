@@ -56,7 +56,7 @@ pytest.importorskip("torchvision", reason="the PyTorch frontend tests need torch
 
 from torch.export import Dim  # noqa: E402
 
-from torch_models import MLP, MODELS, MORE, build, build_more, example  # noqa: E402
+from support.torch_models import MLP, MODELS, MORE, build, build_more, example  # noqa: E402
 
 RTOL, ATOL = 1e-3, 1e-4
 

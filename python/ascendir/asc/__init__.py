@@ -76,7 +76,7 @@ __all__ = [
     "utils",
 ]
 
-# Backend: scheduling, UB allocation, tiling and simulation (spec §5–8).
+# Backend: scheduling, UB allocation, tiling and simulation (docs/ASCGRAPH_BACKEND.md).
 from .cpu import CpuKernel, build_cpu  # noqa: E402
 from .schedule import Autofuser, AutofuserOptions, allocate, schedule  # noqa: E402
 from .simulate import evaluate, simulate  # noqa: E402
@@ -97,7 +97,7 @@ __all__ += [
     "solve_tiling",
 ]
 
-# Codegen: GE's kernel files as text (spec compiler.md §5).
+# Codegen: GE's kernel files as text (docs/CODEGEN.md).
 from . import codegen  # noqa: E402
 from .codegen import generate_kernel, generate_kernels, write_kernel  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""Kernel text generation (spec compiler.md §5): GE's files for a kernel's ImplGraphs.
+"""Kernel text generation (docs/CODEGEN.md): GE's files for a kernel's ImplGraphs.
 
 ``generate_kernel(impls, name)`` returns ``{file name: text}``:
 

@@ -1,4 +1,4 @@
-"""The CPU C++ verification target (spec §6): ImplGraphs as a C++ kernel built and run here.
+"""The CPU C++ verification target (docs/CPU.md): ImplGraphs as a C++ kernel built and run here.
 
 ``k = build_cpu(impls, target)`` generates ``<name>_cpu.cpp`` from the kernel plan of every
 template, compiles it with the system C++ compiler (cached by source hash) and loads it;

@@ -1,4 +1,5 @@
-"""Scheduling a HintGraph into ImplGraphs and allocating their Unified Buffer (spec §5, §7).
+"""Scheduling a HintGraph into ImplGraphs and allocating their Unified Buffer
+(docs/ASCGRAPH_BACKEND.md).
 
 ``schedule(hint)`` returns one ImplGraph per tiling case and template, each with its
 ``tiling_key`` and its UB allocation written into the tensors' ``mem``/``que``/``buf``.

@@ -1,4 +1,4 @@
-"""A numpy simulator of ImplGraphs and a reference evaluator of HintGraphs (spec §8).
+"""A numpy simulator of ImplGraphs and a reference evaluator of HintGraphs.
 
 ``simulate(impl, tiling, inputs)`` runs the loop nest of one ImplGraph for the solved tiling:
 for each block, each loop iteration and each node in execution order, Loads copy the addressed

@@ -1,4 +1,4 @@
-"""Hardware targets of the tiling solver and the simulator (spec §6).
+"""Hardware targets of the tiling solver and the simulator.
 
 ``Target.ascend910b()`` (48 vector cores, 196352 bytes of UB, 32-byte blocks, 4 queues),
 ``Target.ascend910b3()`` (40 cores), ``Target.ascend950()`` (UB 253952 − 256, 14 queues), or

@@ -1,4 +1,4 @@
-"""The tiling solver (spec §6): ``solve_tiling(impls, target=..., sizes={...})``.
+"""The tiling solver: ``solve_tiling(impls, target=..., sizes={...})``.
 
 The UB usage of every ImplGraph is a symbolic function of its tile sizes; the solver orders
 the variables by priority, gives each tile variable the largest aligned value that fits the

@@ -56,7 +56,7 @@ EMITS = ("om", "pb", "txt", "report", "dot", "svg", "cpp")
 
 @dataclass
 class CompileOptions:
-    """What to fuse and the limits (spec ``compiler.md`` §1). Readable from a TOML file with
+    """What to fuse and the limits (docs/COMPILER.md). Readable from a TOML file with
     :meth:`from_toml`."""
 
     target: str = "ascend910b"
@@ -166,7 +166,7 @@ class Kernel:
 
     @property
     def sources(self) -> dict[str, str]:
-        """The kernel's generated files (spec §5: file name → text) for the compile target,
+        """The kernel's generated files (file name → text, docs/CODEGEN.md) for the compile target,
         generated on first use (:meth:`CompiledModel.generate` does every kernel at once)."""
         if self._sources is None:
             from ..asc import Target, generate_kernel
@@ -196,7 +196,7 @@ class Kernel:
 
 
 class CompileReport:
-    """The compile report (spec §8): stage times, counts, kernels, refused pairs, barriers."""
+    """The compile report: stage times, counts, kernels, refused pairs, barriers."""
 
     def __init__(self, data: dict[str, Any] | bytes, text: str, dot: str) -> None:
         self._data: dict[str, Any] | None = data if isinstance(data, dict) else None
@@ -206,7 +206,7 @@ class CompileReport:
 
     @property
     def data(self) -> dict[str, Any]:
-        """The report as a dict (spec §8 fields)."""
+        """The report as a dict (the fields above)."""
         if self._data is None:
             self._data = json.loads(self._json or b"{}")
         return self._data
@@ -298,7 +298,7 @@ class CompiledModel:
              *, name: str | None = None) -> list[str]:
         """Write the outputs named by ``emit`` (⊆ om, pb, txt, report, dot, svg, cpp) into
         ``out_dir``; returns the paths written. ``cpp`` writes every kernel's generated files
-        (spec §5) into ``kernels/<name>/``."""
+        (docs/CODEGEN.md) into ``kernels/<name>/``."""
         from ..serialization import save as _save
 
         emit = list(emit)
@@ -340,9 +340,9 @@ class CompiledModel:
         return written
 
     def generate(self) -> dict[str, dict[str, str]]:
-        """Generate every kernel's files (spec §5) for the compile target in one call, on the
-        package's threads with the GIL released; fills each :attr:`Kernel.sources` and returns
-        ``{kernel name: {file name: text}}`` in kernel order."""
+        """Generate every kernel's files (docs/CODEGEN.md) for the compile target in one call, on
+        the package's threads with the GIL released; fills each :attr:`Kernel.sources` and
+        returns ``{kernel name: {file name: text}}`` in kernel order."""
         from ..asc import Target, generate_kernels
 
         todo = [k for k in self.kernels if k._sources is None]

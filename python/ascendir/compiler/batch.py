@@ -1,4 +1,4 @@
-"""Batch compilation (spec ``compiler.md`` §7): ``air.compile_many`` and ``air.compile_iter``.
+"""Batch compilation (docs/BATCH.md): ``air.compile_many`` and ``air.compile_iter``.
 
 Without an executor the whole batch runs in Rust on a pool of ``jobs`` threads with the GIL
 released: models in parallel, inside a model its kernels in parallel, at most ``jobs`` models

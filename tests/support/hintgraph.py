@@ -1,12 +1,11 @@
-"""Builders of fused HintGraph patterns for the backend tests (and a few tests of them)."""
+"""Builders of fused HintGraph patterns for the backend tests: a HintGraph builder (``HB``) and
+``check_all``, which holds every template of a pattern to the reference interpreter."""
 
 from __future__ import annotations
 
-import random
 from typing import Any
 
 import numpy as np
-import pytest
 
 from ascendir import asc
 from ascendir._core import asc as _casc
@@ -23,7 +22,8 @@ I32 = asc.dtypes.int32
 NP_OF = {F16: np.float16, F32: np.float32, I32: np.int32}
 
 
-def _contig(reps: list[Any]) -> list[Any]:
+def contig(reps: list[Any]) -> list[Any]:
+    """The contiguous strides of a view of repeats ``reps`` (0 on a unit axis)."""
     strides: list[Any] = [0] * len(reps)
     acc: Any = 1
     for k in range(len(reps) - 1, -1, -1):
@@ -64,7 +64,7 @@ class HB:
         node.y.dtype = dtype
         node.y.axis = axes if axes is not None else self.axes
         node.y.size = reps
-        node.y.strides = strides if strides is not None else _contig(reps)
+        node.y.strides = strides if strides is not None else contig(reps)
 
     def _sched(self, node: Any) -> None:
         node.attr.sched.axis = self.axes
@@ -131,12 +131,12 @@ class HB:
         st.attr.ir_attr.offset = asc.SizeExpr(0)
         axes = list(x.y.axis)
         reps = list(x.y.size)
-        self._view(st, reps, x.y.dtype, axes=axes, strides=_contig(reps))
+        self._view(st, reps, x.y.dtype, axes=axes, strides=contig(reps))
         nm = name or self._name("y")
         out = asc.ops.Output(nm, self.g)
         out.x = st
         out.attr.ir_attr.index = len(self.outputs)
-        self._view(out, reps, x.y.dtype, axes=axes, strides=_contig(reps))
+        self._view(out, reps, x.y.dtype, axes=axes, strides=contig(reps))
         self.outputs.append(nm)
         return out
 
@@ -158,6 +158,19 @@ class HB:
         return out
 
 
+def solved(impl: Any, res: Any, shape: dict[str, int]) -> bool:
+    """Whether template ``impl`` solved ``shape`` (``res`` is an item of ``solve_each``).
+
+    A template may not fit a shape on a target (its UB or its core limit): that is a
+    ``TilingError`` whose constraint is ``"ub"`` or ``"cores"``. Any other failure is a defect,
+    and this asserts so rather than passing over it."""
+    if not isinstance(res, Exception):
+        return True
+    assert isinstance(res, TilingError), (impl.name, shape, res)
+    assert res.constraint in ("ub", "cores"), (impl.name, shape, res)
+    return False
+
+
 def check_all(b: HB, shapes: list[dict[str, int]], target: Any = None, seed: int = 0) -> int:
     """Schedule, solve every template for every shape, simulate, compare with evaluate.
 
@@ -172,11 +185,7 @@ def check_all(b: HB, shapes: list[dict[str, int]], target: Any = None, seed: int
         ref = evaluate(b.g, inputs, shape)
         ran = 0
         for impl, res in zip(impls, fn.solve_each(shape), strict=True):
-            if isinstance(res, Exception):
-                # A template may not fit this shape on this target (its UB or core limit);
-                # any other failure is a bug this check must not pass over.
-                assert isinstance(res, TilingError), (impl.name, shape, res)
-                assert res.constraint in ("ub", "cores"), (impl.name, shape, res)
+            if not solved(impl, res, shape):
                 continue
             out = simulate(impl, res, inputs)
             for name in b.outputs:
@@ -191,26 +200,3 @@ def check_all(b: HB, shapes: list[dict[str, int]], target: Any = None, seed: int
         assert ran > 0, f"no template of {b.g.name} solves {shape}"
         runs += ran
     return runs
-
-
-def test_builder_elementwise_evaluates() -> None:
-    b = HB("Eval", ["s0", "s1"])
-    x = b.load()
-    b.store(b.op("Abs", x))
-    shape = b.bindings([3, 5])
-    inputs = b.make_inputs(shape)
-    ref = evaluate(b.g, inputs, shape)
-    assert np.array_equal(ref[b.outputs[0]], np.abs(inputs["x1"]))
-
-
-def test_builder_random_is_deterministic() -> None:
-    random.seed(1)
-    b = HB("Det", [4, 6], F32)
-    b.store(b.op("Exp", b.load()))
-    i1 = b.make_inputs({}, 3)
-    i2 = b.make_inputs({}, 3)
-    assert all(np.array_equal(i1[k], i2[k]) for k in i1)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    pytest.main([__file__])

@@ -1,4 +1,4 @@
-"""C5: every row of the lowering table is checked — the single op, lowered, scheduled, tiled and
+"""Every row of the lowering table is checked — the single op, lowered, scheduled, tiled and
 run through its HintGraph (``air.evaluate`` of the compiled graph), equals the numpy reference of
 the GE op (``air.evaluate`` of the original graph) on random inputs."""
 

@@ -1,4 +1,4 @@
-"""C17: the compiled graph evaluates equal to the original (``air.evaluate``, the numpy
+"""The compiled graph evaluates equal to the original (``air.evaluate``, the numpy
 reference interpreter, running AscBackend kernels through their HintGraphs) — on random graphs
 of lowerable ops and on the three real-architecture models, at the hints and at other sizes."""
 

@@ -1,4 +1,4 @@
-"""C14, the optimality probe (``benches/optimality.py``): the greedy partition against the
+"""The optimality probe (``benches/optimality.py``): the greedy partition against the
 exhaustive best legal one by bytes moved. The full probe (200 graphs of up to 10 lowerable
 nodes) runs in ``benches/bench_compile.py``; figures in docs/BENCHMARKS.md (98% optimal, worst
 gap 16% of the best saving). Here: 100 graphs of up to 8 nodes, and the cost model checked

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-BINDINGS = Path(__file__).resolve().parents[1] / "rust" / "ascendir-py" / "src"
+BINDINGS = Path(__file__).resolve().parents[2] / "rust" / "ascendir-py" / "src"
 
 
 @dataclass

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-COMMITTED = Path(__file__).resolve().parent / "data" / "ge"
+COMMITTED = Path(__file__).resolve().parents[1] / "data" / "ge"
 
 
 def _unpacked() -> Path:
@@ -38,7 +38,7 @@ def _data_dir() -> Path:
     env = os.environ.get("ASCENDIR_GE_TESTDATA")
     if env:
         return Path(env)
-    shared = Path(__file__).resolve().parents[1].parent / "shared" / "testdata" / "ge"
+    shared = Path(__file__).resolve().parents[2].parent / "shared" / "testdata" / "ge"
     if shared.is_dir() or not COMMITTED.is_dir():
         return shared
     return _unpacked()
