@@ -13,6 +13,7 @@ later build of the same sources.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import platform
@@ -101,6 +102,52 @@ def _ask_identity(cmd: tuple[str, ...]) -> str:
     return out.stdout.splitlines()[0] if out.stdout else cmd[0]
 
 
+#: Headers every kernel includes, built once as precompiled headers (per compiler, flags and
+#: text): parsing the runtime header is most of an unoptimized kernel build.
+PRECOMPILED = ("ascendir_cpu_rt.h",)
+
+
+def _precompiled(cmd: Sequence[str], ident: str, compile_flags: Sequence[str], name: str,
+                 text: str, cache_dir: Path) -> Path | None:
+    """The precompiled form of header ``name`` for these flags (built on first use and kept in
+    the cache directory); None when the compiler cannot make one (the header is then parsed)."""
+    h = hashlib.sha256()
+    for part in (ident, " ".join(cmd), " ".join(compile_flags), name, text):
+        h.update(part.encode())
+        h.update(b"\0")
+    key = h.hexdigest()
+    out = cache_dir / "cpu" / "pch" / key[:2] / f"{key}.gch"
+    if out.exists():
+        return out
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="ascendir-pch-") as tmp:
+        header = Path(tmp, name)
+        header.write_text(text)
+        made = Path(tmp, name + ".gch")
+        argv = [*cmd, *compile_flags, "-x", "c++-header", str(header), "-o", str(made)]
+        try:
+            res = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        if res.returncode != 0 or not made.exists():
+            return None
+        _publish(made, out)
+    return out
+
+
+def _publish(made: Path, out: Path) -> None:
+    """Copy ``made`` to ``out`` atomically (through a file of its own in ``out``'s folder, so
+    that threads and processes building the same file do not meet)."""
+    fd, staged = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent)
+    os.close(fd)
+    try:
+        shutil.copyfile(made, staged)
+        os.replace(staged, out)
+    except BaseException:
+        Path(staged).unlink(missing_ok=True)
+        raise
+
+
 def build_library(
     files: Mapping[str, str],
     main: str,
@@ -135,6 +182,9 @@ def build_library(
     if out.exists():
         return out
     out.parent.mkdir(parents=True, exist_ok=True)
+    compile_flags = [*BASE_FLAGS, *native, *flags]
+    pch = {name: _precompiled(cmd, ident, compile_flags, name, files[name], Path(cache_dir))
+           for name in PRECOMPILED if name in files and name != main}
     with tempfile.TemporaryDirectory(prefix="ascendir-cxx-") as tmp:
         for name, text in files.items():
             parts = Path(name).parts
@@ -143,9 +193,13 @@ def build_library(
             dest = Path(tmp, *parts)
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(text)
+            if pch.get(name) is not None:
+                # Beside the header it was made from: the compiler takes it instead of
+                # parsing the header, when the flags agree (else it parses the header).
+                with contextlib.suppress(OSError):
+                    os.symlink(pch[name], dest.with_name(dest.name + ".gch"))
         lib = Path(tmp, "kernel.so")
-        argv = [*cmd, *BASE_FLAGS, *native, *flags, "-I", tmp, str(Path(tmp, main)), "-o",
-                str(lib)]
+        argv = [*cmd, *compile_flags, "-I", tmp, str(Path(tmp, main)), "-o", str(lib)]
         try:
             res = subprocess.run(argv, capture_output=True, text=True, timeout=600)
         except (OSError, subprocess.SubprocessError) as e:
@@ -156,9 +210,7 @@ def build_library(
                 compiler=cmd[0],
                 log=res.stderr,
             )
-        staged = out.with_name(f".{key}.{os.getpid()}.tmp")
-        shutil.copyfile(lib, staged)
-        os.replace(staged, out)
+        _publish(lib, out)
     return out
 
 
