@@ -193,11 +193,12 @@ def build_library(
             dest = Path(tmp, *parts)
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_text(text)
-            if pch.get(name) is not None:
+            made = pch.get(name)
+            if made is not None:
                 # Beside the header it was made from: the compiler takes it instead of
                 # parsing the header, when the flags agree (else it parses the header).
                 with contextlib.suppress(OSError):
-                    os.symlink(pch[name], dest.with_name(dest.name + ".gch"))
+                    os.symlink(made, dest.with_name(dest.name + ".gch"))
         lib = Path(tmp, "kernel.so")
         argv = [*cmd, *compile_flags, "-I", tmp, str(Path(tmp, main)), "-o", str(lib)]
         try:
