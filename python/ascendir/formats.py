@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 
 from . import _core
-from .errors import DecodeError
+from .errors import DecodeError, InvalidArgumentError
 
-__all__ = ["FORMATS", "SUFFIXES", "detect", "format_of_suffix", "sniff"]
+__all__ = ["FORMATS", "SUFFIXES", "detect", "format_of_suffix", "read_model_bytes", "sniff"]
 
 FORMATS = ("onnx", "pb", "txt", "om")
 """Every format name, in the order the command line lists them."""
@@ -63,3 +63,24 @@ def detect(path: str | os.PathLike[str], data: bytes) -> str:
         offset=0,
         path=None,
     )
+
+
+def read_model_bytes(path: str | os.PathLike[str]) -> bytes:
+    """The bytes of the model file at ``path``; a path that is not a regular file (a
+    directory, a FIFO, a device, also behind a symlink) is refused before it is opened, since
+    opening a FIFO blocks and a device such as ``/dev/zero`` has no end.
+
+    Raises:
+        InvalidArgumentError: ``path`` is not a regular file.
+        OSError: the file cannot be read.
+    """
+    import stat
+
+    where = os.fspath(path)
+    mode = os.stat(where).st_mode
+    if not stat.S_ISREG(mode):
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket")
+        raise InvalidArgumentError(f"model path '{where}' is {kind}, not a regular file")
+    with open(where, "rb") as f:
+        return f.read()

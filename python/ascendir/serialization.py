@@ -21,7 +21,7 @@ from typing import Any
 
 from . import _core
 from ._core import Graph
-from .formats import FORMATS, SUFFIXES, detect
+from .formats import FORMATS, SUFFIXES, detect, read_model_bytes
 
 __all__ = [
     "PARTITION_NAMES",
@@ -283,8 +283,7 @@ def load_model(path: str | os.PathLike[str], *, format: str | None = None) -> Mo
     """Read a :class:`Model` from ``path``: ONNX, GE ``ModelDef`` (binary or text) or OM.
     The format is ``format`` when given, else what the bytes say, else what the suffix says
     (:func:`ascendir.formats.detect`)."""
-    with open(path, "rb") as f:
-        data = f.read()
+    data = read_model_bytes(path)
     where = os.fspath(path)
     if format is not None:
         kind = _kind(path, format)

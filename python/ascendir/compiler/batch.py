@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from .. import _core
 from .._core import Graph
-from ..errors import CompileError
+from ..errors import CompileError, InvalidArgumentError
+from ..formats import read_model_bytes
 
 __all__ = [
     "CompileResult",
@@ -239,8 +240,10 @@ def _payload(model: Any, paths_are_shared: bool) -> bytes | str:
     if paths_are_shared:
         return os.path.abspath(path)
     try:
-        with open(path, "rb") as f:
-            return f.read()
+        return read_model_bytes(path)
+    except InvalidArgumentError as e:
+        raise CompileError(f"{path}: {e}", stage="load", node=None,
+                           reason="not a regular file") from None
     except OSError as e:
         raise CompileError(f"{path}: {e.strerror}", stage="load", node=None,
                            reason=str(e.strerror)) from None

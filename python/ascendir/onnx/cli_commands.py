@@ -47,8 +47,7 @@ def read_model(
     from .. import formats, serialization
     from .. import onnx as air_onnx
 
-    with open(path, "rb") as f:
-        data = f.read()
+    data = formats.read_model_bytes(path)
     kind = format if format is not None else formats.detect(path, data)
     if kind == "onnx":
         graph, report = air_onnx.load(

@@ -206,11 +206,24 @@ impl Source {
 /// Read the model's bytes (a path is read whole).
 pub fn read_source(src: &Source) -> CompileResult<Bytes> {
     match src {
-        Source::Path(p) => std::fs::read(p).map(Bytes::from).map_err(|e| {
-            let why = e.to_string();
-            let why = why.split(" (os error").next().unwrap_or(&why).to_string();
-            load_err(format!("{}: {why}", p.display()), None)
-        }),
+        Source::Path(p) => {
+            let fail = |e: std::io::Error| {
+                let why = e.to_string();
+                let why = why.split(" (os error").next().unwrap_or(&why).to_string();
+                load_err(format!("{}: {why}", p.display()), None)
+            };
+            // Checked before opening: a FIFO blocks the open, a device has no end.
+            if !std::fs::metadata(p).map_err(fail)?.is_file() {
+                return Err(load_err(
+                    format!(
+                        "{}: not a regular file (a directory, FIFO or device)",
+                        p.display()
+                    ),
+                    None,
+                ));
+            }
+            std::fs::read(p).map(Bytes::from).map_err(fail)
+        }
         Source::Bytes { data, .. } => Ok(data.clone()),
     }
 }

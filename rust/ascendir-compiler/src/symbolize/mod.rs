@@ -284,7 +284,24 @@ pub fn symbolize(
     custom: &mut dyn CustomInfer,
 ) -> Result<SymTable, String> {
     let mut t = SymTable::default();
-    for (i, id) in graph_inputs(g).into_iter().enumerate() {
+    let inputs = graph_inputs(g);
+    let names: Vec<&str> = inputs
+        .iter()
+        .filter_map(|id| g.op(*id).ok().map(|op| op.name()))
+        .collect();
+    let mut unknown: Vec<&String> = opts
+        .input_shapes
+        .keys()
+        .filter(|k| !names.contains(&k.as_str()))
+        .collect();
+    unknown.sort();
+    if let Some(k) = unknown.first() {
+        return Err(format!(
+            "input_shapes names '{k}', which is not an input of the graph (its inputs: {})",
+            names.join(", ")
+        ));
+    }
+    for (i, id) in inputs.into_iter().enumerate() {
         let op = g.op(id).map_err(|e| e.to_string())?;
         let Some(port) = op.outputs().first() else {
             continue;

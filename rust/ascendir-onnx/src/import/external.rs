@@ -103,6 +103,14 @@ pub fn read_model_file(path: &std::path::Path) -> OnnxResult<Bytes> {
     let io = |e: std::io::Error| {
         OnnxError::Io(format!("cannot read ONNX model '{}': {e}", path.display()))
     };
+    // Checked before opening: opening a FIFO blocks until a writer comes, and a device
+    // (/dev/zero behind a model's name) has no end.
+    if !std::fs::metadata(path).map_err(io)?.is_file() {
+        return Err(OnnxError::Invalid(format!(
+            "ONNX model '{}' is not a regular file (a directory, FIFO or device)",
+            path.display()
+        )));
+    }
     let file = std::fs::File::open(path).map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
     read_range(&file, 0, len).map_err(|e| {
