@@ -1,4 +1,4 @@
-//! Axis transforms (spec §4): splits, merges, block binding, and their application to the
+//! Axis transforms: splits, merges, block binding, and their application to the
 //! loop axes and output views of nodes. Every transform validates first and mutates second,
 //! is recorded in the graph's transform log, and the log can be replayed on a copy.
 

@@ -1,4 +1,4 @@
-//! Batch compilation (spec §7): many models on one rayon pool of `jobs` threads — models in
+//! Batch compilation: many models on one rayon pool of `jobs` threads — models in
 //! parallel, and inside a model its kernels in parallel (work stealing balances one large model
 //! against many small ones). At most `jobs` models are in flight: inputs given as paths are
 //! read when a worker takes them, and each compiled model is handed to the caller as soon as

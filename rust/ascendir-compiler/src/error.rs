@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-/// A pipeline stage name (spec §1), as reported by [`CompileError::stage`] and the report.
+/// A pipeline stage name, as reported by [`CompileError::stage`] and the report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Stage {
     /// 0: reading the model.

@@ -1,4 +1,4 @@
-//! `CompileOptions` (spec §1): what to fuse, the limits, the target. Serializable as JSON so a
+//! `CompileOptions`: what to fuse, the limits, the target. Serializable as JSON so a
 //! batch task can carry them across processes.
 
 use serde::{Deserialize, Serialize};
@@ -75,7 +75,7 @@ impl Family {
     }
 }
 
-/// Everything that steers a compile. Defaults follow spec §1.
+/// Everything that steers a compile. Defaults as docs/COMPILER.md gives them.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CompileOptions {

@@ -1,4 +1,4 @@
-//! Replacing a realized cluster by its AscBackend node (spec §4) with the IR's fuse edit:
+//! Replacing a realized cluster by its AscBackend node with the IR's fuse edit:
 //! GE's type, port and attribute names plus ours; data inputs are the tensors the kernel
 //! loads, outputs take over the original anchors' consumers, control edges move over.
 

@@ -1,4 +1,4 @@
-//! The pipeline of spec §1 (stages 0–9 and 12): `compile(graph, options)`.
+//! The compile pipeline (stages 0–9 and 12, docs/COMPILER.md): `compile(graph, options)`.
 
 use std::borrow::Cow;
 use std::cell::RefCell;

@@ -1,4 +1,4 @@
-//! The compile report (spec §8): stage times, node and byte counts, kernels, refused pairs,
+//! The compile report: stage times, node and byte counts, kernels, refused pairs,
 //! barriers by GE's categories, lifted clusters, symbols and guards — as JSON, text and DOT.
 
 use std::collections::BTreeMap;
@@ -183,7 +183,7 @@ impl Report {
         m
     }
 
-    /// The report as JSON (spec §8).
+    /// The report as JSON.
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self.view()).unwrap_or_default()
     }
@@ -387,7 +387,7 @@ pub fn partition_json(g: &Graph, p: &Partition) -> String {
     .unwrap_or_default()
 }
 
-/// The JSON form of a [`Report`], borrowing it (field names of spec §8).
+/// The JSON form of a [`Report`], borrowing it (the field names docs/COMPILER.md lists).
 #[derive(Serialize)]
 struct ReportView<'a> {
     target: &'a str,

@@ -1,4 +1,4 @@
-//! Part of stage 4 (spec §3 row 35, GE's default path): a split becomes one strided Load per
+//! Part of stage 4 (GE's default path): a split becomes one strided Load per
 //! output. Each used output of a `SplitD` / `SplitVD` / `Split` / `SplitV` whose split dim and
 //! sizes are static is replaced by a `SliceD` of the input (offset on the split axis, whole
 //! extent elsewhere), which the slice row lowers; the split node goes. Only when the `split`

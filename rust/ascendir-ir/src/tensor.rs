@@ -164,7 +164,7 @@ pub fn shape_size(shape: &[i64]) -> i64 {
     total
 }
 
-/// `TensorUtils::CalcTensorMemSize` (reference §2.4).
+/// `TensorUtils::CalcTensorMemSize`.
 pub fn calc_tensor_mem_size(shape: &[i64], format: i32, dtype: DataType) -> IrResult<i64> {
     let mut count: i64 = 1;
     let mut zero = false;

@@ -1,6 +1,6 @@
 //! Scheduling: a HintGraph becomes one ImplGraph per tiling case and template.
 //!
-//! Pipeline (spec §5): merge contiguous loop axes, compute and merge the tiling groups, build
+//! Pipeline: merge contiguous loop axes, compute and merge the tiling groups, build
 //! the tiling cases, and for each case tile-split, choose and order the vectorized axes,
 //! merge and block-split the outer axes, reorder `sched.axis`, compute vectorized strides
 //! (32-byte aligned where needed), set the loop axis, attach temporary buffers; then derive

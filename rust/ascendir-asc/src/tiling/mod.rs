@@ -1,4 +1,4 @@
-//! The tiling solver: a symbolic UB model per ImplGraph (spec §6), variables in priority
+//! The tiling solver: a symbolic UB model per ImplGraph, variables in priority
 //! order, the aligned tile sizes that use the most UB (exact search), minimal block inners
 //! with `block_dim ≤ cores`, and template choice by cost.
 

@@ -1,4 +1,4 @@
-//! Stage 6, fuse: GE's CanFuse greedy pairwise clustering made deterministic (spec §2).
+//! Stage 6, fuse: GE's CanFuse greedy pairwise clustering made deterministic.
 //! Candidates are the clusters touching a tensor; legality L1–L7 (with GE's NF codes and
 //! ours, AF2xxx); legal pairs are ordered by (priority class, shared bytes desc, proximity,
 //! first member, second member) and committed greedily, re-checked when a side changed.

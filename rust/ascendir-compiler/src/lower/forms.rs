@@ -1,4 +1,4 @@
-//! Lowering rows whose form depends on the node (spec §3 rows 22, 23, 28, 31, 38 and the
+//! Lowering rows whose form depends on the node (AddN, BiasAdd, Tile, the matrix-vector form and the
 //! gradient rows): the operand count (AddN), the data format's channel axis (BiasAdd,
 //! BiasAddGrad), constant inputs (Tile's multiples) and input shapes (the matrix-vector
 //! product). Each `adapt` function returns the row for one node or the barrier saying why not.

@@ -1,4 +1,4 @@
-//! Stage 5, lowering: the declarative lowering registry (spec §3) and the per-node decision —
+//! Stage 5, lowering: the declarative lowering registry and the per-node decision —
 //! a lowered node (its kind, data operands, reduce axes and the template of AscIR steps its
 //! output is computed by) or a barrier with a reason in one of GE's three categories.
 
@@ -26,7 +26,7 @@ pub use table::builtin_lowerings;
 pub(crate) use values::{attr_ints, int_tensor, tensor_ints};
 pub use values::{const_ints, reduce_axes};
 
-/// The fusion kind of a lowered node (spec §2).
+/// The fusion kind of a lowered node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {

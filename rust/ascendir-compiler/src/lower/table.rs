@@ -1,4 +1,4 @@
-//! The builtin lowering table (spec §3): GE types as the ONNX importer and GE dumps produce
+//! The builtin lowering table: GE types as the ONNX importer and GE dumps produce
 //! them, each a small template of AscIR steps.
 
 use ascendir_ir::OpDesc;

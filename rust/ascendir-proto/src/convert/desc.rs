@@ -59,7 +59,7 @@ pub(crate) fn i64_to_u32(v: i64, what: &str) -> ProtoResult<u32> {
     u32::try_from(v).map_err(|_| ProtoError::invalid(what, format!("{v} is out of range")))
 }
 
-/// Decode a `TensorDescriptor` (reserved keys consumed, reference §2.5).
+/// Decode a `TensorDescriptor` (reserved keys consumed).
 pub fn desc_from_def(td: pb::TensorDescriptor) -> ProtoResult<TensorDesc> {
     desc_value(td, DecodeCtx::detached())
 }

@@ -1,4 +1,4 @@
-//! Conversion between ascendir graphs and `ge.proto` messages (reference §2.5–2.9).
+//! Conversion between ascendir graphs and `ge.proto` messages.
 //!
 //! Writing follows GE's serializer: reserved OpDef keys (port-name maps, optional inputs, IR
 //! metadata), reserved TensorDescriptor keys (origin format / dtype / shape, format integers),
