@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ascendir as air
+from support.kernels import run_hint
 
 SHAPE = (4, 16)
 # Lowered GE types outside the builtin op library: the reference interpreter has no kernel
@@ -217,18 +218,6 @@ OUTSIDE = {
     "TanhGrad": (2, lambda y, dy: dy * (1 - y * y), {}),
     "RsqrtGrad": (2, lambda y, dy: dy * y ** 3 * -0.5, {}),
 }
-
-
-def run_hint(cm, k, feeds):
-    from ascendir import asc
-
-    data = sorted((n for n in k.hint.nodes if n.type == "Data"),
-                  key=lambda n: n.attr.ir_attr.index)
-    srcs = cm.graph.node(k.name).in_data_nodes
-    inputs = {d.name: np.ascontiguousarray(feeds[s.name]).reshape(-1)
-              for d, s in zip(data, srcs, strict=True)}
-    (out,) = (n for n in k.hint.nodes if n.type == "Output")
-    return np.asarray(asc.evaluate(k.hint, inputs, {})[out.name])
 
 
 @pytest.mark.parametrize("op_type", sorted(OUTSIDE))

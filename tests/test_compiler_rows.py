@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import ascendir as air
-from ascendir import asc
 from ascendir.asc._cxx import find_compiler
+from support.kernels import run_hint as run_kernel
 
 F32 = air.float32
 
@@ -32,17 +32,6 @@ def verify_on_cpu(cm) -> None:
         return
     rep = air.compiler.verify(cm)
     assert rep.cases and all(c.ok for c in rep.cases), rep
-
-
-def run_kernel(cm, k, feeds):
-    """Evaluate kernel ``k``'s HintGraph on the feeds of its GE inputs (by producer name)."""
-    data = sorted((n for n in k.hint.nodes if n.type == "Data"),
-                  key=lambda n: n.attr.ir_attr.index)
-    srcs = cm.graph.node(k.name).in_data_nodes
-    inputs = {d.name: np.ascontiguousarray(feeds[s.name]).reshape(-1)
-              for d, s in zip(data, srcs, strict=True)}
-    (out,) = (n for n in k.hint.nodes if n.type == "Output")
-    return np.asarray(asc.evaluate(k.hint, inputs, {})[out.name])
 
 
 def reasons(cm) -> dict[str, str]:

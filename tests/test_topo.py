@@ -8,20 +8,7 @@ import pytest
 
 import ascendir as air
 from ascendir.topo import TopoMode, memory_priority_from_options, sort_options
-
-
-def _op(g: air.Graph, name: str, ty: str, inputs=(), outputs: int = 1, shape=(1, 4)):
-    """A node built from a plain OpDesc (no registry checks), fed by ``inputs`` (None = open)."""
-    od = air.OpDesc(name, ty)
-    for i in range(len(inputs)):
-        od.add_input(f"x{i}", air.TensorDesc([1, 4], air.float32))
-    for i in range(outputs):
-        od.add_output(f"y{i}", air.TensorDesc(list(shape), air.float32))
-    node = g.add_node(od)
-    for i, src in enumerate(inputs):
-        if src is not None:
-            src.out_data_anchor(0).link_to(node.in_data_anchor(i))
-    return node
+from support.graphs import plain_op as _op
 
 
 def diamond() -> air.Graph:
