@@ -264,20 +264,11 @@ def test_failed_convert_leaves_no_partial_file(files: Path) -> None:
 
 def test_compile_and_convert_a_bare_file_name_with_external_data(tmp_path: Path) -> None:
     import numpy as np
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
+
+    from support.external_data import mul_exp_model
 
     w = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
-    graph = helper.make_graph(
-        [helper.make_node("Mul", ["x", "w"], ["m"]), helper.make_node("Exp", ["m"], ["y"])],
-        "ext",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])],
-        [numpy_helper.from_array(w, "w")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    onnx.save_model(model, str(tmp_path / "model.onnx"), save_as_external_data=True,
-                    all_tensors_to_one_file=True, location="model.data", size_threshold=0)
+    mul_exp_model(tmp_path, w, location="model.data")
     r = _run(["compile", "model.onnx", "-o", "out", "--no-cache"], tmp_path)
     assert r.returncode == 0, r.stderr
     assert "1 compiled, 0 failed" in r.stdout

@@ -14,6 +14,7 @@ import pytest
 
 import ascendir as air
 from ascendir.asc.ops import REG_ASC_IR
+from support.external_data import mul_exp_model
 
 
 def _model() -> bytes:
@@ -75,24 +76,6 @@ def test_a_registration_between_two_compiles_gives_a_fresh_result(tmp_path: Path
     assert fresh.value.to_bytes() == air.compile_many([m], cache="off")[0].value.to_bytes()
 
 
-def _external_model(folder: Path, w: np.ndarray) -> Path:
-    import onnx
-    from onnx import TensorProto, helper, numpy_helper
-
-    graph = helper.make_graph(
-        [helper.make_node("Mul", ["x", "w"], ["m"]), helper.make_node("Exp", ["m"], ["y"])],
-        "ext",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])],
-        [numpy_helper.from_array(w, "w")],
-    )
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    path = folder / "model.onnx"
-    onnx.save_model(model, str(path), save_as_external_data=True,
-                    all_tensors_to_one_file=True, location="model.onnx.data", size_threshold=0)
-    return path
-
-
 def test_new_external_weights_alone_give_a_fresh_result_with_them(tmp_path: Path) -> None:
     pytest.importorskip("onnx")
     folder = tmp_path / "model"
@@ -101,7 +84,7 @@ def test_new_external_weights_alone_give_a_fresh_result_with_them(tmp_path: Path
     x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 3, 4)
     w1 = np.full((2, 3, 4), 0.5, dtype=np.float32)
     w2 = np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 24
-    path = _external_model(folder, w1)
+    path = mul_exp_model(folder, w1)
     model_bytes = path.read_bytes()
     first = _compile([path], cache)
     assert not first.cached
