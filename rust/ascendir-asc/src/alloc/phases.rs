@@ -128,14 +128,8 @@ pub(super) fn allocate_once(
     Ok((report, over))
 }
 
-/// A compute node's loop depth: where its loop axis is among its scheduled axes (None for the
-/// other nodes).
 fn loop_depth(g: &AscGraph, n: NodeId) -> Option<usize> {
-    let node = &g.nodes()[n.index()];
-    let s = &node.attr.sched;
-    node.is_compute()
-        .then(|| s.axis.iter().position(|a| *a == s.loop_axis))
-        .flatten()
+    g.nodes()[n.index()].loop_depth()
 }
 
 /// The last position of the loop a value made at depth `made` is read in at position `at`

@@ -182,6 +182,15 @@ impl Node {
     pub fn is_compute(&self) -> bool {
         self.attr.api.compute_type != ComputeType::Invalid
     }
+
+    /// A compute node's loop depth: where its loop axis is among its scheduled axes (None for
+    /// the other nodes, and before the loop axis is set).
+    pub fn loop_depth(&self) -> Option<usize> {
+        let s = &self.attr.sched;
+        self.is_compute()
+            .then(|| s.axis.iter().position(|a| *a == s.loop_axis))
+            .flatten()
+    }
 }
 
 fn port_def_for<'a>(

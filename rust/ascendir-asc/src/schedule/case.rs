@@ -265,16 +265,7 @@ pub fn schedule_case(
 fn hoist_invariants(g: &mut AscGraph) -> AscResult<()> {
     let order = crate::alloc::exec_order(g)?;
     let n = g.node_count();
-    let depth: Vec<Option<usize>> = g
-        .nodes()
-        .iter()
-        .map(|x| {
-            let s = &x.attr.sched;
-            x.is_compute()
-                .then(|| s.axis.iter().position(|a| *a == s.loop_axis))
-                .flatten()
-        })
-        .collect();
+    let depth: Vec<Option<usize>> = g.nodes().iter().map(|x| x.loop_depth()).collect();
     let Some(max) = depth.iter().flatten().max().copied() else {
         return Ok(());
     };
