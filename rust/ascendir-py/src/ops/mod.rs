@@ -248,9 +248,9 @@ fn _ops_attach(
 ) -> PyResult<()> {
     crate::errors::guard_res(|| {
         if !registry::contains(ty) {
-            return Err(pyo3::exceptions::PyKeyError::new_err(format!(
+            return Err(py_err(ascendir_ir::IrError::NotFound(format!(
                 "op type '{ty}' is not registered"
-            )));
+            ))));
         }
         attach(ty, infer, verify, behaviour);
         Ok(())
