@@ -331,3 +331,41 @@ def test_convert_warnings_name_the_destination_not_the_temporary_file(tmp_path: 
     assert r.returncode == 1
     assert "Fill 'fill'" in r.stderr and ".part" not in r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.om", "out.pb", "p.om"]
+
+
+def test_every_command_shows_the_opset_warning_the_api_gives(tmp_path: Path) -> None:
+    from onnx import TensorProto, helper
+
+    def model(opset: int) -> bytes:
+        g = helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["y"])], "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+        m.ir_version = 3
+        return bytes(m.SerializeToString())
+
+    (tmp_path / "old.onnx").write_bytes(model(3))
+    (tmp_path / "new.onnx").write_bytes(model(17))
+    with pytest.warns(air.onnx.OpsetWarning) as caught:
+        air.onnx.load(tmp_path / "old.onnx")
+    api = str(caught[0].message)
+    assert "opset 3" in api
+    with pytest.warns(air.onnx.OpsetWarning, match="opset 3"):
+        air.compile(tmp_path / "old.onnx")
+    runs = {
+        "inspect": ["inspect", "old.onnx"],
+        "convert": ["convert", "old.onnx", "old.pb"],
+        "compile": ["compile", "old.onnx", "-o", "out"],
+    }
+    for command, args in runs.items():
+        r = _run(args, tmp_path)
+        assert r.returncode == 0, (command, r.stderr)
+        assert f"ascendir: warning: old.onnx: {api}" in r.stderr, (command, r.stderr)
+    # A GE file written from the old import keeps its opset, and says so when read back.
+    r = _run(["inspect", "old.pb"], tmp_path)
+    assert f"ascendir: warning: old.pb: {api}" in r.stderr, r.stderr
+    # A model at a mapped opset: no warning anywhere.
+    for args in (["inspect", "new.onnx"], ["compile", "new.onnx", "-o", "out2"]):
+        r = _run(args, tmp_path)
+        assert r.returncode == 0 and "warning" not in r.stderr, r.stderr

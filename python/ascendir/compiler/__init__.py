@@ -398,10 +398,16 @@ class CompiledModel:
 def load_model_file(model: str | os.PathLike[str] | bytes) -> Graph:
     """Read a model (ONNX, GE ``.pb`` / ``.txt`` / ``.om``; sniffed from the bytes when the
     suffix does not say) as a Graph; failures are ``CompileError(stage="load")`` with the
-    byte offset when the decoder gives one."""
+    byte offset when the decoder gives one. An ONNX model at an opset the mapping was not
+    written for gives an :class:`~ascendir.onnx.OpsetWarning`."""
+    from ..onnx import warn_opset
+
     if isinstance(model, (bytes, bytearray, memoryview)):
-        return _core.compiler.load_model(bytes(model))
-    return _core.compiler.load_model(os.fspath(model))
+        graph = _core.compiler.load_model(bytes(model))
+    else:
+        graph = _core.compiler.load_model(os.fspath(model))
+    warn_opset(graph, stacklevel=3)
+    return graph
 
 
 def _options(target: str | None, input_shapes: Mapping[str, Sequence[int]] | None,

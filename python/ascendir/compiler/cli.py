@@ -13,6 +13,7 @@ from typing import Any
 from .._cli_support import UsageError, describe, on_file
 from ..errors import AscendIRError, CompileError
 from ..formats import format_of_suffix
+from ..onnx import opset_warning
 from . import EMITS, TARGETS, CompileOptions, compile_iter, verify
 
 
@@ -237,6 +238,9 @@ def run_compile(args: argparse.Namespace) -> int:
                 say(f"ascendir: error: {path}: {_message(r.error, path)}")
                 rows[i] = (stem, "-", "-", "-", "-", "-", "failed")
             else:
+                opset_note = opset_warning(r.value.graph)
+                if opset_note is not None:
+                    say(f"ascendir: warning: {path}: {opset_note}")
                 rep = r.value.report
                 if args.report == "json" or args.verbose:
                     text = rep.to_json() if args.report == "json" else rep.text()

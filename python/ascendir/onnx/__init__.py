@@ -30,7 +30,9 @@ __all__ = [
     "from_bytes",
     "load",
     "save",
+    "opset_warning",
     "to_bytes",
+    "warn_opset",
 ]
 
 
@@ -193,18 +195,25 @@ def load(
         warnings.warn(
             f"ONNX import kept unmapped operators: {listed}{hint}", UnknownOpWarning, stacklevel=2
         )
-    if warn_unknown and not report.opset_mapped:
-        lo, hi = report.mapped_opsets
-        warnings.warn(
-            f"ONNX import of a model at opset {report.opset}: the mapping was written for opsets "
-            f"{lo}-{hi}; ops whose meaning changed in opset {report.opset} may be mapped by an "
-            "older definition",
-            OpsetWarning,
-            stacklevel=2,
-        )
+    if warn_unknown:
+        warn_opset(graph, stacklevel=3)
     if return_report:
         return graph, report
     return graph
+
+
+def opset_warning(graph: Graph) -> str | None:
+    """The text of the :class:`OpsetWarning` of ``graph`` when it was imported from ONNX at an
+    opset the mapping was not written for (the graph keeps its opset as an attribute, so its
+    compiled graph and its GE files say it too); ``None`` otherwise."""
+    return _core._onnx_opset_warning(graph)
+
+
+def warn_opset(graph: Graph, stacklevel: int = 2) -> None:
+    """Emit the :class:`OpsetWarning` of ``graph`` (see :func:`opset_warning`), if any."""
+    message = opset_warning(graph)
+    if message is not None:
+        warnings.warn(message, OpsetWarning, stacklevel=stacklevel + 1)
 
 
 def _expanded(

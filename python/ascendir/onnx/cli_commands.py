@@ -57,12 +57,14 @@ def read_model(
             warn_unknown=False,
             expand_functions=expand_functions,
         )
+        air_onnx.warn_opset(graph)
         return serialization.Model(graph.name, [graph]), {
             "kind": kind,
             "format": f"ONNX (opset {report.opset}, IR {report.ir_version})",
             "unknown_ops": dict(report.unknown_ops),
         }
     model = serialization.model_from_bytes(data, kind, where=path)
+    air_onnx.warn_opset(model.graph)
     names = {"pb": "GE ModelDef (binary)", "txt": "GE ModelDef (text)", "om": "OM file"}
     graph = model.graph
     unknown = Counter(n.type for n in graph.nodes if n.type.startswith("onnx::"))

@@ -113,10 +113,18 @@ fn _onnx_mapping() -> PyResult<Vec<(&'static str, &'static str)>> {
     })
 }
 
+/// The opset warning of a graph imported from ONNX (`None` when its opset is mapped or it
+/// did not come from ONNX).
+#[pyfunction]
+fn _onnx_opset_warning(graph: &Bound<'_, PyGraph>) -> PyResult<Option<String>> {
+    crate::errors::guard_res(|| PyGraph::read(graph, ascendir_onnx::import::opset_warning))
+}
+
 /// Register the ONNX helpers.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_onnx_load_file, m)?)?;
     m.add_function(wrap_pyfunction!(_onnx_mapping, m)?)?;
+    m.add_function(wrap_pyfunction!(_onnx_opset_warning, m)?)?;
     m.add_function(wrap_pyfunction!(_onnx_load_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(_onnx_save_bytes, m)?)?;
     Ok(())

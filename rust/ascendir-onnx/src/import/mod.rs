@@ -75,6 +75,25 @@ impl ImportReport {
     }
 }
 
+/// The warning for a graph imported from ONNX at an opset the mapping was not written for
+/// (read from its [`ATTR_OPSET`] attribute, which compiles keep); `None` for any other graph.
+/// Every reader and the compiler say it in these words.
+pub fn opset_warning(g: &Graph) -> Option<String> {
+    let opset = match g.attrs.get(ATTR_OPSET) {
+        Some(AttrValue::Int(v)) => *v,
+        _ => return None,
+    };
+    if MAPPED_OPSETS.contains(&opset) {
+        return None;
+    }
+    Some(format!(
+        "ONNX import of a model at opset {opset}: the mapping was written for opsets {}-{}; \
+         ops whose meaning changed in opset {opset} may be mapped by an older definition",
+        MAPPED_OPSETS.start(),
+        MAPPED_OPSETS.end()
+    ))
+}
+
 /// Graph attribute holding the standard-domain opset the model was imported from.
 pub const ATTR_OPSET: &str = "_onnx_opset";
 /// Graph attribute holding every opset import as `domain:version`.
