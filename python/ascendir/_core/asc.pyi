@@ -366,7 +366,7 @@ class Node:
     def _port_kind(self, name: str) -> str | None:
         ...
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattribute__(self, name: str, /) -> Any:
         ...
 
     def _link(self, port: str, value: Any) -> None:
@@ -628,7 +628,7 @@ class ApiProxy:
 class IrAttrProxy:
     """``node.attr.ir_attr``."""
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattribute__(self, name: str, /) -> Any:
         ...
 
     def __setattr__(self, name: str, value: Any, /) -> None:
@@ -641,7 +641,7 @@ class IrAttrProxy:
 class TensorAttrGroup:
     """``out.mem`` / ``out.que`` / ``out.buf`` / ``out.opt``."""
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattribute__(self, name: str, /) -> Any:
         ...
 
     def __setattr__(self, name: str, value: Any, /) -> None:

@@ -7,8 +7,8 @@
 """Generated protocol buffer code for ge_ir.proto (package ge.proto).
 
 Regenerate with ``python -m grpc_tools.protoc -I proto --python_out=python/ascendir/_proto
---pyi_out=python/ascendir/_proto proto/ge_ir.proto``; the runtime version check of the generated
-code is removed so that any protobuf runtime >= 4.25 can import it.
+proto/ge_ir.proto``, then its stub with ``python -m ascendir._stubgen``; the runtime version
+check of the generated code is removed so that any protobuf runtime >= 4.25 can import it.
 """
 from google.protobuf import descriptor as _descriptor
 from google.protobuf import descriptor_pool as _descriptor_pool

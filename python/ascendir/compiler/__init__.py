@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -94,10 +95,10 @@ class CompileOptions:
     def from_toml(cls, path: str | os.PathLike[str]) -> CompileOptions:
         """Read options from a TOML file (keys as the field names; a ``[compile]`` table or
         top-level keys)."""
-        try:
+        if sys.version_info >= (3, 11):
             import tomllib
-        except ImportError:  # pragma: no cover - Python 3.10
-            import tomli as tomllib  # type: ignore[no-redef]
+        else:  # pragma: no cover - Python 3.10
+            import tomli as tomllib
         with open(path, "rb") as f:
             data = tomllib.load(f)
         data = data.get("compile", data)

@@ -7,6 +7,8 @@ and draws the progress. With ``executor=`` (any ``concurrent.futures.Executor``,
 ``distributed.Client``) each model is one task that takes bytes plus the options as JSON and
 returns the result archive as bytes, so nothing Rust-backed crosses a process boundary.
 """
+# Optional dependencies (tqdm and distributed): absent or untyped where the package is checked
+# mypy: disable-error-code="import-not-found,import-untyped"
 
 from __future__ import annotations
 

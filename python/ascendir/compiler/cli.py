@@ -1,5 +1,7 @@
 """``ascendir compile MODEL|DIR|GLOB... -o OUT``: compile models in parallel (threads, or a
 Dask cluster) and print the summary table."""
+# Optional dependencies (tqdm, dask and distributed): absent or untyped where the package is checked
+# mypy: disable-error-code="import-not-found,import-untyped"
 
 from __future__ import annotations
 

@@ -24,6 +24,8 @@ The rules that keep the meaning exact:
 Expanded values and nodes are named ``<node>/<body name>`` (made unique in the model). This
 module needs the ``onnx`` package (``pip install onnx``); the plain import does not.
 """
+# Optional dependencies (onnx): absent or untyped where the package is checked
+# mypy: disable-error-code="import-not-found,import-untyped"
 
 from __future__ import annotations
 

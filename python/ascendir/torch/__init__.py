@@ -25,6 +25,8 @@ schema (:data:`ATTR_SCHEMA`), listed in the report and in the graph attribute
 The ``Const`` nodes view the parameters' memory (no copy): changing a parameter in place
 after the import changes the graph's constant too.
 """
+# Optional dependencies (torch): absent or untyped where the package is checked
+# mypy: disable-error-code="import-not-found,import-untyped"
 
 from __future__ import annotations
 

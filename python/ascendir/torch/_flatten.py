@@ -6,6 +6,8 @@ then dim order — the rule of the compiler's symbolize stage, so ``air.compile`
 the same. Dims that torch proves equal (one ``torch.export.Dim`` used twice) keep their own
 names and are tied by an ``Eq(s0, s1)`` guard; expressions elsewhere use the first name.
 """
+# Optional dependencies (torch): absent or untyped where the package is checked
+# mypy: disable-error-code="import-not-found,import-untyped"
 
 from __future__ import annotations
 
