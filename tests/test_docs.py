@@ -1,8 +1,8 @@
 """Every code block of README.md, CONTRIBUTING.md and docs/*.md runs as a test.
 
 ``python`` blocks are executed in order, one namespace per Markdown file, in a scratch
-directory holding a copy of ``examples/``. A hidden setup comment right before a block,
-``<!-- doctest: setup`` ... ``-->``, holds Python run first (the objects a sketch uses). A
+directory holding a copy of ``examples/``: exactly as shown, as a reader pasting them one after
+another would (no hidden setup: an HTML comment closing right before a block fails). A
 block preceded by ``<!-- doctest: skip: REASON -->`` is skipped with that reason (shown by
 ``pytest -rs``); shell blocks are skipped with the reason that they are shell commands,
 unless marked ``<!-- doctest: run -->``, in which case they run under ``bash -euo pipefail``
@@ -39,7 +39,6 @@ class Block:
     code: str
     mark: str | None
     reason: str
-    setup: str = ""
 
     @property
     def id(self) -> str:
@@ -63,22 +62,18 @@ def parse_blocks(path: Path) -> list[Block]:
         while i < len(lines) and lines[i].strip() != "```":
             body.append(lines[i][len(indent):] if lines[i].startswith(indent) else lines[i])
             i += 1
-        mark, reason, setup = None, "", ""
+        mark, reason = None, ""
         j = start - 1
         while j >= 0 and not lines[j].strip():
             j -= 1
-        if j >= 0 and lines[j].strip() == "-->":
-            k = j - 1
-            while k >= 0 and not lines[k].strip().startswith("<!-- doctest: setup"):
-                k -= 1
-            assert k >= 0, f"{path}:{j + 1}: a comment closes before a block but no setup opens"
-            setup = textwrap.dedent("\n".join(lines[k + 1:j])) + "\n"
-        elif j >= 0:
+        assert j < 0 or lines[j].strip() != "-->", (
+            f"{path}:{j + 1}: a comment closes right before a block (hidden setup code?)")
+        if j >= 0:
             mm = _MARK.search(lines[j])
             if mm:
                 mark, reason = mm.group(1), (mm.group(2) or "")
         out.append(Block(path, start + 1, lang, textwrap.dedent("\n".join(body)) + "\n",
-                         mark, reason, setup))
+                         mark, reason))
         i += 1
     return out
 
@@ -118,8 +113,6 @@ def _run(block: Block, scratch: Path) -> None:
 
     before = set(ops.list_ops())
     try:
-        if block.setup:
-            exec(compile(block.setup, f"{block.id} (setup)", "exec"), ns)
         exec(compile(block.code, block.id, "exec"), ns)
     finally:  # operators a page registers stay out of the rest of the suite
         for op_type in set(ops.list_ops()) - before:
