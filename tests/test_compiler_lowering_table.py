@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import ascendir as air
-from support.kernels import run_hint
+from support.kernels import compile_row, run_hint
 
 SHAPE = (4, 16)
 # Lowered GE types outside the builtin op library: the reference interpreter has no kernel
@@ -185,8 +185,7 @@ def build(op_type: str):
 @pytest.mark.parametrize("op_type", lowered_in_library())
 def test_every_lowering_row_equals_the_reference(op_type):
     g, feeds = build(op_type)
-    opts = air.CompileOptions(min_cluster_ops=1, enable=ENABLE.get(op_type, []))
-    cm = air.compile(g, options=opts)
+    cm = compile_row(g, evaluate=False, enable=ENABLE.get(op_type, []))
     kernels = [k for k in cm.kernels if "op" in k.members]
     assert kernels, cm.report.text()
     want = air.evaluate(g, feeds)
@@ -235,7 +234,7 @@ def test_rows_outside_the_library_equal_numpy(op_type):
                     input_names=port_names.get(op_type, ["x"]), outputs=["y"],
                     output_descs=[td])
     g.set_outputs([node])
-    cm = air.compile(g, options=air.CompileOptions(min_cluster_ops=1))
+    cm = compile_row(g, evaluate=False)
     (k,) = cm.kernels
     assert k.members == ["op"]
     got = run_hint(cm, k, feeds).reshape(SHAPE)
@@ -248,7 +247,7 @@ def test_bitwise_and_and_v3_views_equal_numpy():
     a, b = g.add_input("a", td), g.add_input("b", td)
     g.set_outputs([g.add_op("BitwiseAnd", [a, b], name="op", input_names=["x1", "x2"],
                             outputs=["y"], output_descs=[td])])
-    cm = air.compile(g, options=air.CompileOptions(min_cluster_ops=1))
+    cm = compile_row(g)
     (k,) = cm.kernels
     rng = np.random.default_rng(0)
     feeds = {n: rng.integers(-1000, 1000, SHAPE).astype(np.int32) for n in ("a", "b")}

@@ -13,6 +13,7 @@ import pytest
 
 import ascendir as air
 from ascendir.asc._cxx import find_compiler
+from support.kernels import compile_row as compile1
 from support.kernels import run_hint as run_kernel
 
 F32 = air.float32
@@ -41,10 +42,6 @@ def reasons(cm) -> dict[str, str]:
     for b in r.get("barriers", []):
         out[b["name"]] = b["reason"]
     return out
-
-
-def compile1(g, **kw):
-    return air.compile(g, options=air.CompileOptions(min_cluster_ops=1, **kw))
 
 
 def signed(rng, shape):
@@ -99,7 +96,7 @@ def test_bias_add_grad_sums_all_but_the_channel_axis(fmt):
                  output_descs=[air.TensorDesc([c], F32)])
     g.set_outputs([y])
     feeds = {"x": signed(np.random.default_rng(4), shape)}
-    cm = compile1(g)
+    cm = compile1(g, evaluate=False)
     (k,) = cm.kernels
     assert sorted(k.members) == ["abs", "op"]
     axes = (0, 1, 2) if fmt == "NHWC" else (0, 2, 3)
@@ -122,7 +119,7 @@ def test_gradient_rows_take_both_branches(ty, ref):
     rng = np.random.default_rng(5)
     feeds = {"dy": signed(rng, (4, 16)), "f": signed(rng, (4, 16))}
     assert (feeds["f"] > 0).any() and (feeds["f"] < 0).any()
-    cm = compile1(g)
+    cm = compile1(g, evaluate=False)
     (k,) = cm.kernels
     got = run_kernel(cm, k, feeds).reshape(4, 16)
     np.testing.assert_allclose(got, ref(feeds["dy"], feeds["f"]), rtol=1e-6)
@@ -233,8 +230,7 @@ def test_matrix_products_the_vector_unit_cannot_take_are_barriers(x2, why):
     x = g.add_input("x", air.TensorDesc([6, k], F32))
     w = g.add_const("w", np.ones(x2, np.float32))
     g.set_outputs([g.add_op("Relu", [g.add_op("MatMulV2", [x, w], name="mm")], name="r")])
-    cm = air.compile(g, options=air.CompileOptions(enable=["matmul_vector"],
-                                                   min_cluster_ops=1))
+    cm = compile1(g, enable=["matmul_vector"])
     assert why in reasons(cm)["mm"]
 
 
@@ -443,8 +439,7 @@ def test_split_becomes_a_strided_load_per_output_when_the_family_is_on(op_type):
     hints = {"x": [2, 12, 4]}
     off = air.compile(g, input_shapes=hints)
     assert reasons(off)["sp"] == "the split family is disabled"
-    cm = air.compile(g, input_shapes=hints,
-                     options=air.CompileOptions(enable=["split"], min_cluster_ops=1))
+    cm = compile1(g, input_shapes=hints, enable=["split"])
     assert cm.report.data["simplify"]["splits_to_slices"] == 1
     assert not any(n.type.startswith("Split") for n in cm.graph.nodes)
     members = {m for k in cm.kernels for m in k.members}
