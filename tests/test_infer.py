@@ -188,3 +188,36 @@ def test_inference_never_replaces_a_recorded_dim_with_an_unknown_one():
     x.op_desc.input_desc(0).shape = [-1, 4]
     g.infer_shapes()
     assert out(t)[0] == (-1, -1)
+
+
+def test_trans_data_stores_the_device_shape_and_keeps_the_logical_one_as_origin() -> None:
+    g = air.Graph("t")
+    w = g.add_input("w", air.TensorDesc([64, 64, 3, 3], air.float16, format="NCHW"))
+    fz = g.add_op("TransData", [w], name="fz",
+                  attrs={"src_format": "NCHW", "dst_format": "FRACTAL_Z"})
+    c04 = g.add_op("TransData", [g.add_input("k", air.TensorDesc([64, 3, 7, 7], air.float16,
+                                                                   format="NCHW"))],
+                   name="c04", attrs={"src_format": "NCHW", "dst_format": "FRACTAL_Z_C04"})
+    x = g.add_input("x", air.TensorDesc([2, 32, 8, 8], air.float16, format="NCHW"))
+    five = g.add_op("TransData", [x], name="five",
+                    attrs={"src_format": "NCHW", "dst_format": "NC1HWC0"})
+    # A desc that already has an origin (as GE writes them): the 5-D shape is the shape, the
+    # logical one stays the origin shape.
+    five.op_desc.update_output_desc(0, air.TensorDesc([2, 32, 8, 8], air.float16,
+                                                      format="NC1HWC0", origin_format="NCHW",
+                                                      origin_shape=[2, 32, 8, 8]))
+    back = g.add_op("TransData", [five], name="back",
+                    attrs={"src_format": "NC1HWC0", "dst_format": "NCHW"})
+    g.set_outputs([fz, c04, back])
+    g.infer_shapes()
+
+    def desc(name: str) -> tuple[object, ...]:
+        d = g.node(name).op_desc.output_desc(0)
+        return (tuple(d.shape), d.format.name, d.origin_shape and tuple(d.origin_shape),
+                d.origin_format.name)
+
+    # GE's (C1·H·W, ceil(N/16), 16, C0) and (ceil(4·H·W / C0), ceil(N/C0), 16, C0)
+    assert desc("fz") == ((36, 4, 16, 16), "FRACTAL_Z", (64, 64, 3, 3), "NCHW")
+    assert desc("c04") == ((13, 4, 16, 16), "FRACTAL_Z_C04", (64, 3, 7, 7), "NCHW")
+    assert desc("five") == ((2, 2, 8, 8, 16), "NC1HWC0", (2, 32, 8, 8), "NCHW")
+    assert desc("back")[:2] == ((2, 32, 8, 8), "NCHW")

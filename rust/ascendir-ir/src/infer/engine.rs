@@ -13,6 +13,7 @@ use super::side::{keep_recorded, known_value, origin_static, Recorded, Side};
 use super::values::propagate;
 use super::{is_transformed, run_rule, InferCtx, OutDesc, Param, RuleKind};
 use crate::attr::AttrValue;
+use crate::format::{bits, Format};
 use crate::graph::{Graph, NodeId};
 use crate::op_desc::{OpDesc, Sym};
 use crate::registry::{self, OpProto};
@@ -178,6 +179,10 @@ pub fn write_outputs(op: &mut OpDesc, outs: &[OutDesc]) -> Result<(), String> {
 }
 
 fn write_desc(desc: &mut Arc<TensorDesc>, out: &OutDesc) {
+    if let Some((format, origin)) = out.layout {
+        write_layout(desc, out, format, origin);
+        return;
+    }
     let cur: &TensorDesc = desc;
     let transformed = is_transformed(cur);
     let shape_ok = if transformed {
@@ -204,6 +209,41 @@ fn write_desc(desc: &mut Arc<TensorDesc>, out: &OutDesc) {
         }
     }
     d.dtype = out.dtype;
+}
+
+/// Write an output whose rule decided its layout: the logical shape as the origin shape (and
+/// as the shape when the layout keeps it), the physical shape of `format` as the shape.
+fn write_layout(desc: &mut Arc<TensorDesc>, out: &OutDesc, format: Format, origin: Format) {
+    let transformed = bits::primary(format.value()) != bits::primary(origin.value());
+    let shape = if transformed {
+        physical_shape(&out.shape, origin.value(), format.value(), out.dtype)
+            .unwrap_or_else(|| out.shape.clone())
+    } else {
+        out.shape.clone()
+    };
+    // Sub-format and C0 bits the desc already carries stay when the primary format agrees.
+    let fmt = if bits::primary(desc.format) == format.value() {
+        desc.format
+    } else {
+        format.value()
+    };
+    let keep_origin = desc.origin_shape.is_some() || transformed;
+    let origin_shape = keep_origin.then(|| Box::new(out.shape.clone()));
+    let cur: &TensorDesc = desc;
+    if cur.shape == shape
+        && cur.dtype == out.dtype
+        && cur.format == fmt
+        && cur.origin_format == origin.value()
+        && cur.origin_shape == origin_shape
+    {
+        return;
+    }
+    let d = Arc::make_mut(desc);
+    d.shape = shape;
+    d.dtype = out.dtype;
+    d.format = fmt;
+    d.origin_format = origin.value();
+    d.origin_shape = origin_shape;
 }
 
 /// Refresh an input desc from its producer's output desc (shape, dtype, formats, origin shape).
@@ -439,8 +479,10 @@ impl Engine<'_> {
         };
         self.stats.inferred += 1;
         // 3. Write back.
-        let keep_format =
-            matches!(proto.rule.params.get("format"), Some(Param::Str(s)) if s == "keep");
+        // A rule that decides its outputs' layout (TransData) is not followed by GE's default
+        // format inference.
+        let keep_format = matches!(proto.rule.params.get("format"), Some(Param::Str(s)) if s == "keep")
+            || outs.iter().any(|o| o.layout.is_some());
         // The old descs are held while writing, so a changed desc is a new `Arc` (copy on
         // write): only those go to the undo log.
         let key = self.current;

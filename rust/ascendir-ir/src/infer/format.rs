@@ -23,33 +23,49 @@ pub fn c0_of(format: i32, dtype: DataType) -> i64 {
     }
 }
 
-/// The physical shape of a `logical` shape in `origin` layout stored as `format`: ND stores
-/// the logical shape as it is; NC1HWC0 (and NC1HWC0_C04) split the C of a 4-D NCHW / NHWC
-/// shape into C1 = ceil(C / C0) and C0. `None` for layouts this does not know (the shape is
-/// then left as it is).
+/// The physical shape of a `logical` shape in `origin` layout stored as `format`, as GE's
+/// format transfers compute it: ND stores the logical shape as it is; NC1HWC0 (and
+/// NC1HWC0_C04) split the C of a 4-D NCHW / NHWC shape into C1 = ceil(C / C0) and C0;
+/// FRACTAL_Z (from NCHW / NHWC / HWCN) is (C1·H·W, ceil(N / 16), 16, C0) and FRACTAL_Z_C04
+/// (C padded to 4) is (ceil(4·H·W / C0), ceil(N / C0), 16, C0). `None` for layouts this does
+/// not know (the shape is then left as it is).
 pub fn physical_shape(logical: &[i64], origin: i32, format: i32, dtype: DataType) -> Option<Shape> {
     let primary = bits::primary(format);
     if primary == Format::ND.value() {
         return Some(Shape::from_slice(logical));
     }
-    if primary != Format::NC1HWC0.value() && primary != Format::NC1HWC0_C04.value() {
-        return None;
-    }
-    if logical.len() != 4 {
-        return None;
-    }
-    let (n, c, h, w) = match bits::primary(origin) {
-        o if o == Format::NCHW.value() => (logical[0], logical[1], logical[2], logical[3]),
-        o if o == Format::NHWC.value() => (logical[0], logical[3], logical[1], logical[2]),
+    let [n, c, h, w] = nchw_dims(logical, bits::primary(origin))?;
+    let c0 = c0_of(format, dtype);
+    // Unknown dims stay unknown through every product and ceiling.
+    let ceil = |a: i64, b: i64| if a < 0 { UNKNOWN_DIM } else { (a + b - 1) / b };
+    let mul = |a: i64, b: i64| {
+        if a < 0 || b < 0 {
+            UNKNOWN_DIM
+        } else {
+            a.saturating_mul(b)
+        }
+    };
+    const CUBE_N: i64 = 16;
+    let dims = match Format::from_value(i64::from(primary))? {
+        Format::NC1HWC0 | Format::NC1HWC0_C04 => vec![n, ceil(c, c0), h, w, c0],
+        Format::FRACTAL_Z => vec![mul(mul(ceil(c, c0), h), w), ceil(n, CUBE_N), CUBE_N, c0],
+        Format::FRACTAL_Z_C04 if c <= 4 => {
+            vec![ceil(mul(mul(4, h), w), c0), ceil(n, c0), CUBE_N, c0]
+        }
         _ => return None,
     };
-    let c0 = c0_of(format, dtype);
-    let c1 = if c < 0 {
-        UNKNOWN_DIM
-    } else {
-        c / c0 + i64::from(c % c0 != 0)
-    };
-    Some(Shape::from_slice(&[n, c1, h, w, c0]))
+    Some(Shape::from_slice(&dims))
+}
+
+/// `[N, C, H, W]` of a 4-D shape in an NCHW, NHWC or HWCN layout.
+fn nchw_dims(logical: &[i64], origin: i32) -> Option<[i64; 4]> {
+    let [a, b, c, d] = <[i64; 4]>::try_from(logical).ok()?;
+    match origin {
+        o if o == Format::NCHW.value() => Some([a, b, c, d]),
+        o if o == Format::NHWC.value() => Some([a, d, b, c]),
+        o if o == Format::HWCN.value() => Some([d, c, a, b]),
+        _ => None,
+    }
 }
 
 /// The format a desc stands for: its origin format, or its format when the origin is ND.

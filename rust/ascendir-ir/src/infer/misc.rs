@@ -2,9 +2,9 @@
 //! subgraphs at hand.
 
 use super::shape::{rank_unknown, tensor_f64, unknown_rank};
-use super::{logical_shape, InferCtx, OutDesc, RuleResult};
+use super::{logical_format, logical_shape, InferCtx, OutDesc, RuleResult};
 use crate::dtype::DataType;
-use crate::format::{bits, Format};
+use crate::format::Format;
 use crate::tensor::{Shape, UNKNOWN_DIM};
 
 /// `Shape`: a 1-D tensor of the input rank; dtype from the `dtype` attribute (INT32 default).
@@ -103,27 +103,20 @@ pub fn range(ctx: &InferCtx<'_>) -> RuleResult {
     Ok(ctx.all_outputs(OutDesc::new(Shape::from_slice(&[n]), dtype)))
 }
 
-/// `TransData`: when the destination format is the input's origin format the output is the
-/// origin shape; NCHW / NHWC → NC1HWC0 splits C into C1 × C0 (C0 by element type, see
-/// [`super::format::c0_of`]); otherwise the shape is kept. The dtype is kept.
+/// `TransData`: the logical shape is the input's (its origin shape when it is stored in a
+/// device format); the output is stored in `dst_format` with the input's logical format as
+/// its origin, so its shape is the physical one (NC1HWC0 splits C into C1 × C0, FRACTAL_Z is
+/// GE's (C1·H·W, N1, 16, C0), see [`super::format::physical_shape`]) and its origin shape the
+/// logical one. An unknown `dst_format` keeps the input's shape. The dtype is kept.
 pub fn trans_data(ctx: &InferCtx<'_>) -> RuleResult {
     let x = ctx.input_param("x", "src")?;
     let d = ctx.desc(x);
-    let dst = Format::from_name(ctx.attr_str("dst_format", "")).ok();
-    let src_fmt = Format::from_value(i64::from(bits::primary(d.format))).unwrap_or(Format::ND);
-    let origin =
-        Format::from_value(i64::from(bits::primary(d.origin_format))).unwrap_or(Format::ND);
-    let out: Shape = match dst {
-        Some(f) if f == origin && d.origin_shape.is_some() => Shape::from_slice(logical_shape(d)),
-        Some(f @ (Format::NC1HWC0 | Format::NC1HWC0_C04))
-            if matches!(src_fmt, Format::NCHW | Format::NHWC) =>
-        {
-            super::format::physical_shape(&d.shape, src_fmt.value(), f.value(), d.dtype)
-                .unwrap_or_else(|| d.shape.clone())
-        }
-        _ => d.shape.clone(),
+    let logical = Shape::from_slice(logical_shape(d));
+    let out = match Format::from_name(ctx.attr_str("dst_format", "")) {
+        Ok(dst) => OutDesc::with_layout(logical, d.dtype, dst, logical_format(d)),
+        Err(_) => OutDesc::new(d.shape.clone(), d.dtype),
     };
-    Ok(ctx.all_outputs(OutDesc::new(out, d.dtype)))
+    Ok(ctx.all_outputs(out))
 }
 
 /// `If` / `Case` seen without their subgraphs: nothing can be inferred, outputs are kept.

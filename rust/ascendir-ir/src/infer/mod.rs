@@ -252,16 +252,32 @@ pub fn parse_dtype_spec(text: &str) -> Result<DtypeSpec, String> {
 /// One inferred output.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OutDesc {
-    /// Its shape.
+    /// Its shape (the logical one when `layout` is given).
     pub shape: Shape,
     /// Its dtype.
     pub dtype: DataType,
+    /// The storage format and the origin (logical) format the rule decides, for rules that
+    /// change a layout (`TransData`); `None` keeps the desc's formats.
+    pub layout: Option<(Format, Format)>,
 }
 
 impl OutDesc {
     /// An output of `shape` and `dtype`.
     pub fn new(shape: Shape, dtype: DataType) -> Self {
-        OutDesc { shape, dtype }
+        OutDesc {
+            shape,
+            dtype,
+            layout: None,
+        }
+    }
+
+    /// An output of logical `shape` stored as `format`, whose origin format is `origin`.
+    pub fn with_layout(shape: Shape, dtype: DataType, format: Format, origin: Format) -> Self {
+        OutDesc {
+            shape,
+            dtype,
+            layout: Some((format, origin)),
+        }
     }
 
     /// An output of unknown rank.

@@ -583,7 +583,42 @@ fn generators() {
     let c = Case::new("TransData")
         .input("src", nchw(&[1, 20, 4, 4]))
         .attr("dst_format", AttrValue::String("NC1HWC0".into()));
-    assert_eq!(c.shape(RuleKind::TransData), vec![1, 2, 4, 4, 16]);
+    // The rule gives the logical shape and the layout; the writer stores the physical shape.
+    let out = &c.run(RuleKind::TransData).unwrap()[0];
+    assert_eq!(out.shape.to_vec(), vec![1, 20, 4, 4]);
+    assert_eq!(out.layout, Some((Format::NC1HWC0, Format::NCHW)));
+}
+
+#[test]
+fn physical_shapes_of_the_device_formats() {
+    use super::format::physical_shape;
+    let phys = |l: &[i64], o: Format, f: Format, dt| {
+        physical_shape(l, o.value(), f.value(), dt).map(|s| s.to_vec())
+    };
+    let f16 = DataType::FLOAT16;
+    // GE's FRACTAL_Z of a [64, 64, 3, 3] fp16 weight: (C1·H·W, N/16, 16, C0).
+    let fz = phys(&[64, 64, 3, 3], Format::NCHW, Format::FRACTAL_Z, f16);
+    assert_eq!(fz, Some(vec![36, 4, 16, 16]));
+    let fz = phys(&[3, 3, 64, 64], Format::HWCN, Format::FRACTAL_Z, f16);
+    assert_eq!(fz, Some(vec![36, 4, 16, 16]));
+    let fz = phys(
+        &[20, 3, 3, 3],
+        Format::NCHW,
+        Format::FRACTAL_Z,
+        DataType::INT8,
+    );
+    assert_eq!(fz, Some(vec![9, 2, 16, 32]));
+    // FRACTAL_Z_C04: C padded to 4, (ceil(4·H·W / C0), ceil(N / C0), 16, C0).
+    let c04 = phys(&[64, 3, 7, 7], Format::NCHW, Format::FRACTAL_Z_C04, f16);
+    assert_eq!(c04, Some(vec![13, 4, 16, 16]));
+    assert_eq!(
+        phys(&[64, 8, 7, 7], Format::NCHW, Format::FRACTAL_Z_C04, f16),
+        None
+    );
+    let nc = phys(&[2, 20, 4, 4], Format::NHWC, Format::NC1HWC0, f16);
+    assert_eq!(nc, Some(vec![2, 1, 20, 4, 16]));
+    let dynamic = phys(&[-1, 20, 4, 4], Format::NCHW, Format::FRACTAL_Z, f16);
+    assert_eq!(dynamic, Some(vec![32, -1, 16, 16]));
 }
 
 #[test]
