@@ -122,3 +122,30 @@ def test_tensor_without_numpy_dtype():
     with pytest.raises(air.InvalidArgumentError):
         t.numpy()
     assert bytes(t.data) == b"\x01\x02"
+
+
+def test_a_bytes_subclass_that_refers_to_its_graph_does_not_leak_the_graph() -> None:
+    import gc
+    import weakref
+
+    class Payload(bytes):
+        pass
+
+    class Marker:
+        pass
+
+    def build() -> weakref.ref[Marker]:
+        g = air.Graph("g")
+        data = Payload(np.arange(4, dtype=np.float32).tobytes())
+        marker = Marker()
+        data.graph, data.marker = g, marker  # type: ignore[attr-defined]
+        g.add_const("c", air.Tensor(air.TensorDesc([4], air.float32), data))
+        g.add_const("d", np.frombuffer(data, np.float32))  # a read-only view of it too
+        np.testing.assert_array_equal(g.node("c").op_desc.attrs["value"].numpy(),
+                                      np.arange(4, dtype=np.float32))
+        return weakref.ref(marker)
+
+    ref = build()
+    gc.collect()
+    # The graph held the payload, the payload the graph: only a copy breaks the cycle.
+    assert ref() is None

@@ -61,9 +61,9 @@ pub(crate) fn decode_one(py: Python<'_>, data: Bytes) -> PyResult<Py<PyGraph>> {
 }
 
 /// The buffer of a Python `bytes` object, shared instead of copied (the decoder slices byte
-/// payloads out of it, and the copy of a large model is not free).
+/// payloads out of it, and the copy of a large model is not free); see [`PyBytesOwner::share`].
 pub(crate) fn shared_input(data: &Bound<'_, PyBytes>) -> Bytes {
-    Bytes::from_owner(PyBytesOwner(data.clone().unbind()))
+    PyBytesOwner::share(data)
 }
 
 #[pymethods]

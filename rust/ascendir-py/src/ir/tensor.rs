@@ -552,8 +552,7 @@ fn numpy_dtype(array: &Bound<'_, PyAny>) -> PyResult<DataType> {
 /// otherwise.
 pub fn payload_of(obj: &Bound<'_, PyAny>) -> PyResult<Bytes> {
     if let Ok(b) = obj.cast::<PyBytes>() {
-        let owner = PyBytesOwner(b.clone().unbind());
-        return Ok(Bytes::from_owner(owner));
+        return Ok(PyBytesOwner::share(b));
     }
     let py = obj.py();
     let np = py.import("numpy")?;
@@ -571,7 +570,9 @@ pub fn payload_of(obj: &Bound<'_, PyAny>) -> PyResult<Bytes> {
     while base.is_instance(&np.getattr("ndarray")?)? {
         base = base.getattr("base")?;
     }
-    let immutable = base.is_instance_of::<PyBytes>() || base.is_instance_of::<TensorBuffer>();
+    // Exact types only: a subclass instance can hold attributes that refer back to the graph.
+    let immutable =
+        base.is_exact_instance_of::<PyBytes>() || base.is_exact_instance_of::<TensorBuffer>();
     if !writeable && immutable {
         let (ptr, _): (usize, bool) = raw
             .getattr("__array_interface__")?
@@ -588,11 +589,25 @@ pub fn payload_of(obj: &Bound<'_, PyAny>) -> PyResult<Bytes> {
         }));
     }
     let bytes: Bound<'_, PyBytes> = raw.call_method0("tobytes")?.cast_into()?;
-    Ok(Bytes::from_owner(PyBytesOwner(bytes.unbind())))
+    Ok(PyBytesOwner::share(&bytes))
 }
 
 /// A Python `bytes` object as the owner of a `Bytes` buffer (no copy).
-pub(crate) struct PyBytesOwner(pub(crate) Py<PyBytes>);
+pub(crate) struct PyBytesOwner(Py<PyBytes>);
+
+impl PyBytesOwner {
+    /// The buffer of `data`: shared when it is exactly `bytes`, copied for a subclass. An
+    /// instance of a subclass can hold attributes, and one that refers back to the graph
+    /// holding its buffer would be a reference cycle through Rust that Python's collector
+    /// cannot see (the graph would never be freed); plain `bytes` refers to nothing.
+    pub(crate) fn share(data: &Bound<'_, PyBytes>) -> Bytes {
+        if data.is_exact_instance_of::<PyBytes>() {
+            Bytes::from_owner(PyBytesOwner(data.clone().unbind()))
+        } else {
+            Bytes::copy_from_slice(data.as_bytes())
+        }
+    }
+}
 
 impl AsRef<[u8]> for PyBytesOwner {
     fn as_ref(&self) -> &[u8] {
