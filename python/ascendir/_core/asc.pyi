@@ -301,6 +301,11 @@ class AscGraph:
     def to_bytes(self) -> bytes:
         ...
 
+    def structure_bytes(self) -> bytes:
+        """The bytes of the graph with every node named after its index and no graph name:
+        equal for two graphs that differ only in names (a model's repeated layers)."""
+        ...
+
     @staticmethod
     def from_bytes(data: bytes) -> AscGraph:
         ...

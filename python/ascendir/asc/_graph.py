@@ -241,6 +241,11 @@ class AscGraph:
         """GE's ``AscGraphDef`` protobuf bytes."""
         return self._core.to_bytes()
 
+    def structure_bytes(self) -> bytes:
+        """The ``AscGraphDef`` bytes with every node named after its index and no graph
+        name: equal for two graphs that differ only in names (a model's repeated layers)."""
+        return self._core.structure_bytes()
+
     @staticmethod
     def from_bytes(data: bytes) -> AscGraph:
         """Parse ``AscGraphDef`` bytes (DecodeError names the field)."""

@@ -43,11 +43,16 @@ class VerifyCase:
 
 @dataclass
 class VerifyReport:
-    """What :func:`verify` ran: ``cases`` (one per kernel × template × target × shape)."""
+    """What :func:`verify` ran: ``cases`` (one per kernel × template × target × shape) of the
+    kernels that were built; ``twins`` maps each other kernel to the built kernel of the same
+    structure whose cases stand for it."""
 
     cases: list[VerifyCase] = field(default_factory=list)
     #: How many kernels were checked (a model without kernels has nothing to verify).
     kernels: int = 0
+    #: Kernel → the kernel of the same structure (HintGraph and ImplGraphs equal but for node
+    #: names, same shapes) that was built and run for it.
+    twins: dict[str, str] = field(default_factory=dict)
 
     #: Failures listed one per line by :meth:`text`; past this many, the rest are counted.
     MAX_LISTED = 20
@@ -81,7 +86,9 @@ class VerifyReport:
         """One line: how many runs of how many kernels, how many failed."""
         if self.kernels == 0 and not self.cases:
             return "no kernels to verify: the model has no AscBackend kernel"
-        return (f"verified {len(self.cases)} runs of {self.kernels} kernels: "
+        distinct = self.kernels - len(self.twins)
+        twins = f" ({distinct} distinct)" if self.twins else ""
+        return (f"verified {len(self.cases)} runs of {self.kernels} kernels{twins}: "
                 f"{len(self.failures)} failed")
 
     def text(self) -> str:
@@ -159,10 +166,13 @@ def guard_holds(guard: str, shape: Mapping[str, int]) -> bool | None:
         return None
 
 
-def _guards_hold(kernel: Any, shape: Mapping[str, int]) -> bool:
+def _guards(kernel: Any) -> list[str]:
     attrs = kernel.node.op_desc.attrs
-    guards = list(attrs["_ascendir_guards"]) if "_ascendir_guards" in attrs else []
-    return all(guard_holds(str(g), shape) is not False for g in guards)
+    return [str(g) for g in attrs["_ascendir_guards"]] if "_ascendir_guards" in attrs else []
+
+
+def _guards_hold(kernel: Any, shape: Mapping[str, int]) -> bool:
+    return all(guard_holds(g, shape) is not False for g in _guards(kernel))
 
 
 def random_inputs(hint: Any, shape: Mapping[str, int], seed: int = 0) -> dict[str, Any]:
@@ -217,6 +227,15 @@ def _close(a: Any, b: Any) -> tuple[bool, float]:
     return ok, diff
 
 
+def _structure(kernel: Any, default_hint: int) -> tuple[Any, ...]:
+    """What decides a kernel's verification: its HintGraph's and ImplGraphs' structure (names
+    aside), its guards and its hint shape."""
+    return (kernel.hint.structure_bytes(),
+            tuple(impl.structure_bytes() for impl in kernel.impls),
+            tuple(_guards(kernel)),
+            tuple(sorted(_hint_shape(kernel, default_hint).items())))
+
+
 def _shapes(kernel: Any, base: dict[str, int]) -> list[dict[str, int]]:
     shapes = [dict(base)]
     for s in _symbols(kernel):
@@ -250,8 +269,19 @@ def verify(compiled: Any, *, shapes: Sequence[Mapping[str, int]] | None = None,
     wanted = set(kernels) if kernels is not None else None
     report = VerifyReport()
     default_hint = int(getattr(compiled.options, "default_hint", 16) or 16)
-    chosen = [k for k in compiled.kernels if wanted is None or k.name in wanted]
-    report.kernels = len(chosen)
+    every = [k for k in compiled.kernels if wanted is None or k.name in wanted]
+    report.kernels = len(every)
+    # Structural twins (a model's repeated layers) are the same program on the same shapes:
+    # the first of each is built and run for all.
+    first: dict[Any, str] = {}
+    chosen = []
+    for k in every:
+        key = _structure(k, default_hint)
+        if key in first:
+            report.twins[k.name] = first[key]
+        else:
+            first[key] = k.name
+            chosen.append(k)
 
     def build(k: Any) -> Any:
         try:

@@ -410,6 +410,15 @@ impl AscGraph {
         p.encode_to_vec()
     }
 
+    /// [`structure_bytes`](Self::structure_bytes) without the graph's own name: equal for
+    /// the kernels of a model's repeated layers, which differ only in names.
+    pub fn nameless_structure_bytes(&self) -> Vec<u8> {
+        let mut p = self.to_proto();
+        self.name_by_index(&mut p);
+        p.graph_name.clear();
+        p.encode_to_vec()
+    }
+
     fn name_by_index(&self, p: &mut pb::AscGraphDef) {
         for (i, (pn, n)) in p.asc_node.iter_mut().zip(&self.nodes).enumerate() {
             if let Some(a) = pn.attr.as_mut() {

@@ -305,6 +305,12 @@ impl PyAscGraph {
         crate::errors::guard_res(|| crate::errors::py_bytes(py, &self.g.to_bytes()))
     }
 
+    /// The bytes of the graph with every node named after its index and no graph name:
+    /// equal for two graphs that differ only in names (a model's repeated layers).
+    fn structure_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        crate::errors::guard_res(|| crate::errors::py_bytes(py, &self.g.nameless_structure_bytes()))
+    }
+
     /// Parse GE's `AscGraphDef` protobuf.
     #[staticmethod]
     fn from_bytes(data: &[u8]) -> PyResult<PyAscGraph> {
