@@ -391,3 +391,44 @@ def test_shape_arithmetic_folds_to_constants():
     # Dynamic input: the dims stay symbolic, nothing folds but the constant parts.
     cm = air.compile(dynamic_model(), input_shapes={"x": [2, 5, 32]})
     assert "Shape" in [n.type for n in cm.graph.nodes]
+
+
+def _range_model(dims: list) -> onnx.ModelProto:
+    """``Range(0, Cast<float>(Gather(Shape(x), 2)), 1)`` twice, concatenated, then Add / Mul:
+    shape arithmetic that goes through a float."""
+    h = helper
+    const = lambda name, dt, v: h.make_node(  # noqa: E731
+        "Constant", [], [name], value=h.make_tensor(name, dt, [], [v]))
+    nodes = [
+        h.make_node("Shape", ["x"], ["shp"]), const("i2", TensorProto.INT64, 2),
+        h.make_node("Gather", ["shp", "i2"], ["hdim"], axis=0),
+        h.make_node("Cast", ["hdim"], ["hf"], to=TensorProto.FLOAT),
+        const("z", TensorProto.FLOAT, 0.0), const("o", TensorProto.FLOAT, 1.0),
+        h.make_node("Range", ["z", "hf", "o"], ["r1"]),
+        h.make_node("Range", ["z", "hf", "o"], ["r2"]),
+        h.make_node("Concat", ["r1", "r2"], ["c"], axis=0),
+        h.make_node("Add", ["c", "c"], ["a"]), h.make_node("Mul", ["a", "c"], ["y"]),
+    ]
+    g = h.make_graph(nodes, "g", [h.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+                     [h.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    return h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+
+
+@pytest.mark.parametrize("dims", [[1, 3, 40, 40], ["b", 3, "h", 40]])
+def test_values_through_float_casts_keep_kernel_symbols_on_model_inputs(dims):
+    g = air.onnx.load(_range_model(dims).SerializeToString())
+    cm = air.compile(g)
+    (k,) = cm.kernels
+    assert {"ConcatV2D", "Add", "Mul"} <= set(k.member_types), k.member_types
+    syms = [s.split(":")[0] for s in node_attrs(cm, k)["_ascendir_symbols"]]
+    sources = cm.report.data["symbols"]
+    # A static model: no symbol reaches the kernel. A dynamic one: only the input's dims.
+    assert syms == ([] if dims[0] == 1 else ["s1"])
+    assert all(sources[s]["source"].startswith("input ") for s in syms), sources
+    heights = [40] if dims[0] == 1 else [40, 24]
+    for hgt in heights:
+        x = np.zeros((1, 3, hgt, 40), np.float32)
+        want, got = air.evaluate(g, {"x": x}), air.evaluate(cm.graph, {"x": x})
+        (name,) = want
+        np.testing.assert_array_equal(got[name], want[name])
+        assert got[name].shape == (2 * hgt,)

@@ -95,7 +95,7 @@ impl<'a> View<'a> {
             return Some(v.clone());
         }
         let c = const_value(self.g.op(p.0).ok()?)?;
-        let ints = tensor_ints(&c).filter(|v| v.len() <= MAX_VALUE)?;
+        let ints = whole_numbers(&c).filter(|v| v.len() <= MAX_VALUE)?;
         Some(ints.into_iter().map(Expr::int).collect())
     }
 
@@ -122,12 +122,28 @@ impl<'a> View<'a> {
     }
 }
 
-/// The value of output 0 of node `id`, when it is a small integer tensor computed from shapes.
+/// The integers of a constant: an integer tensor, or a float one holding whole numbers (the
+/// `0.0` and `1.0` of a `Range` over a float length).
+fn whole_numbers(c: &ascendir_ir::Tensor) -> Option<Vec<i64>> {
+    if let Some(v) = tensor_ints(c) {
+        return Some(v);
+    }
+    ascendir_ir::infer::shape::tensor_f64(c)
+        .ok()?
+        .into_iter()
+        .map(|x| (x.fract() == 0.0 && x.abs() <= 9.0e15).then_some(x as i64))
+        .collect()
+}
+
+/// The value of output 0 of node `id`, when it is a small integer tensor computed from shapes
+/// (or such a tensor cast to a float type: a dim's value survives `Cast<float>` exactly).
 pub(crate) fn value(t: &SymTable, g: &Graph, id: NodeId) -> Option<Vec<Expr>> {
     let node = g.node(id).ok()?;
     let op = node.op();
     let out = op.outputs().first()?;
-    if !matches!(out.desc.dtype, DataType::INT64 | DataType::INT32) {
+    let float_cast =
+        op.op_type() == "Cast" && matches!(out.desc.dtype, DataType::FLOAT | DataType::DOUBLE);
+    if !matches!(out.desc.dtype, DataType::INT64 | DataType::INT32) && !float_cast {
         return None;
     }
     let v = View::new(g, id, node);
@@ -251,6 +267,27 @@ fn rule(t: &mut SymTable, v: &View<'_>) -> Option<Vec<Vec<Expr>>> {
     let one = |s: Vec<Expr>| Some(vec![s]);
     match op.op_type() {
         "Shape" => one(vec![Expr::int(v.value_len(t)?)]),
+        "Range" => {
+            // ceil((limit - start) / delta) elements, for a constant delta.
+            let (start, limit) = (v.value(t, 0)?, v.value(t, 1)?);
+            let delta = *v.ints(t, 2)?.first()?;
+            let span = match delta {
+                0 => return None,
+                d if d > 0 => Expr::sub(limit.first()?, start.first()?),
+                _ => Expr::sub(start.first()?, limit.first()?),
+            };
+            let step = delta.abs();
+            let len = if step == 1 {
+                span
+            } else {
+                Expr::floor(&Expr::div(
+                    &Expr::add(&span, &Expr::int(step - 1)),
+                    &Expr::int(step),
+                ))
+            };
+            // Only where the hints give a length (an empty or negative range stays unknown).
+            (t.eval(&len)? > 0).then(|| vec![vec![len]])
+        }
         "GatherV2D" | "GatherV2" | "Gather" => {
             if attr_int(op, "batch_dims").unwrap_or(0) != 0 {
                 return None;

@@ -24,6 +24,11 @@ pub const MAX_ELEMENTS: usize = 64;
 /// hold the inferred shape and dtype.
 pub fn propagate(op: &OpDesc, values: &dyn Fn(usize) -> Option<Tensor>) -> Option<Tensor> {
     let out = &op.outputs().first()?.desc;
+    if op.op_type() == "Cast" {
+        if let Some(t) = cast_exact(out, &values(0)?) {
+            return Some(t);
+        }
+    }
     if !matches!(
         out.dtype,
         DataType::INT32 | DataType::INT64 | DataType::BOOL
@@ -156,6 +161,53 @@ pub fn propagate(op: &OpDesc, values: &dyn Fn(usize) -> Option<Tensor>) -> Optio
     int_tensor(shape, out.dtype, &v)
 }
 
+/// A `Cast` between integers and floats of a known value, when every value survives it
+/// exactly: an integer that the float type holds exactly (|v| ≤ 2^24 for FLOAT, 2^53 for
+/// DOUBLE), a float that is a whole number the integer type holds. Shape arithmetic goes
+/// through floats this way (`Range(0, Cast<float>(Gather(Shape(x))), 1)`); a value that
+/// would round is not propagated.
+fn cast_exact(out: &TensorDesc, input: &Tensor) -> Option<Tensor> {
+    let is_float = |d: DataType| matches!(d, DataType::FLOAT | DataType::DOUBLE);
+    if !is_float(out.dtype) && !is_float(input.desc.dtype) {
+        return None; // integer to integer: the generic path
+    }
+    if input.desc.shape.as_slice() != out.shape.as_slice() {
+        return None;
+    }
+    let v = super::shape::tensor_f64(input).ok()?;
+    if v.len() > MAX_ELEMENTS {
+        return None;
+    }
+    let data: Vec<u8> = match out.dtype {
+        DataType::FLOAT => v
+            .iter()
+            .map(|&x| (x.fract() == 0.0 && x.abs() <= 16_777_216.0).then_some(x as f32))
+            .collect::<Option<Vec<f32>>>()?
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect(),
+        DataType::DOUBLE => v
+            .iter()
+            .map(|&x| (x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0).then_some(x))
+            .collect::<Option<Vec<f64>>>()?
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect(),
+        DataType::INT32 | DataType::INT64 => {
+            let ints = v
+                .iter()
+                .map(|&x| (x.fract() == 0.0 && x.abs() < 9.2e18).then_some(x as i64))
+                .collect::<Option<Vec<i64>>>()?;
+            return int_tensor(&out.shape, out.dtype, &ints);
+        }
+        _ => return None,
+    };
+    Some(Tensor::new(
+        TensorDesc::new(&out.shape, out.dtype, Format::ND),
+        Bytes::from(data),
+    ))
+}
+
 /// Python-style `data[begin:end:step]` with ONNX Slice's clamping.
 fn slice_1d(data: &[i64], begin: i64, end: i64, step: i64) -> Vec<i64> {
     let n = i64::try_from(data.len()).unwrap_or(i64::MAX);
@@ -223,6 +275,34 @@ mod tests {
         )
         .unwrap();
         op
+    }
+
+    #[test]
+    fn exact_values_go_through_casts_to_and_from_float() {
+        let cast = |v: Tensor, to: DataType| {
+            let mut op = OpDesc::new("c", "Cast");
+            op.add_input("x", v.desc.clone());
+            op.add_output(
+                "y",
+                Arc::new(TensorDesc::new(&v.desc.shape, to, Format::ND)),
+            )
+            .unwrap();
+            propagate(&op, &|_| Some(v.clone()))
+        };
+        let f = cast(int64(&[40, -3]), DataType::FLOAT).unwrap();
+        assert_eq!(
+            super::super::shape::tensor_f64(&f).unwrap(),
+            vec![40.0, -3.0]
+        );
+        let back = cast(f, DataType::INT32).unwrap();
+        assert_eq!(tensor_ints(&back).unwrap(), vec![40, -3]);
+        // A value the float cannot hold exactly, or a fraction cast to an integer: unknown.
+        assert!(cast(int64(&[(1 << 24) + 1]), DataType::FLOAT).is_none());
+        let half = Tensor::new(
+            TensorDesc::new(&[1], DataType::FLOAT, Format::ND),
+            Bytes::from(2.5f32.to_le_bytes().to_vec()),
+        );
+        assert!(cast(half, DataType::INT64).is_none());
     }
 
     #[test]
