@@ -145,14 +145,15 @@ def _corpus_table(terminalreporter) -> None:
     stages = next(iter(_CORPUS.values()))["stages"]
     terminalreporter.section("real-architecture corpus: stage by stage")
     head = f"{'model':18s} {'family':18s} " + " ".join(f"{s[:14]:14s}" for s in stages)
-    terminalreporter.write_line(head + "  nodes kernels import-s compile-s")
+    terminalreporter.write_line(head + "  nodes kernels attention import-s compile-s")
     for name, r in sorted(_CORPUS.items()):
         cells = " ".join(f"{('ok' if r['outcome'].get(s) == 'ok' else 'FAIL'):14s}"
                          for s in stages)
         f = r["figures"]
         terminalreporter.write_line(
             f"{name:18s} {r['family']:18s} {cells}  {f.get('nodes', '-')!s:>5} "
-            f"{f.get('kernels', '-')!s:>7} {f.get('import s', 0):8.3f} "
+            f"{f.get('kernels', '-')!s:>7} {f.get('attention', '-')!s:>9} "
+            f"{f.get('import s', 0):8.3f} "
             f"{f.get('compile s', 0):9.3f}")
     totals = {s: sum(r["seconds"].get(s, 0.0) for r in _CORPUS.values()) for s in stages}
     terminalreporter.write_line("seconds per stage over the corpus: " + ", ".join(

@@ -116,6 +116,8 @@ def _compile_stages(run: _Run, g: air.Graph, args, ref: list[np.ndarray]) -> Non
         cm = air.compile(g)
         run.figures["compile s"] = time.perf_counter() - t0
         run.figures["kernels"] = len(cm.kernels)
+        # Attention matched as GE's fused op by the attention pass (stage 4).
+        run.figures["attention"] = sum(n.type == "FlashAttentionScore" for n in cm.graph.nodes)
         holder["cm"] = cm
         _same(air.evaluate(cm.graph, [a.numpy() for a in args]), ref, "evaluate(compiled)")
 
