@@ -12,7 +12,7 @@ from . import asc_backend as asc_backend
 from . import codegen as codegen
 from . import compiler as compiler
 
-__all__ = ['Anchor', 'AttrMap', 'Graph', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_mapping', '_onnx_opset_warning', '_onnx_save_bytes', '_ops_attach', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_is_builtin', '_ops_library_loading', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_table_text', '_ops_types', '_ops_unregister', '_test_panic', '_text_to_bytes', '_thread_token', '_thread_trace_start', '_thread_trace_stop', '_torch_convert', 'asc', 'asc_backend', 'codegen', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'get_num_threads', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'set_num_threads', 'size_in_bytes_of', 'topo_mode_from_ge_options']
+__all__ = ['Anchor', 'AttrMap', 'Graph', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', 'Usage', 'Value', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_mapping', '_onnx_opset_warning', '_onnx_save_bytes', '_ops_attach', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_is_builtin', '_ops_library_loading', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_table_text', '_ops_types', '_ops_unregister', '_test_panic', '_text_to_bytes', '_thread_token', '_thread_trace_start', '_thread_trace_stop', '_torch_convert', 'asc', 'asc_backend', 'codegen', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'get_num_threads', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'set_num_threads', 'size_in_bytes_of', 'topo_mode_from_ge_options']
 
 __version__: str
 
@@ -366,6 +366,21 @@ class Node:
         ...
 
     @property
+    def outputs(self) -> list[Value]:
+        """The node's outputs as values, in index order."""
+        ...
+
+    @property
+    def inputs(self) -> list[Value | None]:
+        """The values the node reads, in input order (``None`` for an unlinked input)."""
+        ...
+
+    def replace_all_uses_with(self, other: Node) -> int:
+        """Every use of every output of this node reads the same output of ``other`` instead;
+        returns how many uses moved. All or nothing."""
+        ...
+
+    @property
     def in_data_anchors(self) -> list[Anchor]:
         ...
 
@@ -670,6 +685,60 @@ def format_c0_value(format: int) -> int:
     ...
 
 @final
+class Value:
+    """Output ``index`` of a node: a value. Stale once its producer leaves the graph; stands
+    for itself wherever a producer is taken."""
+
+    @property
+    def index(self) -> int:
+        """The output index on the producer."""
+        ...
+
+    @property
+    def desc(self) -> TensorDesc:
+        """The value's tensor desc (a view of the producer's output desc)."""
+        ...
+
+    def producer(self) -> Node:
+        """The node that produces the value."""
+        ...
+
+    def uses(self) -> list[Usage]:
+        """One ``Usage(node, index)`` per consumer input, in link order."""
+        ...
+
+    def replace_all_uses_with(self, other: Value | Node | Anchor) -> int:
+        """Every use (and graph output) of this value reads ``other`` instead; returns how many
+        uses moved. All or nothing: a foreign or stale ``other`` or a cycle raises."""
+        ...
+
+    def __eq__(self, other: object, /) -> bool:
+        ...
+
+    def __hash__(self) -> int:
+        ...
+
+@final
+class Usage:
+    """One use of a value: input ``index`` of ``node``."""
+
+    @property
+    def node(self) -> Node:
+        """The consumer."""
+        ...
+
+    @property
+    def index(self) -> int:
+        """The consumer's input index."""
+        ...
+
+    def __iter__(self) -> Iterator[Node | int]:
+        ...
+
+    def __eq__(self, other: object, /) -> bool:
+        ...
+
+@final
 class NodeSeq(Sequence[Node]):
     """A sequence of nodes of one graph (a sort result); handles are created on access."""
 
@@ -800,4 +869,4 @@ def _torch_convert(name: str, kinds: Sequence[int], names: Sequence[str], target
 
 _DTypeLike = DataType | int | str | Any
 _FormatLike = Format | int | str
-_Source = Node | Anchor
+_Source = Node | Anchor | Value

@@ -24,6 +24,7 @@ pub mod subgraph;
 pub mod tensor;
 pub mod threads;
 pub mod topo;
+pub mod uses;
 pub mod verify;
 mod wire_support;
 

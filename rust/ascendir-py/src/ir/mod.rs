@@ -12,12 +12,15 @@ pub mod op_desc;
 mod op_desc_ports;
 pub mod tensor;
 pub mod types;
+pub mod value;
 
 /// Register the IR classes and functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<graph::PyGraph>()?;
     m.add_class::<node::PyNode>()?;
     m.add_class::<anchor::PyAnchor>()?;
+    m.add_class::<value::PyValue>()?;
+    m.add_class::<value::PyUsage>()?;
     m.add_class::<op_desc::PyOpDesc>()?;
     m.add_class::<tensor::PyTensorDesc>()?;
     m.add_class::<tensor::PyTensor>()?;

@@ -337,9 +337,12 @@ pub fn stale(graph: &str, id: NodeId) -> PyErr {
     })
 }
 
-/// Resolve a Python value standing for a producer: a `Node` (its output 0) or an out-data /
-/// out-control anchor. Checks the graph.
+/// Resolve a Python value standing for a producer: a `Value`, a `Node` (its output 0) or an
+/// out-data / out-control anchor. Checks the graph.
 pub fn extract_source(graph: &Bound<'_, PyGraph>, obj: &Bound<'_, PyAny>) -> PyResult<OutAnchor> {
+    if let Ok(v) = obj.cast::<super::value::PyValue>() {
+        return super::value::extract_value(graph, v);
+    }
     if obj.is_instance_of::<PyNode>() {
         let id = PyNode::extract_id(graph, obj)?;
         let outs = PyGraph::try_read(graph, |g| Ok(g.node(id)?.num_out_data()))?;
