@@ -1,5 +1,5 @@
-//! Softmax and normalization: ONNX Softmax, LogSoftmax, BatchNormalization and
-//! LayerNormalization ↔ GE SoftmaxV2, LogSoftmaxV2, BatchNorm, LayerNorm and LayerNormV3.
+//! Softmax and normalization: ONNX Softmax, LogSoftmax, BatchNormalization, LayerNormalization
+//! and LRN ↔ GE SoftmaxV2, LogSoftmaxV2, BatchNorm, LayerNorm, LayerNormV3 and LRN.
 
 use std::borrow::Cow;
 
@@ -8,7 +8,9 @@ use ascendir_ir::{AttrMap, AttrValue};
 use crate::error::OnnxResult;
 use crate::pb;
 
-use super::attrs::{a_float, a_int, bool_of, float_of, get, get_f, get_i, input, int_of, ints_of};
+use super::attrs::{
+    a_float, a_int, bool_of, float_of, get, get_f, get_i, input, int_of, ints_of, str_of,
+};
 use super::table::Entry;
 use super::{Emitted, Exported, Handled, InputInfo, Mapped};
 
@@ -24,25 +26,41 @@ pub(super) fn import(
     match e.onnx {
         "Softmax" | "LogSoftmax" => {
             let default = if opset >= 13 { -1 } else { 1 };
-            if opset < 13 && get_i(node, "axis", default) != -1 {
-                // Before opset 13 softmax flattens to 2-D at `axis`; only the last-axis form maps.
-                if let Some(r) = input(node, 0).and_then(|x| info.rank(x)) {
-                    let axis = get_i(node, "axis", default);
-                    if axis != r as i64 - 1 {
-                        return Ok(Handled::Unmapped);
-                    }
-                } else {
+            let axis = get_i(node, "axis", default);
+            let axes = if opset >= 13 || axis == -1 {
+                vec![axis]
+            } else {
+                // Before opset 13 softmax flattens to 2-D at `axis`: one softmax over every
+                // axis from `axis` on, which GE's SoftmaxV2 takes as its axes (recorded
+                // from the end, the form the old opsets export).
+                let Some(r) = input(node, 0).and_then(|x| info.rank(x)) else {
+                    return Ok(Handled::Unmapped);
+                };
+                let r = r as i64;
+                let first = if axis < 0 { axis + r } else { axis };
+                if !(0..r).contains(&first) {
                     return Ok(Handled::Unmapped);
                 }
-            }
-            // Before opset 13 only the last axis maps: it is recorded as -1 (the form every
-            // opset exports).
-            let axis = if opset < 13 {
-                -1
-            } else {
-                get_i(node, "axis", default)
+                (first - r..0).collect()
             };
-            a.insert("axes", AttrValue::ListInt(vec![axis]));
+            a.insert("axes", AttrValue::ListInt(axes));
+        }
+        "LRN" => {
+            // GE's LRN (TensorFlow's) sums a symmetric window of `depth_radius` channels on
+            // each side and scales the sum by `alpha`; ONNX's window has `size` channels and
+            // scales by `alpha / size`. An even size has no symmetric window.
+            let size = get_i(node, "size", 0);
+            if size <= 0 || size % 2 == 0 {
+                return Ok(Handled::Unmapped);
+            }
+            a.insert("depth_radius", AttrValue::Int((size - 1) / 2));
+            a.insert("bias", AttrValue::Float(get_f(node, "bias", 1.0)));
+            a.insert(
+                "alpha",
+                AttrValue::Float(get_f(node, "alpha", 1e-4) / size as f32),
+            );
+            a.insert("beta", AttrValue::Float(get_f(node, "beta", 0.75)));
+            a.insert("norm_region", AttrValue::String("ACROSS_CHANNELS".into()));
         }
         "BatchNormalization" => {
             // GE's BatchNorm always has its five outputs; ONNX's fill the first ones.
@@ -105,13 +123,18 @@ pub(super) fn export<'a>(
     let onnx = match ge_type {
         "SoftmaxV2" | "LogSoftmaxV2" => {
             let axes = ints_of(attrs, "axes").unwrap_or_else(|| vec![-1]);
-            if axes.len() != 1 {
+            // Before opset 13 the op flattens at `axis`: the axes must run to the end (-k..-1);
+            // from 13 on it takes one axis.
+            let to_end = axes.iter().rev().zip(1..).all(|(&a, k)| a == -k);
+            let one = if opset < 13 {
+                to_end.then(|| axes.first().copied()).flatten()
+            } else {
+                axes.first().copied().filter(|_| axes.len() == 1)
+            };
+            let Some(axis) = one else {
                 return Ok(Exported::Unmapped);
-            }
-            if opset < 13 && axes[0] != -1 {
-                return Ok(Exported::Unmapped);
-            }
-            at.push(a_int("axis", axes[0]));
+            };
+            at.push(a_int("axis", axis));
             if ge_type == "SoftmaxV2" {
                 "Softmax"
             } else {
@@ -134,6 +157,18 @@ pub(super) fn export<'a>(
                 at.push(a_int("is_test", i64::from(!bool_of(attrs, "is_training"))));
             }
             "BatchNormalization"
+        }
+        "LRN" => {
+            if str_of(attrs, "norm_region").is_some_and(|r| r != "ACROSS_CHANNELS") {
+                return Ok(Exported::Unmapped);
+            }
+            let size = 2 * int_of(attrs, "depth_radius").unwrap_or(5) + 1;
+            at.push(a_int("size", size));
+            let alpha = float_of(attrs, "alpha").unwrap_or(1.0);
+            at.push(a_float("alpha", alpha * size as f32));
+            at.push(a_float("beta", float_of(attrs, "beta").unwrap_or(0.5)));
+            at.push(a_float("bias", float_of(attrs, "bias").unwrap_or(1.0)));
+            "LRN"
         }
         "LayerNorm" | "LayerNormV3" => {
             at.push(a_int(
