@@ -190,3 +190,20 @@ def test_conv_sums_float_inputs_with_one_rounding():
     got = list(air.evaluate(air.onnx.load(m.SerializeToString()), {"x": x}).values())[0]
     np.testing.assert_array_equal(got, want)
     assert want.ravel().tolist() == [1.0, 3.0]
+
+
+@pytest.mark.parametrize("attrs", [
+    {"kernel_shape": [3]},
+    {"kernel_shape": [3], "strides": [2], "pads": [1, 1], "dilations": [2]},
+    {"kernel_shape": [2], "strides": [2], "ceil_mode": 1},
+])
+def test_one_d_max_pool_stays_onnx_and_evaluates(attrs):
+    """GE's MaxPoolV3 / MaxPool3D take 2-D / 3-D windows: a 1-D MaxPool stays onnx::MaxPool,
+    which air.evaluate runs with ONNX's attributes."""
+    m = model(helper.make_node("MaxPool", ["x"], ["y"], **attrs), [vi("x", F, [2, 3, 9])],
+              [vi("y", F, None)], 12)
+    x = RNG.standard_normal((2, 3, 9)).astype(np.float32)
+    g = air.onnx.load(m.SerializeToString(), warn_unknown=False)
+    assert types_of(g) == ["onnx::MaxPool"]
+    (want,) = run_ort(m, {"x": x})
+    np.testing.assert_array_equal(list(air.evaluate(g, {"x": x}).values())[0], want)

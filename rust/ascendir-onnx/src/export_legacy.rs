@@ -161,3 +161,25 @@ pub(crate) fn fold(
     em.inputs.truncate(1);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_floating_constant_reads_as_its_one_value() {
+        let t = crate::ops::legacy_scalar(-0.5, DataType::FLOAT16).unwrap();
+        assert_eq!(one_float(&t), Some(-0.5));
+        let t = crate::ops::legacy_scalar(0.25, DataType::DOUBLE).unwrap();
+        assert_eq!(one_float(&t), Some(0.25));
+        assert!(crate::ops::legacy_scalar(1.0, DataType::INT32).is_none());
+    }
+
+    #[test]
+    fn only_the_attribute_forms_of_old_opsets_fold() {
+        assert_eq!(inputs_since("ClipByValue"), Some(11));
+        assert_eq!(inputs_since("StridedSliceV2"), Some(10));
+        assert_eq!(inputs_since("PadV3"), Some(11));
+        assert_eq!(inputs_since("Conv2D"), None);
+    }
+}

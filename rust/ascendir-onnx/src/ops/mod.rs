@@ -35,6 +35,8 @@ mod table;
 
 use attrs::{a_float, generic_attrs};
 pub use attrs::{attr_to_proto, attr_value, constant_value};
+#[cfg(test)]
+pub(crate) use legacy::float_scalar as legacy_scalar;
 use table::DEFAULTS_DIFFER;
 pub use table::{entry, Entry, TABLE};
 

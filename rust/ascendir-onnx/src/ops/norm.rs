@@ -162,7 +162,14 @@ pub(super) fn export<'a>(
             if str_of(attrs, "norm_region").is_some_and(|r| r != "ACROSS_CHANNELS") {
                 return Ok(Exported::Unmapped);
             }
-            let size = 2 * int_of(attrs, "depth_radius").unwrap_or(5) + 1;
+            let radius = int_of(attrs, "depth_radius").unwrap_or(5);
+            let Some(size) = radius
+                .checked_mul(2)
+                .and_then(|d| d.checked_add(1))
+                .filter(|_| radius >= 0)
+            else {
+                return Ok(Exported::Unmapped);
+            };
             at.push(a_int("size", size));
             let alpha = float_of(attrs, "alpha").unwrap_or(1.0);
             at.push(a_float("alpha", alpha * size as f32));
@@ -187,4 +194,100 @@ pub(super) fn export<'a>(
         _ => return Ok(Exported::NotMine),
     };
     Ok(Exported::As(onnx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{map_node, unmap_node};
+    use super::*;
+
+    /// Input `x` of a known rank (or none).
+    struct Rank(Option<usize>);
+
+    impl InputInfo for Rank {
+        fn const_ints(&self, _: &str) -> Option<Vec<i64>> {
+            None
+        }
+        fn dims(&self, _: &str) -> Option<Vec<i64>> {
+            self.0.map(|r| vec![-1; r])
+        }
+        fn dtype(&self, _: &str) -> Option<ascendir_ir::DataType> {
+            None
+        }
+    }
+
+    fn node(op: &str, attrs: Vec<pb::AttributeProto>) -> pb::NodeProto {
+        pb::NodeProto {
+            op_type: op.to_string().into(),
+            input: vec!["x".into()],
+            output: vec!["y".into()],
+            attribute: attrs,
+            ..Default::default()
+        }
+    }
+
+    fn ints(m: &Mapped, key: &str) -> Option<Vec<i64>> {
+        ints_of(&m.attrs, key)
+    }
+
+    #[test]
+    fn old_softmax_takes_every_axis_from_its_axis() {
+        let n = node("Softmax", vec![a_int("axis", 1)]);
+        let m = map_node(&n, 11, &Rank(Some(4))).unwrap().unwrap();
+        assert_eq!(ints(&m, "axes"), Some(vec![-3, -2, -1]));
+        // The default axis 1 of opset 9, a 2-D input: the last axis.
+        let m = map_node(&node("LogSoftmax", vec![]), 9, &Rank(Some(2)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(ints(&m, "axes"), Some(vec![-1]));
+        // Unknown rank, or an axis out of range: no mapping.
+        assert!(map_node(&n, 11, &Rank(None)).unwrap().is_none());
+        let far = node("Softmax", vec![a_int("axis", 4)]);
+        assert!(map_node(&far, 11, &Rank(Some(4))).unwrap().is_none());
+        // From opset 13 the axis is one axis.
+        let m = map_node(&n, 13, &Rank(None)).unwrap().unwrap();
+        assert_eq!(ints(&m, "axes"), Some(vec![1]));
+    }
+
+    fn exported_axis(axes: Vec<i64>, opset: i64) -> Option<i64> {
+        let mut attrs = AttrMap::new();
+        attrs.insert("axes", AttrValue::ListInt(axes));
+        let em = unmap_node("SoftmaxV2", &attrs, &["x"], opset).unwrap()?;
+        em.attrs.iter().find(|a| a.name == "axis").map(|a| a.i)
+    }
+
+    #[test]
+    fn softmax_axes_export_as_one_axis_where_the_opset_means_them() {
+        assert_eq!(exported_axis(vec![-3, -2, -1], 11), Some(-3));
+        assert_eq!(exported_axis(vec![-1], 9), Some(-1));
+        // Not running to the end: no opset < 13 form; several axes: no opset 13 form.
+        assert_eq!(exported_axis(vec![-3, -2], 11), None);
+        assert_eq!(exported_axis(vec![1], 11), None);
+        assert_eq!(exported_axis(vec![-2, -1], 13), None);
+        assert_eq!(exported_axis(vec![1], 13), Some(1));
+    }
+
+    #[test]
+    fn lrn_window_and_scale_round_trip() {
+        let n = node(
+            "LRN",
+            vec![
+                a_int("size", 5),
+                a_float("alpha", 1e-3),
+                a_float("beta", 0.7),
+            ],
+        );
+        let m = map_node(&n, 13, &Rank(Some(4))).unwrap().unwrap();
+        assert_eq!(m.ge_type, "LRN");
+        assert_eq!(int_of(&m.attrs, "depth_radius"), Some(2));
+        assert!((float_of(&m.attrs, "alpha").unwrap() - 2e-4).abs() < 1e-9);
+        let em = unmap_node("LRN", &m.attrs, &["x"], 13).unwrap().unwrap();
+        let get = |k: &str| em.attrs.iter().find(|a| a.name == k).cloned().unwrap();
+        assert_eq!(get("size").i, 5);
+        assert!((get("alpha").f - 1e-3).abs() < 1e-9);
+        assert!((get("beta").f - 0.7).abs() < 1e-7);
+        // An even size has no symmetric window.
+        let even = node("LRN", vec![a_int("size", 4)]);
+        assert!(map_node(&even, 13, &Rank(Some(4))).unwrap().is_none());
+    }
 }
