@@ -142,6 +142,7 @@ CASES: dict[str, dict[str, Any]] = {
     **{op: _case(["x"], X) for op in ("Asinh", "Acosh", "Atanh", "ThresholdedRelu")},
     "Swish": _case(["x"], X, opset=24),
     "Hardmax": _case(["x"], X, axis=1),
+    "LRN": _case(["x"], X4, size=3),
     "Shrink": _case(["x"], X, lambd=1.0),
     "LSTM": _case(["x", "w", "r"], {"x": ([2, 1, 3], F), "w": ([1, 8, 3], F),
                                     "r": ([1, 8, 2], F)}, outputs=3, hidden_size=2),

@@ -1,7 +1,7 @@
 """Matrix products and windows: MatMul(V2), BatchMatMul(V2), FullyConnection,
-FlashAttentionScore, Conv2D, Conv2DBackpropInput(D), Conv2DTransposeD, MaxPool / AvgPool
-(TF style), MaxPoolV3 / AvgPoolV2 (ONNX style), Pooling (Caffe style),
-GlobalAveragePool / GlobalMaxPool.
+FlashAttentionScore, Conv2D, Conv3D, Conv2DBackpropInput(D), Conv2DTransposeD, MaxPool / AvgPool
+(TF style), MaxPoolV3 / AvgPoolV2 (ONNX style), MaxPool3D / AvgPool3D, Pooling (Caffe style),
+GlobalAveragePool / GlobalMaxPool, LRN.
 
 Convolution and pooling run on NCHW internally (NHWC data is transposed in and out); the
 helpers take any number of spatial dims. GE attribute formats: ``strides`` / ``dilations`` /
@@ -204,7 +204,8 @@ def conv_nchw(x: np.ndarray, w: np.ndarray, strides: Sequence[int], dilations: S
               pads: Sequence[tuple[int, int]], groups: int) -> np.ndarray:
     """Grouped N-D convolution of ``x`` (N, C, ...) with ``w`` (O, C/groups, ...)."""
     n = x.ndim - 2
-    acc = _acc_dtype(x, w)
+    acc = np.promote_types(_acc_dtype(x, w), np.float64) if x.dtype.kind == "f" else \
+        _acc_dtype(x, w)
     xp = np.pad(x.astype(acc), [(0, 0), (0, 0), *pads])
     k = w.shape[2:]
     out = []
@@ -332,6 +333,30 @@ def _onnx_conv(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     return y.astype(x.dtype)
 
 
+@kernel("onnx::MaxPool")
+def _onnx_max_pool(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    """ONNX ``MaxPool`` as the import keeps it where no GE type fits (1-D windows; SAME_LOWER):
+    ONNX attributes (``kernel_shape``, spatial ``strides`` / ``dilations``, ``pads`` as every
+    begin then every end, ``auto_pad``, ``ceil_mode``); the values output only."""
+    x = np.asarray(ins[0])
+    if ctx.num_outputs > 1:
+        raise ctx.error("the Indices output is not evaluated")
+    k = ctx.ints("kernel_shape")
+    n = len(k)
+    if x.ndim != n + 2:
+        raise ctx.error(f"x {list(x.shape)} does not fit kernel_shape {k}")
+    s = ctx.ints("strides", [1] * n)
+    d = ctx.ints("dilations", [1] * n)
+    flat = ctx.ints("pads", [0] * (2 * n))
+    if len(s) != n or len(d) != n or len(flat) != 2 * n:
+        raise ctx.error(f"strides {s}, dilations {d} and pads {flat} do not fit {n} spatial dims")
+    auto = str(ctx.attr("auto_pad", "NOTSET") or "NOTSET")
+    pads = _window_pads(ctx, auto if auto != "NOTSET" else "", x.shape[2:], k, s, d,
+                        [v for i in range(n) for v in (flat[i], flat[n + i])])
+    return pool_nchw(x, k, s, pads, mode="max", ceil=bool(int(ctx.attr("ceil_mode", 0))),
+                     dilations=d)
+
+
 @kernel("Conv2DBackpropInput", "Conv2DBackpropInputD")
 def _conv2d_bp(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     if ctx.type.endswith("D"):
@@ -454,6 +479,75 @@ def _max_pool_3d(ctx: Ctx, ins: list[Any]) -> np.ndarray:
                         str(ctx.attr("padding", "CALCULATED")), ctx.ints("pads", [0] * 6),
                         "NCHW", ceil=bool(ctx.attr("ceil_mode", 0)), count="valid",
                         dilations=three("dilation", 1))
+
+
+def _ncdhw(ctx: Ctx, x: np.ndarray, op: str) -> None:
+    if ctx.attr("data_format", "NDHWC") != "NCDHW" or x.ndim != 5:
+        raise ctx.error(f"{op} is evaluated on 5-D NCDHW data, got {list(x.shape)} "
+                        f"{ctx.attr('data_format', 'NDHWC')}")
+
+
+def _three(ctx: Ctx, key: str, default: int) -> list[int]:
+    """A 3-D window attribute's spatial values (given as 5 NCDHW values, 3, or 1)."""
+    v = ctx.ints(key, [default] * 5)
+    return v[2:] if len(v) == 5 else (v * 3 if len(v) == 1 else v)
+
+
+@kernel("Conv3D")
+def _conv3d(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    """GE ``Conv3D`` on NCDHW data with an OIDHW filter; ``pads`` are front, back, top,
+    bottom, left, right."""
+    x, w = np.asarray(ins[0]), np.asarray(ins[1])
+    _ncdhw(ctx, x, "Conv3D")
+    if w.ndim != 5:
+        raise ctx.error(f"filter {list(w.shape)} must be 5-D")
+    p = ctx.ints("pads", [0] * 6)
+    if len(p) != 6:
+        raise ctx.error(f"pads {p} must have 6 values")
+    y = conv_nchw(x, w, _three(ctx, "strides", 1), _three(ctx, "dilations", 1),
+                  [(p[0], p[1]), (p[2], p[3]), (p[4], p[5])], int(ctx.attr("groups", 1) or 1))
+    bias = ctx.port(ins, "bias")
+    if bias is not None:
+        y = y + np.asarray(bias).reshape(1, -1, 1, 1, 1).astype(y.dtype)
+    return y.astype(_out_dtype(ctx, x))
+
+
+@kernel("AvgPool3D")
+def _avg_pool_3d(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    """GE ``AvgPool3D`` on NCDHW data: ``count_include_pad`` counts the explicit padding,
+    ``divisor_override`` (non-zero) replaces the divisor."""
+    x = np.asarray(ins[0])
+    _ncdhw(ctx, x, "AvgPool3D")
+    p = ctx.ints("pads", [0] * 6)
+    if len(p) != 6:
+        raise ctx.error(f"pads {p} must have 6 values")
+    k = _three(ctx, "ksize", 1)
+    pads = [(p[0], p[1]), (p[2], p[3]), (p[4], p[5])]
+    ceil = ctx.flag("ceil_mode")
+    if int(ctx.attr("divisor_override", 0) or 0):
+        raise ctx.error("divisor_override is not evaluated")
+    count = "padded" if ctx.flag("count_include_pad", True) else "valid"
+    return pool_nchw(x, k, _three(ctx, "strides", 1), pads, mode="avg", ceil=ceil, count=count)
+
+
+@kernel("LRN")
+def _lrn(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    """GE ``LRN`` across the channels (axis 1, NCHW): ``x / (bias + alpha * sum)^beta``, the
+    sum of squares over ``depth_radius`` channels on each side."""
+    x = np.asarray(ins[0])
+    if str(ctx.attr("norm_region", "ACROSS_CHANNELS")) != "ACROSS_CHANNELS" or x.ndim < 2:
+        raise ctx.error(f"LRN is evaluated across the channels of data of rank >= 2, got "
+                        f"{ctx.attr('norm_region')} {list(x.shape)}")
+    r = int(ctx.attr("depth_radius", 5))
+    acc = np.float64 if x.dtype == np.float64 else np.float32
+    sq = np.square(x.astype(acc))
+    widths = [(0, 0)] * x.ndim
+    widths[1] = (r, r)
+    sqp = np.pad(sq, widths)
+    c = x.shape[1]
+    total = sum(sqp[:, i:i + c] for i in range(2 * r + 1))
+    scale = float(ctx.attr("bias", 1.0)) + float(ctx.attr("alpha", 1.0)) * total
+    return (x / np.power(scale, float(ctx.attr("beta", 0.5)))).astype(x.dtype)
 
 
 @kernel("MaxPool", "AvgPool")

@@ -712,6 +712,7 @@ def register_all() -> None:
     from ._builtin_frontend import register_frontend
     from ._builtin_ge import register_ge_internal
     from ._builtin_shapes import register_shapes
+    from ._builtin_window import register_window
 
     _io_and_graph()
     _elementwise()
@@ -723,3 +724,4 @@ def register_all() -> None:
     _custom()
     register_ge_internal()
     register_frontend()
+    register_window()

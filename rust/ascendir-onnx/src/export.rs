@@ -417,6 +417,9 @@ impl Exporter<'_> {
                 ))
             })?
         };
+        if !ty.starts_with("onnx::") {
+            crate::export_legacy::fold(g, nd, ty, &ports, self.opset, &mut em)?;
+        }
         // ConstantOfShape takes its value from the Const GE feeds into Fill.
         if ty == "Fill" {
             let value = nd

@@ -12,6 +12,7 @@
 mod composite;
 pub mod error;
 pub mod export;
+mod export_legacy;
 pub mod import;
 pub mod ops;
 pub mod types;

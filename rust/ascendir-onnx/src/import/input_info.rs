@@ -24,6 +24,10 @@ impl InputInfo for Builder<'_, '_> {
         self.traced_dtype(name, 0)
     }
 
+    fn rank(&self, name: &str) -> Option<usize> {
+        self.traced_rank(name)
+    }
+
     fn dims(&self, name: &str) -> Option<Vec<i64>> {
         if let Some(id) = self.consts.get(name) {
             if let Some(AttrValue::Tensor(t)) = self.g.op(*id).ok()?.attr("value") {
@@ -40,6 +44,41 @@ impl InputInfo for Builder<'_, '_> {
 }
 
 impl Builder<'_, '_> {
+    /// The rank of value `name`: declared, else fixed by its producer's GE type (a `MatMulV2`
+    /// or `Flatten` makes 2-D values, a 2-D window op 4-D ones, a 3-D one 5-D ones), else
+    /// that of the input a rank-keeping producer (a `same_as` rule, a global pool) passes on,
+    /// followed back one producer at a time (a loop, at most once per node).
+    fn traced_rank(&self, name: &str) -> Option<usize> {
+        let mut value = name.to_string();
+        for _ in 0..=self.values.len() {
+            if let Some(d) = self.dims(&value) {
+                return Some(d.len());
+            }
+            let &(node, out) = self.values.get(value.as_str())?;
+            let op = self.g.op(node).ok()?;
+            let port = match op.op_type() {
+                "MatMulV2" | "Flatten" => return Some(2),
+                "Conv2D" | "MaxPoolV3" | "AvgPoolV2" => return Some(4),
+                "Conv3D" | "MaxPool3D" | "AvgPool3D" => return Some(5),
+                "GlobalAveragePool" | "GlobalMaxPool" => 0,
+                ty => {
+                    let proto = registry::lookup(ty)?;
+                    if proto.rule.kind != RuleKind::SameAs || out != 0 {
+                        return None;
+                    }
+                    let Some(ascendir_ir::infer::Param::Str(input)) =
+                        proto.rule.params.get("input")
+                    else {
+                        return None;
+                    };
+                    proto.inputs.iter().position(|i| &i.name == input)?
+                }
+            };
+            value = op.input_desc(port).ok()?.name.as_deref()?.to_string();
+        }
+        None
+    }
+
     /// The element type of value `name`: declared, else decided by its producer (see
     /// [`own_dtype`]), else what the producer's registered rule makes of its inputs' types,
     /// traced back through their producers (at most [`MAX_TRACE`] deep; every answer is

@@ -6,7 +6,9 @@
 //! (convolution, pooling), `matmul`, `norm` (softmax, batch and layer norm), `reduce`, `layout`
 //! (shapes, concat, split, gather, transpose, squeeze, pad, reshape) and `math` (mod, cast, sum,
 //! einsum, max/min, constants, TopK) and `extra` (bit shifts, losses, RMS norm, grid sampling,
-//! quantization) and `convt` (transposed convolution). `attrs` converts attribute values both ways.
+//! quantization) and `convt` (transposed convolution); `legacy` imports the attribute forms of
+//! old opsets' Clip, Slice and Pad (their export is `export_legacy`). `attrs` converts attribute
+//! values both ways.
 //! Port lists use `name` for a required port, `?name` for an optional one and `name*` for a
 //! dynamic group taking every remaining ONNX input or output (`name0, name1, ...`).
 
@@ -23,6 +25,7 @@ mod attrs;
 mod convt;
 mod extra;
 mod layout;
+mod legacy;
 mod math;
 mod matmul;
 mod nn;
@@ -32,6 +35,8 @@ mod table;
 
 use attrs::{a_float, generic_attrs};
 pub use attrs::{attr_to_proto, attr_value, constant_value};
+#[cfg(test)]
+pub(crate) use legacy::float_scalar as legacy_scalar;
 use table::DEFAULTS_DIFFER;
 pub use table::{entry, Entry, TABLE};
 
@@ -66,7 +71,8 @@ type ExportFn =
 
 /// The op families, each holding both directions of its mapping; ops of no family map
 /// through the table alone.
-const IMPORTS: [ImportFn; 8] = [
+const IMPORTS: [ImportFn; 9] = [
+    legacy::import,
     nn::import,
     matmul::import,
     norm::import,

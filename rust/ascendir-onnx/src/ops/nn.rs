@@ -1,5 +1,6 @@
-//! Convolution and pooling: ONNX Conv, MaxPool and AveragePool ↔ GE Conv2D, MaxPoolV3 (and
-//! MaxPool3D for 3-D windows) and AvgPoolV2 (NCHW attribute lists, pads in GE's order, auto_pad ↔ padding modes).
+//! Convolution and pooling: ONNX Conv, MaxPool and AveragePool ↔ GE Conv2D, MaxPoolV3 and
+//! AvgPoolV2 (Conv3D, MaxPool3D and AvgPool3D for 3-D windows; NCHW attribute lists, pads in
+//! GE's order, auto_pad ↔ padding modes).
 
 use ascendir_ir::{AttrMap, AttrValue};
 
@@ -106,6 +107,9 @@ pub(super) fn import(
                         .map(|r| r.saturating_sub(2))
                 })
                 .unwrap_or(2);
+            if k == 3 {
+                return conv_3d(node, m);
+            }
             if k != 2 {
                 return Ok(Handled::Unmapped);
             }
@@ -134,6 +138,9 @@ pub(super) fn import(
             let k = ks.len();
             if k == 3 && e.onnx == "MaxPool" && n_out == 1 {
                 return max_pool_3d(node, &ks, m);
+            }
+            if k == 3 && e.onnx == "AveragePool" {
+                return avg_pool_3d(node, &ks, m);
             }
             if k != 2 || (e.onnx == "MaxPool" && n_out > 1) {
                 return Ok(Handled::Unmapped);
@@ -220,6 +227,67 @@ fn max_pool_3d(node: &pb::NodeProto, ks: &[i64], m: &mut Mapped) -> OnnxResult<H
     Ok(Handled::Mapped)
 }
 
+/// The explicit pads of a 3-D window: ONNX's pads for NOTSET, zeros for VALID; `None` for
+/// the SAME modes (GE's 3-D ops here take explicit pads only) or lists of other lengths.
+fn pads_3d(node: &pb::NodeProto) -> Option<(Vec<i64>, Vec<i64>)> {
+    let pads = match get_s(node, "auto_pad").as_deref() {
+        None | Some("NOTSET") => get_ints(node, "pads").unwrap_or_else(|| vec![0; 6]),
+        Some("VALID") => vec![0; 6],
+        _ => return None,
+    };
+    let strides = get_ints(node, "strides").unwrap_or_else(|| vec![1; 3]);
+    (pads.len() == 6 && strides.len() == 3).then_some((pads, strides))
+}
+
+/// A 3-D Conv: GE's Conv3D (NCDHW data, OIDHW filter, pads front, back, top, bottom, left,
+/// right). The SAME modes stay an ONNX op.
+fn conv_3d(node: &pb::NodeProto, m: &mut Mapped) -> OnnxResult<Handled> {
+    let Some((pads, strides)) = pads_3d(node) else {
+        return Ok(Handled::Unmapped);
+    };
+    let dil = get_ints(node, "dilations").unwrap_or_else(|| vec![1; 3]);
+    if dil.len() != 3 {
+        return Ok(Handled::Unmapped);
+    }
+    m.ge_type = "Conv3D".into();
+    let a = &mut m.attrs;
+    a.insert("strides", AttrValue::ListInt(nchw(&strides, 1)));
+    a.insert("pads", AttrValue::ListInt(ge_pads(&pads, 3)));
+    a.insert("dilations", AttrValue::ListInt(nchw(&dil, 1)));
+    a.insert("groups", AttrValue::Int(get_i(node, "group", 1)));
+    a.insert("data_format", AttrValue::String("NCDHW".into()));
+    a.insert("offset_x", AttrValue::Int(0));
+    if let Some(ks) = get_ints(node, "kernel_shape") {
+        a.insert("kernel_shape", AttrValue::ListInt(ks));
+    }
+    Ok(Handled::Mapped)
+}
+
+/// A 3-D AveragePool: GE's AvgPool3D (NCDHW). Dilated windows and the SAME modes stay an ONNX
+/// op.
+fn avg_pool_3d(node: &pb::NodeProto, ks: &[i64], m: &mut Mapped) -> OnnxResult<Handled> {
+    let dilated = get_ints(node, "dilations").is_some_and(|d| d.iter().any(|&v| v != 1));
+    let Some((pads, strides)) = pads_3d(node).filter(|_| !dilated) else {
+        return Ok(Handled::Unmapped);
+    };
+    m.ge_type = "AvgPool3D".into();
+    let a = &mut m.attrs;
+    a.insert("ksize", AttrValue::ListInt(nchw(ks, 1)));
+    a.insert("strides", AttrValue::ListInt(nchw(&strides, 1)));
+    a.insert("pads", AttrValue::ListInt(ge_pads(&pads, 3)));
+    a.insert(
+        "ceil_mode",
+        AttrValue::Bool(get_i(node, "ceil_mode", 0) != 0),
+    );
+    a.insert(
+        "count_include_pad",
+        AttrValue::Bool(get_i(node, "count_include_pad", 0) != 0),
+    );
+    a.insert("divisor_override", AttrValue::Int(0));
+    a.insert("data_format", AttrValue::String("NCDHW".into()));
+    Ok(Handled::Mapped)
+}
+
 /// Export: the ONNX form of a GE op of this family at `opset`.
 pub(super) fn export<'a>(
     ge_type: &'a str,
@@ -265,6 +333,59 @@ pub(super) fn export<'a>(
                 at.push(a_ints("kernel_shape", ks));
             }
             "Conv"
+        }
+        "Conv3D" => {
+            if str_of(attrs, "data_format") != Some("NCDHW") {
+                return Ok(Exported::Unmapped);
+            }
+            let five = |key: &str| {
+                let v = ints_of(attrs, key).unwrap_or_else(|| vec![1; 5]);
+                (v.len() == 5).then(|| spatial(&v))
+            };
+            let (Some(s), Some(d)) = (five("strides"), five("dilations")) else {
+                return Ok(Exported::Unmapped);
+            };
+            at.push(a_ints("strides", s));
+            at.push(a_ints("dilations", d));
+            at.push(a_ints(
+                "pads",
+                onnx_pads(&ints_of(attrs, "pads").unwrap_or_else(|| vec![0; 6])),
+            ));
+            at.push(a_int("group", int_of(attrs, "groups").unwrap_or(1)));
+            if let Some(ks) = ints_of(attrs, "kernel_shape") {
+                at.push(a_ints("kernel_shape", ks));
+            }
+            "Conv"
+        }
+        "AvgPool3D" => {
+            let five = |key: &str| {
+                let v = ints_of(attrs, key).unwrap_or_else(|| vec![1; 5]);
+                (v.len() == 5).then(|| spatial(&v))
+            };
+            let (Some(k), Some(s)) = (five("ksize"), five("strides")) else {
+                return Ok(Exported::Unmapped);
+            };
+            if str_of(attrs, "data_format") != Some("NCDHW")
+                || int_of(attrs, "divisor_override").is_some_and(|v| v != 0)
+            {
+                return Ok(Exported::Unmapped);
+            }
+            at.push(a_ints("kernel_shape", k));
+            at.push(a_ints("strides", s));
+            at.push(a_ints(
+                "pads",
+                onnx_pads(&ints_of(attrs, "pads").unwrap_or_else(|| vec![0; 6])),
+            ));
+            let ceil = bool_of(attrs, "ceil_mode");
+            if since("ceil_mode", 10, !ceil)? {
+                at.push(a_int("ceil_mode", i64::from(ceil)));
+            }
+            // GE's default counts the padding, ONNX's does not.
+            let include = int_of(attrs, "count_include_pad").is_none_or(|v| v != 0);
+            if since("count_include_pad", 7, !include)? {
+                at.push(a_int("count_include_pad", i64::from(include)));
+            }
+            "AveragePool"
         }
         "MaxPool3D" => {
             if str_of(attrs, "data_format") != Some("NCDHW") {

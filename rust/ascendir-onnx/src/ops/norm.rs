@@ -1,5 +1,5 @@
-//! Softmax and normalization: ONNX Softmax, LogSoftmax, BatchNormalization and
-//! LayerNormalization ↔ GE SoftmaxV2, LogSoftmaxV2, BatchNorm, LayerNorm and LayerNormV3.
+//! Softmax and normalization: ONNX Softmax, LogSoftmax, BatchNormalization, LayerNormalization
+//! and LRN ↔ GE SoftmaxV2, LogSoftmaxV2, BatchNorm, LayerNorm, LayerNormV3 and LRN.
 
 use std::borrow::Cow;
 
@@ -8,7 +8,9 @@ use ascendir_ir::{AttrMap, AttrValue};
 use crate::error::OnnxResult;
 use crate::pb;
 
-use super::attrs::{a_float, a_int, bool_of, float_of, get, get_f, get_i, input, int_of, ints_of};
+use super::attrs::{
+    a_float, a_int, bool_of, float_of, get, get_f, get_i, input, int_of, ints_of, str_of,
+};
 use super::table::Entry;
 use super::{Emitted, Exported, Handled, InputInfo, Mapped};
 
@@ -24,25 +26,41 @@ pub(super) fn import(
     match e.onnx {
         "Softmax" | "LogSoftmax" => {
             let default = if opset >= 13 { -1 } else { 1 };
-            if opset < 13 && get_i(node, "axis", default) != -1 {
-                // Before opset 13 softmax flattens to 2-D at `axis`; only the last-axis form maps.
-                if let Some(r) = input(node, 0).and_then(|x| info.rank(x)) {
-                    let axis = get_i(node, "axis", default);
-                    if axis != r as i64 - 1 {
-                        return Ok(Handled::Unmapped);
-                    }
-                } else {
+            let axis = get_i(node, "axis", default);
+            let axes = if opset >= 13 || axis == -1 {
+                vec![axis]
+            } else {
+                // Before opset 13 softmax flattens to 2-D at `axis`: one softmax over every
+                // axis from `axis` on, which GE's SoftmaxV2 takes as its axes (recorded
+                // from the end, the form the old opsets export).
+                let Some(r) = input(node, 0).and_then(|x| info.rank(x)) else {
+                    return Ok(Handled::Unmapped);
+                };
+                let r = r as i64;
+                let first = if axis < 0 { axis + r } else { axis };
+                if !(0..r).contains(&first) {
                     return Ok(Handled::Unmapped);
                 }
-            }
-            // Before opset 13 only the last axis maps: it is recorded as -1 (the form every
-            // opset exports).
-            let axis = if opset < 13 {
-                -1
-            } else {
-                get_i(node, "axis", default)
+                (first - r..0).collect()
             };
-            a.insert("axes", AttrValue::ListInt(vec![axis]));
+            a.insert("axes", AttrValue::ListInt(axes));
+        }
+        "LRN" => {
+            // GE's LRN (TensorFlow's) sums a symmetric window of `depth_radius` channels on
+            // each side and scales the sum by `alpha`; ONNX's window has `size` channels and
+            // scales by `alpha / size`. An even size has no symmetric window.
+            let size = get_i(node, "size", 0);
+            if size <= 0 || size % 2 == 0 {
+                return Ok(Handled::Unmapped);
+            }
+            a.insert("depth_radius", AttrValue::Int((size - 1) / 2));
+            a.insert("bias", AttrValue::Float(get_f(node, "bias", 1.0)));
+            a.insert(
+                "alpha",
+                AttrValue::Float(get_f(node, "alpha", 1e-4) / size as f32),
+            );
+            a.insert("beta", AttrValue::Float(get_f(node, "beta", 0.75)));
+            a.insert("norm_region", AttrValue::String("ACROSS_CHANNELS".into()));
         }
         "BatchNormalization" => {
             // GE's BatchNorm always has its five outputs; ONNX's fill the first ones.
@@ -105,13 +123,18 @@ pub(super) fn export<'a>(
     let onnx = match ge_type {
         "SoftmaxV2" | "LogSoftmaxV2" => {
             let axes = ints_of(attrs, "axes").unwrap_or_else(|| vec![-1]);
-            if axes.len() != 1 {
+            // Before opset 13 the op flattens at `axis`: the axes must run to the end (-k..-1);
+            // from 13 on it takes one axis.
+            let to_end = axes.iter().rev().zip(1..).all(|(&a, k)| a == -k);
+            let one = if opset < 13 {
+                to_end.then(|| axes.first().copied()).flatten()
+            } else {
+                axes.first().copied().filter(|_| axes.len() == 1)
+            };
+            let Some(axis) = one else {
                 return Ok(Exported::Unmapped);
-            }
-            if opset < 13 && axes[0] != -1 {
-                return Ok(Exported::Unmapped);
-            }
-            at.push(a_int("axis", axes[0]));
+            };
+            at.push(a_int("axis", axis));
             if ge_type == "SoftmaxV2" {
                 "Softmax"
             } else {
@@ -135,6 +158,25 @@ pub(super) fn export<'a>(
             }
             "BatchNormalization"
         }
+        "LRN" => {
+            if str_of(attrs, "norm_region").is_some_and(|r| r != "ACROSS_CHANNELS") {
+                return Ok(Exported::Unmapped);
+            }
+            let radius = int_of(attrs, "depth_radius").unwrap_or(5);
+            let Some(size) = radius
+                .checked_mul(2)
+                .and_then(|d| d.checked_add(1))
+                .filter(|_| radius >= 0)
+            else {
+                return Ok(Exported::Unmapped);
+            };
+            at.push(a_int("size", size));
+            let alpha = float_of(attrs, "alpha").unwrap_or(1.0);
+            at.push(a_float("alpha", alpha * size as f32));
+            at.push(a_float("beta", float_of(attrs, "beta").unwrap_or(0.5)));
+            at.push(a_float("bias", float_of(attrs, "bias").unwrap_or(1.0)));
+            "LRN"
+        }
         "LayerNorm" | "LayerNormV3" => {
             at.push(a_int(
                 "axis",
@@ -152,4 +194,100 @@ pub(super) fn export<'a>(
         _ => return Ok(Exported::NotMine),
     };
     Ok(Exported::As(onnx))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{map_node, unmap_node};
+    use super::*;
+
+    /// Input `x` of a known rank (or none).
+    struct Rank(Option<usize>);
+
+    impl InputInfo for Rank {
+        fn const_ints(&self, _: &str) -> Option<Vec<i64>> {
+            None
+        }
+        fn dims(&self, _: &str) -> Option<Vec<i64>> {
+            self.0.map(|r| vec![-1; r])
+        }
+        fn dtype(&self, _: &str) -> Option<ascendir_ir::DataType> {
+            None
+        }
+    }
+
+    fn node(op: &str, attrs: Vec<pb::AttributeProto>) -> pb::NodeProto {
+        pb::NodeProto {
+            op_type: op.to_string().into(),
+            input: vec!["x".into()],
+            output: vec!["y".into()],
+            attribute: attrs,
+            ..Default::default()
+        }
+    }
+
+    fn ints(m: &Mapped, key: &str) -> Option<Vec<i64>> {
+        ints_of(&m.attrs, key)
+    }
+
+    #[test]
+    fn old_softmax_takes_every_axis_from_its_axis() {
+        let n = node("Softmax", vec![a_int("axis", 1)]);
+        let m = map_node(&n, 11, &Rank(Some(4))).unwrap().unwrap();
+        assert_eq!(ints(&m, "axes"), Some(vec![-3, -2, -1]));
+        // The default axis 1 of opset 9, a 2-D input: the last axis.
+        let m = map_node(&node("LogSoftmax", vec![]), 9, &Rank(Some(2)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(ints(&m, "axes"), Some(vec![-1]));
+        // Unknown rank, or an axis out of range: no mapping.
+        assert!(map_node(&n, 11, &Rank(None)).unwrap().is_none());
+        let far = node("Softmax", vec![a_int("axis", 4)]);
+        assert!(map_node(&far, 11, &Rank(Some(4))).unwrap().is_none());
+        // From opset 13 the axis is one axis.
+        let m = map_node(&n, 13, &Rank(None)).unwrap().unwrap();
+        assert_eq!(ints(&m, "axes"), Some(vec![1]));
+    }
+
+    fn exported_axis(axes: Vec<i64>, opset: i64) -> Option<i64> {
+        let mut attrs = AttrMap::new();
+        attrs.insert("axes", AttrValue::ListInt(axes));
+        let em = unmap_node("SoftmaxV2", &attrs, &["x"], opset).unwrap()?;
+        em.attrs.iter().find(|a| a.name == "axis").map(|a| a.i)
+    }
+
+    #[test]
+    fn softmax_axes_export_as_one_axis_where_the_opset_means_them() {
+        assert_eq!(exported_axis(vec![-3, -2, -1], 11), Some(-3));
+        assert_eq!(exported_axis(vec![-1], 9), Some(-1));
+        // Not running to the end: no opset < 13 form; several axes: no opset 13 form.
+        assert_eq!(exported_axis(vec![-3, -2], 11), None);
+        assert_eq!(exported_axis(vec![1], 11), None);
+        assert_eq!(exported_axis(vec![-2, -1], 13), None);
+        assert_eq!(exported_axis(vec![1], 13), Some(1));
+    }
+
+    #[test]
+    fn lrn_window_and_scale_round_trip() {
+        let n = node(
+            "LRN",
+            vec![
+                a_int("size", 5),
+                a_float("alpha", 1e-3),
+                a_float("beta", 0.7),
+            ],
+        );
+        let m = map_node(&n, 13, &Rank(Some(4))).unwrap().unwrap();
+        assert_eq!(m.ge_type, "LRN");
+        assert_eq!(int_of(&m.attrs, "depth_radius"), Some(2));
+        assert!((float_of(&m.attrs, "alpha").unwrap() - 2e-4).abs() < 1e-9);
+        let em = unmap_node("LRN", &m.attrs, &["x"], 13).unwrap().unwrap();
+        let get = |k: &str| em.attrs.iter().find(|a| a.name == k).cloned().unwrap();
+        assert_eq!(get("size").i, 5);
+        assert!((get("alpha").f - 1e-3).abs() < 1e-9);
+        assert!((get("beta").f - 0.7).abs() < 1e-7);
+        // An even size has no symmetric window.
+        let even = node("LRN", vec![a_int("size", 4)]);
+        assert!(map_node(&even, 13, &Rank(Some(4))).unwrap().is_none());
+    }
 }

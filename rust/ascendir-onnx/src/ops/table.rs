@@ -120,6 +120,7 @@ entries! {
     "CumProd" => "Cumprod" ["x", "axis"] -> ["y"];
     "NonZero" => "NonZero" ["x"] -> ["y"];
     "InstanceNormalization" => "InstanceNorm" ["x", "gamma", "beta"] -> ["y"];
+    "LRN" => "LRN" ["x"] -> ["y"];
     "DepthToSpace" => "DepthToSpace" ["x"] -> ["y"];
     "SpaceToDepth" => "SpaceToDepth" ["x"] -> ["y"];
     "Dropout" => "Dropout" ["x", "?ratio", "?training_mode"] -> ["y", "mask"];
