@@ -108,3 +108,26 @@ def test_values_go_stale_with_their_producer() -> None:
         with pytest.raises(air.StaleHandleError):
             call()
     assert "stale" in repr(v)
+
+
+def test_graph_outputs_follow_the_netoutput_when_their_node_is_removed() -> None:
+    g = air.Graph("g")
+    x = g.add_input("x", F32)
+    a = g.add_op("Relu", [x], name="a")
+    b = g.add_op("Abs", [a], name="b")
+    g.set_outputs([b])
+    g.remove_node(b)  # the NetOutput now reads a; so do the graph outputs
+    assert [(n.name, i) for n, i in g.outputs] == [("a", 0)]
+    assert g.problems() == []
+    feeds = {"x": np.array([[-1, 2, -3], [4, -5, 6]], np.float32)}
+    np.testing.assert_array_equal(next(iter(air.evaluate(g, feeds).values())),
+                                  np.maximum(feeds["x"], 0))
+    # A disagreement between the two is a problem.
+    h = air.Graph("h")
+    y = h.add_input("y", F32)
+    r, s = h.add_op("Relu", [y], name="r"), h.add_op("Abs", [y], name="s")
+    h.set_outputs([r])
+    net = next(n for n in h.nodes if n.type == "NetOutput")
+    net.in_data_anchor(0).unlink(r.out_data_anchor(0))
+    s.out_data_anchor(0).link_to(net.in_data_anchor(0))
+    assert any("are not what" in p for p in h.problems()), h.problems()

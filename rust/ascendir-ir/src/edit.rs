@@ -183,11 +183,27 @@ impl Graph {
             && full > preds.len() + succs.len()
             && !pairs.is_empty();
         let hub_name = use_hub.then(|| self.unique_name(&format!("{}_noop", self.name_of(id))));
+        // Graph outputs naming a relinked output follow its data to the producer, as the
+        // NetOutput's input does.
+        let n = &self.arena()[id];
+        let outputs_follow: Vec<((NodeId, i32), OutAnchor)> = map
+            .iter()
+            .enumerate()
+            .filter_map(|(i, &j)| {
+                let src = n.in_data[usize::try_from(j).ok()?].filter(|p| !p.is_control())?;
+                Some(((id, i as i32), src))
+            })
+            .filter(|(entry, _)| self.outputs().contains(entry))
+            .collect();
         // Mutate: nothing below can fail.
         for &(src, dst) in &relinked {
             let old = self.in_peer(dst).expect("planned from a live link");
             self.unlink(old, dst).expect("linked");
             self.link(src, dst).expect("slot freed above");
+        }
+        for (entry, src) in outputs_follow {
+            self.replace_output(entry, (src.node, src.index))
+                .expect("a live producer's output");
         }
         self.unlink_node(id);
         let mut control_links = Vec::new();

@@ -1,7 +1,7 @@
 //! The verifier: every broken invariant of a graph tree, listed at once.
 
 use crate::error::{IrError, IrResult};
-use crate::graph::Graph;
+use crate::graph::{Graph, NodeId};
 use crate::op_desc::{IrInputType, OpDesc};
 use crate::subgraph::{ATTR_PARENT_NODE_INDEX, MAX_SUBGRAPH_DEPTH};
 use crate::topo::TopoSorter;
@@ -91,6 +91,7 @@ impl Graph {
                 Ok(_) => {}
             }
         }
+        self.net_output_problems(out);
         self.unconnected_input_problems(out);
         if let Some(cycle) = sorter.find_cycle(self) {
             let names: Vec<&str> = cycle.iter().map(|&id| self.arena()[id].name()).collect();
@@ -99,6 +100,40 @@ impl Graph {
         if !self.subgraphs.is_empty() && self.parent.is_some() {
             out.push(format!(
                 "subgraph '{g}' holds registered subgraphs; they belong on the root graph"
+            ));
+        }
+    }
+
+    /// The graph outputs and the NetOutput's data inputs must name the same values, in order
+    /// (when both are there): evaluation and export read one, the GE file the other.
+    fn net_output_problems(&self, out: &mut Vec<String>) {
+        let (Some(net), false) = (self.net_output(), self.outputs().is_empty()) else {
+            return;
+        };
+        let Ok(n) = self.node(net) else { return };
+        let feeds: Vec<Option<(NodeId, i32)>> = (0..n.num_in_data())
+            .map(|k| n.in_data_peer(k).map(|p| (p.node, p.index)))
+            .collect();
+        let entries: Vec<Option<(NodeId, i32)>> = self.outputs().iter().map(|&e| Some(e)).collect();
+        if feeds != entries {
+            let show = |v: &[Option<(NodeId, i32)>]| {
+                v.iter()
+                    .map(|e| match e {
+                        Some((id, i)) if self.contains(*id) => {
+                            format!("'{}':{i}", self.arena()[*id].name())
+                        }
+                        Some(_) => "(removed)".to_string(),
+                        None => "(unlinked)".to_string(),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            out.push(format!(
+                "graph '{}': the graph outputs [{}] are not what '{}' reads [{}]",
+                self.name(),
+                show(&entries),
+                n.name(),
+                show(&feeds)
             ));
         }
     }
