@@ -103,6 +103,32 @@ fn onnx(py: Python<'_>, err: OnnxError) -> PyErr {
     match err {
         OnnxError::Decode { offset, path, .. } => decode(py, msg, offset, path),
         OnnxError::Io(_) => PyOSError::new_err(msg),
+        OnnxError::ExternalData {
+            tensor, location, ..
+        } => {
+            let tensor = obj(py, tensor);
+            let location = obj(py, location);
+            raise(
+                py,
+                external_data_error(py),
+                msg,
+                &[("tensor", tensor), ("location", location)],
+            )
+        }
+        OnnxError::DuplicateValue {
+            graph,
+            value,
+            first,
+            second,
+        } => {
+            let fields = [
+                ("graph", obj(py, graph)),
+                ("value", obj(py, value)),
+                ("first", obj(py, first)),
+                ("second", obj(py, second)),
+            ];
+            raise(py, duplicate_error(py), msg, &fields)
+        }
         OnnxError::OutOfMemory { .. } => PyMemoryError::new_err(msg),
         OnnxError::Invalid(_) | OnnxError::Unsupported(_) => {
             raise(py, invalid_argument_error(py), msg, &[])
