@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ascendir as air
+from support.hostile import field, vfield
 
 onnx = pytest.importorskip("onnx")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
@@ -100,3 +101,59 @@ def test_onnx_missing_external_data_file_is_a_typed_error(tmp_path: Path):
     # The same from bytes with a base directory.
     with pytest.raises(air.ExternalDataError, match="weights/w.bin"):
         air.onnx.load(data, base_dir=tmp_path)
+
+
+# -- GE: reserved `_ascendir_*` attributes with wrong contents -------------------------------------
+
+
+def _attr(key: str, attr_def: bytes) -> bytes:
+    return field(1, key) + field(2, attr_def)
+
+
+def _list_s(*items: str) -> bytes:
+    """An AttrDef holding a typed string list."""
+    return field(1, b"".join(field(2, s) for s in items) + vfield(20, 1))
+
+
+def _graph(*ops: bytes) -> bytes:
+    return field(7, field(1, "g") + b"".join(field(6, op) for op in ops))
+
+
+_DATA = field(1, "x") + field(2, "Data") + field(34, vfield(2, 1))
+
+
+def _relu(inputs: bytes, ctrl_to_data: str) -> bytes:
+    attr = field(10, _attr("_ascendir_ctrl_to_data", _list_s(ctrl_to_data)))
+    return (field(1, "r") + field(2, "Relu") + inputs + field(33, vfield(2, 1))
+            + field(34, vfield(2, 1)) + attr)
+
+
+@pytest.mark.parametrize(("inputs", "entry", "why"), [
+    (field(5, ""), "0:nosuch", "unknown source node 'nosuch'"),
+    (field(5, ""), "5:x", "names input slot 5, but the op has 1 input descs"),
+    (field(5, ""), "zero:x", "does not start with an input slot number"),
+    (field(5, ""), "0x", "is not '<input slot>:<source node>'"),
+    # Slot 0 is linked by a data edge: the entry would be dropped.
+    (field(5, "x:0"), "0:x", "not an unconnected input"),
+])
+def test_malformed_ctrl_to_data_entry_is_refused(inputs: bytes, entry: str, why: str):
+    with pytest.raises(air.DecodeError, match=why) as info:
+        air.Model.from_bytes(_graph(_DATA, _relu(inputs, entry)))
+    assert "op[1](r)" in info.value.path
+    assert 'attr["_ascendir_ctrl_to_data"][0]' in info.value.path
+    # The well-formed entry links the control output of x to the data input of r.
+    g = air.Model.from_bytes(_graph(_DATA, _relu(field(5, ""), "0:x"))).graph
+    assert g.node("r").input_source(0) == g.node("x").out_control_anchor
+
+
+@pytest.mark.parametrize("value", [vfield(3, 1), vfield(5, 1), field(2, "true")])
+def test_has_out_attr_as_an_attribute_is_refused(value: bytes):
+    desc = vfield(2, 1) + field(5, _attr("_ascendir_has_out_attr", value))
+    op = field(1, "x") + field(2, "Data") + field(34, desc)
+    with pytest.raises(air.DecodeError, match="has_out_attr field") as info:
+        air.Model.from_bytes(_graph(op))
+    assert "op[0](x)" in info.value.path and "_ascendir_has_out_attr" in info.value.path
+    # The field itself decodes and is written back.
+    ok = field(1, "x") + field(2, "Data") + field(34, vfield(2, 1) + vfield(9, 1))
+    model = air.Model.from_bytes(_graph(ok))
+    assert air.Model.from_bytes(model.to_bytes()).to_bytes() == model.to_bytes()

@@ -137,6 +137,23 @@ pub(crate) fn desc_formats(
     Ok((format, origin_format, origin_dtype, origin_shape))
 }
 
+/// `_ascendir_has_out_attr` stands for the `TensorDescriptor.has_out_attr` field (9): the
+/// encoder writes it as that field, never as an attribute, so one found among the attributes of
+/// a decoded desc is refused (it would be written back as the field, or dropped).
+pub(crate) fn check_no_has_out_attr(user: &AttrMap) -> ProtoResult<()> {
+    match user.get(ASC_HAS_OUT_ATTR) {
+        None => Ok(()),
+        Some(v) => Err(ProtoError::invalid(
+            format!("attr[\"{ASC_HAS_OUT_ATTR}\"]"),
+            format!(
+                "reserved key holding {}: it is written as the has_out_attr field (9) of the \
+                 TensorDescriptor, never as an attribute",
+                v.kind().name()
+            ),
+        )),
+    }
+}
+
 /// A desc from its fields (`td.attr` and `td.layout` are not read: the reserved keys and what
 /// the layout gives are in `reserved`, the origin shape there or in `origin_shape`; the shape
 /// is `shape` when given, else `td.shape`).
@@ -176,6 +193,7 @@ pub(crate) fn desc_from_parts(
         cmps_tab_offset: td.cmps_tab_offset,
     };
     let mut user = reserved.leftover.clone()?;
+    check_no_has_out_attr(&user)?;
     if td.has_out_attr {
         user.insert_entry(reserved.has_out_attr.clone());
     }
