@@ -157,3 +157,19 @@ def test_has_out_attr_as_an_attribute_is_refused(value: bytes):
     ok = field(1, "x") + field(2, "Data") + field(34, vfield(2, 1) + vfield(9, 1))
     model = air.Model.from_bytes(_graph(ok))
     assert air.Model.from_bytes(model.to_bytes()).to_bytes() == model.to_bytes()
+
+
+# -- GE: text given as a str with lone surrogates ---------------------------------------------------
+
+
+def test_text_with_a_lone_surrogate_is_a_decode_error_naming_the_character():
+    text = 'name: "m"\ngraph { name: "g\ud800" }\n'
+    for read in (air.Model.from_text, air.Graph.from_text):
+        with pytest.raises(air.DecodeError) as info:
+            read(text)
+        err = info.value
+        assert not isinstance(err, UnicodeError)
+        assert "U+D800 at character 26 (line 2, column 17)" in str(err)
+        assert err.offset == 26 == text.index("\ud800")
+    # The same text without the surrogate reads.
+    assert air.Model.from_text(text.replace("\ud800", "")).graph.name == "g"
