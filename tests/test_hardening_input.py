@@ -173,3 +173,42 @@ def test_text_with_a_lone_surrogate_is_a_decode_error_naming_the_character():
         assert err.offset == 26 == text.index("\ud800")
     # The same text without the surrogate reads.
     assert air.Model.from_text(text.replace("\ud800", "")).graph.name == "g"
+
+
+# -- GE: AttrDef.s holding bytes that are not UTF-8 -------------------------------------------------
+
+
+_RAW = b"\xff\xfeA\x00\xc3"
+
+
+def _op_with_s(raw: bytes) -> bytes:
+    attr = field(10, _attr("blob", field(2, raw)))
+    return field(1, "x") + field(2, "Data") + field(34, vfield(2, 1)) + attr
+
+
+def test_non_utf8_string_attribute_round_trips_losslessly():
+    model = air.Model.from_bytes(_graph(_op_with_s(_RAW)))
+    attrs = model.graph.node("x").attrs
+    assert attrs["blob"] == _RAW and isinstance(attrs["blob"], bytes)
+    assert attrs.kind("blob") == air.AttrKind.STRING
+    data = model.to_bytes()
+    assert _attr("blob", field(2, _RAW)) in data  # still AttrDef.s, byte for byte
+    assert air.Model.from_bytes(data).to_bytes() == data
+    # Through the text format: protobuf text escapes the bytes.
+    text = model.to_text()
+    assert r'"\377\376A\000\303"' in text
+    assert air.Model.from_text(text).to_bytes() == data
+    # A UTF-8 value stays a str.
+    ok = air.Model.from_bytes(_graph(_op_with_s("é".encode())))
+    assert ok.graph.node("x").attrs["blob"] == "é"
+
+
+def test_string_attribute_set_from_bytes_keeps_the_bytes():
+    g = air.Graph("g")
+    x = g.add_input("x", air.TensorDesc([2], air.float32))
+    x.attrs.set("raw", _RAW, kind=air.AttrKind.STRING)
+    x.attrs.set("text", "é".encode(), kind=air.AttrKind.STRING)
+    assert (x.attrs["raw"], x.attrs["text"]) == (_RAW, "é")
+    assert x.attrs.kind("raw") == air.AttrKind.STRING
+    back = air.Graph.from_bytes(g.to_bytes()).node("x").attrs
+    assert (back["raw"], back["text"]) == (_RAW, "é")

@@ -103,7 +103,12 @@ class Tensor:
 
 @final
 class AttrMap:
-    """A mutable mapping of attributes that keeps each value's GE kind."""
+    """A mutable mapping of attributes that keeps each value's GE kind.
+
+    A ``STRING`` value reads as ``str``, or as ``bytes`` when GE's ``AttrDef.s`` holds bytes
+    that are not UTF-8 (kept as read and written back unchanged); ``set(key, b, kind=STRING)``
+    stores such bytes.
+    """
 
     def __getitem__(self, key: str, /) -> Any:
         ...
