@@ -212,3 +212,14 @@ def test_string_attribute_set_from_bytes_keeps_the_bytes():
     assert x.attrs.kind("raw") == air.AttrKind.STRING
     back = air.Graph.from_bytes(g.to_bytes()).node("x").attrs
     assert (back["raw"], back["text"]) == (_RAW, "é")
+
+
+def test_has_out_attr_of_the_wrong_kind_is_refused_at_encode():
+    g = air.Graph("g")
+    x = g.add_input("x", air.TensorDesc([2], air.float32))
+    x.op_desc.output_desc(0).attrs["_ascendir_has_out_attr"] = 1
+    with pytest.raises(air.InvalidArgumentError, match="must be a BOOL; it holds INT"):
+        g.to_bytes()
+    x.op_desc.output_desc(0).attrs["_ascendir_has_out_attr"] = True
+    desc = air.Graph.from_bytes(g.to_bytes()).node("x").op_desc.output_desc(0)
+    assert desc.attrs["_ascendir_has_out_attr"] is True

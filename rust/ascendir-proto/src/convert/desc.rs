@@ -248,6 +248,20 @@ pub(crate) fn check_dims(dims: &[i64]) -> ProtoResult<()> {
     Ok(())
 }
 
+/// The `has_out_attr` field a desc is written with: its `_ascendir_has_out_attr` attribute,
+/// which must be a bool (any other kind would be lost on the way out).
+pub(crate) fn has_out_attr_flag(user: &AttrMap) -> ProtoResult<bool> {
+    match user.get(ASC_HAS_OUT_ATTR) {
+        None => Ok(false),
+        Some(AttrValue::Bool(b)) => Ok(*b),
+        Some(v) => Err(ProtoError::Encode(format!(
+            "tensor desc attribute '{ASC_HAS_OUT_ATTR}' is reserved for the has_out_attr field \
+             and must be a BOOL; it holds {}",
+            v.kind().name()
+        ))),
+    }
+}
+
 /// Encode a tensor desc the way GE does (reserved keys after user attrs).
 pub fn desc_to_def(d: &TensorDesc) -> ProtoResult<pb::TensorDescriptor> {
     let empty = AttrMap::new();
@@ -267,7 +281,7 @@ pub fn desc_to_def(d: &TensorDesc) -> ProtoResult<pb::TensorDescriptor> {
             dim: d.shape.to_vec(),
         }),
         layout: bits::serial_string(d.format),
-        has_out_attr: matches!(user.get(ASC_HAS_OUT_ATTR), Some(AttrValue::Bool(true))),
+        has_out_attr: has_out_attr_flag(user)?,
         size: ext.size,
         weight_size: ext.weight_size,
         reuse_input: ext.reuse_input,
