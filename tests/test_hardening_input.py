@@ -81,7 +81,7 @@ def test_onnx_body_output_shadowing_an_enclosing_value_is_refused():
         air.onnx.load(data.SerializeToString())
 
 
-# -- ONNX: missing external data ----------------------------------------------------------------
+# -- ONNX: missing external data ------------------------------------------------------------------
 
 
 def test_onnx_missing_external_data_file_is_a_typed_error(tmp_path: Path):
@@ -103,7 +103,7 @@ def test_onnx_missing_external_data_file_is_a_typed_error(tmp_path: Path):
         air.onnx.load(data, base_dir=tmp_path)
 
 
-# -- GE: reserved `_ascendir_*` attributes with wrong contents -------------------------------------
+# -- GE: reserved `_ascendir_*` attributes with wrong contents ------------------------------------
 
 
 def _attr(key: str, attr_def: bytes) -> bytes:
@@ -159,7 +159,7 @@ def test_has_out_attr_as_an_attribute_is_refused(value: bytes):
     assert air.Model.from_bytes(model.to_bytes()).to_bytes() == model.to_bytes()
 
 
-# -- GE: text given as a str with lone surrogates ---------------------------------------------------
+# -- GE: text given as a str with lone surrogates -------------------------------------------------
 
 
 def test_text_with_a_lone_surrogate_is_a_decode_error_naming_the_character():
@@ -175,7 +175,7 @@ def test_text_with_a_lone_surrogate_is_a_decode_error_naming_the_character():
     assert air.Model.from_text(text.replace("\ud800", "")).graph.name == "g"
 
 
-# -- GE: AttrDef.s holding bytes that are not UTF-8 -------------------------------------------------
+# -- GE: AttrDef.s holding bytes that are not UTF-8 -----------------------------------------------
 
 
 _RAW = b"\xff\xfeA\x00\xc3"
