@@ -217,6 +217,20 @@ fn registry(py: Python<'_>, e: RegistryError) -> PyErr {
     match e {
         RegistryError::Registration(m) => raise(py, registry_error(py), m, &[]),
         RegistryError::Invalid(m) => raise(py, invalid_argument_error(py), m, &[]),
+        RegistryError::UnknownType {
+            ref op_type,
+            ref suggestions,
+        } => {
+            let msg = format!(
+                "{e} (register it with ascendir.register_op, or pass allow_unregistered=True to \
+                 add it with the ports as given)"
+            );
+            let fields = [
+                ("op_type", obj(py, op_type.as_str())),
+                ("suggestions", obj(py, suggestions.clone())),
+            ];
+            raise(py, not_found_error(py), msg, &fields)
+        }
     }
 }
 
