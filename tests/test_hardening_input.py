@@ -214,6 +214,22 @@ def test_string_attribute_set_from_bytes_keeps_the_bytes():
     assert (back["raw"], back["text"]) == (_RAW, "é")
 
 
+@pytest.mark.parametrize("key", [
+    "_ascendir_unknown_fields", "_ascendir_attr_unknown_fields", "_ascendir_attr_groups"])
+def test_keys_standing_for_fields_are_refused_as_attributes(key: str):
+    attr = _attr(key, field(7, b"\x08\x01"))  # bytes that would be spliced in as a field
+    op = field(1, "x") + field(2, "Data") + field(34, vfield(2, 1)) + field(10, attr)
+    with pytest.raises(air.DecodeError, match="reserved key holding BYTES") as info:
+        air.Model.from_bytes(_graph(op))
+    assert "op[0](x)" in info.value.path and key in info.value.path
+    graph = field(7, field(1, "g") + field(6, _DATA) + field(11, attr))
+    with pytest.raises(air.DecodeError, match="never written as an attribute") as info:
+        air.Model.from_bytes(graph)
+    assert key in info.value.path
+    with pytest.raises(air.DecodeError, match="never written as an attribute"):
+        air.Model.from_bytes(_graph(_DATA) + field(11, attr))
+
+
 def test_has_out_attr_of_the_wrong_kind_is_refused_at_encode():
     g = air.Graph("g")
     x = g.add_input("x", air.TensorDesc([2], air.float32))

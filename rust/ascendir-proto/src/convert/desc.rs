@@ -137,21 +137,40 @@ pub(crate) fn desc_formats(
     Ok((format, origin_format, origin_dtype, origin_shape))
 }
 
-/// `_ascendir_has_out_attr` stands for the `TensorDescriptor.has_out_attr` field (9): the
-/// encoder writes it as that field, never as an attribute, so one found among the attributes of
-/// a decoded desc is refused (it would be written back as the field, or dropped).
-pub(crate) fn check_no_has_out_attr(user: &AttrMap) -> ProtoResult<()> {
-    match user.get(ASC_HAS_OUT_ATTR) {
-        None => Ok(()),
-        Some(v) => Err(ProtoError::invalid(
-            format!("attr[\"{ASC_HAS_OUT_ATTR}\"]"),
-            format!(
-                "reserved key holding {}: it is written as the has_out_attr field (9) of the \
-                 TensorDescriptor, never as an attribute",
-                v.kind().name()
-            ),
-        )),
+/// Our keys that stand for a field of the message (or for its unknown fields), with what they
+/// stand for: the encoder writes them as that, never as attributes.
+const FIELD_KEYS: &[(&str, &str)] = &[
+    (ASC_ATTR_GROUPS, "the attr_groups field"),
+    (ASC_UNKNOWN, "the fields ge_ir.proto does not define"),
+    (ASC_ATTR_UNKNOWN, "the unknown fields of attribute values"),
+];
+
+/// Refuse the attributes of a decoded op, graph or model (`desc`: a tensor desc, which also
+/// has `_ascendir_has_out_attr`, the `has_out_attr` field (9)) named like one of our keys
+/// that stand for a field: the encoder never writes them as attributes, so one found in the
+/// input would be written back as that field, or dropped.
+pub(crate) fn check_field_keys(user: &AttrMap, desc: bool) -> ProtoResult<()> {
+    let desc_keys: &[(&str, &str)] = if desc {
+        &[(
+            ASC_HAS_OUT_ATTR,
+            "the has_out_attr field (9) of the TensorDescriptor",
+        )]
+    } else {
+        &[]
+    };
+    for (key, what) in desc_keys.iter().chain(FIELD_KEYS) {
+        if let Some(v) = user.get(key) {
+            return Err(ProtoError::invalid(
+                format!("attr[\"{key}\"]"),
+                format!(
+                    "reserved key holding {}: it stands for {what} and is never written as an \
+                     attribute",
+                    v.kind().name()
+                ),
+            ));
+        }
     }
+    Ok(())
 }
 
 /// A desc from its fields (`td.attr` and `td.layout` are not read: the reserved keys and what
@@ -193,7 +212,7 @@ pub(crate) fn desc_from_parts(
         cmps_tab_offset: td.cmps_tab_offset,
     };
     let mut user = reserved.leftover.clone()?;
-    check_no_has_out_attr(&user)?;
+    check_field_keys(&user, true)?;
     if td.has_out_attr {
         user.insert_entry(reserved.has_out_attr.clone());
     }

@@ -216,6 +216,7 @@ pub(crate) fn graph_value(def: pb::GraphDef, ctx: DecodeCtx) -> ProtoResult<Grap
             .map_err(|e| ProtoError::invalid(format!("output[{i}]"), e.to_string()))?;
     }
     g.attrs = attrs_from_map(attr, ctx).map_err(|e| e.within(String::new))?;
+    check_field_keys(&g.attrs, false)?;
     if !attr_groups.is_empty() {
         g.attrs
             .insert(ASC_ATTR_GROUPS.to_string(), AttrValue::Bytes(attr_groups));
