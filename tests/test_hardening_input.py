@@ -103,6 +103,26 @@ def test_onnx_missing_external_data_file_is_a_typed_error(tmp_path: Path):
         air.onnx.load(data, base_dir=tmp_path)
 
 
+# -- ONNX: string attributes that are not UTF-8 ---------------------------------------------------
+
+
+def test_onnx_string_attribute_that_is_not_utf8_keeps_its_bytes():
+    node = helper.make_node("Foo", ["x"], ["y"], name="foo", domain="my.domain", tag=b"\xff\xfeA")
+    graph = helper.make_graph(
+        [node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17), helper.make_opsetid("my.domain", 1)])
+    g = air.onnx.load(model.SerializeToString(), warn_unknown=False)
+    attrs = g.node("foo").attrs
+    assert attrs["tag"] == b"\xff\xfeA" and attrs.kind("tag") == air.AttrKind.STRING
+    out = onnx.load_from_string(air.onnx.to_bytes(g))
+    (foo,) = [n for n in out.graph.node if n.op_type == "Foo"]
+    (tag,) = [a for a in foo.attribute if a.name == "tag"]
+    assert tag.type == onnx.AttributeProto.STRING and tag.s == b"\xff\xfeA"
+
+
 # -- GE: reserved `_ascendir_*` attributes with wrong contents ------------------------------------
 
 
@@ -159,6 +179,33 @@ def test_has_out_attr_as_an_attribute_is_refused(value: bytes):
     assert air.Model.from_bytes(model.to_bytes()).to_bytes() == model.to_bytes()
 
 
+@pytest.mark.parametrize("key", [
+    "_ascendir_unknown_fields", "_ascendir_attr_unknown_fields", "_ascendir_attr_groups"])
+def test_keys_standing_for_fields_are_refused_as_attributes(key: str):
+    attr = _attr(key, field(7, b"\x08\x01"))  # bytes that would be spliced in as a field
+    op = field(1, "x") + field(2, "Data") + field(34, vfield(2, 1)) + field(10, attr)
+    with pytest.raises(air.DecodeError, match="reserved key holding BYTES") as info:
+        air.Model.from_bytes(_graph(op))
+    assert "op[0](x)" in info.value.path and key in info.value.path
+    graph = field(7, field(1, "g") + field(6, _DATA) + field(11, attr))
+    with pytest.raises(air.DecodeError, match="never written as an attribute") as info:
+        air.Model.from_bytes(graph)
+    assert key in info.value.path
+    with pytest.raises(air.DecodeError, match="never written as an attribute"):
+        air.Model.from_bytes(_graph(_DATA) + field(11, attr))
+
+
+def test_has_out_attr_of_the_wrong_kind_is_refused_at_encode():
+    g = air.Graph("g")
+    x = g.add_input("x", air.TensorDesc([2], air.float32))
+    x.op_desc.output_desc(0).attrs["_ascendir_has_out_attr"] = 1
+    with pytest.raises(air.InvalidArgumentError, match="must be a BOOL; it holds INT"):
+        g.to_bytes()
+    x.op_desc.output_desc(0).attrs["_ascendir_has_out_attr"] = True
+    desc = air.Graph.from_bytes(g.to_bytes()).node("x").op_desc.output_desc(0)
+    assert desc.attrs["_ascendir_has_out_attr"] is True
+
+
 # -- GE: text given as a str with lone surrogates -------------------------------------------------
 
 
@@ -212,30 +259,3 @@ def test_string_attribute_set_from_bytes_keeps_the_bytes():
     assert x.attrs.kind("raw") == air.AttrKind.STRING
     back = air.Graph.from_bytes(g.to_bytes()).node("x").attrs
     assert (back["raw"], back["text"]) == (_RAW, "é")
-
-
-@pytest.mark.parametrize("key", [
-    "_ascendir_unknown_fields", "_ascendir_attr_unknown_fields", "_ascendir_attr_groups"])
-def test_keys_standing_for_fields_are_refused_as_attributes(key: str):
-    attr = _attr(key, field(7, b"\x08\x01"))  # bytes that would be spliced in as a field
-    op = field(1, "x") + field(2, "Data") + field(34, vfield(2, 1)) + field(10, attr)
-    with pytest.raises(air.DecodeError, match="reserved key holding BYTES") as info:
-        air.Model.from_bytes(_graph(op))
-    assert "op[0](x)" in info.value.path and key in info.value.path
-    graph = field(7, field(1, "g") + field(6, _DATA) + field(11, attr))
-    with pytest.raises(air.DecodeError, match="never written as an attribute") as info:
-        air.Model.from_bytes(graph)
-    assert key in info.value.path
-    with pytest.raises(air.DecodeError, match="never written as an attribute"):
-        air.Model.from_bytes(_graph(_DATA) + field(11, attr))
-
-
-def test_has_out_attr_of_the_wrong_kind_is_refused_at_encode():
-    g = air.Graph("g")
-    x = g.add_input("x", air.TensorDesc([2], air.float32))
-    x.op_desc.output_desc(0).attrs["_ascendir_has_out_attr"] = 1
-    with pytest.raises(air.InvalidArgumentError, match="must be a BOOL; it holds INT"):
-        g.to_bytes()
-    x.op_desc.output_desc(0).attrs["_ascendir_has_out_attr"] = True
-    desc = air.Graph.from_bytes(g.to_bytes()).node("x").op_desc.output_desc(0)
-    assert desc.attrs["_ascendir_has_out_attr"] is True
