@@ -450,7 +450,8 @@ def test_feed_rules_and_errors():
 def test_unknown_op_names_the_node_before_running():
     g = air.Graph("u")
     x = g.add_input("x", air.TensorDesc([2], air.float32))
-    y = g.add_op("MyCustomOp", [x], name="custom", input_names=["x"], outputs=["y"])
+    y = g.add_op("MyCustomOp", [x], name="custom", input_names=["x"], outputs=["y"],
+                 allow_unregistered=True)
     g.set_outputs([g.add_op("Relu", [y], name="r")])
     with pytest.raises(air.UnsupportedOpError, match="'custom' \\(MyCustomOp\\)") as e:
         air.evaluate(g, [rand(2)])

@@ -100,10 +100,11 @@ def test_add_op_is_atomic(chain, td):
 def test_add_op_names_and_outputs(chain, td):
     x = chain.node("x")
     # Types without a registered prototype take GE's automatic port names.
-    n = chain.add_op("MySplit", [x], outputs=2)
+    n = chain.add_op("MySplit", [x], outputs=2, allow_unregistered=True)
     assert n.op_desc.output_names == ["__output0", "__output1"]
     assert n.op_desc.input_names == ["__input0"]
-    m = chain.add_op("MyIdentity", [n.out(1), None], outputs=["y"])
+    m = chain.add_op("MyIdentity", [n.out(1), None], outputs=["y"],
+                     allow_unregistered=True)
     assert m.in_data_nodes == [n] and m.input_source(0) == n.out_data_anchor(1)
     assert m.input_source(1) is None
     assert n.name.startswith("MySplit_")

@@ -146,7 +146,7 @@ def test_infer_node_does_not_change_the_graph():
     r.op_desc.input_desc(0).shape = [9]
     assert infer.infer_node(r) == [((9,), air.float32)]
     assert out(r)[0] == (2, 2)
-    u = g.add_op("Unregistered", [x])
+    u = g.add_op("Unregistered", [x], allow_unregistered=True)
     assert infer.infer_node(u) is None
     assert infer.infer_shapes(g)["unknown"] == 1
 

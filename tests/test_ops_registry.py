@@ -259,9 +259,44 @@ def test_registered_types_keep_the_low_level_path_with_explicit_ports():
     n = g.add_op("Relu", [x], input_names=["features"], outputs=["activations"])
     assert n.op_desc.input_names == ["features"]
     assert n.op_desc.output_names == ["activations"]
-    u = g.add_op("NotARegisteredType", [x, None], outputs=2)
+    u = g.add_op("NotARegisteredType", [x, None], outputs=2, allow_unregistered=True)
     assert u.op_desc.input_names == ["__input0", "__input1"]
     assert u.op_desc.output_names == ["__output0", "__output1"]
+
+
+def test_unknown_op_type_is_refused_with_the_nearest_registered_types():
+    g = air.Graph()
+    x = g.add_input("x", f32(2))
+    before = g.to_bytes()
+    with pytest.raises(air.NotFoundError) as info:
+        g.add_op("Rleu", [x])
+    err = info.value
+    assert str(err).startswith("unknown op type 'Rleu'; did you mean 'Relu', 'Relu6'")
+    assert "allow_unregistered=True" in str(err)
+    assert err.op_type == "Rleu" and err.suggestions[:2] == ["Relu", "Relu6"]
+    assert g.to_bytes() == before and len(g.nodes) == 1
+    # An explicit port layout does not make a typo a new type.
+    with pytest.raises(air.NotFoundError, match="did you mean 'Conv2D'"):
+        g.add_op("Conv2d", [x], input_names=["x"], outputs=["y"])
+    # Nothing near: no suggestion.
+    with pytest.raises(air.NotFoundError) as info:
+        g.add_op("QuiteUnlikeAnyOperatorName", [x])
+    assert info.value.suggestions == [] and "did you mean" not in str(info.value)
+    assert g.to_bytes() == before
+
+
+def test_allow_unregistered_builds_the_ports_as_given():
+    g = air.Graph()
+    x = g.add_input("x", f32(2))
+    n = g.add_op("Rleu", [x], allow_unregistered=True)
+    assert n.type == "Rleu"
+    assert n.op_desc.input_names == ["__input0"] and n.op_desc.output_names == ["__output0"]
+    m = g.add_op("MyOp", [n, None], input_names=["a", "b"], outputs=["y", "z"],
+                 allow_unregistered=True)
+    assert m.op_desc.input_names == ["a", "b"] and m.op_desc.output_names == ["y", "z"]
+    # A registered type ignores the flag.
+    r = g.add_op("Relu", [x], allow_unregistered=True)
+    assert r.op_desc.input_names == ["x"]
 
 
 def test_subgraph_slots_and_dynamic_outputs_from_the_prototype():

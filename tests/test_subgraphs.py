@@ -77,9 +77,9 @@ def test_dynamic_slots_nested_walk_and_removal():
     assert g.add_subgraph(air.Graph("b0"), parent=out, slot="branches", dynamic=True) == "branches0"
     assert g.add_subgraph(air.Graph("b1"), parent=out, slot="branches", dynamic=True) == "branches1"
     b0 = g.subgraph("b0")
-    k = b0.add_op("NoOp", [], name="k", outputs=0)
+    k = b0.add_op("NoOp", [], name="k", outputs=0, allow_unregistered=True)
     deep = air.Graph("deep")
-    deep.add_op("NoOp", [], name="deep_op", outputs=0)
+    deep.add_op("NoOp", [], name="deep_op", outputs=0, allow_unregistered=True)
     b0.add_subgraph(deep, parent=k, slot="body")
     assert deep.parent_graph.name == "b0"
     walk = [n.name for n in g.all_nodes()]
@@ -117,5 +117,5 @@ def test_copy_of_subgraph_is_standalone():
     then = g.subgraph("then")
     c = then.copy()
     assert c.parent_graph is None
-    c.add_op("NoOp", [], name="only_in_copy", outputs=0)
+    c.add_op("NoOp", [], name="only_in_copy", outputs=0, allow_unregistered=True)
     assert "only_in_copy" not in then

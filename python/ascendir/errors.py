@@ -18,6 +18,7 @@ __all__ = [
     "DecodeError",
     "DuplicateNameError",
     "EvaluateError",
+    "ExternalDataError",
     "ForeignHandleError",
     "InferenceError",
     "InternalError",
@@ -113,6 +114,20 @@ class DecodeError(AscendIRError, ValueError):
         super().__init__(message, **details)
         self.offset = offset
         self.path = path
+
+
+class ExternalDataError(AscendIRError, OSError):
+    """An ONNX tensor's external data file cannot be found or read: :attr:`tensor` names the
+    tensor, :attr:`location` the file as the model gives it (relative to the model's
+    directory)."""
+
+    tensor: str
+    location: str
+
+    def __init__(self, message: str = "", **details: Any) -> None:
+        details.setdefault("tensor", "")
+        details.setdefault("location", "")
+        super().__init__(message, **details)
 
 
 class RegistryError(AscendIRError):

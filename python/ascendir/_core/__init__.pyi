@@ -103,7 +103,12 @@ class Tensor:
 
 @final
 class AttrMap:
-    """A mutable mapping of attributes that keeps each value's GE kind."""
+    """A mutable mapping of attributes that keeps each value's GE kind.
+
+    A ``STRING`` value reads as ``str``, or as ``bytes`` when GE's ``AttrDef.s`` holds bytes
+    that are not UTF-8 (kept as read and written back unchanged); ``set(key, b, kind=STRING)``
+    stores such bytes.
+    """
 
     def __getitem__(self, key: str, /) -> Any:
         ...
@@ -475,7 +480,7 @@ class Graph:
     def add_const(self, name: str, value: Any, *, dtype: _DTypeLike | None=None) -> Node:
         ...
 
-    def add_op(self, type: str, inputs: Iterable[_Source | Sequence[_Source] | None] | None=None, *, name: str | None=None, attrs: Mapping[str, Any] | None=None, input_names: Sequence[str] | None=None, outputs: int | Sequence[str] | None=None, output_descs: Sequence[TensorDesc] | None=None) -> Node:
+    def add_op(self, type: str, inputs: Iterable[_Source | Sequence[_Source] | None] | None=None, *, name: str | None=None, attrs: Mapping[str, Any] | None=None, input_names: Sequence[str] | None=None, outputs: int | Sequence[str] | None=None, output_descs: Sequence[TensorDesc] | None=None, allow_unregistered: bool=False) -> Node:
         ...
 
     def set_outputs(self, outputs: Iterable[_Source | tuple[Node, int]], *, targets: Iterable[Node] | None=None) -> Node | None:

@@ -175,7 +175,11 @@ def load(
             ``.path`` locate the first bad field).
         ascendir.InvalidArgumentError: the model is not a valid graph (e.g. a node reads a value
             nothing produces, a tensor's payload does not match its shape).
-        OSError: the file (or an external data file) cannot be read.
+        ascendir.ExternalDataError: an external data file of a tensor cannot be found or read
+            (``.tensor``, ``.location``; also an ``OSError``).
+        ascendir.DuplicateNameError: two definitions of one value name (the graph is not in
+            SSA form; ``.value``, ``.first``, ``.second`` name it and both definitions).
+        OSError: the model file cannot be read.
     """
     if isinstance(source, (str, os.PathLike)):
         graph, raw = _core._onnx_load_file(os.fspath(source))

@@ -129,6 +129,9 @@ pub enum AttrValue {
     Float(f32),
     Bool(bool),
     String(String),
+    /// A GE string (`AttrDef.s`, a `bytes` field of `ge_ir.proto`) whose bytes are not valid
+    /// UTF-8: kept as read, written back as the same `s` field. Its kind is `String`.
+    RawString(Bytes),
     Bytes(Bytes),
     TensorDesc(Arc<TensorDesc>),
     Tensor(Tensor),
@@ -157,7 +160,7 @@ impl AttrValue {
             AttrValue::Int(_) => AttrKind::Int,
             AttrValue::Float(_) => AttrKind::Float,
             AttrValue::Bool(_) => AttrKind::Bool,
-            AttrValue::String(_) => AttrKind::String,
+            AttrValue::String(_) | AttrValue::RawString(_) => AttrKind::String,
             AttrValue::Bytes(_) => AttrKind::Bytes,
             AttrValue::TensorDesc(_) => AttrKind::TensorDesc,
             AttrValue::Tensor(_) => AttrKind::Tensor,

@@ -284,3 +284,63 @@ fn dangling_inputs_are_reported_not_panicking() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_value_defined_twice_names_both_definitions() {
+    let mut m = conv_model();
+    // The Relu now writes "c", which the Conv already produces.
+    m.graph.as_mut().unwrap().node[1].output[0] = Bytes::from_static(b"c");
+    match import_model(Bytes::from(m.encode_to_vec()), &ImportOptions::default()) {
+        Err(OnnxError::DuplicateValue {
+            graph,
+            value,
+            first,
+            second,
+        }) => {
+            assert_eq!((graph.as_str(), value.as_str()), ("net", "c"));
+            assert_eq!(first, "node 'conv1' (Conv)");
+            assert_eq!(second, "node 1 (Relu)");
+        }
+        other => panic!("{other:?}"),
+    }
+    // A node output named like an initializer.
+    let mut m = conv_model();
+    m.graph.as_mut().unwrap().node[2].output[0] = Bytes::from_static(b"w");
+    match import_model(Bytes::from(m.encode_to_vec()), &ImportOptions::default()) {
+        Err(OnnxError::DuplicateValue { first, second, .. }) => {
+            assert_eq!(
+                (first.as_str(), second.as_str()),
+                ("initializer", "node 'mystery' (Custom)")
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn missing_external_data_names_the_tensor_and_the_location() {
+    let mut m = conv_model();
+    let w = &mut m.graph.as_mut().unwrap().initializer[0];
+    w.raw_data = Bytes::new();
+    w.data_location = pb::tensor_proto::DataLocation::External as i32;
+    w.external_data = vec![pb::StringStringEntryProto {
+        key: "location".into(),
+        value: "no/such.bin".into(),
+    }];
+    let dir = std::env::temp_dir();
+    let opts = ImportOptions {
+        base_dir: Some(dir),
+    };
+    match import_model(Bytes::from(m.encode_to_vec()), &opts) {
+        Err(OnnxError::ExternalData {
+            tensor,
+            location,
+            kind,
+            ..
+        }) => {
+            assert_eq!((tensor.as_str(), location.as_str()), ("w", "no/such.bin"));
+            assert_eq!(kind, std::io::ErrorKind::NotFound);
+        }
+        other => panic!("{other:?}"),
+    }
+}

@@ -38,6 +38,22 @@ pub enum ProtoError {
         /// What is wrong.
         message: String,
     },
+    /// Text given with surrogate code points (a Python `str` holding a lone surrogate such as
+    /// `"\ud800"`): the text format is UTF-8, which cannot hold them.
+    #[error(
+        "text holds a lone surrogate U+{code:04X} at character {character} (line {line}, \
+         column {column}): the text format is UTF-8, which cannot encode it"
+    )]
+    LoneSurrogate {
+        /// The surrogate code point.
+        code: u32,
+        /// 0-based character (code point) offset in the text.
+        character: usize,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column, in characters.
+        column: usize,
+    },
     /// A malformed OM container.
     #[error("malformed OM file at byte {offset}: {message}")]
     Om {
@@ -147,6 +163,7 @@ impl ProtoError {
         match self {
             ProtoError::Wire { offset, .. } | ProtoError::Om { offset, .. } => Some(*offset),
             ProtoError::Text { offset, .. } => Some(*offset),
+            ProtoError::LoneSurrogate { character, .. } => Some(*character),
             _ => None,
         }
     }

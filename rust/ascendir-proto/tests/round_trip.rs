@@ -167,6 +167,10 @@ fn every_attr(g_attr: &Graph) -> Vec<(String, AttrValue)> {
         ("string".into(), AttrValue::String("héllo \"q\"\n".into())),
         ("string_empty".into(), AttrValue::String(String::new())),
         (
+            "string_not_utf8".into(),
+            AttrValue::RawString(Bytes::from_static(b"\xff\xfeA\x00")),
+        ),
+        (
             "bytes".into(),
             AttrValue::Bytes(Bytes::from_static(b"\x00\xff")),
         ),

@@ -6,9 +6,9 @@ use ascendir_ir::Graph;
 use ascendir_proto::convert::Pieces;
 use ascendir_proto::ModelMeta;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PyTuple};
+use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
-use crate::errors::{enter, py_err};
+use crate::errors::{enter, py_err, IntoPyResult};
 use crate::ir::graph::{GraphSlot, PyGraph};
 use crate::ir::tensor::PyBytesOwner;
 use bytes::Bytes;
@@ -92,10 +92,11 @@ impl PyGraph {
 
     /// The main graph of a text-format ModelDef (a GE dump).
     #[staticmethod]
-    fn from_text(py: Python<'_>, text: &str) -> PyResult<Py<PyGraph>> {
+    fn from_text(py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<Py<PyGraph>> {
         crate::errors::guard_res(|| {
+            let text = text_of(text)?;
             let data = enter(py, || {
-                ascendir_proto::text::parse_to_bytes(text, "ModelDef")
+                ascendir_proto::text::parse_to_bytes(&text, "ModelDef")
             })?;
             decode_one(py, Bytes::from(data))
         })
@@ -210,13 +211,30 @@ fn _default_model_attrs(py: Python<'_>) -> PyResult<Py<PyGraph>> {
 
 /// Text-format ModelDef → binary.
 #[pyfunction]
-fn _text_to_bytes<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyBytes>> {
+fn _text_to_bytes<'py>(
+    py: Python<'py>,
+    text: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyBytes>> {
     crate::errors::guard_res(|| {
+        let text = text_of(text)?;
         let data = enter(py, || {
-            ascendir_proto::text::parse_to_bytes(text, "ModelDef")
+            ascendir_proto::text::parse_to_bytes(&text, "ModelDef")
         })?;
         crate::errors::py_bytes(py, &data)
     })
+}
+
+/// The text of a Python `str`; one holding lone surrogates (which UTF-8 cannot encode) is a
+/// `DecodeError` naming the first one's character offset, line and column.
+fn text_of<'a>(text: &'a Bound<'_, PyString>) -> PyResult<std::borrow::Cow<'a, str>> {
+    if let Ok(s) = text.to_str() {
+        return Ok(std::borrow::Cow::Borrowed(s));
+    }
+    let raw = text.call_method1("encode", ("utf-8", "surrogatepass"))?;
+    let raw = raw.cast::<PyBytes>()?;
+    ascendir_proto::text::text_from_surrogatepass(raw.as_bytes())
+        .map(|s| std::borrow::Cow::Owned(s.to_string()))
+        .py()
 }
 
 /// Binary ModelDef → text format.

@@ -11,9 +11,11 @@ use std::sync::{Arc, LazyLock, RwLock};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 mod proto;
+mod suggest;
 mod table;
 
 pub use proto::*;
+pub use suggest::{edit_distance, near_matches, MAX_SUGGESTIONS};
 pub use table::{parse_table, proto_to_text, protos_to_table, TableError, BUILTIN_TABLE};
 
 #[derive(Default)]
@@ -155,6 +157,18 @@ pub fn lookup(op_type: &str) -> Option<Arc<OpProto>> {
 /// Whether `op_type` is registered.
 pub fn contains(op_type: &str) -> bool {
     with_read(|r| r.protos.contains_key(op_type))
+}
+
+/// The prototype of `op_type`, or [`RegistryError::UnknownType`] naming the registered types
+/// nearest to it.
+pub fn lookup_or_suggest(op_type: &str) -> Result<Arc<OpProto>, RegistryError> {
+    with_read(|r| match r.protos.get(op_type) {
+        Some(p) => Ok(p.clone()),
+        None => Err(RegistryError::UnknownType {
+            op_type: op_type.to_string(),
+            suggestions: near_matches(op_type, r.protos.keys().map(String::as_str)),
+        }),
+    })
 }
 
 /// Every registered type, sorted.

@@ -73,6 +73,23 @@ pub enum RegistryError {
     /// An op does not match its prototype (input count, attribute kind, missing attribute, dtype).
     #[error("{0}")]
     Invalid(String),
+    /// A type that is not registered, with the registered types nearest to it (best first).
+    #[error("unknown op type '{op_type}'{}", did_you_mean(suggestions))]
+    UnknownType {
+        /// The type asked for.
+        op_type: String,
+        /// The nearest registered types, best first (may be empty).
+        suggestions: Vec<String>,
+    },
+}
+
+/// `; did you mean 'A', 'B'?` for a non-empty list of suggestions, else nothing.
+fn did_you_mean(suggestions: &[String]) -> String {
+    if suggestions.is_empty() {
+        return String::new();
+    }
+    let quoted: Vec<String> = suggestions.iter().map(|s| format!("'{s}'")).collect();
+    format!("; did you mean {}?", quoted.join(", "))
 }
 
 /// One declared input.

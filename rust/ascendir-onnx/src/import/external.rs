@@ -10,9 +10,10 @@ use crate::error::{OnnxError, OnnxResult};
 
 impl Ctx {
     /// The bytes `offset .. offset + length` (to the end without a length) of external data
-    /// file `location`, opened once per import.
+    /// file `location` of tensor `tensor`, opened once per import.
     pub(super) fn external(
         &mut self,
+        tensor: &str,
         location: &str,
         offset: u64,
         length: Option<u64>,
@@ -33,7 +34,7 @@ impl Ctx {
             )));
         }
         if !self.files.contains_key(location) {
-            let file = open_external(base, rel, location)?;
+            let file = open_external(base, rel, tensor, location)?;
             self.files.insert(location.to_string(), file);
         }
         let (file, size) = &self.files[location];
@@ -46,10 +47,11 @@ impl Ctx {
                 "external data '{location}' has {size} bytes; offset {offset} length {length:?} is out of range"
             )));
         };
-        read_range(file, offset, end - offset).map_err(|e| {
-            OnnxError::Io(format!(
-                "cannot read bytes {offset}..{end} of external data '{location}': {e}"
-            ))
+        read_range(file, offset, end - offset).map_err(|e| OnnxError::ExternalData {
+            tensor: tensor.to_string(),
+            location: location.to_string(),
+            kind: e.kind(),
+            message: format!("cannot read bytes {offset}..{end}: {e}"),
         })
     }
 }
@@ -57,10 +59,22 @@ impl Ctx {
 /// Open the external data file `rel` of the model directory `base`: the path is resolved
 /// (symbolic links followed) and must stay inside the resolved model directory, and it must be a
 /// regular file (checked before opening, so a FIFO or device is never opened, and again on
-/// the opened file). Returns the file and its size.
-fn open_external(base: &Path, rel: &Path, location: &str) -> OnnxResult<(std::fs::File, u64)> {
+/// the opened file). Returns the file and its size. A file that cannot be found or read is
+/// [`OnnxError::ExternalData`] naming `tensor` and `location`.
+fn open_external(
+    base: &Path,
+    rel: &Path,
+    tensor: &str,
+    location: &str,
+) -> OnnxResult<(std::fs::File, u64)> {
     let io = |what: &str, p: &Path, e: std::io::Error| {
         OnnxError::Io(format!("cannot {what} '{}': {e}", p.display()))
+    };
+    let data = |e: std::io::Error| OnnxError::ExternalData {
+        tensor: tensor.to_string(),
+        location: location.to_string(),
+        kind: e.kind(),
+        message: e.to_string(),
     };
     // The directory of a bare file name ("model.onnx") is empty: the current directory.
     let base = if base.as_os_str().is_empty() {
@@ -71,7 +85,7 @@ fn open_external(base: &Path, rel: &Path, location: &str) -> OnnxResult<(std::fs
     let root =
         std::fs::canonicalize(base).map_err(|e| io("resolve the model directory", base, e))?;
     let path = base.join(rel);
-    let real = std::fs::canonicalize(&path).map_err(|e| io("resolve external data", &path, e))?;
+    let real = std::fs::canonicalize(&path).map_err(data)?;
     if !real.starts_with(&root) {
         return Err(OnnxError::Invalid(format!(
             "external data location '{location}' resolves to '{}', outside the model directory",
@@ -83,14 +97,12 @@ fn open_external(base: &Path, rel: &Path, location: &str) -> OnnxResult<(std::fs
             "external data location '{location}' is not a regular file"
         ))
     };
-    let meta = std::fs::metadata(&real).map_err(|e| io("read external data", &real, e))?;
+    let meta = std::fs::metadata(&real).map_err(data)?;
     if !meta.is_file() {
         return Err(not_regular());
     }
-    let file = std::fs::File::open(&real).map_err(|e| io("open external data", &real, e))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| io("read external data", &real, e))?;
+    let file = std::fs::File::open(&real).map_err(data)?;
+    let meta = file.metadata().map_err(data)?;
     if !meta.is_file() {
         return Err(not_regular());
     }

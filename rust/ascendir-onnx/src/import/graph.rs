@@ -31,6 +31,83 @@ fn defined_names(gp: &pb::GraphProto) -> FxHashSet<&str> {
     s
 }
 
+/// How one definition of a value is named in an error.
+fn node_label(i: usize, n: &pb::NodeProto) -> String {
+    let (name, ty) = (pb::text(&n.name), pb::text(&n.op_type));
+    if name.is_empty() {
+        format!("node {i} ({ty})")
+    } else {
+        format!("node '{name}' ({ty})")
+    }
+}
+
+/// Check that graph `gp` (named `name`) defines each value once: graph inputs and initializers
+/// by distinct names (an input may share its name with the initializer that gives its default),
+/// node outputs by names no input, initializer, earlier output or enclosing graph (`outer`)
+/// uses. Checked before anything is built.
+fn check_ssa(gp: &pb::GraphProto, name: &str, outer: &[&FxHashSet<&str>]) -> OnnxResult<()> {
+    /// A definition: a graph input, an initializer, or node `k`.
+    #[derive(Clone, Copy)]
+    enum Def {
+        Input,
+        Initializer,
+        Node(usize),
+    }
+    let label = |d: Def| match d {
+        Def::Input => "graph input".to_string(),
+        Def::Initializer => "initializer".to_string(),
+        Def::Node(k) => gp
+            .node
+            .get(k)
+            .map_or_else(String::new, |n| node_label(k, n)),
+    };
+    let dup = |value: &str, first: String, second: Def| OnnxError::DuplicateValue {
+        graph: name.to_string(),
+        value: value.to_string(),
+        first,
+        second: label(second),
+    };
+    let mut seen: FxHashMap<&str, Def> = FxHashMap::default();
+    seen.reserve(gp.input.len() + gp.initializer.len() + gp.node.len());
+    for v in &gp.input {
+        if let Some(first) = seen.insert(v.name.as_str(), Def::Input) {
+            return Err(dup(&v.name, label(first), Def::Input));
+        }
+    }
+    for t in &gp.initializer {
+        match seen.insert(t.name.as_str(), Def::Initializer) {
+            Some(Def::Initializer) => {
+                return Err(dup(&t.name, label(Def::Initializer), Def::Initializer))
+            }
+            // The initializer of an input keeps the input as its first definition.
+            Some(first) => {
+                seen.insert(t.name.as_str(), first);
+            }
+            None => {}
+        }
+    }
+    for (i, n) in gp.node.iter().enumerate() {
+        for out in n
+            .output
+            .iter()
+            .map(|o| pb::text(o))
+            .filter(|o| !o.is_empty())
+        {
+            if let Some(first) = seen.insert(out, Def::Node(i)) {
+                return Err(dup(out, label(first), Def::Node(i)));
+            }
+            if outer.iter().any(|s| s.contains(out)) {
+                return Err(dup(
+                    out,
+                    "a value of an enclosing graph".into(),
+                    Def::Node(i),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// A built graph, the values it captures from enclosing graphs (with their `Data` nodes) and
 /// the element types of its outputs where known.
 type BuiltGraph = (
@@ -50,6 +127,7 @@ pub(super) fn build_graph<'m>(
     formal: &[i64],
     outer_values: OuterValues,
 ) -> OnnxResult<BuiltGraph> {
+    check_ssa(gp, name, outer)?;
     let extra = gp.initializer.len() + gp.input.len() + 1;
     let mut b = Builder {
         g: Graph::with_capacity(name, gp.node.len() + extra),

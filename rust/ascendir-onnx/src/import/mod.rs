@@ -235,7 +235,8 @@ struct Ctx {
 
 impl Ctx {
     fn tensor(&mut self, t: &pb::TensorProto) -> OnnxResult<ascendir_ir::Tensor> {
-        let mut loader = |loc: &str, off: u64, len: Option<u64>| self.external(loc, off, len);
+        let name = t.name.as_str();
+        let mut loader = |loc: &str, off: u64, len: Option<u64>| self.external(name, loc, off, len);
         tensor_from_proto(t, Some(&mut loader))
     }
 

@@ -16,7 +16,11 @@ pub fn attr_value(a: &pb::AttributeProto) -> OnnxResult<Option<AttrValue>> {
     Ok(Some(match ty {
         T::Float => AttrValue::Float(a.f),
         T::Int => AttrValue::Int(a.i),
-        T::String => AttrValue::String(String::from_utf8_lossy(&a.s).into_owned()),
+        // `s` is bytes: a value that is not UTF-8 is kept as its bytes, not replaced.
+        T::String => match std::str::from_utf8(&a.s) {
+            Ok(text) => AttrValue::String(text.to_string()),
+            Err(_) => AttrValue::RawString(a.s.clone()),
+        },
         T::Tensor => match &a.t {
             Some(t) => AttrValue::Tensor(tensor_from_proto(t, None)?),
             None => return Ok(None),
@@ -201,6 +205,13 @@ pub fn attr_to_proto(name: &str, v: &AttrValue) -> OnnxResult<Option<pb::Attribu
         AttrValue::Bool(b) => a_int(name, i64::from(*b)),
         AttrValue::Float(f) => a_float(name, *f),
         AttrValue::String(s) => a_str(name, s),
+        // ONNX's `s` is bytes too: a GE string that is not UTF-8 keeps its bytes.
+        AttrValue::RawString(b) => pb::AttributeProto {
+            name: name.into(),
+            r#type: T::String as i32,
+            s: b.clone(),
+            ..Default::default()
+        },
         AttrValue::ListInt(l) => a_ints(name, l.clone()),
         AttrValue::ListBool(l) => a_ints(name, l.iter().map(|b| i64::from(*b)).collect()),
         AttrValue::ListFloat(l) => pb::AttributeProto {

@@ -56,7 +56,11 @@ pub(crate) fn attr_value(def: pb::AttrDef, ctx: DecodeCtx) -> ProtoResult<Option
         return Ok(None);
     };
     Ok(Some(match value {
-        V::S(s) => AttrValue::String(utf8(s, "string value")?),
+        // `s` is `bytes` in ge_ir.proto: a value that is not UTF-8 is kept as its bytes.
+        V::S(s) => match std::str::from_utf8(&s) {
+            Ok(text) => AttrValue::String(text.to_string()),
+            Err(_) => AttrValue::RawString(s),
+        },
         V::I(i) => AttrValue::Int(i),
         V::F(f) => AttrValue::Float(f),
         V::B(b) => AttrValue::Bool(b),
@@ -138,6 +142,7 @@ pub fn attr_to_def(value: &AttrValue) -> ProtoResult<pb::AttrDef> {
         AttrValue::Float(f) => V::F(*f),
         AttrValue::Bool(b) => V::B(*b),
         AttrValue::String(s) => V::S(Bytes::copy_from_slice(s.as_bytes())),
+        AttrValue::RawString(b) => V::S(b.clone()),
         AttrValue::Bytes(b) => V::Bt(b.clone()),
         AttrValue::Expression(s) => V::Expression(Bytes::copy_from_slice(s.as_bytes())),
         AttrValue::DataType(d) => V::Dt(i64::from(d.ge_value())),

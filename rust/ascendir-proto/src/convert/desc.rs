@@ -137,6 +137,42 @@ pub(crate) fn desc_formats(
     Ok((format, origin_format, origin_dtype, origin_shape))
 }
 
+/// Our keys that stand for a field of the message (or for its unknown fields), with what they
+/// stand for: the encoder writes them as that, never as attributes.
+const FIELD_KEYS: &[(&str, &str)] = &[
+    (ASC_ATTR_GROUPS, "the attr_groups field"),
+    (ASC_UNKNOWN, "the fields ge_ir.proto does not define"),
+    (ASC_ATTR_UNKNOWN, "the unknown fields of attribute values"),
+];
+
+/// Refuse the attributes of a decoded op, graph or model (`desc`: a tensor desc, which also
+/// has `_ascendir_has_out_attr`, the `has_out_attr` field (9)) named like one of our keys
+/// that stand for a field: the encoder never writes them as attributes, so one found in the
+/// input would be written back as that field, or dropped.
+pub(crate) fn check_field_keys(user: &AttrMap, desc: bool) -> ProtoResult<()> {
+    let desc_keys: &[(&str, &str)] = if desc {
+        &[(
+            ASC_HAS_OUT_ATTR,
+            "the has_out_attr field (9) of the TensorDescriptor",
+        )]
+    } else {
+        &[]
+    };
+    for (key, what) in desc_keys.iter().chain(FIELD_KEYS) {
+        if let Some(v) = user.get(key) {
+            return Err(ProtoError::invalid(
+                format!("attr[\"{key}\"]"),
+                format!(
+                    "reserved key holding {}: it stands for {what} and is never written as an \
+                     attribute",
+                    v.kind().name()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// A desc from its fields (`td.attr` and `td.layout` are not read: the reserved keys and what
 /// the layout gives are in `reserved`, the origin shape there or in `origin_shape`; the shape
 /// is `shape` when given, else `td.shape`).
@@ -176,6 +212,7 @@ pub(crate) fn desc_from_parts(
         cmps_tab_offset: td.cmps_tab_offset,
     };
     let mut user = reserved.leftover.clone()?;
+    check_field_keys(&user, true)?;
     if td.has_out_attr {
         user.insert_entry(reserved.has_out_attr.clone());
     }
@@ -230,6 +267,20 @@ pub(crate) fn check_dims(dims: &[i64]) -> ProtoResult<()> {
     Ok(())
 }
 
+/// The `has_out_attr` field a desc is written with: its `_ascendir_has_out_attr` attribute,
+/// which must be a bool (any other kind would be lost on the way out).
+pub(crate) fn has_out_attr_flag(user: &AttrMap) -> ProtoResult<bool> {
+    match user.get(ASC_HAS_OUT_ATTR) {
+        None => Ok(false),
+        Some(AttrValue::Bool(b)) => Ok(*b),
+        Some(v) => Err(ProtoError::Encode(format!(
+            "tensor desc attribute '{ASC_HAS_OUT_ATTR}' is reserved for the has_out_attr field \
+             and must be a BOOL; it holds {}",
+            v.kind().name()
+        ))),
+    }
+}
+
 /// Encode a tensor desc the way GE does (reserved keys after user attrs).
 pub fn desc_to_def(d: &TensorDesc) -> ProtoResult<pb::TensorDescriptor> {
     let empty = AttrMap::new();
@@ -249,7 +300,7 @@ pub fn desc_to_def(d: &TensorDesc) -> ProtoResult<pb::TensorDescriptor> {
             dim: d.shape.to_vec(),
         }),
         layout: bits::serial_string(d.format),
-        has_out_attr: matches!(user.get(ASC_HAS_OUT_ATTR), Some(AttrValue::Bool(true))),
+        has_out_attr: has_out_attr_flag(user)?,
         size: ext.size,
         weight_size: ext.weight_size,
         reuse_input: ext.reuse_input,

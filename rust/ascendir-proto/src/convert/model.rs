@@ -77,6 +77,7 @@ pub(crate) fn model_value(def: pb::ModelDef, ctx: DecodeCtx) -> ProtoResult<Mode
         return Err(ProtoError::invalid("graph", "the model has no graph"));
     }
     let mut attrs = attrs_from_map(attr, ctx)?;
+    check_field_keys(&attrs, false)?;
     if !attr_groups.is_empty() {
         attrs.insert(ASC_ATTR_GROUPS.to_string(), AttrValue::Bytes(attr_groups));
     }

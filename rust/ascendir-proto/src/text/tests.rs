@@ -62,3 +62,27 @@ fn errors_name_line_and_column() {
     assert!(parse_to_bytes("op {", "GraphDef").is_err());
     assert!(parse_to_bytes("name: \"x", "GraphDef").is_err());
 }
+
+#[test]
+fn lone_surrogates_are_located() {
+    use super::text_from_surrogatepass;
+    assert_eq!(
+        text_from_surrogatepass(b"name: \"m\"").ok(),
+        Some("name: \"m\"")
+    );
+    // "ab\n\u{e9}c" then U+D800 (ED A0 80).
+    let text = b"ab\n\xC3\xA9c\xED\xA0\x80";
+    match text_from_surrogatepass(text) {
+        Err(crate::ProtoError::LoneSurrogate {
+            code,
+            character,
+            line,
+            column,
+        }) => assert_eq!((code, character, line, column), (0xD800, 5, 2, 3)),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        text_from_surrogatepass(b"a\xFF"),
+        Err(crate::ProtoError::Text { offset: 1, .. })
+    ));
+}

@@ -103,6 +103,32 @@ fn onnx(py: Python<'_>, err: OnnxError) -> PyErr {
     match err {
         OnnxError::Decode { offset, path, .. } => decode(py, msg, offset, path),
         OnnxError::Io(_) => PyOSError::new_err(msg),
+        OnnxError::ExternalData {
+            tensor, location, ..
+        } => {
+            let tensor = obj(py, tensor);
+            let location = obj(py, location);
+            raise(
+                py,
+                external_data_error(py),
+                msg,
+                &[("tensor", tensor), ("location", location)],
+            )
+        }
+        OnnxError::DuplicateValue {
+            graph,
+            value,
+            first,
+            second,
+        } => {
+            let fields = [
+                ("graph", obj(py, graph)),
+                ("value", obj(py, value)),
+                ("first", obj(py, first)),
+                ("second", obj(py, second)),
+            ];
+            raise(py, duplicate_error(py), msg, &fields)
+        }
         OnnxError::OutOfMemory { .. } => PyMemoryError::new_err(msg),
         OnnxError::Invalid(_) | OnnxError::Unsupported(_) => {
             raise(py, invalid_argument_error(py), msg, &[])
@@ -191,6 +217,20 @@ fn registry(py: Python<'_>, e: RegistryError) -> PyErr {
     match e {
         RegistryError::Registration(m) => raise(py, registry_error(py), m, &[]),
         RegistryError::Invalid(m) => raise(py, invalid_argument_error(py), m, &[]),
+        RegistryError::UnknownType {
+            ref op_type,
+            ref suggestions,
+        } => {
+            let msg = format!(
+                "{e} (register it with ascendir.register_op, or pass allow_unregistered=True to \
+                 add it with the ports as given)"
+            );
+            let fields = [
+                ("op_type", obj(py, op_type.as_str())),
+                ("suggestions", obj(py, suggestions.clone())),
+            ];
+            raise(py, not_found_error(py), msg, &fields)
+        }
     }
 }
 

@@ -60,6 +60,7 @@ error_classes! {
     tiling_error => "TilingError",
     not_found_error => "NotFoundError",
     duplicate_error => "DuplicateNameError",
+    external_data_error => "ExternalDataError",
     invalid_argument_error => "InvalidArgumentError",
     foreign_handle_error => "ForeignHandleError",
     overflow_error => "SizeOverflowError",

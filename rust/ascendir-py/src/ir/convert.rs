@@ -43,7 +43,9 @@ pub fn attr_to_py(py: Python<'_>, v: &AttrValue) -> PyResult<Py<PyAny>> {
         AttrValue::Float(f) => any(f64::from(*f).into_pyobject(py)?.into_any()),
         AttrValue::Bool(b) => any(PyBool::new(py, *b).to_owned().into_any()),
         AttrValue::String(s) | AttrValue::Expression(s) => any(PyString::new(py, s).into_any()),
-        AttrValue::Bytes(b) => any(crate::errors::py_bytes(py, b)?.into_any()),
+        AttrValue::Bytes(b) | AttrValue::RawString(b) => {
+            any(crate::errors::py_bytes(py, b)?.into_any())
+        }
         AttrValue::TensorDesc(d) => Py::new(py, PyTensorDesc::owned(d.clone()))?.into_any(),
         AttrValue::Tensor(t) => Py::new(py, PyTensor { inner: t.clone() })?.into_any(),
         AttrValue::Graph(g) => Py::new(py, PyGraph::from_graph((*g.0).clone()))?.into_any(),
@@ -284,7 +286,18 @@ pub fn py_to_attr(
             AttrKind::Int => AttrValue::Int(obj.extract()?),
             AttrKind::Float => AttrValue::Float(float_of(obj)?),
             AttrKind::Bool => AttrValue::Bool(obj.extract()?),
-            AttrKind::String => AttrValue::String(obj.extract()?),
+            // `bytes` for a string: kept as text when it is UTF-8, else as the raw bytes GE's
+            // `AttrDef.s` holds (what reading such an attribute gives).
+            AttrKind::String => match obj.extract::<String>() {
+                Ok(s) => AttrValue::String(s),
+                Err(e) => match obj.cast::<pyo3::types::PyBytes>() {
+                    Ok(b) => match std::str::from_utf8(b.as_bytes()) {
+                        Ok(s) => AttrValue::String(s.to_string()),
+                        Err(_) => AttrValue::RawString(bytes::Bytes::copy_from_slice(b.as_bytes())),
+                    },
+                    Err(_) => return Err(e),
+                },
+            },
             AttrKind::Expression => AttrValue::Expression(obj.str()?.to_string()),
             AttrKind::Bytes => AttrValue::Bytes(bytes_of(obj)?),
             AttrKind::TensorDesc => AttrValue::TensorDesc(PyTensorDesc::extract_arc(obj)?),

@@ -361,8 +361,10 @@ impl PyGraph {
     /// run (`output_descs` overrides). Giving `input_names` or a list of output names builds
     /// the ports as listed instead, registered or not. Otherwise port names default to GE's automatic
     /// `__input<i>` / `__output<i>`; `outputs` is a count or a list of names; `output_descs`
-    /// describes the outputs. Atomic.
-    #[pyo3(signature = (r#type, inputs=None, *, name=None, attrs=None, input_names=None, outputs=None, output_descs=None))]
+    /// describes the outputs. A type that is not registered is refused (`NotFoundError` naming
+    /// the nearest registered types) unless `allow_unregistered` is set: the node is then built
+    /// with the ports as given. Atomic.
+    #[pyo3(signature = (r#type, inputs=None, *, name=None, attrs=None, input_names=None, outputs=None, output_descs=None, allow_unregistered=false))]
     #[allow(clippy::too_many_arguments)]
     fn add_op(
         slf: &Bound<'_, Self>,
@@ -373,6 +375,7 @@ impl PyGraph {
         input_names: Option<Vec<String>>,
         outputs: Option<&Bound<'_, PyAny>>,
         output_descs: Option<&Bound<'_, PyAny>>,
+        allow_unregistered: bool,
     ) -> PyResult<Py<PyNode>> {
         crate::errors::guard_res(|| {
             // A registered type: ports, attributes, validation and inference from its prototype.
@@ -381,8 +384,8 @@ impl PyGraph {
             let explicit_layout = input_names.is_some()
                 || outputs
                     .is_some_and(|o| o.is_instance_of::<PyList>() || o.is_instance_of::<PyTuple>());
-            if !explicit_layout {
-                if let Some(proto) = crate::ops::lookup(slf.py(), r#type)? {
+            match crate::ops::lookup(slf.py(), r#type)? {
+                Some(proto) if !explicit_layout => {
                     return crate::ops::add_registered(
                         slf,
                         proto,
@@ -393,6 +396,10 @@ impl PyGraph {
                         output_descs,
                     );
                 }
+                None if !allow_unregistered => {
+                    return crate::ops::unknown_type(r#type);
+                }
+                _ => {}
             }
             let mut sources: Vec<Option<OutAnchor>> = Vec::new();
             if let Some(list) = inputs {

@@ -66,6 +66,19 @@ pub fn lookup(py: Python<'_>, ty: &str) -> PyResult<Option<Arc<OpProto>>> {
     Ok(registry::lookup(ty))
 }
 
+/// The error of `Graph.add_op` for a type that is not registered: `NotFoundError` naming the
+/// nearest registered types.
+pub fn unknown_type<T>(ty: &str) -> PyResult<T> {
+    match registry::lookup_or_suggest(ty) {
+        Err(e) => Err(py_err(e)),
+        // Registered meanwhile (another thread): still refused, as the caller decided.
+        Ok(_) => Err(py_err(registry::RegistryError::UnknownType {
+            op_type: ty.to_string(),
+            suggestions: Vec::new(),
+        })),
+    }
+}
+
 fn input_kind(s: &str) -> PyResult<IrInputType> {
     Ok(match s {
         "required" => IrInputType::Required,

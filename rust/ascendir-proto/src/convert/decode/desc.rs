@@ -189,6 +189,7 @@ pub(crate) fn desc_from_raw<'s>(
             unknown,
         }) = parse_desc_fast(owner, range, entries, reserved, ctx)
         {
+            check_field_keys(&user, true)?;
             let mut d = desc_from_parts(def, reserved, Some(shape), origin_shape)?;
             let attr_unknown = attr_unknown_value(attr_unknown);
             if !user.is_empty() || !unknown.is_empty() || attr_unknown.is_some() {

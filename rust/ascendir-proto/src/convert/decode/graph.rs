@@ -216,6 +216,7 @@ pub(crate) fn graph_value(def: pb::GraphDef, ctx: DecodeCtx) -> ProtoResult<Grap
             .map_err(|e| ProtoError::invalid(format!("output[{i}]"), e.to_string()))?;
     }
     g.attrs = attrs_from_map(attr, ctx).map_err(|e| e.within(String::new))?;
+    check_field_keys(&g.attrs, false)?;
     if !attr_groups.is_empty() {
         g.attrs
             .insert(ASC_ATTR_GROUPS.to_string(), AttrValue::Bytes(attr_groups));
@@ -250,18 +251,29 @@ pub(crate) fn resolve_src(
 
 pub(crate) fn link_inputs(g: &mut Graph, dst: NodeId, p: &Links, op: &[u8]) -> ProtoResult<()> {
     let n_in = g.node(dst).map(|n| n.num_in_data()).unwrap_or(0);
-    let mut ctrl_data: FxHashMap<usize, &str> = FxHashMap::default();
+    // Input slot -> (entry index, source name); entries are removed as their slots are met.
+    let mut ctrl_data: FxHashMap<usize, (usize, &str)> = FxHashMap::default();
+    let ctrl_path = |k: usize| format!("attr[\"{ASC_CTRL_TO_DATA}\"][{k}]");
     if let Some(list) = p.ctrl_to_data() {
         for (k, e) in list.iter().enumerate() {
-            let bad = || {
-                ProtoError::invalid(
-                    format!("attr[\"{ASC_CTRL_TO_DATA}\"][{k}]"),
-                    format!("bad entry '{e}'"),
-                )
-            };
-            let (slot, name) = e.split_once(':').ok_or_else(bad)?;
-            let slot: usize = slot.parse().map_err(|_| bad())?;
-            ctrl_data.insert(slot, name);
+            let bad = |why: &str| ProtoError::invalid(ctrl_path(k), format!("entry '{e}' {why}"));
+            let (slot, name) = e
+                .split_once(':')
+                .ok_or_else(|| bad("is not '<input slot>:<source node>'"))?;
+            let slot: usize = slot
+                .parse()
+                .map_err(|_| bad("does not start with an input slot number"))?;
+            if slot >= n_in {
+                return Err(bad(&format!(
+                    "names input slot {slot}, but the op has {n_in} input descs"
+                )));
+            }
+            if g.find(name).is_none() {
+                return Err(bad(&format!("names an unknown source node '{name}'")));
+            }
+            if let Some((first, _)) = ctrl_data.insert(slot, (k, name)) {
+                return Err(bad(&format!("repeats input slot {slot} of entry {first}")));
+            }
         }
     }
     let mut slot = 0usize;
@@ -275,7 +287,7 @@ pub(crate) fn link_inputs(g: &mut Graph, dst: NodeId, p: &Links, op: &[u8]) -> P
                 ));
             }
             // "": an unconnected slot.
-            if let Some(name) = ctrl_data.get(&slot) {
+            if let Some((_, name)) = ctrl_data.remove(&slot) {
                 if slot >= n_in {
                     return Err(ProtoError::invalid(
                         path(),
@@ -315,6 +327,16 @@ pub(crate) fn link_inputs(g: &mut Graph, dst: NodeId, p: &Links, op: &[u8]) -> P
         )
         .map_err(|e| ProtoError::invalid(path(), e.to_string()))?;
         slot += 1;
+    }
+    // An entry whose slot is linked by a data edge (or never read) would be dropped.
+    if let Some((slot, (k, name))) = ctrl_data.into_iter().min_by_key(|(_, (k, _))| *k) {
+        return Err(ProtoError::invalid(
+            ctrl_path(k),
+            format!(
+                "entry '{slot}:{name}' names input slot {slot}, which is not an unconnected \
+                 input (\"\") of the op's input list"
+            ),
+        ));
     }
     if let Some(list) = p.in_ctrl() {
         for (k, s) in list.iter().enumerate() {

@@ -219,6 +219,7 @@ pub(crate) fn op_from_fast<'s>(
     for e in ports.leftover.entries() {
         user.insert_entry(e.clone());
     }
+    check_field_keys(&user, false)?;
     if let Some(v) = attr_unknown_value(direct.unknown) {
         user.insert(ASC_ATTR_UNKNOWN, v);
     }
@@ -266,6 +267,7 @@ pub(crate) fn op_from_raw_plain<'s>(
         .map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
     // Every attribute went through the port reading: the ones it did not take are the user's.
     let mut user = std::mem::take(&mut ports.leftover);
+    check_field_keys(&user, false).map_err(|e| e.within(|| format!("op[{i}]({})", def.name)))?;
     let ports = Arc::new(ports);
     if let Some(v) = attr_unknown_value(crate::wire::attr_unknown_fields(raw, 10)) {
         user.insert(ASC_ATTR_UNKNOWN, v);

@@ -28,6 +28,7 @@ pub(crate) fn encode_attr_value(value: &AttrValue, out: &mut Vec<u8>) -> ProtoRe
             encode_varint(u64::from(*b), out);
         }
         AttrValue::String(s) => put_len_delimited(2, s.as_bytes(), out),
+        AttrValue::RawString(b) => put_len_delimited(2, b, out),
         AttrValue::Bytes(b) => put_len_delimited(7, b, out),
         AttrValue::Expression(s) => put_len_delimited(17, s.as_bytes(), out),
         AttrValue::DataType(d) => {

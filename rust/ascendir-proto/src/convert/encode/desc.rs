@@ -156,14 +156,7 @@ pub(crate) fn encode_desc(
             put_len_delimited(6, b, out);
         }
     }
-    varint(
-        9,
-        u64::from(matches!(
-            user.get(ASC_HAS_OUT_ATTR),
-            Some(AttrValue::Bool(true))
-        )),
-        out,
-    );
+    varint(9, u64::from(has_out_attr_flag(user)?), out);
     let ext = d.ext.as_deref().cloned().unwrap_or_default();
     varint(10, ext.size as u64, out);
     varint(11, ext.weight_size as u64, out);
