@@ -131,3 +131,41 @@ def test_graph_outputs_follow_the_netoutput_when_their_node_is_removed() -> None
     net.in_data_anchor(0).unlink(r.out_data_anchor(0))
     s.out_data_anchor(0).link_to(net.in_data_anchor(0))
     assert any("are not what" in p for p in h.problems()), h.problems()
+
+
+def test_remove_a_set_dead_code_and_bypass() -> None:
+    g, n = _graph()
+    one = g.add_const("one", np.ones((2, 3), np.float32))
+    dead = g.add_op("Mul", [n["a"], one], name="dead")
+    g.add_op("Exp", [dead], name="dead2")
+    before = g.to_bytes()
+    with pytest.raises(air.InvalidArgumentError, match="read by 'b'"):
+        g.remove([n["a"], dead])
+    with pytest.raises(air.InvalidArgumentError, match="read by 'Node_Output'"):
+        g.remove([n["b"]])
+    assert g.to_bytes() == before
+    assert g.eliminate_dead_code() == ["one", "dead", "dead2"]
+    with pytest.raises(air.StaleHandleError):
+        dead.name  # noqa: B018
+    # Bypass a by its input: b and c read x.
+    g.bypass(n["a"])
+    assert [u.node.name for u in n["x"].outputs[0].uses()] == ["b", "c", "c"]
+    feeds = {"x": np.array([[-1, 2, -3], [4, -5, 6]], np.float32)}
+    out = air.evaluate(g, feeds)
+    np.testing.assert_array_equal(out["b"], np.abs(feeds["x"]))
+    assert g.problems() == []
+    assert g.remove([n["c"], n["b"]], safe=False) == ["c", "b"]
+    assert g.outputs == []
+
+
+def test_dead_code_in_a_subgraph_takes_the_subgraphs_below() -> None:
+    g = air.Graph("root")
+    x = g.add_input("x", air.TensorDesc([], air.DataType.BOOL))
+    if_node = g.add_op("If", [x], name="if")
+    body = air.Graph("then")
+    body.set_outputs([body.add_op("Relu", [body.add_input("t_in")], name="t_relu")])
+    g.add_subgraph(body, parent=if_node, slot="then_branch")
+    keep = g.add_op("Abs", [g.add_input("y", F32)], name="keep")
+    g.set_outputs([keep])
+    assert g.eliminate_dead_code() == ["if"]
+    assert g.subgraphs == [] and g.problems() == []

@@ -530,6 +530,21 @@ class Graph:
     def isolate_node(self, node: Node, io_map: Sequence[int] | None=None) -> Node | None:
         ...
 
+    def remove(self, nodes: Sequence[Node], safe: bool=True) -> list[str]:
+        """Remove ``nodes`` together; returns their names. With ``safe``, refuses while an
+        output of a removed node is read outside the set or is a graph output. All or
+        nothing."""
+        ...
+
+    def eliminate_dead_code(self) -> list[str]:
+        """Remove every node nothing live depends on; returns their names in graph order."""
+        ...
+
+    def bypass(self, node: Node, input: int=0) -> None:
+        """Every use of ``node``'s output reads the producer of its input ``input`` instead,
+        and ``node`` is removed. All or nothing."""
+        ...
+
     def remove_node(self, node: Node) -> list[str]:
         ...
 

@@ -146,7 +146,9 @@ fn parse_mode(obj: &Bound<'_, PyAny>) -> PyResult<TopoMode> {
 }
 
 /// The root object of a graph object and the subgraph name when it is a subgraph view.
-fn root_of<'py>(this: &Bound<'py, PyGraph>) -> PyResult<(Bound<'py, PyGraph>, Option<String>)> {
+pub(crate) fn root_of<'py>(
+    this: &Bound<'py, PyGraph>,
+) -> PyResult<(Bound<'py, PyGraph>, Option<String>)> {
     let out = match &PyGraph::borrow_slot(this)?.slot {
         GraphSlot::Own(_) => (this.clone(), None),
         GraphSlot::Sub { root, name, .. } => (root.bind(this.py()).clone(), Some(name.clone())),
@@ -160,7 +162,10 @@ fn root_of<'py>(this: &Bound<'py, PyGraph>) -> PyResult<(Bound<'py, PyGraph>, Op
 }
 
 /// The tree index of this graph within its root (`None` = the root itself).
-fn tree_index(root: &Bound<'_, PyGraph>, name: &Option<String>) -> PyResult<Option<usize>> {
+pub(crate) fn tree_index(
+    root: &Bound<'_, PyGraph>,
+    name: &Option<String>,
+) -> PyResult<Option<usize>> {
     match name {
         None => Ok(None),
         Some(n) => PyGraph::try_read(root, |g| {

@@ -7,6 +7,7 @@ pub mod attrs;
 pub mod convert;
 pub mod graph;
 pub mod graph_api;
+mod graph_prune;
 pub mod node;
 pub mod op_desc;
 mod op_desc_ports;
