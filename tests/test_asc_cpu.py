@@ -311,7 +311,10 @@ def test_every_kernel_of_the_benchmark_models_verifies(which: str) -> None:
     assert cm.kernels
     rep = air.compiler.verify(cm)
     assert rep.ok, rep.text()
-    assert {c.kernel for c in rep.cases} == {k.name for k in cm.kernels}
+    # Every kernel ran, or its structural twin did.
+    ran = {c.kernel for c in rep.cases}
+    assert ran | set(rep.twins) == {k.name for k in cm.kernels}
+    assert set(rep.twins.values()) <= ran and not ran & set(rep.twins)
     assert any(c.target == "tails" for c in rep.cases)
 
 

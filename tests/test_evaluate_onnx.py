@@ -246,8 +246,10 @@ def test_bench_models_match_onnxruntime(which):
     {"auto_pad": "SAME_UPPER", "group": 2},
     {"auto_pad": "VALID", "strides": [3]},
 ], ids=["plain", "strided-dilated-padded", "same-upper-grouped", "valid-strided"])
-def test_one_d_conv_kept_as_onnx_op_evaluates_like_onnxruntime(attrs) -> None:
-    """A 1-D ``Conv`` (audio front ends) is kept as ``onnx::Conv``; ``air.evaluate`` runs it."""
+def test_one_d_conv_evaluates_like_onnxruntime(attrs) -> None:
+    """A 1-D ``Conv`` (audio front ends) with explicit pads is ``Conv2D`` over a unit H axis
+    (``Unsqueeze`` → ``Conv2D`` → ``Squeeze``); with ``auto_pad`` it stays ``onnx::Conv``.
+    ``air.evaluate`` runs both as onnxruntime does."""
     rng = np.random.default_rng(3)
     groups = attrs.get("group", 1)
     w = rng.standard_normal((4, 4 // groups, 3)).astype(np.float32)
@@ -261,8 +263,14 @@ def test_one_d_conv_kept_as_onnx_op_evaluates_like_onnxruntime(attrs) -> None:
     data = model.SerializeToString()
     x = rng.standard_normal((2, 4, 11)).astype(np.float32)
     ref = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
-    with pytest.warns(air.onnx.UnknownOpWarning, match="onnx::Conv"):
-        g = air.onnx.load(data)
+    if "auto_pad" in attrs:
+        with pytest.warns(air.onnx.UnknownOpWarning, match="onnx::Conv"):
+            g = air.onnx.load(data)
+    else:
+        g, rep = air.onnx.load(data, return_report=True)
+        assert rep.unknown_ops == {}
+        assert sorted(n.type for n in g.nodes if n.type not in ("Data", "Const", "NetOutput")
+                      ) == ["Conv2D", "Squeeze", "Unsqueeze", "Unsqueeze"]
     (got,) = air.evaluate(g, [x]).values()
     assert got.shape == ref.shape
     np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
@@ -288,16 +296,13 @@ def test_conv1d_in_if_branches_with_an_outer_weight_matches_onnxruntime():
          helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 8])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [numpy_helper.from_array(w, "w")]), opset_imports=[helper.make_opsetid("", 17)])
-    # Without expansion the 1-D Conv stays an ONNX op, as it does in a main graph.
-    with pytest.warns(air.onnx.UnknownOpWarning, match="onnx::Conv x2"):
-        kept = air.onnx.load(m)
-    assert sorted(n.type for s in kept.subgraphs for n in s.nodes if "Conv" in n.type) == [
-        "onnx::Conv", "onnx::Conv"]
-    # Expanded, each branch is Unsqueeze, Conv2D over [1, 2, 1, 8], Squeeze.
-    g = air.onnx.load(m, expand_functions=True)
-    for sub in g.subgraphs:
-        assert [n.type for n in sub.nodes if n.type in ("Unsqueeze", "Conv2D", "Squeeze")
-                ] == ["Unsqueeze", "Unsqueeze", "Conv2D", "Squeeze"], sub.name
+    # Each branch is Conv2D over [1, 2, 1, 8] between Unsqueezes and a Squeeze, by the default
+    # import as by the expansion.
+    g, rep = air.onnx.load(m, return_report=True)
+    assert rep.unknown_ops == {}
+    for sub in [*g.subgraphs, *air.onnx.load(m, expand_functions=True).subgraphs]:
+        assert sorted(n.type for n in sub.nodes if n.type in ("Unsqueeze", "Conv2D", "Squeeze")
+                      ) == ["Conv2D", "Squeeze", "Unsqueeze", "Unsqueeze"], sub.name
     sess = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
     for flag in (True, False):
         feeds = {"c": np.array(flag), "x": x}

@@ -197,13 +197,14 @@ def test_conv_sums_float_inputs_with_one_rounding():
     {"kernel_shape": [3], "strides": [2], "pads": [1, 1], "dilations": [2]},
     {"kernel_shape": [2], "strides": [2], "ceil_mode": 1},
 ])
-def test_one_d_max_pool_stays_onnx_and_evaluates(attrs):
-    """GE's MaxPoolV3 / MaxPool3D take 2-D / 3-D windows: a 1-D MaxPool stays onnx::MaxPool,
-    which air.evaluate runs with ONNX's attributes."""
+def test_one_d_max_pool_runs_as_max_pool_v3_over_a_unit_axis(attrs):
+    """GE's MaxPoolV3 takes 2-D windows: a 1-D MaxPool is MaxPoolV3 over [N, C, 1, L]
+    between an Unsqueeze and a Squeeze, as the PyTorch frontend does it."""
     m = model(helper.make_node("MaxPool", ["x"], ["y"], **attrs), [vi("x", F, [2, 3, 9])],
               [vi("y", F, None)], 12)
     x = RNG.standard_normal((2, 3, 9)).astype(np.float32)
-    g = air.onnx.load(m.SerializeToString(), warn_unknown=False)
-    assert types_of(g) == ["onnx::MaxPool"]
+    g, rep = air.onnx.load(m.SerializeToString(), return_report=True)
+    assert rep.unknown_ops == {}
+    assert sorted(types_of(g)) == ["MaxPoolV3", "Squeeze", "Unsqueeze"]
     (want,) = run_ort(m, {"x": x})
     np.testing.assert_array_equal(list(air.evaluate(g, {"x": x}).values())[0], want)

@@ -239,6 +239,7 @@ pub(super) fn build_graph<'m>(
             outputs,
             attrs,
             aux,
+            unit_h,
         } = match mapped {
             Some(m) => m,
             None => {
@@ -265,6 +266,7 @@ pub(super) fn build_graph<'m>(
                         .collect(),
                     attrs,
                     aux: Vec::new(),
+                    unit_h: Vec::new(),
                 }
             }
         };
@@ -285,6 +287,9 @@ pub(super) fn build_graph<'m>(
                 } else {
                     b.unknown.clone()
                 }
+            } else if src.is_some_and(|k| unit_h.contains(&k)) {
+                // Read through the Unsqueeze made below; the port's 4-D desc is inferred.
+                b.unknown.clone()
             } else {
                 pending.push(Pending {
                     node: id_placeholder,
@@ -306,7 +311,12 @@ pub(super) fn build_graph<'m>(
             .enumerate()
             .map(|(k, port)| {
                 let value = n.output.get(k).map_or("", |v| pb::text(v));
-                (port.as_ref(), b.desc(value))
+                let desc = if unit_h.is_empty() {
+                    b.desc(value)
+                } else {
+                    b.unknown.clone()
+                };
+                (port.as_ref(), desc)
             })
             .collect();
         op.append_ports(ascendir_ir::Side::Output, outs)?;
@@ -339,6 +349,10 @@ pub(super) fn build_graph<'m>(
         }
         for p in &mut pending[first_pending..] {
             p.node = id;
+        }
+        if !unit_h.is_empty() {
+            let lifted = super::unit_axis::lift(&mut b, n, id, &node_name, &inputs, &unit_h)?;
+            pending.extend(lifted);
         }
         if has_subgraphs(n) {
             let extra_inputs = build_bodies(&mut b, ctx, &scope, id, n, &ge_type)?;

@@ -26,6 +26,7 @@ use crate::types::{desc_from_type, tensor_from_proto};
 mod external;
 mod graph;
 mod input_info;
+mod unit_axis;
 
 pub use external::read_model_file;
 use graph::build_graph;

@@ -123,6 +123,10 @@ pub struct Mapped {
     pub attrs: AttrMap,
     /// Extra constant inputs to create: `(GE port name, value)`, appended after `inputs`.
     pub aux: Vec<(Cow<'static, str>, Tensor)>,
+    /// A 1-D window op run as its 2-D GE op: these ONNX inputs get a unit H axis (an
+    /// `Unsqueeze` at axis 2 in front of the port) and output 0 loses it (a `Squeeze` after
+    /// it). Empty for every other node.
+    pub unit_h: Vec<usize>,
 }
 
 impl Mapped {
@@ -230,6 +234,7 @@ pub fn map_node(
         outputs: layout_outputs(e.outputs, n_out),
         attrs: AttrMap::new(),
         aux: Vec::new(),
+        unit_h: Vec::new(),
     };
     let mut handled = Handled::NotMine;
     for import in IMPORTS {
@@ -425,6 +430,7 @@ mod tests {
             outputs: layout_outputs(outs, outs.len()),
             attrs: AttrMap::new(),
             aux: Vec::new(),
+            unit_h: Vec::new(),
         }
     }
 

@@ -79,6 +79,20 @@ fn same_lower_pads(dims: &[i64], k: &[i64], s: &[i64], d: &[i64]) -> Option<Vec<
     Some(begin)
 }
 
+/// ONNX pads `[begin, end]` of a 1-D window as the pads of the same window over `[1, L]`.
+fn unit_h_pads(p: &[i64]) -> Vec<i64> {
+    match p {
+        [b, e] => vec![0, *b, 0, *e],
+        _ => vec![0, 0, 0, 0],
+    }
+}
+
+/// Whether the node pads by `auto_pad` (other than `NOTSET`): the 1-D lift takes explicit
+/// pads only.
+fn has_auto_pad(node: &pb::NodeProto) -> bool {
+    get_s(node, "auto_pad").is_some_and(|p| p != "NOTSET")
+}
+
 fn spatial(v: &[i64]) -> Vec<i64> {
     v.get(2..).map_or_else(Vec::new, <[i64]>::to_vec)
 }
@@ -110,22 +124,29 @@ pub(super) fn import(
             if k == 3 {
                 return conv_3d(node, m);
             }
-            if k != 2 {
+            // A 1-D convolution runs as Conv2D over a unit H axis (explicit pads only).
+            let one_d = k == 1 && !has_auto_pad(node);
+            if k != 2 && !one_d {
                 return Ok(Handled::Unmapped);
             }
-            let strides = get_ints(node, "strides").unwrap_or_else(|| vec![1; k]);
-            let dil = get_ints(node, "dilations").unwrap_or_else(|| vec![1; k]);
+            let lift = |v: Vec<i64>, unit: i64| if one_d { [vec![unit], v].concat() } else { v };
+            let strides = lift(get_ints(node, "strides").unwrap_or_else(|| vec![1; k]), 1);
+            let dil = lift(get_ints(node, "dilations").unwrap_or_else(|| vec![1; k]), 1);
             let pads = get_ints(node, "pads").unwrap_or_else(|| vec![0; 2 * k]);
+            let pads = if one_d { unit_h_pads(&pads) } else { pads };
             a.insert("strides", AttrValue::ListInt(nchw(&strides, 1)));
-            a.insert("pads", AttrValue::ListInt(ge_pads(&pads, k)));
+            a.insert("pads", AttrValue::ListInt(ge_pads(&pads, 2)));
             a.insert("dilations", AttrValue::ListInt(nchw(&dil, 1)));
             a.insert("groups", AttrValue::Int(get_i(node, "group", 1)));
             a.insert("data_format", AttrValue::String("NCHW".into()));
             a.insert("offset_x", AttrValue::Int(0));
             if let Some(ks) = get_ints(node, "kernel_shape") {
-                a.insert("kernel_shape", AttrValue::ListInt(ks));
+                a.insert("kernel_shape", AttrValue::ListInt(lift(ks, 1)));
             }
             auto_pad(node, a, "padding");
+            if one_d {
+                m.unit_h = vec![0, 1];
+            }
         }
         "MaxPool" | "AveragePool" => {
             let Some(ks) = get_ints(node, "kernel_shape") else {
@@ -135,8 +156,12 @@ pub(super) fn import(
                     name()
                 )));
             };
+            // A 1-D MaxPool runs as MaxPool over a unit H axis (explicit pads only).
+            let one_d = ks.len() == 1 && e.onnx == "MaxPool" && n_out == 1 && !has_auto_pad(node);
+            let lift = |v: Vec<i64>, unit: i64| if one_d { [vec![unit], v].concat() } else { v };
+            let ks = lift(ks, 1);
             let k = ks.len();
-            if k == 3 && e.onnx == "MaxPool" && n_out == 1 {
+            if k == 3 && e.onnx == "MaxPool" && n_out == 1 && !one_d {
                 return max_pool_3d(node, &ks, m);
             }
             if k == 3 && e.onnx == "AveragePool" {
@@ -151,8 +176,15 @@ pub(super) fn import(
             if e.onnx == "AveragePool" && dilated {
                 return Ok(Handled::Unmapped);
             }
-            let strides = get_ints(node, "strides").unwrap_or_else(|| vec![1; k]);
-            let mut pads = get_ints(node, "pads").unwrap_or_else(|| vec![0; 2 * k]);
+            let strides = match get_ints(node, "strides") {
+                Some(s) => lift(s, 1),
+                None => vec![1; k],
+            };
+            let mut pads = match get_ints(node, "pads") {
+                Some(p) if one_d => unit_h_pads(&p),
+                Some(p) => p,
+                None => vec![0; 2 * k],
+            };
             let same_lower = get_s(node, "auto_pad").as_deref() == Some("SAME_LOWER");
             if same_lower && e.onnx == "MaxPool" {
                 // The explicit pads would export as asymmetric MaxPool pads, which ONNX's
@@ -192,7 +224,10 @@ pub(super) fn import(
                     AttrValue::Bool(get_i(node, "count_include_pad", 0) == 0),
                 );
             } else if let Some(d) = get_ints(node, "dilations") {
-                a.insert("dilations", AttrValue::ListInt(nchw(&d, 1)));
+                a.insert("dilations", AttrValue::ListInt(nchw(&lift(d, 1), 1)));
+            }
+            if one_d {
+                m.unit_h = vec![0];
             }
         }
         _ => return Ok(Handled::NotMine),
