@@ -229,8 +229,9 @@ RULE_CASES = {
                   [vi("x", F, [2, 3, 4]), vi("p", I64, [4])], [vi("y", F, None)], 18,
                   [const("a", np.array([2, 0], np.int64))]),
             {"x": rnd(2, 3, 4), "p": np.array([1, 0, 2, 1], np.int64)}),
-    "Conv": (model([helper.make_node("Conv", ["x", "w", "b"], ["y"], pads=[2, 1], strides=[2],
-                                     dilations=[2])],
+    # 1-D with auto_pad (with explicit pads the default import maps it over a unit axis).
+    "Conv": (model([helper.make_node("Conv", ["x", "w", "b"], ["y"], auto_pad="SAME_UPPER",
+                                     strides=[2])],
                    [vi("x", F, [1, 3, 9])], [vi("y", F, None)], 17,
                    [const("w", rnd(4, 3, 3)), const("b", rnd(4))]), {"x": rnd(1, 3, 9)}),
     "AveragePool": (model([helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3],

@@ -311,8 +311,8 @@ def _conv2d(ctx: Ctx, ins: list[Any]) -> np.ndarray:
 
 @kernel("onnx::Conv")
 def _onnx_conv(ctx: Ctx, ins: list[Any]) -> np.ndarray:
-    """ONNX ``Conv`` of any spatial rank as the import keeps it where GE's ``Conv2D`` does not
-    fit (1-D and 3-D convolutions): ONNX attributes (spatial ``strides`` / ``dilations``,
+    """ONNX ``Conv`` of any spatial rank as the import keeps it where no GE form fits (1-D and
+    3-D convolutions with ``auto_pad``): ONNX attributes (spatial ``strides`` / ``dilations``,
     ``pads`` as every begin then every end, ``auto_pad``, ``group``)."""
     x, w = np.asarray(ins[0]), np.asarray(ins[1])
     n = x.ndim - 2
@@ -335,7 +335,8 @@ def _onnx_conv(ctx: Ctx, ins: list[Any]) -> np.ndarray:
 
 @kernel("onnx::MaxPool")
 def _onnx_max_pool(ctx: Ctx, ins: list[Any]) -> np.ndarray:
-    """ONNX ``MaxPool`` as the import keeps it where no GE type fits (1-D windows; SAME_LOWER):
+    """ONNX ``MaxPool`` as the import keeps it where no GE form fits (1-D windows with
+    ``auto_pad``; SAME_LOWER):
     ONNX attributes (``kernel_shape``, spatial ``strides`` / ``dilations``, ``pads`` as every
     begin then every end, ``auto_pad``, ``ceil_mode``); the values output only."""
     x = np.asarray(ins[0])
