@@ -309,6 +309,23 @@ def _conv2d(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     return _from_nchw(y, fmt).astype(_out_dtype(ctx, x))
 
 
+def _onnx_window(ctx: Ctx, spatial: Sequence[int], window: Sequence[int]
+                 ) -> tuple[list[int], list[int], list[tuple[int, int]]]:
+    """The strides, dilations and GE-ordered pads (begin, end per axis) of an ONNX window op
+    over ``spatial`` dims with a ``window``: ONNX's ``pads`` (every begin, then every end) or
+    its ``auto_pad``."""
+    n = len(spatial)
+    s = ctx.ints("strides", [1] * n)
+    d = ctx.ints("dilations", [1] * n)
+    flat = ctx.ints("pads", [0] * (2 * n))
+    if len(s) != n or len(d) != n or len(flat) != 2 * n:
+        raise ctx.error(f"strides {s}, dilations {d} and pads {flat} do not fit {n} spatial dims")
+    auto = str(ctx.attr("auto_pad", "NOTSET") or "NOTSET")
+    pads = _window_pads(ctx, auto if auto != "NOTSET" else "", spatial, window, s, d,
+                        [v for i in range(n) for v in (flat[i], flat[n + i])])
+    return s, d, pads
+
+
 @kernel("onnx::Conv")
 def _onnx_conv(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     """ONNX ``Conv`` of any spatial rank as the import keeps it where no GE form fits (1-D and
@@ -318,15 +335,7 @@ def _onnx_conv(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     n = x.ndim - 2
     if n < 1 or w.ndim != x.ndim:
         raise ctx.error(f"x {list(x.shape)} and W {list(w.shape)} must have equal ranks >= 3")
-    s = ctx.ints("strides", [1] * n)
-    d = ctx.ints("dilations", [1] * n)
-    flat = ctx.ints("pads", [0] * (2 * n))
-    if len(s) != n or len(d) != n or len(flat) != 2 * n:
-        raise ctx.error(f"strides {s}, dilations {d} and pads {flat} do not fit {n} spatial dims")
-    auto = str(ctx.attr("auto_pad", "NOTSET") or "NOTSET")
-    ge_pads = [v for i in range(n) for v in (flat[i], flat[n + i])]
-    pads = _window_pads(ctx, auto if auto != "NOTSET" else "", x.shape[2:], w.shape[2:], s, d,
-                        ge_pads)
+    s, d, pads = _onnx_window(ctx, x.shape[2:], w.shape[2:])
     y = conv_nchw(x, w, s, d, pads, int(ctx.attr("group", 1) or 1))
     if len(ins) > 2 and ins[2] is not None:
         y = y + np.asarray(ins[2]).reshape((1, -1) + (1,) * n).astype(y.dtype)
@@ -346,14 +355,7 @@ def _onnx_max_pool(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     n = len(k)
     if x.ndim != n + 2:
         raise ctx.error(f"x {list(x.shape)} does not fit kernel_shape {k}")
-    s = ctx.ints("strides", [1] * n)
-    d = ctx.ints("dilations", [1] * n)
-    flat = ctx.ints("pads", [0] * (2 * n))
-    if len(s) != n or len(d) != n or len(flat) != 2 * n:
-        raise ctx.error(f"strides {s}, dilations {d} and pads {flat} do not fit {n} spatial dims")
-    auto = str(ctx.attr("auto_pad", "NOTSET") or "NOTSET")
-    pads = _window_pads(ctx, auto if auto != "NOTSET" else "", x.shape[2:], k, s, d,
-                        [v for i in range(n) for v in (flat[i], flat[n + i])])
+    s, d, pads = _onnx_window(ctx, x.shape[2:], k)
     return pool_nchw(x, k, s, pads, mode="max", ceil=bool(int(ctx.attr("ceil_mode", 0))),
                      dilations=d)
 
