@@ -60,6 +60,38 @@ impl Graph {
         Ok(uses.len())
     }
 
+    /// [`Graph::replace_all_uses_with`] for every output of `from`, onto the same output of
+    /// `to` (which needs at least as many outputs); returns how many uses moved. All or
+    /// nothing: the graph is restored when a later output fails.
+    pub fn replace_all_node_uses(&mut self, from: NodeId, to: NodeId) -> IrResult<usize> {
+        let (n_from, n_to) = (
+            self.node(from)?.num_out_data(),
+            self.node(to)?.num_out_data(),
+        );
+        if n_to < n_from {
+            return Err(IrError::InvalidArgument(format!(
+                "'{}' has {n_from} outputs, '{}' only {n_to}",
+                self.op(from)?.name(),
+                self.op(to)?.name()
+            )));
+        }
+        if n_from == 1 {
+            return self.replace_all_uses_with(OutAnchor::data(from, 0), OutAnchor::data(to, 0));
+        }
+        let saved = self.clone();
+        let mut moved = 0;
+        for i in 0..n_from {
+            match self.replace_all_uses_with(OutAnchor::data(from, i), OutAnchor::data(to, i)) {
+                Ok(n) => moved += n,
+                Err(e) => {
+                    *self = saved;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(moved)
+    }
+
     /// The first of `uses`' nodes from which `target` can be reached along data and control
     /// links (`target` itself included), if any.
     fn reaches(&self, uses: &[InAnchor], target: NodeId) -> Option<NodeId> {

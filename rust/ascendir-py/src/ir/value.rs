@@ -263,35 +263,7 @@ impl PyNode {
             let graph = self.graph.bind(py);
             let to = PyNode::extract_id(graph, other)?;
             let from = self.id;
-            PyGraph::try_write(graph, |g| replace_node_uses(g, from, to))
+            PyGraph::try_write(graph, |g| g.replace_all_node_uses(from, to))
         })
     }
-}
-
-/// [`Graph::replace_all_uses_with`] for every output of `from`, onto the same output of `to`,
-/// all or nothing (the graph is restored when a later output fails).
-fn replace_node_uses(g: &mut Graph, from: NodeId, to: NodeId) -> Result<usize, IrError> {
-    let (n_from, n_to) = (g.node(from)?.num_out_data(), g.node(to)?.num_out_data());
-    if n_to < n_from {
-        return Err(IrError::InvalidArgument(format!(
-            "'{}' has {n_from} outputs, '{}' only {n_to}",
-            g.op(from)?.name(),
-            g.op(to)?.name()
-        )));
-    }
-    if n_from == 1 {
-        return g.replace_all_uses_with(OutAnchor::data(from, 0), OutAnchor::data(to, 0));
-    }
-    let saved = g.clone();
-    let mut moved = 0;
-    for i in 0..n_from {
-        match g.replace_all_uses_with(OutAnchor::data(from, i), OutAnchor::data(to, i)) {
-            Ok(n) => moved += n,
-            Err(e) => {
-                *g = saved;
-                return Err(e);
-            }
-        }
-    }
-    Ok(moved)
 }
