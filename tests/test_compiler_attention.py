@@ -240,9 +240,12 @@ def test_bert_base_layout_attention_is_one_library_call_per_layer():
 
 
 def masked_fill(fill: float, keep_shape: list[int] | None, dtype=np.float32,
-                with_bias: bool = False, select_first: bool = False) -> air.Graph:
+                with_bias: bool = False, select_first: bool = False,
+                safe: str | None = None) -> air.Graph:
     """``Select(keep, scores / c [+ bias], fill) → Softmax → · v`` (the causal decoder form);
-    ``keep`` a bool input of ``keep_shape`` (None: a causal constant [1, 1, S, S])."""
+    ``keep`` a bool input of ``keep_shape`` (None: a causal constant [1, 1, S, S]). ``safe``
+    adds torch's safe-softmax step ``Select(ReduceAnyD(m, [-1]), p, 0)`` after the softmax, of
+    ``m`` = ``"keep"`` (the form the PyTorch frontend writes) or ``"other"`` (another mask)."""
     dt = air.float16 if dtype == np.float16 else air.float32
     g = air.Graph("masked_fill")
     q = g.add_input("q", air.TensorDesc([-1, N, S, D], dt))
@@ -264,6 +267,10 @@ def masked_fill(fill: float, keep_shape: list[int] | None, dtype=np.float32,
     if not select_first:
         s = g.add_op("Select", [keep, s, fill_c], name="masked")
     p = g.add_op("SoftmaxV2", [s], name="probs", attrs={"axes": [-1]})
+    if safe is not None:
+        m = keep if safe == "keep" else g.add_input("other", air.TensorDesc(keep_shape, air.bool_))
+        rows = g.add_op("ReduceAnyD", [m], attrs={"axes": [-1], "keep_dims": True}, name="rows")
+        p = g.add_op("SelectV2", [rows, p, g.add_const("zero", np.array(0, dtype))], name="safe")
     g.set_outputs([g.add_op("Relu", [g.add_op("BatchMatMulV2", [p, v], name="ctx")], name="y")])
     return g
 
@@ -274,7 +281,7 @@ def masked_feeds(g: air.Graph, batch: int, seed: int) -> dict[str, np.ndarray]:
     for n in g.inputs:
         d = n.op_desc.output_desc(0)
         shape = [batch if x == -1 else x for x in d.shape]
-        if n.name == "keep":
+        if n.name in ("keep", "other"):
             x = rng.random(shape) > 0.4
             x[..., 0] = True  # some rows keep one score, others all
             if x.shape[-2] > 1:
@@ -325,6 +332,37 @@ def test_masked_fills_the_op_does_not_take_are_left_alone(fill, keep_shape, sele
     cm = air.compile(g, input_shapes=hints(g))
     assert not flash(cm)
     assert cm.report.data["simplify"]["attention_fused"] == 0
+
+
+@pytest.mark.parametrize(("fill", "keep_shape", "dtype"), [
+    (float("-inf"), [-1, 1, S, S], np.float32),   # torch's SDPA with a bool mask
+    (float("-inf"), [S, S], np.float32),
+    (float("-inf"), [1, 1, S, S], np.float16),
+    (-3.4e38, [-1, N, S, S], np.float32),          # a finite fill with the step: also the same
+])
+def test_the_safe_softmax_step_lets_a_minus_inf_fill_match(fill, keep_shape, dtype):
+    """torch's SDPA zeroes the rows that its mask hides entirely (not NaN): with that step
+    after the softmax a -inf fill means the same as GE's atten_mask on every other row, and the
+    step stays, zeroing the same rows of the output."""
+    g = masked_fill(fill, keep_shape, dtype, safe="keep")
+    cm = air.compile(g, input_shapes=hints(g))
+    (fa,) = flash(cm)
+    assert "SelectV2" not in list(fa.attrs["_datadump_original_op_types"])  # the step stays
+    assert not any(n.type == "SoftmaxV2" for n in cm.graph.nodes)
+    for batch in (2, 3):
+        f = masked_feeds(g, batch, seed=batch)
+        want, got = air.evaluate(g, f), air.evaluate(cm.graph, f)
+        for key in want:
+            assert np.isfinite(want[key]).all()
+            tol = 2e-3 if dtype == np.float16 else 1e-5
+            np.testing.assert_allclose(got[key].astype(np.float64),
+                                       want[key].astype(np.float64), rtol=tol, atol=tol)
+
+
+def test_a_safe_step_over_another_mask_is_left_alone():
+    g = masked_fill(float("-inf"), [-1, 1, S, S], safe="other")
+    cm = air.compile(g, input_shapes=hints(g))
+    assert not flash(cm)
 
 
 def test_the_decoder_attention_is_one_library_call_per_layer():

@@ -310,6 +310,38 @@ def test_causal_sdpa_becomes_flash_attention_score() -> None:
         np.testing.assert_allclose(got, ref, rtol=RTOL, atol=ATOL)
 
 
+class _MaskedSdpa(torch.nn.Module):
+    def forward(self, q, k, v, m):  # type: ignore[no-untyped-def]
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)
+
+
+def _sdpa_feeds(mask_dtype: torch.dtype) -> list[torch.Tensor]:
+    gen = torch.Generator().manual_seed(1)
+    q, k, v = (torch.randn(2, 4, 6, 8, generator=gen) for _ in range(3))
+    keep = torch.rand(2, 1, 6, 6, generator=gen) > 0.4
+    keep[..., 0] = True
+    keep[0, :, 2] = False  # a row the mask hides entirely: torch gives it 0, not NaN
+    if mask_dtype == torch.bool:
+        return [q, k, v, keep]
+    return [q, k, v, torch.zeros(keep.shape).masked_fill(~keep, float("-inf"))]
+
+
+@pytest.mark.parametrize("mask_dtype", [torch.bool, torch.float32])
+def test_masked_sdpa_keeps_torch_rows_that_are_fully_masked(mask_dtype: torch.dtype) -> None:
+    """torch's SDPA computes its softmax "safely": a query row whose mask hides every key
+    gives an output row of 0. The import keeps that (bool and additive -inf masks), and the
+    attention still becomes FlashAttentionScore, with the step applied to its output."""
+    feeds = _sdpa_feeds(mask_dtype)
+    ref = _MaskedSdpa()(*feeds).numpy()
+    assert np.isfinite(ref).all() and not ref[0, :, 2].any()
+    g = air.torch.export(_MaskedSdpa().eval(), tuple(feeds))
+    cm = air.compile(g)
+    assert cm.report.data["simplify"]["attention_fused"] == 1
+    for graph in (g, cm.graph):
+        (got,) = air.evaluate(graph, [t.numpy() for t in feeds]).values()
+        np.testing.assert_allclose(got, ref, rtol=RTOL, atol=ATOL)
+
+
 def test_pad_of_one_dim_compiles_to_the_eager_shape() -> None:
     import torch.nn.functional as F
 

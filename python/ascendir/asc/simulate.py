@@ -376,6 +376,13 @@ class _Interp:
 
     def compute(self, n: dict[str, Any], ins: list[Any], in_t: list[dict[str, Any]],
                 ext_out: list[tuple[int, int]], rng: dict[int, tuple[int, int]]) -> Any:
+        # IEEE arithmetic as the vector unit does it: inf - inf is NaN without a warning (a
+        # softmax row that a -inf mask hides entirely).
+        with _np().errstate(invalid="ignore", divide="ignore", over="ignore"):
+            return self._compute(n, ins, in_t, ext_out, rng)
+
+    def _compute(self, n: dict[str, Any], ins: list[Any], in_t: list[dict[str, Any]],
+                 ext_out: list[tuple[int, int]], rng: dict[int, tuple[int, int]]) -> Any:
         np = _np()
         ty = n["type"]
         out_t = n["outputs"][0]

@@ -169,8 +169,9 @@ def _softmax(ctx: Ctx, ins: list[Any]) -> np.ndarray:
         return x
     axes = _softmax_axes(ctx, x)
     xf = x.astype(np.float64)
-    e = np.exp(xf - np.max(xf, axis=axes, keepdims=True))
-    return (e / np.sum(e, axis=axes, keepdims=True)).astype(x.dtype)
+    with np.errstate(invalid="ignore"):  # a row of -inf is NaN, as IEEE arithmetic gives it
+        e = np.exp(xf - np.max(xf, axis=axes, keepdims=True))
+        return (e / np.sum(e, axis=axes, keepdims=True)).astype(x.dtype)
 
 
 @kernel("LogSoftmaxV2")
@@ -180,8 +181,9 @@ def _log_softmax(ctx: Ctx, ins: list[Any]) -> np.ndarray:
         return x
     axes = _softmax_axes(ctx, x)
     xf = x.astype(np.float64)
-    s = xf - np.max(xf, axis=axes, keepdims=True)
-    return (s - np.log(np.sum(np.exp(s), axis=axes, keepdims=True))).astype(x.dtype)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        s = xf - np.max(xf, axis=axes, keepdims=True)
+        return (s - np.log(np.sum(np.exp(s), axis=axes, keepdims=True))).astype(x.dtype)
 
 
 # ---------------------------------------------------------------- norms

@@ -7,8 +7,10 @@
 //! s = s · c  |  s / c             optional, c a scalar constant      (scale_value)
 //! s = s + m                       optional, m broadcast to s's shape (real_shift)
 //! s = Select(keep, s, fill)       optional, last; fill a finite constant at or below half the
-//!                                 dtype's lowest value               (atten_mask = ¬keep)
-//! o = BatchMatMul(Softmax(s, -1), v)
+//!                                 dtype's lowest value, or -inf with the safe step (atten_mask = ¬keep)
+//! p = Softmax(s, -1)
+//! p = Select(any(keep, -1), p, 0)  optional: torch's safe softmax          (kept, on o)
+//! o = BatchMatMul(p, v)
 //! ```
 //!
 //! with the scale and the additive term in either order (`pse_type` 0: `scale·qkᵀ + m`, 1:
@@ -22,8 +24,13 @@
 //! before the softmax. A `Select` filling with another very negative constant gives the same
 //! probabilities wherever the exponent underflows to 0 for both — which it does for every
 //! unmasked score above `fill / 2`, and a fully masked row is uniform either way — so the fill
-//! must be at most half the dtype's lowest value. Not -inf: a fully masked row is NaN then, and
-//! uniform with GE's op. The keep mask must be bool, of a
+//! must be at most half the dtype's lowest value. Not -inf on its own: a fully masked row is NaN
+//! then, and uniform with GE's op. torch's SDPA computes its softmax "safely" (a fully masked row
+//! gives probabilities 0), which the PyTorch frontend writes as the step
+//! `Select(ReduceAnyD(keep, [-1], keep_dims), p, 0)` (for an additive mask `m`, `keep` is
+//! `NotEqual(m, -inf)`: the scores are finite); with that step the -inf fill matches too,
+//! and the step stays, applied to the attention's output (`0 · v = 0`: the same rows are zeroed
+//! with the same condition), so every row means what torch computes. The keep mask must be bool, of a
 //! form GE's `atten_mask` takes (`[B|1, N|1, Sq, Skv]` but not `[1, N, ..]`, or `[Sq, Skv]`); a
 //! `LogicalNot` makes it GE's "masked where set".
 
@@ -79,6 +86,9 @@ struct Match {
     pse: Option<(OutAnchor, bool)>,
     /// The keep mask of a masked fill (true: the score is kept).
     keep: Option<OutAnchor>,
+    /// torch's safe softmax after the softmax: `Select(any(keep, -1), p, 0)` (kept in place,
+    /// applied to the attention's output instead of its probabilities).
+    safe: Option<NodeId>,
     pse_type: i64,
     heads: i64,
 }
@@ -168,6 +178,40 @@ fn dtype_of(g: &Graph, a: OutAnchor) -> Option<DataType> {
     Some(op.outputs().get(usize::try_from(a.index).ok()?)?.desc.dtype)
 }
 
+/// The safe-softmax step `Select(ReduceAnyD(keep, [-1], keep_dims), p, 0)` consuming the
+/// softmax at `at`: returns the Select and `keep`.
+fn safe_step(g: &Graph, syms: &SymTable, at: InAnchor) -> Option<(NodeId, OutAnchor)> {
+    let sel = at.node;
+    let op = g.op(sel).ok()?;
+    if !matches!(op.op_type(), "Select" | "SelectV2")
+        || at.index != 1
+        || g.node(sel).ok()?.num_in_data() != 3
+        || float_scalar(g, input(g, sel, 2)?)? != 0.0
+    {
+        return None;
+    }
+    let rows = input(g, sel, 0)?;
+    let any = g.op(rows.node).ok()?;
+    let keep = input(g, rows.node, 0)?;
+    let rank = i64::try_from(shape(syms, keep)?.len()).ok()?;
+    let axes = crate::lower::attr_ints(any, "axes")?;
+    (any.op_type() == "ReduceAnyD"
+        && rows.index == 0
+        && attr_bool(any, "keep_dims")
+        && (axes == [-1] || axes == [rank - 1]))
+    .then_some((sel, keep))
+}
+
+/// Whether `a` is `NotEqual(x, -inf)` (either operand order).
+fn above_minus_inf(g: &Graph, a: OutAnchor, x: OutAnchor) -> bool {
+    let ne = g.op(a.node).is_ok_and(|o| o.op_type() == "NotEqual");
+    let ninf =
+        |k| input(g, a.node, k).and_then(|c| float_scalar_any(g, c)) == Some(f64::NEG_INFINITY);
+    ne && a.index == 0
+        && ((input(g, a.node, 0) == Some(x) && ninf(1))
+            || (input(g, a.node, 1) == Some(x) && ninf(0)))
+}
+
 /// Match the attention ending in the softmax `sm`.
 fn match_at(g: &Graph, syms: &SymTable, sm: NodeId) -> Option<Match> {
     let op = g.op(sm).ok()?;
@@ -183,8 +227,12 @@ fn match_at(g: &Graph, syms: &SymTable, sm: NodeId) -> Option<Match> {
     if !(axes == [-1] || axes == [3]) {
         return None;
     }
-    // The second matmul: probabilities @ value.
-    let use2 = sole_consumer(g, sm)?;
+    // The second matmul: probabilities @ value, maybe through the safe-softmax step.
+    let mut use2 = sole_consumer(g, sm)?;
+    let safe = safe_step(g, syms, use2);
+    if let Some((sel, _)) = safe {
+        use2 = sole_consumer(g, sel)?;
+    }
     let mm2 = use2.node;
     let mm2_op = g.op(mm2).ok()?;
     if !plain_bmm(g, mm2)
@@ -335,11 +383,15 @@ fn match_at(g: &Graph, syms: &SymTable, sm: NodeId) -> Option<Match> {
             Some((m, !n_full))
         }
     };
-    // The keep mask: bool, a form `atten_mask` takes, the fill low enough (module docs).
+    // The keep mask: bool, a form `atten_mask` takes, the fill low enough (module docs); -inf
+    // when the safe-softmax step of the same mask follows.
     let keep = match keep {
         None => None,
         Some((k, fill)) => {
-            if !fill.is_finite() || fill > fill_limit(dt)? || dtype_of(g, k)? != DataType::BOOL {
+            let safe_of_k = safe.is_some_and(|(_, sk)| sk == k);
+            let fill_ok = (fill.is_finite() && fill <= fill_limit(dt)?)
+                || (fill == f64::NEG_INFINITY && safe_of_k);
+            if !fill_ok || dtype_of(g, k)? != DataType::BOOL {
                 return None;
             }
             let ks = shape(syms, k)?;
@@ -364,6 +416,13 @@ fn match_at(g: &Graph, syms: &SymTable, sm: NodeId) -> Option<Match> {
     // `order` lists the steps bottom-up: ['a', 's'] has the add below the scale (scale first,
     // then the term: `pse_type` 0); GE's default 1 otherwise (the same value without a term).
     let pse_type = if order == ['a', 's'] { 0 } else { 1 };
+    // The safe step must test the mask of the fill, or the additive term's entries above -inf.
+    if let Some((_, src)) = safe {
+        let of_pse = keep.is_none() && pse.is_some_and(|(m, _)| above_minus_inf(g, src, m));
+        if keep != Some(src) && !of_pse {
+            return None;
+        }
+    }
     let key = if adj2 {
         Key::Direct(kt)
     } else {
@@ -392,6 +451,7 @@ fn match_at(g: &Graph, syms: &SymTable, sm: NodeId) -> Option<Match> {
         scale,
         pse,
         keep,
+        safe: safe.map(|(sel, _)| sel),
         pse_type,
         heads,
     })
@@ -564,9 +624,27 @@ fn rewrite(g: &mut Graph, m: Match) -> Result<(), String> {
     if let Some(k) = mask {
         link(g, k, InAnchor::data(fa, 6))?;
     }
-    forward(g, OutAnchor::data(m.mm2, 0), OutAnchor::data(fa, 3))?;
+    // The safe step now zeroes the output rows of fully masked query rows (0 · v = 0).
+    let out = match m.safe {
+        None => OutAnchor::data(fa, 3),
+        Some(sel) => {
+            let d = out_desc(g, OutAnchor::data(fa, 3))?;
+            g.modify_op(sel, |op| {
+                *op.port_desc_mut(Side::Input, 1)? = d.clone();
+                *op.port_desc_mut(Side::Output, 0)? = d;
+                Ok::<(), ascendir_ir::IrError>(())
+            })
+            .and_then(|r| r)
+            .map_err(|e| e.to_string())?;
+            OutAnchor::data(sel, 0)
+        }
+    };
+    forward(g, OutAnchor::data(m.mm2, 0), out)?;
     for id in members.into_iter().rev() {
         g.erase_node(id).map_err(|e| e.to_string())?;
+    }
+    if let Some(sel) = m.safe {
+        link(g, OutAnchor::data(fa, 3), InAnchor::data(sel, 1))?;
     }
     Ok(())
 }

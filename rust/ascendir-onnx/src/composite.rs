@@ -3,7 +3,9 @@
 //! The frontends produce GE forms that ONNX spells with several ops: `NotEqual` (`Not` of
 //! `Equal`), `SelectV2` (`Where`, which broadcasts), `Rsqrt` (`Reciprocal` of `Sqrt`), `Swish` (`x · Sigmoid(scale · x)`), `Gelu`
 //! before opset 20 (its erf or tanh formula), and `BatchMatMulV2` with `adj_x1` / `adj_x2` or
-//! a bias (a `Transpose` of the last two dims, `MatMul`, `Add`). [`expand`] emits the leading
+//! a bias (a `Transpose` of the last two dims, `MatMul`, `Add`), and `ReduceAnyD` / `ReduceAllD`
+//! (ONNX reduces no bool before opset 20: `Cast` to int32, `ReduceMax` / `ReduceMin`, `Cast`
+//! back). [`expand`] emits the leading
 //! nodes into the graph (constants as initializers) and returns the last one, which carries
 //! the GE node's name and output.
 
@@ -24,13 +26,15 @@ pub(crate) struct Node<'a> {
     /// Each input's rank (`None` when unknown) and dtype.
     pub ranks: Vec<Option<usize>>,
     pub dtype: DataType,
+    /// The export's opset.
+    pub opset: i64,
 }
 
 /// Whether `n` has to be written as several ONNX nodes.
 pub(crate) fn needed(ty: &str, attrs: &AttrMap, n_inputs: usize, opset: i64) -> bool {
     let flag = |k: &str| matches!(attrs.get(k), Some(AttrValue::Bool(true)));
     match ty {
-        "NotEqual" | "Rsqrt" | "SelectV2" => true,
+        "NotEqual" | "Rsqrt" | "SelectV2" | "ReduceAnyD" | "ReduceAllD" => true,
         "Swish" => opset < 24,
         "Gelu" => opset < 20,
         "BatchMatMulV2" | "BatchMatMul" => flag("adj_x1") || flag("adj_x2") || n_inputs > 2,
@@ -64,6 +68,12 @@ impl Out<'_> {
         out
     }
 
+    fn initializer(&mut self, t: &Tensor) -> OnnxResult<String> {
+        let name = self.value("const");
+        self.gp.initializer.push(tensor_to_proto(&name, t)?);
+        Ok(name)
+    }
+
     fn scalar(&mut self, v: f64, dt: DataType) -> OnnxResult<String> {
         let bytes = match dt {
             DataType::FLOAT => (v as f32).to_le_bytes().to_vec(),
@@ -78,11 +88,63 @@ impl Out<'_> {
                 )))
             }
         };
-        let name = self.value("const");
         let t = Tensor::new(TensorDesc::new(&[], dt, Format::ND), Bytes::from(bytes));
-        self.gp.initializer.push(tensor_to_proto(&name, &t)?);
-        Ok(name)
+        self.initializer(&t)
     }
+}
+
+fn int_attr(name: &str, v: i64) -> pb::AttributeProto {
+    pb::AttributeProto {
+        name: name.into(),
+        r#type: pb::attribute_proto::AttributeType::Int as i32,
+        i: v,
+        ..Default::default()
+    }
+}
+
+/// `ReduceAnyD` / `ReduceAllD`: the bool input as int32, reduced by max / min, back to bool.
+fn bool_reduce(
+    o: &mut Out<'_>,
+    n: &Node<'_>,
+    x: &str,
+) -> OnnxResult<(String, Vec<String>, Vec<pb::AttributeProto>)> {
+    let int = o.node(
+        "Cast",
+        &[x],
+        vec![int_attr("to", i64::from(crate::types::onnx_dt::INT32))],
+    );
+    let keep = matches!(n.attrs.get("keep_dims"), Some(AttrValue::Bool(true)));
+    let mut attrs = vec![int_attr("keepdims", i64::from(keep))];
+    let mut inputs = vec![int];
+    match n.attrs.get("axes") {
+        Some(AttrValue::ListInt(axes)) if !axes.is_empty() => {
+            if n.opset >= 18 {
+                let desc = TensorDesc::new(&[axes.len() as i64], DataType::INT64, Format::ND);
+                let t = Tensor::new(desc, crate::types::i64_payload(axes));
+                inputs.push(o.initializer(&t)?);
+            } else {
+                attrs.push(pb::AttributeProto {
+                    name: "axes".into(),
+                    r#type: pb::attribute_proto::AttributeType::Ints as i32,
+                    ints: axes.clone(),
+                    ..Default::default()
+                });
+            }
+        }
+        _ => {}
+    }
+    let op = if n.ty == "ReduceAnyD" {
+        "ReduceMax"
+    } else {
+        "ReduceMin"
+    };
+    let r = o.node(
+        op,
+        &inputs.iter().map(String::as_str).collect::<Vec<_>>(),
+        attrs,
+    );
+    let to = int_attr("to", i64::from(crate::types::onnx_dt::BOOL));
+    Ok(("Cast".into(), vec![r], vec![to]))
 }
 
 fn perm_last_two(rank: usize) -> pb::AttributeProto {
@@ -122,6 +184,7 @@ pub(crate) fn expand(
         }
         // SelectV2 is Select with broadcasting, which ONNX's Where has.
         "SelectV2" => ("Where".into(), n.inputs.clone(), Vec::new()),
+        "ReduceAnyD" | "ReduceAllD" => bool_reduce(&mut o, n, &x)?,
         "Rsqrt" => {
             let s = o.node("Sqrt", &[&x], Vec::new());
             ("Reciprocal".into(), vec![s], Vec::new())

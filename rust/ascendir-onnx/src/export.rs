@@ -368,6 +368,7 @@ impl Exporter<'_> {
                 inputs,
                 ranks,
                 dtype: op.output_desc(0)?.dtype,
+                opset: self.opset,
             };
             let mut alloc = |s: String| fresh(used, None, s);
             let (last, ins, attrs) = crate::composite::expand(&n, gp, &mut alloc)?;

@@ -452,6 +452,10 @@ fn attention(ctx: &mut Ctx<'_>, node: &FxNode<'_>) -> TorchResult<bool> {
         [],
     )?;
     let mask_meta = ctx.meta_of(&mask);
+    // torch computes SDPA's softmax "safely": a row whose masked scores are all -inf gives
+    // probabilities 0 (so an output row of 0), not NaN. `keep_rows` is the row test of that
+    // rule, applied to the probabilities below.
+    let mut keep_rows = None;
     if causal {
         let keep: Vec<u8> = (0..lq)
             .flat_map(|i| (0..lk).map(move |j| u8::from(j <= i)))
@@ -461,7 +465,7 @@ fn attention(ctx: &mut Ctx<'_>, node: &FxNode<'_>) -> TorchResult<bool> {
             Bytes::from(keep),
         );
         let m = ctx.const_tensor(&format!("{name}/causal"), t)?;
-        // Every causal row keeps its diagonal, so no row is fully masked: a fill of half the
+        // Every causal row keeps its first key, so no row is fully masked: a fill of half the
         // dtype's lowest value gives softmax exactly torch's probabilities (the masked
         // exponents underflow to 0 either way), and it is the form the compiler's attention
         // pass turns into FlashAttentionScore (whose atten_mask means the same).
@@ -475,7 +479,10 @@ fn attention(ctx: &mut Ctx<'_>, node: &FxNode<'_>) -> TorchResult<bool> {
         )?;
     } else if let Some(mm) = mask_meta {
         let m = ctx.tensor(&mask)?;
-        if mm.dtype == Some(DataType::BOOL) {
+        // The rows with a kept score (the scores are finite): for a bool mask, the rows of the
+        // mask with a true entry; for an additive one, the rows of the mask with an entry
+        // above -inf.
+        let (row_src, row_dims) = if mm.dtype == Some(DataType::BOOL) {
             let ninf = ctx.const_scalar(&format!("{name}/ninf"), f64::NEG_INFINITY, dt)?;
             s = ctx.helper(
                 &format!("{name}/masked"),
@@ -484,6 +491,7 @@ fn attention(ctx: &mut Ctx<'_>, node: &FxNode<'_>) -> TorchResult<bool> {
                 sdesc(),
                 [],
             )?;
+            (m, mm.dims.clone())
         } else {
             let m = ctx.cast(m, mm.dtype.unwrap_or(dt), dt, &mm.dims)?;
             s = ctx.helper(
@@ -493,15 +501,48 @@ fn attention(ctx: &mut Ctx<'_>, node: &FxNode<'_>) -> TorchResult<bool> {
                 sdesc(),
                 [],
             )?;
+            let ninf = ctx.const_scalar(&format!("{name}/ninf"), f64::NEG_INFINITY, dt)?;
+            let live = ctx.helper(
+                &format!("{name}/live"),
+                "NotEqual",
+                &[("x1", m), ("x2", ninf)],
+                TensorDesc::new(&mm.dims, DataType::BOOL, Format::ND),
+                [],
+            )?;
+            (live, mm.dims.clone())
+        };
+        let mut rdims = row_dims;
+        if let Some(last) = rdims.last_mut() {
+            *last = 1;
         }
+        keep_rows = Some(ctx.helper(
+            &format!("{name}/kept_rows"),
+            "ReduceAnyD",
+            &[("x", row_src)],
+            TensorDesc::new(&rdims, DataType::BOOL, Format::ND),
+            [
+                ("axes", ints(vec![-1])),
+                ("keep_dims", AttrValue::Bool(true)),
+            ],
+        )?);
     }
-    let p = ctx.helper(
+    let mut p = ctx.helper(
         &format!("{name}/probs"),
         "SoftmaxV2",
         &[("x", s)],
         sdesc(),
         [("axes", ints(vec![-1]))],
     )?;
+    if let Some(rows) = keep_rows {
+        let zero = ctx.const_scalar(&format!("{name}/zero"), 0.0, dt)?;
+        p = ctx.helper(
+            &format!("{name}/safe_probs"),
+            "SelectV2",
+            &[("condition", rows), ("x1", p), ("x2", zero)],
+            sdesc(),
+            [],
+        )?;
+    }
     let id = ctx.add(
         "BatchMatMulV2",
         &[("x1", p), ("x2", vi)],

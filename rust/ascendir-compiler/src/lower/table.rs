@@ -1,7 +1,7 @@
 //! The builtin lowering table: GE types as the ONNX importer and GE dumps produce
 //! them, each a small template of AscIR steps.
 
-use ascendir_ir::OpDesc;
+use ascendir_ir::{DataType, OpDesc};
 
 use super::{Arg, AxesSrc, Lowering, ShapeRule, Step, StepAttr, StepDtype, Target};
 use crate::options::Family;
@@ -115,7 +115,22 @@ fn batchnorm_guard(op: &OpDesc) -> Result<(), String> {
 }
 
 fn reduce_row(ge: &str, asc: &str, with_input: bool) -> Lowering {
-    let mut l = row(ge, Family::Reduce, ShapeRule::Reduce, vec![red(asc, In(0))]);
+    let steps = match asc {
+        // Any / All of a bool: the max / min of its 0 / 1 as fp16 (the vector unit's reduce
+        // APIs take no 8-bit type), compared with 0 (no Cast gives a bool).
+        "Any" | "All" => {
+            let mut to_half = Step::new("Cast", vec![In(0)]);
+            to_half.dtype = StepDtype::Fixed(DataType::FLOAT16);
+            let r = if asc == "Any" { "Max" } else { "Min" };
+            vec![
+                to_half,
+                red(r, S(0)),
+                mask("Gt", vec![S(1), Arg::Scalar(0.0)]),
+            ]
+        }
+        _ => vec![red(asc, In(0))],
+    };
+    let mut l = row(ge, Family::Reduce, ShapeRule::Reduce, steps);
     l.data_inputs = Some(1);
     l.axes = Some(if with_input {
         AxesSrc::AttrOrConstInput("axes".into(), 1)
