@@ -103,6 +103,11 @@ def test_a_stale_node_is_refused_and_nothing_is_added() -> None:
         g.inserting_before(extra)
     with pytest.raises(air.StaleHandleError):
         g.inserting_after(extra)
+    foreign = air.Graph("o").add_input("z", F32)
+    with pytest.raises(air.ForeignHandleError):
+        g.inserting_before(foreign)
+    block = g.inserting_before(n["a"])
+    assert isinstance(block, air.InsertionPoint) and repr(block) == "InsertionPoint(before 'a')"
     # The anchor node removed inside the block: the next add raises, the graph is unchanged.
     with g.inserting_after(n["a"]):
         p = g.add_op("Abs", [n["a"]], name="p")
@@ -181,7 +186,10 @@ def test_find_nodes_stays_right_after_edits() -> None:
     assert g.find_nodes(op_type="Relu") == []
     g.topo_sort("rdfs")  # reorder
     assert _names(g.find_nodes(op_type="Sigmoid")) == ["renamed"]
-    copy = g.copy()
+    with g.inserting_before(n["b"]):
+        copy = g.copy()  # a copy starts without the insertion point
+    copy.add_op("Abs", [copy.node("b")], name="last")
+    assert copy.nodes[-1].name == "last"
     assert _names(copy.find_nodes(op_type="Exp")) == ["b"]
     assert g.check_invariants() == []
 

@@ -586,6 +586,8 @@ class Graph:
         ...
 
     def insert_node(self, op_desc: OpDesc, *, after: Node | None=None, before: Node | None=None) -> Node:
+        """GE ``InsertNode``: ``op_desc`` right after ``after`` in the order, with its id.
+        ``before=`` is deprecated: use ``with graph.inserting_before(node): graph.add_node(op_desc)``."""
         ...
 
     def add_node_front(self, op_desc: OpDesc) -> Node:

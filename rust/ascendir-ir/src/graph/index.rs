@@ -71,13 +71,24 @@ impl InsertPoint {
     }
 }
 
-/// The lazily built lookup state of a graph.
-#[derive(Clone, Debug, Default)]
+/// The lazily built lookup state of a graph. A copy of the graph keeps the indexes and starts
+/// with no insertion point (the point belongs to the edit under way on the original).
+#[derive(Debug, Default)]
 pub(super) struct Lookup {
     pub(super) types: OnceLock<TypeIndex>,
     /// Order keys by arena slot: increasing along the node order.
     pub(super) order: OnceLock<Vec<u64>>,
     pub(super) point: Option<InsertPoint>,
+}
+
+impl Clone for Lookup {
+    fn clone(&self) -> Self {
+        Lookup {
+            types: self.types.clone(),
+            order: self.order.clone(),
+            point: None,
+        }
+    }
 }
 
 impl Graph {
