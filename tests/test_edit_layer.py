@@ -361,3 +361,67 @@ def test_tensor_array_protocol() -> None:
     g = air.Graph("t")
     c = g.add_const("c", data)
     np.testing.assert_array_equal(np.asarray(c.attrs["value"]), data)
+
+
+# --- a real model through the torch frontend ---------------------------------------------
+
+
+def test_rewrite_every_relu_of_resnet18_with_builders() -> None:
+    import sys
+    from pathlib import Path
+
+    import torch
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from support.torch_models import build, example
+
+    model, rest, kind = build("resnet18")
+    x = example(rest, kind, 1, seed=0)
+    g = air.torch.export(model, (x,))
+    nodes_before = len(g)
+    for t in {n.type for n in g.nodes}:
+        assert g.find_nodes(op_type=t) == [n for n in g.nodes if n.type == t]
+    relus = g.find_nodes(op_type="Relu")
+    assert len(relus) >= 9
+    # Relu(v) -> Maximum(v, 0), placed where each Relu was; the result must not change.
+    for i, relu in enumerate(relus):
+        v = relu.inputs[0]
+        assert v is not None
+        with g.inserting_before(relu):
+            zero = g.add_const(f"zero{i}", np.zeros((1,), np.float32)).outputs[0]
+            m = ops.Maximum(v, zero, name=f"max{i}")
+        assert tuple(m.desc.shape) == tuple(relu.outputs[0].desc.shape)
+        relu.outputs[0].replace_all_uses_with(m)
+        g.remove_node(relu)
+        with pytest.raises(air.StaleHandleError):
+            g.inserting_after(relu)
+        order = g.nodes
+        k = order.index(m.producer())
+        assert order[k - 1].name == f"zero{i}" and order[k - 2] == v.producer()
+    assert g.find_nodes(op_type="Relu") == []
+    assert len(g.find_nodes(op_type="Maximum")) == len(relus)
+    assert len(g) == nodes_before + len(relus)
+    assert g.problems() == [] and g.check_invariants() == []
+    with torch.no_grad():
+        want = model(x).numpy()
+    got = next(iter(air.evaluate(g, {g.inputs[0].name: x.numpy()}).values()))
+    np.testing.assert_allclose(got, want, rtol=1e-3, atol=1e-4)
+
+
+def test_evaluate_after_a_removal_and_an_insertion_without_a_sort() -> None:
+    # GE ids: an added node takes the node count, which an earlier node keeps after a
+    # removal; the evaluator must not confuse the two nodes.
+    g = air.Graph("ids")
+    x = g.add_input("x", air.TensorDesc([2, 3], air.float32))
+    dangling = [g.add_op("Abs", [x], name=f"u{i}") for i in range(2)]
+    a = g.add_op("Relu", [x], name="a")
+    b = g.add_op("Exp", [a], name="b")
+    g.set_outputs([b])
+    g.remove(dangling)
+    with g.inserting_after(b):
+        neg = ops.Neg(b.outputs[0], name="neg")  # read by nothing
+    assert neg.producer().id == b.id  # two nodes share an id
+    assert _names(g.nodes) == ["x", "a", "b", "neg", "Node_Output"]
+    xv = np.arange(6, dtype=np.float32).reshape(2, 3) - 3
+    got = air.evaluate(g, {"x": xv})
+    np.testing.assert_allclose(next(iter(got.values())), np.exp(np.maximum(xv, 0)), rtol=1e-6)
