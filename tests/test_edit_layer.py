@@ -6,6 +6,7 @@ ONNX model, with stale handles and all-or-nothing failures."""
 from __future__ import annotations
 
 import warnings
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -425,3 +426,35 @@ def test_evaluate_after_a_removal_and_an_insertion_without_a_sort() -> None:
     xv = np.arange(6, dtype=np.float32).reshape(2, 3) - 3
     got = air.evaluate(g, {"x": xv})
     np.testing.assert_allclose(next(iter(got.values())), np.exp(np.maximum(xv, 0)), rtol=1e-6)
+
+
+def test_a_type_checker_sees_the_builders_types(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    script = tmp_path / "use_builders.py"
+    script.write_text(
+        "import ascendir as air\n"
+        "from ascendir import ops\n"
+        "\n"
+        "def build(g: air.Graph, x: air.Value, w: air.Value) -> air.Value:\n"
+        "    y = ops.Conv2D(x, w, strides=[1, 1, 1, 1], groups=1)\n"
+        "    a, b = ops.SplitD(y, split_dim=1, num_split=2)\n"
+        "    with g.inserting_before(y.producer()):\n"
+        "        z = ops.Relu(a)\n"
+        "    nodes: list[air.Node] = g.find_nodes(op_type='Relu')\n"
+        "    assert nodes\n"
+        "    return ops.Add(z, b)\n"
+        "\n"
+        "def wrong(x: air.Value, w: air.Value) -> None:\n"
+        "    ops.Conv2D(x, w, strides=[1, 1, 1, 1], groups='one')\n")
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--config-file",
+                        str(root / "pyproject.toml"), str(script)],
+                       cwd=str(tmp_path), capture_output=True, text=True, check=False,
+                       timeout=900)
+    assert r.returncode == 1, r.stdout + r.stderr
+    errors = [line for line in r.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1, r.stdout
+    assert 'use_builders.py:14: error: Argument "groups" to "Conv2D" has incompatible type' \
+        in errors[0]
