@@ -458,3 +458,25 @@ def test_a_type_checker_sees_the_builders_types(tmp_path: Path) -> None:
     assert len(errors) == 1, r.stdout
     assert 'use_builders.py:14: error: Argument "groups" to "Conv2D" has incompatible type' \
         in errors[0]
+
+
+def test_a_subgraph_has_its_own_point_and_index() -> None:
+    g = air.Graph("root")
+    x = g.add_input("x", air.TensorDesc([2], air.float32))
+    cond = g.add_op("If", [x], name="if")
+    body = air.Graph("then")
+    d = body.add_input("then_in", air.TensorDesc([2], air.float32))
+    r = body.add_op("Relu", [d], name="t_relu")
+    body.set_outputs([r])
+    g.add_subgraph(body, parent=cond, slot="then_branch")
+    sub = g.subgraph("then")
+    t_relu = sub.node("t_relu")
+    with sub.inserting_before(t_relu):
+        e = ops.Exp(sub.node("then_in").outputs[0], name="t_exp")
+        g.add_op("Abs", [x], name="root_abs")  # the root's point is its own: the end
+    assert _names(sub.nodes)[:3] == ["then_in", "t_exp", "t_relu"]
+    assert g.nodes[-1].name == "root_abs"
+    assert e.producer().graph == sub
+    assert _names(sub.find_nodes(op_type="Relu")) == ["t_relu"]
+    assert g.find_nodes(op_type="Relu") == []
+    assert _names(g.find_nodes(op_type="Abs")) == ["root_abs"]
