@@ -1,5 +1,6 @@
 """Generates ``ascendir/types.pyi`` from the Rust tables behind :mod:`ascendir.types`, and
-``ascendir/_proto/ge_ir_pb2.pyi`` from the generated protobuf module.
+``ascendir/_proto/ge_ir_pb2.pyi`` from the generated protobuf module, and
+``ascendir/ops/_builders.pyi`` (the typed op builders) from the op registry.
 
 The enums of :mod:`ascendir.types` are built at import time from ``_core._data_type_table()``,
 ``_core._format_table()`` and ``_core._attr_kind_table()``, so a type checker cannot see their
@@ -14,13 +15,24 @@ from pathlib import Path
 
 from . import _core
 
-__all__ = ["PROTO_STUB", "TYPES_STUB", "render_proto_stub", "render_types_stub"]
+__all__ = [
+    "BUILDERS_STUB",
+    "PROTO_STUB",
+    "TYPES_STUB",
+    "render_builders_stub",
+    "render_proto_stub",
+    "render_types_stub",
+]
 
 TYPES_STUB = Path(__file__).with_name("types.pyi")
 """Where the generated stub of :mod:`ascendir.types` lives."""
 
 PROTO_STUB = Path(__file__).parent / "_proto" / "ge_ir_pb2.pyi"
 """Where the generated stub of :mod:`ascendir._proto.ge_ir_pb2` lives."""
+
+
+BUILDERS_STUB = Path(__file__).parent / "ops" / "_builders.pyi"
+"""Where the generated stub of the op builders (:mod:`ascendir.ops._builders`) lives."""
 
 
 def _members(rows: list[tuple[str, int]]) -> list[str]:
@@ -122,9 +134,23 @@ def render_proto_stub() -> str:
     return "\n".join(lines) + "\n"
 
 
+def render_builders_stub() -> str:
+    """The text of ``ops/_builders.pyi``: one typed builder per builtin op type, with the
+    registry's input kinds, attribute kinds and defaults."""
+    from .ops import _builders, _ensure_loaded
+
+    _ensure_loaded()
+    types = [t for t in _core._ops_types() if _core._ops_is_builtin(t)]
+    return _builders._render_stub(types)
+
+
 def main() -> int:
     """Write (or, with ``--check``, compare) the generated stubs; returns the exit code."""
-    stubs = [(TYPES_STUB, render_types_stub()), (PROTO_STUB, render_proto_stub())]
+    stubs = [
+        (TYPES_STUB, render_types_stub()),
+        (PROTO_STUB, render_proto_stub()),
+        (BUILDERS_STUB, render_builders_stub()),
+    ]
     if "--check" in sys.argv[1:]:
         stale = [p for p, text in stubs if (p.read_text() if p.exists() else "") != text]
         for p in stale:

@@ -12,7 +12,7 @@ from . import asc_backend as asc_backend
 from . import codegen as codegen
 from . import compiler as compiler
 
-__all__ = ['Anchor', 'AttrMap', 'Graph', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', 'Usage', 'Value', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_mapping', '_onnx_opset_warning', '_onnx_save_bytes', '_ops_attach', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_is_builtin', '_ops_library_loading', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_table_text', '_ops_types', '_ops_unregister', '_test_panic', '_text_to_bytes', '_thread_token', '_thread_trace_start', '_thread_trace_stop', '_torch_convert', 'asc', 'asc_backend', 'codegen', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'get_num_threads', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'set_num_threads', 'size_in_bytes_of', 'topo_mode_from_ge_options']
+__all__ = ['Anchor', 'AttrMap', 'Graph', 'InsertionPoint', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', 'Usage', 'Value', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_mapping', '_onnx_opset_warning', '_onnx_save_bytes', '_ops_attach', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_is_builtin', '_ops_library_loading', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_signature', '_ops_table_text', '_ops_types', '_ops_unregister', '_test_panic', '_text_to_bytes', '_thread_token', '_thread_trace_start', '_thread_trace_stop', '_torch_convert', 'asc', 'asc_backend', 'codegen', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'get_num_threads', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'set_num_threads', 'size_in_bytes_of', 'topo_mode_from_ge_options']
 
 __version__: str
 
@@ -99,6 +99,11 @@ class Tensor:
         ...
 
     def numpy(self) -> np.ndarray:
+        ...
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        """The numpy array protocol: the zero-copy read-only view unless ``dtype`` or
+        ``copy=True`` asks for a copy."""
         ...
 
 @final
@@ -193,6 +198,12 @@ class OpDesc:
         ...
 
     def add_optional_input(self, name: str, desc: TensorDesc | None=None) -> int:
+        ...
+
+    @staticmethod
+    def from_type(type: str, name: str | None = None, *, attrs: Mapping[str, Any] | None = None) -> OpDesc:
+        """An op of a registered type: its required inputs, outputs, IR metadata and
+        attribute defaults from the registry."""
         ...
 
     def add_output(self, name: str, desc: TensorDesc | None=None) -> int:
@@ -441,6 +452,17 @@ class Node:
         ...
 
 @final
+class InsertionPoint:
+    """A ``with`` block placing new nodes before or after a node (``Graph.inserting_before``
+    / ``Graph.inserting_after``); leaving it restores the previous insertion point."""
+
+    def __enter__(self) -> Graph:
+        ...
+
+    def __exit__(self, *_exc: object) -> bool:
+        ...
+
+@final
 class Graph:
     """A compute graph (GE ComputeGraph)."""
 
@@ -472,6 +494,18 @@ class Graph:
         ...
 
     def add_node(self, op_desc: OpDesc) -> Node:
+        ...
+
+    def inserting_before(self, node: Node) -> InsertionPoint:
+        """A ``with`` block in which new nodes go right before ``node``, in creation order."""
+        ...
+
+    def inserting_after(self, node: Node) -> InsertionPoint:
+        """A ``with`` block in which new nodes go right after ``node``, in creation order."""
+        ...
+
+    def find_nodes(self, op_type: str | None = None, name: str | None = None) -> list[Node]:
+        """The nodes of type ``op_type`` and/or named ``name``, in graph order (indexed)."""
         ...
 
     def add_input(self, name: str, desc: TensorDesc | None=None, *, index: int | None=None) -> Node:
@@ -552,6 +586,8 @@ class Graph:
         ...
 
     def insert_node(self, op_desc: OpDesc, *, after: Node | None=None, before: Node | None=None) -> Node:
+        """GE ``InsertNode``: ``op_desc`` right after ``after`` in the order, with its id.
+        ``before=`` is deprecated: use ``with graph.inserting_before(node): graph.add_node(op_desc)``."""
         ...
 
     def add_node_front(self, op_desc: OpDesc) -> Node:
@@ -823,6 +859,9 @@ def _ops_rule_kinds() -> list[str]:
     ...
 
 def _ops_rule_of(ty: str) -> tuple[str, list[tuple[str, str]]] | None:
+    ...
+
+def _ops_signature(ty: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, int, Any, bool]], str | None] | None:
     ...
 
 def _ops_infer_node(node: Any) -> list[tuple[list[int], DataType]] | None:

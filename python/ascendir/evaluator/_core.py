@@ -295,11 +295,13 @@ class _Plan:
     def __init__(self, graph: Graph, run: _Run) -> None:
         self.graph = graph
         order = graph.topo_order()
-        slot_of: dict[tuple[int, int], int] = {}
+        # Values are keyed by node name: unique in a graph, unlike the op id (GE gives an added
+        # node the node count as its id, which an earlier node keeps after a removal).
+        slot_of: dict[tuple[str, int], int] = {}
         nslots = 0
         for n in order:
             for k in range(len(n.out_data_anchors)):
-                slot_of[(n.id, k)] = nslots
+                slot_of[(n.name, k)] = nslots
                 nslots += 1
         self.nslots = nslots
         self.steps: list[_Step] = []
@@ -308,7 +310,7 @@ class _Plan:
         missing: list[str] = []
         for n in order:
             t = n.type
-            base = slot_of.get((n.id, 0), -1)
+            base = slot_of.get((n.name, 0), -1)
             if t == "NetOutput":
                 self.outputs = [self._src(a, slot_of) for a in n.in_data_anchors]
                 continue
@@ -348,11 +350,11 @@ class _Plan:
                 self.steps[i].free.append(src)
 
     @staticmethod
-    def _src(anchor: Any, slot_of: dict[tuple[int, int], int]) -> int | None:
+    def _src(anchor: Any, slot_of: dict[tuple[str, int], int]) -> int | None:
         peer = anchor.peer
         if peer is None:
             return None
-        return slot_of[(peer.node.id, peer.index)]
+        return slot_of[(peer.node.name, peer.index)]
 
     def execute(self, data_values: list[Any]) -> list[Any]:
         """Run with the Data nodes' values (in :attr:`data` order); the NetOutput inputs."""

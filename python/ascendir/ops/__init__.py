@@ -1,4 +1,6 @@
-"""Operator registration (Python declares, Rust executes) and the op registry.
+"""Operator registration (Python declares, Rust executes), the op registry, and the typed op
+builders: ``ascendir.ops.<OpType>(inputs..., attr=...)`` adds a node of a registered type to
+the graph of its input values (see :mod:`ascendir.ops._builders`).
 
 Declare an operator with a class::
 
@@ -41,7 +43,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from typing import TypeVar as _TV
 
 from .. import _core
@@ -60,6 +62,11 @@ from ._decl import (
     TensorType,
     TypeVar,
 )
+
+if TYPE_CHECKING:
+    # The typed builders (``ascendir.ops.Conv2D(x, w, strides=...)``), stubbed from the
+    # registry in ``_builders.pyi``; at run time ``__getattr__`` below makes them.
+    from ._builders import *  # noqa: F403
 
 __all__ = [
     "Attr",
@@ -446,3 +453,13 @@ def unregister(op_type: str) -> bool:
     with _lock:
         _registry.pop(op_type, None)
         return bool(_core._ops_unregister(op_type))
+
+
+def __getattr__(name: str) -> Any:
+    """``ascendir.ops.<OpType>``: the typed builder of a registered op type (see
+    :mod:`ascendir.ops._builders`)."""
+    if name.startswith("_"):
+        raise AttributeError(f"module 'ascendir.ops' has no attribute '{name}'")
+    from . import _builders
+
+    return _builders._builder(name)

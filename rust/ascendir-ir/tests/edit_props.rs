@@ -1,5 +1,6 @@
-//! Random edit sequences: invariants always hold, a failed edit changes nothing, and isolating
-//! or removing a node never loses a dependency between the remaining nodes.
+//! Random edit sequences: invariants always hold (the type index and order keys included), a
+//! failed edit changes nothing, and isolating or removing a node never loses a dependency
+//! between the remaining nodes.
 
 mod common;
 
@@ -115,6 +116,9 @@ proptest! {
         edits in prop::collection::vec(edit(), 1..8),
     ) {
         let mut g = random_dag(n, &links, &ctrls);
+        // Build the type index and the order keys: every edit below must keep them right
+        // (check_invariants compares them with the graph).
+        let _ = g.find_nodes(Some("Relu"), None);
         let mut fresh = 0usize;
         for e in edits {
             let before = g.dump();
@@ -170,6 +174,10 @@ proptest! {
                 },
             };
             prop_assert!(g.check_invariants().is_empty(), "{:?}", g.check_invariants());
+            for ty in ["Data", "Const", "Relu", "Add", "Mul", "Cast", "Rep", "Fused", "NoOp"] {
+                let scan: Vec<NodeId> = g.node_ids().filter(|&id| g.node(id).unwrap().op_type() == ty).collect();
+                prop_assert_eq!(g.find_nodes(Some(ty), None), scan);
+            }
             match result {
                 Err(_) => prop_assert_eq!(g.dump(), before),
                 Ok(()) => {

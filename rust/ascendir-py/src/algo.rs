@@ -381,8 +381,9 @@ impl PyGraph {
     }
 
     /// Add a node from `op_desc` next to another in the node order, without links: right
-    /// after `after` (GE `InsertNode`) or right before `before` (`InsertNodeBefore`); the new
-    /// node takes that node's id.
+    /// after `after` (GE `InsertNode`) or right before `before` (deprecated: use the block
+    /// `with graph.inserting_before(node): graph.add_node(op_desc)`); the new node takes that
+    /// node's id.
     #[pyo3(signature = (op_desc, *, after=None, before=None))]
     fn insert_node(
         slf: &Bound<'_, Self>,
@@ -397,6 +398,14 @@ impl PyGraph {
             }
             (None, Some(b)) => {
                 let b = PyNode::extract_id(slf, b)?;
+                let py = slf.py();
+                PyErr::warn(
+                    py,
+                    &py.get_type::<pyo3::exceptions::PyDeprecationWarning>(),
+                    c"Graph.insert_node(op_desc, before=node) is deprecated: use \
+                      `with graph.inserting_before(node): graph.add_node(op_desc)`",
+                    1,
+                )?;
                 add_from_op_desc(slf, op_desc, |g, op| g.insert_node_before(b, op))
             }
             _ => Err(IrError::InvalidArgument(

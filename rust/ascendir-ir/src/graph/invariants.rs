@@ -10,7 +10,7 @@ use super::Graph;
 impl Graph {
     /// Check the structural invariants: both ends of every link present, in-data ≤ 1 peer,
     /// anchor counts equal port counts, the order is a permutation of the live nodes, names
-    /// unique and indexed. Returns every problem found.
+    /// unique and indexed, the type index and order keys (when built) agreeing. Returns every problem found.
     pub fn check_invariants(&self) -> Vec<String> {
         let mut problems = Vec::new();
         let mut count = 0usize;
@@ -125,6 +125,7 @@ impl Graph {
                 self.nodes.len()
             ));
         }
+        problems.extend(self.lookup_problems());
         problems
     }
 }

@@ -19,6 +19,7 @@ use crate::error::{IrError, IrResult};
 use crate::intern::Interner;
 use crate::op_desc::{OpDesc, Side, Sym};
 
+mod index;
 mod invariants;
 mod io;
 mod links;
@@ -26,6 +27,7 @@ mod order;
 #[cfg(test)]
 mod tests;
 
+pub use index::InsertPoint;
 pub use order::NodeIter;
 
 new_key_type! {
@@ -163,6 +165,8 @@ pub struct Graph {
     /// registered as a subgraph: a handle that remembers it can tell a re-registered graph of
     /// the same name from the one it was made for.
     uid: u64,
+    /// The type index, order keys and insertion point (see `index`).
+    lookup: index::Lookup,
 }
 
 /// The next graph uid (never 0).
@@ -192,6 +196,7 @@ impl Graph {
             parent: None,
             subgraphs: Vec::new(),
             uid: next_graph_uid(),
+            lookup: index::Lookup::default(),
         }
     }
 
@@ -266,8 +271,16 @@ impl Graph {
     pub fn modify_op<R>(&mut self, id: NodeId, edit: impl FnOnce(&mut OpDesc) -> R) -> IrResult<R> {
         let node = self.node_mut(id)?;
         let name = node.op.name.clone();
+        let ty = node.op.ty.clone();
         let result = edit(&mut node.op);
         node.op.name = name;
+        let retyped = node.op.ty.as_str() != ty.as_str();
+        if retyped {
+            let mut new_ty = self.nodes[id].op.ty.clone();
+            self.strings.intern_in_place(&mut new_ty);
+            self.nodes[id].op.ty = new_ty;
+            self.index_retyped(id, Some(ty.as_str()));
+        }
         self.sync_anchor_counts(id);
         Ok(result)
     }
@@ -327,9 +340,15 @@ impl Graph {
 
     /// Add a node at the end of the order (`AddNode`). The name must be new; `op.id` becomes the
     /// node count before the add; data-like types are registered as graph inputs.
+    ///
+    /// The node goes to the insertion point (see [`Graph::set_insertion_point`]): the end of
+    /// the order unless one is set; a point whose node has left the graph fails with
+    /// `StaleHandle` before anything is added.
     pub fn add_node(&mut self, op: OpDesc) -> IrResult<NodeId> {
+        let prev = self.placement()?;
         let id = self.create_node(op, None)?;
-        self.link_order_after(id, self.tail);
+        self.link_order_after(id, prev);
+        self.placed(id);
         Ok(id)
     }
 
@@ -421,6 +440,7 @@ impl Graph {
         if data_like {
             self.inputs.push(id);
         }
+        self.index_retyped(id, None);
         Ok(id)
     }
     /// Rename a node, keeping the name index (the new name must be free).
@@ -459,6 +479,7 @@ impl Graph {
     /// `RemoveNodeWithoutRelink`). Its id never resolves again.
     pub fn erase_node(&mut self, id: NodeId) -> IrResult<OpDesc> {
         self.node(id)?;
+        self.index_removed(id);
         self.unlink_node(id);
         self.unlink_order(id);
         let name = self.nodes[id].op.name().to_string();

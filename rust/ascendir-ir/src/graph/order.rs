@@ -48,6 +48,7 @@ impl Graph {
             Some(n) => self.nodes[n].prev = Some(id),
             None => self.tail = Some(id),
         }
+        self.key_linked(id);
     }
 
     pub(super) fn unlink_order(&mut self, id: NodeId) {
@@ -121,6 +122,7 @@ impl Graph {
         if order.is_empty() {
             self.head = None;
         }
+        self.keys_invalidated();
         Ok(())
     }
 
@@ -139,6 +141,7 @@ impl Graph {
         }
         self.head = order.first().copied();
         self.tail = prev;
+        self.keys_invalidated();
     }
 }
 

@@ -217,3 +217,93 @@ fn net_output_is_created_and_rewired() {
     assert!(g.set_outputs(&[(a, 5)], &[]).is_err());
     assert!(g.check_invariants().is_empty());
 }
+
+fn names_of(g: &Graph, ids: &[NodeId]) -> Vec<String> {
+    ids.iter()
+        .map(|&id| g.op(id).unwrap().name().to_string())
+        .collect()
+}
+
+#[test]
+fn insertion_points_place_nodes_in_creation_order() {
+    let mut g = Graph::new("g");
+    let a = g.add_node(OpDesc::new("a", "Relu")).unwrap();
+    let b = g.add_node(OpDesc::new("b", "Relu")).unwrap();
+    assert_eq!(
+        g.set_insertion_point(Some(InsertPoint::Before(b))).unwrap(),
+        None
+    );
+    g.add_node(OpDesc::new("c", "Exp")).unwrap();
+    g.add_node(OpDesc::new("d", "Exp")).unwrap();
+    let prev = g.set_insertion_point(Some(InsertPoint::After(a))).unwrap();
+    assert_eq!(prev, Some(InsertPoint::Before(b)));
+    g.add_node(OpDesc::new("e", "Exp")).unwrap();
+    g.add_node(OpDesc::new("f", "Exp")).unwrap();
+    g.set_insertion_point(None).unwrap();
+    g.add_node(OpDesc::new("z", "Exp")).unwrap();
+    let order: Vec<NodeId> = g.node_ids().collect();
+    assert_eq!(names_of(&g, &order), ["a", "e", "f", "c", "d", "b", "z"]);
+    assert!(g.check_invariants().is_empty());
+}
+
+#[test]
+fn a_stale_insertion_point_fails_before_adding() {
+    let mut g = Graph::new("g");
+    let a = g.add_node(OpDesc::new("a", "Relu")).unwrap();
+    g.set_insertion_point(Some(InsertPoint::After(a))).unwrap();
+    g.erase_node(a).unwrap();
+    let err = g.add_node(OpDesc::new("b", "Relu")).unwrap_err();
+    assert!(matches!(err, IrError::StaleHandle { .. }), "{err:?}");
+    assert!(g.is_empty() && g.find("b").is_none());
+    assert!(matches!(
+        g.set_insertion_point(Some(InsertPoint::Before(a))),
+        Err(IrError::StaleHandle { .. })
+    ));
+}
+
+#[test]
+fn find_nodes_follows_edits_in_graph_order() {
+    let mut g = Graph::new("g");
+    let mut ids = Vec::new();
+    for i in 0..6 {
+        let ty = if i % 2 == 0 { "Relu" } else { "Exp" };
+        ids.push(g.add_node(OpDesc::new(&format!("n{i}"), ty)).unwrap());
+    }
+    assert_eq!(
+        names_of(&g, &g.find_nodes(Some("Relu"), None)),
+        ["n0", "n2", "n4"]
+    );
+    // Insert many nodes at one place: the order keys run out of room and are renumbered.
+    g.set_insertion_point(Some(InsertPoint::Before(ids[1])))
+        .unwrap();
+    for k in 0..40 {
+        g.add_node(OpDesc::new(&format!("m{k}"), "Relu")).unwrap();
+        let found = g.find_nodes(Some("Relu"), None);
+        let order: Vec<NodeId> = g.node_ids().filter(|id| found.contains(id)).collect();
+        assert_eq!(found, order);
+    }
+    g.set_insertion_point(None).unwrap();
+    assert_eq!(g.count_type("Relu"), 43);
+    // Retype, rename, remove, reorder.
+    g.modify_op(ids[1], |op| op.set_type("Relu")).unwrap();
+    g.rename_node(ids[0], "first").unwrap();
+    g.erase_node(ids[2]).unwrap();
+    g.move_after(ids[4], None).unwrap();
+    let relus = g.find_nodes(Some("Relu"), None);
+    assert_eq!(names_of(&g, &relus[..2]), ["n4", "first"]);
+    assert_eq!(*relus.last().unwrap(), ids[1]);
+    assert_eq!(g.count_type("Relu"), 43);
+    assert_eq!(names_of(&g, &g.find_nodes(Some("Exp"), None)), ["n3", "n5"]);
+    assert!(g.find_nodes(None, Some("n0")).is_empty());
+    assert_eq!(g.find_nodes(Some("Exp"), Some("first")), vec![]);
+    assert_eq!(g.find_nodes(Some("Relu"), Some("first")), vec![ids[0]]);
+    let rev: Vec<NodeId> = g.node_ids().collect::<Vec<_>>().into_iter().rev().collect();
+    g.set_order(&rev).unwrap();
+    let relus = g.find_nodes(Some("Relu"), None);
+    assert_eq!(relus.first(), Some(&ids[1]));
+    assert!(
+        g.check_invariants().is_empty(),
+        "{:?}",
+        g.check_invariants()
+    );
+}

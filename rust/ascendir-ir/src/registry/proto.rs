@@ -260,6 +260,34 @@ impl OpProto {
         self.build_planned(name, &plan, input_descs, dynamic_outputs, attrs)
     }
 
+    /// An op of this type as `OpDesc::from_type` gives it: one slot per required input, no
+    /// optional or dynamic input instance, the dynamic output instances its count attribute
+    /// asks for (from `attrs`, else its default; none without one), every port with the
+    /// default desc, attributes checked and completed with their defaults.
+    pub fn build_default(
+        &self,
+        name: &str,
+        attrs: crate::attr::AttrMap,
+    ) -> Result<OpDesc, RegistryError> {
+        let plan: Vec<usize> = self
+            .inputs
+            .iter()
+            .map(|i| usize::from(i.kind == IrInputType::Required))
+            .collect();
+        let descs = vec![None; plan.iter().sum()];
+        let dynamic_outputs = self
+            .dynamic_output_count_attr
+            .as_deref()
+            .and_then(|a| {
+                attrs
+                    .get(a)
+                    .or_else(|| self.attr(a).and_then(|s| s.default.as_ref()))
+            })
+            .and_then(AttrValue::as_int)
+            .map_or(0, |n| usize::try_from(n).unwrap_or(0));
+        self.build_planned(name, &plan, &descs, dynamic_outputs, attrs)
+    }
+
     /// Like `build` with an explicit slot count per declared input (`plan[k]` slots for input
     /// `k`: 1 for required, 0 or 1 for optional, any for dynamic); `input_descs` has one entry
     /// per slot.

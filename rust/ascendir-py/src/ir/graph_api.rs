@@ -295,14 +295,16 @@ impl PyGraph {
         })
     }
 
-    /// Add a node built from `op_desc` at the end (GE `AddNode`); the name must be new. The
-    /// `OpDesc` object becomes a view of the node's op.
+    /// Add a node built from `op_desc` at the insertion point — the end of the order unless
+    /// inside a `Graph.inserting_before` / `inserting_after` block (GE `AddNode`); the name
+    /// must be new. The `OpDesc` object becomes a view of the node's op.
     fn add_node(slf: &Bound<'_, Self>, op_desc: &Bound<'_, PyOpDesc>) -> PyResult<Py<PyNode>> {
         crate::errors::guard_res(|| add_from_op_desc(slf, op_desc, |g, op| g.add_node(op)))
     }
 
     /// Add a graph input: a `Data` node with input `x` and output `y` described by `desc`,
-    /// and the int attribute `index` (its input position unless given).
+    /// and the int attribute `index` (its input position unless given); at the insertion
+    /// point.
     #[pyo3(signature = (name, desc=None, *, index=None))]
     fn add_input(
         slf: &Bound<'_, Self>,
@@ -328,7 +330,7 @@ impl PyGraph {
     }
 
     /// Add a `Const` node holding `value` (a numpy array, array-like or `Tensor`) in its
-    /// `value` attribute; output `y` is described by the tensor's desc.
+    /// `value` attribute; output `y` is described by the tensor's desc. At the insertion point.
     #[pyo3(signature = (name, value, *, dtype=None))]
     fn add_const(
         slf: &Bound<'_, Self>,
@@ -363,7 +365,8 @@ impl PyGraph {
     /// `__input<i>` / `__output<i>`; `outputs` is a count or a list of names; `output_descs`
     /// describes the outputs. A type that is not registered is refused (`NotFoundError` naming
     /// the nearest registered types) unless `allow_unregistered` is set: the node is then built
-    /// with the ports as given. Atomic.
+    /// with the ports as given. The node goes to the insertion point (see `inserting_before`).
+    /// Atomic.
     #[pyo3(signature = (r#type, inputs=None, *, name=None, attrs=None, input_names=None, outputs=None, output_descs=None, allow_unregistered=false))]
     #[allow(clippy::too_many_arguments)]
     fn add_op(

@@ -7,6 +7,7 @@ pub mod attrs;
 pub mod convert;
 pub mod graph;
 pub mod graph_api;
+pub mod graph_edit;
 mod graph_prune;
 pub mod node;
 pub mod op_desc;
@@ -22,6 +23,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<anchor::PyAnchor>()?;
     m.add_class::<value::PyValue>()?;
     m.add_class::<value::PyUsage>()?;
+    m.add_class::<graph_edit::PyInsertionPoint>()?;
     m.add_class::<op_desc::PyOpDesc>()?;
     m.add_class::<tensor::PyTensorDesc>()?;
     m.add_class::<tensor::PyTensor>()?;

@@ -208,6 +208,35 @@ impl PyOpDesc {
         })
     }
 
+    /// An op of the registered type `type` (see `ascendir.register_op`), named `name` (the
+    /// type by default): its required inputs, its outputs and the IR metadata from the
+    /// registry, every attribute with its default unless given in `attrs` (converted to its
+    /// declared kind). Optional and dynamic inputs get no slot (add them with
+    /// `add_optional_input` / `add_input`). An unregistered type raises `NotFoundError` naming
+    /// the nearest registered types; a missing required attribute or a value of the wrong kind
+    /// `InvalidArgumentError`.
+    #[staticmethod]
+    #[pyo3(signature = (r#type, name=None, *, attrs=None))]
+    fn from_type(
+        py: Python<'_>,
+        r#type: &str,
+        name: Option<&str>,
+        attrs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        crate::errors::guard_res(|| {
+            let Some(proto) = crate::ops::lookup(py, r#type)? else {
+                return crate::ops::unknown_type(r#type);
+            };
+            let attr_map = crate::ops::attrs_for(&proto, attrs)?;
+            let op = proto
+                .build_default(name.unwrap_or(r#type), attr_map)
+                .map_err(crate::errors::py_err)?;
+            Ok(PyOpDesc {
+                loc: OpLoc::Owned(op),
+            })
+        })
+    }
+
     /// The op name (renaming a node's op keeps the graph's name index).
     #[getter]
     fn name(slf: &Bound<'_, Self>) -> PyResult<String> {

@@ -738,6 +738,41 @@ impl PyTensor {
         })
     }
 
+    /// The numpy array protocol (numpy 2): the zero-copy read-only view of `numpy()` when
+    /// neither a different `dtype` nor `copy=True` asks for a copy; `copy=False` with a
+    /// `dtype` that needs a conversion raises `InvalidArgumentError` (a `ValueError`).
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(
+        &self,
+        py: Python<'py>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::errors::guard_res(|| {
+            let mut array = self.numpy(py)?;
+            let mut copied = false;
+            if let Some(d) = dtype.filter(|d| !d.is_none()) {
+                let want = py.import("numpy")?.getattr("dtype")?.call1((d,))?;
+                if !array.getattr("dtype")?.eq(&want)? {
+                    if copy == Some(false) {
+                        return Err(IrError::InvalidArgument(format!(
+                            "a {} tensor cannot be viewed as {} without a copy (copy=False)",
+                            self.inner.desc.dtype.name(),
+                            want.str()?
+                        )))
+                        .py();
+                    }
+                    array = array.call_method1("astype", (want,))?;
+                    copied = true;
+                }
+            }
+            if copy == Some(true) && !copied {
+                array = array.call_method0("copy")?;
+            }
+            Ok(array)
+        })
+    }
+
     fn __repr__(&self) -> PyResult<String> {
         crate::errors::guard(|| {
             format!(

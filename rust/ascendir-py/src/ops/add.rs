@@ -24,7 +24,7 @@ fn parse_input(
 }
 
 /// Attributes for a registered type: declared ones converted to their kind.
-fn attrs_for(proto: &OpProto, obj: Option<&Bound<'_, PyAny>>) -> PyResult<AttrMap> {
+pub fn attrs_for(proto: &OpProto, obj: Option<&Bound<'_, PyAny>>) -> PyResult<AttrMap> {
     let mut map = AttrMap::new();
     let Some(obj) = obj else { return Ok(map) };
     let d = obj.cast::<PyDict>()?;

@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use crate::errors::{invalid_argument_error, py_err, raise, registry_error, IntoPyResult};
-use crate::ir::convert::{attrs_to_dict, infer_kind, py_to_attr};
+use crate::ir::convert::{attr_to_py, attrs_to_dict, infer_kind, py_to_attr};
 use crate::ir::graph::PyGraph;
 use crate::ir::node::{extract_source, PyNode};
 use crate::ir::tensor::{PyTensor, PyTensorDesc};
@@ -25,7 +25,7 @@ use crate::ir::types::{extract_dtype, py_dtype};
 
 mod add;
 
-pub use add::add_registered;
+pub use add::{add_registered, attrs_for};
 
 /// Python functions attached to registered types: (infer, verify).
 type PyFuncs = (Option<Py<PyAny>>, Option<Py<PyAny>>);
@@ -364,6 +364,58 @@ fn _ops_rule_of(ty: &str) -> PyResult<Option<RuleOf>> {
     })
 }
 
+/// A registered type's signature, as the builders of `ascendir.ops` and the stub generator
+/// read it: `(inputs, outputs, attrs, count_attr)` with inputs and outputs as `(name, kind)`
+/// (`"required"`, `"optional"`, `"dynamic"`) and attributes as `(name, kind, default,
+/// has_default)`, in IR order; `None` for an unregistered type. The op libraries load first.
+#[pyfunction]
+fn _ops_signature<'py>(py: Python<'py>, ty: &str) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    crate::errors::guard_res(|| {
+        let Some(p) = lookup(py, ty)? else {
+            return Ok(None);
+        };
+        let in_kind = |k: IrInputType| match k {
+            IrInputType::Required => "required",
+            IrInputType::Optional => "optional",
+            IrInputType::Dynamic => "dynamic",
+        };
+        let out_kind = |k: IrOutputType| match k {
+            IrOutputType::Required => "required",
+            IrOutputType::Dynamic => "dynamic",
+        };
+        let inputs: Vec<(String, &str)> = p
+            .inputs
+            .iter()
+            .map(|i| (i.name.clone(), in_kind(i.kind)))
+            .collect();
+        let outputs: Vec<(String, &str)> = p
+            .outputs
+            .iter()
+            .map(|o| (o.name.clone(), out_kind(o.kind)))
+            .collect();
+        let mut attrs = Vec::with_capacity(p.attrs.len());
+        for a in &p.attrs {
+            let default = match &a.default {
+                Some(v) => attr_to_py(py, v)?,
+                None => py.None(),
+            };
+            attrs.push((a.name.clone(), a.kind as i64, default, a.default.is_some()));
+        }
+        Ok(Some(PyTuple::new(
+            py,
+            [
+                inputs.into_pyobject(py)?.into_any(),
+                outputs.into_pyobject(py)?.into_any(),
+                attrs.into_pyobject(py)?.into_any(),
+                p.dynamic_output_count_attr
+                    .clone()
+                    .into_pyobject(py)?
+                    .into_any(),
+            ],
+        )?))
+    })
+}
+
 /// Build the Python context object handed to `infer` / `verify` functions.
 fn py_context<'py>(
     py: Python<'py>,
@@ -563,6 +615,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_ops_table_text, m)?)?;
     m.add_function(wrap_pyfunction!(_ops_rule_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(_ops_rule_of, m)?)?;
+    m.add_function(wrap_pyfunction!(_ops_signature, m)?)?;
     m.add_function(wrap_pyfunction!(_ops_infer_node, m)?)?;
     Ok(())
 }
