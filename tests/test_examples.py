@@ -21,3 +21,10 @@ def test_ascgraph_pipeline_simulates_what_evaluate_computes() -> None:
         out = _run("ascgraph_pipeline.py", s0)
         assert f"for s0={s0}" in out
         assert out.strip().endswith("= 0.0"), out
+
+
+def test_the_example_passes_run_over_bert_and_keep_onnxruntime_numbers() -> None:
+    out = _run("passes.py")
+    assert "FuseMatMulBias             step 0 modified True" in out, out
+    diff = float(out.strip().rsplit("=", 1)[1])
+    assert diff < 1e-4, out

@@ -1,0 +1,252 @@
+"""Graph passes: a pass is an object that transforms an :class:`ascendir.Graph`; a
+:class:`PassManager` runs a list of them, to a fixed point if asked, checking the graph between
+passes and keeping a log of what each pass did and how long it took.
+
+The vocabulary is that of onnx-ir's and torch.fx's pass infrastructure::
+
+    from ascendir import passes
+
+    class FoldMulByOne(passes.InPlacePass):
+        def call(self, graph):
+            modified = False
+            for node in graph.find_nodes(op_type="Mul"):   # any way of finding nodes
+                ...
+            return passes.PassResult(graph, modified)
+
+    result = passes.PassManager([FoldMulByOne()], steps=3)(graph)
+    result.modified, manager.log
+
+- :class:`InPlacePass` edits the graph it is given and returns it; :class:`FunctionalPass`
+  leaves its input alone and returns a new graph (the manager checks both promises when
+  ``check_invariants`` is on: an in-place pass must return its input, a functional one must not
+  change it).
+- ``requires(graph)`` / ``ensures(graph)`` are a pass's pre- and postconditions: they raise
+  :class:`PreconditionError` / :class:`PostconditionError` (any exception they raise is wrapped
+  in one, naming the pass).
+- Every node a pass run by the manager creates carries the pass's name in its ``_created_by``
+  attribute (:func:`created_by` reads it): provenance survives serialization.
+- Between passes (``check_invariants=True``, the default) the graph must validate and have no
+  :meth:`~ascendir.Graph.problems`; a pass that breaks it raises :class:`InvariantError`
+  naming the pass, and the graph is left as the pass left it for inspection.
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from . import _core
+from .errors import AscendIRError
+
+__all__ = [
+    "CREATED_BY",
+    "FunctionalPass",
+    "InPlacePass",
+    "InvariantError",
+    "Pass",
+    "PassError",
+    "PassManager",
+    "PassRecord",
+    "PassResult",
+    "PostconditionError",
+    "PreconditionError",
+    "Sequential",
+    "created_by",
+]
+
+#: The attribute that names the pass that created a node.
+CREATED_BY = "_created_by"
+
+
+class PassError(AscendIRError):
+    """A pass failed; ``pass_name`` names it."""
+
+
+class PreconditionError(PassError):
+    """A pass's ``requires`` refused the graph it was given."""
+
+
+class PostconditionError(PassError):
+    """A pass's ``ensures`` refused the graph the pass produced."""
+
+
+class InvariantError(PassError):
+    """After a pass the graph does not validate, has problems, or the pass broke its in-place
+    or functional promise."""
+
+
+@dataclass(frozen=True)
+class PassResult:
+    """What a pass returns: the resulting graph and whether the pass changed anything."""
+
+    graph: _core.Graph
+    modified: bool
+
+
+@dataclass(frozen=True)
+class PassRecord:
+    """One pass run by a :class:`PassManager`: its name, the step (fixed-point round, from 0),
+    whether it modified the graph, its wall time and the node counts before and after."""
+
+    name: str
+    step: int
+    modified: bool
+    seconds: float
+    nodes_before: int
+    nodes_after: int
+
+
+class Pass(abc.ABC):
+    """A graph transformation. Subclasses implement :meth:`call`; calling the pass object runs
+    ``requires``, ``call`` and ``ensures``."""
+
+    #: Whether the pass edits its input graph (``True``) or returns a new one (``False``).
+    in_place: bool = True
+
+    @property
+    def name(self) -> str:
+        """The pass's name (its class name unless overridden)."""
+        return type(self).__name__
+
+    def requires(self, graph: _core.Graph) -> None:  # noqa: B027 - optional hook
+        """Precondition on the input graph; raise to refuse it."""
+
+    def ensures(self, graph: _core.Graph) -> None:  # noqa: B027 - optional hook
+        """Postcondition on the output graph; raise to reject it."""
+
+    @abc.abstractmethod
+    def call(self, graph: _core.Graph) -> PassResult:
+        """Transform ``graph``; return the result and whether anything changed."""
+
+    def __call__(self, graph: _core.Graph) -> PassResult:
+        """Run the pass: ``requires``, ``call``, ``ensures``."""
+        _check(self.requires, graph, self.name, PreconditionError, "requires")
+        result = self.call(graph)
+        if not isinstance(result, PassResult):
+            raise PassError(f"pass '{self.name}' returned {type(result).__name__}, "
+                            "not a PassResult", pass_name=self.name)
+        _check(self.ensures, result.graph, self.name, PostconditionError, "ensures")
+        return result
+
+    def __repr__(self) -> str:
+        return f"{self.name}()"
+
+
+class InPlacePass(Pass):
+    """A pass that edits the graph it is given and returns it."""
+
+    in_place = True
+
+
+class FunctionalPass(Pass):
+    """A pass that leaves its input graph unchanged and returns a new graph."""
+
+    in_place = False
+
+
+def _check(hook, graph: _core.Graph, name: str, kind: type[PassError], what: str) -> None:  # type: ignore[no-untyped-def]
+    try:
+        hook(graph)
+    except PassError:
+        raise
+    except Exception as e:
+        raise kind(f"pass '{name}': {what} failed: {e}", pass_name=name) from e
+
+
+def created_by(node: _core.Node) -> str | None:
+    """The name of the pass that created ``node`` (run by a :class:`PassManager`), or None."""
+    value = node.op_desc.attrs.get(CREATED_BY)
+    return value if isinstance(value, str) else None
+
+
+class Sequential(Pass):
+    """Passes run one after another; modified when any of them modified the graph. In place
+    when all of its passes are."""
+
+    def __init__(self, passes: Iterable[Pass]) -> None:
+        self.passes: list[Pass] = list(passes)
+        for p in self.passes:
+            if not isinstance(p, Pass):
+                raise TypeError(f"{type(p).__name__} is not a Pass")
+        self.in_place = all(p.in_place for p in self.passes)
+
+    def call(self, graph: _core.Graph) -> PassResult:
+        """Run every pass once, in order."""
+        modified = False
+        for p in self.passes:
+            result = p(graph)
+            graph, modified = result.graph, modified or result.modified
+        return PassResult(graph, modified)
+
+    def __repr__(self) -> str:
+        return f"{self.name}({', '.join(map(repr, self.passes))})"
+
+
+class PassManager(Sequential):
+    """Run ``passes`` in order, ``steps`` times at most, stopping after a round that modified
+    nothing (``early_stop``). ``check_invariants`` checks the graph after every pass (it
+    validates, has no problems, and the pass kept its in-place or functional promise). Every
+    node a pass creates is tagged with the pass's name (:func:`created_by`). :attr:`log` holds
+    one :class:`PassRecord` per pass run, of the last call."""
+
+    def __init__(self, passes: Sequence[Pass], steps: int = 1, *,
+                 check_invariants: bool = True, early_stop: bool = True) -> None:
+        super().__init__(passes)
+        if not isinstance(steps, int) or steps < 1:
+            raise ValueError(f"steps must be a positive int, got {steps!r}")
+        self.steps = steps
+        self.check_invariants = check_invariants
+        self.early_stop = early_stop
+        self.log: list[PassRecord] = []
+
+    def call(self, graph: _core.Graph) -> PassResult:
+        """Run the passes to a fixed point (at most ``steps`` rounds)."""
+        self.log = []
+        modified = False
+        for step in range(self.steps):
+            round_modified = False
+            for p in self.passes:
+                graph, changed = self._run_one(p, graph, step)
+                round_modified = round_modified or changed
+            modified = modified or round_modified
+            if self.early_stop and not round_modified:
+                break
+        return PassResult(graph, modified)
+
+    def _run_one(self, p: Pass, graph: _core.Graph, step: int) -> tuple[_core.Graph, bool]:
+        before = set(graph.all_nodes())
+        before_bytes = graph.to_bytes() if self.check_invariants and not p.in_place else None
+        t = time.perf_counter()
+        result = p(graph)
+        seconds = time.perf_counter() - t
+        out = result.graph
+        if self.check_invariants:
+            self._check(p, graph, out, before_bytes)
+        after = out.all_nodes()
+        if out is graph:  # a new graph's nodes are all new: provenance is for in-place edits
+            for n in after:
+                if n not in before and CREATED_BY not in n.op_desc.attrs:
+                    n.op_desc.attrs[CREATED_BY] = p.name
+        self.log.append(PassRecord(p.name, step, result.modified, seconds, len(before),
+                                   len(after)))
+        return out, result.modified
+
+    def _check(self, p: Pass, graph: _core.Graph, out: _core.Graph,
+               before_bytes: bytes | None) -> None:
+        if p.in_place and out is not graph:
+            raise InvariantError(f"pass '{p.name}' is in place but returned another graph",
+                                 pass_name=p.name)
+        if before_bytes is not None and graph.to_bytes() != before_bytes:
+            raise InvariantError(f"pass '{p.name}' is functional but changed its input graph",
+                                 pass_name=p.name)
+        try:
+            out.validate()
+        except AscendIRError as e:
+            raise InvariantError(f"after pass '{p.name}': {e}", pass_name=p.name) from e
+        problems = out.problems()
+        if problems:
+            raise InvariantError(f"after pass '{p.name}': {problems[0]}"
+                                 + (f" (and {len(problems) - 1} more)" if len(problems) > 1
+                                    else ""), pass_name=p.name, problems=problems)
