@@ -10,7 +10,7 @@ use ascendir_asc::tiling::TilingData;
 use ascendir_ir::{Graph, NodeId};
 
 use crate::cache::{decode_impls, encode_impls, kernel_key};
-use crate::error::{CompileResult, Stage};
+use crate::error::{CompileResult, KindResult, Stage};
 use crate::kernel::{schedule_kernel, tile_kernel};
 use crate::lower::{Decision, Decisions, Kind, Lowered};
 use crate::options::CompileOptions;
@@ -126,18 +126,17 @@ impl<'a> Builder<'a> {
             .collect()
     }
 
-    fn realize_lowered(&self, lw: &[(NodeId, &Lowered)]) -> Result<Realized, String> {
+    fn realize_lowered(&self, lw: &[(NodeId, &Lowered)]) -> KindResult<Realized> {
         realize(self.g, "cluster", lw, self.syms, self.opts)
-            .map_err(|e| format!("realize failed: {e}"))
     }
 
-    fn realize_cluster(&self, ids: &[NodeId]) -> Result<Realized, String> {
+    fn realize_cluster(&self, ids: &[NodeId]) -> KindResult<Realized> {
         self.realize_lowered(&self.lowered_of(ids))
     }
 
     /// Schedule (or take from the kernel cache) and tile a realized cluster; also returns the
     /// seconds spent scheduling and tiling.
-    fn finish(&self, r: Realized) -> Result<(Art, f64, f64), String> {
+    fn finish(&self, r: Realized) -> KindResult<(Art, f64, f64)> {
         let t0 = Instant::now();
         let cache = self.ctl.cache;
         let key = cache.map(|_| kernel_key(&r.hint, self.syms, &self.opts.target, &self.opts_json));
@@ -149,7 +148,7 @@ impl<'a> Builder<'a> {
         let impls = match cached {
             Some(i) => i,
             None => {
-                let i = schedule_kernel(&r.hint).map_err(|e| e.to_string())?;
+                let i = schedule_kernel(&r.hint)?;
                 if let (Some(c), Some(k)) = (cache, &key) {
                     c.put(k, &encode_impls(&i));
                 }
@@ -157,7 +156,7 @@ impl<'a> Builder<'a> {
             }
         };
         let t1 = Instant::now();
-        let tiling = tile_kernel(&impls, self.target, self.syms).map_err(|e| e.to_string())?;
+        let tiling = tile_kernel(&impls, self.target, self.syms)?;
         let (ts, tt) = ((t1 - t0).as_secs_f64(), t1.elapsed().as_secs_f64());
         Ok(((r, impls, tiling, from_cache), ts, tt))
     }
@@ -171,7 +170,7 @@ impl<'a> Builder<'a> {
         ids: &[NodeId],
         memo: &RefCell<twins::Memo>,
         verdicts: &RefCell<twins::Verdicts>,
-    ) -> Result<Pre, String> {
+    ) -> KindResult<Pre> {
         // A cluster that reads what one checked before reads (names aside) realizes to its
         // twin: it has its outcome, and most merged clusters merge again.
         let lw = self.lowered_of(ids);
@@ -233,7 +232,7 @@ impl<'a> Builder<'a> {
                     let bytes = Some(bytes);
                     Keyed { r, bytes, key }
                 }
-                Err(e) => return Step::Lifted(self.lifted(members, e)),
+                Err(e) => return Step::Lifted(self.lifted(members, e.to_string())),
             },
         };
         if k.r.compute_ops < self.opts.min_cluster_ops {
@@ -245,7 +244,7 @@ impl<'a> Builder<'a> {
     fn build_step(&self, members: &[NodeId], k: Keyed) -> Step {
         match self.finish(k.r) {
             Ok((a, ts, tt)) => Step::Ready(a, k.bytes, ts, tt),
-            Err(e) => Step::Lifted(self.lifted(members, e)),
+            Err(e) => Step::Lifted(self.lifted(members, e.to_string())),
         }
     }
 
@@ -258,7 +257,7 @@ impl<'a> Builder<'a> {
                     Some(kernel) => Step::Twin(k.r, k.bytes, kernel),
                     None => self.build_step(members, k),
                 },
-                Some(Err(e)) => Step::Lifted(self.lifted(members, e.clone())),
+                Some(Err(e)) => Step::Lifted(self.lifted(members, e.to_string())),
                 None => self.build_step(members, k),
             },
             s => s,
@@ -368,7 +367,7 @@ fn build_chunk(
         memo.record(k, &built);
         steps[i] = match built {
             Ok(a) => Step::Ready(a, bytes, 0.0, 0.0),
-            Err(e) => Step::Lifted(b.lifted(&chunk[i], e)),
+            Err(e) => Step::Lifted(b.lifted(&chunk[i], e.to_string())),
         };
     }
     let memo = &*memo;

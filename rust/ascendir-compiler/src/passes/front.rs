@@ -70,7 +70,7 @@ impl Pass for Infer {
 fn resymbolize(cx: &mut CompileCtx<'_>, stage: Stage) -> CompileResult<()> {
     cx.order = cx.topo(stage)?;
     cx.syms = symbolize(&cx.graph, &cx.order, cx.opts, &mut *cx.infer)
-        .map_err(|e| CompileError::new(Stage::Symbolize, e))?;
+        .map_err(|e| CompileError::from_kind(Stage::Symbolize, e))?;
     Ok(())
 }
 

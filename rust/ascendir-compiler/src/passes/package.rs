@@ -258,7 +258,7 @@ fn replace_clusters(
             index,
         };
         let k = replace_cluster(&mut cx.graph, &spec)
-            .map_err(|e| CompileError::at(Stage::Package, &name, e))?;
+            .map_err(|e| CompileError::from_kind(Stage::Package, e).with_node(&name))?;
         for (j, t) in b.outputs.iter().enumerate() {
             moved.insert(*t, (k, j as u32));
         }
