@@ -351,11 +351,12 @@ fn failed(e: ErrorKind) -> CompileError {
     CompileError::from_kind(Stage::Simplify, e)
 }
 
-/// One named rewrite of stage 4: `$run` counts what it did into the context's
-/// [`SimplifyStats`]; the pass changed the graph when the count grew.
+/// One named rewrite of stage 4, run over the graph (`$g`) and its stage 3 symbols (`$syms`)
+/// when `$enabled` holds for the context: `$run` counts what it did into the counter `$field`
+/// of the context's [`SimplifyStats`]; the pass changed the graph when the count grew.
 macro_rules! rewrite {
     ($(#[$doc:meta])* $ty:ident, $name:literal, $field:ident,
-     |$cx:ident| $enabled:expr, |$g:ident, $syms:ident, $opts:ident| $run:expr) => {
+     |$cx:ident| $enabled:expr, |$g:ident, $syms:ident| $run:expr) => {
         $(#[$doc])*
         #[derive(Debug)]
         pub struct $ty;
@@ -374,8 +375,7 @@ macro_rules! rewrite {
             }
 
             fn run(&self, cx: &mut CompileCtx<'_>) -> CompileResult<bool> {
-                let ($g, $syms, $opts) = (&mut cx.graph, &cx.syms, cx.opts);
-                let _ = ($syms, $opts);
+                let ($g, $syms): (&mut Graph, &SymTable) = (&mut cx.graph, &cx.syms);
                 let n: usize = $run.map_err(failed)?;
                 cx.simplify.$field += n;
                 Ok(n > 0)
@@ -388,44 +388,44 @@ rewrite!(
     /// Foldable shape arithmetic whose integer value is fully known replaced by a Const.
     FoldConstants, "fold_constants", folded,
     |_cx| true,
-    |g, syms, _o| fold_constants(g, syms)
+    |g, syms| fold_constants(g, syms)
 );
 rewrite!(
     /// Float computations on constants replaced by a Const (`fold.rs`; the fusion switch on).
     FoldFloats, "fold_floats", folded,
     |cx| cx.opts.fusion,
-    |g, _s, _o| crate::fold::fold_floats(g)
+    |g, _syms| crate::fold::fold_floats(g)
 );
 rewrite!(
     /// `Reshape(Reshape(x, a), b)` rewired as `Reshape(x, b)`.
     CollapseReshapes, "collapse_reshapes", reshapes,
     |_cx| true,
-    |g, _s, _o| cascaded_reshapes(g)
+    |g, _syms| cascaded_reshapes(g)
 );
 rewrite!(
     /// Softmax attention replaced by `FlashAttentionScore` (`attention.rs`; fusion and
     /// `fuse_attention` on).
     FuseAttention, "fuse_attention", attention,
     |cx| cx.opts.fusion && cx.opts.fuse_attention,
-    |g, syms, _o| crate::attention::fuse_attention(g, syms)
+    |g, syms| crate::attention::fuse_attention(g, syms)
 );
 rewrite!(
     /// Splits replaced by one slice per output (`split.rs`; fusion and the split family on).
     SplitsToSlices, "splits_to_slices", splits,
     |cx| cx.opts.fusion && cx.opts.family_on(crate::options::Family::Split),
-    |g, syms, _o| crate::split::splits_to_slices(g, syms)
+    |g, syms| crate::split::splits_to_slices(g, syms)
 );
 rewrite!(
     /// Pure nodes merged into an earlier equal one.
     Cse, "cse", cse,
     |_cx| true,
-    |g, _s, _o| cse(g)
+    |g, _syms| cse(g)
 );
 rewrite!(
     /// Pure nodes whose values reach no output removed.
     Prune, "prune", pruned,
     |_cx| true,
-    |g, _s, _o| prune(g)
+    |g, _syms| prune(g)
 );
 
 /// Identity and Cast-to-same-dtype nodes removed.
