@@ -5,9 +5,11 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use ascendir_compiler::load::{load, Source};
+use ascendir_compiler::passes::Validate;
 use ascendir_compiler::simplify;
 use ascendir_compiler::{
-    compile, compile_with, pipeline, CompileOptions, CompiledModel, Control, ErrorKind, Stage,
+    compile, compile_with, pipeline, CompileCtx, CompileError, CompileOptions, CompileResult,
+    CompiledModel, Control, ErrorKind, Pass, PassManager, Stage,
 };
 use ascendir_ir::infer::NoCustom;
 use ascendir_ir::Graph;
@@ -177,4 +179,66 @@ fn errors_keep_their_kind() {
         e.to_string(),
         "tile failed at node 'k': tiling failed: graph 'g': ub exceeded"
     );
+}
+
+/// A pass that removes the first node of `op_type` (its consumers left without an input).
+struct Remove(String);
+
+impl Pass for Remove {
+    fn name(&self) -> &'static str {
+        "remove"
+    }
+
+    fn stage(&self) -> Stage {
+        Stage::Simplify
+    }
+
+    fn run(&self, cx: &mut CompileCtx<'_>) -> CompileResult<bool> {
+        let id = cx
+            .graph
+            .node_ids()
+            .find(|id| cx.graph.op(*id).is_ok_and(|o| o.op_type() == self.0))
+            .expect("a node of the type");
+        cx.graph
+            .erase_node(id)
+            .map_err(|e| CompileError::new(Stage::Simplify, e.to_string()))?;
+        Ok(true)
+    }
+}
+
+#[test]
+fn a_pass_that_breaks_the_graph_is_named_by_the_checks() {
+    let opts = CompileOptions::default();
+    let g = example();
+    let victim = g
+        .node_ids()
+        .filter_map(|id| g.op(id).ok().map(|o| o.op_type().to_string()))
+        .find(|t| t != "Data" && t != "Const" && t != "NetOutput")
+        .expect("a compute node");
+    let run = |check: bool| {
+        let mut infer = NoCustom;
+        let mut cx = CompileCtx::new(
+            std::borrow::Cow::Borrowed(&g),
+            &opts,
+            &mut infer,
+            false,
+            Control::default(),
+        )
+        .expect("a context");
+        let pm = PassManager::new(
+            "t",
+            vec![Box::new(Validate), Box::new(Remove(victim.clone()))],
+        )
+        .with_checks(check);
+        let res = pm.run(&mut cx);
+        (res, cx.log.len())
+    };
+    let (res, ran) = run(true);
+    let e = res.expect_err("the checks find the broken graph");
+    assert_eq!(e.stage, Stage::Simplify);
+    assert!(e.reason.contains("pass 'remove'"), "{}", e.reason);
+    assert_eq!(ran, 2);
+    let (res, ran) = run(false);
+    assert!(res.is_ok(), "without the checks the manager runs on");
+    assert_eq!(ran, 2);
 }
