@@ -242,3 +242,40 @@ fn a_pass_that_breaks_the_graph_is_named_by_the_checks() {
     assert!(res.is_ok(), "without the checks the manager runs on");
     assert_eq!(ran, 2);
 }
+
+#[test]
+fn a_cancelled_batch_fails_its_models_as_cancelled() {
+    use ascendir_compiler::batch::{compile_many, run_batch, BatchSpec, Input, Progress};
+    let opts = CompileOptions::default();
+    let spec = BatchSpec {
+        opts: &opts,
+        jobs: 2,
+        dump: false,
+        cache: None,
+        archives: false,
+    };
+    let inputs = || {
+        vec![
+            Input::Graph(Box::new(example())),
+            Input::Graph(Box::new(example())),
+        ]
+    };
+    let progress = Progress::default();
+    progress
+        .cancel
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let kinds = std::sync::Mutex::new(Vec::new());
+    run_batch(inputs(), &spec, &progress, &|| NoCustom, &|_, r| {
+        let kind = r.err().map(|e| (*e.kind).clone());
+        kinds.lock().expect("the list").push(kind);
+    })
+    .expect("the batch runs");
+    let kinds = kinds.into_inner().expect("the list");
+    assert_eq!(
+        kinds,
+        [Some(ErrorKind::Cancelled), Some(ErrorKind::Cancelled)]
+    );
+    // Not cancelled, the models compile.
+    let done = compile_many(inputs(), &spec, &|| NoCustom).expect("the batch runs");
+    assert!(done.iter().all(|r| r.is_ok()));
+}
