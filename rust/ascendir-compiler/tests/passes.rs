@@ -237,6 +237,7 @@ fn a_pass_that_breaks_the_graph_is_named_by_the_checks() {
     let e = res.expect_err("the checks find the broken graph");
     assert_eq!(e.stage, Stage::Simplify);
     assert!(e.reason.contains("pass 'remove'"), "{}", e.reason);
+    assert_eq!(e.kind.name(), "ir");
     assert_eq!(ran, 2);
     let (res, ran) = run(false);
     assert!(res.is_ok(), "without the checks the manager runs on");

@@ -260,13 +260,15 @@ pub fn check_by_default() -> bool {
     }
 }
 
-/// The graph validates and sorts (what every pass leaves behind); a failure names `after`.
+/// The graph validates and sorts (what every pass leaves behind); a failure (of kind `Ir`,
+/// the graph's error kept) names `after`.
 pub fn check_invariants(g: &Graph, after: &str, stage: Stage) -> CompileResult<()> {
     let broken = |e: ascendir_ir::IrError| {
-        CompileError::new(
-            stage,
-            format!("the graph left by pass '{after}' is broken: {e}"),
-        )
+        let reason = format!("the graph left by pass '{after}' is broken: {e}");
+        CompileError {
+            reason,
+            ..CompileError::from_kind(stage, e.into())
+        }
     };
     g.validate().map_err(broken)?;
     g.topo_order(&TopoOptions::new(TopoMode::Dfs))
