@@ -390,7 +390,7 @@ def test_compile_errors_carry_their_kind():
     ``excess`` are a tiling failure's only."""
     with pytest.raises(air.CompileError) as e:
         air.compile(EXAMPLE, target="nowhere")
-    assert (e.value.stage, e.value.kind) == ("load", "other")
+    assert (e.value.stage, e.value.kind) == ("load", "options")
     assert e.value.constraint is None and e.value.excess is None
     a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3])
     b = helper.make_tensor_value_info("b", TensorProto.FLOAT, [4, 5])

@@ -164,9 +164,10 @@ class ConcurrentUseError(AscendIRError):
 class CompileError(AscendIRError):
     """A model did not compile: ``stage`` (a pipeline stage name), ``node`` (the node to blame,
     or None) and ``reason``; ``kind`` says what failed (``"ir"``, ``"infer"``, ``"asc"``,
-    ``"schedule"``, ``"tiling"``, ``"realize"``, ``"overflow"``, ``"cancelled"`` or
-    ``"other"``, docs/COMPILER.md), and for ``"tiling"`` ``constraint`` and ``excess`` name the
-    constraint that cannot be met and by how much (None otherwise)."""
+    ``"schedule"``, ``"tiling"``, ``"realize"``, ``"options"``, ``"lowering"``,
+    ``"overflow"``, ``"cancelled"`` or ``"other"``, docs/COMPILER.md), and for ``"tiling"``
+    ``constraint`` and ``excess`` name the constraint that cannot be met and by how much (None
+    otherwise)."""
 
     stage: str
     node: str | None

@@ -124,6 +124,12 @@ pub enum ErrorKind {
     /// Building a cluster's HintGraph.
     #[error("realize failed: {0}")]
     Realize(String),
+    /// Bad compile options (a malformed option set, a limit below 1, an unknown target).
+    #[error("{0}")]
+    Options(String),
+    /// A lowering registered at run time was refused.
+    #[error("{0}")]
+    Lowering(String),
     /// A value does not fit its type (a folded constant, a size).
     #[error("{0}")]
     Overflow(String),
@@ -146,6 +152,8 @@ impl ErrorKind {
             ErrorKind::Schedule(_) => "schedule",
             ErrorKind::Tiling { .. } => "tiling",
             ErrorKind::Realize(_) => "realize",
+            ErrorKind::Options(_) => "options",
+            ErrorKind::Lowering(_) => "lowering",
             ErrorKind::Overflow(_) => "overflow",
             ErrorKind::Cancelled => "cancelled",
             ErrorKind::Other(_) => "other",

@@ -164,7 +164,7 @@ fn errors_keep_their_kind() {
         ..CompileOptions::default()
     };
     let e = compile(&example(), &opts, &mut NoCustom, false).expect_err("unknown target");
-    assert_eq!((e.stage, e.kind.name()), (Stage::Load, "other"));
+    assert_eq!((e.stage, e.kind.name()), (Stage::Load, "options"));
     let tiling = ErrorKind::from(ascendir_asc::tiling::TilingError {
         message: "graph 'g': ub exceeded".into(),
         constraint: "ub".into(),

@@ -11,7 +11,7 @@ use ascendir_asc::target::Target;
 use ascendir_ir::infer::CustomInfer;
 use ascendir_ir::{Graph, NodeId, TopoMode, TopoOptions};
 
-use crate::error::{CompileError, CompileResult, Stage};
+use crate::error::{CompileError, CompileResult, ErrorKind, Stage};
 use crate::fuse::Partition;
 use crate::lower::Decisions;
 use crate::model::{CompiledModel, Kernel};
@@ -146,9 +146,10 @@ impl<'a> CompileCtx<'a> {
         ctl: Control<'a>,
     ) -> CompileResult<CompileCtx<'a>> {
         opts.check()
-            .map_err(|e| CompileError::new(Stage::Load, e))?;
+            .map_err(|e| CompileError::from_kind(Stage::Load, e))?;
         let target = Target::by_name(&opts.target).ok_or_else(|| {
-            CompileError::new(Stage::Load, format!("unknown target '{}'", opts.target))
+            let e = ErrorKind::Options(format!("unknown target '{}'", opts.target));
+            CompileError::from_kind(Stage::Load, e)
         })?;
         // The copy of a borrowed graph is part of the load stage's time.
         let timer = Timer::start();
