@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+from onnx import TensorProto, helper
 
 import ascendir as air
 from ascendir import asc
@@ -382,6 +383,34 @@ def test_corrupt_file_is_a_load_error(tmp_path):
         air.compile(str(p))
     assert e.value.stage == "load"
     assert isinstance(e.value, air.AscendIRError)
+
+
+def test_compile_errors_carry_their_kind():
+    """A failure says what failed (``kind``, with its node and stage); ``constraint`` and
+    ``excess`` are a tiling failure's only."""
+    with pytest.raises(air.CompileError) as e:
+        air.compile(EXAMPLE, target="nowhere")
+    assert (e.value.stage, e.value.kind) == ("load", "options")
+    assert e.value.constraint is None and e.value.excess is None
+    a = helper.make_tensor_value_info("a", TensorProto.FLOAT, [2, 3])
+    b = helper.make_tensor_value_info("b", TensorProto.FLOAT, [4, 5])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
+    g = helper.make_graph([helper.make_node("Add", ["a", "b"], ["y"], name="add")], "m",
+                          [a, b], [y])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
+    with pytest.raises(air.CompileError) as e:
+        air.compile(air.onnx.load(m, warn_unknown=False))
+    assert (e.value.stage, e.value.kind, e.value.node) == ("infer", "infer", "add")
+    assert "cannot be broadcast" in e.value.reason
+    assert e.value.constraint is None and e.value.excess is None
+
+
+def test_a_compile_error_made_in_python_has_every_field():
+    """The Python-side constructor fills the fields the binding sets."""
+    e = air.CompileError("bad emit", stage="package", node=None, reason="bad emit")
+    assert (e.kind, e.constraint, e.excess) == ("other", None, None)
+    t = air.CompileError("x", stage="tile", kind="tiling", constraint="ub", excess=64)
+    assert (t.kind, t.constraint, t.excess) == ("tiling", "ub", 64)
 
 
 def test_cli_compile_writes_model_and_report(tmp_path):

@@ -294,8 +294,9 @@ def test_python_lowering_is_traced_into_the_registry():
     got = run_hint(cm, k, {"x": xv}).reshape(4, 16)
     np.testing.assert_allclose(got, np.abs(xv / (1 + np.exp(-1.702 * xv))), rtol=1e-5)
     # A builtin lowering is not replaced by accident; bad traces are refused in Rust.
-    with pytest.raises(air.CompileError, match="already has a lowering"):
+    with pytest.raises(air.CompileError, match="already has a lowering") as refused:
         lowering("Abs")(lambda b, x: b.Neg(x))
+    assert (refused.value.stage, refused.value.kind) == ("lower", "lowering")
     with pytest.raises(air.CompileError, match="NoSuchAscOp"):
         lowering("TestBad")(lambda b, x: b.NoSuchAscOp(x))
     with pytest.raises(TypeError):

@@ -163,16 +163,26 @@ class ConcurrentUseError(AscendIRError):
 
 class CompileError(AscendIRError):
     """A model did not compile: ``stage`` (a pipeline stage name), ``node`` (the node to blame,
-    or None) and ``reason``."""
+    or None) and ``reason``; ``kind`` says what failed (``"ir"``, ``"infer"``, ``"asc"``,
+    ``"schedule"``, ``"tiling"``, ``"realize"``, ``"options"``, ``"lowering"``,
+    ``"overflow"``, ``"cancelled"`` or ``"other"``, docs/COMPILER.md), and for ``"tiling"``
+    ``constraint`` and ``excess`` name the constraint that cannot be met and by how much (None
+    otherwise)."""
 
     stage: str
     node: str | None
     reason: str
+    kind: str
+    constraint: str | None
+    excess: int | None
 
     def __init__(self, message: str = "", **details: Any) -> None:
         details.setdefault("stage", "load")
         details.setdefault("node", None)
         details.setdefault("reason", message)
+        details.setdefault("kind", "other")
+        details.setdefault("constraint", None)
+        details.setdefault("excess", None)
         super().__init__(message, **details)
 
 

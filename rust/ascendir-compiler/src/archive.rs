@@ -8,7 +8,7 @@
 use serde_json::json;
 
 use crate::error::{CompileError, CompileResult, Stage};
-use crate::pipeline::CompiledModel;
+use crate::model::CompiledModel;
 
 /// The archive's first bytes.
 pub const MAGIC: &[u8; 16] = b"ASCENDIR-RESULT\x01";

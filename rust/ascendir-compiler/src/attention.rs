@@ -34,6 +34,7 @@
 //! form GE's `atten_mask` takes (`[B|1, N|1, Sq, Skv]` but not `[1, N, ..]`, or `[Sq, Skv]`); a
 //! `LogicalNot` makes it GE's "masked where set".
 
+use crate::error::KindResult;
 use ascendir_asc::Expr;
 use std::sync::Arc;
 
@@ -42,7 +43,7 @@ use ascendir_ir::{
     TensorDesc,
 };
 
-use crate::simplify::{forward, fresh_name};
+use crate::rewrite::{forward, fresh_name};
 use crate::symbolize::SymTable;
 
 /// GE's optional inputs after `query, key, value` (the prototype's order).
@@ -457,25 +458,25 @@ fn match_at(g: &Graph, syms: &SymTable, sm: NodeId) -> Option<Match> {
     })
 }
 
-fn out_desc(g: &Graph, a: OutAnchor) -> Result<TensorDesc, String> {
-    let op = g.op(a.node).map_err(|e| e.to_string())?;
+fn out_desc(g: &Graph, a: OutAnchor) -> KindResult<TensorDesc> {
+    let op = g.op(a.node)?;
     let k = usize::try_from(a.index).map_err(|e| e.to_string())?;
     op.outputs()
         .get(k)
         .map(|p| (*p.desc).clone())
-        .ok_or_else(|| format!("'{}' has no output {k}", op.name()))
+        .ok_or_else(|| format!("'{}' has no output {k}", op.name()).into())
 }
 
-fn add(g: &mut Graph, before: NodeId, op: OpDesc) -> Result<NodeId, String> {
-    g.insert_node_before(before, op).map_err(|e| e.to_string())
+fn add(g: &mut Graph, before: NodeId, op: OpDesc) -> KindResult<NodeId> {
+    Ok(g.insert_node_before(before, op)?)
 }
 
-fn link(g: &mut Graph, src: OutAnchor, dst: InAnchor) -> Result<(), String> {
-    g.link(src, dst).map_err(|e| e.to_string())
+fn link(g: &mut Graph, src: OutAnchor, dst: InAnchor) -> KindResult<()> {
+    Ok(g.link(src, dst)?)
 }
 
 /// Rewrite one match.
-fn rewrite(g: &mut Graph, m: Match) -> Result<(), String> {
+fn rewrite(g: &mut Graph, m: Match) -> KindResult<()> {
     let sm_name = g
         .op(m.softmax)
         .map_err(|e| e.to_string())?
@@ -651,7 +652,7 @@ fn rewrite(g: &mut Graph, m: Match) -> Result<(), String> {
 
 /// Replace every matched attention of `g` by a `FlashAttentionScore` node (softmaxes in node
 /// order); `syms` are the symbolic shapes of `g`. Returns how many were replaced.
-pub fn fuse_attention(g: &mut Graph, syms: &SymTable) -> Result<usize, String> {
+pub fn fuse_attention(g: &mut Graph, syms: &SymTable) -> KindResult<usize> {
     let softmaxes: Vec<NodeId> = g
         .node_ids()
         .filter(|&id| g.op(id).is_ok_and(|o| o.op_type() == "SoftmaxV2"))

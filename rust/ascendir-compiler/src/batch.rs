@@ -17,7 +17,7 @@ use ascendir_ir::Graph;
 
 use crate::archive::{into_archive, to_archive};
 use crate::cache::{model_key, DirCache};
-use crate::error::{CompileError, CompileResult, Stage};
+use crate::error::{CompileError, CompileResult, ErrorKind, Stage};
 use crate::load::{load_bytes, load_bytes_reporting, read_source, Source};
 use crate::options::CompileOptions;
 use crate::pipeline::{compile_with, CompiledModel, Control};
@@ -235,7 +235,7 @@ where
         let input = slots[i].lock().ok().and_then(|mut s| s.take());
         let result = match input {
             _ if progress.cancel.load(Ordering::SeqCst) => {
-                Err(CompileError::new(Stage::Load, "cancelled"))
+                Err(CompileError::from_kind(Stage::Load, ErrorKind::Cancelled))
             }
             None => Err(CompileError::new(
                 Stage::Load,

@@ -1,7 +1,12 @@
-//! The compiler's one error type: the stage that failed, the node (when one is to blame) and
-//! the reason.
+//! The compiler's one error type: the stage that failed, the node (when one is to blame), the
+//! reason, and its [`ErrorKind`] (what failed, with the cause kept).
 
 use std::fmt;
+
+use ascendir_asc::tiling::TilingError;
+use ascendir_asc::AscError;
+use ascendir_ir::infer::InferError;
+use ascendir_ir::IrError;
 
 /// A pipeline stage name, as reported by [`CompileError::stage`] and the report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -87,6 +92,125 @@ impl fmt::Display for Stage {
     }
 }
 
+/// What failed inside the compiler, with its cause: the kind of a [`CompileError`], and the
+/// error of the compiler's internal steps (the pass that meets it adds the stage). Its text is
+/// the error's reason.
+#[derive(Clone, Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The graph (`ascendir-ir`): a broken graph, a failed edit, a cycle.
+    #[error("{0}")]
+    Ir(Box<IrError>),
+    /// Shape and dtype inference.
+    #[error("{0}")]
+    Infer(Box<InferError>),
+    /// The AscGraph engine (`ascendir-asc`): building, encoding or renaming a kernel's graph.
+    #[error("{0}")]
+    Asc(Box<AscError>),
+    /// Scheduling a kernel's HintGraph into ImplGraphs.
+    #[error("schedule failed: {0}")]
+    Schedule(Box<AscError>),
+    /// No tiling of a kernel fits the target: the `constraint` that cannot be met (`"ub"`,
+    /// `"cores"`, `"shape"` or `"model"`) and by how much (`excess`, bytes for `ub`).
+    #[error("tiling failed: {message}")]
+    Tiling {
+        /// The constraint that cannot be met.
+        constraint: String,
+        /// By how much it is exceeded (0 when not numeric).
+        excess: i64,
+        /// The solver's message.
+        message: String,
+    },
+    /// Building a cluster's HintGraph.
+    #[error("realize failed: {0}")]
+    Realize(String),
+    /// Bad compile options (a malformed option set, a limit below 1, an unknown target).
+    #[error("{0}")]
+    Options(String),
+    /// A lowering registered at run time was refused.
+    #[error("{0}")]
+    Lowering(String),
+    /// A value does not fit its type (a folded constant, a size).
+    #[error("{0}")]
+    Overflow(String),
+    /// The compile was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// Anything else (bad options, a bad model, a refused rewrite), as text.
+    #[error("{0}")]
+    Other(String),
+}
+
+impl ErrorKind {
+    /// The kind's name (`"ir"`, `"tiling"`, `"cancelled"`, ...), as the Python exception's
+    /// `kind`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ErrorKind::Ir(_) => "ir",
+            ErrorKind::Infer(_) => "infer",
+            ErrorKind::Asc(_) => "asc",
+            ErrorKind::Schedule(_) => "schedule",
+            ErrorKind::Tiling { .. } => "tiling",
+            ErrorKind::Realize(_) => "realize",
+            ErrorKind::Options(_) => "options",
+            ErrorKind::Lowering(_) => "lowering",
+            ErrorKind::Overflow(_) => "overflow",
+            ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Other(_) => "other",
+        }
+    }
+}
+
+/// Kinds are equal when they are of one kind and read the same.
+impl PartialEq for ErrorKind {
+    fn eq(&self, other: &ErrorKind) -> bool {
+        self.name() == other.name() && self.to_string() == other.to_string()
+    }
+}
+
+impl From<IrError> for ErrorKind {
+    fn from(e: IrError) -> ErrorKind {
+        ErrorKind::Ir(Box::new(e))
+    }
+}
+
+impl From<InferError> for ErrorKind {
+    fn from(e: InferError) -> ErrorKind {
+        ErrorKind::Infer(Box::new(e))
+    }
+}
+
+impl From<AscError> for ErrorKind {
+    fn from(e: AscError) -> ErrorKind {
+        ErrorKind::Asc(Box::new(e))
+    }
+}
+
+impl From<TilingError> for ErrorKind {
+    fn from(e: TilingError) -> ErrorKind {
+        ErrorKind::Tiling {
+            constraint: e.constraint,
+            excess: e.excess,
+            message: e.message,
+        }
+    }
+}
+
+impl From<String> for ErrorKind {
+    fn from(e: String) -> ErrorKind {
+        ErrorKind::Other(e)
+    }
+}
+
+impl From<&str> for ErrorKind {
+    fn from(e: &str) -> ErrorKind {
+        ErrorKind::Other(e.to_string())
+    }
+}
+
+/// Result alias of the compiler's internal steps.
+pub type KindResult<T> = Result<T, ErrorKind>;
+
 /// Why a model did not compile.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -95,31 +219,47 @@ pub struct CompileError {
     pub stage: Stage,
     /// The node to blame, when there is one.
     pub node: Option<String>,
-    /// What went wrong.
+    /// What went wrong (the text of `kind`, unless given otherwise).
     pub reason: String,
     /// Byte offset in the model file, for load errors the decoder located.
     pub offset: Option<usize>,
+    /// What failed, with its cause.
+    pub kind: Box<ErrorKind>,
 }
 
 impl CompileError {
     /// An error of `stage` about the whole model.
     pub fn new(stage: Stage, reason: impl Into<String>) -> CompileError {
+        let reason = reason.into();
         CompileError {
             stage,
             node: None,
-            reason: reason.into(),
+            kind: Box::new(ErrorKind::Other(reason.clone())),
+            reason,
             offset: None,
         }
     }
 
     /// An error of `stage` about node `node`.
     pub fn at(stage: Stage, node: &str, reason: impl Into<String>) -> CompileError {
+        CompileError::new(stage, reason).with_node(node)
+    }
+
+    /// An error of `stage` of kind `kind` (its reason is the kind's text).
+    pub fn from_kind(stage: Stage, kind: ErrorKind) -> CompileError {
         CompileError {
             stage,
-            node: Some(node.to_string()),
-            reason: reason.into(),
+            node: None,
+            reason: kind.to_string(),
             offset: None,
+            kind: Box::new(kind),
         }
+    }
+
+    /// The error about node `node`.
+    pub fn with_node(mut self, node: &str) -> CompileError {
+        self.node = Some(node.to_string());
+        self
     }
 }
 

@@ -5,6 +5,7 @@
 //! dtype. Larger results stay computations (folding a weight-sized tensor would grow the
 //! model).
 
+use crate::error::KindResult;
 use ascendir_ir::infer::engine::const_value;
 use ascendir_ir::{
     AttrValue, DataType, Format, Graph, OpDesc, Tensor, TensorDesc, TopoMode, TopoOptions,
@@ -235,7 +236,7 @@ fn fold_one(g: &Graph, id: ascendir_ir::NodeId) -> Option<Tensor> {
 
 /// Fold every foldable float computation of `g` (in topological order, so chains fold whole);
 /// returns how many nodes became Consts.
-pub fn fold_floats(g: &mut Graph) -> Result<usize, String> {
+pub fn fold_floats(g: &mut Graph) -> KindResult<usize> {
     let order = g
         .topo_order(&TopoOptions::new(TopoMode::Dfs))
         .map_err(|e| e.to_string())?;
@@ -243,7 +244,7 @@ pub fn fold_floats(g: &mut Graph) -> Result<usize, String> {
     for id in order {
         let Some(t) = fold_one(g, id) else { continue };
         let name = g.op(id).map_err(|e| e.to_string())?.name().to_string();
-        crate::simplify::replace_by_const(g, id, &name, t)?;
+        crate::rewrite::replace_by_const(g, id, &name, t)?;
         g.erase_node(id).map_err(|e| e.to_string())?;
         n += 1;
     }

@@ -6,23 +6,20 @@ use ascendir_asc::tiling::{TilingData, TilingFunction};
 use ascendir_asc::AscGraph;
 use rustc_hash::FxHashMap;
 
+use crate::error::{ErrorKind, KindResult};
 use crate::symbolize::SymTable;
 
 /// Schedule `hint` into allocated ImplGraphs (`tiling_key` order).
-pub fn schedule_kernel(hint: &AscGraph) -> Result<Vec<AscGraph>, String> {
-    schedule(hint, &ScheduleOptions::default()).map_err(|e| e.to_string())
+pub fn schedule_kernel(hint: &AscGraph) -> KindResult<Vec<AscGraph>> {
+    schedule(hint, &ScheduleOptions::default()).map_err(|e| ErrorKind::Schedule(Box::new(e)))
 }
 
 /// Solve the tiling of `impls` on `target` at the hint values of the graph's size symbols.
-pub fn tile_kernel(
-    impls: &[AscGraph],
-    target: &Target,
-    syms: &SymTable,
-) -> Result<TilingData, String> {
-    let f = TilingFunction::new(impls, target).map_err(|e| e.to_string())?;
+pub fn tile_kernel(impls: &[AscGraph], target: &Target, syms: &SymTable) -> KindResult<TilingData> {
+    let f = TilingFunction::new(impls, target)?;
     let mut shape: FxHashMap<String, i64> = FxHashMap::default();
     for (k, v) in &syms.hints {
         shape.insert(k.clone(), *v);
     }
-    f.call(&shape).map_err(|e| e.to_string())
+    Ok(f.call(&shape)?)
 }

@@ -4,6 +4,7 @@
 //! tensor's dim order, are the kernel's loop axes. Sizes in a class must be equal, and no
 //! tensor may hold a class twice or against the order (a transpose or a dim merge): both fail.
 
+use crate::error::{ErrorKind, KindResult};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -70,8 +71,10 @@ pub fn loop_space(members: &[(NodeId, &Lowered)], syms: &SymTable) -> Result<Loo
 
 /// Whether `members` have one loop space ([`loop_space`] without building it: the fusion
 /// check's L4).
-pub fn has_loop_space(members: &[(NodeId, &Lowered)], syms: &SymTable) -> Result<(), String> {
-    build(members, syms, false).map(|_| ())
+pub fn has_loop_space(members: &[(NodeId, &Lowered)], syms: &SymTable) -> KindResult<()> {
+    build(members, syms, false)
+        .map(|_| ())
+        .map_err(ErrorKind::Other)
 }
 
 /// The tensors the members touch, in first-touch order, and a variable per non-unit dim.

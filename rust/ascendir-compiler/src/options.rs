@@ -1,6 +1,7 @@
 //! `CompileOptions`: what to fuse, the limits, the target. Serializable as JSON so a
 //! batch task can carry them across processes.
 
+use crate::error::{ErrorKind, KindResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -163,8 +164,9 @@ impl CompileOptions {
     }
 
     /// Parse options from JSON (unknown fields are an error naming them).
-    pub fn from_json(text: &str) -> Result<CompileOptions, String> {
-        serde_json::from_str(text).map_err(|e| format!("bad compile options: {e}"))
+    pub fn from_json(text: &str) -> KindResult<CompileOptions> {
+        serde_json::from_str(text)
+            .map_err(|e| ErrorKind::Options(format!("bad compile options: {e}")))
     }
 
     /// The options as JSON.
@@ -183,9 +185,15 @@ impl CompileOptions {
     }
 
     /// Check the values (limits ≥ 1, a known target).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> KindResult<()> {
+        self.problem()
+            .map_or(Ok(()), |p| Err(ErrorKind::Options(p)))
+    }
+
+    /// The first value out of range, described.
+    fn problem(&self) -> Option<String> {
         if ascendir_asc::target::Target::by_name(&self.target).is_none() {
-            return Err(format!(
+            return Some(format!(
                 "unknown target '{}' (ascend910b, ascend910b3, ascend950)",
                 self.target
             ));
@@ -197,19 +205,19 @@ impl CompileOptions {
             ("pair_attempts", self.pair_attempts),
         ] {
             if v == 0 {
-                return Err(format!("{name} must be at least 1"));
+                return Some(format!("{name} must be at least 1"));
             }
         }
         if self.default_hint < 1 {
-            return Err("default_hint must be at least 1".into());
+            return Some("default_hint must be at least 1".into());
         }
         for (name, dims) in &self.input_shapes {
             if let Some(d) = dims.iter().find(|&&d| d < -1) {
-                return Err(format!(
+                return Some(format!(
                     "input_shapes['{name}'] has dim {d} (use -1 for unknown)"
                 ));
             }
         }
-        Ok(())
+        None
     }
 }

@@ -2,6 +2,7 @@
 //! GE's type, port and attribute names plus ours; data inputs are the tensors the kernel
 //! loads, outputs take over the original anchors' consumers, control edges move over.
 
+use crate::error::KindResult;
 use std::sync::Arc;
 
 use ascendir_ir::{AttrValue, Graph, InAnchor, NodeId, OpDesc, OutAnchor, TensorDesc};
@@ -38,12 +39,12 @@ pub struct BackendSpec<'a> {
     pub index: usize,
 }
 
-fn desc_of(g: &Graph, t: TRef) -> Result<Arc<TensorDesc>, String> {
-    let op = g.op(t.0).map_err(|e| e.to_string())?;
+fn desc_of(g: &Graph, t: TRef) -> KindResult<Arc<TensorDesc>> {
+    let op = g.op(t.0)?;
     op.outputs()
         .get(t.1 as usize)
         .map(|p| p.desc.clone())
-        .ok_or_else(|| format!("node '{}' has no output {}", op.name(), t.1))
+        .ok_or_else(|| format!("node '{}' has no output {}", op.name(), t.1).into())
 }
 
 fn strings(v: &[String]) -> AttrValue {
@@ -51,7 +52,7 @@ fn strings(v: &[String]) -> AttrValue {
 }
 
 /// The AscBackend OpDesc of a kernel.
-pub fn backend_op(g: &Graph, s: &BackendSpec<'_>) -> Result<OpDesc, String> {
+pub fn backend_op(g: &Graph, s: &BackendSpec<'_>) -> KindResult<OpDesc> {
     let mut op = OpDesc::new(s.name, "AscBackend");
     for (i, t) in s.inputs.iter().enumerate() {
         op.add_input(&format!("inputs{i}"), desc_of(g, *t)?);
@@ -139,7 +140,7 @@ pub fn backend_op(g: &Graph, s: &BackendSpec<'_>) -> Result<OpDesc, String> {
 }
 
 /// Replace `s.members` by one AscBackend node; returns its id.
-pub fn replace_cluster(g: &mut Graph, s: &BackendSpec<'_>) -> Result<NodeId, String> {
+pub fn replace_cluster(g: &mut Graph, s: &BackendSpec<'_>) -> KindResult<NodeId> {
     let op = backend_op(g, s)?;
     let e = |x: ascendir_ir::IrError| x.to_string();
     let members: FxHashSet<NodeId> = s.members.iter().copied().collect();

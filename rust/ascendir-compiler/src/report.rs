@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::error::Stage;
 use crate::fuse::{Partition, Rejection};
 use crate::lower::{is_plumbing, Decision, Decisions};
-use crate::pipeline::Kernel;
+use crate::model::Kernel;
 use crate::simplify::SimplifyStats;
 use crate::symbolize::SymTable;
 

@@ -1,13 +1,18 @@
-//! Stage 4, simplify (the part implemented so far): Identity removal, Cast-to-same-dtype
-//! removal, softmax attention replaced by `FlashAttentionScore` (`attention.rs`), splits
-//! replaced by slices when the split family is on (`split.rs`), common
-//! subexpressions merged, and pruning of pure nodes whose values reach no output.
+//! Stage 4, simplify: a nested [`PassManager`] of named rewrites ([`passes`]) — constants
+//! folded, Identity and Cast-to-same-dtype removed, float computations on constants folded
+//! (`fold.rs`), cascaded Reshapes collapsed, softmax attention replaced by
+//! `FlashAttentionScore` (`attention.rs`), splits replaced by slices when the split family is
+//! on (`split.rs`), common subexpressions merged, and pure nodes whose values reach no output
+//! pruned.
 
 use ascendir_ir::{
     AttrValue, DataType, Graph, InAnchor, NodeId, OpDesc, OutAnchor, TopoMode, TopoOptions,
 };
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::error::{CompileError, CompileResult, ErrorKind, KindResult, Stage};
+use crate::passes::{CompileCtx, Pass, PassManager};
+use crate::rewrite::{forward, replace_by_const};
 use crate::symbolize::SymTable;
 
 /// Shape arithmetic the constant folder replaces by a Const when its value is known.
@@ -85,7 +90,7 @@ fn pure(g: &Graph, id: NodeId) -> bool {
 }
 
 /// Replace every foldable node whose integer value is fully known by a Const of it.
-fn fold_constants(g: &mut Graph, syms: &SymTable) -> Result<usize, String> {
+fn fold_constants(g: &mut Graph, syms: &SymTable) -> KindResult<usize> {
     let ids: Vec<NodeId> = g.node_ids().collect();
     let mut n = 0;
     for id in ids {
@@ -110,7 +115,7 @@ fn fold_constants(g: &mut Graph, syms: &SymTable) -> Result<usize, String> {
         else {
             continue;
         };
-        let len = i64::try_from(vals.len()).map_err(|e| e.to_string())?;
+        let len = i64::try_from(vals.len()).map_err(|e| ErrorKind::Overflow(e.to_string()))?;
         let rec = &desc.shape;
         let static_rec = rec.iter().all(|&d| d >= 0);
         let shape: Vec<i64> = if static_rec && rec.iter().product::<i64>() == len {
@@ -124,46 +129,16 @@ fn fold_constants(g: &mut Graph, syms: &SymTable) -> Result<usize, String> {
         } else {
             vec![len]
         };
-        let tensor = crate::lower::int_tensor(&vals, &shape, desc.dtype)
-            .ok_or_else(|| format!("'{name}': a value overflows {}", desc.dtype.serial_name()))?;
+        let tensor = crate::lower::int_tensor(&vals, &shape, desc.dtype).ok_or_else(|| {
+            ErrorKind::Overflow(format!(
+                "'{name}': a value overflows {}",
+                desc.dtype.serial_name()
+            ))
+        })?;
         replace_by_const(g, id, &name, tensor)?;
         n += 1;
     }
     Ok(n)
-}
-
-/// A name not used in `g`: `base`, else `base_1`, `base_2`, ...
-pub(crate) fn fresh_name(g: &Graph, base: &str) -> String {
-    let mut name = base.to_string();
-    let mut k = 0;
-    while g.find(&name).is_some() {
-        k += 1;
-        name = format!("{base}_{k}");
-    }
-    name
-}
-
-/// A Const `<name>_folded` (`_folded1`, ... when taken) holding `value`, read by every consumer
-/// of output 0 of `id` (which keeps its node: pruning or the caller removes it).
-pub(crate) fn replace_by_const(
-    g: &mut Graph,
-    id: NodeId,
-    name: &str,
-    value: ascendir_ir::Tensor,
-) -> Result<NodeId, String> {
-    let mut cname = format!("{name}_folded");
-    let mut k = 0;
-    while g.find(&cname).is_some() {
-        k += 1;
-        cname = format!("{name}_folded{k}");
-    }
-    let mut cop = OpDesc::new(&cname, "Const");
-    cop.add_output("y", value.desc.clone())
-        .map_err(|e| e.to_string())?;
-    cop.set_attr("value", AttrValue::Tensor(value));
-    let cid = g.add_node(cop).map_err(|e| e.to_string())?;
-    forward(g, OutAnchor::data(id, 0), OutAnchor::data(cid, 0))?;
-    Ok(cid)
 }
 
 /// A plain GE Reshape (the whole shape: `axis` 0, `num_axes` -1).
@@ -177,7 +152,7 @@ fn plain_reshape(g: &Graph, id: NodeId) -> bool {
 
 /// `Reshape(Reshape(x, a), b)` → `Reshape(x, b)`: only the last target counts (the inner one,
 /// left without consumers, is pruned).
-fn cascaded_reshapes(g: &mut Graph) -> Result<usize, String> {
+fn cascaded_reshapes(g: &mut Graph) -> KindResult<usize> {
     let ids: Vec<NodeId> = g.node_ids().collect();
     let mut n = 0;
     for id in ids {
@@ -199,10 +174,8 @@ fn cascaded_reshapes(g: &mut Graph) -> Result<usize, String> {
         if src == first {
             continue;
         }
-        g.unlink(first, InAnchor::data(id, 0))
-            .map_err(|e| e.to_string())?;
-        g.link(src, InAnchor::data(id, 0))
-            .map_err(|e| e.to_string())?;
+        g.unlink(first, InAnchor::data(id, 0))?;
+        g.link(src, InAnchor::data(id, 0))?;
         n += 1;
     }
     Ok(n)
@@ -232,10 +205,8 @@ fn attrs_hash(op: &OpDesc) -> u64 {
 
 /// Merge every pure node into an earlier equal one (topological order, so inputs are merged
 /// first): same type, attributes, data inputs and output descs.
-fn cse(g: &mut Graph) -> Result<usize, String> {
-    let order = g
-        .topo_order(&TopoOptions::new(TopoMode::Dfs))
-        .map_err(|e| e.to_string())?;
+fn cse(g: &mut Graph) -> KindResult<usize> {
+    let order = g.topo_order(&TopoOptions::new(TopoMode::Dfs))?;
     let mut seen: FxHashMap<CseKey, Vec<NodeId>> = FxHashMap::default();
     let mut merged = 0;
     for id in order {
@@ -243,7 +214,7 @@ fn cse(g: &mut Graph) -> Result<usize, String> {
             continue;
         }
         let (key, n_out) = {
-            let n = g.node(id).map_err(|e| e.to_string())?;
+            let n = g.node(id)?;
             let ins = (0..n.num_in_data())
                 .map(|k| n.in_data_peer(k).map(|p| (p.node, p.index)))
                 .collect();
@@ -273,24 +244,13 @@ fn cse(g: &mut Graph) -> Result<usize, String> {
                 for k in 0..n_out {
                     forward(g, OutAnchor::data(id, k), OutAnchor::data(r, k))?;
                 }
-                g.erase_node(id).map_err(|e| e.to_string())?;
+                g.erase_node(id)?;
                 merged += 1;
             }
             None => reps.push(id),
         }
     }
     Ok(merged)
-}
-
-/// Replace every use of `from` by `to` (data consumers and graph outputs).
-pub(crate) fn forward(g: &mut Graph, from: OutAnchor, to: OutAnchor) -> Result<(), String> {
-    let peers: Vec<InAnchor> = g.out_peers(from).to_vec();
-    for p in peers {
-        g.unlink(from, p).map_err(|e| e.to_string())?;
-        g.link(to, p).map_err(|e| e.to_string())?;
-    }
-    g.replace_output((from.node, from.index), (to.node, to.index))
-        .map_err(|e| e.to_string())
 }
 
 fn is_noop(g: &Graph, id: NodeId) -> Option<bool> {
@@ -310,17 +270,9 @@ fn is_noop(g: &Graph, id: NodeId) -> Option<bool> {
     }
 }
 
-/// Run stage 4 on `g` (which must not be the caller's graph); `syms` are the symbols of `g`
-/// (values of its integer tensors for the constant folder).
-pub fn simplify(
-    g: &mut Graph,
-    syms: &SymTable,
-    opts: &crate::options::CompileOptions,
-) -> Result<SimplifyStats, String> {
-    let mut st = SimplifyStats {
-        folded: fold_constants(g, syms)?,
-        ..SimplifyStats::default()
-    };
+/// Identity nodes and Casts to the same dtype bypassed and removed; returns how many of each.
+fn remove_noops(g: &mut Graph) -> KindResult<(usize, usize)> {
+    let (mut identities, mut casts) = (0, 0);
     let ids: Vec<NodeId> = g.node_ids().collect();
     for id in ids {
         let Some(identity) = is_noop(g, id) else {
@@ -331,35 +283,24 @@ pub fn simplify(
             .ok()
             .and_then(|n| n.in_data_peer(0))
             .ok_or("no input")?;
-        if !g
-            .out_control_nodes(id)
-            .map_err(|e| e.to_string())?
-            .is_empty()
-        {
+        if !g.out_control_nodes(id)?.is_empty() {
             continue;
         }
         forward(g, OutAnchor::data(id, 0), src)?;
-        g.erase_node(id).map_err(|e| e.to_string())?;
+        g.erase_node(id)?;
         if identity {
-            st.identities += 1;
+            identities += 1;
         } else {
-            st.casts += 1;
+            casts += 1;
         }
     }
-    if opts.fusion {
-        st.folded += crate::fold::fold_floats(g)?;
-    }
-    st.reshapes = cascaded_reshapes(g)?;
-    if opts.fusion && opts.fuse_attention {
-        st.attention = crate::attention::fuse_attention(g, syms)?;
-    }
-    if opts.fusion && opts.family_on(crate::options::Family::Split) {
-        st.splits = crate::split::splits_to_slices(g, syms)?;
-    }
-    st.cse = cse(g)?;
-    // Prune pure (lowerable or constant) nodes that reach no output.
+    Ok((identities, casts))
+}
+
+/// Prune pure (lowerable or constant) nodes that reach no output; returns how many.
+fn prune(g: &mut Graph) -> KindResult<usize> {
     let Some(net) = g.net_output() else {
-        return Ok(st);
+        return Ok(0);
     };
     let mut live: FxHashSet<NodeId> = FxHashSet::default();
     let mut stack = vec![net];
@@ -397,9 +338,130 @@ pub fn simplify(
             keep.extend(g.predecessors(id).filter(|p| pruned.contains(p)));
         }
     }
+    let mut n = 0;
     for id in dead.into_iter().filter(|id| pruned.contains(id)) {
-        g.erase_node(id).map_err(|e| e.to_string())?;
-        st.pruned += 1;
+        g.erase_node(id)?;
+        n += 1;
     }
-    Ok(st)
+    Ok(n)
+}
+
+/// A stage 4 rewrite error.
+fn failed(e: ErrorKind) -> CompileError {
+    CompileError::from_kind(Stage::Simplify, e)
+}
+
+/// One named rewrite of stage 4, run over the graph (`$g`) and its stage 3 symbols (`$syms`)
+/// when `$enabled` holds for the context: `$run` counts what it did into the counter `$field`
+/// of the context's [`SimplifyStats`]; the pass changed the graph when the count grew.
+macro_rules! rewrite {
+    ($(#[$doc:meta])* $ty:ident, $name:literal, $field:ident,
+     |$cx:ident| $enabled:expr, |$g:ident, $syms:ident| $run:expr) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub struct $ty;
+
+        impl Pass for $ty {
+            fn name(&self) -> &'static str {
+                $name
+            }
+
+            fn stage(&self) -> Stage {
+                Stage::Simplify
+            }
+
+            fn enabled(&self, $cx: &CompileCtx<'_>) -> bool {
+                $enabled
+            }
+
+            fn run(&self, cx: &mut CompileCtx<'_>) -> CompileResult<bool> {
+                let ($g, $syms): (&mut Graph, &SymTable) = (&mut cx.graph, &cx.syms);
+                let n: usize = $run.map_err(failed)?;
+                cx.simplify.$field += n;
+                Ok(n > 0)
+            }
+        }
+    };
+}
+
+rewrite!(
+    /// Foldable shape arithmetic whose integer value is fully known replaced by a Const.
+    FoldConstants, "fold_constants", folded,
+    |_cx| true,
+    |g, syms| fold_constants(g, syms)
+);
+rewrite!(
+    /// Float computations on constants replaced by a Const (`fold.rs`; the fusion switch on).
+    FoldFloats, "fold_floats", folded,
+    |cx| cx.opts.fusion,
+    |g, _syms| crate::fold::fold_floats(g)
+);
+rewrite!(
+    /// `Reshape(Reshape(x, a), b)` rewired as `Reshape(x, b)`.
+    CollapseReshapes, "collapse_reshapes", reshapes,
+    |_cx| true,
+    |g, _syms| cascaded_reshapes(g)
+);
+rewrite!(
+    /// Softmax attention replaced by `FlashAttentionScore` (`attention.rs`; fusion and
+    /// `fuse_attention` on).
+    FuseAttention, "fuse_attention", attention,
+    |cx| cx.opts.fusion && cx.opts.fuse_attention,
+    |g, syms| crate::attention::fuse_attention(g, syms)
+);
+rewrite!(
+    /// Splits replaced by one slice per output (`split.rs`; fusion and the split family on).
+    SplitsToSlices, "splits_to_slices", splits,
+    |cx| cx.opts.fusion && cx.opts.family_on(crate::options::Family::Split),
+    |g, syms| crate::split::splits_to_slices(g, syms)
+);
+rewrite!(
+    /// Pure nodes merged into an earlier equal one.
+    Cse, "cse", cse,
+    |_cx| true,
+    |g, _syms| cse(g)
+);
+rewrite!(
+    /// Pure nodes whose values reach no output removed.
+    Prune, "prune", pruned,
+    |_cx| true,
+    |g, _syms| prune(g)
+);
+
+/// Identity and Cast-to-same-dtype nodes removed.
+#[derive(Debug)]
+pub struct RemoveNoops;
+
+impl Pass for RemoveNoops {
+    fn name(&self) -> &'static str {
+        "remove_noops"
+    }
+
+    fn stage(&self) -> Stage {
+        Stage::Simplify
+    }
+
+    fn run(&self, cx: &mut CompileCtx<'_>) -> CompileResult<bool> {
+        let (identities, casts) = remove_noops(&mut cx.graph).map_err(failed)?;
+        cx.simplify.identities += identities;
+        cx.simplify.casts += casts;
+        Ok(identities + casts > 0)
+    }
+}
+
+/// The rewrites of stage 4, in order (over the graph and its symbols of stage 3).
+pub fn passes() -> PassManager {
+    PassManager::nested(
+        "simplify",
+        vec![
+            Box::new(FoldConstants),
+            Box::new(RemoveNoops),
+            Box::new(FoldFloats),
+            Box::new(CollapseReshapes),
+            Box::new(FuseAttention),
+            Box::new(SplitsToSlices),
+            Box::new(Cse),
+            Box::new(Prune),
+        ],
+    )
 }

@@ -4,12 +4,13 @@
 //! extent elsewhere), which the slice row lowers; the split node goes. Only when the `split`
 //! family is on (GE has it off by default).
 
+use crate::error::KindResult;
 use std::sync::Arc;
 
 use ascendir_ir::{AttrValue, Graph, InAnchor, NodeId, OpDesc, OutAnchor};
 
 use crate::lower::{attr_ints, const_ints, norm_axis};
-use crate::simplify::{forward, fresh_name};
+use crate::rewrite::{forward, fresh_name};
 use crate::symbolize::SymTable;
 
 /// The input, axis and output extents of split `id` (None when not static or not plain).
@@ -72,7 +73,7 @@ fn plan(g: &Graph, syms: &SymTable, id: NodeId) -> Option<(OutAnchor, usize, Vec
 }
 
 /// Replace every static split of `g` by slices of its input; returns how many splits went.
-pub fn splits_to_slices(g: &mut Graph, syms: &SymTable) -> Result<usize, String> {
+pub fn splits_to_slices(g: &mut Graph, syms: &SymTable) -> KindResult<usize> {
     let splits: Vec<NodeId> = g
         .node_ids()
         .filter(|&id| {

@@ -5,6 +5,7 @@
 //! cannot be carried over exactly. The result is byte for byte what scheduling every cluster
 //! would give.
 
+use crate::error::{ErrorKind, KindResult};
 use std::sync::Arc;
 
 use ascendir_asc::schedule::TwinSource;
@@ -45,7 +46,7 @@ pub(crate) struct Source {
 }
 
 /// What building a structure gave: its kernel, or why it does not schedule or tile.
-pub(crate) type Built = Result<Arc<Source>, String>;
+pub(crate) type Built = Result<Arc<Source>, ErrorKind>;
 
 /// Build outcomes by structure.
 #[derive(Default)]
@@ -58,7 +59,7 @@ impl Memo {
     }
 
     /// Record the first build of structure `k`.
-    pub(crate) fn record(&mut self, k: Key, built: &Result<Art, String>) {
+    pub(crate) fn record(&mut self, k: Key, built: &KindResult<Art>) {
         self.0.entry(k).or_insert_with(|| match built {
             Ok((r, impls, tiling, from_cache)) => Ok(Arc::new(Source {
                 impls: TwinSource::new(r.hint.clone(), impls.clone()),
@@ -108,7 +109,7 @@ pub(crate) struct Verdicts {
     numbered: u64,
     text_bytes: usize,
     /// Outcomes by key, and the words of the keys kept.
-    seen: FxHashMap<Vec<u64>, Result<(), String>>,
+    seen: FxHashMap<Vec<u64>, KindResult<()>>,
     key_words: usize,
 }
 
@@ -215,12 +216,12 @@ impl Verdicts {
     }
 
     /// The outcome recorded for `key`.
-    pub(crate) fn get(&self, key: &[u64]) -> Option<&Result<(), String>> {
+    pub(crate) fn get(&self, key: &[u64]) -> Option<&KindResult<()>> {
         self.seen.get(key)
     }
 
     /// Record the outcome of the cluster with `key`.
-    pub(crate) fn record(&mut self, key: Vec<u64>, outcome: Result<(), String>) {
+    pub(crate) fn record(&mut self, key: Vec<u64>, outcome: KindResult<()>) {
         if self.seen.contains_key(&key) || self.key_words.saturating_add(key.len()) > MAX_KEY_WORDS
         {
             return;

@@ -9,6 +9,7 @@
 //! op stays whole. Half-precision inputs are computed in fp32 (one Cast at each end), as the
 //! one-op kernel computes them, so no intermediate is rounded to half between the kernels.
 
+use crate::error::KindResult;
 use std::sync::Arc;
 
 use ascendir_asc::target::Target;
@@ -23,7 +24,7 @@ use crate::kernel::schedule_kernel;
 use crate::lower::{Arg, Decision, Decisions, Lowered, StepDtype};
 use crate::options::CompileOptions;
 use crate::realize::{float_attr, realize};
-use crate::simplify::{forward, fresh_name};
+use crate::rewrite::{forward, fresh_name};
 use crate::symbolize::SymTable;
 use crate::twins;
 
@@ -125,7 +126,7 @@ impl Steps<'_> {
         inputs: &[(&str, OutAnchor)],
         out: TensorDesc,
         attrs: Vec<(&str, AttrValue)>,
-    ) -> Result<OutAnchor, String> {
+    ) -> KindResult<OutAnchor> {
         let mut op = OpDesc::new(&fresh_name(self.g, &format!("{}_{suffix}", self.name)), ty);
         for (port, src) in inputs {
             let d = desc_of(self.g, *src).ok_or("operand without a desc")?;
@@ -148,7 +149,7 @@ impl Steps<'_> {
         Ok(OutAnchor::data(id, 0))
     }
 
-    fn cast(&mut self, src: OutAnchor, to: DataType, suffix: &str) -> Result<OutAnchor, String> {
+    fn cast(&mut self, src: OutAnchor, to: DataType, suffix: &str) -> KindResult<OutAnchor> {
         let mut d = desc_of(self.g, src).ok_or("operand without a desc")?;
         if d.dtype == to {
             return Ok(src);
@@ -183,7 +184,7 @@ struct Plan {
     scalars: Vec<Vec<f64>>,
 }
 
-fn plan(g: &Graph, id: NodeId, l: &Lowered) -> Result<Option<Plan>, String> {
+fn plan(g: &Graph, id: NodeId, l: &Lowered) -> KindResult<Option<Plan>> {
     let row = &l.lowering;
     let plain = row.steps.iter().all(|s| {
         s.attrs.is_empty() && s.dtype == StepDtype::Same && ge_op(&s.op, s.reduce).is_some()
@@ -257,7 +258,7 @@ fn plan(g: &Graph, id: NodeId, l: &Lowered) -> Result<Option<Plan>, String> {
 
 /// Replace norm-like node `id` by the GE ops of its lowering steps; false (graph untouched)
 /// when [`plan`] finds it cannot be.
-fn split(g: &mut Graph, id: NodeId, l: &Lowered) -> Result<bool, String> {
+fn split(g: &mut Graph, id: NodeId, l: &Lowered) -> KindResult<bool> {
     let Some(Plan {
         name,
         out,
@@ -317,10 +318,7 @@ fn split(g: &mut Graph, id: NodeId, l: &Lowered) -> Result<bool, String> {
             continue;
         }
         if absent {
-            return Err(format!(
-                "step {k} of '{}' reads an absent operand",
-                row.op_type
-            ));
+            return Err(format!("step {k} of '{}' reads an absent operand", row.op_type).into());
         }
         let ty = ge_op(&s.op, s.reduce).ok_or("no GE op")?;
         let out_shape = if s.reduce {
@@ -338,11 +336,9 @@ fn split(g: &mut Graph, id: NodeId, l: &Lowered) -> Result<bool, String> {
             1 => vec![("x", args[0])],
             2 => vec![("x1", args[0]), ("x2", args[1])],
             _ => {
-                return Err(format!(
-                    "step {k} of '{}' has {} operands",
-                    row.op_type,
-                    args.len()
-                ))
+                return Err(
+                    format!("step {k} of '{}' has {} operands", row.op_type, args.len()).into(),
+                )
             }
         };
         let attrs = if s.reduce {
@@ -372,7 +368,7 @@ pub fn split_wide_rows(
     syms: &SymTable,
     opts: &CompileOptions,
     target: &Target,
-) -> Result<usize, String> {
+) -> KindResult<usize> {
     let mut memo = FxHashMap::default();
     let mut wide: Vec<NodeId> = Vec::new();
     for id in g.node_ids() {

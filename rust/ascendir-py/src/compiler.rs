@@ -46,7 +46,7 @@ fn compile<'py>(
     crate::errors::guard_res(|| {
         ensure_libraries(py)?;
         let opts = CompileOptions::from_json(options_json)
-            .map_err(|e| py_err(CompileError::new(ascendir_compiler::Stage::Load, e)))?;
+            .map_err(|e| py_err(CompileError::from_kind(Stage::Load, e)))?;
         let input = PyGraph::read(graph, |g| g.clone())?;
         let cm = enter(py, || run_compile(&input, &opts, &mut PyCustom, dump))?;
         model_parts(py, cm)
@@ -131,7 +131,7 @@ impl PyBatch {
         crate::errors::guard_res(|| {
             ensure_libraries(py)?;
             let opts = CompileOptions::from_json(options_json)
-                .map_err(|e| py_err(CompileError::new(Stage::Load, e)))?;
+                .map_err(|e| py_err(CompileError::from_kind(Stage::Load, e)))?;
             let mode = CacheMode::parse(cache_mode).ok_or_else(|| {
                 py_err(CompileError::new(
                     Stage::Load,
@@ -424,7 +424,7 @@ fn lowered_types() -> PyResult<Vec<String>> {
 fn register_lowering(spec_json: &str) -> PyResult<String> {
     crate::errors::guard_res(|| {
         ascendir_compiler::lower::spec::register_json(spec_json)
-            .map_err(|e| py_err(CompileError::new(ascendir_compiler::Stage::Lower, e)))
+            .map_err(|e| py_err(CompileError::from_kind(Stage::Lower, e)))
     })
 }
 

@@ -3,6 +3,7 @@
 //! ours, AF2xxx); legal pairs are ordered by (priority class, shared bytes desc, proximity,
 //! first member, second member) and committed greedily, re-checked when a side changed.
 
+use crate::error::KindResult;
 use std::collections::BinaryHeap;
 
 use ascendir_ir::{Graph, NodeId};
@@ -105,7 +106,7 @@ pub struct Fuser<'a, T> {
     syms: &'a SymTable,
     opts: &'a CompileOptions,
     /// Check L5/L7 exactly (realize, schedule, tile) for a merged cluster with a reduction.
-    pub exact: &'a dyn Fn(&[NodeId]) -> Result<T, String>,
+    pub exact: &'a dyn Fn(&[NodeId]) -> KindResult<T>,
     /// Topological position of every node, by node slot ([`NodeId::slot`]).
     pos: Positions,
     /// Topological position of every lowered node.
@@ -328,7 +329,7 @@ impl<'a, T> Fuser<'a, T> {
                 }
             };
             if let Err(e) = found {
-                let why = Why::LoopSpace(e.into());
+                let why = Why::LoopSpace(e.to_string().into());
                 return Err(("NF1006", why, shared));
             }
         }
@@ -369,7 +370,7 @@ impl<'a, T> Fuser<'a, T> {
         let ids: Vec<NodeId> = members.iter().map(|&m| self.lowered[m].0).collect();
         (self.exact)(&ids).map(Some).map_err(|e| {
             let shared = self.shared_bytes(ra, rb);
-            ("NF1009", Why::Exact(e.into()), shared)
+            ("NF1009", Why::Exact(e.to_string().into()), shared)
         })
     }
 

@@ -1,6 +1,7 @@
 //! The fuse stage's set-up: one walk of the topological order builds every table the rounds
 //! read (successors, consumers, cluster records, candidate groups, the chain index).
 
+use crate::error::KindResult;
 use ascendir_ir::{Graph, NodeId};
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::{smallvec, SmallVec};
@@ -69,7 +70,7 @@ impl<'a, T> Fuser<'a, T> {
         decisions: &'a Decisions,
         syms: &'a SymTable,
         opts: &'a CompileOptions,
-        exact: &'a dyn Fn(&[NodeId]) -> Result<T, String>,
+        exact: &'a dyn Fn(&[NodeId]) -> KindResult<T>,
     ) -> Fuser<'a, T> {
         let mut pos = Positions::new(order);
         let mut li_of_pos = vec![u32::MAX; order.len()];

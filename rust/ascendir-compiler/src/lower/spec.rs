@@ -14,6 +14,7 @@
 //! and reducing steps carry `"reduce": true`). `dtype` of a step is `same` (its first operand's,
 //! the default), `mask` (a comparison) or `node_out` (the GE node's output dtype).
 
+use crate::error::{ErrorKind, KindResult};
 use serde::Deserialize;
 
 use super::{register, Arg, AxesSrc, Lowering, ShapeRule, Step, StepDtype};
@@ -154,7 +155,12 @@ pub fn from_json(text: &str) -> Result<(Lowering, bool), String> {
 
 /// Register a lowering given as JSON; refuses to replace an existing one unless the spec says
 /// `"replace": true`. Returns the GE type.
-pub fn register_json(text: &str) -> Result<String, String> {
+pub fn register_json(text: &str) -> KindResult<String> {
+    register_spec(text).map_err(ErrorKind::Lowering)
+}
+
+/// [`register_json`], its failures as text.
+fn register_spec(text: &str) -> Result<String, String> {
     let (l, replace) = from_json(text)?;
     if !replace && super::lookup(&l.op_type).is_some() {
         return Err(format!(

@@ -4,6 +4,7 @@
 //! AscIR nodes (fp16/bf16 computed in fp32 under the precision policy); every value used
 //! outside the cluster gets a Store + Output.
 
+use crate::error::{ErrorKind, KindResult};
 use ascendir_asc::graph::OutRef;
 use ascendir_asc::{AscGraph, AttrValue as AscAttr, AxisId, Expr, NodeId as AscId};
 use ascendir_ir::{DataType, Graph, NodeId};
@@ -265,6 +266,17 @@ pub(crate) fn stored(g: &Graph, t: TRef, inside: &dyn Fn(NodeId) -> bool) -> boo
 /// graph nodes (structural twins are told apart by `ascendir_asc::schedule::structure_key`,
 /// which ignores names).
 pub fn realize(
+    g: &Graph,
+    name: &str,
+    members: &[(NodeId, &Lowered)],
+    syms: &SymTable,
+    opts: &CompileOptions,
+) -> KindResult<Realized> {
+    build_hint(g, name, members, syms, opts).map_err(ErrorKind::Realize)
+}
+
+/// [`realize`], its failures as text.
+fn build_hint(
     g: &Graph,
     name: &str,
     members: &[(NodeId, &Lowered)],

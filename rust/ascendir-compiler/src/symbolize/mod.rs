@@ -3,6 +3,7 @@
 //! for every op the lowering table covers, into a side table keyed by out anchor. A broadcast
 //! of two unequal symbolic dims takes the branch the hints give and records a guard.
 
+use crate::error::KindResult;
 use std::collections::BTreeMap;
 
 use ascendir_asc::expr::Bindings;
@@ -282,7 +283,7 @@ pub fn symbolize(
     order: &[NodeId],
     opts: &CompileOptions,
     custom: &mut dyn CustomInfer,
-) -> Result<SymTable, String> {
+) -> KindResult<SymTable> {
     let mut t = SymTable::default();
     let inputs = graph_inputs(g);
     let names: Vec<&str> = inputs
@@ -299,7 +300,8 @@ pub fn symbolize(
         return Err(format!(
             "input_shapes names '{k}', which is not an input of the graph (its inputs: {})",
             names.join(", ")
-        ));
+        )
+        .into());
     }
     for (i, id) in inputs.into_iter().enumerate() {
         let op = g.op(id).map_err(|e| e.to_string())?;
@@ -318,7 +320,8 @@ pub fn symbolize(
                     op.name(),
                     gv.len(),
                     dims.len()
-                ));
+                )
+                .into());
             }
         }
         let mut shape = Vec::with_capacity(dims.len());
@@ -330,7 +333,8 @@ pub fn symbolize(
                         return Err(format!(
                             "input_shapes['{}'] dim {j} is {h}, the input's static dim is {d}",
                             op.name()
-                        ));
+                        )
+                        .into());
                     }
                 }
                 shape.push(Expr::int(d));

@@ -4,7 +4,7 @@
 use ascendir_asc::expr::EvalError;
 use ascendir_asc::tiling::TilingError;
 use ascendir_asc::AscError;
-use ascendir_compiler::CompileError;
+use ascendir_compiler::{CompileError, ErrorKind};
 use ascendir_ir::infer::InferError;
 use ascendir_ir::instantiate::InstantiateError;
 use ascendir_ir::registry::RegistryError;
@@ -193,24 +193,26 @@ fn tiling(py: Python<'_>, e: TilingError) -> PyErr {
     )
 }
 
-/// `CompileError` with `.stage`, `.node`, `.reason` and `.offset`.
+/// `CompileError` with `.stage`, `.node`, `.reason`, `.offset`, `.kind` and, for a tiling
+/// failure, `.constraint` and `.excess` (None otherwise).
 fn compile(py: Python<'_>, e: CompileError) -> PyErr {
     let msg = e.to_string();
-    let stage = obj(py, e.stage.name());
-    let node = obj(py, e.node);
-    let reason = obj(py, e.reason);
-    let offset = obj(py, e.offset);
-    raise(
-        py,
-        compile_error(py),
-        msg,
-        &[
-            ("stage", stage),
-            ("node", node),
-            ("reason", reason),
-            ("offset", offset),
-        ],
-    )
+    let (constraint, excess) = match &*e.kind {
+        ErrorKind::Tiling {
+            constraint, excess, ..
+        } => (Some(constraint.clone()), Some(*excess)),
+        _ => (None, None),
+    };
+    let fields = [
+        ("stage", obj(py, e.stage.name())),
+        ("node", obj(py, e.node)),
+        ("reason", obj(py, e.reason)),
+        ("offset", obj(py, e.offset)),
+        ("kind", obj(py, e.kind.name())),
+        ("constraint", obj(py, constraint)),
+        ("excess", obj(py, excess)),
+    ];
+    raise(py, compile_error(py), msg, &fields)
 }
 
 fn registry(py: Python<'_>, e: RegistryError) -> PyErr {
