@@ -195,7 +195,7 @@ impl PatternSet {
         let ok = match g.node(id) {
             Err(_) => false,
             Ok(node) => {
-                check_pred(g, &sh.pred, id).is_ok()
+                pred_ok(g, &sh.pred, id)
                     && (sh.pred == Pred::Any
                         || matches!(sh.pred, Pred::Scalar(_) | Pred::Tensor(..))
                         || (node.num_in_data() >= sh.inputs.len()
@@ -371,6 +371,23 @@ fn is_const(g: &Graph, id: NodeId) -> bool {
     g.node(id)
         .map(|n| matches!(n.op_type(), "Const" | "Constant"))
         .unwrap_or(false)
+}
+
+/// [`check_pred`] without the words: the matcher's hot path allocates nothing for a miss.
+fn pred_ok(g: &Graph, pred: &Pred, id: NodeId) -> bool {
+    match (pred, g.node(id)) {
+        (_, Err(_)) => false,
+        (Pred::Any, _) => true,
+        (Pred::Op(ty, attrs), Ok(node)) => {
+            node.op_type() == ty
+                && attrs
+                    .iter()
+                    .all(|(k, want)| node.op().attr(k) == Some(want))
+        }
+        (_, Ok(node)) => {
+            matches!(node.op_type(), "Const" | "Constant") && check_pred(g, pred, id).is_ok()
+        }
+    }
 }
 
 /// The local predicate of a pattern node against graph node `id` (no inputs).
