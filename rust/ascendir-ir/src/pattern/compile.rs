@@ -171,7 +171,9 @@ fn read_rule(name: &str, g: &Graph) -> Result<Rule, PatternError> {
             }
         }
     }
-    let root = *index.get(&root_node).ok_or_else(|| invalid("no root".into()))?;
+    let root = *index
+        .get(&root_node)
+        .ok_or_else(|| invalid("no root".into()))?;
     Ok(Rule {
         name: name.to_string(),
         nodes,
@@ -188,7 +190,10 @@ fn read_pred(
         "Data" => Ok(Pred::Any),
         "Const" | "Constant" => {
             let Some(AttrValue::Tensor(t)) = op.attr("value") else {
-                return Err(invalid(format!("Const '{}' has no tensor value", op.name())));
+                return Err(invalid(format!(
+                    "Const '{}' has no tensor value",
+                    op.name()
+                )));
             };
             let vals = tensor_values(t).map_err(|e| invalid(format!("'{}': {e}", op.name())))?;
             Ok(match vals.as_slice() {
@@ -210,7 +215,10 @@ fn read_pred(
             let mut attrs = Vec::with_capacity(keys.len());
             for k in keys {
                 let v = op.attr(&k).cloned().ok_or_else(|| {
-                    invalid(format!("'{}' lists attribute '{k}' but has none", op.name()))
+                    invalid(format!(
+                        "'{}' lists attribute '{k}' but has none",
+                        op.name()
+                    ))
                 })?;
                 attrs.push((k, v));
             }

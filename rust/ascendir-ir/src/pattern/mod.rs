@@ -175,7 +175,12 @@ impl PatternSet {
 
     /// Why rule `rule` does not match with its root at node `id`: the first failing
     /// predicate in words, or `None` when it matches.
-    pub fn why_not(&self, g: &Graph, rule: usize, id: NodeId) -> Result<Option<String>, PatternError> {
+    pub fn why_not(
+        &self,
+        g: &Graph,
+        rule: usize,
+        id: NodeId,
+    ) -> Result<Option<String>, PatternError> {
         if rule >= self.rules.len() {
             return Err(PatternError::NoRule(rule, self.rules.len()));
         }

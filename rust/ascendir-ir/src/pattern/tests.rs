@@ -69,7 +69,10 @@ fn merged_matcher_finds_matches_and_explains_misses() {
     assert_eq!(ms[0].rule, 0);
     assert_eq!(ms[0].root, r1);
     assert_eq!(ms[0].nodes, vec![one, m1, r1]);
-    assert_eq!(ms[0].captures, vec![("x".to_string(), OutAnchor::data(x, 0))]);
+    assert_eq!(
+        ms[0].captures,
+        vec![("x".to_string(), OutAnchor::data(x, 0))]
+    );
     // Without greedy selection the Mul also matches rule b on its own.
     assert_eq!(set.find_matches(&g, false).len(), 2);
     let why = set.why_not(&g, 0, r2).unwrap().unwrap();
@@ -102,9 +105,18 @@ fn attributes_and_bad_patterns() {
     let set = PatternSet::new(&[("sm".into(), &p)]).unwrap();
     let mut g = Graph::new("g");
     let x = op(&mut g, "in", "Data", &[], &[]);
-    let s = op(&mut g, "s1", "Softmax", &[x], &[("axis", AttrValue::Int(1))]);
+    let s = op(
+        &mut g,
+        "s1",
+        "Softmax",
+        &[x],
+        &[("axis", AttrValue::Int(1))],
+    );
     let why = set.why_not(&g, 0, s).unwrap().unwrap();
-    assert!(why.contains("attribute 'axis' is Int(1), not Int(-1)"), "{why}");
+    assert!(
+        why.contains("attribute 'axis' is Int(1), not Int(-1)"),
+        "{why}"
+    );
     // A pattern without an output, or rooted at a capture, is refused.
     let empty = Graph::new("e");
     assert!(matches!(

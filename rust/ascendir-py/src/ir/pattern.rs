@@ -11,7 +11,13 @@ use super::value::PyValue;
 
 /// One match as Python sees it: (rule index, root node, root output index, matched nodes,
 /// [(capture name, value)]).
-type PyMatch = (usize, Py<PyNode>, i32, Vec<Py<PyNode>>, Vec<(String, PyValue)>);
+type PyMatch = (
+    usize,
+    Py<PyNode>,
+    i32,
+    Vec<Py<PyNode>>,
+    Vec<(String, PyValue)>,
+);
 
 fn pattern_err(e: ascendir_ir::pattern::PatternError) -> PyErr {
     crate::errors::py_err(IrError::InvalidArgument(e.to_string()))
@@ -54,9 +60,10 @@ impl PyPatternSet {
 
     /// The capture names of rule `rule`, in pattern order.
     fn captures(&self, rule: usize) -> PyResult<Vec<String>> {
-        let r = self.set.rules().get(rule).ok_or_else(|| {
-            crate::errors::py_err(IrError::NotFound(format!("no rule {rule}")))
-        })?;
+        let r =
+            self.set.rules().get(rule).ok_or_else(|| {
+                crate::errors::py_err(IrError::NotFound(format!("no rule {rule}")))
+            })?;
         Ok(r.captures().into_iter().map(str::to_string).collect())
     }
 
