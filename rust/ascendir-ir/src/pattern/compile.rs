@@ -88,10 +88,22 @@ impl PatternSet {
                 Pred::Op(ty, _) => ty.clone(),
                 _ => return Err(PatternError::RootNotOp(name.clone())),
             };
-            set.by_root_type
-                .entry(root_type)
-                .or_default()
-                .push(set.rules.len());
+            let index = set.by_root_type.entry(root_type).or_default();
+            let root_node = &nodes[rule.root];
+            let scalar_input = root_node.inputs.iter().enumerate().find_map(|(i, inp)| {
+                let (c, _) = (*inp)?;
+                match nodes[c].pred {
+                    Pred::Scalar(v) => Some((i, super::scalar_key(v))),
+                    _ => None,
+                }
+            });
+            let r = set.rules.len();
+            match scalar_input {
+                // A NaN scalar equals nothing: the rule can never match.
+                Some((_, None)) => {}
+                Some((i, Some(bits))) => index.by_scalar.entry((i, bits)).or_default().push(r),
+                None => index.generic.push(r),
+            }
             set.rules.push(Rule {
                 name: name.clone(),
                 nodes,

@@ -111,12 +111,39 @@ pub struct Match {
 pub struct PatternSet {
     rules: Vec<Rule>,
     shared: Vec<Shared>,
-    /// Rules by their root's op type, in rule order.
-    by_root_type: FxHashMap<String, Vec<usize>>,
+    /// Rules by their root's op type.
+    by_root_type: FxHashMap<String, RootIndex>,
 }
 
-/// Memo of structural checks during one walk: (shared node, graph node) → matches.
-type Memo = FxHashMap<(usize, NodeId), bool>;
+/// The rules of one root op type, split by the first root input that must be a constant of
+/// one scalar value: a node is tried only against the rules its constant inputs can satisfy
+/// (a decision on that predicate, shared by every rule that tests it).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct RootIndex {
+    /// Rules without such an input.
+    generic: Vec<usize>,
+    /// (input index, scalar bits) → rules.
+    by_scalar: FxHashMap<(usize, u64), Vec<usize>>,
+}
+
+/// The bits a scalar is indexed by (`-0.0` as `0.0`); `None` for NaN, which equals nothing.
+pub(crate) fn scalar_key(v: f64) -> Option<u64> {
+    if v.is_nan() {
+        None
+    } else if v == 0.0 {
+        Some(0.0f64.to_bits())
+    } else {
+        Some(v.to_bits())
+    }
+}
+
+/// What one walk remembers: the structural checks, (shared node, graph node) → matches, and
+/// the decoded value (shape, elements) of every `Const` a predicate looked at.
+#[derive(Default)]
+struct Memo {
+    checks: FxHashMap<(usize, NodeId), bool>,
+    consts: FxHashMap<NodeId, Option<(Vec<i64>, Vec<f64>)>>,
+}
 
 impl PatternSet {
     /// The compiled rules.
@@ -142,10 +169,11 @@ impl PatternSet {
         let ids: Vec<NodeId> = g.node_ids().collect();
         for &id in ids.iter().rev() {
             let Ok(node) = g.node(id) else { continue };
-            let Some(rules) = self.by_root_type.get(node.op_type()) else {
+            let Some(index) = self.by_root_type.get(node.op_type()) else {
                 continue;
             };
-            for &r in rules {
+            let rules = candidates(g, node, index, &mut memo);
+            for r in rules {
                 let rule = &self.rules[r];
                 let root = &rule.nodes[rule.root];
                 if !self.structural(g, root.shared, id, &mut memo) {
@@ -193,14 +221,14 @@ impl PatternSet {
     /// The structural check of shared node `s` against graph node `id` (memoized): op type,
     /// attributes, constant values and inputs, recursively; no use or capture checks.
     fn structural(&self, g: &Graph, s: usize, id: NodeId, memo: &mut Memo) -> bool {
-        if let Some(&known) = memo.get(&(s, id)) {
+        if let Some(&known) = memo.checks.get(&(s, id)) {
             return known;
         }
         let sh = &self.shared[s];
         let ok = match g.node(id) {
             Err(_) => false,
             Ok(node) => {
-                pred_ok(g, &sh.pred, id)
+                pred_ok(g, &sh.pred, id, memo)
                     && (sh.pred == Pred::Any
                         || matches!(sh.pred, Pred::Scalar(_) | Pred::Tensor(..))
                         || (node.num_in_data() >= sh.inputs.len()
@@ -219,7 +247,7 @@ impl PatternSet {
                             })))
             }
         };
-        memo.insert((s, id), ok);
+        memo.checks.insert((s, id), ok);
         ok
     }
 
@@ -378,19 +406,87 @@ fn is_const(g: &Graph, id: NodeId) -> bool {
         .unwrap_or(false)
 }
 
-/// [`check_pred`] without the words: the matcher's hot path allocates nothing for a miss.
-fn pred_ok(g: &Graph, pred: &Pred, id: NodeId) -> bool {
-    match (pred, g.node(id)) {
-        (_, Err(_)) => false,
-        (Pred::Any, _) => true,
-        (Pred::Op(ty, attrs), Ok(node)) => {
+/// The rules of `index` worth trying at `node`, in rule order: the generic ones and those
+/// whose scalar input the node's constant inputs hold.
+fn candidates(
+    g: &Graph,
+    node: &crate::graph::NodeData,
+    index: &RootIndex,
+    memo: &mut Memo,
+) -> Vec<usize> {
+    let mut rules = index.generic.clone();
+    if !index.by_scalar.is_empty() {
+        for (i, src) in node.in_data_peers().enumerate() {
+            let Some(src) = src else { continue };
+            let Some(key) = uniform_value(g, src.node, memo).and_then(scalar_key) else {
+                continue;
+            };
+            if let Some(more) = index.by_scalar.get(&(i, key)) {
+                rules.extend_from_slice(more);
+            }
+        }
+        rules.sort_unstable();
+        rules.dedup();
+    }
+    rules
+}
+
+/// The one value every element of a `Const` node equals, if any (decoded once per walk).
+fn uniform_value(g: &Graph, id: NodeId, memo: &mut Memo) -> Option<f64> {
+    let node = g.node(id).ok()?;
+    if !matches!(node.op_type(), "Const" | "Constant") {
+        return None;
+    }
+    let (_, v) = decoded(node, id, memo).as_ref()?;
+    let first = *v.first()?;
+    v.iter().all(|x| *x == first).then_some(first)
+}
+
+fn decoded<'m>(
+    node: &crate::graph::NodeData,
+    id: NodeId,
+    memo: &'m mut Memo,
+) -> &'m Option<(Vec<i64>, Vec<f64>)> {
+    memo.consts
+        .entry(id)
+        .or_insert_with(|| match node.op().attr("value") {
+            Some(AttrValue::Tensor(t)) => compile::tensor_values(t)
+                .ok()
+                .map(|v| (t.desc.shape.to_vec(), v)),
+            _ => None,
+        })
+}
+
+/// [`check_pred`] without the words: the matcher's hot path allocates nothing for a miss, and
+/// decodes a constant once per walk.
+fn pred_ok(g: &Graph, pred: &Pred, id: NodeId, memo: &mut Memo) -> bool {
+    let Ok(node) = g.node(id) else { return false };
+    match pred {
+        Pred::Any => true,
+        Pred::Op(ty, attrs) => {
             node.op_type() == ty
                 && attrs
                     .iter()
                     .all(|(k, want)| node.op().attr(k) == Some(want))
         }
-        (_, Ok(node)) => {
-            matches!(node.op_type(), "Const" | "Constant") && check_pred(g, pred, id).is_ok()
+        Pred::Scalar(_) | Pred::Tensor(..) => {
+            if !matches!(node.op_type(), "Const" | "Constant") {
+                return false;
+            }
+            let decoded = memo
+                .consts
+                .entry(id)
+                .or_insert_with(|| match node.op().attr("value") {
+                    Some(AttrValue::Tensor(t)) => compile::tensor_values(t)
+                        .ok()
+                        .map(|v| (t.desc.shape.to_vec(), v)),
+                    _ => None,
+                });
+            match (pred, decoded) {
+                (Pred::Scalar(w), Some((_, v))) => !v.is_empty() && v.iter().all(|x| x == w),
+                (Pred::Tensor(shape, w), Some((have, v))) => have == shape && v == w,
+                _ => false,
+            }
         }
     }
 }
