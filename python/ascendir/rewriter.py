@@ -173,7 +173,7 @@ class RewriteRule:
                  condition: Callable[[Match], bool] | None = None) -> None:
         self.pattern = pattern
         self.replacement = replacement
-        self.name = name or getattr(pattern, "__name__", "rule")
+        self.name: str = name or str(getattr(pattern, "__name__", "rule"))
         self.condition = condition
         self.captures = _capture_names(pattern, "pattern")
         missing = [c for c in _capture_names(replacement, "replacement")
