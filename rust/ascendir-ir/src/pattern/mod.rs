@@ -137,12 +137,15 @@ pub(crate) fn scalar_key(v: f64) -> Option<u64> {
     }
 }
 
+/// A decoded constant: its shape and elements (`None`: not a numeric tensor).
+type Decoded = Option<(Vec<i64>, Vec<f64>)>;
+
 /// What one walk remembers: the structural checks, (shared node, graph node) → matches, and
 /// the decoded value (shape, elements) of every `Const` a predicate looked at.
 #[derive(Default)]
 struct Memo {
     checks: FxHashMap<(usize, NodeId), bool>,
-    consts: FxHashMap<NodeId, Option<(Vec<i64>, Vec<f64>)>>,
+    consts: FxHashMap<NodeId, Decoded>,
 }
 
 impl PatternSet {
@@ -442,11 +445,7 @@ fn uniform_value(g: &Graph, id: NodeId, memo: &mut Memo) -> Option<f64> {
     v.iter().all(|x| *x == first).then_some(first)
 }
 
-fn decoded<'m>(
-    node: &crate::graph::NodeData,
-    id: NodeId,
-    memo: &'m mut Memo,
-) -> &'m Option<(Vec<i64>, Vec<f64>)> {
+fn decoded<'m>(node: &crate::graph::NodeData, id: NodeId, memo: &'m mut Memo) -> &'m Decoded {
     memo.consts
         .entry(id)
         .or_insert_with(|| match node.op().attr("value") {

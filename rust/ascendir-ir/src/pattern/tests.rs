@@ -138,3 +138,44 @@ fn half_precision_constants_decode() {
     assert_eq!(compile::tensor_values_for_test(0xc000), -2.0);
     assert_eq!(compile::tensor_values_for_test(0x0000), 0.0);
 }
+
+/// `Mul(x, c)` for a scalar `c`.
+fn mul_by(c: f32) -> Graph {
+    let mut p = Graph::new("mul_by");
+    let x = op(&mut p, "x", "Data", &[], &[]);
+    let k = konst(&mut p, "k", &[c]);
+    let m = op(&mut p, "m", "Mul", &[x, k], &[]);
+    p.add_output_node(m, 0).unwrap();
+    p
+}
+
+#[test]
+fn scalar_inputs_pick_the_rules_to_try() {
+    let pats: Vec<Graph> = [3.0, 2.0, f32::NAN, -0.0]
+        .iter()
+        .map(|c| mul_by(*c))
+        .collect();
+    let named: Vec<(String, &Graph)> = pats
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (format!("r{i}"), p))
+        .collect();
+    let set = PatternSet::new(&named).unwrap();
+    let mut g = Graph::new("g");
+    let x = op(&mut g, "in", "Data", &[], &[]);
+    let two = konst(&mut g, "two", &[2.0, 2.0]);
+    let zero = konst(&mut g, "zero", &[0.0]);
+    let nan = konst(&mut g, "nan", &[f32::NAN]);
+    let a = op(&mut g, "a", "Mul", &[x, two], &[]);
+    let b = op(&mut g, "b", "Mul", &[x, zero], &[]);
+    let c = op(&mut g, "c", "Mul", &[x, nan], &[]);
+    let got: Vec<(usize, NodeId)> = set
+        .find_matches(&g, false)
+        .iter()
+        .map(|m| (m.rule, m.root))
+        .collect();
+    // -0.0 equals 0.0; NaN equals nothing.
+    assert_eq!(got, vec![(1, a), (3, b)]);
+    let why = set.why_not(&g, 2, c).unwrap().unwrap();
+    assert!(why.contains("Const value is NaN, not NaN"), "{why}");
+}
