@@ -210,3 +210,14 @@ def test_pattern_rewrite_pass_in_a_pass_manager_on_bert() -> None:
     assert all(m.outputs[0].uses()[0].node.type == "BatchMatMulV2" for m in muls)
     got = list(air.evaluate(g, [ids.numpy()]).values())[0]
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_capture_only_rules_rewrite_in_bulk_like_the_checked_path() -> None:
+    rule = rewriter.RewriteRule(_mul_one, _identity, name="mul1")
+    assert rule.returns_capture == "x"
+    assert rewriter.RewriteRule(_leaky_pattern, _leaky_replacement).returns_capture is None
+    bulk, checked = _mul_graph()[0], _mul_graph()[0]
+    rules = rewriter.RewriteRuleSet([rule])
+    assert rules.apply(bulk) == 2                    # in Rust
+    assert rules.apply(checked, verify=True) == 2    # match by match, verified
+    assert bulk.to_bytes() == checked.to_bytes()

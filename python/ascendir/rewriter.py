@@ -56,7 +56,7 @@ import numpy as np
 
 from . import _core, passes
 from . import ops as _ops
-from .errors import StaleHandleError
+from .errors import AscendIRError, StaleHandleError
 from .types import DataType
 
 __all__ = [
@@ -164,6 +164,27 @@ def _capture_names(fn: Callable[..., Any], what: str) -> list[str]:
     return [p.name for p in params[1:]]
 
 
+class _NotCapture(Exception):
+    pass
+
+
+class _Probe:
+    def __getattr__(self, name: str) -> Any:
+        raise _NotCapture(name)
+
+
+def _returned_capture(replacement: Callable[..., Any]) -> str | None:
+    """The capture ``replacement`` returns without building anything, probed with stand-ins;
+    None when it builds ops or does anything else with its arguments."""
+    names = _capture_names(replacement, "replacement")
+    stand_ins = [object() for _ in names]
+    try:
+        out = replacement(_Probe(), *stand_ins)
+    except Exception:  # noqa: BLE001 - any use of a stand-in: not a plain capture
+        return None
+    return next((n for n, s in zip(names, stand_ins, strict=True) if out is s), None)
+
+
 class RewriteRule:
     """A pattern, its replacement (both ``fn(op, *captures)``) and an optional ``condition``
     (``condition(match) -> bool``, checked after the pattern matched)."""
@@ -182,6 +203,8 @@ class RewriteRule:
             raise RewriteError(f"rule '{self.name}': the replacement takes '{missing[0]}', "
                                "which the pattern does not capture")
         self.graph = self._trace()
+        #: The capture the replacement returns unchanged (``x * 1 -> x``), else None.
+        self.returns_capture = _returned_capture(replacement)
 
     def _trace(self) -> _core.Graph:
         g = _core.Graph(f"pattern_{self.name}")
@@ -214,6 +237,10 @@ class RewriteRuleSet:
         self.pass_name = pass_name
         self.seed = seed
         self._set = _core.PatternSet([(r.name, r.graph) for r in self.rules])
+        # Every rule returns a capture and has no condition: rewrite in bulk in Rust.
+        self._bulk: list[str | None] | None = [r.returns_capture for r in self.rules]
+        if any(c is None for c in self._bulk) or any(r.condition for r in self.rules):
+            self._bulk = None
 
     @property
     def shared_nodes(self) -> int:
@@ -271,8 +298,20 @@ class RewriteRuleSet:
 
     def apply(self, graph: _core.Graph, *, verify: bool = False, max_rounds: int = 10) -> int:
         """Rewrite every match, round after round until none is left (at most ``max_rounds``);
-        returns how many rewrites were made."""
+        returns how many rewrites were made. When every rule's replacement is one of its
+        captures and none has a condition, the rewrites run in bulk in Rust (no verification
+        is needed: nothing new is computed, but ``verify=True`` still takes the checked path)."""
         total = 0
+        if self._bulk is not None and not verify:
+            for _ in range(max_rounds):
+                try:
+                    done = self._set.rewrite_to_captures(graph, self._bulk)
+                except AscendIRError as e:
+                    raise RewriteError(str(e), pass_name=self.pass_name) from e
+                total += done
+                if done == 0:
+                    break
+            return total
         for _ in range(max_rounds):
             done = 0
             for m in self.find_matches(graph):

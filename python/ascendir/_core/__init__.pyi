@@ -819,6 +819,11 @@ class PatternSet:
         nodes, captures)``."""
         ...
 
+    def rewrite_to_captures(self, graph: Graph, capture: Sequence[str | None]) -> int:
+        """Rewrite the matches of every rule whose replacement is its capture ``capture[r]``;
+        returns how many."""
+        ...
+
     def why_not(self, rule: int, node: Node) -> str | None:
         """The first failing predicate of rule ``rule`` at ``node``, or None when it matches."""
         ...

@@ -16,6 +16,7 @@
 //! checked once per graph node.
 
 mod compile;
+mod rewrite;
 #[cfg(test)]
 mod tests;
 

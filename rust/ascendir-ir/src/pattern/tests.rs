@@ -179,3 +179,27 @@ fn scalar_inputs_pick_the_rules_to_try() {
     let why = set.why_not(&g, 2, c).unwrap().unwrap();
     assert!(why.contains("Const value is NaN, not NaN"), "{why}");
 }
+
+#[test]
+fn capture_rewrites_in_bulk() {
+    let (_, q) = patterns();
+    let set = PatternSet::new(&[("mul1".into(), &q)]).unwrap();
+    let mut g = Graph::new("g");
+    let x = op(&mut g, "in", "Data", &[], &[]);
+    let one = konst(&mut g, "c1", &[1.0]);
+    let m1 = op(&mut g, "m1", "Mul", &[x, one], &[]);
+    let m2 = op(&mut g, "m2", "Mul", &[m1, one], &[]);
+    let r = op(&mut g, "r", "Relu", &[m2], &[]);
+    g.add_output_node(m2, 0).unwrap();
+    let n = set
+        .rewrite_to_captures(&mut g, None, &[Some("x".into())])
+        .unwrap();
+    assert_eq!(n, 2);
+    assert!(!g.contains(m1) && !g.contains(m2) && !g.contains(one));
+    assert_eq!(
+        g.uses(OutAnchor::data(x, 0)).unwrap(),
+        vec![InAnchor::data(r, 0)]
+    );
+    assert_eq!(g.outputs(), &[(x, 0)]);
+    assert_eq!(set.rewrite_to_captures(&mut g, None, &[None]).unwrap(), 0);
+}

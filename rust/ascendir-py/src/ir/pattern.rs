@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use super::graph::PyGraph;
 use super::node::PyNode;
 use super::value::PyValue;
+use crate::algo::{root_of, tree_index};
 
 /// One match as Python sees it: (rule index, root node, root output index, matched nodes,
 /// [(capture name, value)]).
@@ -89,6 +90,22 @@ impl PyPatternSet {
                     Ok((m.rule, node(m.root)?, m.root_out, nodes, caps))
                 })
                 .collect()
+        })
+    }
+
+    /// Find the (greedy) matches in `graph` and rewrite those of every rule `r` whose
+    /// replacement is its capture `capture[r]` (`None`: the rule is left alone): the root
+    /// value's uses move to the capture's value and the unread matched nodes go. Returns how
+    /// many matches were rewritten.
+    fn rewrite_to_captures(
+        &self,
+        graph: &Bound<'_, PyGraph>,
+        capture: Vec<Option<String>>,
+    ) -> PyResult<usize> {
+        crate::errors::guard_res(|| {
+            let (root, name) = root_of(graph)?;
+            let owner = tree_index(&root, &name)?;
+            PyGraph::try_write(&root, |g| self.set.rewrite_to_captures(g, owner, &capture))
         })
     }
 
