@@ -50,7 +50,8 @@ impl PatternSet {
                 continue;
             }
             let from = OutAnchor::data(m.root, m.root_out.max(0) as usize);
-            g.replace_all_uses_with(from, to)?;
+            // `to` feeds the matched nodes, which feed `from`: no cycle can form.
+            g.replace_upstream_uses(from, to)?;
             moved.insert(from, to);
             let dead = unread(g, &m.nodes);
             root.remove_tree_nodes(owner, &dead, true)?;
