@@ -250,3 +250,16 @@ class PassManager(Sequential):
             raise InvariantError(f"after pass '{p.name}': {problems[0]}"
                                  + (f" (and {len(problems) - 1} more)" if len(problems) > 1
                                     else ""), pass_name=p.name, problems=problems)
+
+
+_REWRITER_NAMES = ("Match", "PatternRewritePass", "RewriteError", "RewriteRule",
+                   "RewriteRuleSet", "VerificationError")
+
+
+def __getattr__(name: str) -> object:
+    """The pattern rewriter's names (:mod:`ascendir.rewriter`), loaded on first use."""
+    if name in _REWRITER_NAMES:
+        from . import rewriter
+
+        return getattr(rewriter, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -12,7 +12,7 @@ from . import asc_backend as asc_backend
 from . import codegen as codegen
 from . import compiler as compiler
 
-__all__ = ['Anchor', 'AttrMap', 'Graph', 'InsertionPoint', 'Node', 'NodeSeq', 'OpDesc', 'Tensor', 'TensorBuffer', 'TensorDesc', 'Usage', 'Value', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_mapping', '_onnx_opset_warning', '_onnx_save_bytes', '_ops_attach', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_is_builtin', '_ops_library_loading', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_signature', '_ops_table_text', '_ops_types', '_ops_unregister', '_test_panic', '_text_to_bytes', '_thread_token', '_thread_trace_start', '_thread_trace_stop', '_torch_convert', 'asc', 'asc_backend', 'codegen', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'get_num_threads', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'set_num_threads', 'size_in_bytes_of', 'topo_mode_from_ge_options']
+__all__ = ['Anchor', 'AttrMap', 'Graph', 'InsertionPoint', 'Node', 'NodeSeq', 'OpDesc', 'PatternSet', 'Tensor', 'TensorBuffer', 'TensorDesc', 'Usage', 'Value', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_mapping', '_onnx_opset_warning', '_onnx_save_bytes', '_ops_attach', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_is_builtin', '_ops_library_loading', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_signature', '_ops_table_text', '_ops_types', '_ops_unregister', '_test_panic', '_text_to_bytes', '_thread_token', '_thread_trace_start', '_thread_trace_stop', '_torch_convert', 'asc', 'asc_backend', 'codegen', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'get_num_threads', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'set_num_threads', 'size_in_bytes_of', 'topo_mode_from_ge_options']
 
 __version__: str
 
@@ -792,6 +792,40 @@ class Usage:
         ...
 
     def __eq__(self, other: object, /) -> bool:
+        ...
+
+@final
+class PatternSet:
+    """Rules compiled from pattern graphs into one matcher."""
+
+    def __new__(cls, patterns: Sequence[tuple[str, Graph]]) -> PatternSet:
+        ...
+
+    def __len__(self) -> int:
+        """The number of rules."""
+        ...
+
+    @property
+    def shared_len(self) -> int:
+        """The number of distinct pattern nodes after merging the rules."""
+        ...
+
+    def captures(self, rule: int) -> list[str]:
+        """The capture names of rule ``rule``, in pattern order."""
+        ...
+
+    def find_matches(self, graph: Graph, greedy: bool = True) -> list[tuple[int, Node, int, list[Node], list[tuple[str, Value]]]]:
+        """Every match in ``graph``, in graph order of the roots: ``(rule, root, root output,
+        nodes, captures)``."""
+        ...
+
+    def rewrite_to_captures(self, graph: Graph, capture: Sequence[str | None]) -> int:
+        """Rewrite the matches of every rule whose replacement is its capture ``capture[r]``;
+        returns how many."""
+        ...
+
+    def why_not(self, rule: int, node: Node) -> str | None:
+        """The first failing predicate of rule ``rule`` at ``node``, or None when it matches."""
         ...
 
 @final

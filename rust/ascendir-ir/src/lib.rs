@@ -19,6 +19,7 @@ pub mod instantiate;
 pub mod intern;
 pub mod memory;
 pub mod op_desc;
+pub mod pattern;
 pub mod prune;
 pub mod registry;
 pub mod subgraph;

@@ -47,8 +47,28 @@ impl Graph {
                 self.describe(Anchor::Out(to)),
             )));
         }
-        for dst in &uses {
-            // Checked above: every use is linked to `from`, both anchors are data anchors.
+        self.move_uses(&uses, from, to)
+    }
+
+    /// [`Graph::replace_all_uses_with`] without the cycle check, for a caller that knows `to`
+    /// is upstream of `from` (a pattern's capture feeding its root): the check walks every
+    /// node downstream of `from`. The anchors are still checked.
+    pub(crate) fn replace_upstream_uses(
+        &mut self,
+        from: OutAnchor,
+        to: OutAnchor,
+    ) -> IrResult<usize> {
+        let uses = self.uses(from)?;
+        self.uses(to)?;
+        if from == to {
+            return Ok(uses.len());
+        }
+        self.move_uses(&uses, from, to)
+    }
+
+    fn move_uses(&mut self, uses: &[InAnchor], from: OutAnchor, to: OutAnchor) -> IrResult<usize> {
+        for dst in uses {
+            // Checked by the callers: every use is linked to `from`, both are data anchors.
             self.replace_in_peer(*dst, from, to)?;
         }
         let outputs: Vec<(NodeId, i32)> = self.outputs().to_vec();

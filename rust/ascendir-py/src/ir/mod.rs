@@ -12,6 +12,7 @@ mod graph_prune;
 pub mod node;
 pub mod op_desc;
 mod op_desc_ports;
+pub mod pattern;
 pub mod tensor;
 pub mod types;
 pub mod value;
@@ -25,6 +26,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<value::PyUsage>()?;
     m.add_class::<graph_edit::PyInsertionPoint>()?;
     m.add_class::<op_desc::PyOpDesc>()?;
+    m.add_class::<pattern::PyPatternSet>()?;
     m.add_class::<tensor::PyTensorDesc>()?;
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<tensor::TensorBuffer>()?;

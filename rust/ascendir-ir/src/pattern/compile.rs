@@ -1,0 +1,245 @@
+//! Reading rules from pattern graphs and merging them into one [`PatternSet`].
+
+use rustc_hash::FxHashMap;
+
+use crate::attr::AttrValue;
+use crate::dtype::DataType;
+use crate::graph::{Graph, NodeId};
+use crate::infer::shape::tensor_f64;
+use crate::tensor::Tensor;
+
+use super::{Local, PatternSet, Pred, Rule, Shared, PATTERN_ATTRS};
+
+/// Why a pattern graph cannot be compiled, or a query is out of range.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum PatternError {
+    /// The pattern graph has no output to be the pattern's root.
+    #[error("pattern '{0}' has no output (its root)")]
+    NoRoot(String),
+    /// The root is a capture or a constant: it must be an op.
+    #[error("pattern '{0}': the root must be an op, not a capture or a constant")]
+    RootNotOp(String),
+    /// A node of the pattern graph cannot be read as a pattern node.
+    #[error("pattern '{0}': {1}")]
+    Invalid(String, String),
+    /// No rule of that index.
+    #[error("no rule {0} (the set has {1})")]
+    NoRule(usize, usize),
+    /// The node is not in the graph.
+    #[error("the node is not in the graph")]
+    NotInGraph,
+}
+
+/// The elements of a numeric constant as `f64` (float16 and bfloat16 included).
+pub(crate) fn tensor_values(t: &Tensor) -> Result<Vec<f64>, String> {
+    let halves = |f: fn(u16) -> f32| -> Vec<f64> {
+        t.data
+            .chunks_exact(2)
+            .map(|c| f64::from(f(u16::from_le_bytes([c[0], c[1]]))))
+            .collect()
+    };
+    match t.desc.dtype {
+        DataType::FLOAT16 => Ok(halves(f16_to_f32)),
+        DataType::BF16 => Ok(halves(|b| f32::from_bits(u32::from(b) << 16))),
+        _ => tensor_f64(t),
+    }
+}
+
+fn f16_to_f32(h: u16) -> f32 {
+    let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
+    let exp = i32::from((h >> 10) & 0x1f);
+    let frac = f32::from(h & 0x3ff);
+    match exp {
+        0 => sign * frac * 2f32.powi(-24),
+        31 if frac == 0.0 => sign * f32::INFINITY,
+        31 => f32::NAN,
+        e => sign * (1.0 + frac / 1024.0) * 2f32.powi(e - 15),
+    }
+}
+
+impl PatternSet {
+    /// Compile named pattern graphs into one matcher (rule `i` is the `i`-th graph).
+    pub fn new(patterns: &[(String, &Graph)]) -> Result<Self, PatternError> {
+        let mut set = PatternSet::default();
+        let mut interned: FxHashMap<String, usize> = FxHashMap::default();
+        for (name, g) in patterns {
+            let rule = read_rule(name, g)?;
+            let mut shared_of = Vec::with_capacity(rule.nodes.len());
+            let mut nodes = rule.nodes;
+            for local in nodes.iter_mut() {
+                let inputs: Vec<Option<(usize, i32)>> = local
+                    .inputs
+                    .iter()
+                    .map(|i| i.map(|(c, out)| (shared_of[c], out)))
+                    .collect();
+                let key = format!("{:?}|{:?}", local.pred, inputs);
+                let next = set.shared.len();
+                let s = *interned.entry(key).or_insert(next);
+                if s == next {
+                    set.shared.push(Shared {
+                        pred: local.pred.clone(),
+                        inputs,
+                    });
+                }
+                local.shared = s;
+                shared_of.push(s);
+            }
+            let root_type = match &nodes[rule.root].pred {
+                Pred::Op(ty, _) => ty.clone(),
+                _ => return Err(PatternError::RootNotOp(name.clone())),
+            };
+            let index = set.by_root_type.entry(root_type).or_default();
+            let root_node = &nodes[rule.root];
+            let scalar_input = root_node.inputs.iter().enumerate().find_map(|(i, inp)| {
+                let (c, _) = (*inp)?;
+                match nodes[c].pred {
+                    Pred::Scalar(v) => Some((i, super::scalar_key(v))),
+                    _ => None,
+                }
+            });
+            let r = set.rules.len();
+            match scalar_input {
+                // A NaN scalar equals nothing: the rule can never match.
+                Some((_, None)) => {}
+                Some((i, Some(bits))) => index.by_scalar.entry((i, bits)).or_default().push(r),
+                None => index.generic.push(r),
+            }
+            set.rules.push(Rule {
+                name: name.clone(),
+                nodes,
+                root: rule.root,
+                root_out: rule.root_out,
+            });
+        }
+        Ok(set)
+    }
+}
+
+/// The local nodes of one rule, inputs before their readers (a post-order from the root).
+fn read_rule(name: &str, g: &Graph) -> Result<Rule, PatternError> {
+    let invalid = |msg: String| PatternError::Invalid(name.to_string(), msg);
+    let &(root_node, root_out) = g
+        .outputs()
+        .first()
+        .ok_or_else(|| PatternError::NoRoot(name.to_string()))?;
+    let mut index: FxHashMap<NodeId, usize> = FxHashMap::default();
+    let mut nodes: Vec<Local> = Vec::new();
+    // Iterative post-order: (node, inputs pushed).
+    let mut stack = vec![(root_node, false)];
+    while let Some((id, expanded)) = stack.pop() {
+        if index.contains_key(&id) {
+            continue;
+        }
+        let node = g.node(id).map_err(|e| invalid(e.to_string()))?;
+        let srcs: Vec<_> = node.in_data_peers().collect();
+        if !expanded {
+            stack.push((id, true));
+            if !matches!(node.op_type(), "Data" | "Const" | "Constant") {
+                for src in srcs.iter().rev().flatten() {
+                    if src.is_control() {
+                        return Err(invalid(format!("'{}' has a control input", node.name())));
+                    }
+                    if !index.contains_key(&src.node) {
+                        stack.push((src.node, false));
+                    }
+                }
+            }
+            continue;
+        }
+        let pred = read_pred(node.op(), &invalid)?;
+        let inputs = if matches!(pred, Pred::Op(..)) {
+            let mut ins = Vec::with_capacity(srcs.len());
+            for src in &srcs {
+                ins.push(match src {
+                    None => None,
+                    Some(s) => Some((
+                        *index
+                            .get(&s.node)
+                            .ok_or_else(|| invalid(format!("'{}' is in a cycle", node.name())))?,
+                        s.index,
+                    )),
+                });
+            }
+            while ins.last() == Some(&None) {
+                ins.pop();
+            }
+            ins
+        } else {
+            Vec::new()
+        };
+        index.insert(id, nodes.len());
+        nodes.push(Local {
+            name: node.name().to_string(),
+            pred,
+            inputs,
+            shared: 0,
+            uses: vec![0; node.num_out_data()],
+        });
+    }
+    for i in 0..nodes.len() {
+        for (c, out) in nodes[i].inputs.clone().into_iter().flatten() {
+            if let Some(u) = nodes[c].uses.get_mut(out.max(0) as usize) {
+                *u += 1;
+            }
+        }
+    }
+    let root = *index
+        .get(&root_node)
+        .ok_or_else(|| invalid("no root".into()))?;
+    Ok(Rule {
+        name: name.to_string(),
+        nodes,
+        root,
+        root_out,
+    })
+}
+
+fn read_pred(
+    op: &crate::op_desc::OpDesc,
+    invalid: &dyn Fn(String) -> PatternError,
+) -> Result<Pred, PatternError> {
+    match op.op_type() {
+        "Data" => Ok(Pred::Any),
+        "Const" | "Constant" => {
+            let Some(AttrValue::Tensor(t)) = op.attr("value") else {
+                return Err(invalid(format!(
+                    "Const '{}' has no tensor value",
+                    op.name()
+                )));
+            };
+            let vals = tensor_values(t).map_err(|e| invalid(format!("'{}': {e}", op.name())))?;
+            Ok(match vals.as_slice() {
+                [v] => Pred::Scalar(*v),
+                _ => Pred::Tensor(t.desc.shape.to_vec(), vals),
+            })
+        }
+        ty => {
+            let keys: Vec<String> = match op.attr(PATTERN_ATTRS) {
+                None => Vec::new(),
+                Some(AttrValue::ListString(keys)) => keys.clone(),
+                Some(_) => {
+                    return Err(invalid(format!(
+                        "'{}': {PATTERN_ATTRS} must be a list of strings",
+                        op.name()
+                    )))
+                }
+            };
+            let mut attrs = Vec::with_capacity(keys.len());
+            for k in keys {
+                let v = op.attr(&k).cloned().ok_or_else(|| {
+                    invalid(format!(
+                        "'{}' lists attribute '{k}' but has none",
+                        op.name()
+                    ))
+                })?;
+                attrs.push((k, v));
+            }
+            Ok(Pred::Op(ty.to_string(), attrs))
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) fn tensor_values_for_test(h: u16) -> f32 {
+    f16_to_f32(h)
+}
