@@ -1,0 +1,205 @@
+"""The pass layer (``ascendir.passes``) against onnx-ir's and torch.fx's pass infrastructure,
+and compile times with the compiler's passes as pass objects.
+
+(a) The Mul-by-1 fold over a chain of N nodes (``Relu`` and ``Mul(x, 1)`` alternating, one
+shared constant 1): ours is ``examples/passes.py``'s ``FoldIdentityArithmetic`` run by
+``passes.PassManager``; onnx-ir's is the same fold written as an ``onnx_ir.passes.InPlacePass``
+run by ``onnx_ir.passes.PassManager`` over the same model (N = 1M); torch.fx's is
+``torch.fx.subgraph_rewriter.replace_pattern`` of ``x * 1`` by ``x`` over an fx graph of the same
+structure (N = 100k). Each side's time is the pass run only (the graph is built, or copied,
+outside the timing). None of the compiler's Rust passes folds ``x * 1`` (``fold_floats`` folds
+computations whose inputs are all constants, ``remove_noops`` Identity and same-dtype Casts), so
+there is no Rust-backed row for this fold.
+
+(b) ``air.compile`` of the models of ``models.py`` (bert, decoder, resnet50 at their default
+sizes), without user passes (the path the restructure must keep within 5 %) and with a no-op
+user pass after ``simplify`` (what a hook costs: the graph handed to Python and back, the
+symbols made again). A dev (debug) build checks the graph's invariants between passes, so its
+compile times are not release figures.
+"""
+
+from __future__ import annotations
+
+import gc
+import operator
+import sys
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "examples"))
+
+from timing import measure, row  # noqa: E402
+
+
+def chain_model(n: int) -> Any:
+    """An ONNX model of ``n`` nodes: ``Relu`` and ``Mul(x, one)`` alternating over ``[1, 64]``
+    floats, ``one`` a scalar initializer of 1."""
+    import numpy as np
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes = []
+    prev = "x"
+    for i in range(n):
+        out = f"v{i}"
+        if i % 2:
+            nodes.append(helper.make_node("Mul", [prev, "one"], [out], name=f"n{i}"))
+        else:
+            nodes.append(helper.make_node("Relu", [prev], [out], name=f"n{i}"))
+        prev = out
+    one = numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one")
+    graph = helper.make_graph(
+        nodes, "chain",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 64])],
+        initializer=[one])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return onnx.shape_inference.infer_shapes(model)
+
+
+def _onnx_ir_fold() -> Any:
+    """The Mul-by-1 fold as an onnx-ir in-place pass."""
+    import numpy as np
+    import onnx_ir as ir
+    from onnx_ir import passes as irp
+
+    class FoldMulByOne(irp.InPlacePass):
+        def call(self, model: ir.Model) -> irp.PassResult:
+            modified = False
+            graph = model.graph
+            for node in list(graph):
+                if node.op_type != "Mul" or node.domain != "":
+                    continue
+                x, c = node.inputs[0], node.inputs[1]
+                value = c.const_value if c is not None else None
+                if x is None or value is None or not np.all(value.numpy() == 1):
+                    continue
+                out = node.outputs[0]
+                if out.shape != x.shape or out.dtype != x.dtype or out.is_graph_output():
+                    continue
+                ir.convenience.replace_all_uses_with(out, x)
+                graph.remove(node, safe=True)
+                modified = True
+            return irp.PassResult(model, modified)
+
+    return irp.PassManager([FoldMulByOne()])
+
+
+def _fx_graph(n: int) -> Any:
+    """An fx GraphModule of ``n`` nodes of the chain's structure."""
+    import torch
+    import torch.fx as fx
+
+    g = fx.Graph()
+    prev = g.placeholder("x")
+    for i in range(n):
+        if i % 2:
+            prev = g.call_function(operator.mul, (prev, 1))
+        else:
+            prev = g.call_function(torch.relu, (prev,))
+    g.output(prev)
+    return fx.GraphModule(torch.nn.Module(), g)
+
+
+def _fold_rows(quick: bool) -> list[dict]:
+    import onnx_ir as ir
+    import torch.fx.subgraph_rewriter as sr
+
+    import ascendir as air
+    from ascendir import passes
+    from passes import FoldIdentityArithmetic
+
+    rows = []
+    sizes = ((20_000, 10_000) if quick else (1_000_000, 100_000))
+    for n, peer in zip(sizes, ("onnx-ir", "torch.fx"), strict=True):
+        proto = chain_model(n)
+        base = air.onnx.load(proto)
+        folds = sum(1 for node in base.nodes if node.type == "Mul")
+
+        def ours(base: Any = base) -> float:
+            g = base.copy()
+            pm = passes.PassManager([FoldIdentityArithmetic()], check_invariants=False)
+            t = measure(lambda: pm(g), 1)[0]
+            assert sum(1 for node in g.nodes if node.type == "Mul") == 0
+            return t
+
+        t_ours = min(ours() for _ in range(1 if not quick else 2))
+        if peer == "onnx-ir":
+            def theirs(proto: Any = proto) -> float:
+                model = ir.serde.deserialize_model(proto)
+                pm = _onnx_ir_fold()
+                t = measure(lambda: pm(model), 1)[0]
+                assert not any(node.op_type == "Mul" for node in model.graph)
+                return t
+
+            label = "onnx_ir.passes.PassManager"
+        else:
+            def theirs(n: int = n) -> float:
+                gm = _fx_graph(n)
+                t = measure(lambda: sr.replace_pattern(gm, lambda x: x * 1, lambda x: x), 1)[0]
+                assert not any(node.target is operator.mul for node in gm.graph.nodes)
+                return t
+
+            label = "torch.fx replace_pattern"
+        t_peer = theirs()
+        rows.append(row(f"fold Mul-by-1, chain of {n} nodes", t_ours, label, t_peer,
+                        note=f"{folds} Muls folded; ours: FoldIdentityArithmetic via "
+                             "passes.PassManager (Python pass)"))
+        del base, proto
+        gc.collect()
+    return rows
+
+
+class _NoOp:
+    """A user pass that changes nothing (built lazily: ascendir is imported in ``run``)."""
+
+    @staticmethod
+    def make() -> Any:
+        from ascendir import passes
+
+        class NoOp(passes.InPlacePass):
+            def call(self, graph: Any) -> passes.PassResult:
+                return passes.PassResult(graph, False)
+
+        return NoOp()
+
+
+def _compile_rows(quick: bool) -> list[dict]:
+    import ascendir as air
+    import models
+
+    rows = []
+    repeat = 2 if quick else 5
+    graphs = {"bert": models.bert(), "decoder": models.decoder(), "resnet50": models.resnet50()}
+    noop = _NoOp.make()
+    for name, proto in graphs.items():
+        g = air.onnx.load(proto)
+        plain = measure(lambda g=g: air.compile(g), repeat)[0]
+        hooked = measure(lambda g=g: air.compile(g, passes=[("after", "simplify", noop)]),
+                         repeat)[0]
+        rows.append(row(f"compile {name} ({len(g.nodes)} nodes)", plain,
+                        "same + no-op user pass", hooked,
+                        note="dev builds check invariants between passes: not release times"))
+    return rows
+
+
+def run(quick: bool) -> list[dict]:
+    """Rows: the Mul-by-1 fold against onnx-ir (1M nodes) and torch.fx (100k nodes); compile
+    times of bert, decoder and resnet50."""
+    return _fold_rows(quick) + _compile_rows(quick)
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    for r in run(args.quick):
+        ratio = r["ratio"]
+        print(f"{r['name']:<44} ours {r['ours_s']:.4f} s  {r['peer']:<28} "
+              f"{r['peer_s']:.4f} s  ratio {'' if ratio is None else f'{ratio:.2f}x'}  "
+              f"{r['note']}")
