@@ -20,11 +20,14 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _core
 from .._core import Graph, Node
 from ..errors import CompileError
+
+if TYPE_CHECKING:
+    from ..passes import Pass
 
 __all__ = [
     "CompileError",
@@ -463,7 +466,7 @@ def compile(  # noqa: A001 - the public name of the spec
 
 
 from .lowering import lowering  # noqa: E402
-from .user_passes import Pass, _compile_with_passes  # noqa: E402
+from .user_passes import _compile_with_passes  # noqa: E402
 
 
 def lowered_types() -> list[str]:

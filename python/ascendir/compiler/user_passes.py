@@ -27,7 +27,7 @@ from ..passes import Pass, PassManager
 if TYPE_CHECKING:
     from . import CompiledModel, CompileOptions
 
-__all__ = ["POSITIONS", "Pass"]
+__all__ = ["POSITIONS"]
 
 #: Where a user pass runs relative to its point.
 POSITIONS = ("before", "after")

@@ -169,7 +169,7 @@ pub fn compile_with_hooks(
                 "user pass '{}': unknown point '{}' (one of: {})",
                 h.pass.name(),
                 h.point,
-                names[..=last.min(names.len() - 1)].join(", ")
+                names.iter().take(last + 1).cloned().collect::<Vec<_>>().join(", ")
             ));
             return Err(CompileError::from_kind(Stage::Load, e));
         };
