@@ -8,9 +8,10 @@ run by ``onnx_ir.passes.PassManager`` over the same model (N = 1M); torch.fx's i
 ``torch.fx.subgraph_rewriter.replace_pattern`` of ``x * 1`` by ``x`` over an fx graph of the same
 structure. ``replace_pattern`` grows quadratically here (2k nodes 1.1 s, 8k nodes 21.5 s on the
 2-core dev machine: about 75 min estimated at 100k), so its row runs at N = 10k, both sides.
-Each side's time is the pass run only (the graph is built, or copied, outside the timing). None of the compiler's Rust passes folds ``x * 1`` (``fold_floats`` folds
-computations whose inputs are all constants, ``remove_noops`` Identity and same-dtype Casts), so
-there is no Rust-backed row for this fold.
+Each side's time is the pass run only (the graph is built, or copied, outside the timing).
+None of the compiler's Rust passes folds ``x * 1`` (``fold_floats`` folds computations whose
+inputs are all constants, ``remove_noops`` Identity and same-dtype Casts), so there is no
+Rust-backed row for this fold.
 
 (b) ``air.compile`` of the models of ``models.py`` (bert, decoder, resnet50 at their default
 sizes), without user passes (the path the restructure must keep within 5 %) and with a no-op
