@@ -1,6 +1,6 @@
 """Type stubs of ``ascendir._core.compiler``, the compiler pipeline behind ``air.compile``."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, final
 
 from . import Graph
@@ -18,7 +18,7 @@ def compiler_passes() -> list[str]:
 def run_compiler_pass(graph: Graph, name: str, options_json: str) -> bool:
     """Run the compiler pass ``name`` over ``graph`` in place; whether it modified it."""
 
-def compile_with_passes(graph: Graph, options_json: str, dump: bool, hooks: list[tuple[str, str, str, Callable[[Graph], tuple[Graph, bool]]]]) -> tuple[Graph, list[Any], bytes, str, str, list[tuple[str, str]]]:
+def compile_with_passes(graph: Graph, options_json: str, dump: bool, hooks: Sequence[tuple[str, str, str, Callable[[Graph], tuple[Graph, bool]]]]) -> tuple[Graph, list[Any], bytes, str, str, list[tuple[str, str]]]:
     """Compile like ``compile`` with ``(position, point, name, f)`` hooks run in the pipeline."""
 
 def lowered_types() -> list[str]:

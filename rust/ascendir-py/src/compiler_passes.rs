@@ -119,7 +119,9 @@ fn compile_with_passes<'py>(
                 "before" => Position::Before,
                 "after" => Position::After,
                 other => {
-                    let reason = format!("user pass '{name}': position '{other}' is not 'before' or 'after'");
+                    let reason = format!(
+                        "user pass '{name}': position '{other}' is not 'before' or 'after'"
+                    );
                     return Err(py_err(CompileError::new(Stage::Load, reason)));
                 }
             };

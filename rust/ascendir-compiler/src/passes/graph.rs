@@ -25,7 +25,10 @@ pub fn graph_passes() -> Vec<Box<dyn Pass>> {
 
 /// The names of [`graph_passes`], in order.
 pub fn graph_pass_names() -> Vec<String> {
-    graph_passes().iter().map(|p| p.name().to_string()).collect()
+    graph_passes()
+        .iter()
+        .map(|p| p.name().to_string())
+        .collect()
 }
 
 /// Run the graph pass `name` of [`graph_passes`] over `graph` in place under `opts`: a stage 4
@@ -160,7 +163,10 @@ pub fn compile_with_hooks(
     let mut pm = pipeline();
     let names: Vec<String> = pm.names().iter().map(|n| n.to_string()).collect();
     let stages = pm.pass_stages();
-    let last = names.iter().position(|n| n == LAST_POINT).unwrap_or(names.len());
+    let last = names
+        .iter()
+        .position(|n| n == LAST_POINT)
+        .unwrap_or(names.len());
     // Insert from the back so earlier indices stay valid: hooks at one point keep their order.
     let mut placed = Vec::with_capacity(hooks.len());
     for (i, h) in hooks.into_iter().enumerate() {
@@ -169,7 +175,12 @@ pub fn compile_with_hooks(
                 "user pass '{}': unknown point '{}' (one of: {})",
                 h.pass.name(),
                 h.point,
-                names.iter().take(last + 1).cloned().collect::<Vec<_>>().join(", ")
+                names
+                    .iter()
+                    .take(last + 1)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ));
             return Err(CompileError::from_kind(Stage::Load, e));
         };
@@ -186,7 +197,14 @@ pub fn compile_with_hooks(
             return Err(CompileError::from_kind(Stage::Load, e));
         }
         let stage = stages.get(at).copied().unwrap_or(Stage::Load);
-        placed.push((index, i, HookPass { hook: h.pass, stage }));
+        placed.push((
+            index,
+            i,
+            HookPass {
+                hook: h.pass,
+                stage,
+            },
+        ));
     }
     placed.sort_by_key(|(index, i, _)| (std::cmp::Reverse(*index), std::cmp::Reverse(*i)));
     for (index, _, p) in placed {
