@@ -1,13 +1,15 @@
 """The pass layer (``ascendir.passes``) against onnx-ir's and torch.fx's pass infrastructure,
 and compile times with the compiler's passes as pass objects.
 
-(a) The Mul-by-1 fold over a chain of N nodes (``Relu`` and ``Mul(x, 1)`` alternating, one
-shared constant 1): ours is ``examples/passes.py``'s ``FoldIdentityArithmetic`` run by
-``passes.PassManager``; onnx-ir's is the same fold written as an ``onnx_ir.passes.InPlacePass``
+(a) The Mul-by-1 fold over a graph of N nodes (branches ``Mul(Relu(x), 1)`` summed by a balanced
+tree of ``Add``, one shared constant 1): ours is ``examples/passes.py``'s
+``FoldIdentityArithmetic`` run by ``passes.PassManager``; onnx-ir's is the same fold written as an ``onnx_ir.passes.InPlacePass``
 run by ``onnx_ir.passes.PassManager`` over the same model (N = 1M); torch.fx's is
 ``torch.fx.subgraph_rewriter.replace_pattern`` of ``x * 1`` by ``x`` over an fx graph of the same
-structure. ``replace_pattern`` grows quadratically here (2k nodes 1.1 s, 8k nodes 21.5 s on the
-2-core dev machine: about 75 min estimated at 100k), so its row runs at N = 10k, both sides.
+structure (N = 100k). A tree, not a chain: on a chain both ``replace_pattern`` (2k nodes 1.1 s,
+8k nodes 21.5 s on the 2-core dev machine) and our ``bypass`` are quadratic — ``bypass`` checks
+that moving the uses makes no cycle by walking the consumers' descendants, the whole rest of a
+chain (a 1M-node chain did not finish in 10 minutes).
 Each side's time is the pass run only (the graph is built, or copied, outside the timing).
 None of the compiler's Rust passes folds ``x * 1`` (``fold_floats`` folds computations whose
 inputs are all constants, ``remove_noops`` Identity and same-dtype Casts), so there is no
@@ -35,27 +37,46 @@ sys.path.insert(0, str(HERE.parent / "examples"))
 from timing import measure, row  # noqa: E402
 
 
-def chain_model(n: int) -> Any:
-    """An ONNX model of ``n`` nodes: ``Relu`` and ``Mul(x, one)`` alternating over ``[1, 64]``
-    floats, ``one`` a scalar initializer of 1."""
+def _tree(n: int) -> tuple[int, list[tuple[str, list[int]]]]:
+    """The fold's graph of about ``n`` nodes as ``(leaves, ops)``: ``leaves`` branches
+    ``Mul(Relu(x), one)`` summed by a balanced tree of ``Add``; ``ops`` are ``(type, inputs)``
+    with inputs indexing earlier ops (``-1``: ``x``)."""
+    leaves = max(2, n // 3)
+    ops: list[tuple[str, list[int]]] = []
+    level = []
+    for _ in range(leaves):
+        ops.append(("Relu", [-1]))
+        ops.append(("Mul", [len(ops) - 1]))
+        level.append(len(ops) - 1)
+    while len(level) > 1:
+        nxt = []
+        for a, b in zip(level[::2], level[1::2], strict=False):
+            ops.append(("Add", [a, b]))
+            nxt.append(len(ops) - 1)
+        if len(level) % 2:
+            nxt.append(level[-1])
+        level = nxt
+    return leaves, ops
+
+
+def tree_model(n: int) -> Any:
+    """An ONNX model of about ``n`` nodes over ``[1, 64]`` floats (:func:`_tree`); the ``Mul``
+    reads a scalar initializer ``one`` of 1."""
     import numpy as np
     import onnx
     from onnx import TensorProto, helper, numpy_helper
 
+    _, ops = _tree(n)
+    names = [f"v{i}" for i in range(len(ops))]
     nodes = []
-    prev = "x"
-    for i in range(n):
-        out = f"v{i}"
-        if i % 2:
-            nodes.append(helper.make_node("Mul", [prev, "one"], [out], name=f"n{i}"))
-        else:
-            nodes.append(helper.make_node("Relu", [prev], [out], name=f"n{i}"))
-        prev = out
+    for i, (op, ins) in enumerate(ops):
+        inputs = ["x" if k < 0 else names[k] for k in ins] + (["one"] if op == "Mul" else [])
+        nodes.append(helper.make_node(op, inputs, [names[i]], name=f"n{i}"))
     one = numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one")
     graph = helper.make_graph(
-        nodes, "chain",
+        nodes, "tree",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 64])],
-        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 64])],
+        [helper.make_tensor_value_info(names[-1], TensorProto.FLOAT, [1, 64])],
         initializer=[one])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
@@ -91,18 +112,23 @@ def _onnx_ir_fold() -> Any:
 
 
 def _fx_graph(n: int) -> Any:
-    """An fx GraphModule of ``n`` nodes of the chain's structure."""
+    """An fx GraphModule of the structure of :func:`tree_model` (``x * 1`` for the Mul)."""
     import torch
     import torch.fx as fx
 
+    _, ops = _tree(n)
     g = fx.Graph()
-    prev = g.placeholder("x")
-    for i in range(n):
-        if i % 2:
-            prev = g.call_function(operator.mul, (prev, 1))
+    x = g.placeholder("x")
+    made: list[Any] = []
+    for op, ins in ops:
+        args = [x if k < 0 else made[k] for k in ins]
+        if op == "Relu":
+            made.append(g.call_function(torch.relu, (args[0],)))
+        elif op == "Mul":
+            made.append(g.call_function(operator.mul, (args[0], 1)))
         else:
-            prev = g.call_function(torch.relu, (prev,))
-    g.output(prev)
+            made.append(g.call_function(operator.add, (args[0], args[1])))
+    g.output(made[-1])
     return fx.GraphModule(torch.nn.Module(), g)
 
 
@@ -115,9 +141,9 @@ def _fold_rows(quick: bool) -> list[dict]:
     from passes import FoldIdentityArithmetic
 
     rows = []
-    sizes = ((20_000, 4_000) if quick else (1_000_000, 10_000))
+    sizes = ((20_000, 10_000) if quick else (1_000_000, 100_000))
     for n, peer in zip(sizes, ("onnx-ir", "torch.fx"), strict=True):
-        proto = chain_model(n)
+        proto = tree_model(n)
         base = air.onnx.load(proto)
         folds = sum(1 for node in base.nodes if node.type == "Mul")
 
@@ -147,7 +173,7 @@ def _fold_rows(quick: bool) -> list[dict]:
 
             label = "torch.fx replace_pattern"
         t_peer = theirs()
-        rows.append(row(f"fold Mul-by-1, chain of {n} nodes", t_ours, label, t_peer,
+        rows.append(row(f"fold Mul-by-1, tree of {len(_tree(n)[1])} nodes", t_ours, label, t_peer,
                         note=f"{folds} Muls folded; ours: FoldIdentityArithmetic via "
                              "passes.PassManager (Python pass)"))
         del base, proto
@@ -174,7 +200,7 @@ def _compile_rows(quick: bool) -> list[dict]:
     import models
 
     rows = []
-    repeat = 2 if quick else 5
+    repeat = 1 if quick else 2
     graphs = {"bert": models.bert(), "decoder": models.decoder(), "resnet50": models.resnet50()}
     noop = _NoOp.make()
     for name, proto in graphs.items():
