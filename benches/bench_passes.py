@@ -4,9 +4,9 @@ and compile times with the compiler's passes as pass objects.
 (a) The Mul-by-1 fold over a graph of N nodes (branches ``Mul(Relu(x), 1)`` summed by a balanced
 tree of ``Add``, one shared constant 1): ours is ``examples/passes.py``'s
 ``FoldIdentityArithmetic`` run by ``passes.PassManager``; onnx-ir's is the same fold written as
-an ``onnx_ir.passes.InPlacePass`` run by ``onnx_ir.passes.PassManager`` over the same model (N = 1M); torch.fx's is
-``torch.fx.subgraph_rewriter.replace_pattern`` of ``x * 1`` by ``x`` over an fx graph of the same
-structure (N = 100k). A tree, not a chain: on a chain both ``replace_pattern`` (2k nodes 1.1 s,
+an ``onnx_ir.passes.InPlacePass`` run by ``onnx_ir.passes.PassManager`` over the same model
+(N = 1M); torch.fx's is ``torch.fx.subgraph_rewriter.replace_pattern`` of ``x * 1`` by ``x``
+over an fx graph of the same structure (N = 100k). A tree, not a chain: on a chain both ``replace_pattern`` (2k nodes 1.1 s,
 8k nodes 21.5 s on the 2-core dev machine) and our ``bypass`` are quadratic — ``bypass`` checks
 that moving the uses makes no cycle by walking the consumers' descendants, the whole rest of a
 chain (a 1M-node chain did not finish in 10 minutes).
