@@ -7,9 +7,10 @@ tree of ``Add``, one shared constant 1): ours is ``examples/passes.py``'s
 an ``onnx_ir.passes.InPlacePass`` run by ``onnx_ir.passes.PassManager`` over the same model
 (N = 1M); torch.fx's is ``torch.fx.subgraph_rewriter.replace_pattern`` of ``x * 1`` by ``x``
 over an fx graph of the same structure (N = 100k). A tree, not a chain: on a chain both
-``replace_pattern`` (2k nodes 1.1 s, 8k nodes 21.5 s on the 2-core dev machine) and our ``bypass`` are quadratic — ``bypass`` checks
-that moving the uses makes no cycle by walking the consumers' descendants, the whole rest of a
-chain (a 1M-node chain did not finish in 10 minutes).
+``replace_pattern`` (2k nodes 1.1 s, 8k nodes 21.5 s on the 2-core dev machine) and our
+``bypass`` are quadratic — ``bypass`` checks that moving the uses makes no cycle by walking the
+consumers' descendants, the whole rest of a chain (a 1M-node chain did not finish in 10
+minutes).
 Each side's time is the pass run only (the graph is built, or copied, outside the timing).
 None of the compiler's Rust passes folds ``x * 1`` (``fold_floats`` folds computations whose
 inputs are all constants, ``remove_noops`` Identity and same-dtype Casts), so there is no
