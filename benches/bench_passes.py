@@ -12,6 +12,9 @@ over an fx graph of the same structure (N = 100k). A tree, not a chain: on a cha
 consumers' descendants, the whole rest of a chain (a 1M-node chain did not finish in 10
 minutes).
 Each side's time is the pass run only (the graph is built, or copied, outside the timing).
+The shared constant has a third of the nodes as consumers: each ``bypass`` that erases a ``Mul``
+removes it from that constant's consumer list, a cost growing with the list (the fold grows
+faster than linearly: 100k nodes 3.4 s, 1M nodes 69 s in a dev build).
 None of the compiler's Rust passes folds ``x * 1`` (``fold_floats`` folds computations whose
 inputs are all constants, ``remove_noops`` Identity and same-dtype Casts), so there is no
 Rust-backed row for this fold.
