@@ -36,12 +36,27 @@ import abc
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+if TYPE_CHECKING:
+    from .compiler import CompileOptions
 
 from . import _core
 from .errors import AscendIRError
 
 __all__ = [
     "CREATED_BY",
+    "CSE",
+    "CollapseReshapes",
+    "CompilerPass",
+    "ConstantFolding",
+    "FoldFloats",
+    "FuseAttention",
+    "InferShapes",
+    "Prune",
+    "RemoveNoops",
+    "SplitsToSlices",
+    "compiler_passes",
     "FunctionalPass",
     "InPlacePass",
     "InvariantError",
@@ -250,6 +265,124 @@ class PassManager(Sequential):
             raise InvariantError(f"after pass '{p.name}': {problems[0]}"
                                  + (f" (and {len(problems) - 1} more)" if len(problems) > 1
                                     else ""), pass_name=p.name, problems=problems)
+
+
+class CompilerPass(InPlacePass):
+    """One of the compiler's own passes over a plain graph (:func:`compiler_passes` lists
+    them), run in place by the Rust compiler: shape inference (``infer``) or a rewrite of the
+    compile pipeline's stage 4 (``fold_constants`` … ``prune``, docs/COMPILER.md). A stage 4
+    rewrite is given the graph's symbols as stage 3 makes them, so the graph must have been
+    inferred (run :class:`InferShapes` first). ``options`` (a
+    :class:`~ascendir.compiler.CompileOptions`, the defaults when None) are the compile options
+    the pass reads; a pass they turn off (e.g. ``FuseAttention`` without ``fusion``) does
+    nothing. The pass's :attr:`name` is the Rust pass's.
+
+    ``CompilerPass("cse")`` names the Rust pass; the subclasses (``passes.CSE()``, ...) are
+    the same with the name fixed."""
+
+    #: The Rust pass a subclass runs.
+    rust_name: ClassVar[str] = ""
+
+    def __init__(self, name: str | None = None, options: CompileOptions | None = None) -> None:
+        pass_name = name if name is not None else self.rust_name
+        if not pass_name:
+            raise TypeError("CompilerPass needs the name of a compiler pass")
+        if pass_name not in _core.compiler.compiler_passes():
+            raise ValueError(f"unknown compiler pass '{pass_name}' (one of: "
+                             f"{', '.join(_core.compiler.compiler_passes())})")
+        self._rust = pass_name
+        self.options = options
+        self._json: str | None = None
+
+    @property
+    def name(self) -> str:
+        """The Rust pass's name."""
+        return self._rust
+
+    def call(self, graph: _core.Graph) -> PassResult:
+        """Run the Rust pass over ``graph`` in place."""
+        if self._json is None:
+            from .compiler import CompileOptions
+            self._json = (self.options or CompileOptions()).to_json()
+        modified = _core.compiler.run_compiler_pass(graph, self._rust, self._json)
+        return PassResult(graph, bool(modified))
+
+    def __repr__(self) -> str:
+        if type(self) is CompilerPass:
+            return f"CompilerPass({self._rust!r})"
+        return f"{type(self).__name__}()"
+
+
+class InferShapes(CompilerPass):
+    """Shape and dtype inference (the compiler's stage 2, ``infer``)."""
+
+    rust_name = "infer"
+
+
+class ConstantFolding(CompilerPass):
+    """Shape arithmetic whose integer value is known replaced by a Const (``fold_constants``)."""
+
+    rust_name = "fold_constants"
+
+
+class RemoveNoops(CompilerPass):
+    """Identity and Cast-to-the-same-dtype nodes removed (``remove_noops``)."""
+
+    rust_name = "remove_noops"
+
+
+class FoldFloats(CompilerPass):
+    """Float computations on constants replaced by a Const (``fold_floats``; fusion on)."""
+
+    rust_name = "fold_floats"
+
+
+class CollapseReshapes(CompilerPass):
+    """``Reshape(Reshape(x, a), b)`` rewired as ``Reshape(x, b)`` (``collapse_reshapes``)."""
+
+    rust_name = "collapse_reshapes"
+
+
+class FuseAttention(CompilerPass):
+    """Softmax attention replaced by ``FlashAttentionScore`` (``fuse_attention``; fusion and
+    ``fuse_attention`` on)."""
+
+    rust_name = "fuse_attention"
+
+
+class SplitsToSlices(CompilerPass):
+    """Splits replaced by one slice per output (``splits_to_slices``; the split family on)."""
+
+    rust_name = "splits_to_slices"
+
+
+class CSE(CompilerPass):
+    """Pure nodes merged into an earlier equal one (``cse``)."""
+
+    rust_name = "cse"
+
+
+class Prune(CompilerPass):
+    """Pure nodes whose values reach no output removed (``prune``)."""
+
+    rust_name = "prune"
+
+
+_CLASSES: dict[str, type[CompilerPass]] = {
+    c.rust_name: c for c in (InferShapes, ConstantFolding, RemoveNoops, FoldFloats,
+                             CollapseReshapes, FuseAttention, SplitsToSlices, CSE, Prune)
+}
+
+
+def compiler_passes(options: CompileOptions | None = None) -> list[CompilerPass]:
+    """The compiler's graph passes, in the pipeline's order (the names come from the Rust
+    compiler): ``infer`` then the rewrites of stage 4. ``Sequential(compiler_passes())`` over
+    a loaded graph gives the graph of the compile's ``04_simplify`` dump."""
+    out: list[CompilerPass] = []
+    for name in _core.compiler.compiler_passes():
+        cls = _CLASSES.get(name)
+        out.append(cls(options=options) if cls is not None else CompilerPass(name, options))
+    return out
 
 
 _REWRITER_NAMES = ("Match", "PatternRewritePass", "RewriteError", "RewriteRule",

@@ -1,14 +1,25 @@
 """Type stubs of ``ascendir._core.compiler``, the compiler pipeline behind ``air.compile``."""
 
+from collections.abc import Callable, Sequence
 from typing import Any, final
 
 from . import Graph
 
-__all__ = ['ArchivedModel', 'Batch', 'compile', 'compile_archive', 'load_model', 'lowered_types',
-           'register_lowering', 'sniff', 'unpack_archive']
+__all__ = ['ArchivedModel', 'Batch', 'compile', 'compile_archive', 'compile_with_passes',
+           'compiler_passes', 'load_model', 'lowered_types', 'register_lowering',
+           'run_compiler_pass', 'sniff', 'unpack_archive']
 
 def compile(graph: Graph, options_json: str, dump: bool = False) -> tuple[Graph, list[Any], bytes, str, str, list[tuple[str, str]]]:
     """Compile ``graph`` (unchanged) with the options given as JSON."""
+
+def compiler_passes() -> list[str]:
+    """The names of the compiler's passes that act on a plain graph, pipeline order."""
+
+def run_compiler_pass(graph: Graph, name: str, options_json: str) -> bool:
+    """Run the compiler pass ``name`` over ``graph`` in place; whether it modified it."""
+
+def compile_with_passes(graph: Graph, options_json: str, dump: bool, hooks: Sequence[tuple[str, str, str, Callable[[Graph], tuple[Graph, bool]]]]) -> tuple[Graph, list[Any], bytes, str, str, list[tuple[str, str]]]:
+    """Compile like ``compile`` with ``(position, point, name, f)`` hooks run in the pipeline."""
 
 def lowered_types() -> list[str]:
     """GE op types with a registered lowering."""

@@ -20,11 +20,14 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .. import _core
 from .._core import Graph, Node
 from ..errors import CompileError
+
+if TYPE_CHECKING:
+    from ..passes import Pass
 
 __all__ = [
     "CompileError",
@@ -439,22 +442,31 @@ def compile(  # noqa: A001 - the public name of the spec
     out_dir: str | os.PathLike[str] | None = None,
     emit: Iterable[str] = ("om", "report"),
     dump_stages: bool = False,
+    passes: Sequence[tuple[str, str, Pass]] = (),
 ) -> CompiledModel:
     """Compile a model: a :class:`~ascendir.Graph` (left unchanged), a path or the model bytes.
 
     ``input_shapes`` binds the symbols of ``-1`` dims (hints); ``options`` is a
     :class:`CompileOptions`. With ``out_dir`` the outputs named by ``emit`` are written there.
+    ``passes`` are user passes run inside the pipeline: ``(position, point, pass)`` with
+    ``position`` ``"before"`` or ``"after"``, ``point`` a top-level pass of the pipeline
+    (``validate``, ``infer``, ``symbolize``, ``simplify``; ``before`` ``lower`` is the last
+    point) and ``pass`` an :class:`ascendir.passes.Pass` (docs/PASSES.md).
     Raises :class:`~ascendir.errors.CompileError` with ``stage``, ``node`` and ``reason``.
     """
     opts = _options(target, input_shapes, options)
     graph = model if isinstance(model, Graph) else load_model_file(model)
-    cm = _from_parts(_core.compiler.compile(graph, opts.to_json(), dump_stages), opts)
+    if passes:
+        cm = _compile_with_passes(graph, opts, dump_stages, passes)
+    else:
+        cm = _from_parts(_core.compiler.compile(graph, opts.to_json(), dump_stages), opts)
     if out_dir is not None:
         cm.save(out_dir, emit)
     return cm
 
 
 from .lowering import lowering  # noqa: E402
+from .user_passes import _compile_with_passes  # noqa: E402
 
 
 def lowered_types() -> list[str]:

@@ -22,7 +22,7 @@ use crate::ops::{ensure_libraries, PyCustom};
 
 /// A compiled model as Python values: `(graph, kernels, report_json, report_text, dot,
 /// dumps)`.
-type Parts<'py> = (
+pub(crate) type Parts<'py> = (
     PyGraph,
     Bound<'py, PyList>,
     Bound<'py, PyBytes>,
@@ -55,7 +55,7 @@ fn compile<'py>(
 
 /// The parts of a compiled model as Python values: `(graph, kernels, report_json,
 /// report_text, dot, dumps)` (see [`compile`]).
-fn model_parts(py: Python<'_>, cm: CompiledModel) -> PyResult<Parts<'_>> {
+pub(crate) fn model_parts(py: Python<'_>, cm: CompiledModel) -> PyResult<Parts<'_>> {
     let kernels = PyList::empty(py);
     for k in &cm.kernels {
         let d = PyDict::new(py);
@@ -440,6 +440,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_function(wrap_pyfunction!(load_model, &sub)?)?;
     sub.add_class::<PyBatch>()?;
     sub.add_class::<PyArchivedModel>()?;
+    crate::compiler_passes::register(&sub)?;
     m.add_submodule(&sub)?;
     Ok(())
 }

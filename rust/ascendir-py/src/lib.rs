@@ -24,6 +24,7 @@ mod asc;
 mod asc_backend;
 mod codegen;
 mod compiler;
+mod compiler_passes;
 mod cpu;
 mod errors;
 pub mod ir;

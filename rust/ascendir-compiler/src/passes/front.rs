@@ -67,7 +67,7 @@ impl Pass for Infer {
 
 /// Re-symbolize the graph after a pass changed it: a fresh order (a failure is `stage`'s) and
 /// symbols (a failure is stage 3's).
-fn resymbolize(cx: &mut CompileCtx<'_>, stage: Stage) -> CompileResult<()> {
+pub(crate) fn resymbolize(cx: &mut CompileCtx<'_>, stage: Stage) -> CompileResult<()> {
     cx.order = cx.topo(stage)?;
     cx.syms = symbolize(&cx.graph, &cx.order, cx.opts, &mut *cx.infer)
         .map_err(|e| CompileError::from_kind(Stage::Symbolize, e))?;

@@ -23,6 +23,7 @@ use crate::symbolize::SymTable;
 
 pub(crate) mod build;
 pub(crate) mod front;
+pub mod graph;
 pub(crate) mod package;
 
 pub use build::Build;
@@ -226,7 +227,7 @@ impl<'a> CompileCtx<'a> {
 pub trait Pass {
     /// The pass's name: the report's stage name and the stem of its dump file for a stage
     /// pass, the counter's name for a stage 4 rewrite.
-    fn name(&self) -> &'static str;
+    fn name(&self) -> &str;
 
     /// The stage whose time and errors the pass's are.
     fn stage(&self) -> Stage;
@@ -327,8 +328,24 @@ impl PassManager {
     }
 
     /// The passes' names, in order.
-    pub fn names(&self) -> Vec<&'static str> {
+    pub fn names(&self) -> Vec<&str> {
         self.passes.iter().map(|p| p.name()).collect()
+    }
+
+    /// Each pass's own stage, in order (one per pass, unlike [`PassManager::stages`]).
+    pub fn pass_stages(&self) -> Vec<Stage> {
+        self.passes.iter().map(|p| p.stage()).collect()
+    }
+
+    /// The passes themselves, in order (to run one alone or build another manager).
+    pub fn into_passes(self) -> Vec<Box<dyn Pass>> {
+        self.passes
+    }
+
+    /// Insert `pass` at `index` (clamped to the end).
+    pub fn insert(&mut self, index: usize, pass: Box<dyn Pass>) {
+        let index = index.min(self.passes.len());
+        self.passes.insert(index, pass);
     }
 
     /// The report stages the passes record, in order.
