@@ -51,6 +51,7 @@ impl Graph {
         if safe {
             self.check_unused_outside(ids, &set)?;
         }
+        self.detach_data_inputs(ids, &set);
         let mut names = Vec::with_capacity(ids.len());
         for &id in ids {
             names.push(self.erase_node(id)?.name().to_string());

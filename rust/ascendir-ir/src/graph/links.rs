@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
 
 use crate::anchor::{Anchor, InAnchor, OutAnchor, CONTROL};
@@ -27,6 +28,26 @@ impl Graph {
         }
         let _ = self.unlink_all(Anchor::In(InAnchor::control(id)));
         let _ = self.unlink_all(Anchor::Out(OutAnchor::control(id)));
+    }
+
+    /// Unlink the data inputs of `ids` (the members of `set`, all valid) from their producers,
+    /// with one pass over each producer's consumer list for the whole set: a constant read by
+    /// every removed node would otherwise be scanned once per node.
+    pub(crate) fn detach_data_inputs(&mut self, ids: &[NodeId], set: &FxHashSet<NodeId>) {
+        let mut producers: FxHashSet<OutAnchor> = FxHashSet::default();
+        for &id in ids {
+            for slot in self.nodes[id].in_data.iter_mut() {
+                if let Some(p) = slot.take() {
+                    producers.insert(p);
+                }
+            }
+        }
+        // Each list is filtered on its own: the order of the producers does not matter.
+        for p in producers {
+            if let Some(list) = self.nodes[p.node].out_data.get_mut(p.index as usize) {
+                list.retain(|d| !set.contains(&d.node));
+            }
+        }
     }
 
     pub(super) fn check_out(&self, a: OutAnchor) -> IrResult<()> {

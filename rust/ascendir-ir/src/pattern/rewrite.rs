@@ -29,7 +29,12 @@ impl PatternSet {
         graph(root)?;
         let matches = self.find_matches(root.tree_graph(owner).expect("checked above"), true);
         let mut moved: FxHashMap<OutAnchor, OutAnchor> = FxHashMap::default();
+        // The matched nodes nothing reads any more are removed together after the walk (one
+        // pass over each producer's consumer list); until then they are `gone`.
+        let mut readers = Readers::default();
+        let mut dead: Vec<NodeId> = Vec::new();
         let mut done = 0;
+        let mut failure = None;
         for m in &matches {
             let Some(Some(name)) = capture.get(m.rule) else {
                 continue;
@@ -46,37 +51,95 @@ impl PatternSet {
                 }
             }
             let g = root.tree_graph_mut(owner).expect("checked above");
-            if !m.nodes.iter().all(|n| g.contains(*n)) || !g.contains(to.node) {
+            let here = |n: NodeId| g.contains(n) && !readers.gone.contains(&n);
+            if !m.nodes.iter().all(|n| here(*n)) || !here(to.node) {
                 continue;
             }
             let from = OutAnchor::data(m.root, m.root_out.max(0) as usize);
             // `to` feeds the matched nodes, which feed `from`: no cycle can form.
-            g.replace_upstream_uses(from, to)?;
+            let live = match g.uses(from) {
+                Ok(uses) => uses
+                    .iter()
+                    .filter(|u| !readers.gone.contains(&u.node))
+                    .count(),
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            };
+            if let Err(e) = g.replace_upstream_uses(from, to) {
+                failure = Some(e);
+                break;
+            }
+            readers.moved(g, from.node, to.node, live);
             moved.insert(from, to);
-            let dead = unread(g, &m.nodes);
-            root.remove_tree_nodes(owner, &dead, true)?;
+            readers.mark_unread(g, &m.nodes, &mut dead);
             done += 1;
         }
-        Ok(done)
+        root.remove_tree_nodes(owner, &dead, true)?;
+        match failure {
+            Some(e) => Err(e),
+            None => Ok(done),
+        }
     }
 }
 
-/// Of `nodes` (inputs before their readers), those that nothing outside the removed ones
-/// reads and that are no graph output, last first.
-fn unread(g: &Graph, nodes: &[NodeId]) -> Vec<NodeId> {
-    let mut gone: FxHashSet<NodeId> = FxHashSet::default();
-    let mut dead = Vec::new();
-    for &n in nodes.iter().rev() {
-        let Ok(node) = g.node(n) else { continue };
-        let read = (0..node.num_out_data()).any(|i| {
-            node.out_data_peers(i)
-                .iter()
-                .any(|p| !gone.contains(&p.node))
-                || g.outputs().iter().any(|&(o, k)| o == n && k as usize == i)
-        });
-        if !read && gone.insert(n) {
-            dead.push(n);
+/// The data readers outside `gone` of each node asked about (counted once, then kept up to
+/// date as uses move and nodes go), and the nodes marked gone.
+#[derive(Default)]
+struct Readers {
+    left: FxHashMap<NodeId, usize>,
+    gone: FxHashSet<NodeId>,
+}
+
+impl Readers {
+    fn count(&mut self, g: &Graph, n: NodeId) -> usize {
+        let gone = &self.gone;
+        *self.left.entry(n).or_insert_with(|| {
+            g.node(n).map_or(0, |node| {
+                (0..node.num_out_data())
+                    .map(|i| {
+                        node.out_data_peers(i)
+                            .iter()
+                            .filter(|p| !gone.contains(&p.node))
+                            .count()
+                    })
+                    .sum()
+            })
+        })
+    }
+
+    /// `live` uses moved from `from`'s output to `to`.
+    fn moved(&mut self, g: &Graph, from: NodeId, to: NodeId, live: usize) {
+        if self.left.remove(&from).is_some() {
+            self.count(g, from);
+        }
+        if let Some(c) = self.left.get_mut(&to) {
+            *c += live;
         }
     }
-    dead
+
+    /// Of `nodes` (inputs before their readers), mark those that nothing outside the gone
+    /// ones reads and that are no graph output, last first, appending them to `dead`.
+    fn mark_unread(&mut self, g: &Graph, nodes: &[NodeId], dead: &mut Vec<NodeId>) {
+        for &n in nodes.iter().rev() {
+            if self.gone.contains(&n) {
+                continue;
+            }
+            let output = g.outputs().iter().any(|&(o, _)| o == n);
+            if output || self.count(g, n) > 0 {
+                continue;
+            }
+            self.gone.insert(n);
+            dead.push(n);
+            let Ok(node) = g.node(n) else { continue };
+            for k in 0..node.num_in_data() {
+                if let Some(p) = node.in_data_peer(k) {
+                    if let Some(c) = self.left.get_mut(&p.node) {
+                        *c = c.saturating_sub(1);
+                    }
+                }
+            }
+        }
+    }
 }

@@ -203,3 +203,58 @@ fn capture_rewrites_in_bulk() {
     assert_eq!(g.outputs(), &[(x, 0)]);
     assert_eq!(set.rewrite_to_captures(&mut g, None, &[None]).unwrap(), 0);
 }
+
+#[test]
+fn bulk_rewrite_keeps_a_shared_constant_that_is_still_read() {
+    // Many `Mul(h, one)` over one shared constant, which one other node (an `Add`) also
+    // reads: every Mul goes, the constant stays with exactly that reader.
+    let (_, q) = patterns();
+    let set = PatternSet::new(&[("mul1".into(), &q)]).unwrap();
+    let mut g = Graph::new("g");
+    let x = op(&mut g, "in", "Data", &[], &[]);
+    let one = konst(&mut g, "c1", &[1.0]);
+    let mut h = x;
+    let mut muls = Vec::new();
+    for i in 0..50 {
+        let m = op(&mut g, &format!("m{i}"), "Mul", &[h, one], &[]);
+        muls.push(m);
+        h = op(&mut g, &format!("r{i}"), "Relu", &[m], &[]);
+    }
+    let add = op(&mut g, "add", "Add", &[h, one], &[]);
+    g.add_output_node(add, 0).unwrap();
+    let n = set
+        .rewrite_to_captures(&mut g, None, &[Some("x".into())])
+        .unwrap();
+    assert_eq!(n, 50);
+    assert!(muls.iter().all(|m| !g.contains(*m)));
+    assert_eq!(
+        g.uses(OutAnchor::data(one, 0)).unwrap(),
+        vec![InAnchor::data(add, 1)]
+    );
+    g.validate().unwrap();
+    assert_eq!(g.len(), 2 + 50 + 1);
+}
+
+#[test]
+fn removing_a_set_detaches_each_producer_list_once() {
+    let mut g = Graph::new("g");
+    let x = op(&mut g, "in", "Data", &[], &[]);
+    let one = konst(&mut g, "c1", &[1.0]);
+    let muls: Vec<NodeId> = (0..20)
+        .map(|i| op(&mut g, &format!("m{i}"), "Mul", &[x, one], &[]))
+        .collect();
+    let keep = op(&mut g, "keep", "Add", &[x, one], &[]);
+    let gone: Vec<NodeId> = muls.iter().copied().step_by(2).collect();
+    g.remove_nodes(&gone, true).unwrap();
+    // The survivors keep their link order on both producers.
+    let want: Vec<InAnchor> = muls
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .map(|m| InAnchor::data(*m, 1))
+        .chain([InAnchor::data(keep, 1)])
+        .collect();
+    assert_eq!(g.uses(OutAnchor::data(one, 0)).unwrap(), want);
+    assert_eq!(g.uses(OutAnchor::data(x, 0)).unwrap().len(), 11);
+    g.validate().unwrap();
+}
