@@ -2,22 +2,17 @@
 and compile times with the compiler's passes as pass objects.
 
 (a) The Mul-by-1 fold over a graph of N nodes (branches ``Mul(Relu(x), 1)`` summed by a balanced
-tree of ``Add``, one shared constant 1): ours is ``examples/passes.py``'s
-``FoldIdentityArithmetic`` run by ``passes.PassManager``; onnx-ir's is the same fold written as
-an ``onnx_ir.passes.InPlacePass`` run by ``onnx_ir.passes.PassManager`` over the same model
-(N = 1M); torch.fx's is ``torch.fx.subgraph_rewriter.replace_pattern`` of ``x * 1`` by ``x``
-over an fx graph of the same structure (N = 100k). A tree, not a chain: on a chain both
-``replace_pattern`` (2k nodes 1.1 s, 8k nodes 21.5 s on the 2-core dev machine) and our
-``bypass`` are quadratic — ``bypass`` checks that moving the uses makes no cycle by walking the
-consumers' descendants, the whole rest of a chain (a 1M-node chain did not finish in 10
-minutes).
+tree of ``Add``, one shared constant 1), two ways of ours: the rewrite rule ``x * 1 -> x``
+(``ascendir.rewriter``, rewritten in bulk in Rust) and ``examples/passes.py``'s
+``FoldIdentityArithmetic`` run by ``passes.PassManager`` (a Python pass over the value layer);
+onnx-ir's is the same fold written as an ``onnx_ir.passes.InPlacePass`` run by
+``onnx_ir.passes.PassManager`` over the same model (N = 1M); torch.fx's is
+``torch.fx.subgraph_rewriter.replace_pattern`` of ``x * 1`` by ``x`` over an fx graph of the
+same structure (N = 100k). A tree, not a chain: on a chain ``replace_pattern`` is quadratic
+(2k nodes 1.1 s, 8k nodes 21.5 s on the 2-core dev machine), and so is the Python pass
+(``bypass`` checks that moving the uses makes no cycle by walking the consumers'
+descendants); the rewrite rule skips that walk (a capture feeds the root: no cycle can form).
 Each side's time is the pass run only (the graph is built, or copied, outside the timing).
-The shared constant has a third of the nodes as consumers: each ``bypass`` that erases a ``Mul``
-removes it from that constant's consumer list, a cost growing with the list (the fold grows
-faster than linearly: 100k nodes 3.4 s, 1M nodes 69 s in a dev build).
-None of the compiler's Rust passes folds ``x * 1`` (``fold_floats`` folds computations whose
-inputs are all constants, ``remove_noops`` Identity and same-dtype Casts), so there is no
-Rust-backed row for this fold.
 
 (b) ``air.compile`` of the models of ``models.py`` (bert, decoder, resnet50 at their default
 sizes), without user passes (the path the restructure must keep within 5 %) and with a no-op
@@ -136,6 +131,19 @@ def _fx_graph(n: int) -> Any:
     return fx.GraphModule(torch.nn.Module(), g)
 
 
+def _mul_by_one() -> Any:
+    """The fold as a rewrite rule (``x * 1 → x``): the rewriter applies it in bulk in Rust."""
+    from ascendir import rewriter
+
+    def pattern(op, x):  # type: ignore[no-untyped-def]
+        return op.Mul(x, op.Const(1.0))
+
+    def replacement(op, x):  # type: ignore[no-untyped-def]
+        return x
+
+    return rewriter.RewriteRuleSet([rewriter.RewriteRule(pattern, replacement, name="mul1")])
+
+
 def _fold_rows(quick: bool) -> list[dict]:
     import onnx_ir as ir
     import torch.fx.subgraph_rewriter as sr
@@ -151,14 +159,20 @@ def _fold_rows(quick: bool) -> list[dict]:
         base = air.onnx.load(proto)
         folds = sum(1 for node in base.nodes if node.type == "Mul")
 
-        def ours(base: Any = base) -> float:
+        def rule(base: Any = base) -> float:
+            g = base.copy()
+            rules = _mul_by_one()
+            t = measure(lambda: rules.apply(g, max_rounds=1), 1)[0]
+            assert not g.find_nodes(op_type="Mul")
+            return t
+
+        def python_pass(base: Any = base) -> float:
             g = base.copy()
             pm = passes.PassManager([FoldIdentityArithmetic()], check_invariants=False)
             t = measure(lambda: pm(g), 1)[0]
-            assert sum(1 for node in g.nodes if node.type == "Mul") == 0
+            assert not g.find_nodes(op_type="Mul")
             return t
 
-        t_ours = min(ours() for _ in range(1 if not quick else 2))
         if peer == "onnx-ir":
             def theirs(proto: Any = proto) -> float:
                 model = ir.serde.deserialize_model(proto)
@@ -177,9 +191,13 @@ def _fold_rows(quick: bool) -> list[dict]:
 
             label = "torch.fx replace_pattern"
         t_peer = theirs()
-        rows.append(row(f"fold Mul-by-1, tree of {len(_tree(n)[1])} nodes", t_ours, label, t_peer,
-                        note=f"{folds} Muls folded; ours: FoldIdentityArithmetic via "
-                             "passes.PassManager (Python pass)"))
+        size = len(_tree(n)[1])
+        rows.append(row(f"fold Mul-by-1, tree of {size} nodes (rewrite rule)", rule(), label,
+                        t_peer, note=f"{folds} Muls folded; ours: the rule x * 1 -> x, "
+                                     "rewritten in bulk in Rust"))
+        rows.append(row(f"fold Mul-by-1, tree of {size} nodes (Python pass)", python_pass(),
+                        label, t_peer, note="ours: examples/passes.py FoldIdentityArithmetic "
+                                            "via passes.PassManager"))
         del base, proto
         gc.collect()
     return rows

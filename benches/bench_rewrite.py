@@ -1,39 +1,74 @@
-"""The merged pattern matcher over the 21k-node decoder of ``models.py``: ``find_matches`` with
-10, 50 and 200 registered rules (their cost should grow far slower than the rule count: one
-walk, shared sub-patterns checked once), and the ``Mul``-by-1 fold.
+"""The pattern rewriter (``ascendir.rewriter``): its one merged matcher over the 21k-node decoder
+of ``models.py`` with 10, 50 and 200 registered rules (the cost should grow far slower than the
+rule count: one walk, shared sub-patterns checked once), and the same rules applied by
+onnxscript's rewriter (``RewriteRuleSet.apply_to_model``) on the decoder and on BERT.
 
-Run: ``python benches/bench_rewrite.py``."""
+The rules are the matcher's workload, not meaningful rewrites: rule ``i`` rewrites
+``op(x, c)`` to ``x`` for a binary op and a scalar constant ``c`` (``Mul``, ``Add``, ``Sub``,
+``RealDiv`` / ``Div``, ``Pow``, ``Maximum`` / ``Max``; ``c`` = 1, 2, ...). onnxscript's
+replacement is ``Identity(x)`` (its replacement must be a node), ours reads ``x`` directly. Each
+side's time is finding and rewriting, the model loaded outside the timing.
+
+Run: ``python benches/bench_rewrite.py [--quick]`` or ``python benches/run.py --only rewrite``.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-import ascendir as air  # noqa: E402
-from ascendir import rewriter  # noqa: E402
-from models import decoder  # noqa: E402
+from timing import row  # noqa: E402
 
-# Root op types present in the decoder; each rule asks for a binary op with a constant operand.
-_TYPES = ("Mul", "Add", "Sub", "RealDiv", "Pow", "Maximum")
-
-
-def _rule(i: int) -> rewriter.RewriteRule:
-    op_type, value = _TYPES[i % len(_TYPES)], float(i // len(_TYPES) + 1)
-
-    def pattern(op, x):  # type: ignore[no-untyped-def]
-        return getattr(op, op_type)(x, op.Const(value))
-
-    def replacement(op, x):  # type: ignore[no-untyped-def]
-        return x
-
-    return rewriter.RewriteRule(pattern, replacement, name=f"r{i}")
+# Root op types present in the decoder: ours (GE) and ONNX's names.
+_TYPES = (("Mul", "Mul"), ("Add", "Add"), ("Sub", "Sub"), ("RealDiv", "Div"), ("Pow", "Pow"),
+          ("Maximum", "Max"))
 
 
-def _best(fn, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
+def _spec(i: int) -> tuple[str, str, float]:
+    ge, onnx_type = _TYPES[i % len(_TYPES)]
+    return ge, onnx_type, float(i // len(_TYPES) + 1)
+
+
+def _ours(n: int) -> Any:
+    from ascendir import rewriter
+
+    def rule(i: int) -> rewriter.RewriteRule:
+        ge, _, value = _spec(i)
+
+        def pattern(op, x):  # type: ignore[no-untyped-def]
+            return getattr(op, ge)(x, op.Const(value))
+
+        def replacement(op, x):  # type: ignore[no-untyped-def]
+            return x
+
+        return rewriter.RewriteRule(pattern, replacement, name=f"r{i}")
+
+    return rewriter.RewriteRuleSet([rule(i) for i in range(n)])
+
+
+def _theirs(n: int) -> Any:
+    from onnxscript.rewriter import pattern as orp
+
+    def rule(i: int) -> Any:
+        _, onnx_type, value = _spec(i)
+
+        def target(op, x):  # type: ignore[no-untyped-def]
+            return getattr(op, onnx_type)(x, value)
+
+        def replacement(op, x):  # type: ignore[no-untyped-def]
+            return op.Identity(x)
+
+        return orp.RewriteRule(target, replacement)
+
+    return orp.RewriteRuleSet([rule(i) for i in range(n)])
+
+
+def _best(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
     best = float("inf")
     for _ in range(repeat):
         t = time.perf_counter()
@@ -42,87 +77,59 @@ def _best(fn, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
     return best
 
 
-def _chain(k: int) -> bytes:
-    """``k`` blocks ``h = Relu(h * one)`` over one initializer of ones: ``2k`` nodes."""
-    import numpy as np
-    from onnx import TensorProto, helper, numpy_helper
-
-    nodes = []
-    h = "x"
-    for i in range(k):
-        nodes.append(helper.make_node("Mul", [h, "one"], [f"m{i}"], name=f"m{i}"))
-        nodes.append(helper.make_node("Relu", [f"m{i}"], [f"r{i}"], name=f"r{i}"))
-        h = f"r{i}"
-    graph = helper.make_graph(
-        nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
-        [helper.make_tensor_value_info(h, TensorProto.FLOAT, [4])],
-        [numpy_helper.from_array(np.ones((1,), np.float32), "one")])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]).SerializeToString()
+def _matcher_rows(g: Any, quick: bool) -> list[dict]:
+    rows, times = [], {}
+    for n in (10, 50, 200):
+        rules = _ours(n)
+        found = len(rules.find_matches(g))
+        times[n] = _best(lambda rules=rules: rules.find_matches(g), 3 if quick else 5)
+        rows.append(row(f"find_matches, {n} rules, decoder ({len(g.nodes)} nodes)", times[n],
+                        note=f"{found} matches; {rules.shared_nodes} shared pattern nodes"))
+    rows.append({"name": "matcher cost 200 rules / 10 rules", "note":
+                 f"{times[200] / times[10]:.2f}x (target <= 2x)"})
+    return rows
 
 
-def _onnx_ir_fold(data: bytes) -> float:
-    """The same fold written with onnx-ir's pass infrastructure; returns seconds."""
-    import numpy as np
-    import onnx
+def _apply_rows(models: dict[str, Any]) -> list[dict]:
     import onnx_ir as ir
 
-    class FoldMulByOne(ir.passes.InPlacePass):
-        def call(self, model):  # type: ignore[no-untyped-def]
-            g = model.graph
-            count = 0
-            for node in list(g):
-                c = node.inputs[1] if node.op_type == "Mul" else None
-                if c is None or c.const_value is None or not np.all(c.const_value.numpy() == 1):
-                    continue
-                ir.convenience.replace_all_uses_with(node.outputs[0], node.inputs[0])
-                g.remove(node, safe=True)
-                count += 1
-            return ir.passes.PassResult(model, count > 0)
+    import ascendir as air
 
-    model = ir.serde.deserialize_model(onnx.load_from_string(data))
-    t = time.perf_counter()
-    FoldMulByOne()(model)
-    return time.perf_counter() - t
-
-
-def fold(k: int) -> None:
-    """The Mul-by-1 fold over ``2k`` nodes: ascendir's rewriter vs onnx-ir."""
-    data = _chain(k)
-    g = air.onnx.from_bytes(data)
-    rules = rewriter.RewriteRuleSet([_rule_mul_one()])
-    t = time.perf_counter()
-    n = rules.apply(g, max_rounds=1)
-    ours = time.perf_counter() - t
-    theirs = _onnx_ir_fold(data)
-    print(f"Mul-by-1 fold over {2 * k} nodes: {n} rewrites, ascendir {ours * 1e3:.1f} ms, "
-          f"onnx-ir {theirs * 1e3:.1f} ms ({theirs / ours:.1f}x)")
+    rows = []
+    for name, proto in models.items():
+        g = air.onnx.from_bytes(proto.SerializeToString())
+        size = len(g.nodes)
+        ours = _ours(50)
+        t = time.perf_counter()
+        n_ours = ours.apply(g)
+        t_ours = time.perf_counter() - t
+        model = ir.serde.deserialize_model(proto)
+        theirs = _theirs(50)
+        t = time.perf_counter()
+        n_theirs = theirs.apply_to_model(model)
+        t_theirs = time.perf_counter() - t
+        rows.append(row(f"apply 50 rules, {name} ({size} nodes)", t_ours,
+                        "onnxscript RewriteRuleSet.apply_to_model", t_theirs,
+                        note=f"rewrites: ours {n_ours}, onnxscript {n_theirs}"))
+    return rows
 
 
-def _rule_mul_one() -> rewriter.RewriteRule:
-    def pattern(op, x):  # type: ignore[no-untyped-def]
-        return op.Mul(x, op.Const(1.0))
+def run(quick: bool) -> list[dict]:
+    """Rows: find_matches with 10, 50 and 200 rules over the decoder, the 200/10 cost, and 50
+    rules applied to the decoder and BERT against onnxscript's rewriter."""
+    import ascendir as air
+    import models
 
-    def replacement(op, x):  # type: ignore[no-untyped-def]
-        return x
-
-    return rewriter.RewriteRule(pattern, replacement, name="mul_one")
-
-
-def main() -> None:
-    """Print ms per find_matches for 10, 50 and 200 rules and the 200/10 ratio, then the
-    Mul-by-1 fold (``python benches/bench_rewrite.py [blocks]``, 500000 blocks by default)."""
-    g = air.onnx.from_bytes(decoder().SerializeToString())
-    print(f"decoder: {len(g.nodes)} nodes")
-    times = {}
-    for n in (10, 50, 200):
-        rules = rewriter.RewriteRuleSet([_rule(i) for i in range(n)])
-        found = len(rules.find_matches(g))
-        times[n] = _best(lambda: rules.find_matches(g))  # noqa: B023
-        print(f"{n:4} rules ({rules.shared_nodes:4} shared pattern nodes): "
-              f"{times[n] * 1e3:8.2f} ms, {found} matches")
-    print(f"200 / 10 rules: {times[200] / times[10]:.2f}x")
-    fold(int(sys.argv[1]) if len(sys.argv) > 1 else 500_000)
+    decoder = models.decoder(layers=4) if quick else models.decoder()
+    g = air.onnx.from_bytes(decoder.SerializeToString())
+    rows = _matcher_rows(g, quick)
+    rows += _apply_rows({"decoder": decoder, "bert": models.bert()})
+    return rows
 
 
 if __name__ == "__main__":
-    main()
+    for r in run("--quick" in sys.argv):
+        ratio = r.get("ratio")
+        print(f"{r['name']:<48} ours {r.get('ours_s') or 0:.4f} s  {r.get('peer', ''):<42} "
+              f"{r.get('peer_s') or 0:.4f} s  "
+              f"{'' if ratio is None else f'ratio {ratio:.1f}x'}  {r['note']}")
