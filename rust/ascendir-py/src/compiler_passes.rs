@@ -18,8 +18,8 @@ use crate::ops::{ensure_libraries, PyCustom};
 
 /// The names of the compiler's passes that act on a plain graph, pipeline order.
 #[pyfunction]
-fn compiler_passes() -> Vec<String> {
-    graph_pass_names()
+fn compiler_passes() -> PyResult<Vec<String>> {
+    crate::errors::guard(graph_pass_names)
 }
 
 /// Run the compiler pass `name` over `graph` in place under the options given as JSON;

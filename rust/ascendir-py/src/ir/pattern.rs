@@ -49,23 +49,24 @@ impl PyPatternSet {
     }
 
     /// The number of rules.
-    fn __len__(&self) -> usize {
-        self.set.rules().len()
+    fn __len__(&self) -> PyResult<usize> {
+        crate::errors::guard(|| self.set.rules().len())
     }
 
     /// The number of distinct pattern nodes after merging the rules.
     #[getter]
-    fn shared_len(&self) -> usize {
-        self.set.shared_len()
+    fn shared_len(&self) -> PyResult<usize> {
+        crate::errors::guard(|| self.set.shared_len())
     }
 
     /// The capture names of rule `rule`, in pattern order.
     fn captures(&self, rule: usize) -> PyResult<Vec<String>> {
-        let r =
-            self.set.rules().get(rule).ok_or_else(|| {
+        crate::errors::guard_res(|| {
+            let r = self.set.rules().get(rule).ok_or_else(|| {
                 crate::errors::py_err(IrError::NotFound(format!("no rule {rule}")))
             })?;
-        Ok(r.captures().into_iter().map(str::to_string).collect())
+            Ok(r.captures().into_iter().map(str::to_string).collect())
+        })
     }
 
     /// Every match in `graph`, in graph order of the roots: `(rule, root, root output, nodes,
