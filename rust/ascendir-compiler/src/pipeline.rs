@@ -12,7 +12,7 @@ use crate::error::{CompileError, CompileResult, ErrorKind, Stage};
 pub use crate::model::{CompiledModel, Kernel};
 use crate::options::CompileOptions;
 use crate::passes::{
-    Build, CompileCtx, Fuse, Infer, Lower, Package, PassManager, Simplify, Symbolize, Validate,
+    Build, Fuse, Infer, Lower, Package, PassManager, Simplify, Symbolize, Validate,
 };
 
 /// How one compile runs besides its options: a cancellation flag checked between passes and
@@ -84,9 +84,5 @@ pub fn compile_with(
     dump: bool,
     ctl: &Control<'_>,
 ) -> CompileResult<CompiledModel> {
-    let mut cx = CompileCtx::new(input, opts, infer, dump, *ctl)?;
-    cx.dump_as(Stage::Load, "load.txt", |cx| cx.graph.dump());
-    cx.timer.lap(Stage::Load);
-    pipeline().run(&mut cx)?;
-    Ok(cx.finish())
+    crate::passes::graph::compile_with_hooks(input, opts, infer, dump, ctl, Vec::new())
 }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use ascendir_compiler::load::{load, Source};
 use ascendir_compiler::passes::graph::{
-    compile_with_hooks, graph_pass_names, run_graph_pass, GraphHook, Hook, Position,
+    compile_with_hooks, graph_pass_names, run_graph_pass, GraphHook, Hook, HookError, Position,
 };
 use ascendir_compiler::{compile, simplify, CompileOptions, Control, ErrorKind, Stage};
 use ascendir_ir::infer::NoCustom;
@@ -57,10 +57,10 @@ impl GraphHook for Count {
         "count"
     }
 
-    fn run(&self, _graph: &mut Graph) -> Result<bool, String> {
+    fn run(&self, _graph: &mut Graph) -> Result<bool, HookError> {
         self.0.fetch_add(1, Ordering::Relaxed);
         match self.1 {
-            true => Err("refused".to_string()),
+            true => Err("refused".into()),
             false => Ok(false),
         }
     }

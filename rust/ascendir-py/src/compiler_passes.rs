@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 
 use ascendir_compiler::passes::graph::{
-    compile_with_hooks, graph_pass_names, run_graph_pass, GraphHook, Hook, Position,
+    compile_with_hooks, graph_pass_names, run_graph_pass, GraphHook, Hook, HookError, Position,
 };
 use ascendir_compiler::{CompileError, CompileOptions, Control, Stage};
 use ascendir_ir::Graph;
@@ -92,8 +92,8 @@ impl GraphHook for PyHook {
         &self.name
     }
 
-    fn run(&self, graph: &mut Graph) -> Result<bool, String> {
-        Python::attach(|py| self.call_py(py, graph).map_err(|e| e.to_string()))
+    fn run(&self, graph: &mut Graph) -> Result<bool, HookError> {
+        Python::attach(|py| self.call_py(py, graph).map_err(HookError::from))
     }
 }
 

@@ -74,8 +74,11 @@ pub trait GraphHook: Send {
 
     /// Run over `graph` in place; `Ok(true)` when it modified the graph, `Err(reason)` when it
     /// failed.
-    fn run(&self, graph: &mut Graph) -> Result<bool, String>;
+    fn run(&self, graph: &mut Graph) -> Result<bool, HookError>;
 }
+
+/// Why a [`GraphHook`] failed: its own error, kept as the cause.
+pub type HookError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Where a [`GraphHook`] runs: before or after a top-level pass of [`pipeline`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

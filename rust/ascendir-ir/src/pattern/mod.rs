@@ -473,16 +473,7 @@ fn pred_ok(g: &Graph, pred: &Pred, id: NodeId, memo: &mut Memo) -> bool {
             if !matches!(node.op_type(), "Const" | "Constant") {
                 return false;
             }
-            let decoded = memo
-                .consts
-                .entry(id)
-                .or_insert_with(|| match node.op().attr("value") {
-                    Some(AttrValue::Tensor(t)) => compile::tensor_values(t)
-                        .ok()
-                        .map(|v| (t.desc.shape.to_vec(), v)),
-                    _ => None,
-                });
-            match (pred, decoded) {
+            match (pred, decoded(node, id, memo)) {
                 (Pred::Scalar(w), Some((_, v))) => !v.is_empty() && v.iter().all(|x| x == w),
                 (Pred::Tensor(shape, w), Some((have, v))) => have == shape && v == w,
                 _ => false,
