@@ -27,13 +27,9 @@ CLASSES = {
 
 @pytest.fixture(scope="module")
 def bert_torch():
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    cfg = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
-                                  num_attention_heads=2, intermediate_size=64)
-    model = transformers.BertModel(cfg).eval()
-    ids = torch.randint(0, 100, (2, 8))
+    from support.torch_models import small_bert
+
+    model, ids = small_bert()
     return air.torch.export(model, (ids,)), [ids.numpy()]
 
 

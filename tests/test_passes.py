@@ -160,13 +160,11 @@ def test_nodes_a_pass_creates_carry_its_name():
 
 @pytest.fixture(scope="module")
 def bert():
-    torch = pytest.importorskip("torch")
-    transformers = pytest.importorskip("transformers")
-    torch.manual_seed(0)
-    cfg = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
-                                  num_attention_heads=2, intermediate_size=64)
-    model = transformers.BertModel(cfg).eval()
-    ids = torch.randint(0, 100, (2, 8))
+    import torch
+
+    from support.torch_models import small_bert
+
+    model, ids = small_bert()
     with torch.no_grad():
         ref = model(ids).last_hidden_state.numpy()
     return model, ids, ref
@@ -217,8 +215,9 @@ def test_fold_identity_arithmetic_on_bert(bert):
 
 
 def test_fuse_matmul_bias_on_bert_from_onnx(bert, tmp_path):
-    ort = pytest.importorskip("onnxruntime")
-    torch = pytest.importorskip("torch")
+    import onnxruntime as ort
+    import torch
+
     model, ids, _ = bert
     path = tmp_path / "bert.onnx"
     torch.onnx.export(model, (ids,), str(path), dynamo=True, verbose=False, external_data=False)

@@ -181,13 +181,10 @@ def test_rules_share_one_matcher_and_conditions_filter() -> None:
 
 def test_pattern_rewrite_pass_in_a_pass_manager_on_bert() -> None:
     import torch
-    import transformers
 
-    torch.manual_seed(0)
-    cfg = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
-                                  num_attention_heads=2, intermediate_size=64)
-    model = transformers.BertModel(cfg).eval()
-    ids = torch.randint(0, 100, (2, 8))
+    from support.torch_models import small_bert
+
+    model, ids = small_bert()
     g = air.torch.export(model, (ids,))
     with torch.no_grad():
         want = model(ids).last_hidden_state.numpy()

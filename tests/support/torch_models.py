@@ -205,3 +205,14 @@ def build_more(name: str) -> tuple[nn.Module, Any, Any]:
 
         return Bert().eval(), inputs, ({0: b, 1: t}, {0: b, 1: t})
     raise KeyError(name)
+
+
+def small_bert() -> tuple[nn.Module, torch.Tensor]:
+    """Hugging Face BERT built from its config class (random init, seed 0: 2 layers, hidden 32,
+    2 heads) in eval mode, and token ids ``[2, 8]``."""
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
+                                  num_attention_heads=2, intermediate_size=64)
+    return transformers.BertModel(cfg).eval(), torch.randint(0, 100, (2, 8))
