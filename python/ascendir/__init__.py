@@ -103,6 +103,7 @@ _LAZY_NAMES = {
     "CompileResult": "compiler",
     "evaluate": "evaluator",
     "CompileOptions": "compiler",
+    "CompileState": "compiler",
     "save": "serialization",
     "load": "serialization",
     "load_model": "serialization",
@@ -136,6 +137,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (``X as
     from . import topo as topo
     from . import torch as torch
     from .compiler import CompileOptions as CompileOptions
+    from .compiler import CompileState as CompileState
     from .compiler import CompileResult as CompileResult
     from .compiler import compile as compile
     from .compiler import compile_iter as compile_iter

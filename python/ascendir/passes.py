@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 if TYPE_CHECKING:
     from .compiler import CompileOptions
+    from .compiler.state import CompileState
 
 from . import _core
 from .errors import AscendIRError
@@ -47,8 +48,18 @@ from .errors import AscendIRError
 __all__ = [
     "CREATED_BY",
     "CSE",
+    "Build",
     "CollapseReshapes",
+    "CompileStage",
+    "CompileStatePass",
     "CompilerPass",
+    "Fuse",
+    "Lower",
+    "Package",
+    "Simplify",
+    "Symbolize",
+    "Validate",
+    "compile_pipeline",
     "ConstantFolding",
     "FoldFloats",
     "FuseAttention",
@@ -119,6 +130,11 @@ class Pass(abc.ABC):
 
     #: Whether the pass edits its input graph (``True``) or returns a new one (``False``).
     in_place: bool = True
+    #: Whether the pass runs over a compile in progress (a
+    #: :class:`~ascendir.compiler.state.CompileState`) itself; a pass that does not is run
+    #: over the compile's graph (:meth:`CompileState.run_graph_pass`) when a manager meets
+    #: one.
+    on_state: ClassVar[bool] = False
 
     @property
     def name(self) -> str:
@@ -170,6 +186,21 @@ def _check(hook, graph: _core.Graph, name: str, kind: type[PassError], what: str
         raise kind(f"pass '{name}': {what} failed: {e}", pass_name=name) from e
 
 
+def _is_state(target: object) -> bool:
+    from .compiler.state import CompileState
+
+    return isinstance(target, CompileState)
+
+
+def _apply(p: Pass, target: _core.Graph) -> PassResult:
+    """Run ``p`` over ``target``; a plain graph pass over a compile in progress runs over its
+    graph."""
+    if not p.on_state and _is_state(target):
+        state: CompileState = target  # type: ignore[assignment]
+        return PassResult(target, state.run_graph_pass(p))
+    return p(target)
+
+
 def created_by(node: _core.Node) -> str | None:
     """The name of the pass that created ``node`` (run by a :class:`PassManager`), or None."""
     value = node.op_desc.attrs.get(CREATED_BY)
@@ -191,7 +222,7 @@ class Sequential(Pass):
         """Run every pass once, in order."""
         modified = False
         for p in self.passes:
-            result = p(graph)
+            result = _apply(p, graph)
             graph, modified = result.graph, modified or result.modified
         return PassResult(graph, modified)
 
@@ -231,6 +262,8 @@ class PassManager(Sequential):
         return PassResult(graph, modified)
 
     def _run_one(self, p: Pass, graph: _core.Graph, step: int) -> tuple[_core.Graph, bool]:
+        if _is_state(graph):
+            return self._run_on_state(p, graph, step)
         before = set(graph.all_nodes())
         before_bytes = graph.to_bytes() if self.check_invariants and not p.in_place else None
         t = time.perf_counter()
@@ -247,6 +280,19 @@ class PassManager(Sequential):
         self.log.append(PassRecord(p.name, step, result.modified, seconds, len(before),
                                    len(after)))
         return out, result.modified
+
+    def _run_on_state(self, p: Pass, target: _core.Graph, step: int) -> tuple[_core.Graph, bool]:
+        """One pass over a compile in progress: the compiler checks its graph between its own
+        passes, and a plain graph pass runs under a manager of its own (the checks and the
+        provenance above)."""
+        state: CompileState = target  # type: ignore[assignment]
+        before = state.num_nodes
+        t = time.perf_counter()
+        result = _apply(p, target)
+        seconds = time.perf_counter() - t
+        self.log.append(PassRecord(p.name, step, result.modified, seconds, before,
+                                   state.num_nodes))
+        return result.graph, result.modified
 
     def _check(self, p: Pass, graph: _core.Graph, out: _core.Graph,
                before_bytes: bytes | None) -> None:
@@ -299,8 +345,14 @@ class CompilerPass(InPlacePass):
         """The Rust pass's name."""
         return self._rust
 
+    on_state = True
+
     def call(self, graph: _core.Graph) -> PassResult:
-        """Run the Rust pass over ``graph`` in place."""
+        """Run the Rust pass over ``graph`` in place (over a compile in progress: its graph,
+        with its options)."""
+        if _is_state(graph):
+            state: CompileState = graph  # type: ignore[assignment]
+            return PassResult(graph, state.run(self._rust))
         if self._json is None:
             from .compiler import CompileOptions
             self._json = (self.options or CompileOptions()).to_json()
@@ -383,6 +435,189 @@ def compiler_passes(options: CompileOptions | None = None) -> list[CompilerPass]
         cls = _CLASSES.get(name)
         out.append(cls(options=options) if cls is not None else CompilerPass(name, options))
     return out
+
+
+class CompileStatePass(Pass):
+    """A pass over a compile in progress (:class:`~ascendir.compiler.state.CompileState`),
+    not over a plain graph: ``call(state)`` reads what the compiler's passes made so far
+    (``state.decisions``, ``state.clusters``, ``state.kernels``), may keep nodes out of fusion
+    between ``lower`` and ``fuse`` (``state.keep_out``), and returns
+    ``PassResult(state, modified)``. It runs at any point of the pipeline."""
+
+    on_state = True
+
+    @abc.abstractmethod
+    def call(self, graph: CompileState) -> PassResult:  # type: ignore[override]
+        """Inspect or steer the compile ``graph`` (a CompileState)."""
+
+
+class CompileStage(InPlacePass):
+    """A top-level pass of the compile pipeline, run over a
+    :class:`~ascendir.compiler.state.CompileState` (``state.run(name)``: the Rust pass, as
+    inside ``air.compile``). ``CompileStage("fuse")`` names it; the subclasses
+    (``passes.Lower()``, ...) are the same with the name fixed. The passes after ``simplify``
+    work on the compile's own state (lowering decisions, clusters, kernels) and refuse a plain
+    graph."""
+
+    on_state = True
+    #: The pipeline pass a subclass runs.
+    rust_name: ClassVar[str] = ""
+
+    def __init__(self, name: str | None = None) -> None:
+        from .compiler.state import CompileState
+
+        stage = name if name is not None else self.rust_name
+        if stage not in CompileState.pipeline():
+            raise ValueError(f"unknown pipeline pass {stage!r} (one of: "
+                             f"{', '.join(CompileState.pipeline())})")
+        self._rust = stage
+
+    @property
+    def name(self) -> str:
+        """The Rust pass's name."""
+        return self._rust
+
+    def call(self, graph: _core.Graph) -> PassResult:
+        """Run the pipeline pass over a compile in progress."""
+        if not _is_state(graph):
+            raise PassError(f"pass '{self.name}' runs over a compile in progress "
+                            "(ascendir.compiler.CompileState), not over a plain graph",
+                            pass_name=self.name)
+        state: CompileState = graph  # type: ignore[assignment]
+        return PassResult(graph, state.run(self._rust))
+
+    def __repr__(self) -> str:
+        if type(self) is CompileStage:
+            return f"CompileStage({self._rust!r})"
+        return f"{type(self).__name__}()"
+
+
+class Validate(CompileStage):
+    """Stage 1: the graph validates (over a plain graph: ``graph.validate()``)."""
+
+    rust_name = "validate"
+
+    def call(self, graph: _core.Graph) -> PassResult:
+        """Validate the graph (or run the compile's stage 1)."""
+        if _is_state(graph):
+            return super().call(graph)
+        graph.validate()
+        return PassResult(graph, False)
+
+
+class Symbolize(CompileStage):
+    """Stage 3: the topological order, symbols for unknown dims, symbolic shapes."""
+
+    rust_name = "symbolize"
+
+
+class Simplify(CompileStage):
+    """Stage 4: the rewrites of :func:`compiler_passes` after ``infer``, in order (over a
+    plain graph: each once, as :class:`Sequential` of them runs them)."""
+
+    rust_name = "simplify"
+
+    def call(self, graph: _core.Graph) -> PassResult:
+        """Run stage 4 (over a plain graph: its rewrites)."""
+        if _is_state(graph):
+            return super().call(graph)
+        return Sequential(compiler_passes()[1:])(graph)
+
+
+class Lower(CompileStage):
+    """Stage 5: a lowering decision per node (lowered to AscIR, or a barrier and why)."""
+
+    rust_name = "lower"
+
+
+class Fuse(CompileStage):
+    """Stage 6: lowered nodes partitioned into clusters (GE's fusion rule)."""
+
+    rust_name = "fuse"
+
+
+class Build(CompileStage):
+    """Stages 7–9: each cluster's HintGraph, its schedules and its tiling."""
+
+    rust_name = "build"
+
+
+class Package(CompileStage):
+    """Stage 12: the kernels packaged as AscBackend nodes in the graph, the report."""
+
+    rust_name = "package"
+
+
+_STAGES: dict[str, type[Pass]] = {
+    "validate": Validate, "infer": InferShapes, "symbolize": Symbolize, "simplify": Simplify,
+    "lower": Lower, "fuse": Fuse, "build": Build, "package": Package,
+}
+
+
+class _AtPoint(InPlacePass):
+    """A plain graph pass run over a compile's graph at a point of the pipeline."""
+
+    on_state = True
+
+    def __init__(self, p: Pass, point: str) -> None:
+        self.inner = p
+        self.point = point
+
+    @property
+    def name(self) -> str:
+        """The wrapped pass's name."""
+        return self.inner.name
+
+    def call(self, graph: _core.Graph) -> PassResult:
+        """Run the wrapped pass over the compile's graph."""
+        state: CompileState = graph  # type: ignore[assignment]
+        return PassResult(graph, state.run_graph_pass(self.inner, self.point))
+
+    def __repr__(self) -> str:
+        return repr(self.inner)
+
+
+def compile_pipeline(user: Sequence[tuple[str, str, Pass]] = ()) -> PassManager:
+    """The compiler's pipeline as a :class:`PassManager` of its pass objects (the names and
+    the order come from the Rust compiler): ``air.compile`` is this manager run over a
+    :class:`~ascendir.compiler.state.CompileState`. ``user`` passes ``(position, point,
+    pass)`` go ``"before"`` or ``"after"`` the pipeline pass ``point``; a plain graph pass at
+    ``("before", "lower")`` at the latest, a :class:`CompileStatePass` anywhere. The compiler
+    checks its graph between its own passes (in debug builds), so the manager does not."""
+    from .compiler.state import CompileState
+    from .errors import CompileError
+
+    names = CompileState.pipeline()
+    plan: list[Pass] = [_STAGES[n]() if n in _STAGES else CompileStage(n) for n in names]
+    last = names.index("lower")
+    before: dict[int, list[Pass]] = {}
+    for item in user:
+        if not (isinstance(item, tuple) and len(item) == 3):
+            raise TypeError(f"a user pass is (position, point, pass), got {item!r}")
+        position, point, p = item
+        if position not in ("before", "after"):
+            raise ValueError(f"user pass position must be 'before' or 'after', got {position!r}")
+        if not isinstance(p, Pass):
+            raise TypeError(f"{type(p).__name__} is not an ascendir.passes.Pass")
+        if point not in names:
+            raise CompileError(f"user pass '{p.name}': unknown point {point!r} (one of: "
+                               f"{', '.join(names)})", kind="options")
+        at = names.index(point) + (position == "after")
+        if not p.on_state:
+            if at > last:
+                raise CompileError(
+                    f"user pass '{p.name}' works on the graph: it runs before 'lower' at the "
+                    f"latest, not {position} '{point}' (the lowering decisions, clusters and "
+                    "kernels are not made again; a CompileStatePass runs anywhere)",
+                    kind="options")
+            p = _AtPoint(p, point)
+        before.setdefault(at, []).append(p)
+    ordered: list[Pass] = []
+    for i in range(len(plan) + 1):
+        ordered.extend(before.get(i, []))
+        if i < len(plan):
+            ordered.append(plan[i])
+    return PassManager(ordered, check_invariants=False)
 
 
 _REWRITER_NAMES = ("Match", "PatternRewritePass", "RewriteError", "RewriteRule",

@@ -18,9 +18,6 @@ def compiler_passes() -> list[str]:
 def run_compiler_pass(graph: Graph, name: str, options_json: str) -> bool:
     """Run the compiler pass ``name`` over ``graph`` in place; whether it modified it."""
 
-def compile_with_passes(graph: Graph, options_json: str, dump: bool, hooks: Sequence[tuple[str, str, str, Callable[[Graph], tuple[Graph, bool]]]]) -> tuple[Graph, list[Any], bytes, str, str, list[tuple[str, str]]]:
-    """Compile like ``compile`` with ``(position, point, name, f)`` hooks run in the pipeline."""
-
 def lowered_types() -> list[str]:
     """GE op types with a registered lowering."""
 
@@ -62,3 +59,38 @@ class Batch:
         """Stop the batch."""
     def join(self) -> None:
         """Wait for the batch's threads."""
+
+class CompileState:
+    """A compile of a copy of a graph, run one pass at a time."""
+
+    def __init__(self, graph: Graph, options_json: str, dump: bool = False) -> None: ...
+    @staticmethod
+    def pipeline() -> list[str]:
+        """The names of the pipeline's passes, in order."""
+    @property
+    def next_pass(self) -> str | None:
+        """The next pipeline pass to run (None when all have run)."""
+    @property
+    def finished(self) -> bool:
+        """Whether the compile's model was taken."""
+    @property
+    def num_nodes(self) -> int:
+        """Nodes of the graph being compiled."""
+    def run(self, name: str) -> bool:
+        """Run the pass ``name``; whether it modified the graph."""
+    def run_hook(self, name: str, call: Callable[[Graph], tuple[Graph, bool]], point: str | None = None) -> bool:
+        """Run ``call(graph) -> (graph, modified)`` over the graph as the pass ``name``."""
+    def keep_out(self, name: str, reason: str) -> None:
+        """Keep node ``name`` out of fusion (after ``lower``, before ``fuse``)."""
+    def graph(self) -> Graph:
+        """A copy of the graph being compiled."""
+    def decisions(self) -> list[tuple[str, tuple[str, str] | None]]:
+        """``(name, None | (category, reason))`` per lowering decision."""
+    def clusters(self) -> list[list[str]]:
+        """The clusters' member names, cluster order."""
+    def kernels(self) -> list[dict[str, Any]]:
+        """The packaged kernels as dicts."""
+    def log(self) -> list[tuple[str, str, float, bool, int, int]]:
+        """``(name, stage, seconds, modified, nodes_before, nodes_after)`` per pass run."""
+    def finish(self) -> tuple[Graph, list[Any], bytes, str, str, list[tuple[str, str]]]:
+        """The compiled model's parts, once every pass has run."""

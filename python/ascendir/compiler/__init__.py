@@ -34,6 +34,7 @@ __all__ = [
     "CompileOptions",
     "CompileReport",
     "CompileResult",
+    "CompileState",
     "CompiledModel",
     "Kernel",
     "available_cpus",
@@ -448,25 +449,29 @@ def compile(  # noqa: A001 - the public name of the spec
 
     ``input_shapes`` binds the symbols of ``-1`` dims (hints); ``options`` is a
     :class:`CompileOptions`. With ``out_dir`` the outputs named by ``emit`` are written there.
-    ``passes`` are user passes run inside the pipeline: ``(position, point, pass)`` with
-    ``position`` ``"before"`` or ``"after"``, ``point`` a top-level pass of the pipeline
-    (``validate``, ``infer``, ``symbolize``, ``simplify``; ``before`` ``lower`` is the last
-    point) and ``pass`` an :class:`ascendir.passes.Pass` (docs/PASSES.md).
+    The compile is ``passes.compile_pipeline(passes)`` — a pass manager of the compiler's own
+    pass objects — run over a :class:`CompileState`. ``passes`` are user passes run inside
+    it: ``(position, point, pass)`` with ``position`` ``"before"`` or ``"after"``, ``point`` a
+    pass of the pipeline (``validate`` … ``package``) and ``pass`` an
+    :class:`ascendir.passes.Pass`: a plain graph pass runs ``before`` ``lower`` at the latest,
+    a :class:`~ascendir.passes.CompileStatePass` anywhere (docs/PASSES.md).
     Raises :class:`~ascendir.errors.CompileError` with ``stage``, ``node`` and ``reason``.
     """
+    from ..passes import compile_pipeline
+
     opts = _options(target, input_shapes, options)
     graph = model if isinstance(model, Graph) else load_model_file(model)
-    if passes:
-        cm = _compile_with_passes(graph, opts, dump_stages, passes)
-    else:
-        cm = _from_parts(_core.compiler.compile(graph, opts.to_json(), dump_stages), opts)
+    pipeline = compile_pipeline(passes)
+    state = CompileState(graph, options=opts, dump_stages=dump_stages)
+    pipeline(state)
+    cm = state.finish()
     if out_dir is not None:
         cm.save(out_dir, emit)
     return cm
 
 
 from .lowering import lowering  # noqa: E402
-from .user_passes import _compile_with_passes  # noqa: E402
+from .state import CompileState  # noqa: E402
 
 
 def lowered_types() -> list[str]:

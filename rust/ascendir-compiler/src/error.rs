@@ -136,6 +136,10 @@ pub enum ErrorKind {
     /// The compile was cancelled.
     #[error("cancelled")]
     Cancelled,
+    /// A pass run out of the pipeline's order, or at a point where it may not run (a compile
+    /// driven one pass at a time).
+    #[error("{0}")]
+    Order(String),
     /// Anything else (bad options, a bad model, a refused rewrite), as text.
     #[error("{0}")]
     Other(String),
@@ -156,6 +160,7 @@ impl ErrorKind {
             ErrorKind::Lowering(_) => "lowering",
             ErrorKind::Overflow(_) => "overflow",
             ErrorKind::Cancelled => "cancelled",
+            ErrorKind::Order(_) => "order",
             ErrorKind::Other(_) => "other",
         }
     }

@@ -10,7 +10,8 @@ use ascendir_compiler::batch::{run_batch, BatchSpec, Done, Input, Output, Progre
 use ascendir_compiler::cache::{CacheMode, DirCache};
 use ascendir_compiler::load::Source;
 use ascendir_compiler::{
-    compile as run_compile, CompileError, CompileOptions, CompileResult, CompiledModel, Stage,
+    compile as run_compile, CompileError, CompileOptions, CompileResult, CompiledModel, Kernel,
+    Stage,
 };
 use bytes::Bytes;
 use pyo3::prelude::*;
@@ -56,8 +57,25 @@ fn compile<'py>(
 /// The parts of a compiled model as Python values: `(graph, kernels, report_json,
 /// report_text, dot, dumps)` (see [`compile`]).
 pub(crate) fn model_parts(py: Python<'_>, cm: CompiledModel) -> PyResult<Parts<'_>> {
+    let kernels = kernel_dicts(py, &cm.kernels)?;
+    let json = crate::errors::py_bytes(py, &cm.report.to_json_bytes())?;
+    let text = cm.report.text();
+    let dot = ascendir_compiler::report::to_dot(&cm.graph);
+    Ok((
+        PyGraph::from_graph(cm.graph),
+        kernels,
+        json,
+        text,
+        dot,
+        cm.dumps,
+    ))
+}
+
+/// Kernels as dicts: `name`, `fuse_type`, `members`, `member_types`, `hint`, `impls`,
+/// `cache_key`, `from_cache`.
+pub(crate) fn kernel_dicts<'py>(py: Python<'py>, ks: &[Kernel]) -> PyResult<Bound<'py, PyList>> {
     let kernels = PyList::empty(py);
-    for k in &cm.kernels {
+    for k in ks {
         let d = PyDict::new(py);
         d.set_item("name", &k.name)?;
         d.set_item("fuse_type", &k.fuse_type)?;
@@ -73,17 +91,7 @@ pub(crate) fn model_parts(py: Python<'_>, cm: CompiledModel) -> PyResult<Parts<'
         d.set_item("from_cache", k.from_cache)?;
         kernels.append(d)?;
     }
-    let json = crate::errors::py_bytes(py, &cm.report.to_json_bytes())?;
-    let text = cm.report.text();
-    let dot = ascendir_compiler::report::to_dot(&cm.graph);
-    Ok((
-        PyGraph::from_graph(cm.graph),
-        kernels,
-        json,
-        text,
-        dot,
-        cm.dumps,
-    ))
+    Ok(kernels)
 }
 
 /// A batch running on its own thread: `next(timeout)` hands out `(index, result)` as models
@@ -441,6 +449,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_class::<PyBatch>()?;
     sub.add_class::<PyArchivedModel>()?;
     crate::compiler_passes::register(&sub)?;
+    sub.add_class::<crate::compile_state::PyCompileState>()?;
     m.add_submodule(&sub)?;
     Ok(())
 }

@@ -1,18 +1,13 @@
 //! Bindings of the compiler's graph passes: `compiler_passes()` names them,
-//! `run_compiler_pass(graph, name, options_json)` runs one over a graph in place, and
-//! `compile_with_passes(graph, options_json, dump, hooks)` compiles with Python passes run at
-//! named points of the pipeline.
+//! `run_compiler_pass(graph, name, options_json)` runs one over a graph in place, and a
+//! Python pass as a pass of the pipeline ([`PyHook`], run by `CompileState.run_hook`).
 
-use std::borrow::Cow;
-
-use ascendir_compiler::passes::graph::{
-    compile_with_hooks, graph_pass_names, run_graph_pass, GraphHook, Hook, HookError, Position,
-};
-use ascendir_compiler::{CompileError, CompileOptions, Control, Stage};
+use ascendir_compiler::passes::graph::{graph_pass_names, run_graph_pass, GraphHook, HookError};
+use ascendir_compiler::{CompileError, CompileOptions, Stage};
 use ascendir_ir::Graph;
 use pyo3::prelude::*;
 
-use crate::errors::{enter, py_err};
+use crate::errors::py_err;
 use crate::ir::graph::{GraphSlot, PyGraph};
 use crate::ops::{ensure_libraries, PyCustom};
 
@@ -44,12 +39,17 @@ fn run_compiler_pass(
 /// A Python callable `f(graph) -> (graph, modified)` as a pass of the pipeline. The graph is
 /// moved into a Python `Graph` for the call and moved back (copied when `f` returns another
 /// graph object).
-struct PyHook {
+pub(crate) struct PyHook {
     name: String,
     call: Py<PyAny>,
 }
 
 impl PyHook {
+    /// The pass `name` calling `call`.
+    pub(crate) fn new(name: String, call: Py<PyAny>) -> PyHook {
+        PyHook { name, call }
+    }
+
     fn call_py(&self, py: Python<'_>, graph: &mut Graph) -> PyResult<bool> {
         let empty = Graph::new(graph.name());
         let handle = Py::new(py, PyGraph::from_graph(std::mem::replace(graph, empty)))?;
@@ -97,53 +97,9 @@ impl GraphHook for PyHook {
     }
 }
 
-/// Compile `graph` (unchanged) like `compile`, with `hooks` — `(position, point, name, f)`:
-/// `position` is `"before"` or `"after"`, `point` a top-level pass name, `f(graph) ->
-/// (graph, modified)` — run at their points.
-#[pyfunction]
-#[pyo3(signature = (graph, options_json, dump, hooks))]
-fn compile_with_passes<'py>(
-    py: Python<'py>,
-    graph: &Bound<'py, PyGraph>,
-    options_json: &str,
-    dump: bool,
-    hooks: Vec<(String, String, String, Py<PyAny>)>,
-) -> PyResult<crate::compiler::Parts<'py>> {
-    crate::errors::guard_res(|| {
-        ensure_libraries(py)?;
-        let opts = CompileOptions::from_json(options_json)
-            .map_err(|e| py_err(CompileError::from_kind(Stage::Load, e)))?;
-        let mut list = Vec::with_capacity(hooks.len());
-        for (position, point, name, call) in hooks {
-            let position = match position.as_str() {
-                "before" => Position::Before,
-                "after" => Position::After,
-                other => {
-                    let reason = format!(
-                        "user pass '{name}': position '{other}' is not 'before' or 'after'"
-                    );
-                    return Err(py_err(CompileError::new(Stage::Load, reason)));
-                }
-            };
-            list.push(Hook {
-                position,
-                point,
-                pass: Box::new(PyHook { name, call }),
-            });
-        }
-        let input = PyGraph::read(graph, |g| g.clone())?;
-        let cm = enter(py, || {
-            let ctl = Control::default();
-            compile_with_hooks(Cow::Owned(input), &opts, &mut PyCustom, dump, &ctl, list)
-        })?;
-        crate::compiler::model_parts(py, cm)
-    })
-}
-
 /// Register the pass functions on the `compiler` submodule.
 pub fn register(sub: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_function(wrap_pyfunction!(compiler_passes, sub)?)?;
     sub.add_function(wrap_pyfunction!(run_compiler_pass, sub)?)?;
-    sub.add_function(wrap_pyfunction!(compile_with_passes, sub)?)?;
     Ok(())
 }

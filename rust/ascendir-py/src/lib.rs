@@ -23,6 +23,7 @@ mod algo;
 mod asc;
 mod asc_backend;
 mod codegen;
+mod compile_state;
 mod compiler;
 mod compiler_passes;
 mod cpu;

@@ -111,9 +111,16 @@ impl std::fmt::Debug for Hook {
 
 /// A [`GraphHook`] as a pass of the pipeline: after it the order and symbols are made again
 /// when the pipeline has made them already, and the graph is dumped as `<NN>_<name>.txt`.
-struct HookPass {
+pub(crate) struct HookPass {
     hook: Box<dyn GraphHook>,
     stage: Stage,
+}
+
+impl HookPass {
+    /// `hook` as a pass of `stage`.
+    pub(crate) fn new(hook: Box<dyn GraphHook>, stage: Stage) -> HookPass {
+        HookPass { hook, stage }
+    }
 }
 
 impl Pass for HookPass {
@@ -214,8 +221,7 @@ pub fn compile_with_hooks(
         pm.insert(index, Box::new(p));
     }
     let mut cx = CompileCtx::new(input, opts, infer, dump, *ctl)?;
-    cx.dump_as(Stage::Load, "load.txt", |cx| cx.graph.dump());
-    cx.timer.lap(Stage::Load);
+    cx.load();
     pm.run(&mut cx)?;
     Ok(cx.finish())
 }

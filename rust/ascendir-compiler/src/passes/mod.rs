@@ -25,6 +25,7 @@ pub(crate) mod build;
 pub(crate) mod front;
 pub mod graph;
 pub(crate) mod package;
+pub mod session;
 
 pub use build::Build;
 pub use front::{Fuse, Infer, Lower, Simplify, Symbolize, Validate};
@@ -179,6 +180,12 @@ impl<'a> CompileCtx<'a> {
             bytes_before: 0,
             log: Vec::new(),
         })
+    }
+
+    /// The load stage's end: its dump (the graph as given) and its lap.
+    pub fn load(&mut self) {
+        self.dump_as(Stage::Load, "load.txt", |cx| cx.graph.dump());
+        self.timer.lap(Stage::Load);
     }
 
     /// Record the dump `<NN>_<file>` of `stage` (its number, two digits) when dumps are made.
@@ -356,36 +363,52 @@ impl PassManager {
     /// Run every enabled pass in order (a cancellation is checked before each).
     pub fn run(&self, cx: &mut CompileCtx<'_>) -> CompileResult<()> {
         for p in &self.passes {
-            if !p.enabled(cx) {
-                continue;
-            }
-            cx.ctl.check(p.stage())?;
-            let before = cx.graph.len();
-            let t = Instant::now();
-            let changed = p.run(cx)?;
-            let seconds = t.elapsed().as_secs_f64();
-            if self.laps && !p.times_itself() {
-                cx.timer.lap(p.stage());
-            }
-            let name = match self.laps {
-                true => p.name().to_string(),
-                false => format!("{}.{}", self.name, p.name()),
-            };
-            cx.log.push(PassRecord {
-                name,
-                stage: p.stage(),
-                seconds,
-                changed,
-                nodes: (before, cx.graph.len()),
-            });
-            if self.check {
-                check_invariants(&cx.graph, p.name(), p.stage())?;
-                if self.laps {
-                    // The checks' time counts for no stage.
-                    cx.timer.restart();
-                }
-            }
+            self.run_pass(p.as_ref(), cx)?;
         }
         Ok(())
+    }
+
+    /// Run pass `index` of the manager alone, as [`PassManager::run`] runs it: `Ok(None)` when
+    /// there is no such pass.
+    pub fn run_index(&self, index: usize, cx: &mut CompileCtx<'_>) -> CompileResult<Option<bool>> {
+        match self.passes.get(index) {
+            Some(p) => self.run_pass(p.as_ref(), cx).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Run `p` as a pass of this manager, when enabled: the cancellation check, the stage lap,
+    /// the log record and the invariant check. `Ok(true)` when it modified the graph.
+    pub fn run_pass(&self, p: &dyn Pass, cx: &mut CompileCtx<'_>) -> CompileResult<bool> {
+        if !p.enabled(cx) {
+            return Ok(false);
+        }
+        cx.ctl.check(p.stage())?;
+        let before = cx.graph.len();
+        let t = Instant::now();
+        let changed = p.run(cx)?;
+        let seconds = t.elapsed().as_secs_f64();
+        if self.laps && !p.times_itself() {
+            cx.timer.lap(p.stage());
+        }
+        let name = match self.laps {
+            true => p.name().to_string(),
+            false => format!("{}.{}", self.name, p.name()),
+        };
+        cx.log.push(PassRecord {
+            name,
+            stage: p.stage(),
+            seconds,
+            changed,
+            nodes: (before, cx.graph.len()),
+        });
+        if self.check {
+            check_invariants(&cx.graph, p.name(), p.stage())?;
+            if self.laps {
+                // The checks' time counts for no stage.
+                cx.timer.restart();
+            }
+        }
+        Ok(changed)
     }
 }
