@@ -137,8 +137,8 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (``X as
     from . import topo as topo
     from . import torch as torch
     from .compiler import CompileOptions as CompileOptions
-    from .compiler import CompileState as CompileState
     from .compiler import CompileResult as CompileResult
+    from .compiler import CompileState as CompileState
     from .compiler import compile as compile
     from .compiler import compile_iter as compile_iter
     from .compiler import compile_many as compile_many

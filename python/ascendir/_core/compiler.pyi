@@ -1,16 +1,13 @@
 """Type stubs of ``ascendir._core.compiler``, the compiler pipeline behind ``air.compile``."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any, final
 
 from . import Graph
 
-__all__ = ['ArchivedModel', 'Batch', 'compile', 'compile_archive', 'compile_with_passes',
+__all__ = ['ArchivedModel', 'Batch', 'CompileState', 'compile_archive',
            'compiler_passes', 'load_model', 'lowered_types', 'register_lowering',
            'run_compiler_pass', 'sniff', 'unpack_archive']
-
-def compile(graph: Graph, options_json: str, dump: bool = False) -> tuple[Graph, list[Any], bytes, str, str, list[tuple[str, str]]]:
-    """Compile ``graph`` (unchanged) with the options given as JSON."""
 
 def compiler_passes() -> list[str]:
     """The names of the compiler's passes that act on a plain graph, pipeline order."""

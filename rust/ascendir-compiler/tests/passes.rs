@@ -280,3 +280,60 @@ fn a_cancelled_batch_fails_its_models_as_cancelled() {
     let done = compile_many(inputs(), &spec, &|| NoCustom).expect("the batch runs");
     assert!(done.iter().all(|r| r.is_ok()));
 }
+
+#[test]
+fn a_session_run_pass_by_pass_gives_the_model_compile_gives() {
+    use ascendir_compiler::passes::session::Session;
+    let opts = CompileOptions::default();
+    let g = example();
+    let whole = ascendir_compiler::compile(&g, &opts, &mut NoCustom, true).expect("compiles");
+    let mut s = Session::new(g.clone(), opts.clone(), &mut NoCustom, true).expect("a session");
+    let names = Session::pipeline();
+    assert_eq!(names, pipeline().names());
+    // Out of order: refused, nothing run.
+    let e = s.run("fuse", &mut NoCustom).expect_err("fuse is not next");
+    assert_eq!(e.kind.name(), "order");
+    assert_eq!(s.next_pass().as_deref(), Some("validate"));
+    assert!(s.finishable().is_err());
+    for n in &names {
+        if n == "fuse" {
+            let id = s.decisions().expect("state").len();
+            assert!(id > 0, "lower made decisions");
+        }
+        s.run(n, &mut NoCustom).expect("the pass runs");
+    }
+    assert!(!s.clusters().expect("state").is_empty());
+    let cm = s.finish(&mut NoCustom).expect("finished");
+    assert_eq!(cm.graph.dump(), whole.graph.dump());
+    let names = |m: &CompiledModel| m.kernels.iter().map(|k| k.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(&cm), names(&whole));
+    assert_eq!(cm.dumps, whole.dumps);
+    let log = |m: &CompiledModel| m.passes.iter().map(|r| r.name.clone()).collect::<Vec<_>>();
+    assert_eq!(log(&cm), log(&whole));
+}
+
+#[test]
+fn a_session_keeps_a_node_out_of_fusion_between_lower_and_fuse() {
+    use ascendir_compiler::passes::session::Session;
+    let opts = CompileOptions::default();
+    let mut s = Session::new(example(), opts, &mut NoCustom, false).expect("a session");
+    for n in ["validate", "infer", "symbolize", "simplify", "lower"] {
+        s.run(n, &mut NoCustom).expect("runs");
+    }
+    let (victim, _) = s
+        .decisions()
+        .expect("state")
+        .into_iter()
+        .find(|(_, why)| why.is_none())
+        .expect("a lowered node");
+    s.keep_out(&victim, "test").expect("in its window");
+    assert!(s.keep_out("no such node", "test").is_err());
+    s.run("fuse", &mut NoCustom).expect("fuses");
+    assert!(s
+        .clusters()
+        .expect("state")
+        .iter()
+        .all(|c| !c.contains(&victim)));
+    let e = s.keep_out(&victim, "late").expect_err("after fuse");
+    assert_eq!(e.kind.name(), "order");
+}

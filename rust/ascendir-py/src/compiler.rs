@@ -1,5 +1,5 @@
-//! Bindings of the compiler: `compile(graph, options_json, dump)` runs the Rust pipeline on a
-//! copy of the graph without the GIL and returns plain data the Python package wraps.
+//! Bindings of the compiler: a compile one pass at a time (`compile_state.rs`), the batch
+//! compiler, archives, and the compiled model as plain data the Python package wraps.
 
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -10,7 +10,7 @@ use ascendir_compiler::batch::{run_batch, BatchSpec, Done, Input, Output, Progre
 use ascendir_compiler::cache::{CacheMode, DirCache};
 use ascendir_compiler::load::Source;
 use ascendir_compiler::{
-    compile as run_compile, CompileError, CompileOptions, CompileResult, CompiledModel, Kernel,
+    CompileError, CompileOptions, CompileResult, CompiledModel, Kernel,
     Stage,
 };
 use bytes::Bytes;
@@ -31,28 +31,6 @@ pub(crate) type Parts<'py> = (
     String,
     Vec<(String, String)>,
 );
-
-/// Compile `graph` (unchanged) with the options given as JSON. Returns
-/// `(graph, kernels, report_json, report_text, dot, dumps)`; each kernel is a dict with
-/// `name`, `fuse_type`, `members`, `member_types`, `hint` and `impls` (`AscGraphDef` bytes),
-/// `cache_key`, `from_cache`.
-#[pyfunction]
-#[pyo3(signature = (graph, options_json, dump = false))]
-fn compile<'py>(
-    py: Python<'py>,
-    graph: &Bound<'py, PyGraph>,
-    options_json: &str,
-    dump: bool,
-) -> PyResult<Parts<'py>> {
-    crate::errors::guard_res(|| {
-        ensure_libraries(py)?;
-        let opts = CompileOptions::from_json(options_json)
-            .map_err(|e| py_err(CompileError::from_kind(Stage::Load, e)))?;
-        let input = PyGraph::read(graph, |g| g.clone())?;
-        let cm = enter(py, || run_compile(&input, &opts, &mut PyCustom, dump))?;
-        model_parts(py, cm)
-    })
-}
 
 /// The parts of a compiled model as Python values: `(graph, kernels, report_json,
 /// report_text, dot, dumps)` (see [`compile`]).
@@ -439,7 +417,6 @@ fn register_lowering(spec_json: &str) -> PyResult<String> {
 /// Register the `ascendir._core.compiler` functions.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let sub = PyModule::new(m.py(), "compiler")?;
-    sub.add_function(wrap_pyfunction!(compile, &sub)?)?;
     sub.add_function(wrap_pyfunction!(lowered_types, &sub)?)?;
     sub.add_function(wrap_pyfunction!(register_lowering, &sub)?)?;
     sub.add_function(wrap_pyfunction!(unpack_archive, &sub)?)?;

@@ -111,6 +111,10 @@ const LOWER: &str = "lower";
 /// The pass after which lowering decisions may be overridden ([`Session::keep_out`]).
 const FUSE: &str = "fuse";
 
+/// A node's lowering decision as [`Session::decisions`] gives it: its name, and `None` when
+/// lowered or `Some((category, reason))` when not.
+pub type NodeDecision = (String, Option<(String, String)>);
+
 /// A compile run one pass at a time. See the module docs.
 pub struct Session {
     opts: CompileOptions,
@@ -332,7 +336,7 @@ impl Session {
 
     /// Each node's lowering decision, decision order: `(name, None)` when lowered, `(name,
     /// Some((category, reason)))` when not. Empty before `lower`.
-    pub fn decisions(&self) -> CompileResult<Vec<(String, Option<(String, String)>)>> {
+    pub fn decisions(&self) -> CompileResult<Vec<NodeDecision>> {
         let s = self.state()?;
         Ok(s.decisions
             .iter()
