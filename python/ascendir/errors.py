@@ -165,7 +165,7 @@ class CompileError(AscendIRError):
     """A model did not compile: ``stage`` (a pipeline stage name), ``node`` (the node to blame,
     or None) and ``reason``; ``kind`` says what failed (``"ir"``, ``"infer"``, ``"asc"``,
     ``"schedule"``, ``"tiling"``, ``"realize"``, ``"options"``, ``"lowering"``,
-    ``"overflow"``, ``"cancelled"`` or ``"other"``, docs/COMPILER.md), and for ``"tiling"``
+    ``"overflow"``, ``"cancelled"``, ``"order"`` or ``"other"``, docs/COMPILER.md), and for ``"tiling"``
     ``constraint`` and ``excess`` name the constraint that cannot be met and by how much (None
     otherwise)."""
 
