@@ -318,7 +318,10 @@ def _make(spec: _Spec) -> Callable[..., Any]:
                 if n not in attrs:
                     raise fail(f"missing required attribute '{n}'")
             try:
-                node = builder._g.add_op(op_type, [v._src for v in args], attrs=attrs)
+                if attrs:
+                    node = builder._g.add_op(op_type, [v._src for v in args], attrs=attrs)
+                else:
+                    node = builder._g.add_op(op_type, [v._src for v in args])
             except AscendIRError as e:
                 raise GeError(f"Failed to build {op_type}: {e}") from e
             out = TensorHolder._create_from(node, builder)
