@@ -154,7 +154,9 @@ class _Spec:
         if self.all_optional:
             params.append(P("owner_builder", P.POSITIONAL_OR_KEYWORD, default=None))
         for n in self.required_attrs:
-            params.append(P(_pname(n), P.KEYWORD_ONLY))
+            # The count of a dynamic output may come from ``<output>_num`` instead.
+            default = None if n == self.count_attr and self.dyn_outputs else P.empty
+            params.append(P(_pname(n), P.KEYWORD_ONLY, default=default))
         for n, d in self.attr_defaults.items():
             params.append(P(_pname(n), P.KEYWORD_ONLY, default=d))
         if not self.no_inputs and not self.all_optional:

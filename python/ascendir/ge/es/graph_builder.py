@@ -149,8 +149,13 @@ class GraphBuilder:
             if type_str == InputType.DATA:
                 node = self._g.add_input(node_name, desc, index=index)
             else:
-                node = self._g.add_op(type_str.value, [None], name=node_name,
-                                      attrs={"index": index}, output_descs=[desc])
+                op = _core.OpDesc.from_type(type_str.value, node_name, attrs={"index": index})
+                if op.num_inputs:
+                    op.update_input_desc(0, desc)
+                op.update_output_desc(0, desc)
+                if self._g.find(node_name) is not None:
+                    raise GeValueError(f"a node named {node_name!r} exists")
+                node = self._g.add_node(op)
         except AscendIRError as e:
             raise GeError(f"Failed to create input {node_name!r} (index {index}): {e}") from e
         return self._made(node)
