@@ -27,6 +27,10 @@ class TensorHolder:
     """
 
     __slots__ = ("_builder", "_index", "_node", "_src")
+    _builder: GraphBuilder
+    _index: int
+    _node: Any
+    _src: Any
 
     def __init__(self) -> None:
         raise GeError("TensorHolder objects should not be created directly")

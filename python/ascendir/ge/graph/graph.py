@@ -74,6 +74,8 @@ class Graph:
     """
 
     __slots__ = ("_g", "_owner")
+    _g: Any
+    _owner: Any
 
     def __init__(self, name: str = "graph") -> None:
         if not isinstance(name, str):

@@ -26,6 +26,7 @@ class Node:
     """
 
     __slots__ = ("_node",)
+    _node: Any
 
     def __init__(self) -> None:
         raise GeError("Node objects should not be created directly.")

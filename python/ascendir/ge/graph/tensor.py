@@ -46,6 +46,7 @@ class Tensor:
     """
 
     __slots__ = ("_t",)
+    _t: Any
 
     def __init__(
         self,

@@ -54,6 +54,7 @@ class TensorDesc:
     """
 
     __slots__ = ("_desc",)
+    _desc: Any
 
     def __init__(
         self,
