@@ -652,3 +652,62 @@ def test_identity_builds_and_graph_wraps_the_builders_graph() -> None:
     g = b.build_and_reset([y])
     assert g.air is b.air and Graph.from_air(b.air) == g
     assert y.air.producer() == g.find_node_by_name(y.name).air
+
+
+def test_sample_conv_transpose_pair_removed_by_graph_edits() -> None:
+    # graph_base_pass 3's edits: Conv2D(NCHW) -> Transpose(0,2,3,1) -> Transpose(0,3,1,2);
+    # the perms read from the Const's value, the pair unlinked, relinked and removed with
+    # remove_edge / add_data_edge / remove_node; the graph computes the Conv2D alone.
+    from ascendir.ge.es.all import Transpose
+
+    b = GraphBuilder("conv_transposes")
+    x = b.create_input(0, format=Format.FORMAT_NCHW, shape=[1, 2, 4, 4])
+    w = b.create_input(1, format=Format.FORMAT_NCHW, shape=[3, 2, 1, 1])
+    y = Conv2D(x, w, strides=[1, 1, 1, 1], data_format="NCHW")
+    out = Relu(Transpose(Transpose(y, [0, 2, 3, 1]), [0, 3, 1, 2]))
+    g = b.build_and_reset([out])
+    conv = next(n for n in g.get_all_nodes() if n.type == "Conv2D")
+    queue = [n for n, _ in conv.get_out_data_nodes_and_port_indexes(0)]
+    perms = []
+    while queue:
+        t = queue.pop(0)
+        queue.extend(n for i in range(t.get_outputs_size())
+                     for n, _ in t.get_out_data_nodes_and_port_indexes(i))
+        if t.type != "Transpose":
+            continue
+        perm_node, perm_idx = t.get_in_data_nodes_and_port_indexes(1)
+        value = perm_node.get_attr("value")
+        assert perm_node.type == "Const" and value.data_type in (DataType.DT_INT32,
+                                                                 DataType.DT_INT64)
+        perms.append(value.data)
+        data_node, data_idx = t.get_in_data_nodes_and_port_indexes(0)
+        consumers = t.get_out_data_nodes_and_port_indexes(0)
+        g.remove_edge(data_node, data_idx, t, 0)
+        g.remove_edge(perm_node, perm_idx, t, 1)
+        for c, ci in consumers:
+            g.remove_edge(t, 0, c, ci)
+            g.add_data_edge(data_node, data_idx, c, ci)
+        g.remove_node(perm_node)
+        g.remove_node(t)
+    assert perms == [[0, 2, 3, 1], [0, 3, 1, 2]]
+    assert [n.type for n in g.get_all_nodes()] == ["Data", "Data", "Conv2D", "Relu", "NetOutput"]
+    xa, wa = _f32(1, 2, 4, 4), _f32(3, 2, 1, 1)
+    np.testing.assert_allclose(_run(g, {"input_0": xa, "input_1": wa})[0],
+                               np.maximum(_conv_nchw(xa, wa), 0), rtol=1e-4, atol=1e-5)
+
+
+def test_sample_pattern_graphs_from_unshaped_inputs() -> None:
+    # pattern_base_pass 2 builds its patterns from create_inputs(3) (float scalars, no shape
+    # known): MatMul(a, b) then Add(matmul, c), BatchMatMulV2 likewise; they must build.
+    for mm in (MatMul, BatchMatMulV2):
+        b = GraphBuilder(f"pattern_{mm.__name__}")
+        a0, b0, c0 = b.create_inputs(3)
+        g = b.build_and_reset([Add(mm(a0, b0), c0)])
+        nodes = g.get_all_nodes()
+        assert [n.type for n in nodes] == ["Data", "Data", "Data", mm.__name__, "Add",
+                                           "NetOutput"]
+        assert [n.get_attr("index") for n in nodes[:3]] == [0, 1, 2]
+        add = nodes[4]
+        assert add.get_in_data_nodes_and_port_indexes(0)[0] == nodes[3]
+        assert add.get_in_data_nodes_and_port_indexes(1)[0] == nodes[2]
+        assert add.get_input_desc(0).get_data_type() == DataType.DT_FLOAT
