@@ -386,18 +386,17 @@ def _results(node: Any, builder: Any, outputs: list[tuple[str, str]], output_typ
         return out
     if not outputs:
         if builder._scoped():
-            from .tensor_holder import TensorHolder as _TH
-
-            builder._apply_scope_infos_to_node(_TH._create_from(node, builder))
+            builder._apply_scope_infos_to_node(TensorHolder._create_from(node, builder))
         return None
     op = node.op_desc
+    names = op.output_names
     holders: list[Any] = []
     all_holders: list[TensorHolder] = []
     for name, kind in outputs:
         if kind == "dynamic":
-            idx = op.dynamic_output_indexes(name) if hasattr(op, "dynamic_output_indexes") \
-                else [i for i, n in enumerate(op.output_names) if n.startswith(name)
-                      and n[len(name):].isdigit()]
+            # A dynamic output ``y`` is the ports ``y0``, ``y1``, ...
+            idx = [i for i, n in enumerate(names)
+                   if n.startswith(name) and n[len(name):].isdigit()]
             group = [TensorHolder._create_from(node, builder, i) for i in idx]
             holders.append(group)
             all_holders.extend(group)
