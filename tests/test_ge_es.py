@@ -80,8 +80,11 @@ def test_create_input_errors_leave_the_graph() -> None:
     with pytest.raises(TypeError, match="Data type must be a DataType"):
         b.create_input(1, data_type=air.DataType.FLOAT)  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="Failed to create input 'input_0'"):
-        b.create_input(0)  # the name is taken
+        b.create_input(1, name="input_0")  # the name is taken
+    with pytest.raises(RuntimeError, match="the index is taken by input 'input_0'"):
+        b.create_input(0, name="other")
     assert _nodes(b) == 1
+    assert b.create_input(1).name == "input_1"  # the failures left index 1 free
 
 
 def test_create_inputs() -> None:

@@ -50,7 +50,8 @@ class GraphBuilder:
     it over as a :class:`ascendir.ge.graph.Graph`, after which the builder refuses work.
     """
 
-    __slots__ = ("__weakref__", "_const_seq", "_g", "_is_built", "_name", "_outputs")
+    __slots__ = ("__weakref__", "_const_seq", "_g", "_input_names", "_is_built", "_name",
+                 "_outputs")
 
     def __init__(self, name: str | None = None) -> None:
         if name is not None and not isinstance(name, str):
@@ -59,6 +60,7 @@ class GraphBuilder:
         self._g = _core.Graph(self._name)
         self._is_built = False
         self._outputs: dict[int, TensorHolder] = {}
+        self._input_names: dict[int, str] = {}
         self._const_seq = 0
 
     def __copy__(self) -> GraphBuilder:
@@ -142,6 +144,11 @@ class GraphBuilder:
         if name is not None and not isinstance(name, str):
             raise GeTypeError("Input name must be a string")
         node_name = name or f"input_{index}"
+        taken = self._input_names.get(index)
+        if taken is not None:
+            raise GeError(
+                f"Failed to create input {node_name!r} (index {index}): the index is taken by "
+                f"input {taken!r}")
         dims = list(shape) if shape is not None else []
         desc = _core.TensorDesc(dims, int(data_type), int(format), origin_shape=dims,
                                 origin_format=int(format))
@@ -158,6 +165,7 @@ class GraphBuilder:
                 node = self._g.add_node(op)
         except AscendIRError as e:
             raise GeError(f"Failed to create input {node_name!r} (index {index}): {e}") from e
+        self._input_names[index] = node_name
         return self._made(node)
 
     def create_inputs(self, num: int, start_index: int = 0) -> list[TensorHolder]:
