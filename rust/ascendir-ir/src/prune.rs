@@ -38,6 +38,18 @@ impl Graph {
     /// output; without it, outside readers lose those inputs (their links are dropped). A
     /// stale or repeated id is an error before anything changes.
     pub fn remove_nodes(&mut self, ids: &[NodeId], safe: bool) -> IrResult<Vec<String>> {
+        let mut names = Vec::with_capacity(ids.len());
+        self.remove_nodes_with(ids, safe, Some(&mut names))?;
+        Ok(names)
+    }
+
+    /// [`Graph::remove_nodes`], pushing the removed nodes' names to `names` when given.
+    fn remove_nodes_with(
+        &mut self,
+        ids: &[NodeId],
+        safe: bool,
+        mut names: Option<&mut Vec<String>>,
+    ) -> IrResult<()> {
         let mut set = FxHashSet::default();
         for &id in ids {
             self.node(id)?;
@@ -52,11 +64,13 @@ impl Graph {
             self.check_unused_outside(ids, &set)?;
         }
         self.detach_data_inputs(ids, &set);
-        let mut names = Vec::with_capacity(ids.len());
         for &id in ids {
-            names.push(self.erase_node(id)?.name().to_string());
+            let op = self.erase_node(id)?;
+            if let Some(names) = names.as_deref_mut() {
+                names.push(op.name().to_string());
+            }
         }
-        Ok(names)
+        Ok(())
     }
 
     fn check_unused_outside(&self, ids: &[NodeId], set: &FxHashSet<NodeId>) -> IrResult<()> {
@@ -166,15 +180,37 @@ impl Graph {
         ids: &[NodeId],
         safe: bool,
     ) -> IrResult<Vec<String>> {
+        let mut names = Vec::with_capacity(ids.len());
+        self.remove_tree_nodes_with(owner, ids, safe, Some(&mut names))?;
+        Ok(names)
+    }
+
+    /// [`Graph::remove_tree_nodes`] without collecting the names (a bulk rewrite's removal).
+    pub(crate) fn remove_tree_nodes_unnamed(
+        &mut self,
+        owner: Option<usize>,
+        ids: &[NodeId],
+        safe: bool,
+    ) -> IrResult<()> {
+        self.remove_tree_nodes_with(owner, ids, safe, None)
+    }
+
+    fn remove_tree_nodes_with(
+        &mut self,
+        owner: Option<usize>,
+        ids: &[NodeId],
+        safe: bool,
+        names: Option<&mut Vec<String>>,
+    ) -> IrResult<()> {
         self.owned_graph(owner)?;
         let mut below = Vec::new();
         for &id in ids {
             below.extend(self.subgraphs_below(owner, id)?);
         }
         let g = self.tree_graph_mut(owner).expect("checked above");
-        let names = g.remove_nodes(ids, safe)?;
+        g.remove_nodes_with(ids, safe, names)?;
         self.take_subgraphs(&below);
-        Ok(names)
+        Ok(())
     }
 
     /// [`Graph::eliminate_dead_code`] in tree graph `owner`.

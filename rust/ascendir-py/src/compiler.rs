@@ -10,8 +10,7 @@ use ascendir_compiler::batch::{run_batch, BatchSpec, Done, Input, Output, Progre
 use ascendir_compiler::cache::{CacheMode, DirCache};
 use ascendir_compiler::load::Source;
 use ascendir_compiler::{
-    CompileError, CompileOptions, CompileResult, CompiledModel, Kernel,
-    Stage,
+    CompileError, CompileOptions, CompileResult, CompiledModel, Kernel, Stage,
 };
 use bytes::Bytes;
 use pyo3::prelude::*;

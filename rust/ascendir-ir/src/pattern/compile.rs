@@ -169,7 +169,7 @@ fn read_rule(name: &str, g: &Graph) -> Result<Rule, PatternError> {
         };
         index.insert(id, nodes.len());
         nodes.push(Local {
-            name: node.name().to_string(),
+            name: node.name().into(),
             pred,
             inputs,
             shared: 0,

@@ -21,6 +21,9 @@ mod rewrite;
 mod tests;
 
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::sync::Arc;
+
+use smallvec::SmallVec;
 
 use crate::anchor::OutAnchor;
 use crate::attr::AttrValue;
@@ -56,8 +59,9 @@ pub(crate) struct Shared {
 /// A pattern node of one rule.
 #[derive(Clone, Debug)]
 pub(crate) struct Local {
-    /// The pattern graph node's name (a capture's name for a capture).
-    name: String,
+    /// The pattern graph node's name (a capture's name for a capture), shared with the
+    /// matches that name the capture.
+    name: Arc<str>,
     pred: Pred,
     /// Inputs: (local node, output index), `None` for an unlinked input.
     inputs: Vec<Option<(usize, i32)>>,
@@ -87,7 +91,7 @@ impl Rule {
         self.nodes
             .iter()
             .filter(|n| n.pred == Pred::Any)
-            .map(|n| n.name.as_str())
+            .map(|n| &*n.name)
             .collect()
     }
 }
@@ -104,7 +108,7 @@ pub struct Match {
     /// The matched op and constant nodes (not the captures), in pattern order.
     pub nodes: Vec<NodeId>,
     /// Each capture's name and the value it matched.
-    pub captures: Vec<(String, OutAnchor)>,
+    pub captures: Vec<(Arc<str>, OutAnchor)>,
 }
 
 /// Every rule of a set compiled into one matcher.
@@ -185,16 +189,12 @@ impl PatternSet {
                 }
                 let Ok(m) = self.bind(g, r, id) else { continue };
                 if greedy {
-                    let ops: Vec<NodeId> = m
-                        .nodes
-                        .iter()
-                        .copied()
-                        .filter(|n| !is_const(g, *n))
-                        .collect();
-                    if ops.iter().any(|n| claimed.contains(n)) {
+                    // Constants may be shared by matches; ops may not.
+                    let op = |n: &&NodeId| !is_const(g, **n);
+                    if m.nodes.iter().filter(op).any(|n| claimed.contains(n)) {
                         continue;
                     }
-                    claimed.extend(ops);
+                    claimed.extend(m.nodes.iter().filter(op).copied());
                     out.push(m);
                     break;
                 }
@@ -260,8 +260,8 @@ impl PatternSet {
     fn bind(&self, g: &Graph, r: usize, id: NodeId) -> Result<Match, String> {
         let rule = &self.rules[r];
         let mut st = BindState {
-            nodes: vec![None; rule.nodes.len()],
-            captures: FxHashMap::default(),
+            nodes: smallvec::smallvec![None; rule.nodes.len()],
+            captures: SmallVec::new(),
         };
         let root = OutAnchor::data(id, rule.root_out as usize);
         let node = g.node(id).map_err(|e| e.to_string())?;
@@ -273,14 +273,14 @@ impl PatternSet {
                 rule.root_out
             ));
         }
-        self.bind_node(g, rule, rule.root, root, "", &mut st)?;
-        let mut nodes = Vec::new();
-        let mut captures = Vec::new();
+        self.bind_node(g, rule, rule.root, root, Place::Root, &mut st)?;
+        let mut nodes = Vec::with_capacity(rule.nodes.len());
+        let mut captures = Vec::with_capacity(st.captures.len());
         for (i, local) in rule.nodes.iter().enumerate() {
             match (&local.pred, st.nodes[i]) {
                 (Pred::Any, _) => {
-                    if let Some(v) = st.captures.get(local.name.as_str()) {
-                        captures.push((local.name.clone(), *v));
+                    if let Some(v) = st.capture(&local.name) {
+                        captures.push((local.name.clone(), v));
                     }
                 }
                 (_, Some(n)) => nodes.push(n),
@@ -302,21 +302,22 @@ impl PatternSet {
         rule: &'r Rule,
         local: usize,
         v: OutAnchor,
-        place: &str,
+        place: Place<'_>,
         st: &mut BindState<'r>,
     ) -> Result<(), String> {
         let ln = &rule.nodes[local];
         if ln.pred == Pred::Any {
-            return match st.captures.get(ln.name.as_str()) {
-                Some(prev) if *prev != v => Err(format!(
+            return match st.capture(&ln.name) {
+                Some(prev) if prev != v => Err(format!(
                     "{place}capture '{}': reads {}, but '{}' was bound to {} before",
                     ln.name,
                     value_name(g, v),
                     ln.name,
-                    value_name(g, *prev)
+                    value_name(g, prev)
                 )),
-                _ => {
-                    st.captures.insert(ln.name.as_str(), v);
+                Some(_) => Ok(()),
+                None => {
+                    st.captures.push((&ln.name, v));
                     Ok(())
                 }
             };
@@ -354,7 +355,8 @@ impl PatternSet {
         let ln = &rule.nodes[local];
         let node = g.node(id).map_err(|e| e.to_string())?;
         for i in 0..ln.inputs.len().max(node.num_in_data()) {
-            let place = format!("input {i} of {}: ", describe(ln));
+            // Formatted only into an error: the success path allocates nothing here.
+            let place = Place::Input(i, ln);
             match (ln.inputs.get(i).copied().flatten(), node.in_data_peer(i)) {
                 (None, None) => {}
                 (None, Some(src)) => {
@@ -375,7 +377,7 @@ impl PatternSet {
                             node_name(g, src.node)
                         ));
                     }
-                    self.bind_node(g, rule, c, src, &place, st)?;
+                    self.bind_node(g, rule, c, src, place, st)?;
                 }
             }
         }
@@ -384,8 +386,34 @@ impl PatternSet {
 }
 
 struct BindState<'r> {
-    nodes: Vec<Option<NodeId>>,
-    captures: FxHashMap<&'r str, OutAnchor>,
+    nodes: SmallVec<[Option<NodeId>; 8]>,
+    /// The captures bound so far (a handful: searched in order).
+    captures: SmallVec<[(&'r str, OutAnchor); 4]>,
+}
+
+impl BindState<'_> {
+    fn capture(&self, name: &str) -> Option<OutAnchor> {
+        self.captures
+            .iter()
+            .find(|(k, _)| *k == name)
+            .map(|(_, v)| *v)
+    }
+}
+
+/// Where a pattern node is bound, for error messages: the root, or input `i` of a node.
+#[derive(Clone, Copy)]
+enum Place<'a> {
+    Root,
+    Input(usize, &'a Local),
+}
+
+impl std::fmt::Display for Place<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Place::Root => Ok(()),
+            Place::Input(i, ln) => write!(f, "input {i} of {}: ", describe(ln)),
+        }
+    }
 }
 
 fn describe(n: &Local) -> String {

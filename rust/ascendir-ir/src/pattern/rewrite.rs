@@ -39,7 +39,7 @@ impl PatternSet {
             let Some(Some(name)) = capture.get(m.rule) else {
                 continue;
             };
-            let Some(&(_, mut to)) = m.captures.iter().find(|(k, _)| k == name) else {
+            let Some(&(_, mut to)) = m.captures.iter().find(|(k, _)| &**k == name.as_str()) else {
                 continue;
             };
             // A capture an earlier rewrite replaced reads what replaced it (chains are at
@@ -57,11 +57,13 @@ impl PatternSet {
             }
             let from = OutAnchor::data(m.root, m.root_out.max(0) as usize);
             // `to` feeds the matched nodes, which feed `from`: no cycle can form.
-            let live = match g.uses(from) {
-                Ok(uses) => uses
+            let live = match g.node(from.node) {
+                Ok(n) if from.index >= 0 && (from.index as usize) < n.num_out_data() => n
+                    .out_data_peers(from.index as usize)
                     .iter()
                     .filter(|u| !readers.gone.contains(&u.node))
                     .count(),
+                Ok(_) => 0,
                 Err(e) => {
                     failure = Some(e);
                     break;
@@ -76,7 +78,7 @@ impl PatternSet {
             readers.mark_unread(g, &m.nodes, &mut dead);
             done += 1;
         }
-        root.remove_tree_nodes(owner, &dead, true)?;
+        root.remove_tree_nodes_unnamed(owner, &dead, true)?;
         match failure {
             Some(e) => Err(e),
             None => Ok(done),

@@ -71,7 +71,7 @@ fn merged_matcher_finds_matches_and_explains_misses() {
     assert_eq!(ms[0].nodes, vec![one, m1, r1]);
     assert_eq!(
         ms[0].captures,
-        vec![("x".to_string(), OutAnchor::data(x, 0))]
+        vec![(std::sync::Arc::from("x"), OutAnchor::data(x, 0))]
     );
     // Without greedy selection the Mul also matches rule b on its own.
     assert_eq!(set.find_matches(&g, false).len(), 2);

@@ -87,7 +87,11 @@ impl PyPatternSet {
                 .into_iter()
                 .map(|m| {
                     let nodes = m.nodes.iter().map(|&n| node(n)).collect::<PyResult<_>>()?;
-                    let caps = m.captures.into_iter().map(|(k, a)| (k, value(a))).collect();
+                    let caps = m
+                        .captures
+                        .into_iter()
+                        .map(|(k, a)| (k.to_string(), value(a)))
+                        .collect();
                     Ok((m.rule, node(m.root)?, m.root_out, nodes, caps))
                 })
                 .collect()
