@@ -482,12 +482,13 @@ impl Graph {
         self.index_removed(id);
         self.unlink_node(id);
         self.unlink_order(id);
-        let name = self.nodes[id].op.name().to_string();
-        self.remove_name(id, &name);
         self.inputs.retain(|&n| n != id);
         self.outputs.retain(|&(n, _)| n != id);
         self.targets.retain(|&n| n != id);
-        Ok(self.nodes.remove(id).map(|n| n.op).expect("checked above"))
+        let op = self.nodes.remove(id).map(|n| n.op).expect("checked above");
+        // The name index holds ids by name hash: the removed op's name finds the entry.
+        self.remove_name(id, op.name());
+        Ok(op)
     }
 }
 impl Graph {

@@ -20,9 +20,10 @@ mod rewrite;
 #[cfg(test)]
 mod tests;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
+use slotmap::SecondaryMap;
 use smallvec::SmallVec;
 
 use crate::anchor::OutAnchor;
@@ -170,7 +171,7 @@ impl PatternSet {
     /// match of every rule at every node is listed (rules in reverse order at a node).
     pub fn find_matches(&self, g: &Graph, greedy: bool) -> Vec<Match> {
         let mut memo = Memo::default();
-        let mut claimed: FxHashSet<NodeId> = FxHashSet::default();
+        let mut claimed: SecondaryMap<NodeId, ()> = SecondaryMap::new();
         let mut out = Vec::new();
         // From the last node back: a rule rooted at a consumer claims its nodes before a
         // smaller rule rooted inside it. The matches are returned in graph order.
@@ -191,10 +192,12 @@ impl PatternSet {
                 if greedy {
                     // Constants may be shared by matches; ops may not.
                     let op = |n: &&NodeId| !is_const(g, **n);
-                    if m.nodes.iter().filter(op).any(|n| claimed.contains(n)) {
+                    if m.nodes.iter().filter(op).any(|n| claimed.contains_key(*n)) {
                         continue;
                     }
-                    claimed.extend(m.nodes.iter().filter(op).copied());
+                    for &n in m.nodes.iter().filter(op) {
+                        claimed.insert(n, ());
+                    }
                     out.push(m);
                     break;
                 }
@@ -229,6 +232,10 @@ impl PatternSet {
             return known;
         }
         let sh = &self.shared[s];
+        if sh.pred == Pred::Any {
+            // A capture takes any value: nothing to check, nothing worth remembering.
+            return g.contains(id);
+        }
         let ok = match g.node(id) {
             Err(_) => false,
             Ok(node) => {
@@ -445,8 +452,8 @@ fn candidates(
     node: &crate::graph::NodeData,
     index: &RootIndex,
     memo: &mut Memo,
-) -> Vec<usize> {
-    let mut rules = index.generic.clone();
+) -> SmallVec<[usize; 8]> {
+    let mut rules: SmallVec<[usize; 8]> = SmallVec::from_slice(&index.generic);
     if !index.by_scalar.is_empty() {
         for (i, src) in node.in_data_peers().enumerate() {
             let Some(src) = src else { continue };
