@@ -19,6 +19,11 @@ impl Graph {
         self.head
     }
 
+    /// The last node in order.
+    pub fn last(&self) -> Option<NodeId> {
+        self.tail
+    }
+
     /// The node after `id` in order.
     pub fn next_of(&self, id: NodeId) -> Option<NodeId> {
         self.nodes.get(id).and_then(|n| n.next)

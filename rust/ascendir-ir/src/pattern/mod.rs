@@ -107,9 +107,9 @@ pub struct Match {
     /// The root value's output index.
     pub root_out: i32,
     /// The matched op and constant nodes (not the captures), in pattern order.
-    pub nodes: Vec<NodeId>,
+    pub nodes: SmallVec<[NodeId; 4]>,
     /// Each capture's name and the value it matched.
-    pub captures: Vec<(Arc<str>, OutAnchor)>,
+    pub captures: SmallVec<[(Arc<str>, OutAnchor); 2]>,
 }
 
 /// Every rule of a set compiled into one matcher.
@@ -175,8 +175,9 @@ impl PatternSet {
         let mut out = Vec::new();
         // From the last node back: a rule rooted at a consumer claims its nodes before a
         // smaller rule rooted inside it. The matches are returned in graph order.
-        let ids: Vec<NodeId> = g.node_ids().collect();
-        for &id in ids.iter().rev() {
+        let mut cursor = g.last();
+        while let Some(id) = cursor {
+            cursor = g.prev_of(id);
             let Ok(node) = g.node(id) else { continue };
             let Some(index) = self.by_root_type.get(node.op_type()) else {
                 continue;
@@ -185,7 +186,8 @@ impl PatternSet {
             for r in rules {
                 let rule = &self.rules[r];
                 let root = &rule.nodes[rule.root];
-                if !self.structural(g, root.shared, id, &mut memo) {
+                // Not remembered: the walk never meets a root again (it goes upstream).
+                if !self.structural_at(g, root.shared, id, &mut memo, false) {
                     continue;
                 }
                 let Ok(m) = self.bind(g, r, id) else { continue };
@@ -228,6 +230,19 @@ impl PatternSet {
     /// The structural check of shared node `s` against graph node `id` (memoized): op type,
     /// attributes, constant values and inputs, recursively; no use or capture checks.
     fn structural(&self, g: &Graph, s: usize, id: NodeId, memo: &mut Memo) -> bool {
+        self.structural_at(g, s, id, memo, true)
+    }
+
+    /// [`PatternSet::structural`], remembering this check's outcome when `remember` (the
+    /// checks of its inputs always are).
+    fn structural_at(
+        &self,
+        g: &Graph,
+        s: usize,
+        id: NodeId,
+        memo: &mut Memo,
+        remember: bool,
+    ) -> bool {
         if let Some(&known) = memo.checks.get(&(s, id)) {
             return known;
         }
@@ -258,7 +273,9 @@ impl PatternSet {
                             })))
             }
         };
-        memo.checks.insert((s, id), ok);
+        if remember {
+            memo.checks.insert((s, id), ok);
+        }
         ok
     }
 
@@ -281,8 +298,8 @@ impl PatternSet {
             ));
         }
         self.bind_node(g, rule, rule.root, root, Place::Root, &mut st)?;
-        let mut nodes = Vec::with_capacity(rule.nodes.len());
-        let mut captures = Vec::with_capacity(st.captures.len());
+        let mut nodes = SmallVec::new();
+        let mut captures = SmallVec::new();
         for (i, local) in rule.nodes.iter().enumerate() {
             match (&local.pred, st.nodes[i]) {
                 (Pred::Any, _) => {

@@ -68,9 +68,9 @@ fn merged_matcher_finds_matches_and_explains_misses() {
     assert_eq!(ms.len(), 1);
     assert_eq!(ms[0].rule, 0);
     assert_eq!(ms[0].root, r1);
-    assert_eq!(ms[0].nodes, vec![one, m1, r1]);
+    assert_eq!(ms[0].nodes.to_vec(), vec![one, m1, r1]);
     assert_eq!(
-        ms[0].captures,
+        ms[0].captures.to_vec(),
         vec![(std::sync::Arc::from("x"), OutAnchor::data(x, 0))]
     );
     // Without greedy selection the Mul also matches rule b on its own.
