@@ -15,12 +15,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__all__ = ["error", "es", "graph"]
+__all__ = ["error", "es", "graph", "passes", "utils"]
 
 if TYPE_CHECKING:
     from . import error as error
     from . import es as es
     from . import graph as graph
+    from . import passes as passes
+    from . import utils as utils
 
 
 def __getattr__(name: str) -> Any:
