@@ -446,6 +446,11 @@ def test_sample4_const_value_match_pass_matches_zero_only(
         "_pattern captured=input_0:0"]
     assert _types(g).count("Add") == 2
     _assert_same(before, g.air)
+    # GE compares the whole constant: a [2, 2] tensor of zeros is not the scalar 0.0.
+    b = GraphBuilder("zeros")
+    x = b.create_input(0, shape=[2, 2])
+    wide = b.build_and_reset([Add(x, [[0.0, 0.0], [0.0, 0.0]])])
+    assert run_passes(wide)[0].rewrites == 0 and "Add" in _types(wide)
 
 
 def test_sample5_add_custom_zero_pass() -> None:

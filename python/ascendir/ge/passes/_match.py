@@ -2,7 +2,7 @@
 
 A GE pattern graph maps onto the matcher's convention: its inputs (``Data``, by index) are
 captures ``in<i>``; with ``enable_const_value_match`` a ``Const`` is the matcher's value
-predicate, without it (GE's default: any constant) a capture ``__const<j>`` whose producer
+predicate (and the graph constant's shape must equal the pattern's, checked here), without it (GE's default: any constant) a capture ``__const<j>`` whose producer
 must be a ``Const`` / ``Constant`` (checked here, after the Rust match); with
 ``enable_ir_attr_match`` every IR attribute the pattern node carries is compared
 (``_pattern_attrs``), without it none. The pattern's one output is the matched root.
@@ -32,6 +32,7 @@ class Compiled:
     any_const: dict[str, str] = field(default_factory=dict)  # capture -> pattern Const name
     data_index: dict[str, int] = field(default_factory=dict)  # pattern Data name -> index
     order: list[str] = field(default_factory=list)           # Rust's node order, by name
+    const_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # value-matched
 
 
 def compile_pattern(p: Pattern, config: PatternMatcherConfig | None) -> Compiled:
@@ -65,7 +66,9 @@ def compile_pattern(p: Pattern, config: PatternMatcherConfig | None) -> Compiled
             vals[(n, 0)] = cg.add_input(cap, n.op_desc.output_desc(0).copy()).outputs[0]
             continue
         desc = n.op_desc.copy()
-        if t not in _CONSTS:
+        if t in _CONSTS:
+            c.const_shapes[n.name] = tuple(n.op_desc.output_desc(0).shape)
+        else:
             keys = [a for a in desc.ir_attr_names if a in desc.attrs] if attrs_match else []
             if keys:
                 desc.attrs[_PATTERN_ATTRS] = keys
@@ -136,6 +139,11 @@ def read_match(c: Compiled, root: _core.Node, root_out: int, nodes: Sequence[_co
     """The match the matcher reported, or None when an any-constant capture is not a
     constant."""
     by_name = dict(zip(c.order, nodes, strict=True))
+    for name, shape in c.const_shapes.items():
+        # The matcher's one-element predicate takes a constant of any shape; GE compares the
+        # whole tensor, so the shapes must agree too.
+        if tuple(by_name[name].op_desc.output_desc(0).shape) != shape:
+            return None
     inputs: dict[str, _core.Value] = {}
     consts: list[_core.Node] = []
     for cap, v in caps:

@@ -136,10 +136,12 @@ def _fresh(graph: _core.Graph, pass_name: str, base: str) -> str:
 
 def splice(graph: _core.Graph, inputs: Sequence[_core.Value | None], nodes: Sequence[_core.Node],
            outputs: Sequence[_core.Value], repl: _core.Graph, pass_name: str, where: str,
-           *, do_verify: bool = False) -> list[_core.Node]:
+           *, do_verify: bool = False,
+           dead: list[_core.Node] | None = None) -> list[_core.Node]:
     """Replace ``nodes`` (whose boundary is ``inputs`` → ``outputs``) by ``repl``: replacement
     input ``i`` reads ``inputs[i]``, every use of ``outputs[j]`` reads replacement output
-    ``j``, then the nodes nothing reads any more are removed. Returns the nodes created
+    ``j``, then the nodes nothing reads any more are removed (or, with ``dead``, added to it
+    for one later :func:`remove_unused`: nothing reads them). Returns the nodes created
     (named ``<pass>/<name>_<n>``, ``_created_by`` the pass). All or nothing: on any error the
     graph is as it was."""
     check_replacement(repl, len(inputs), len(outputs), where)
@@ -178,26 +180,54 @@ def splice(graph: _core.Graph, inputs: Sequence[_core.Value | None], nodes: Sequ
         for j, (rn, rk) in enumerate(repl.outputs):
             new_v = mapped[(rn, rk)]
             if _key(new_v) != _key(outputs[j]):
-                outputs[j].replace_all_uses_with(new_v)
+                _move_uses(outputs[j], new_v, single=len(outputs) == 1)
     except Exception as e:
         if created:
             graph.remove(created, safe=False)
         if isinstance(e, GeError):
             raise
         raise GeError(f"{where}: the replacement failed: {e}") from e
-    _remove_unused(graph, nodes)
+    if dead is None:
+        remove_unused(graph, nodes)
+    else:
+        dead.extend(nodes)
     return created
 
 
-def _remove_unused(graph: _core.Graph, nodes: Sequence[_core.Node]) -> None:
-    outs = {(n, k) for n, k in graph.outputs}
+def _move_uses(old: _core.Value, new: _core.Value, *, single: bool) -> None:
+    """Every use of ``old`` reads ``new``. With one boundary output no cycle can arise (a
+    path from the output back into a boundary input would be a cycle of the graph already),
+    so the uses are relinked anchor by anchor; otherwise, or when ``old`` is a graph output,
+    ``Value.replace_all_uses_with`` checks for cycles."""
+    uses = old.uses()
+    if not single or any(u.node.type == "NetOutput" for u in uses):
+        old.replace_all_uses_with(new)
+        return
+    src = old.producer().out_data_anchor(old.index)
+    dst_src = new.producer().out_data_anchor(new.index)
+    for u in uses:
+        anchor = u.node.in_data_anchor(u.index)
+        src.unlink(anchor)
+        dst_src.link_to(anchor)
+
+
+def remove_unused(graph: _core.Graph, nodes: Sequence[_core.Node]) -> None:
+    """Remove those of ``nodes`` nothing outside the removed ones reads (and no graph output
+    names), in one call."""
+    outs = {n for n, _k in graph.outputs}
     gone: set[_core.Node] = set()
     dead: list[_core.Node] = []
-    for n in reversed(list(nodes)):
-        used = any(u.node not in gone for v in n.outputs for u in v.uses()) or any(
-            (n, k) in outs for k in range(len(n.outputs)))
-        if not used:
-            dead.append(n)
-            gone.add(n)
+    todo = list(dict.fromkeys(nodes))
+    while True:
+        left = []
+        for n in reversed(todo):
+            if n in outs or any(u.node not in gone for v in n.outputs for u in v.uses()):
+                left.append(n)
+            else:
+                dead.append(n)
+                gone.add(n)
+        if len(left) == len(todo):
+            break
+        todo = left[::-1]
     if dead:
         graph.remove(dead, safe=True)

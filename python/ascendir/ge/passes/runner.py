@@ -13,12 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import _core, passes
-from ...errors import StaleHandleError
 from ..error import GeError, GeTypeError
 from ..graph import Graph, Node
 from . import _runstate
 from ._match import Compiled, Found, compile_pattern, read_match
-from ._splice import splice
+from ._splice import remove_unused, splice
 from .base import (
     DecomposePass,
     FusionBasePass,
@@ -159,14 +158,6 @@ def compile_patterns(inst: PatternFusionPass, d: PassDescriptor) -> list[Compile
     return [compile_pattern(ensure_pattern(p), config) for p in items]
 
 
-def _alive(f: Found) -> bool:
-    try:
-        return all(n.is_alive for n in f.ordered) and all(
-            v.producer().is_alive for v in f.inputs.values())
-    except StaleHandleError:
-        return False
-
-
 def _run_pattern(inst: PatternFusionPass, d: PassDescriptor, graph: _core.Graph,
                  state: _runstate.RunState) -> None:
     compiled = compile_patterns(inst, d)
@@ -177,32 +168,45 @@ def _run_pattern(inst: PatternFusionPass, d: PassDescriptor, graph: _core.Graph,
     except Exception as e:
         raise GeError(f"pass '{d.pass_name}': its patterns do not compile: {e}") from e
     for _ in range(MAX_ROUNDS):
-        stale = False
-        claimed: set[_core.Node] = set()
-        roots: set[_core.Node] = set()
-        # Every match, in graph order of the roots; the first claims its nodes.
-        for rule, root, k, nodes, caps in matcher.find_matches(graph, False):
-            if root in roots:
-                continue
-            c = compiled[rule]
-            found = read_match(c, root, k, nodes, caps)
-            if found is None:
-                continue
-            ops = [n for n in found.ordered if n.type not in ("Const", "Constant")]
-            if any(n in claimed for n in ops):
-                continue
-            if not _alive(found):
-                stale = True
-                continue
-            if _rewrite_match(inst, d, graph, found, state):
-                claimed.update(ops)
-                roots.add(root)
+        dead: list[_core.Node] = []
+        try:
+            stale = _pattern_round(inst, d, graph, matcher, compiled, state, dead)
+        finally:
+            remove_unused(graph, dead)
         if not stale:
             break
 
 
+def _pattern_round(inst: PatternFusionPass, d: PassDescriptor, graph: _core.Graph,
+                   matcher: Any, compiled: list[Compiled], state: _runstate.RunState,
+                   dead: list[_core.Node]) -> bool:
+    """One walk over the matches (graph order, the first claims its nodes); whether a
+    match was left because an earlier rewrite of the walk removed part of it."""
+    stale = False
+    claimed: set[_core.Node] = set()   # op nodes of the matches rewritten in this walk
+    roots: set[_core.Node] = set()
+    for rule, root, k, nodes, caps in matcher.find_matches(graph, False):
+        if root in roots:
+            continue
+        found = read_match(compiled[rule], root, k, nodes, caps)
+        if found is None:
+            continue
+        ops = [n for n in found.ordered if n.type not in ("Const", "Constant")]
+        if any(n in claimed for n in ops):
+            continue
+        # A match reading a value an earlier rewrite of this walk replaced is matched again
+        # in the next walk (its nodes now read the replacement).
+        if claimed and any(v.producer() in claimed for v in found.inputs.values()):
+            stale = True
+            continue
+        if _rewrite_match(inst, d, graph, found, state, dead):
+            claimed.update(ops)
+            roots.add(root)
+    return stale
+
+
 def _rewrite_match(inst: PatternFusionPass, d: PassDescriptor, graph: _core.Graph,
-                   found: Found, state: _runstate.RunState) -> bool:
+                   found: Found, state: _runstate.RunState, dead: list[_core.Node]) -> bool:
     mr = found.result()
     try:
         ok = bool(_hook(d, "meet_requirements()", inst.meet_requirements, mr))
@@ -222,7 +226,7 @@ def _rewrite_match(inst: PatternFusionPass, d: PassDescriptor, graph: _core.Grap
              f"(nodes {', '.join(n.name for n in found.ordered)})")
     root_value = found.root.outputs[found.root_out]
     created = splice(graph, found.input_values(), found.ordered, [root_value], repl.air,
-                     d.pass_name, where, do_verify=state.verify)
+                     d.pass_name, where, do_verify=state.verify, dead=dead)
     state.rewrites += 1
     state.created += len(created)
     return True
