@@ -122,8 +122,16 @@ _register_sample_ops()
 
 from ascendir.ge.es.all import Const, Transpose  # noqa: E402
 from ascendir.ge.es.custom import AddCustom  # noqa: E402
-from ascendir.ge.es.math import GEMM, Add, Concat, ConcatV2, Identity, MatMul, Split  # noqa: E402
-from ascendir.ge.es.math import TensorMove  # noqa: E402
+from ascendir.ge.es.math import (  # noqa: E402
+    GEMM,
+    Add,
+    Concat,
+    ConcatV2,
+    Identity,
+    MatMul,
+    Split,
+    TensorMove,  # noqa: E402
+)
 from ascendir.ge.es.nn import BatchMatMulV2, Conv2D, MaxPool, Relu  # noqa: E402
 
 
@@ -740,7 +748,8 @@ def test_register_fusion_pass_validates_and_describes() -> None:
 
     with pytest.raises(ValueError, match="python pass name already exists: P"):
         register_fusion_pass(name="P", stage=PassStage.BEFORE_INFER_SHAPE)(Q)
-    assert issubclass(PassStage, str) and PassStage("AfterInferShape") is PassStage.AFTER_INFER_SHAPE
+    assert issubclass(PassStage, str)
+    assert PassStage("AfterInferShape") is PassStage.AFTER_INFER_SHAPE
     assert [s.name for s in PassStage] == ["BEFORE_INFER_SHAPE", "AFTER_INFER_SHAPE",
                                            "AFTER_BUILTIN_FUSION_PASS",
                                            "AFTER_ORIGIN_GRAPH_OPTIMIZE"]

@@ -474,7 +474,7 @@ def compile(  # noqa: A001 - the public name of the spec
         user.extend(stage_passes())
     pipeline = compile_pipeline(user)
     state = CompileState(graph, options=opts, dump_stages=dump_stages)
-    pipeline(state)
+    pipeline(state)  # type: ignore[arg-type]  # the manager runs a CompileState too
     cm = state.finish()
     if out_dir is not None:
         cm.save(out_dir, emit)

@@ -1,5 +1,6 @@
-"""``ascendir.ge.es.custom``: GE's ``ge.es.custom`` op functions (the types registered by the user), made from ascendir's op registry
-(see :mod:`ascendir.ge.es._ops` for their signature and the grouping)."""
+"""``ascendir.ge.es.custom``: GE's ``ge.es.custom`` op functions, for the types registered by
+the user (``ascendir.register_op``), made from ascendir's op registry (see
+:mod:`ascendir.ge.es._ops` for their signature and the grouping)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,12 @@
 """GE patterns compiled for ascendir's Rust matcher (``ascendir._core.PatternSet``).
 
 A GE pattern graph maps onto the matcher's convention: its inputs (``Data``, by index) are
-captures ``in<i>``; with ``enable_const_value_match`` a ``Const`` is the matcher's value
-predicate (and the graph constant's shape must equal the pattern's, checked here), without it (GE's default: any constant) a capture ``__const<j>`` whose producer
-must be a ``Const`` / ``Constant`` (checked here, after the Rust match); with
-``enable_ir_attr_match`` every IR attribute the pattern node carries is compared
-(``_pattern_attrs``), without it none. The pattern's one output is the matched root.
+captures ``in<i>``. With ``enable_const_value_match`` a ``Const`` is the matcher's value
+predicate, and the graph constant's shape must equal the pattern's (checked here); without
+it (GE's default: any constant) it is a capture ``__const<j>`` whose producer must be a
+``Const`` / ``Constant`` (checked here, after the Rust match). With ``enable_ir_attr_match``
+every IR attribute the pattern node carries is compared (``_pattern_attrs``), without it
+none. The pattern's one output is the matched root.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Union
 
 from ... import _core
 from ..error import GeError, GeTypeError
@@ -26,7 +26,7 @@ __all__ = [
 ]
 
 PatternOrGraph = Union["Pattern", Graph]
-StatusLike = Optional[Union[bool, int]]
+StatusLike = bool | int | None
 
 
 class PassStage(str, Enum):
@@ -129,6 +129,11 @@ class PatternMatcherConfigBuilder:
 class MatchResult:
     """One match of a pattern in the graph, valid during the ``meet_requirements`` /
     ``replacement`` call it is handed to."""
+
+    _pattern: Pattern
+    _nodes: dict[str, _core.Node]
+    _inputs: dict[str, _core.Value]
+    _valid: bool
 
     def __init__(self) -> None:
         raise GeError("MatchResult objects are created by the pass runner")

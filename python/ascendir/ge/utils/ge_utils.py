@@ -40,9 +40,9 @@ class GeUtils:
                                f"input_shapes gives {len(shapes)}")
         for n, dims in zip(data, shapes, strict=True):
             d = n.op_desc.output_desc(0).copy()
-            d.shape = dims
+            d.shape = tuple(dims)
             if hasattr(d, "origin_shape"):
-                d.origin_shape = dims
+                d.origin_shape = tuple(dims)
             n.op_desc.update_input_desc(0, d)
             n.op_desc.update_output_desc(0, d.copy())
         try:
