@@ -119,7 +119,10 @@ pub fn split(ctx: &InferCtx<'_>) -> RuleResult {
         v => return Err(format!("the split axis must be one value, got {v:?}")),
     };
     let Some(&total) = xs.get(axis) else {
-        return Err(format!("cannot split a tensor of rank {} (shape {xs:?})", xs.len()));
+        return Err(format!(
+            "cannot split a tensor of rank {} (shape {xs:?})",
+            xs.len()
+        ));
     };
     let sizes_name = ctx.param_or("size_splits", "size_splits");
     let sizes: Vec<i64> = if ctx.has(sizes_name) {
