@@ -1136,3 +1136,47 @@ def test_ge_utils() -> None:
     assert GeUtils.check_node_support_on_aicore(mm) == (True, "")
     ok, why = GeUtils.check_node_support_on_aicore(g.get_all_nodes()[0])
     assert not ok and "Data" in why
+
+
+def test_passes_load_no_cann_and_not_with_ascendir() -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, ascendir; assert not any(m.startswith('ascendir.ge') "
+            "for m in sys.modules); import ascendir.ge.passes, ascendir.ge.utils; "
+            "assert not any('cann' in m.lower() or m == 'ge' or m.startswith('ge.') "
+            "for m in sys.modules)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+def test_hook_errors_keep_their_type_and_name_the_pass() -> None:
+    @register_fusion_pass(name="BadReplacement", stage=PassStage.BEFORE_INFER_SHAPE)
+    class BadReplacement(PatternFusionPass):
+        @pattern
+        def p(self, inputs):  # type: ignore[no-untyped-def]
+            return Relu(inputs[0])
+
+        def replacement(self, inputs):  # type: ignore[no-untyped-def]
+            return 3  # not a TensorHolder
+
+    b = GraphBuilder("g")
+    g = b.build_and_reset([Relu(b.create_input(0, shape=[2]))])
+    with pytest.raises(TypeError, match="Expression-style replacement must return"):
+        run_passes(g)
+    clear_registered_passes()
+
+    @register_fusion_pass(name="Crashes", stage=PassStage.BEFORE_INFER_SHAPE)
+    class Crashes(PatternFusionPass):
+        @pattern
+        def p(self, inputs):  # type: ignore[no-untyped-def]
+            return Relu(inputs[0])
+
+        def meet_requirements(self, match_result):  # type: ignore[no-untyped-def]
+            raise KeyError("boom")
+
+    with pytest.raises(RuntimeError, match=r"pass 'Crashes': meet_requirements\(\) raised "
+                                           r"KeyError"):
+        run_passes(g)
+    assert _types(g) == ["Data", "Relu", "NetOutput"]

@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ... import _core, passes
-from ..error import GeError, GeTypeError
+from ...rewriter import VerificationError
+from ..error import GeError, GeTypeError, GeValueError
 from ..graph import Graph, Node
 from . import _runstate
 from ._match import Compiled, Found, compile_pattern, read_match
@@ -137,7 +138,7 @@ def _run_fusion_base(inst: FusionBasePass, d: PassDescriptor, graph: _core.Graph
 def _hook(d: PassDescriptor, hook: str, fn: Any, *args: Any) -> Any:
     try:
         return fn(*args)
-    except GeError:
+    except (GeError, GeTypeError, GeValueError, VerificationError):
         raise
     except Exception as e:
         raise GeError(f"pass '{d.pass_name}': {hook} raised {type(e).__name__}: {e}") from e
