@@ -519,3 +519,30 @@ def test_hook_errors_keep_their_type_and_name_the_pass() -> None:
                                            r"KeyError"):
         run_passes(g)
     assert op_types(g) == ["Data", "Relu", "NetOutput"]
+
+
+def test_patterns_are_tried_in_declaration_order_at_a_node() -> None:
+    tried: list[str] = []
+
+    @register_fusion_pass(name="Order", stage=PassStage.BEFORE_INFER_SHAPE)
+    class Order(PatternFusionPass):
+        @pattern
+        def first(self, inputs):  # type: ignore[no-untyped-def]
+            return Relu(inputs[0])
+
+        @pattern
+        def second(self, inputs):  # type: ignore[no-untyped-def]
+            return Relu(inputs[0])
+
+        def meet_requirements(self, match_result):  # type: ignore[no-untyped-def]
+            tried.append(match_result.get_pattern_graph_name())
+            return len(tried) > 1  # refuse the first try: the other pattern is tried next
+
+        def replacement(self, inputs):  # type: ignore[no-untyped-def]
+            return inputs[0]
+
+    b = GraphBuilder("g")
+    g = b.build_and_reset([Relu(b.create_input(0, shape=[2])) + 1.0])
+    assert run_passes(g)[0].rewrites == 1
+    assert tried == ["Order_first_pattern", "Order_second_pattern"]
+    assert "Relu" not in op_types(g)

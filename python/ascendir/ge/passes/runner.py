@@ -186,7 +186,7 @@ def _pattern_round(inst: PatternFusionPass, d: PassDescriptor, graph: _core.Grap
     stale = False
     claimed: set[_core.Node] = set()   # op nodes of the matches rewritten in this walk
     roots: set[_core.Node] = set()
-    for rule, root, k, nodes, caps in matcher.find_matches(graph, False):
+    for rule, root, k, nodes, caps in _pattern_order(matcher.find_matches(graph, False)):
         if root in roots:
             continue
         found = read_match(compiled[rule], root, k, nodes, caps)
@@ -204,6 +204,21 @@ def _pattern_round(inst: PatternFusionPass, d: PassDescriptor, graph: _core.Grap
             claimed.update(ops)
             roots.add(root)
     return stale
+
+
+def _pattern_order(raw: list[Any]) -> list[Any]:
+    """The matcher's matches (graph order of the roots, the rules at one root in reverse
+    order) with the rules at one root in pattern order: the first pattern that matches at a
+    node is the one tried first."""
+    out: list[Any] = []
+    i = 0
+    while i < len(raw):
+        j = i + 1
+        while j < len(raw) and raw[j][1] == raw[i][1]:
+            j += 1
+        out.extend(sorted(raw[i:j], key=lambda m: m[0]) if j - i > 1 else raw[i:j])
+        i = j
+    return out
 
 
 def _rewrite_match(inst: PatternFusionPass, d: PassDescriptor, graph: _core.Graph,
