@@ -546,3 +546,39 @@ def test_patterns_are_tried_in_declaration_order_at_a_node() -> None:
     assert run_passes(g)[0].rewrites == 1
     assert tried == ["Order_first_pattern", "Order_second_pattern"]
     assert "Relu" not in op_types(g)
+
+
+def test_a_failed_rewrite_with_several_outputs_leaves_the_graph() -> None:
+    # C -> M (outside) -> A; the boundary's outputs are A and C. The replacement's second
+    # output reads M, so moving C's use (M) onto it would make a cycle: the move fails after
+    # the first output's uses have moved, and those move back.
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[3])
+    c = Relu(x)
+    m = Relu(c)
+    a = Relu(m)
+    g = b.build_and_reset([Relu(a)])
+    na, nc = g.find_node_by_name(a.name), g.find_node_by_name(c.name)
+    boundary = SubgraphBoundary()
+    boundary.add_input(0, SubgraphInput([(nc, 0)]))
+    boundary.add_input(1, SubgraphInput([(na, 0)]))
+    boundary.add_output(0, SubgraphOutput(na, 0))
+    boundary.add_output(1, SubgraphOutput(nc, 0))
+    rb = GraphBuilder("r")
+    rb.create_input(0)
+    m_in = rb.create_input(1)
+    repl = rb.build_and_reset([Relu(m_in), Relu(m_in)])
+    before = g.air.to_bytes()
+    # With a context, can_fuse refuses first (the cycle rule).
+    ctx = PassContext("P")
+    with pytest.raises(RuntimeError, match="NF1002"):
+        SubgraphRewriter.replace(boundary, repl, context=ctx)
+    assert "NF1002" in ctx.get_error_message() and g.air.to_bytes() == before
+    # Without, the rewrite is tried, fails on the cycle, and undoes its first move.
+    assert SubgraphRewriter.replace(boundary, repl) == 1
+    assert g.air.to_bytes() == before
+    feeds = {"input_0": np.array([-1.0, 0.5, 2.0], np.float32)}
+    np.testing.assert_array_equal(list(air.evaluate(g.air, feeds).values())[0],
+                                  np.maximum(feeds["input_0"], 0))
+    assert [n.type for n in g.get_all_nodes()] == ["Data", "Relu", "Relu", "Relu", "Relu",
+                                                   "NetOutput"]

@@ -151,6 +151,8 @@ def splice(graph: _core.Graph, inputs: Sequence[_core.Value | None], nodes: Sequ
     anchor = outputs[-1].producer() if outputs else None
     mapped: dict[tuple[_core.Node, int], _core.Value] = {}
     created: list[_core.Node] = []
+    moved: list[tuple[_core.Value, _core.Value, list[tuple[_core.Node, int]]]] = []
+    graph_outputs: list[tuple[_core.Node, int]] | None = None
     try:
         for n in repl.nodes:
             if n.type == "Data":
@@ -177,11 +179,22 @@ def splice(graph: _core.Graph, inputs: Sequence[_core.Value | None], nodes: Sequ
                     mine.producer().out_data_anchor(mine.index).link_to(new.in_data_anchor(k))
             for k, v in enumerate(new.outputs):
                 mapped[(n, k)] = v
+        graph_outputs = list(graph.outputs) if len(outputs) > 1 else None
         for j, (rn, rk) in enumerate(repl.outputs):
             new_v = mapped[(rn, rk)]
             if _key(new_v) != _key(outputs[j]):
+                uses = [(u.node, u.index) for u in outputs[j].uses()]
                 _move_uses(outputs[j], new_v, single=len(outputs) == 1)
+                moved.append((outputs[j], new_v, uses))
     except Exception as e:
+        for old, new_v, uses in reversed(moved):   # a later output failed: move back
+            out_anchor = new_v.producer().out_data_anchor(new_v.index)
+            back = old.producer().out_data_anchor(old.index)
+            for node, k in uses:
+                out_anchor.unlink(node.in_data_anchor(k))
+                back.link_to(node.in_data_anchor(k))
+        if moved and graph_outputs is not None:
+            graph.set_outputs(graph_outputs)
         if created:
             graph.remove(created, safe=False)
         if isinstance(e, GeError):
