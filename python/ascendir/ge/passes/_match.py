@@ -128,11 +128,12 @@ class Found:
         """A fresh :class:`MatchResult` of this match."""
         return MatchResult._create(self.compiled.pattern, self.nodes, self.inputs)
 
-    def input_values(self) -> list[_core.Value]:
-        """The graph values of the pattern's inputs, by input index."""
+    def input_values(self) -> list[_core.Value | None]:
+        """The graph values of the pattern's inputs, by input index (None for an index the
+        pattern has no input of)."""
         c = self.compiled
-        by_index = sorted((c.data_index[name], v) for name, v in self.inputs.items())
-        return [v for _, v in by_index]
+        by_index = {c.data_index[name]: v for name, v in self.inputs.items()}
+        return [by_index.get(i) for i in range(max(by_index, default=-1) + 1)]
 
 
 def read_match(c: Compiled, root: _core.Node, root_out: int, nodes: Sequence[_core.Node],

@@ -21,7 +21,8 @@ def _key(v: _core.Value) -> tuple[_core.Node, int]:
     return (v.producer(), v.index)
 
 
-def _data_index(n: _core.Node) -> int:
+def data_index(n: _core.Node) -> int:
+    """A replacement input's index attribute."""
     idx = n.attrs.get("index")
     if not isinstance(idx, int):
         raise GeValueError(f"replacement input '{n.name}' has no integer 'index' attribute")
@@ -31,9 +32,9 @@ def _data_index(n: _core.Node) -> int:
 def check_replacement(repl: _core.Graph, n_inputs: int, n_outputs: int, where: str) -> None:
     """Raise :class:`GeValueError` when ``repl``'s inputs / outputs do not fit the boundary."""
     for n in repl.nodes:
-        if n.type == "Data" and not 0 <= _data_index(n) < n_inputs:
+        if n.type == "Data" and not 0 <= data_index(n) < n_inputs:
             raise GeValueError(f"{where}: replacement input '{n.name}' has index "
-                               f"{_data_index(n)}, the boundary has {n_inputs} inputs")
+                               f"{data_index(n)}, the boundary has {n_inputs} inputs")
     if len(repl.outputs) != n_outputs:
         raise GeValueError(f"{where}: the replacement has {len(repl.outputs)} outputs, the "
                            f"replaced subgraph {n_outputs}")
@@ -88,7 +89,7 @@ def bind_inputs(repl: _core.Graph, inputs: Sequence[_core.Value | None]) -> _cor
     g = repl.copy()
     for n in g.nodes:
         if n.type == "Data":
-            v = inputs[_data_index(n)]
+            v = inputs[data_index(n)]
             if v is None:
                 raise GeValueError(f"replacement input '{n.name}' reads an unlinked input")
             d = v.desc.copy()
@@ -112,7 +113,7 @@ def verify(pass_name: str, what: str, inputs: Sequence[_core.Value | None],
         rng = np.random.default_rng(seed)
         arrays = [None if v is None else _random(v.desc, rng, pass_name) for v in inputs]
         feeds_o = {n.name: arrays[int(n.name[2:])] for n in original.nodes if n.type == "Data"}
-        feeds_r = {n.name: arrays[_data_index(n)] for n in mine.nodes if n.type == "Data"}
+        feeds_r = {n.name: arrays[data_index(n)] for n in mine.nodes if n.type == "Data"}
         want = list(evaluate(original, feeds_o).values())
         got = list(evaluate(mine, feeds_r).values())
     except VerificationError:
@@ -156,7 +157,7 @@ def splice(graph: _core.Graph, inputs: Sequence[_core.Value | None], nodes: Sequ
     try:
         for n in repl.nodes:
             if n.type == "Data":
-                v = inputs[_data_index(n)]
+                v = inputs[data_index(n)]
                 if v is None:
                     raise GeValueError(f"replacement input '{n.name}' reads an unlinked input")
                 for k in range(len(n.outputs)):

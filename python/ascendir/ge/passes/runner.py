@@ -18,7 +18,7 @@ from ..error import GeError, GeTypeError, GeValueError
 from ..graph import Graph, Node
 from . import _runstate
 from ._match import Compiled, Found, compile_pattern, read_match
-from ._splice import remove_unused, splice
+from ._splice import data_index, remove_unused, splice
 from .base import (
     DecomposePass,
     FusionBasePass,
@@ -262,7 +262,7 @@ def _run_decompose(inst: DecomposePass, d: PassDescriptor, graph: _core.Graph,
             raise GeTypeError(f"pass '{d.pass_name}': DecomposePass.replacement must return "
                               f"ge.graph.Graph, got {type(repl).__name__}")
         ins = list(n.inputs)
-        used = sorted({int(x.attrs["index"]) for x in repl.air.nodes if x.type == "Data"})
+        used = sorted({data_index(x) for x in repl.air.nodes if x.type == "Data"})
         for i in used:
             if i < len(ins) and ins[i] is None:
                 raise GeError(f"pass '{d.pass_name}': replacement input {i} of '{n.name}' "
