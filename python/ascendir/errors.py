@@ -165,9 +165,9 @@ class CompileError(AscendIRError):
     """A model did not compile: ``stage`` (a pipeline stage name), ``node`` (the node to blame,
     or None) and ``reason``; ``kind`` says what failed (``"ir"``, ``"infer"``, ``"asc"``,
     ``"schedule"``, ``"tiling"``, ``"realize"``, ``"options"``, ``"lowering"``,
-    ``"overflow"``, ``"cancelled"``, ``"order"`` or ``"other"``, docs/COMPILER.md), and for ``"tiling"``
-    ``constraint`` and ``excess`` name the constraint that cannot be met and by how much (None
-    otherwise)."""
+    ``"overflow"``, ``"cancelled"``, ``"order"`` or ``"other"``, docs/COMPILER.md), and for
+    ``"tiling"`` ``constraint`` and ``excess`` name the constraint that cannot be met and by
+    how much (None otherwise)."""
 
     stage: str
     node: str | None

@@ -444,6 +444,7 @@ def compile(  # noqa: A001 - the public name of the spec
     emit: Iterable[str] = ("om", "report"),
     dump_stages: bool = False,
     passes: Sequence[tuple[str, str, Pass]] = (),
+    ge_passes: bool = False,
 ) -> CompiledModel:
     """Compile a model: a :class:`~ascendir.Graph` (left unchanged), a path or the model bytes.
 
@@ -455,15 +456,25 @@ def compile(  # noqa: A001 - the public name of the spec
     pass of the pipeline (``validate`` … ``package``) and ``pass`` an
     :class:`ascendir.passes.Pass`: a plain graph pass runs ``before`` ``lower`` at the latest,
     a :class:`~ascendir.passes.CompileStatePass` anywhere (docs/PASSES.md).
+    ``ge_passes=True`` loads the GE Python pass files ``ASCEND_GE_PY_PASS_PATH`` names and
+    runs the registered ``ascendir.ge.passes`` at the points of their stages
+    (``ascendir.ge.passes.STAGE_POINTS``), after the ``passes`` given at the same point.
     Raises :class:`~ascendir.errors.CompileError` with ``stage``, ``node`` and ``reason``.
     """
     from ..passes import compile_pipeline
 
     opts = _options(target, input_shapes, options)
     graph = model if isinstance(model, Graph) else load_model_file(model)
-    pipeline = compile_pipeline(passes)
+    user = list(passes)
+    if ge_passes:
+        from ..ge.passes import load_pass_plugins
+        from ..ge.passes.runner import stage_passes
+
+        load_pass_plugins()
+        user.extend(stage_passes())
+    pipeline = compile_pipeline(user)
     state = CompileState(graph, options=opts, dump_stages=dump_stages)
-    pipeline(state)
+    pipeline(state)  # type: ignore[arg-type]  # the manager runs a CompileState too
     cm = state.finish()
     if out_dir is not None:
         cm.save(out_dir, emit)

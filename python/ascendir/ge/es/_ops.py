@@ -52,16 +52,20 @@ _NN_WORDS = (
 
 def group_of(op_type: str) -> tuple[str, ...]:
     """The ES groups ``op_type`` is in: ``("nn", "all")``, ``("math", "all")`` or
-    ``("all",)`` for GE's structural and control-flow types."""
+    ``("all",)`` for GE's structural and control-flow types; a type registered by the user
+    (not a builtin) is also in ``"custom"`` (GE's ``ge.es.custom``)."""
     if op_type in _STRUCTURE:
         return ("all",)
-    if any(w in op_type for w in _NN_WORDS):
-        return ("nn", "all")
-    return ("math", "all")
+    base: tuple[str, ...] = (
+        ("nn", "all") if any(w in op_type for w in _NN_WORDS) else ("math", "all"))
+    from ...ops import is_builtin
+
+    return base if is_builtin(op_type) else (*base, "custom")
 
 
 def op_types(group: str) -> list[str]:
-    """The registered types of ``group`` (``"math"``, ``"nn"`` or ``"all"``), sorted."""
+    """The registered types of ``group`` (``"math"``, ``"nn"``, ``"all"`` or ``"custom"``),
+    sorted."""
     return sorted(t for t in _core._ops_types() if t.isidentifier() and not keyword.iskeyword(t)
                   and group in group_of(t) and not _has_subgraphs(t))
 
@@ -351,6 +355,7 @@ def _src(value: Any, builder: Any, made: list[Any], op_type: str, spec: _Spec, i
             raise GeValueError(
                 f"{op_type}(): tensors from different GraphBuilders ('{builder.name}' vs "
                 f"'{value._builder.name}')")
+        _adapt_loose_input(value, builder, spec.fixed[i])
         return value._src
     like = None
     tv = spec.type_vars[i]
@@ -369,6 +374,22 @@ def _src(value: Any, builder: Any, made: list[Any], op_type: str, spec: _Spec, i
     holder = literal_to_tensor_holder(value, builder, like)
     made.append(holder._node)
     return holder._src
+
+
+def _adapt_loose_input(holder: TensorHolder, builder: Any, allowed: Any) -> None:
+    """An input made with neither shape nor dtype, not read yet, takes the first dtype a
+    port of fixed dtypes allows when its float default is not one of them (GE fills such
+    placeholder inputs from the graph they replace; ascendir checks dtypes as it builds)."""
+    if not allowed or holder._node.name not in builder._loose_inputs:
+        return
+    node = holder._node
+    desc = node.op_desc.output_desc(0)
+    if desc.dtype in allowed or any(True for v in node.outputs for _u in v.uses()):
+        return
+    d = desc.copy()
+    d.dtype = allowed[0]
+    node.op_desc.update_input_desc(0, d)
+    node.op_desc.update_output_desc(0, d.copy())
 
 
 def _undo(g: Any, made: list[Any]) -> None:

@@ -50,7 +50,8 @@ class GraphBuilder:
     it over as a :class:`ascendir.ge.graph.Graph`, after which the builder refuses work.
     """
 
-    __slots__ = ("__weakref__", "_const_seq", "_g", "_input_names", "_is_built", "_name",
+    __slots__ = ("__weakref__", "_const_seq", "_g", "_input_names", "_is_built", "_loose_inputs",
+                 "_name",
                  "_outputs")
 
     def __init__(self, name: str | None = None) -> None:
@@ -61,6 +62,9 @@ class GraphBuilder:
         self._is_built = False
         self._outputs: dict[int, TensorHolder] = {}
         self._input_names: dict[int, str] = {}
+        # Inputs made with neither shape nor dtype (placeholders of pattern and replacement
+        # graphs): their dtype adapts to the one port type that reads them first.
+        self._loose_inputs: set[str] = set()
         self._const_seq = 0
 
     def __copy__(self) -> GraphBuilder:
@@ -166,6 +170,8 @@ class GraphBuilder:
         except AscendIRError as e:
             raise GeError(f"Failed to create input {node_name!r} (index {index}): {e}") from e
         self._input_names[index] = node_name
+        if shape is None and data_type == DataType.DT_FLOAT and type_str == InputType.DATA:
+            self._loose_inputs.add(node_name)
         return self._made(node)
 
     def create_inputs(self, num: int, start_index: int = 0) -> list[TensorHolder]:

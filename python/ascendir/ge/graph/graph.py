@@ -253,11 +253,20 @@ class Graph:
                 raise GeValueError("port indexes of a data edge are not negative")
             out, inp = self._anchors(src_node, src_port_index, dst_node, dst_port_index)
             out.link_to(inp)
+            if dst_node.air.type == "NetOutput":
+                self._sync_outputs(dst_node.air)
         except (AscendIRError, IndexError) as e:
             raise GeError(
                 f"Failed to add DataEdge from Node {src_node.name}, Port Index "
                 f"{src_port_index} to Node {dst_node.name}, Port Index {dst_port_index}: {e}"
             ) from e
+
+    def _sync_outputs(self, net: Any) -> None:
+        """Make the graph's outputs the ``NetOutput`` node's inputs again once all of them
+        are linked (GE's outputs are that node's inputs; ascendir keeps them as a list)."""
+        srcs = list(net.inputs)
+        if net.graph == self._g and srcs and all(v is not None for v in srcs):
+            self._g.set_outputs([(v.producer(), v.index) for v in srcs])
 
     def add_control_edge(self, src_node: Node, dst_node: Node) -> None:
         """Add a control edge from ``src_node`` to ``dst_node``."""

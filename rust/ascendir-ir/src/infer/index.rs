@@ -118,7 +118,12 @@ pub fn split(ctx: &InferCtx<'_>) -> RuleResult {
         [a] => norm_axis(*a, xs.len())?,
         v => return Err(format!("the split axis must be one value, got {v:?}")),
     };
-    let total = xs[axis];
+    let Some(&total) = xs.get(axis) else {
+        return Err(format!(
+            "cannot split a tensor of rank {} (shape {xs:?})",
+            xs.len()
+        ));
+    };
     let sizes_name = ctx.param_or("size_splits", "size_splits");
     let sizes: Vec<i64> = if ctx.has(sizes_name) {
         match ctx.ints(sizes_name)? {

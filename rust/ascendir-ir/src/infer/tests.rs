@@ -461,6 +461,14 @@ fn assembling_and_indexing() {
         .attr("split_dim", AttrValue::Int(0))
         .outputs(3);
     assert!(c.run(RuleKind::Split).is_err());
+    // A scalar has no axis to split: an error, not a panic (axis 0 normalizes to 0 on rank 0).
+    for dim in [0, -1, 1] {
+        let c = Case::new("SplitD")
+            .input("x", f32d(&[]))
+            .attr("split_dim", AttrValue::Int(dim))
+            .outputs(2);
+        assert!(c.run(RuleKind::Split).is_err());
+    }
     let c = Case::new("SplitV")
         .input("x", f32d(&[6, 4]))
         .value("size_splits", i32_tensor(&[1, -1]))
