@@ -528,3 +528,24 @@ def test_padv3_shape_follows_paddings_contiguous():
         (y,) = air.evaluate(cm.graph, {"x": x}).values()
         assert y.shape == (2, 16, 16)
         np.testing.assert_allclose(y, ref, rtol=1e-6)
+
+
+def test_gemm_and_tensor_move_follow_ges_definitions() -> None:
+    """GE's GEMM is ``alpha * op(a) @ op(b) + beta * c`` (op: the transpose attributes), its
+    output shaped ``[M, N]``; TensorMove copies its input."""
+
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 3)).astype(np.float32)   # transposed: [3, 4]
+    b = rng.standard_normal((5, 4)).astype(np.float32)   # transposed: [4, 5]
+    c = rng.standard_normal((3, 5)).astype(np.float32)
+    g = air.Graph("gemm")
+    ins = [g.add_input(n, air.TensorDesc(list(v.shape), air.float32)).outputs[0]
+           for n, v in (("a", a), ("b", b), ("c", c))]
+    alpha = g.add_const("alpha", np.array([0.5], np.float32)).outputs[0]
+    beta = g.add_const("beta", np.array([2.0], np.float32)).outputs[0]
+    y = air.ops.GEMM(*ins, alpha, beta, transpose_a=True, transpose_b=True, name="y")
+    assert list(y.desc.shape) == [3, 5]
+    m = air.ops.TensorMove(y, name="m")
+    g.set_outputs([m])
+    (got,) = air.evaluate(g, {"a": a, "b": b, "c": c}).values()
+    np.testing.assert_allclose(got, 0.5 * (a.T @ b.T) + 2.0 * c, rtol=1e-5, atol=1e-6)

@@ -33,35 +33,13 @@ def fresh_registry() -> Iterator[None]:
     clear_registered_passes()
 
 
-# --- ops the samples use that ascendir's builtin library lacks -----------------------------
-# GE's GEMM (samples 1-3), the custom AddCustom (sample 5) and TensorMove (sample 5) are not
-# builtins: they are registered here with air.register_op, with their GE semantics and a
-# numpy kernel for air.evaluate, as a GE user registers a custom op.
-
-def _gemm_infer(ctx: Any) -> Any:
-    a, b = ctx.input("a"), ctx.input("b")
-    if len(a.shape) < 2 or len(b.shape) < 2:
-        return [([], a.dtype)]
-    m = a.shape[-1] if ctx.attr("transpose_a") else a.shape[-2]
-    n = b.shape[-2] if ctx.attr("transpose_b") else b.shape[-1]
-    return [([*a.shape[:-2], m, n], a.dtype)]
-
+# --- the op the samples use that ascendir's builtin library lacks -------------------------
+# Sample 5's AddCustom is a custom op: registered here with air.register_op and a numpy kernel
+# for air.evaluate, as a GE user registers a custom op package. GEMM (samples 1-3) and
+# TensorMove (sample 5) are builtins.
 
 def register_sample_ops() -> None:
-    if not air.ops.is_registered("GEMM"):
-        @air.register_op("GEMM")
-        class GEMM(air.OpDef):  # noqa: N801 - GE's type name
-            a = air.Input("T")
-            b = air.Input("T")
-            c = air.Input("T")
-            alpha = air.Input("T")
-            beta = air.Input("T")
-            y = air.Output("T")
-            transpose_a = air.Attr(bool, default=False)
-            transpose_b = air.Attr(bool, default=False)
-            T = air.TypeVar(air.float16, air.float32)
-            infer = _gemm_infer
-
+    if not air.ops.is_registered("AddCustom"):
         @air.register_op("AddCustom")
         class AddCustom(air.OpDef):
             x = air.Input("T")
@@ -69,30 +47,10 @@ def register_sample_ops() -> None:
             z = air.Output("T")
             T = air.TypeVar(air.float16, air.float32)
             infer = air.infer.same_as("x")
-
-        @air.register_op("TensorMove")
-        class TensorMove(air.OpDef):
-            x = air.Input("T")
-            y = air.Output("T")
-            T = air.TypeVar(*air.TensorType.ALL)
-            infer = air.infer.same_as("x")
-    if "GEMM" not in kernels():
-        @kernel("GEMM")
-        def _gemm(ctx: Any, ins: list[Any]) -> np.ndarray:
-            a, b, c, alpha, beta = (np.asarray(v) for v in ins)
-            a = a.swapaxes(-1, -2) if ctx.attr("transpose_a") else a
-            b = b.swapaxes(-1, -2) if ctx.attr("transpose_b") else b
-            return (alpha * np.matmul(a, b) + beta * c).astype(a.dtype)
-
+    if "AddCustom" not in kernels():
         @kernel("AddCustom")
         def _add_custom(ctx: Any, ins: list[Any]) -> np.ndarray:
             return np.asarray(ins[0] + ins[1]).astype(np.asarray(ins[0]).dtype)
-
-        @kernel("TensorMove")
-        def _tensor_move(ctx: Any, ins: list[Any]) -> np.ndarray:
-            return np.array(ins[0])
-
-
 
 
 def op_types(g: Graph | air.Graph) -> list[str]:

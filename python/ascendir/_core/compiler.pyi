@@ -57,10 +57,11 @@ class Batch:
     def join(self) -> None:
         """Wait for the batch's threads."""
 
+@final
 class CompileState:
     """A compile of a copy of a graph, run one pass at a time."""
 
-    def __init__(self, graph: Graph, options_json: str, dump: bool = False) -> None: ...
+    def __new__(cls, graph: Graph, options_json: str, dump: bool = False) -> CompileState: ...
     @staticmethod
     def pipeline() -> list[str]:
         """The names of the pipeline's passes, in order."""

@@ -134,6 +134,7 @@ _UNARY: dict[str, Callable[[np.ndarray], Any]] = {
     "StopGradient": lambda x: x,
     "Snapshot": lambda x: x,
     "Identity": lambda x: x,
+    "TensorMove": lambda x: x,
     "Invert": lambda x: np.invert(x),
 }
 

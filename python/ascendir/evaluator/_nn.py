@@ -62,6 +62,17 @@ def _mm(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     return _matmul(ctx, ins, "transpose_x1", "transpose_x2")
 
 
+@kernel("GEMM")
+def _gemm(ctx: Ctx, ins: list[Any]) -> np.ndarray:
+    """GE's GEMM: ``alpha * (a @ b) + beta * c`` (alpha, beta one-element tensors)."""
+    a, b, c = (np.asarray(x) for x in ins[:3])
+    alpha, beta = (float(np.asarray(x).reshape(-1)[0]) for x in ins[3:5])
+    acc = _acc_dtype(a, b)
+    y = np.matmul(_last2(a, ctx.flag("transpose_a")).astype(acc),
+                  _last2(b, ctx.flag("transpose_b")).astype(acc))
+    return (alpha * y + beta * c.astype(acc)).astype(_out_dtype(ctx, a))
+
+
 @kernel("BatchMatMul", "BatchMatMulV2")
 def _bmm(ctx: Ctx, ins: list[Any]) -> np.ndarray:
     return _matmul(ctx, ins, "adj_x1", "adj_x2")

@@ -314,6 +314,10 @@ def FullyConnection(x: Value, w: Value, b: Value | None = None, offset_w: Value 
     """Build one ``FullyConnection`` node (see :mod:`ascendir.ops._builders`)."""
     ...
 
+def GEMM(a: Value, b: Value, c: Value, alpha: Value, beta: Value, *, transpose_a: bool = False, transpose_b: bool = False, name: str | None = None, graph: Graph | None = None) -> Value:
+    """Build one ``GEMM`` node (see :mod:`ascendir.ops._builders`)."""
+    ...
+
 def Gather(x: Value, indices: Value, *, validate_indices: bool = True, batch_dims: int = 0, name: str | None = None, graph: Graph | None = None) -> Value:
     """Build one ``Gather`` node (see :mod:`ascendir.ops._builders`)."""
     ...
@@ -832,6 +836,10 @@ def Tan(x: Value, *, name: str | None = None, graph: Graph | None = None) -> Val
 
 def Tanh(x: Value, *, name: str | None = None, graph: Graph | None = None) -> Value:
     """Build one ``Tanh`` node (see :mod:`ascendir.ops._builders`)."""
+    ...
+
+def TensorMove(x: Value, *, name: str | None = None, graph: Graph | None = None) -> Value:
+    """Build one ``TensorMove`` node (see :mod:`ascendir.ops._builders`)."""
     ...
 
 def ThresholdedRelu(x: Value, *, alpha: float = 1.0, name: str | None = None, graph: Graph | None = None) -> Value:

@@ -165,6 +165,8 @@ def _io_and_graph() -> None:
     _op("Constant", y=Output(), value=Attr("TENSOR"), infer=I.const())
     _op("NetOutput", x=DynamicInput(), y=DynamicOutput(), infer=I.passthrough())
     _op("Identity", x=Input("T"), y=Output("T"), T=TypeVar(), infer=I.same_as("x"))
+    # GE's TensorMove: a copy of x into a new buffer (the value is x's).
+    _op("TensorMove", x=Input("T"), y=Output("T"), T=TypeVar(), infer=I.same_as("x"))
     _op("IdentityN", x=DynamicInput(), y=DynamicOutput(), infer=I.passthrough())
     _op("Cast", x=Input(), y=Output(), dst_type=Attr(int), infer=I.cast())
     _op(
@@ -400,6 +402,21 @@ def _linear_and_conv() -> None:
         offset_x=Attr(int, 0),
         T=TypeVar(TensorType.ANY),
         infer=I.batch_matmul(),
+    )
+    # GE's GEMM (nn_matrix_calculation_ops): y = alpha * (a @ b) + beta * c, alpha and beta
+    # one-element tensors; written by GE's matmul + add fusion samples.
+    _op(
+        "GEMM",
+        a=Input("T"),
+        b=Input("T"),
+        c=Input("T"),
+        alpha=Input("T"),
+        beta=Input("T"),
+        y=Output("T"),
+        transpose_a=Attr(bool, False),
+        transpose_b=Attr(bool, False),
+        T=TypeVar(TensorType.ANY),
+        infer=I.matmul("a", "b", "transpose_a", "transpose_b"),
     )
     # GE's fused attention (ops-transformer); the compiler's attention pass writes it.
     _op(

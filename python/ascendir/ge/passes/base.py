@@ -37,6 +37,12 @@ class PassStage(str, Enum):
     AFTER_BUILTIN_FUSION_PASS = "AfterBuiltinFusionPass"
     AFTER_ORIGIN_GRAPH_OPTIMIZE = "AfterOriginGraphOptimize"
 
+    def __new__(cls, value: str) -> PassStage:
+        """The member of value ``value`` (a ``str`` whose value is GE's stage name)."""
+        obj = str.__new__(cls, value)
+        obj._value_ = value
+        return obj
+
 
 class PassContext:
     """The context handed to ``FusionBasePass.run(graph, context)``: the pass name, an error
