@@ -55,8 +55,11 @@ def to_attr(value: Any) -> tuple[Any, AttrKind]:
     raise GeValueError(f"Unsupported attribute type: {type(value)} for value: {value}")
 
 
+_KINDS: dict[int, AttrValueType] = {int(v.value): v for v in AttrValueType}
+
+
 def _from_attr(value: Any, kind: int) -> Any:
-    vt = AttrValueType(kind) if kind in AttrValueType._value2member_map_ else None
+    vt = _KINDS.get(kind)
     if vt in (AttrValueType.VT_STRING, AttrValueType.VT_BOOL, AttrValueType.VT_INT):
         return value
     if vt == AttrValueType.VT_FLOAT:
