@@ -84,6 +84,22 @@ def _has_subgraphs(op_type: str) -> bool:
     return hit
 
 
+def _read_attrs(kwargs: dict[str, Any], names: Any, required: Any,
+                fail: Callable[[str], Exception], exempt: str | None) -> dict[str, Any]:
+    """The attributes of an ES call's keywords (a trailing ``_`` escapes a Python keyword):
+    an unknown keyword or a missing required attribute (but ``exempt``) raises ``fail``."""
+    attrs: dict[str, Any] = {}
+    for key, value in kwargs.items():
+        name = key[:-1] if key.endswith("_") and key[:-1] in names else key
+        if name not in names:
+            raise fail(f"unexpected keyword argument '{key}'")
+        attrs[name] = _attr_value(value)
+    for n in required:
+        if n not in attrs and n != exempt:
+            raise fail(f"missing required attribute '{n}'")
+    return attrs
+
+
 def _attr_value(value: Any) -> Any:
     """A GE attribute value as ascendir takes it (enums as numbers, tensors unwrapped)."""
     if isinstance(value, DataType):
@@ -223,15 +239,8 @@ def _make(spec: _Spec) -> Callable[..., Any]:
             owner = rest.pop(0)
         if rest:
             raise fail(f"takes {n_in + n_dyn} positional arguments but {len(args)} were given")
-        attrs: dict[str, Any] = {}
-        for key, value in kwargs.items():
-            name = key[:-1] if key.endswith("_") and key[:-1] in attr_names else key
-            if name not in attr_names:
-                raise fail(f"unexpected keyword argument '{key}'")
-            attrs[name] = _attr_value(value)
-        for n in required_attrs:
-            if n not in attrs and not (n == count_attr and counts):
-                raise fail(f"missing required attribute '{n}'")
+        attrs = _read_attrs(kwargs, attr_names, required_attrs, fail,
+                            count_attr if counts else None)
         for c in counts:
             if not isinstance(c, int) or isinstance(c, bool) or c < 0:
                 raise fail(f"an output count is a non-negative integer, got {c!r}")
@@ -314,15 +323,7 @@ def _make(spec: _Spec) -> Callable[..., Any]:
             if builder is None or builder._is_built or not all(
                     type(v) is TensorHolder and v._builder is builder for v in args):
                 return call(*args, **kwargs)
-            attrs: dict[str, Any] = {}
-            for key, value in kwargs.items():
-                name = key[:-1] if key.endswith("_") and key[:-1] in attr_names else key
-                if name not in attr_names:
-                    raise fail(f"unexpected keyword argument '{key}'")
-                attrs[name] = _attr_value(value)
-            for n in required_attrs:
-                if n not in attrs:
-                    raise fail(f"missing required attribute '{n}'")
+            attrs = _read_attrs(kwargs, attr_names, required_attrs, fail, None)
             try:
                 if attrs:
                     node = builder._g.add_op(op_type, [v._src for v in args], attrs=attrs)
