@@ -84,6 +84,9 @@ def _has_subgraphs(op_type: str) -> bool:
     return hit
 
 
+_new_holder = object.__new__
+
+
 def _read_attrs(kwargs: dict[str, Any], names: Any, required: Any,
                 fail: Callable[[str], Exception], exempt: str | None) -> dict[str, Any]:
     """The attributes of an ES call's keywords (a trailing ``_`` escapes a Python keyword):
@@ -316,22 +319,28 @@ def _make(spec: _Spec) -> Callable[..., Any]:
             if len(args) != n_in or "owner_builder" in kwargs:
                 return call(*args, **kwargs)
             builder = None
+            srcs = []
             for v in args:
-                if type(v) is TensorHolder:
+                if type(v) is not TensorHolder:
+                    return call(*args, **kwargs)
+                if builder is None:
                     builder = v._builder
-                    break
-            if builder is None or builder._is_built or not all(
-                    type(v) is TensorHolder and v._builder is builder for v in args):
+                elif v._builder is not builder:
+                    return call(*args, **kwargs)
+                srcs.append(v._src)
+            if builder is None or builder._is_built:
                 return call(*args, **kwargs)
-            attrs = _read_attrs(kwargs, attr_names, required_attrs, fail, None)
             try:
-                if attrs:
-                    node = builder._g.add_op(op_type, [v._src for v in args], attrs=attrs)
+                if kwargs or required_attrs:
+                    attrs = _read_attrs(kwargs, attr_names, required_attrs, fail, None)
+                    node = builder._g.add_op(op_type, srcs, attrs=attrs)
                 else:
-                    node = builder._g.add_op(op_type, [v._src for v in args])
+                    node = builder._g.add_op(op_type, srcs)
             except AscendIRError as e:
                 raise GeError(f"Failed to build {op_type}: {e}") from e
-            out = TensorHolder._create_from(node, builder)
+            # Output 0 of a node just made: the holder's fields set directly.
+            out = _new_holder(TensorHolder)
+            out._node, out._index, out._src, out._builder = node, 0, node, builder
             if builder._scoped():
                 builder._apply_scope_infos_to_node(out)
             return out
