@@ -313,7 +313,33 @@ class PassManager(Sequential):
                                     else ""), pass_name=p.name, problems=problems)
 
 
-class CompilerPass(InPlacePass):
+class _RustPass(InPlacePass):
+    """A pass of the Rust compiler named by ``rust_name`` (a subclass) or by the name given
+    (the generic class): :attr:`name` is the Rust pass's."""
+
+    #: The Rust pass a subclass runs.
+    rust_name: ClassVar[str] = ""
+    _rust: str
+
+    def _choose(self, name: str | None, known: list[str], what: str, quote: str) -> None:
+        chosen = name if name is not None else self.rust_name
+        if chosen not in known:
+            raise ValueError(f"unknown {what} {quote.format(chosen)} (one of: "
+                             f"{', '.join(known)})")
+        self._rust = chosen
+
+    @property
+    def name(self) -> str:
+        """The Rust pass's name."""
+        return self._rust
+
+    def __repr__(self) -> str:
+        if not type(self).rust_name:
+            return f"{type(self).__name__}({self._rust!r})"
+        return f"{type(self).__name__}()"
+
+
+class CompilerPass(_RustPass):
     """One of the compiler's own passes over a plain graph (:func:`compiler_passes` lists
     them), run in place by the Rust compiler: shape inference (``infer``) or a rewrite of the
     compile pipeline's stage 4 (``fold_constants`` … ``prune``, docs/COMPILER.md). A stage 4
@@ -326,24 +352,12 @@ class CompilerPass(InPlacePass):
     ``CompilerPass("cse")`` names the Rust pass; the subclasses (``passes.CSE()``, ...) are
     the same with the name fixed."""
 
-    #: The Rust pass a subclass runs.
-    rust_name: ClassVar[str] = ""
-
     def __init__(self, name: str | None = None, options: CompileOptions | None = None) -> None:
-        pass_name = name if name is not None else self.rust_name
-        if not pass_name:
+        if not (name if name is not None else self.rust_name):
             raise TypeError("CompilerPass needs the name of a compiler pass")
-        if pass_name not in _core.compiler.compiler_passes():
-            raise ValueError(f"unknown compiler pass '{pass_name}' (one of: "
-                             f"{', '.join(_core.compiler.compiler_passes())})")
-        self._rust = pass_name
+        self._choose(name, list(_core.compiler.compiler_passes()), "compiler pass", "'{}'")
         self.options = options
         self._json: str | None = None
-
-    @property
-    def name(self) -> str:
-        """The Rust pass's name."""
-        return self._rust
 
     on_state = True
 
@@ -359,10 +373,6 @@ class CompilerPass(InPlacePass):
         modified = _core.compiler.run_compiler_pass(graph, self._rust, self._json)
         return PassResult(graph, bool(modified))
 
-    def __repr__(self) -> str:
-        if type(self) is CompilerPass:
-            return f"CompilerPass({self._rust!r})"
-        return f"{type(self).__name__}()"
 
 
 class InferShapes(CompilerPass):
@@ -451,7 +461,7 @@ class CompileStatePass(Pass):
         """Inspect or steer the compile ``graph`` (a CompileState)."""
 
 
-class CompileStage(InPlacePass):
+class CompileStage(_RustPass):
     """A top-level pass of the compile pipeline, run over a
     :class:`~ascendir.compiler.state.CompileState` (``state.run(name)``: the Rust pass, as
     inside ``air.compile``). ``CompileStage("fuse")`` names it; the subclasses
@@ -460,22 +470,11 @@ class CompileStage(InPlacePass):
     graph."""
 
     on_state = True
-    #: The pipeline pass a subclass runs.
-    rust_name: ClassVar[str] = ""
 
     def __init__(self, name: str | None = None) -> None:
         from .compiler.state import CompileState
 
-        stage = name if name is not None else self.rust_name
-        if stage not in CompileState.pipeline():
-            raise ValueError(f"unknown pipeline pass {stage!r} (one of: "
-                             f"{', '.join(CompileState.pipeline())})")
-        self._rust = stage
-
-    @property
-    def name(self) -> str:
-        """The Rust pass's name."""
-        return self._rust
+        self._choose(name, CompileState.pipeline(), "pipeline pass", "{!r}")
 
     def call(self, graph: _core.Graph) -> PassResult:
         """Run the pipeline pass over a compile in progress."""
@@ -486,10 +485,6 @@ class CompileStage(InPlacePass):
         state: CompileState = graph  # type: ignore[assignment]
         return PassResult(graph, state.run(self._rust))
 
-    def __repr__(self) -> str:
-        if type(self) is CompileStage:
-            return f"CompileStage({self._rust!r})"
-        return f"{type(self).__name__}()"
 
 
 class Validate(CompileStage):

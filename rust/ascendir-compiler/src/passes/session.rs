@@ -118,6 +118,8 @@ pub type NodeDecision = (String, Option<(String, String)>);
 /// A compile run one pass at a time. See the module docs.
 pub struct Session {
     opts: CompileOptions,
+    /// The names of [`pipeline`]'s passes, in order (read once).
+    names: Vec<String>,
     /// `None` only while a pass runs (a panic there leaves the session unusable, not wrong).
     state: Option<Suspended>,
     /// Index in [`pipeline`] of the next pass to run.
@@ -155,6 +157,7 @@ impl Session {
         };
         Ok(Session {
             opts,
+            names: Session::pipeline(),
             state: Some(state),
             next: 0,
             failed: None,
@@ -168,11 +171,11 @@ impl Session {
 
     /// The next pipeline pass to run, `None` when all have run.
     pub fn next_pass(&self) -> Option<String> {
-        Session::pipeline().get(self.next).cloned()
+        self.names.get(self.next).cloned()
     }
 
-    fn index_of(name: &str) -> usize {
-        let names = Session::pipeline();
+    fn index_of(&self, name: &str) -> usize {
+        let names = &self.names;
         names.iter().position(|n| n == name).unwrap_or(names.len())
     }
 
@@ -215,7 +218,7 @@ impl Session {
     /// `symbolize` has run). `Ok(true)` when it modified the graph.
     pub fn run(&mut self, name: &str, infer: &mut dyn CustomInfer) -> CompileResult<bool> {
         let pm = pipeline();
-        let names = Session::pipeline();
+        let names = &self.names;
         if let Some(i) = names.iter().position(|n| n == name) {
             if i != self.next {
                 let next = match self.next_pass() {
@@ -243,7 +246,7 @@ impl Session {
         };
         self.graph_point(name)?;
         let nested = PassManager::nested("simplify", Vec::new());
-        let symbolized = self.next > Session::index_of("symbolize");
+        let symbolized = self.next > self.index_of("symbolize");
         self.with_ctx(name, infer, |cx| {
             if !pass.enabled(cx) {
                 return Ok(false);
@@ -263,7 +266,7 @@ impl Session {
 
     /// Refuse a pass over the plain graph once `lower` has run.
     fn graph_point(&self, what: &str) -> CompileResult<()> {
-        if self.next > Session::index_of(LOWER) {
+        if self.next > self.index_of(LOWER) {
             return Err(order_error(format!(
                 "'{what}' works on the graph: it runs before '{LOWER}' at the latest (the \
                  lowering decisions, clusters and kernels are not made again)"
@@ -286,7 +289,7 @@ impl Session {
         let pm = pipeline();
         let stages = pm.pass_stages();
         let at = match point {
-            Some(p) => Some(Session::index_of(p))
+            Some(p) => Some(self.index_of(p))
                 .filter(|i| *i < stages.len())
                 .ok_or_else(|| order_error(format!("user pass '{name}': unknown point '{p}'")))?,
             None => self.next.saturating_sub(1),
@@ -302,7 +305,7 @@ impl Session {
     /// Keep node `name` out of fusion: its lowering decision becomes a barrier (GE's "Node Info
     /// Incorrect", `reason` recorded). Only after `lower` and before `fuse`.
     pub fn keep_out(&mut self, name: &str, reason: &str) -> CompileResult<()> {
-        if self.next != Session::index_of(FUSE) {
+        if self.next != self.index_of(FUSE) {
             return Err(order_error(format!(
                 "keep_out('{name}') overrides lowering decisions: it runs after '{LOWER}' and \
                  before '{FUSE}'"
