@@ -43,6 +43,7 @@ from ascendir.ge.utils import GeUtils
 from ascendir.rewriter import VerificationError
 from support.ge_passes import (
     add_zero_graph,
+    assert_same,
     define_add_zero_pass,
     fresh_registry,
     op_types,
@@ -250,16 +251,81 @@ def test_replacement_must_return_a_graph_and_patterns_have_one_output() -> None:
     with pytest.raises(TypeError, match="must return ge.graph.Graph, got NoneType"):
         run_passes(g)
     assert op_types(g) == types
-    clear_registered_passes()
 
-    @register_fusion_pass(name="TwoOut", stage=PassStage.BEFORE_INFER_SHAPE)
-    class TwoOut(PatternFusionPass):
+
+def test_multi_output_patterns_match_capture_and_rewrite() -> None:
+    # GE: a @pattern returning a list is one pattern of several outputs; the captures are the
+    # visited inputs by index, then the outputs in return order.
+    seen: list[list[str]] = []
+
+    @register_fusion_pass(name="SumAndProduct", stage=PassStage.BEFORE_INFER_SHAPE)
+    class SumAndProduct(PatternFusionPass):
+        @pattern
+        def p(self, inputs):  # type: ignore[no-untyped-def]
+            x, y = inputs[:2]
+            return [x * y, x + y]
+
+        def meet_requirements(self, match_result):  # type: ignore[no-untyped-def]
+            seen.append([match_result.get_captured_tensor(i).node.type for i in range(4)])
+            return True
+
+        def replacement(self, inputs):  # type: ignore[no-untyped-def]
+            x, y = inputs[:2]
+            return [y * x, y + x]
+
+    b = GraphBuilder("g")
+    x, y = b.create_input(0, shape=[3]), b.create_input(1, shape=[3])
+    prod, total = x * y, x + y
+    g = b.build_and_reset([Relu(prod) + total, prod])
+    original = g.air.copy()
+    before = {n.name for n in g.air.nodes}
+    matched = {n.name for n in g.air.nodes if n.type in ("Mul", "Add")
+               and all(v.producer().type == "Data" for v in n.inputs)}
+    assert len(matched) == 2
+    runs = run_passes(g, verify=True)
+    assert runs[0].rewrites == 1
+    assert seen == [["Data", "Data", "Mul", "Add"]]
+    names = {n.name for n in g.air.nodes}
+    assert before - names == matched
+    assert sorted(n.type for n in g.air.nodes if n.name not in before) == ["Add", "Mul"]
+    assert_same(original, g.air)
+
+
+def test_multi_output_pattern_whose_outputs_nest() -> None:
+    # Outputs Relu(x) and Relu(Relu(x)): the inner one is read outside the match too. Relu
+    # is idempotent, so both outputs become one Relu (a replacement output used twice).
+    @register_fusion_pass(name="ReluTwice", stage=PassStage.BEFORE_INFER_SHAPE)
+    class ReluTwice(PatternFusionPass):
         @pattern
         def p(self, inputs):  # type: ignore[no-untyped-def]
             r = Relu(inputs[0])
             return [r, Relu(r)]
 
-    with pytest.raises(ValueError, match="has 2 outputs"):
+        def replacement(self, inputs):  # type: ignore[no-untyped-def]
+            r = Relu(inputs[0])
+            return [r, r]
+
+    b = GraphBuilder("g")
+    x = b.create_input(0, shape=[4])
+    inner = Relu(x)
+    g = b.build_and_reset([Relu(inner), inner + x])
+    original = g.air.copy()
+    assert run_passes(g, verify=True)[0].rewrites == 1
+    assert op_types(g).count("Relu") == 1
+    assert_same(original, g.air)
+
+
+def test_multi_output_patterns_the_matcher_cannot_find_are_refused() -> None:
+    # Two outputs sharing no node: nothing leads from the first to the second.
+    @register_fusion_pass(name="Apart", stage=PassStage.BEFORE_INFER_SHAPE)
+    class Apart(PatternFusionPass):
+        @pattern
+        def p(self, inputs):  # type: ignore[no-untyped-def]
+            return [Relu(inputs[0]), Relu(inputs[1])]
+
+    b = GraphBuilder("g")
+    g = b.build_and_reset([Relu(b.create_input(0, shape=[2]))])
+    with pytest.raises(GeError, match="shares no node"):
         run_passes(g)
 
 

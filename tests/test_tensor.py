@@ -149,3 +149,49 @@ def test_a_bytes_subclass_that_refers_to_its_graph_does_not_leak_the_graph() -> 
     gc.collect()
     # The graph held the payload, the payload the graph: only a copy breaks the cycle.
     assert ref() is None
+
+
+_LIST_DTYPES = [np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32,
+                np.int64, np.uint64, np.float16, np.float32, np.float64]
+
+
+def _leaf_types(x: object) -> list[type]:
+    if isinstance(x, list):
+        return [t for v in x for t in _leaf_types(v)]
+    return [type(x)]
+
+
+@pytest.mark.parametrize("dtype", _LIST_DTYPES)
+@pytest.mark.parametrize("shape", [(), (0,), (3,), (2, 0, 3), (2, 3), (2, 1, 4), (1, 1, 1, 1)])
+def test_tolist_equals_numpy_tolist(dtype: type, shape: tuple[int, ...]) -> None:
+    a = (np.random.default_rng(7).standard_normal(shape) * 300).astype(dtype)
+    got = air.Tensor(a).tolist()
+    want = a.tolist()
+    assert got == want
+    assert _leaf_types(got) == _leaf_types(want)
+
+
+def test_tolist_special_floats_and_narrow_types() -> None:
+    import ml_dtypes
+
+    h = np.array([np.nan, -0.0, np.inf, 65504, 6e-8], np.float16)
+    got = air.Tensor(h).tolist()
+    assert np.isnan(got[0]) and got[1:] == h.tolist()[1:]
+    assert str(got[1]) == "-0.0"
+    b = np.array([[1.5, -3.25], [1e30, 0.0]], ml_dtypes.bfloat16)
+    assert air.Tensor(b).tolist() == b.astype(np.float64).tolist()
+    c = np.array([1 + 2j, 3j], np.complex64)  # no plain element: numpy's own tolist
+    assert air.Tensor(c).tolist() == c.tolist()
+
+
+def test_tolist_rows_are_distinct_lists_and_bad_shapes_raise() -> None:
+    rows = air.Tensor(np.zeros((3, 0), np.float32)).tolist()
+    assert rows == [[], [], []]
+    rows[0].append(1)
+    assert rows[1] == []
+    huge = air.TensorDesc([1 << 40, 0], air.float32)
+    with pytest.raises(air.InvalidArgumentError, match="empty lists"):
+        air.Tensor(huge, b"").tolist()
+    unknown = air.TensorDesc([-1], air.float32)
+    with pytest.raises(air.InvalidArgumentError, match="unknown shape"):
+        air.Tensor(unknown, b"").tolist()

@@ -261,14 +261,14 @@ class RewriteRuleSet:
         raw = self._set.find_matches(graph, greedy=not with_conditions)
         out: list[Match] = []
         if not with_conditions:
-            for rule, root, k, nodes, caps in raw:
+            for rule, root, k, nodes, caps, _outs in raw:
                 out.append(Match(self.rules[rule], root, k, nodes, dict(caps)))
             return out
         claimed: set[_core.Node] = set()
         taken_roots: set[_core.Node] = set()
         # Rust lists every match from the last node back, rules at one node in reverse order:
         # walk it from the end to keep the greedy choice of the Rust matcher.
-        for rule, root, k, nodes, caps in reversed(raw):
+        for rule, root, k, nodes, caps, _outs in reversed(raw):
             m = Match(self.rules[rule], root, k, nodes, dict(caps))
             ops = [n for n in nodes if n.type not in ("Const", "Constant")]
             if root in taken_roots or any(n in claimed for n in ops):

@@ -101,6 +101,11 @@ class Tensor:
     def numpy(self) -> np.ndarray:
         ...
 
+    def tolist(self) -> Any:
+        """The values as nested lists of Python numbers (a number for shape ``[]``), as
+        numpy's ``tolist`` gives them."""
+        ...
+
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """The numpy array protocol: the zero-copy read-only view unless ``dtype`` or
         ``copy=True`` asks for a copy."""
@@ -814,9 +819,10 @@ class PatternSet:
         """The capture names of rule ``rule``, in pattern order."""
         ...
 
-    def find_matches(self, graph: Graph, greedy: bool = True) -> list[tuple[int, Node, int, list[Node], list[tuple[str, Value]]]]:
+    def find_matches(self, graph: Graph, greedy: bool = True) -> list[tuple[int, Node, int, list[Node], list[tuple[str, Value]], list[Value]]]:
         """Every match in ``graph``, in graph order of the roots: ``(rule, root, root output,
-        nodes, captures)``."""
+        nodes, captures, outputs)`` (``outputs``: the value of each pattern output, the
+        root's first)."""
         ...
 
     def rewrite_to_captures(self, graph: Graph, capture: Sequence[str | None]) -> int:

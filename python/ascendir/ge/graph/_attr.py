@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ... import _core
 from ...types import AttrKind
 from ..error import GeError, GeTypeError, GeValueError
 from .tensor import Tensor
-from .types import AttrValueType, DataType
+from .types import AttrValueType, DataType, from_air_dtype
 
 __all__ = ["get_attr", "set_attr", "to_attr"]
 
@@ -65,7 +66,7 @@ def _from_attr(value: Any, kind: int) -> Any:
     if vt == AttrValueType.VT_FLOAT:
         return float(value)
     if vt == AttrValueType.VT_DATA_TYPE:
-        return DataType(int(value))
+        return from_air_dtype(value)
     if vt == AttrValueType.VT_TENSOR:
         return Tensor._create_from(value)
     if vt == AttrValueType.VT_LIST_FLOAT:
@@ -73,7 +74,7 @@ def _from_attr(value: Any, kind: int) -> Any:
     if vt in (AttrValueType.VT_LIST_BOOL, AttrValueType.VT_LIST_INT, AttrValueType.VT_LIST_STRING):
         return list(value)
     if vt == AttrValueType.VT_LIST_DATA_TYPE:
-        return [DataType(int(v)) for v in value]
+        return [from_air_dtype(v) for v in value]
     name = vt.name if vt is not None else str(kind)
     raise GeError(f"Unsupported attribute type: {name}")
 
@@ -83,9 +84,13 @@ def get_attr(attrs: Any, key: str, where: str) -> Any:
     in the error of a missing key."""
     if not isinstance(key, str):
         raise GeTypeError("Attribute key must be a string")
-    if key not in attrs:
-        raise GeError(f"Failed to get attribute '{key}' from {where}")
-    return _from_attr(attrs[key], int(attrs.kind(key)))
+    try:
+        value = attrs[key]
+    except KeyError:
+        raise GeError(f"Failed to get attribute '{key}' from {where}") from None
+    if isinstance(value, _core.Tensor):  # the one kind a tensor value has
+        return Tensor._create_from(value)
+    return _from_attr(value, int(attrs.kind(key)))
 
 
 def set_attr(attrs: Any, key: str, value: Any, where: str) -> None:

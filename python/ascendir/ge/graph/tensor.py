@@ -193,8 +193,7 @@ class Tensor:
 
     def get_data(self) -> TensorData:
         """The values: a number for a scalar, nested lists otherwise."""
-        # A read-only view of the tensor's bytes (no copy) turned into Python values.
-        value: TensorData = _np().asarray(self._t).tolist()
+        value: TensorData = self._t.tolist()
         return value
 
     def get_tensor_desc(self) -> TensorDesc:

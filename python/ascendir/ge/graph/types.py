@@ -164,9 +164,13 @@ def to_air_dtype(dt: DataType) -> _air_types.DataType:
     return _air_types.DataType(int(dt))
 
 
+_DT_BY_NUMBER: dict[int, DataType] = {int(m): m for m in DataType}
+
+
 def from_air_dtype(dt: int) -> DataType:
     """The GE :class:`DataType` of an :class:`ascendir.DataType` (or its number)."""
-    return DataType(int(dt))
+    member = _DT_BY_NUMBER.get(int(dt))
+    return DataType(int(dt)) if member is None else member
 
 
 def to_air_format(fmt: Format) -> _air_types.Format:

@@ -6,7 +6,8 @@ predicate, and the graph constant's shape must equal the pattern's (checked here
 it (GE's default: any constant) it is a capture ``__const<j>`` whose producer must be a
 ``Const`` / ``Constant`` (checked here, after the Rust match). With ``enable_ir_attr_match``
 every IR attribute the pattern node carries is compared (``_pattern_attrs``), without it
-none. The pattern's one output is the matched root.
+none. The pattern's first output is the matched root; the others are found from it by the
+matcher.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class Compiled:
     any_const: dict[str, str] = field(default_factory=dict)  # capture -> pattern Const name
     data_index: dict[str, int] = field(default_factory=dict)  # pattern Data name -> index
     order: list[str] = field(default_factory=list)           # Rust's node order, by name
+    op_slots: list[int] = field(default_factory=list)        # positions of ops in `order`
     const_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)  # value-matched
 
 
@@ -40,9 +42,8 @@ def compile_pattern(p: Pattern, config: PatternMatcherConfig | None) -> Compiled
     """``p`` as a matcher pattern graph under ``config`` (None: GE's defaults)."""
     pg = p._graph
     where = f"pattern '{pg.name}'"
-    if len(pg.outputs) != 1:
-        raise GeValueError(f"{where} has {len(pg.outputs)} outputs; ascendir's matcher finds "
-                           "patterns of one output (the root)")
+    if not pg.outputs:
+        raise GeValueError(f"{where} has no output")
     values_match = config is not None and config.is_enable_const_value_match()
     attrs_match = config is not None and config.is_enable_ir_attr_match()
     cg = _core.Graph(pg.name)
@@ -82,19 +83,18 @@ def compile_pattern(p: Pattern, config: PatternMatcherConfig | None) -> Compiled
                 mine.producer().out_data_anchor(mine.index).link_to(new.in_data_anchor(k))
         for k, v in enumerate(new.outputs):
             vals[(n, k)] = v
-    root_node, root_out = pg.outputs[0]
-    cg.set_outputs([vals[(root_node, root_out)]])
+    cg.set_outputs([vals[(n, k)] for n, k in pg.outputs])
     c.order = _post_order(cg)
+    c.op_slots = [i for i, name in enumerate(c.order) if name not in c.const_shapes]
     return c
 
 
 def _post_order(g: _core.Graph) -> list[str]:
     """The matcher's order of a pattern's non-capture nodes (inputs before readers, from the
-    root), which is the order of the nodes of a match."""
-    root = g.outputs[0][0]
+    root, then from each further output), which is the order of the nodes of a match."""
     done: set[_core.Node] = set()
     order: list[str] = []
-    stack: list[tuple[_core.Node, bool]] = [(root, False)]
+    stack: list[tuple[_core.Node, bool]] = [(n, False) for n, _ in reversed(g.outputs)]
     while stack:
         n, expanded = stack.pop()
         if n in done:
@@ -121,8 +121,9 @@ class Found:
     nodes: dict[str, _core.Node]
     inputs: dict[str, _core.Value]
     ordered: list[_core.Node]
+    ops: list[_core.Node]          # the matched op nodes (no constants)
     root: _core.Node
-    root_out: int
+    outputs: list[_core.Value]     # the graph value of each pattern output, the root's first
 
     def result(self) -> MatchResult:
         """A fresh :class:`MatchResult` of this match."""
@@ -136,7 +137,8 @@ class Found:
         return [by_index.get(i) for i in range(max(by_index, default=-1) + 1)]
 
 
-def read_match(c: Compiled, root: _core.Node, root_out: int, nodes: Sequence[_core.Node],
+def read_match(c: Compiled, root: _core.Node, outputs: list[_core.Value],
+               nodes: Sequence[_core.Node],
                caps: Sequence[tuple[str, _core.Value]]) -> Found | None:
     """The match the matcher reported, or None when an any-constant capture is not a
     constant."""
@@ -157,4 +159,5 @@ def read_match(c: Compiled, root: _core.Node, root_out: int, nodes: Sequence[_co
                 return None
             by_name[c.any_const[cap]] = prod
             consts.append(prod)
-    return Found(c, by_name, inputs, [*consts, *nodes], root, root_out)
+    ops = [nodes[i] for i in c.op_slots]
+    return Found(c, by_name, inputs, [*consts, *nodes], ops, root, outputs)

@@ -186,13 +186,13 @@ def _pattern_round(inst: PatternFusionPass, d: PassDescriptor, graph: _core.Grap
     stale = False
     claimed: set[_core.Node] = set()   # op nodes of the matches rewritten in this walk
     roots: set[_core.Node] = set()
-    for rule, root, k, nodes, caps in _pattern_order(matcher.find_matches(graph, False)):
+    for rule, root, _, nodes, caps, outs in _pattern_order(matcher.find_matches(graph, False)):
         if root in roots:
             continue
-        found = read_match(compiled[rule], root, k, nodes, caps)
+        found = read_match(compiled[rule], root, outs, nodes, caps)
         if found is None:
             continue
-        ops = [n for n in found.ordered if n.type not in ("Const", "Constant")]
+        ops = found.ops
         if any(n in claimed for n in ops):
             continue
         # A match reading a value an earlier rewrite of this walk replaced is matched again
@@ -240,8 +240,7 @@ def _rewrite_match(inst: PatternFusionPass, d: PassDescriptor, graph: _core.Grap
                           f"ge.graph.Graph, got {type(repl).__name__}")
     where = (f"pattern '{found.compiled.graph.name}' matched at '{found.root.name}' "
              f"(nodes {', '.join(n.name for n in found.ordered)})")
-    root_value = found.root.outputs[found.root_out]
-    created = splice(graph, found.input_values(), found.ordered, [root_value], repl.air,
+    created = splice(graph, found.input_values(), found.ordered, found.outputs, repl.air,
                      d.pass_name, where, do_verify=state.verify, dead=dead)
     state.rewrites += 1
     state.created += len(created)

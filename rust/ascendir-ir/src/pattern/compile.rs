@@ -104,28 +104,73 @@ impl PatternSet {
                 Some((i, Some(bits))) => index.by_scalar.entry((i, bits)).or_default().push(r),
                 None => index.generic.push(r),
             }
-            set.rules.push(Rule {
-                name: name.clone(),
-                nodes,
-                root: rule.root,
-                root_out: rule.root_out,
-            });
+            set.rules.push(Rule { nodes, ..rule });
         }
         Ok(set)
     }
 }
 
-/// The local nodes of one rule, inputs before their readers (a post-order from the root).
+/// The local nodes of one rule, inputs before their readers (a post-order from the root, then
+/// from each further output in turn).
 fn read_rule(name: &str, g: &Graph) -> Result<Rule, PatternError> {
     let invalid = |msg: String| PatternError::Invalid(name.to_string(), msg);
-    let &(root_node, root_out) = g
-        .outputs()
-        .first()
-        .ok_or_else(|| PatternError::NoRoot(name.to_string()))?;
+    if g.outputs().is_empty() {
+        return Err(PatternError::NoRoot(name.to_string()));
+    }
     let mut index: FxHashMap<NodeId, usize> = FxHashMap::default();
     let mut nodes: Vec<Local> = Vec::new();
+    for &(out_node, _) in g.outputs() {
+        post_order(g, out_node, &mut index, &mut nodes, &invalid)?;
+    }
+    for i in 0..nodes.len() {
+        for (c, out) in nodes[i].inputs.clone().into_iter().flatten() {
+            if let Some(u) = nodes[c].uses.get_mut(out.max(0) as usize) {
+                *u += 1;
+            }
+        }
+    }
+    let mut outputs: Vec<(usize, i32)> = Vec::with_capacity(g.outputs().len());
+    for (k, &(out_node, out)) in g.outputs().iter().enumerate() {
+        let local = *index
+            .get(&out_node)
+            .ok_or_else(|| invalid(format!("output {k} is not in the pattern")))?;
+        if k > 0 && !matches!(nodes[local].pred, Pred::Op(..)) {
+            return Err(invalid(format!(
+                "output {k} is a capture or a constant: every output after the first must be \
+                 an op's output"
+            )));
+        }
+        if outputs.contains(&(local, out)) {
+            return Err(invalid(format!("output {k} repeats an earlier output")));
+        }
+        if let Some(open) = nodes[local].open.get_mut(out.max(0) as usize) {
+            // A pattern output may be read outside the match (and be a graph output).
+            *open = true;
+        }
+        outputs.push((local, out));
+    }
+    let (root, root_out) = outputs[0];
+    let paths = super::outputs::search_paths(&nodes, &outputs).map_err(invalid)?;
+    Ok(Rule {
+        name: name.to_string(),
+        nodes,
+        root,
+        root_out,
+        outputs,
+        paths,
+    })
+}
+
+/// Append the nodes below `from` not seen yet to `nodes`, inputs before their readers.
+fn post_order(
+    g: &Graph,
+    from: NodeId,
+    index: &mut FxHashMap<NodeId, usize>,
+    nodes: &mut Vec<Local>,
+    invalid: &dyn Fn(String) -> PatternError,
+) -> Result<(), PatternError> {
     // Iterative post-order: (node, inputs pushed).
-    let mut stack = vec![(root_node, false)];
+    let mut stack = vec![(from, false)];
     while let Some((id, expanded)) = stack.pop() {
         if index.contains_key(&id) {
             continue;
@@ -146,7 +191,7 @@ fn read_rule(name: &str, g: &Graph) -> Result<Rule, PatternError> {
             }
             continue;
         }
-        let pred = read_pred(node.op(), &invalid)?;
+        let pred = read_pred(node.op(), invalid)?;
         let inputs = if matches!(pred, Pred::Op(..)) {
             let mut ins = Vec::with_capacity(srcs.len());
             for src in &srcs {
@@ -174,24 +219,10 @@ fn read_rule(name: &str, g: &Graph) -> Result<Rule, PatternError> {
             inputs,
             shared: 0,
             uses: vec![0; node.num_out_data()],
+            open: vec![false; node.num_out_data()],
         });
     }
-    for i in 0..nodes.len() {
-        for (c, out) in nodes[i].inputs.clone().into_iter().flatten() {
-            if let Some(u) = nodes[c].uses.get_mut(out.max(0) as usize) {
-                *u += 1;
-            }
-        }
-    }
-    let root = *index
-        .get(&root_node)
-        .ok_or_else(|| invalid("no root".into()))?;
-    Ok(Rule {
-        name: name.to_string(),
-        nodes,
-        root,
-        root_out,
-    })
+    Ok(())
 }
 
 fn read_pred(

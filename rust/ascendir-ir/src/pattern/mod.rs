@@ -16,6 +16,7 @@
 //! checked once per graph node.
 
 mod compile;
+mod outputs;
 mod rewrite;
 #[cfg(test)]
 mod tests;
@@ -70,6 +71,8 @@ pub(crate) struct Local {
     shared: usize,
     /// How many times each of its outputs is read inside the pattern.
     uses: Vec<usize>,
+    /// Which of its outputs are pattern outputs (read outside the match too, maybe).
+    open: Vec<bool>,
 }
 
 /// One compiled rule.
@@ -79,6 +82,10 @@ pub struct Rule {
     nodes: Vec<Local>,
     root: usize,
     root_out: i32,
+    /// Every output (local node, output index): the root first.
+    outputs: Vec<(usize, i32)>,
+    /// How each output after the first is found (`paths[k - 1]` for output `k`).
+    paths: Vec<outputs::SearchPath>,
 }
 
 impl Rule {
@@ -110,6 +117,8 @@ pub struct Match {
     pub nodes: SmallVec<[NodeId; 4]>,
     /// Each capture's name and the value it matched.
     pub captures: SmallVec<[(Arc<str>, OutAnchor); 2]>,
+    /// The value each pattern output matched, the root's first.
+    pub outputs: SmallVec<[OutAnchor; 1]>,
 }
 
 /// Every rule of a set compiled into one matcher.
@@ -298,6 +307,17 @@ impl PatternSet {
             ));
         }
         self.bind_node(g, rule, rule.root, root, Place::Root, &mut st)?;
+        let st = if rule.outputs.len() > 1 {
+            outputs::bind_outputs(self, g, rule, st)?
+        } else {
+            st
+        };
+        let out_values = rule
+            .outputs
+            .iter()
+            .map(|&(t, out)| st.nodes[t].map(|n| OutAnchor::data(n, out.max(0) as usize)))
+            .collect::<Option<SmallVec<_>>>()
+            .ok_or_else(|| "an output of the pattern is not bound".to_string())?;
         let mut nodes = SmallVec::new();
         let mut captures = SmallVec::new();
         for (i, local) in rule.nodes.iter().enumerate() {
@@ -317,10 +337,11 @@ impl PatternSet {
             root_out: rule.root_out,
             nodes,
             captures,
+            outputs: out_values,
         })
     }
 
-    fn bind_node<'r>(
+    pub(crate) fn bind_node<'r>(
         &self,
         g: &Graph,
         rule: &'r Rule,
@@ -409,7 +430,8 @@ impl PatternSet {
     }
 }
 
-struct BindState<'r> {
+#[derive(Clone)]
+pub(crate) struct BindState<'r> {
     nodes: SmallVec<[Option<NodeId>; 8]>,
     /// The captures bound so far (a handful: searched in order).
     captures: SmallVec<[(&'r str, OutAnchor); 4]>,
@@ -426,9 +448,11 @@ impl BindState<'_> {
 
 /// Where a pattern node is bound, for error messages: the root, or input `i` of a node.
 #[derive(Clone, Copy)]
-enum Place<'a> {
+pub(crate) enum Place<'a> {
     Root,
     Input(usize, &'a Local),
+    /// Output `k` of the pattern (after the first).
+    Output(usize),
 }
 
 impl std::fmt::Display for Place<'_> {
@@ -436,11 +460,12 @@ impl std::fmt::Display for Place<'_> {
         match self {
             Place::Root => Ok(()),
             Place::Input(i, ln) => write!(f, "input {i} of {}: ", describe(ln)),
+            Place::Output(k) => write!(f, "output {k}: "),
         }
     }
 }
 
-fn describe(n: &Local) -> String {
+pub(crate) fn describe(n: &Local) -> String {
     match &n.pred {
         Pred::Any => format!("capture '{}'", n.name),
         Pred::Scalar(_) | Pred::Tensor(..) => format!("Const '{}'", n.name),
@@ -600,6 +625,16 @@ fn check_uses(g: &Graph, ln: &Local, id: NodeId) -> Result<(), String> {
     for i in 0..node.num_out_data() {
         let want = ln.uses.get(i).copied().unwrap_or(0);
         let have = node.out_data_peers(i).len();
+        if ln.open.get(i).copied().unwrap_or(false) {
+            // A pattern output: read inside the match as the pattern says, and maybe outside.
+            if have < want {
+                return Err(format!(
+                    "output {i} of '{}' has {have} uses, the pattern reads it {want} times",
+                    node.name()
+                ));
+            }
+            continue;
+        }
         if have != want {
             return Err(format!(
                 "output {i} of '{}' has {have} uses, the pattern allows {want}",

@@ -27,6 +27,17 @@ impl PatternSet {
                 .map(|_| ())
         };
         graph(root)?;
+        for (r, cap) in capture.iter().enumerate() {
+            if let (Some(_), Some(rule)) = (cap, self.rules.get(r)) {
+                if rule.outputs.len() > 1 {
+                    return Err(IrError::InvalidArgument(format!(
+                        "rule '{}' has {} outputs: a rewrite to a capture replaces one",
+                        rule.name,
+                        rule.outputs.len()
+                    )));
+                }
+            }
+        }
         let matches = self.find_matches(root.tree_graph(owner).expect("checked above"), true);
         let mut moved: FxHashMap<OutAnchor, OutAnchor> = FxHashMap::default();
         // The matched nodes nothing reads any more are removed together after the walk (one

@@ -258,3 +258,110 @@ fn removing_a_set_detaches_each_producer_list_once() {
     assert_eq!(g.uses(OutAnchor::data(x, 0)).unwrap().len(), 11);
     g.validate().unwrap();
 }
+
+/// Pattern of two outputs: `a = Relu(x)`, outputs `Add(a, y)` and `Mul(Exp(x), a)`.
+fn two_outputs() -> Graph {
+    let mut p = Graph::new("two");
+    let x = op(&mut p, "x", "Data", &[], &[]);
+    let y = op(&mut p, "y", "Data", &[], &[]);
+    let a = op(&mut p, "a", "Relu", &[x], &[]);
+    let add = op(&mut p, "add", "Add", &[a, y], &[]);
+    let e = op(&mut p, "e", "Exp", &[x], &[]);
+    let mul = op(&mut p, "mul", "Mul", &[e, a], &[]);
+    p.add_output_node(add, 0).unwrap();
+    p.add_output_node(mul, 0).unwrap();
+    p
+}
+
+#[test]
+fn a_pattern_of_several_outputs_binds_them_all() {
+    let p = two_outputs();
+    let set = PatternSet::new(&[("two".into(), &p)]).unwrap();
+    let mut g = Graph::new("g");
+    let x = op(&mut g, "in", "Data", &[], &[]);
+    let y = op(&mut g, "in2", "Data", &[], &[]);
+    // A decoy Exp of x read by nothing of the pattern, then the real one.
+    let decoy = op(&mut g, "decoy", "Exp", &[x], &[]);
+    let a = op(&mut g, "a1", "Relu", &[x], &[]);
+    let add = op(&mut g, "add1", "Add", &[a, y], &[]);
+    let e = op(&mut g, "e1", "Exp", &[x], &[]);
+    let mul = op(&mut g, "mul1", "Mul", &[e, a], &[]);
+    // The outputs may be read outside the match, and be graph outputs.
+    let tail = op(&mut g, "tail", "Abs", &[add], &[]);
+    g.add_output_node(tail, 0).unwrap();
+    g.add_output_node(mul, 0).unwrap();
+    g.add_output_node(decoy, 0).unwrap();
+    let ms = set.find_matches(&g, true);
+    assert_eq!(ms.len(), 1, "{ms:?}");
+    assert_eq!(ms[0].root, add);
+    assert_eq!(
+        ms[0].outputs.to_vec(),
+        vec![OutAnchor::data(add, 0), OutAnchor::data(mul, 0)]
+    );
+    // Pattern order: the root's cone (post-order), then the second output's new nodes.
+    assert_eq!(ms[0].nodes.to_vec(), vec![a, add, e, mul]);
+    // The intermediate Relu is read by both outputs: a third reader stops the match.
+    let spy = op(&mut g, "spy", "Neg", &[a], &[]);
+    let why = set.why_not(&g, 0, add).unwrap().unwrap();
+    assert!(why.contains("has 3 uses, the pattern allows 2"), "{why}");
+    g.remove_node(spy).unwrap();
+    assert_eq!(set.why_not(&g, 0, add).unwrap(), None);
+    // With the Mul reading the Exp and the Relu the other way round, the second output is
+    // not found.
+    g.remove_node(mul).unwrap();
+    op(&mut g, "mul2", "Mul", &[a, e], &[]);
+    let why = set.why_not(&g, 0, add).unwrap().unwrap();
+    assert!(why.starts_with("output 1:"), "{why}");
+}
+
+#[test]
+fn outputs_are_checked_when_compiling() {
+    // An output that shares nothing with the ones before it cannot be found.
+    let mut p = Graph::new("apart");
+    let x = op(&mut p, "x", "Data", &[], &[]);
+    let y = op(&mut p, "y", "Data", &[], &[]);
+    let a = op(&mut p, "a", "Relu", &[x], &[]);
+    let b = op(&mut p, "b", "Exp", &[y], &[]);
+    p.add_output_node(a, 0).unwrap();
+    p.add_output_node(b, 0).unwrap();
+    let err = PatternSet::new(&[("apart".into(), &p)]).unwrap_err();
+    assert!(err.to_string().contains("shares no node"), "{err}");
+    // A capture as a later output is refused.
+    let mut q = Graph::new("cap");
+    let x = op(&mut q, "x", "Data", &[], &[]);
+    let a = op(&mut q, "a", "Relu", &[x], &[]);
+    q.add_output_node(a, 0).unwrap();
+    q.add_output_node(x, 0).unwrap();
+    let err = PatternSet::new(&[("cap".into(), &q)]).unwrap_err();
+    assert!(err.to_string().contains("capture or a constant"), "{err}");
+}
+
+#[test]
+fn an_output_inside_the_root_cone_may_have_outside_readers() {
+    // Outputs `Relu(Exp(x))` and its inner `Exp(x)`: the Exp is read outside the match.
+    let mut p = Graph::new("inner");
+    let x = op(&mut p, "x", "Data", &[], &[]);
+    let e = op(&mut p, "e", "Exp", &[x], &[]);
+    let r = op(&mut p, "r", "Relu", &[e], &[]);
+    p.add_output_node(r, 0).unwrap();
+    p.add_output_node(e, 0).unwrap();
+    let set = PatternSet::new(&[("inner".into(), &p)]).unwrap();
+    let mut g = Graph::new("g");
+    let x = op(&mut g, "in", "Data", &[], &[]);
+    let e = op(&mut g, "e1", "Exp", &[x], &[]);
+    let r = op(&mut g, "r1", "Relu", &[e], &[]);
+    let other = op(&mut g, "other", "Abs", &[e], &[]);
+    g.add_output_node(r, 0).unwrap();
+    g.add_output_node(other, 0).unwrap();
+    let ms = set.find_matches(&g, true);
+    assert_eq!(ms.len(), 1);
+    assert_eq!(
+        ms[0].outputs.to_vec(),
+        vec![OutAnchor::data(r, 0), OutAnchor::data(e, 0)]
+    );
+    // A rewrite to a capture replaces one value: refused for such a rule.
+    let mut g2 = g.clone();
+    assert!(set
+        .rewrite_to_captures(&mut g2, None, &[Some("x".into())])
+        .is_err());
+}

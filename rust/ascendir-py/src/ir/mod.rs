@@ -14,6 +14,7 @@ pub mod op_desc;
 mod op_desc_ports;
 pub mod pattern;
 pub mod tensor;
+mod tensor_list;
 pub mod types;
 pub mod value;
 

@@ -11,13 +11,14 @@ use super::value::PyValue;
 use crate::algo::{root_of, tree_index};
 
 /// One match as Python sees it: (rule index, root node, root output index, matched nodes,
-/// [(capture name, value)]).
+/// [(capture name, value)], [the value of each pattern output, the root's first]).
 type PyMatch = (
     usize,
     Py<PyNode>,
     i32,
     Vec<Py<PyNode>>,
     Vec<(String, PyValue)>,
+    Vec<PyValue>,
 );
 
 fn pattern_err(e: ascendir_ir::pattern::PatternError) -> PyErr {
@@ -70,7 +71,7 @@ impl PyPatternSet {
     }
 
     /// Every match in `graph`, in graph order of the roots: `(rule, root, root output, nodes,
-    /// captures)`. With `greedy`, non-overlapping (see the Rust docs).
+    /// captures, outputs)`. With `greedy`, non-overlapping (see the Rust docs).
     #[pyo3(signature = (graph, greedy=true))]
     fn find_matches(&self, graph: &Bound<'_, PyGraph>, greedy: bool) -> PyResult<Vec<PyMatch>> {
         crate::errors::guard_res(|| {
@@ -92,7 +93,8 @@ impl PyPatternSet {
                         .into_iter()
                         .map(|(k, a)| (k.to_string(), value(a)))
                         .collect();
-                    Ok((m.rule, node(m.root)?, m.root_out, nodes, caps))
+                    let outs = m.outputs.into_iter().map(value).collect();
+                    Ok((m.rule, node(m.root)?, m.root_out, nodes, caps, outs))
                 })
                 .collect()
         })

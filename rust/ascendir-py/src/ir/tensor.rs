@@ -738,6 +738,15 @@ impl PyTensor {
         })
     }
 
+    /// The values as nested lists of Python numbers (a number for shape `[]`), as numpy's
+    /// `tolist` gives them; made straight from the payload for bool, integer and float types.
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::errors::guard_res(|| match super::tensor_list::tolist(py, &self.inner)? {
+            Some(list) => Ok(list),
+            None => self.numpy(py)?.call_method0("tolist"),
+        })
+    }
+
     /// The numpy array protocol (numpy 2): the zero-copy read-only view of `numpy()` when
     /// neither a different `dtype` nor `copy=True` asks for a copy; `copy=False` with a
     /// `dtype` that needs a conversion raises `InvalidArgumentError` (a `ValueError`).

@@ -7,7 +7,7 @@ use ascendir_ir::tensor::{calc_tensor_mem_size, memory_size_in_bytes};
 use ascendir_ir::{AttrKind, DataType, Format, IrError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyInt, PyString, PyType};
+use pyo3::types::{PyDict, PyInt, PyString, PyType};
 
 use crate::errors::IntoPyResult;
 
@@ -37,20 +37,47 @@ pub(crate) fn types_class<'py>(
     class_in(py, cell, "ascendir.types", name)
 }
 
+/// The member of value `value` of the enum class `name` of `ascendir.types`. The members are
+/// read into a table once per `cell` (an enum's members never change), so a conversion is a
+/// dictionary lookup instead of a call of the enum class; a value no member has goes through
+/// the class (its `_missing_` or its `ValueError`).
+fn enum_member(
+    py: Python<'_>,
+    cell: &'static PyOnceLock<(Py<PyType>, Py<PyDict>)>,
+    name: &str,
+    value: i64,
+) -> PyResult<Py<PyAny>> {
+    let (class, members) = cell.get_or_try_init(py, || -> PyResult<_> {
+        let class = py
+            .import("ascendir.types")?
+            .getattr(name)?
+            .cast_into::<PyType>()
+            .map_err(PyErr::from)?;
+        let members = PyDict::new(py);
+        for member in class.try_iter()? {
+            let member = member?;
+            members.set_item(member.getattr("value")?, member)?;
+        }
+        Ok((class.unbind(), members.unbind()))
+    })?;
+    match members.bind(py).get_item(value)? {
+        Some(m) => Ok(m.unbind()),
+        None => Ok(class.bind(py).call1((value,))?.unbind()),
+    }
+}
+
 /// The Python `DataType` member for `dt`.
 pub fn py_dtype(py: Python<'_>, dt: DataType) -> PyResult<Py<PyAny>> {
-    static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    Ok(types_class(py, &CELL, "DataType")?
-        .call1((dt.ge_value(),))?
-        .unbind())
+    static CELL: PyOnceLock<(Py<PyType>, Py<PyDict>)> = PyOnceLock::new();
+    enum_member(py, &CELL, "DataType", i64::from(dt.ge_value()))
 }
 
 /// The Python `Format` member for a full format int, or the plain int when it carries
 /// sub-format or C0 bits (no enum member has those).
 pub fn py_format(py: Python<'_>, format: i32) -> PyResult<Py<PyAny>> {
-    static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    static CELL: PyOnceLock<(Py<PyType>, Py<PyDict>)> = PyOnceLock::new();
     if Format::from_value(i64::from(format)).is_some() {
-        Ok(types_class(py, &CELL, "Format")?.call1((format,))?.unbind())
+        enum_member(py, &CELL, "Format", i64::from(format))
     } else {
         Ok(format.into_pyobject(py)?.into_any().unbind())
     }
@@ -58,10 +85,8 @@ pub fn py_format(py: Python<'_>, format: i32) -> PyResult<Py<PyAny>> {
 
 /// The Python `AttrKind` member for `kind`.
 pub fn py_attr_kind(py: Python<'_>, kind: AttrKind) -> PyResult<Py<PyAny>> {
-    static CELL: PyOnceLock<Py<PyType>> = PyOnceLock::new();
-    Ok(types_class(py, &CELL, "AttrKind")?
-        .call1((kind as i64,))?
-        .unbind())
+    static CELL: PyOnceLock<(Py<PyType>, Py<PyDict>)> = PyOnceLock::new();
+    enum_member(py, &CELL, "AttrKind", kind as i64)
 }
 
 /// Accept a `DataType` member, its number, or its name (`"float16"`, `"DT_FLOAT16"`).
