@@ -14,9 +14,10 @@ line is ``ge.es`` functions / ``add_op`` <= 1.5.
 Two more rows time ``ascendir.ge.passes.run_passes`` of GE's add-zero sample passes
 (``Add(x, 0) -> x``, pattern_base_pass/4) over the 21k-node decoder of ``benches/models.py``
 imported with ``air.onnx.load``, on a fresh copy each time: ``python_add_zero_pass_const_value
-_match.py`` (the zero compared by the Rust matcher: the issue's line, 50 ms) and
-``python_add_zero_pass.py`` (GE's default config: every Add of a constant matches and its
-``meet_requirements`` reads the value in Python; reported, no line).
+_match.py`` (the zero compared by the Rust matcher) and ``python_add_zero_pass.py`` as
+written (GE's default config: every Add of a constant matches and its ``meet_requirements``
+reads the value and prints a line in Python; the prints go to the null device). The issue's
+line is 50 ms for each.
 
     python benches/bench_ge.py [--nodes 10000] [--repeat 7]
 """
@@ -24,6 +25,7 @@ _match.py`` (the zero compared by the Rust matcher: the issue's line, 50 ms) and
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import sys
 import time
@@ -32,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+NULL = open(os.devnull, "w")  # noqa: SIM115 - the sample pass's prints, for the whole run
 sys.path.insert(0, str(HERE))
 
 
@@ -131,15 +134,25 @@ def _add_zero_pass(value_match: bool) -> type:
 
         return BenchAddZeroConstValueMatchPass
 
-    def is_zero(tensor: Any) -> bool:
-        value = tensor.data
+    # GE's python_add_zero_pass.py as written (its print goes to the null device).
+    def extract_scalar(value: Any) -> Any:
         while isinstance(value, list):
             if len(value) != 1:
-                return False
+                return None
             value = value[0]
-        if tensor.data_type in (DataType.DT_FLOAT, DataType.DT_FLOAT16):
-            return abs(float(value)) < 1e-6
-        return tensor.data_type in (DataType.DT_INT32, DataType.DT_INT64) and int(value) == 0
+        return value
+
+    def is_zero(tensor: Any) -> bool:
+        scalar = extract_scalar(tensor.data)
+        if scalar is None:
+            return False
+        if tensor.data_type == DataType.DT_FLOAT:
+            return abs(float(scalar)) < 1e-6
+        if tensor.data_type == DataType.DT_DOUBLE:
+            return abs(float(scalar)) < 1e-15
+        if tensor.data_type == DataType.DT_INT32:
+            return int(scalar) == 0
+        return False
 
     @register_fusion_pass(name="BenchAddZeroPass", stage=PassStage.BEFORE_INFER_SHAPE)
     class BenchAddZeroPass(PatternFusionPass):
@@ -148,9 +161,16 @@ def _add_zero_pass(value_match: bool) -> type:
             return inputs[0] + 0
 
         def meet_requirements(self, match_result):  # type: ignore[no-untyped-def]
+            captured = match_result.get_captured_tensor(0)
             for node in match_result.get_matched_nodes():
-                if node.type == "Const":
-                    return is_zero(node.get_attr("value"))
+                if node.type != "Const":
+                    continue
+                const_tensor = node.get_attr("value")
+                zero = is_zero(const_tensor)
+                print(f"[PythonAddZeroPass] matched={match_result.get_pattern_graph_name()} "
+                      f"captured={captured.node.name}:{captured.index} "
+                      f"const_dtype={const_tensor.data_type.name} zero={zero}", file=NULL)
+                return zero
             return True
 
         def replacement(self, inputs):  # type: ignore[no-untyped-def]
@@ -226,8 +246,8 @@ def main(argv: list[str] | None = None) -> int:
           "(limit 50 ms)")
     t2, _, rewrites2, _ = bench_add_zero(args.repeat, False)
     print(f"add-zero pass (default config, value checked in meet_requirements), "
-          f"{rewrites2} rewrites: {t2 * 1e3:.1f} ms")
-    return 0 if ratio <= 1.5 and t <= 0.050 else 1
+          f"{rewrites2} rewrites: {t2 * 1e3:.1f} ms (limit 50 ms)")
+    return 0 if ratio <= 1.5 and t <= 0.050 and t2 <= 0.050 else 1
 
 
 if __name__ == "__main__":

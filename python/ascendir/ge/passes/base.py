@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING, Any, Union
 from ... import _core
 from ..error import GeError, GeTypeError
 from ..graph import Graph, Node
+from .pattern import NodeIo
 
 if TYPE_CHECKING:
-    from .pattern import NodeIo, Pattern
+    from .pattern import Pattern
 
 __all__ = [
     "DecomposePass",
@@ -173,8 +174,6 @@ class MatchResult:
     def get_captured_tensor(self, capture_index: int) -> NodeIo:
         """The graph output matched by the ``capture_index``-th captured tensor, as a
         ``NodeIo`` (``node``, ``index``)."""
-        from .pattern import NodeIo
-
         self._check("get_captured_tensor")
         if not isinstance(capture_index, int) or isinstance(capture_index, bool):
             raise GeTypeError("capture_index must be an integer")
