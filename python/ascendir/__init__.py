@@ -93,8 +93,8 @@ float8_e4m3fn = DataType.FLOAT8_E4M3FN
 
 # Submodules and names loaded on first use, so that importing the package stays cheap.
 _LAZY_MODULES = {
-    "asc", "cli", "compiler", "dumps", "evaluator", "formats", "onnx", "ops", "serialization", "topo",
-    "infer", "torch",
+    "asc", "cli", "compiler", "dumps", "evaluator", "formats", "onnx", "ops", "serialization",
+    "topo", "infer", "torch",
 }
 _LAZY_NAMES = {
     "compile": "compiler",

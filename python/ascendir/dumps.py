@@ -193,7 +193,7 @@ def open(root: str | os.PathLike[str]) -> DumpFolder:  # noqa: A001 - the module
     folder."""
     where = os.fspath(root)
     if not os.path.exists(where):
-        raise InvalidArgumentError(f"dump folder '{where}' does not exist")
+        raise InvalidArgumentError(f"'{where}' does not exist (a dump folder was expected)")
     if not os.path.isdir(where):
         raise InvalidArgumentError(f"'{where}' is not a folder")
     entries = []

@@ -67,24 +67,32 @@ def _cmd_dumps(args: argparse.Namespace) -> int:
     return 0
 
 
-def resolve(spec: str, pid: int | None = None, command: str = "diff") -> tuple[str, Graph]:
+def resolve(spec: str, pid: int | None = None, command: str = "diff",
+            warn: bool = True) -> tuple[str, Graph]:
     """The label and graph of a command-line operand: a file, or ``DIR:STAGE`` (a stage
-    number or name of the dump folder ``DIR``)."""
+    number or name of the dump folder ``DIR``); the loader's warnings are printed when
+    ``warn``."""
     if not os.path.exists(spec) and ":" in spec:
         root, key = spec.rsplit(":", 1)
         if not os.path.isdir(root):
             raise CommandError(spec, f"'{root}' is not a dump folder")
         with on_file(spec):
             entry = dumps.open(root).get(key, pid=pid)
-        return entry.path, _load(entry.path, lambda: entry.load())
+        return entry.path, _load(entry.path, lambda: entry.load(), warn)
     if os.path.isdir(spec):
         raise UsageError(command, f"'{spec}' is a folder: name a stage as '{spec}:STAGE'")
-    return spec, _load(spec, lambda: dumps.load_file(spec))
+    return spec, _load(spec, lambda: dumps.load_file(spec), warn)
 
 
-def _load(label: str, load: Any) -> Graph:
-    with on_file(label), report_warnings(label):
-        graph: Graph = load()
+def _load(label: str, load: Any, warn: bool) -> Graph:
+    with on_file(label):
+        if not warn:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                quiet: Graph = load()
+            return quiet
+        with report_warnings(label):
+            graph: Graph = load()
     return graph
 
 
@@ -114,9 +122,8 @@ def _cmd_diff(args: argparse.Namespace) -> int:
 
 def _cmd_cycle(args: argparse.Namespace) -> int:
     spec = args.file
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the cycle warning of the loader: said below
-        label, graph = resolve(spec, args.pid, "cycle")
+    # The loader's cycle warning is what this command says below.
+    label, graph = resolve(spec, args.pid, "cycle", warn=False)
     with on_file(label):
         for g in [graph, *graph.subgraphs]:
             links = dumps.cycle_links(g)
@@ -144,7 +151,8 @@ def _cmd_cycle(args: argparse.Namespace) -> int:
 
 def add_dumps_command(sub: Any) -> argparse.ArgumentParser:
     """Register ``ascendir dumps``."""
-    p = sub.add_parser("dumps", help="list the graph dumps of a folder as a timeline",
+    p: argparse.ArgumentParser = sub.add_parser(
+        "dumps", help="list the graph dumps of a folder as a timeline",
                        description="List the graph dumps under DIR (GE's ge_proto / ge_onnx / "
                        "ge_readable files in pid_* folders, the stage dumps of 'ascendir "
                        "compile --dump-stages') in stage order: number, stage, format, node "
@@ -158,7 +166,8 @@ def add_dumps_command(sub: Any) -> argparse.ArgumentParser:
 
 def add_diff_command(sub: Any) -> argparse.ArgumentParser:
     """Register ``ascendir diff``."""
-    p = sub.add_parser("diff", help="what changed between two graphs or two dump stages",
+    p: argparse.ArgumentParser = sub.add_parser(
+        "diff", help="what changed between two graphs or two dump stages",
                        description="Print what changed from graph A to graph B: nodes "
                        "added, removed, retyped or renamed, links relinked, attributes and "
                        "tensor descriptors changed. A and B are model or dump files, or "
@@ -175,7 +184,8 @@ def add_diff_command(sub: Any) -> argparse.ArgumentParser:
 
 def add_cycle_command(sub: Any) -> argparse.ArgumentParser:
     """Register ``ascendir cycle``."""
-    p = sub.add_parser("cycle", help="print the cycle that keeps a graph from sorting",
+    p: argparse.ArgumentParser = sub.add_parser(
+        "cycle", help="print the cycle that keeps a graph from sorting",
                        description="Print one cycle of the graph in FILE (or DIR:STAGE) in "
                        "link order, each link as src:port -> dst:port (port 'ctrl' for a "
                        "control link), and exit 1; an acyclic graph prints so and exits 0.")
