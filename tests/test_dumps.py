@@ -307,3 +307,23 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path, ge_dir: Path, capsys, ar
 def test_a_folder_operand_without_a_stage_is_a_usage_error(ge_dir: Path, capsys) -> None:
     code, _, err = _cli(capsys, "diff", str(ge_dir), str(ge_dir))
     assert code == 2 and "name a stage" in err
+
+
+def test_the_diff_of_the_big_decoder_is_fast_and_matches_every_renamed_node() -> None:
+    import time
+
+    old = air.onnx.load(models.decoder())
+    assert len(old) > 20_000
+    new = old.copy()
+    # Every third linked op renamed (a node without any link has nothing to match it by).
+    ops = [n for n in new.nodes if n.type not in ("Data", "NetOutput")
+           and (n.in_data_nodes or n.out_data_nodes)]
+    renames = {n.name: f"renamed_{i}" for i, n in enumerate(ops[::3])}
+    for name, to in renames.items():
+        new.node(name).name = to
+    t = time.perf_counter()
+    d = dumps.diff(old, new)
+    elapsed = time.perf_counter() - t
+    assert dict(d.renamed) == renames
+    assert d.added == [] and d.removed == [] and d.data["data_edges"] == []
+    assert elapsed < 10.0, elapsed

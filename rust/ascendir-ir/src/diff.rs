@@ -8,7 +8,8 @@
 //! node whose data consumers are matched takes the unmatched producer of the same type that
 //! feeds the matched partners at the same ports (backward). A match wakes the node's
 //! neighbours, so a chain of renamed nodes is matched link by link from matched inputs or
-//! outputs. Ties are broken by the node order of `old`, nodes of `new` are visited in their
+//! outputs (only data links count: a node without any data link is matched by name only).
+//! Ties are broken by the node order of `old`, nodes of `new` are visited in their
 //! order: the result is deterministic, and the work is linear in the links (times the fan-out
 //! of a producer for the forward candidates).
 //!
