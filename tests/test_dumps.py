@@ -327,3 +327,25 @@ def test_the_diff_of_the_big_decoder_is_fast_and_matches_every_renamed_node() ->
     assert dict(d.renamed) == renames
     assert d.added == [] and d.removed == [] and d.data["data_edges"] == []
     assert elapsed < 10.0, elapsed
+
+
+def test_mangled_stage_dumps_fail_as_decode_errors_never_as_panics() -> None:
+    import random
+
+    text = _chain().dump()
+    rng = random.Random(0)
+    failures = 0
+    for _ in range(300):
+        chars = list(text)
+        for _ in range(rng.randint(1, 4)):
+            i = rng.randrange(len(chars))
+            chars[i] = rng.choice([" ", ",", ":", "[", "]", "{", "}", "\"", "\n", "x", "9", "-"])
+        mangled = "".join(chars)
+        try:
+            air._core._read_dump_text(mangled)
+        except air.DecodeError as e:
+            assert "line " in str(e), e
+            failures += 1
+        except air.InternalError as e:  # a panic in the reader
+            raise AssertionError(f"panic on {mangled!r}") from e
+    assert failures > 0
