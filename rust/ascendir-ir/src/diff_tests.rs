@@ -200,3 +200,31 @@ fn a_long_renamed_chain_is_matched_in_linear_time() {
     assert_eq!(d.kept.len(), n + 1);
     assert!(t.elapsed().as_secs_f64() < 5.0, "{:?}", t.elapsed());
 }
+
+#[test]
+fn removed_control_links_and_changed_graph_outputs_are_reported() {
+    let mut old = chain();
+    let (x, add) = (old.find("x").unwrap(), old.find("add").unwrap());
+    old.link(OutAnchor::control(x), InAnchor::control(add))
+        .unwrap();
+    let mut new = chain();
+    let sig = new.find("sig").unwrap();
+    new.add_output_node(sig, 0).unwrap();
+    let d = diff(&old, &new);
+    assert_eq!(
+        d.control_edges,
+        [ControlChange {
+            src: "x".into(),
+            dst: "add".into(),
+            added: false
+        }]
+    );
+    assert_eq!(
+        d.outputs,
+        Some((
+            vec!["add:0".to_string()],
+            vec!["add:0".into(), "sig:0".into()]
+        ))
+    );
+    assert!(!d.is_empty());
+}
