@@ -9,6 +9,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,12 +21,13 @@ ROOT = Path(__file__).resolve().parents[1]
 GE_DATA = ROOT / "tests" / "data" / "ge"
 GE_17 = "ge_proto_00017_OptimizeOriginalGraph_FeGraphFusionAfter.txt"
 GE_46 = "ge_proto_00046_afterUBMatch.txt"
+Cap = pytest.CaptureFixture[str]
 
 sys.path.insert(0, str(ROOT / "benches"))
-import models  # noqa: E402
+import models  # type: ignore[import-untyped]  # noqa: E402
 
 
-def _cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+def _cli(capsys: Cap, *args: str) -> tuple[int, str, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, out, err
@@ -151,6 +153,7 @@ def test_attribute_descriptor_type_and_link_changes(tmp_path: Path) -> None:
     new.node("n2").attrs["mode"] = 3
     new.node("n3").op_desc.output_desc(0).dtype = air.float16
     n0_in = new.node("n3").in_data_anchor(0)
+    assert n0_in.peer is not None
     n0_in.unlink(n0_in.peer)
     new.node("n0").out_data_anchor(0).link_to(n0_in)
     d = dumps.diff(old, new)
@@ -165,7 +168,7 @@ def test_attribute_descriptor_type_and_link_changes(tmp_path: Path) -> None:
     assert dumps.diff(tmp_path / "a.pb", tmp_path / "b.pb").data == d.data
 
 
-def test_diff_json_round_trips_the_facts_of_the_text(ge_dir: Path, capsys) -> None:
+def test_diff_json_round_trips_the_facts_of_the_text(ge_dir: Path, capsys: Cap) -> None:
     code, out, err = _cli(capsys, "diff", str(ge_dir), "17", "46", "--json")
     assert code == 0, err
     data = json.loads(out)
@@ -194,7 +197,7 @@ def test_diff_json_round_trips_the_facts_of_the_text(ge_dir: Path, capsys) -> No
 
 
 @pytest.fixture(scope="module")
-def compiled(tmp_path_factory: pytest.TempPathFactory):
+def compiled(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
     out = tmp_path_factory.mktemp("compiled")
     graph = air.onnx.load(models.decoder(layers=1, hidden=16, heads=2))
     cm = air.compile(graph, dump_stages=True)
@@ -202,7 +205,8 @@ def compiled(tmp_path_factory: pytest.TempPathFactory):
     return out, cm
 
 
-def test_a_compile_diff_lists_exactly_the_changes_the_compiler_made(compiled, capsys) -> None:
+def test_a_compile_diff_lists_exactly_the_changes_the_compiler_made(
+        compiled: tuple[Path, Any], capsys: Cap) -> None:
     out, cm = compiled
     stages = out / "stages"
     folder = dumps.open(out)
@@ -231,7 +235,7 @@ def test_a_compile_diff_lists_exactly_the_changes_the_compiler_made(compiled, ca
     assert consumers  # the fused regions have consumers outside them
 
 
-def test_a_stage_dump_reads_back(compiled) -> None:
+def test_a_stage_dump_reads_back(compiled: tuple[Path, Any]) -> None:
     out, cm = compiled
     g = dumps.open(out).get("package").load()
     assert g.dump().splitlines()[0] == cm.graph.dump().splitlines()[0]
@@ -243,9 +247,10 @@ def test_a_stage_dump_reads_back(compiled) -> None:
 # -- cycles ------------------------------------------------------------------------------------
 
 
-def test_cycle_prints_the_back_edge_loop(tmp_path: Path, capsys) -> None:
+def test_cycle_prints_the_back_edge_loop(tmp_path: Path, capsys: Cap) -> None:
     g = _chain()
     n0_in = g.node("n0").in_data_anchor(0)
+    assert n0_in.peer is not None
     n0_in.unlink(n0_in.peer)
     g.node("n2").out_data_anchor(0).link_to(n0_in)  # n0 -> n1 -> n2 -> n0
     air.save(g, tmp_path / "loop.pb")
@@ -268,7 +273,7 @@ def test_cycle_prints_the_back_edge_loop(tmp_path: Path, capsys) -> None:
 # -- listing and errors ------------------------------------------------------------------------
 
 
-def test_dumps_lists_the_timeline(ge_dir: Path, capsys) -> None:
+def test_dumps_lists_the_timeline(ge_dir: Path, capsys: Cap) -> None:
     code, out, err = _cli(capsys, "dumps", str(ge_dir))
     assert code == 0, err
     rows = [line.split() for line in out.splitlines()]
@@ -290,8 +295,8 @@ def test_dumps_lists_the_timeline(ge_dir: Path, capsys) -> None:
     (["cycle", "{tmp}/garbage.txt"], r"garbage\.txt: "),
     (["cycle", "{tmp}/nope:3"], r"is not a dump folder"),
 ])
-def test_bad_inputs_are_one_line_errors(tmp_path: Path, ge_dir: Path, capsys, args,
-                                        message) -> None:
+def test_bad_inputs_are_one_line_errors(tmp_path: Path, ge_dir: Path, capsys: Cap,
+                                        args: list[str], message: str) -> None:
     (tmp_path / "garbage.txt").write_bytes(b"\x00\x01 garbage {{{")
     (tmp_path / "bad_stage").mkdir()
     (tmp_path / "bad_stage" / "04_simplify.txt").write_text(
@@ -304,7 +309,7 @@ def test_bad_inputs_are_one_line_errors(tmp_path: Path, ge_dir: Path, capsys, ar
     assert re.search(message, err), err
 
 
-def test_a_folder_operand_without_a_stage_is_a_usage_error(ge_dir: Path, capsys) -> None:
+def test_a_folder_operand_without_a_stage_is_a_usage_error(ge_dir: Path, capsys: Cap) -> None:
     code, _, err = _cli(capsys, "diff", str(ge_dir), str(ge_dir))
     assert code == 2 and "name a stage" in err
 
