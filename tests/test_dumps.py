@@ -354,3 +354,17 @@ def test_mangled_stage_dumps_fail_as_decode_errors_never_as_panics() -> None:
         except air.InternalError as e:  # a panic in the reader
             raise AssertionError(f"panic on {mangled!r}") from e
     assert failures > 0
+
+
+def test_a_dump_that_does_not_load_is_listed_with_a_warning(tmp_path: Path, capsys: Cap) -> None:
+    (tmp_path / "pid_5").mkdir()
+    (tmp_path / "pid_5" / "ge_proto_00099_Broken.txt").write_text("graph { op { name: \n")
+    air.save(_chain(), tmp_path / "pid_5" / "ge_proto_00098_Fine.txt")
+    code, out, err = _cli(capsys, "dumps", str(tmp_path))
+    assert code == 0
+    rows = [line.split() for line in out.splitlines()[1:]]
+    assert [(r[0], r[1], r[3]) for r in rows] == [("98", "Fine", "6"), ("99", "Broken", "?")]
+    assert err.count("\n") == 1 and "ge_proto_00099_Broken.txt: " in err
+    assert err.startswith("ascendir: warning: ")
+    with pytest.raises(air.DecodeError):
+        dumps.open(tmp_path).get(99).load()
