@@ -93,8 +93,8 @@ float8_e4m3fn = DataType.FLOAT8_E4M3FN
 
 # Submodules and names loaded on first use, so that importing the package stays cheap.
 _LAZY_MODULES = {
-    "asc", "cli", "compiler", "evaluator", "formats", "onnx", "ops", "serialization", "topo",
-    "infer", "torch",
+    "asc", "cli", "compiler", "dumps", "evaluator", "formats", "onnx", "ops", "serialization",
+    "topo", "infer", "torch",
 }
 _LAZY_NAMES = {
     "compile": "compiler",
@@ -128,6 +128,7 @@ if TYPE_CHECKING:  # what the lazy names are, for type checkers and IDEs (``X as
     from . import asc as asc
     from . import cli as cli
     from . import compiler as compiler
+    from . import dumps as dumps
     from . import evaluator as evaluator
     from . import formats as formats
     from . import infer as infer

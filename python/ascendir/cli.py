@@ -123,6 +123,11 @@ def build_parser() -> argparse.ArgumentParser:
     from .compiler.cli import add_compile_command
 
     add_compile_command(sub)
+    from .dumps_cli import add_cycle_command, add_diff_command, add_dumps_command
+
+    add_dumps_command(sub)
+    add_diff_command(sub)
+    add_cycle_command(sub)
     for p in sub.choices.values():
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show the full traceback of an error")

@@ -25,7 +25,7 @@ fn desc_text(d: &TensorDesc) -> String {
     s
 }
 
-fn value_text(v: &AttrValue) -> String {
+pub(crate) fn value_text(v: &AttrValue) -> String {
     match v {
         AttrValue::String(s) => format!("{s:?}"),
         AttrValue::Bytes(b) => format!("bytes[{}]", b.len()),

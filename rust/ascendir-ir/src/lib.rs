@@ -8,8 +8,10 @@
 pub mod anchor;
 pub mod attr;
 pub mod attr_map;
+pub mod diff;
 pub mod dtype;
 pub mod dump;
+pub mod dump_read;
 pub mod edit;
 pub mod error;
 pub mod format;

@@ -5,6 +5,7 @@ use ascendir_asc::expr::EvalError;
 use ascendir_asc::tiling::TilingError;
 use ascendir_asc::AscError;
 use ascendir_compiler::{CompileError, ErrorKind};
+use ascendir_ir::dump_read::DumpTextError;
 use ascendir_ir::infer::InferError;
 use ascendir_ir::instantiate::InstantiateError;
 use ascendir_ir::registry::RegistryError;
@@ -39,6 +40,7 @@ impl Error {
             Error::Infer(e) => infer(py, &e),
             Error::Instantiate(InstantiateError::Build(e)) => registry(py, e),
             Error::Instantiate(e) => raise(py, invalid_argument_error(py), e.to_string(), &[]),
+            Error::DumpText(e) => dump_text(py, &e),
         }
     }
 }
@@ -67,6 +69,11 @@ fn ir(py: Python<'_>, err: IrError) -> PyErr {
         // A variant added to the IR later and not mapped here yet: the base class.
         _ => raise(py, base_error(py), msg, &[]),
     }
+}
+
+/// `DecodeError` with `.offset` (the byte offset of the line at fault) for a text dump.
+fn dump_text(py: Python<'_>, err: &DumpTextError) -> PyErr {
+    decode(py, err.to_string(), err.offset(), py.None())
 }
 
 /// `DecodeError` with `.offset` / `.path` (GE ModelDef, text and OM decoding).

@@ -7,6 +7,7 @@ mod map;
 use ascendir_asc::tiling::TilingError;
 use ascendir_asc::AscError;
 use ascendir_compiler::CompileError;
+use ascendir_ir::dump_read::DumpTextError;
 use ascendir_ir::infer::InferError;
 use ascendir_ir::instantiate::InstantiateError;
 use ascendir_ir::registry::RegistryError;
@@ -176,6 +177,8 @@ errors! {
     Infer(InferError),
     /// Building an op from its registered prototype.
     Instantiate(InstantiateError),
+    /// Reading a graph text dump back.
+    DumpText(DumpTextError),
 }
 
 impl From<Error> for PyErr {

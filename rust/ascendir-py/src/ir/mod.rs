@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 pub mod anchor;
 pub mod attrs;
 pub mod convert;
+mod diff;
 pub mod graph;
 pub mod graph_api;
 pub mod graph_edit;
@@ -33,5 +34,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<tensor::TensorBuffer>()?;
     m.add_class::<attrs::PyAttrMap>()?;
     types::register(m)?;
+    diff::register(m)?;
     Ok(())
 }
