@@ -128,6 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     add_dumps_command(sub)
     add_diff_command(sub)
     add_cycle_command(sub)
+    from .explorer.cli import add_view_command
+
+    add_view_command(sub)
     for p in sub.choices.values():
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                        help="show the full traceback of an error")

@@ -1,0 +1,60 @@
+"""The Model Explorer adapter extension for every model format ascendir reads:
+``model-explorer model.om --extensions=ascendir.explorer.adapter`` (GE ``ModelDef`` binary or
+text, OM, ONNX, GE's dump formats). Importing it needs ``ai-edge-model-explorer``
+(``pip install 'ascendir[explorer]'``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from model_explorer import Adapter, AdapterMetadata, graph_builder
+
+from ..formats import SUFFIXES
+
+__all__ = ["AscendIRAdapter", "to_graph"]
+
+
+def _edge(e: dict[str, str]) -> Any:
+    return graph_builder.IncomingEdge(sourceNodeId=e["sourceNodeId"],
+                                      sourceNodeOutputId=e["sourceNodeOutputId"],
+                                      targetNodeInputId=e["targetNodeInputId"])
+
+
+def _items(items: list[dict[str, Any]]) -> list[Any]:
+    return [graph_builder.MetadataItem(
+        id=m["id"], attrs=[graph_builder.KeyValue(key=a["key"], value=a["value"])
+                           for a in m["attrs"]]) for m in items]
+
+
+def to_graph(data: dict[str, Any]) -> Any:
+    """One graph of :func:`ascendir.explorer.graphs_json` as Model Explorer's
+    ``graph_builder.Graph``."""
+    nodes = [graph_builder.GraphNode(
+        id=n["id"], label=n["label"], namespace=n.get("namespace", ""),
+        subgraphIds=list(n.get("subgraphIds", [])),
+        attrs=[graph_builder.KeyValue(key=a["key"], value=a["value"]) for a in n["attrs"]],
+        incomingEdges=[_edge(e) for e in n["incomingEdges"]],
+        outputsMetadata=_items(n.get("outputsMetadata", [])),
+        inputsMetadata=_items(n.get("inputsMetadata", []))) for n in data["nodes"]]
+    return graph_builder.Graph(id=data["id"], nodes=nodes,
+                               groupNodeAttributes=data.get("groupNodeAttributes"))
+
+
+class AscendIRAdapter(Adapter):  # type: ignore[misc]
+    """Reads a model with ``ascendir.load`` and shows it (compiled graphs with their kernels
+    as groups holding the HintGraphs)."""
+
+    metadata = AdapterMetadata(
+        id="ascendir", name="ascendir (GE graphs)",
+        description="GE ModelDef, OM, ONNX and GE dump files read by ascendir",
+        fileExts=sorted({s.lstrip(".") for s in SUFFIXES}))
+
+    def __init__(self) -> None:
+        super().__init__()
+
+    def convert(self, model_path: str, settings: dict[str, Any]) -> dict[str, Any]:
+        """The graphs of the model at ``model_path``."""
+        from .. import load
+        from . import graphs_json
+
+        return {"graphs": [to_graph(g) for g in graphs_json(load(model_path))["graphs"]]}
