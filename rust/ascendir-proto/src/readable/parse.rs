@@ -320,19 +320,13 @@ fn inputs(cur: &mut Cur<'_>) -> Result<Vec<(String, String, Pos)>, ReadableError
         return Ok(out);
     }
     loop {
+        cur.ws();
         let pos = cur.pos();
         let param = cur.token("=", "an input name")?;
         cur.expect("=")?;
         cur.expect("%")?;
         let value = cur.token(",)", "a value name")?;
-        out.push((
-            param,
-            value,
-            Pos {
-                column: pos.column + 1,
-                ..pos
-            },
-        ));
+        out.push((param, value, pos));
         if cur.eat(")") {
             return Ok(out);
         }
@@ -373,14 +367,12 @@ fn value(cur: &mut Cur<'_>, depth: usize) -> Result<AttrValue, ReadableError> {
         Some('"') => {
             cur.at += 1;
             let start = cur.at;
-            while cur.peek().is_some_and(|c| c != '"') {
-                cur.at += 1;
-            }
-            if cur.peek().is_none() {
+            let Some(end) = string_end(&cur.chars, start, depth) else {
+                cur.at = start - 1;
                 return Err(cur.err("unterminated string"));
-            }
-            let s: String = cur.chars[start..cur.at].iter().collect();
-            cur.at += 1;
+            };
+            let s: String = cur.chars[start..end].iter().collect();
+            cur.at = end + 1;
             Ok(AttrValue::String(s))
         }
         Some('{') if depth < MAX_LIST_DEPTH => list(cur, depth + 1),
@@ -418,6 +410,44 @@ fn value(cur: &mut Cur<'_>, depth: usize) -> Result<AttrValue, ReadableError> {
             })
         }
     }
+}
+
+/// Where the string that starts at `start` ends. GE writes strings between quotes without
+/// escaping, so a string may hold quotes (JSON configurations do): its closing quote is the
+/// first one after which the line goes on as the format does after a value `depth` lists deep
+/// (the next attribute, the end of the node, the next list item or the list's end).
+fn string_end(chars: &[char], start: usize, depth: usize) -> Option<usize> {
+    let quotes = (start..chars.len()).filter(|&i| chars[i] == '"');
+    let mut first = None;
+    for i in quotes {
+        first.get_or_insert(i);
+        let rest: String = chars[i + 1..].iter().collect();
+        if goes_on_after_value(&rest, depth) {
+            return Some(i);
+        }
+    }
+    first
+}
+
+/// Whether `rest` is what may follow a value `depth` lists deep.
+fn goes_on_after_value(rest: &str, depth: usize) -> bool {
+    if depth == 0 {
+        if rest.trim_end() == "})" {
+            return true;
+        }
+        let Some(next) = rest.strip_prefix(", ") else {
+            return false;
+        };
+        let name_end = next.find(": ").unwrap_or(0);
+        let name = &next[..name_end];
+        return name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && !name.contains(|c: char| c.is_whitespace() || c == '"' || c == ',');
+    }
+    if rest.starts_with(", \"") || rest.starts_with(", {") {
+        return true;
+    }
+    rest.strip_prefix('}')
+        .is_some_and(|r| goes_on_after_value(r, depth - 1))
 }
 
 /// `{a, b, ...}` of one kind.

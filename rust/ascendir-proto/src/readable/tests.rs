@@ -286,7 +286,7 @@ fn bad_text_is_a_positioned_error() {
         ),
         (
             "graph(\"g\"):\n  %a : [#users=1] = Node[type=Add] (inputs = (x1=%b))\n",
-            (2, 46),
+            (2, 47),
         ),
         (
             "graph(\"g\"):\n  %a : [#users=1] = Node[type=A] (attrs = {v: \"x})\n",
