@@ -34,10 +34,13 @@ fn graph_err(pos: Pos, message: String) -> ReadableError {
 /// A subgraph a node names: `(slot, dynamic, instance, place)`.
 type SubRef = (String, bool, String, Pos);
 
+/// Per node (by name), the subgraphs it names.
+type NodeRefs = Vec<(String, Vec<SubRef>)>;
+
 /// One built section: the graph and, per node, the subgraphs it names.
 struct Built {
     graph: Graph,
-    refs: Vec<(String, Vec<SubRef>)>,
+    refs: NodeRefs,
     pos: Pos,
 }
 
@@ -63,7 +66,7 @@ pub fn build(sections: Vec<Section>) -> Result<Graph, ReadableError> {
     };
     rest.extend(iter);
     let mut root = first.graph;
-    let mut work: Vec<(Option<usize>, Vec<(String, Vec<SubRef>)>)> = vec![(None, first.refs)];
+    let mut work: Vec<(Option<usize>, NodeRefs)> = vec![(None, first.refs)];
     while let Some((owner, refs)) = work.pop() {
         for (node_name, subs) in refs {
             for (slot, dynamic, instance, pos) in subs {
@@ -100,7 +103,7 @@ fn build_section(s: Section) -> Result<Built, ReadableError> {
     let pos = s.pos.unwrap_or(Pos { line: 1, column: 1 });
     let mut g = Graph::new(&s.name);
     let mut symbols: FxHashMap<String, (NodeId, i32, usize)> = FxHashMap::default();
-    let mut links: Vec<(NodeId, Vec<(usize, String, Pos)>)> = Vec::new();
+    let mut links: Vec<(NodeId, Slots)> = Vec::new();
     let mut refs = Vec::new();
     let mut outputs: FxHashMap<String, (NodeId, usize)> = FxHashMap::default();
     for line in &s.nodes {
