@@ -315,3 +315,121 @@ fn every_truncation_reads_or_fails_cleanly() {
     }
     assert!(failures > chars.len() / 2);
 }
+
+/// GE's unit test of nested subgraphs: a While inside an If branch; sections come depth first.
+const NESTED: &str = r#"graph("main_graph"):
+  %cond : [#users=1] = Node[type=Data] (attrs = {index: 0})
+  %input : [#users=1] = Node[type=Data] (attrs = {index: 1})
+  %If_0 : [#users=2] = Node[type=If] (inputs = (cond=%cond, input_0=%input), attrs = {then_branch: %then_branch})
+  %ret : [#users=1] = get_element[node=%If_0](0)
+  %ret_1 : [#users=1] = get_element[node=%If_0](1)
+
+  return (output_0=%ret, output_1=%ret_1)
+
+graph("then_branch"):
+  %Data_0 : [#users=1] = Node[type=Data] (attrs = {index: 0})
+  %While_0 : [#users=4] = Node[type=While] (inputs = (input_0=%Data_0), attrs = {cond: %while_01_cond, body: %while_01_body, parallel_iterations: 10})
+  %ret : [#users=1] = get_element[node=%While_0](0)
+  %ret_1 : [#users=1] = get_element[node=%While_0](1)
+  %ret_2 : [#users=0] = get_element[node=%While_0](2)
+  %ret_3 : [#users=0] = get_element[node=%While_0](3)
+  %Phony1_0 : [#users=1] = Node[type=Phony1] (inputs = (x=%Data_0), attrs = {N: 1})
+
+  return (output_0=%ret, output_1=%Phony1_0, output_2=%ret_1)
+
+graph("while_01_cond"):
+  %Data_1 : [#users=1] = Node[type=Data] (attrs = {index: 0})
+  %Add_0 : [#users=1] = Node[type=Add] (inputs = (x1=%Data_1, x2=%Data_1))
+  %Phony1_1 : [#users=1] = Node[type=Phony1] (inputs = (x=%Add_0), attrs = {N: 1})
+
+  return (%Phony1_1)
+
+graph("while_01_body"):
+  %Data_2 : [#users=1] = Node[type=Data] (attrs = {index: 0})
+  %Add_1 : [#users=1] = Node[type=Add] (inputs = (x1=%Data_2, x2=%Data_2))
+  %Phony1_2 : [#users=1] = Node[type=Phony1] (inputs = (x=%Data_2), attrs = {N: 1})
+
+  return (output_0=%Add_1, output_1=%Phony1_2, output_2=%Data_2)
+"#;
+
+#[test]
+fn nested_subgraphs_print_depth_first() {
+    let n = |v: i64| vec![("N", AttrValue::Int(v))];
+    let mut cond = B::new("while_01_cond");
+    cond.data("Data_1", 0);
+    cond.node(
+        "Add_0",
+        "Add",
+        "x1,x2",
+        &[("x1", "Data_1"), ("x2", "Data_1")],
+        vec![],
+        1,
+    );
+    cond.node("Phony1_1", "Phony1", "x", &[("x", "Add_0")], n(1), 1);
+    cond.ret(&["Phony1_1"]);
+    let mut body = B::new("while_01_body");
+    body.data("Data_2", 0);
+    body.node(
+        "Add_1",
+        "Add",
+        "x1,x2",
+        &[("x1", "Data_2"), ("x2", "Data_2")],
+        vec![],
+        1,
+    );
+    body.node("Phony1_2", "Phony1", "x", &[("x", "Data_2")], n(1), 1);
+    body.ret(&["Add_1", "Phony1_2", "Data_2"]);
+    let mut then_b = B::new("then_branch");
+    then_b.data("Data_0", 0);
+    let iterations = vec![("parallel_iterations", AttrValue::Int(10))];
+    let w = then_b.node(
+        "While_0",
+        "While",
+        "input*",
+        &[("input0", "Data_0")],
+        iterations,
+        4,
+    );
+    then_b.node("Phony1_0", "Phony1", "x", &[("x", "Data_0")], n(1), 1);
+    then_b.ret(&["While_0:0", "Phony1_0", "While_0:1"]);
+    let mut then_g = then_b.g;
+    then_g.add_subgraph(None, w, "cond", false, cond.g).unwrap();
+    then_g.add_subgraph(None, w, "body", false, body.g).unwrap();
+    let mut m = B::new("main_graph");
+    m.data("cond", 0);
+    m.data("input", 1);
+    let links = [("cond", "cond"), ("input0", "input")];
+    let if_id = m.node("If_0", "If", "cond,input*", &links, vec![], 2);
+    m.ret(&["If_0:0", "If_0:1"]);
+    let mut g = m.g;
+    g.add_subgraph(None, if_id, "then_branch", false, then_g)
+        .unwrap();
+    assert_eq!(print_readable(&g), NESTED);
+    let back = parse_readable(NESTED).unwrap();
+    assert_eq!(back.subgraphs.len(), 3);
+    assert_eq!(print_readable(&back), NESTED);
+}
+
+#[test]
+fn byte_garbage_never_panics() {
+    let base: Vec<char> = NESTED.chars().collect();
+    let noise = [
+        '%', '(', ')', '{', '}', '[', ']', '"', ',', ':', '=', ' ', '\n', 'x', '9',
+    ];
+    let mut seed = 0x2545_f491_u64;
+    for _ in 0..2000 {
+        let mut text = base.clone();
+        for _ in 0..3 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let at = usize::try_from(seed % text.len() as u64).unwrap_or(0);
+            let c = noise[usize::try_from(seed >> 32).unwrap_or(0) % noise.len()];
+            text[at] = c;
+        }
+        let text: String = text.into_iter().collect();
+        if let Ok(g) = parse_readable(&text) {
+            let _ = print_readable(&g);
+        }
+    }
+}
