@@ -273,11 +273,13 @@ fn add_inputs(
         return Ok(slots);
     };
     let mut used = vec![false; given.len()];
+    // Given inputs by name, each name's positions in reverse (taken from the back).
+    let mut by_name: FxHashMap<&str, Vec<usize>> = FxHashMap::default();
+    for (j, (p, _, _)) in given.iter().enumerate().rev() {
+        by_name.entry(p.as_str()).or_default().push(j);
+    }
     let mut find = |param: &str| {
-        let j = given
-            .iter()
-            .enumerate()
-            .position(|(j, (p, _, _))| !used[j] && p == param)?;
+        let j = by_name.get_mut(param)?.pop()?;
         used[j] = true;
         Some(j)
     };

@@ -415,39 +415,48 @@ fn value(cur: &mut Cur<'_>, depth: usize) -> Result<AttrValue, ReadableError> {
 /// Where the string that starts at `start` ends. GE writes strings between quotes without
 /// escaping, so a string may hold quotes (JSON configurations do): its closing quote is the
 /// first one after which the line goes on as the format does after a value `depth` lists deep
-/// (the next attribute, the end of the node, the next list item or the list's end).
+/// (the next attribute, the end of the node, the next list item or the list's end). Each
+/// candidate is judged from a few characters after it, so a line is read in linear time.
 fn string_end(chars: &[char], start: usize, depth: usize) -> Option<usize> {
-    let quotes = (start..chars.len()).filter(|&i| chars[i] == '"');
+    let last = chars.iter().rposition(|c| !c.is_whitespace());
     let mut first = None;
-    for i in quotes {
+    for i in (start..chars.len()).filter(|&i| chars[i] == '"') {
         first.get_or_insert(i);
-        let rest: String = chars[i + 1..].iter().collect();
-        if goes_on_after_value(&rest, depth) {
+        if goes_on_after_value(chars, i + 1, depth, last) {
             return Some(i);
         }
     }
     first
 }
 
-/// Whether `rest` is what may follow a value `depth` lists deep.
-fn goes_on_after_value(rest: &str, depth: usize) -> bool {
-    if depth == 0 {
-        if rest.trim_end() == "})" {
+/// Whether the line may go on at `at` after a value `depth` lists deep (`last` = index of
+/// the line's last non-blank character).
+fn goes_on_after_value(chars: &[char], at: usize, depth: usize, last: Option<usize>) -> bool {
+    let starts = |s: &str| {
+        let n = s.chars().count();
+        chars.len() >= at + n && chars[at..at + n].iter().copied().eq(s.chars())
+    };
+    if depth > 0 {
+        if starts(", \"") || starts(", {") {
             return true;
         }
-        let Some(next) = rest.strip_prefix(", ") else {
-            return false;
-        };
-        let name_end = next.find(": ").unwrap_or(0);
-        let name = &next[..name_end];
-        return name.starts_with(|c: char| c.is_alphabetic() || c == '_')
-            && !name.contains(|c: char| c.is_whitespace() || c == '"' || c == ',');
+        return starts("}") && goes_on_after_value(chars, at + 1, depth - 1, last);
     }
-    if rest.starts_with(", \"") || rest.starts_with(", {") {
+    if starts("})") && last == Some(at + 1) {
         return true;
     }
-    rest.strip_prefix('}')
-        .is_some_and(|r| goes_on_after_value(r, depth - 1))
+    if !starts(", ") {
+        return false;
+    }
+    let name_start = at + 2;
+    let mut k = name_start;
+    while k < chars.len() && !matches!(chars[k], ':' | '"' | ',') && !chars[k].is_whitespace() {
+        k += 1;
+    }
+    k > name_start
+        && (chars[name_start].is_alphabetic() || chars[name_start] == '_')
+        && chars.get(k) == Some(&':')
+        && chars.get(k + 1) == Some(&' ')
 }
 
 /// `{a, b, ...}` of one kind.

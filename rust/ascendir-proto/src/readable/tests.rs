@@ -433,3 +433,26 @@ fn byte_garbage_never_panics() {
         }
     }
 }
+
+#[test]
+fn strings_holding_quotes_read_in_linear_time() {
+    let json = r#"{"mode":"static","list":["a", "b"],"n":1}"#;
+    let text = format!(
+        "graph(\"g\"):\n  %a : [#users=1] = Node[type=X] (attrs = {{cfg: \"{json}\", s: {{\"x\", \"y\"}}}})\n"
+    );
+    let g = parse_readable(&text).unwrap();
+    let id = g.find("a").unwrap();
+    let op = g.op(id).unwrap();
+    assert_eq!(op.attr("cfg"), Some(&AttrValue::String(json.to_string())));
+    assert_eq!(
+        op.attr("s"),
+        Some(&AttrValue::ListString(vec!["x".into(), "y".into()]))
+    );
+    // Many quotes on one line: every candidate is judged in constant time.
+    let many = "\"a".repeat(200_000);
+    let text =
+        format!("graph(\"g\"):\n  %a : [#users=1] = Node[type=X] (attrs = {{s: \"{many}\"}})\n");
+    let started = std::time::Instant::now();
+    assert!(parse_readable(&text).is_ok());
+    assert!(started.elapsed().as_secs() < 5);
+}
