@@ -73,20 +73,18 @@ pub struct Section {
 }
 
 /// A cursor over one line.
-struct Cur<'a> {
+struct Cur {
     chars: Vec<char>,
     at: usize,
     line: usize,
-    _text: &'a str,
 }
 
-impl<'a> Cur<'a> {
-    fn new(text: &'a str, line: usize) -> Self {
+impl Cur {
+    fn new(text: &str, line: usize) -> Self {
         Cur {
             chars: text.chars().collect(),
             at: 0,
             line,
-            _text: text,
         }
     }
 
@@ -212,7 +210,7 @@ pub fn sections(text: &str) -> Result<Vec<Section>, ReadableError> {
 }
 
 /// `graph("name"):`.
-fn header(cur: &mut Cur<'_>) -> Result<Section, ReadableError> {
+fn header(cur: &mut Cur) -> Result<Section, ReadableError> {
     let pos = cur.pos();
     cur.expect("graph(\"")?;
     let rest: String = cur.chars[cur.at..].iter().collect();
@@ -228,7 +226,7 @@ fn header(cur: &mut Cur<'_>) -> Result<Section, ReadableError> {
 }
 
 /// `return (%a)` / `return (output_0=%a, output_1=%b)`.
-fn ret_line(cur: &mut Cur<'_>) -> Result<Vec<(String, Pos)>, ReadableError> {
+fn ret_line(cur: &mut Cur) -> Result<Vec<(String, Pos)>, ReadableError> {
     cur.expect("return")?;
     cur.expect("(")?;
     let mut items = Vec::new();
@@ -253,7 +251,7 @@ fn ret_line(cur: &mut Cur<'_>) -> Result<Vec<(String, Pos)>, ReadableError> {
 }
 
 /// A node line or a `get_element` line.
-fn value_line(cur: &mut Cur<'_>, section: &mut Section) -> Result<(), ReadableError> {
+fn value_line(cur: &mut Cur, section: &mut Section) -> Result<(), ReadableError> {
     cur.ws();
     let pos = cur.pos();
     cur.expect("%")?;
@@ -313,7 +311,7 @@ fn value_line(cur: &mut Cur<'_>, section: &mut Section) -> Result<(), ReadableEr
 }
 
 /// `(x=%a, y=%b)`.
-fn inputs(cur: &mut Cur<'_>) -> Result<Vec<(String, String, Pos)>, ReadableError> {
+fn inputs(cur: &mut Cur) -> Result<Vec<(String, String, Pos)>, ReadableError> {
     cur.expect("(")?;
     let mut out = Vec::new();
     if cur.eat(")") {
@@ -335,7 +333,7 @@ fn inputs(cur: &mut Cur<'_>) -> Result<Vec<(String, String, Pos)>, ReadableError
 }
 
 /// `{name: value, ...}`.
-fn attrs(cur: &mut Cur<'_>) -> Result<Vec<(String, AttrText, Pos)>, ReadableError> {
+fn attrs(cur: &mut Cur) -> Result<Vec<(String, AttrText, Pos)>, ReadableError> {
     cur.expect("{")?;
     let mut out = Vec::new();
     if cur.eat("}") {
@@ -361,7 +359,7 @@ fn attrs(cur: &mut Cur<'_>) -> Result<Vec<(String, AttrText, Pos)>, ReadableErro
 }
 
 /// One attribute value (`depth` = lists it is inside).
-fn value(cur: &mut Cur<'_>, depth: usize) -> Result<AttrValue, ReadableError> {
+fn value(cur: &mut Cur, depth: usize) -> Result<AttrValue, ReadableError> {
     cur.ws();
     match cur.peek() {
         Some('"') => {
@@ -460,7 +458,7 @@ fn goes_on_after_value(chars: &[char], at: usize, depth: usize, last: Option<usi
 }
 
 /// `{a, b, ...}` of one kind.
-fn list(cur: &mut Cur<'_>, depth: usize) -> Result<AttrValue, ReadableError> {
+fn list(cur: &mut Cur, depth: usize) -> Result<AttrValue, ReadableError> {
     let pos = cur.pos();
     cur.expect("{")?;
     let mut items = Vec::new();
