@@ -3,7 +3,10 @@
 :func:`sniff` looks at the bytes only; :func:`detect` trusts the bytes first and the file
 suffix second, so a GE dump saved as ``model.bin`` or an ONNX model saved as ``model.pb`` is
 still read as what it is. The format names are ``"onnx"``, ``"pb"`` (binary ``ModelDef``),
-``"txt"`` (protobuf text, a GE dump) and ``"om"`` (an OM model file).
+``"txt"`` (protobuf text, a GE dump), ``"om"`` (an OM model file) and ``"readable"`` (GE's
+readable dump, ``ge_readable*.txt``). A text file is a readable dump when its first line that is
+not blank starts with ``graph("``, whatever its suffix; no suffix names that format, so
+:func:`ascendir.save` writes it only when asked with ``format="readable"``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from .errors import DecodeError, InvalidArgumentError
 
 __all__ = ["FORMATS", "SUFFIXES", "detect", "format_of_suffix", "read_model_bytes", "sniff"]
 
-FORMATS = ("onnx", "pb", "txt", "om")
+FORMATS = ("onnx", "pb", "txt", "om", "readable")
 """Every format name, in the order the command line lists them."""
 
 SUFFIXES: dict[str, str] = {
@@ -39,8 +42,13 @@ def format_of_suffix(path: str | os.PathLike[str]) -> str | None:
 def sniff(data: bytes) -> str | None:
     """The format of model bytes, or ``None`` when the bytes do not say (empty, too short or
     not a model). Binary ONNX and GE ``ModelDef`` are told apart by their top-level fields
-    (the compiler's loader decides; this is the same function)."""
-    return _core.compiler.sniff(bytes(data))
+    (the compiler's loader decides; this is the same function). Text that starts with a
+    ``graph("name"):`` line is ``"readable"``, other text ``"txt"``."""
+    data = bytes(data)
+    kind: str | None = _core.compiler.sniff(data)
+    if kind == "txt" and _core._is_readable(data):
+        return "readable"
+    return kind
 
 
 def detect(path: str | os.PathLike[str], data: bytes) -> str:

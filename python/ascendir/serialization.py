@@ -1,5 +1,7 @@
 """Reading and writing model files: GE binary ``ModelDef`` (``.pb``), text dumps (``.txt``,
-``.pbtxt``), OM files (``.om``) and ONNX models (``.onnx``).
+``.pbtxt``), OM files (``.om``), ONNX models (``.onnx``) and GE's readable dumps
+(``ge_readable*.txt``, format ``"readable"``: read by content, written with
+``format="readable"``; see ``docs/VIEWING.md``).
 
 :func:`save` picks the format from the file suffix; :func:`load` from the file's bytes, then its
 suffix (see :mod:`ascendir.formats`). :class:`Model` holds several graphs plus model-level
@@ -214,7 +216,7 @@ def _warn_dropped(model: Model, kind: str, path: str | os.PathLike[str]) -> None
     if kind != "om" and model.partitions:
         names = ", ".join(_partition_name(k) for k, _ in model.partitions)
         lost.append(f"OM partitions {names}")
-    if kind == "onnx":
+    if kind in ("onnx", "readable"):
         if len(model.graphs) > 1:
             lost.append(f"graphs {', '.join(repr(g.name) for g in model.graphs[1:])}")
         defaults = _core._default_model_attrs().attrs
@@ -231,7 +233,8 @@ def _warn_dropped(model: Model, kind: str, path: str | os.PathLike[str]) -> None
 
 def save(obj: Graph | Model, path: str | os.PathLike[str], *, format: str | None = None) -> None:
     """Write a graph or model to ``path``; the format follows the suffix (``.pb`` binary,
-    ``.txt`` / ``.pbtxt`` text, ``.om`` OM file, ``.onnx`` ONNX) unless ``format`` is given.
+    ``.txt`` / ``.pbtxt`` text, ``.om`` OM file, ``.onnx`` ONNX) unless ``format`` is given
+    (``format="readable"`` writes GE's readable dump of the main graph).
     What the format cannot hold is dropped with a :class:`DataLossWarning`."""
     model = obj if isinstance(obj, Model) else None
     if model is None:
@@ -246,6 +249,8 @@ def save(obj: Graph | Model, path: str | os.PathLike[str], *, format: str | None
         data: bytes = _onnx.to_bytes(model.graph)
     elif kind == "txt":
         data = model.to_text().encode("utf-8")
+    elif kind == "readable":
+        data = _core._readable_to_text(model.graph).encode("utf-8")
     elif kind == "om":
         data = model.to_om()
     else:
@@ -264,7 +269,7 @@ def model_from_bytes(data: bytes, kind: str, *, where: str = "<bytes>",
         return Model(graph.name, [graph])
     if kind == "om":
         return Model.from_om(data)
-    if kind == "txt":
+    if kind in ("txt", "readable"):
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -275,6 +280,9 @@ def model_from_bytes(data: bytes, kind: str, *, where: str = "<bytes>",
                 offset=e.start,
                 path=None,
             ) from None
+        if kind == "readable":
+            graph = _core._readable_from_text(text)
+            return Model(graph.name, [graph])
         return Model.from_text(text)
     return Model.from_bytes(data)
 

@@ -35,7 +35,10 @@ __all__ = [
     "summarize",
 ]
 
-_FORMAT_HELP = "onnx, pb (binary GE ModelDef), txt (GE text dump) or om (OM file)"
+_FORMAT_HELP = (
+    "onnx, pb (binary GE ModelDef), txt (GE text dump), om (OM file) or readable "
+    "(GE readable dump)"
+)
 
 
 def read_model(
@@ -65,7 +68,12 @@ def read_model(
         }
     model = serialization.model_from_bytes(data, kind, where=path)
     air_onnx.warn_opset(model.graph)
-    names = {"pb": "GE ModelDef (binary)", "txt": "GE ModelDef (text)", "om": "OM file"}
+    names = {
+        "pb": "GE ModelDef (binary)",
+        "txt": "GE ModelDef (text)",
+        "om": "OM file",
+        "readable": "GE readable dump",
+    }
     graph = model.graph
     unknown = Counter(n.type for n in graph.nodes if n.type.startswith("onnx::"))
     return model, {"kind": kind, "format": names[kind], "unknown_ops": dict(unknown)}

@@ -54,6 +54,9 @@ pub enum ProtoError {
         /// 1-based column, in characters.
         column: usize,
     },
+    /// A readable dump (`ge_readable*.txt`) that cannot be read.
+    #[error(transparent)]
+    Readable(crate::readable::ReadableError),
     /// A malformed OM container.
     #[error("malformed OM file at byte {offset}: {message}")]
     Om {

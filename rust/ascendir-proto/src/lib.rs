@@ -5,6 +5,7 @@
 //!   subgraphs, model attributes).
 //! * [`decode_graph`] / [`encode_graph`]: the same for a single graph.
 //! * [`text`]: GE's text dumps (`ge_proto_*.txt`, protobuf text format of `ModelDef`).
+//! * [`readable`]: GE's readable dumps (`ge_readable*.txt`), printed and read back.
 //! * [`om`]: GE model files (`.om`) with MODEL_DEF and WEIGHTS_DATA partitions.
 #![deny(missing_docs)]
 
@@ -21,6 +22,7 @@ pub mod error;
 /// import).
 pub use ascendir_ir::memory;
 pub mod om;
+pub mod readable;
 pub mod text;
 pub mod wire;
 mod write;

@@ -4,7 +4,7 @@
 
 use ascendir_ir::Graph;
 use ascendir_proto::convert::Pieces;
-use ascendir_proto::ModelMeta;
+use ascendir_proto::{ModelMeta, ProtoError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyString, PyTuple};
 
@@ -237,6 +237,39 @@ fn text_of<'a>(text: &'a Bound<'_, PyString>) -> PyResult<std::borrow::Cow<'a, s
         .py()
 }
 
+/// GE's readable dump (`ge_readable*.txt`) of a graph and the subgraphs below it.
+#[pyfunction]
+fn _readable_to_text(graph: &Bound<'_, PyGraph>) -> PyResult<String> {
+    crate::errors::guard_res(|| match PyGraph::sub_of(graph)? {
+        None => PyGraph::read(graph, ascendir_proto::readable::print_readable),
+        Some((root, name, _)) => {
+            // A stale view fails here (see `PyGraph::read`).
+            PyGraph::read(graph, |_| ())?;
+            PyGraph::read(&root, |r| {
+                ascendir_proto::readable::print_readable_from(r, &name).unwrap_or_default()
+            })
+        }
+    })
+}
+
+/// The graph a readable dump describes; bad text raises `DecodeError` naming line and column.
+#[pyfunction]
+fn _readable_from_text(py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<Py<PyGraph>> {
+    crate::errors::guard_res(|| {
+        let text = text_of(text)?;
+        let g = enter(py, || {
+            ascendir_proto::readable::parse_readable(&text).map_err(ProtoError::Readable)
+        })?;
+        graph_object(py, g)
+    })
+}
+
+/// Whether model bytes start like a readable dump (`graph("name"):`).
+#[pyfunction]
+fn _is_readable(data: &[u8]) -> PyResult<bool> {
+    crate::errors::guard(|| ascendir_proto::readable::looks_readable(data))
+}
+
 /// Binary ModelDef → text format.
 #[pyfunction]
 fn _bytes_to_text(py: Python<'_>, data: &[u8]) -> PyResult<String> {
@@ -331,6 +364,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_default_model_attrs, m)?)?;
     m.add_function(wrap_pyfunction!(_text_to_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(_bytes_to_text, m)?)?;
+    m.add_function(wrap_pyfunction!(_readable_to_text, m)?)?;
+    m.add_function(wrap_pyfunction!(_readable_from_text, m)?)?;
+    m.add_function(wrap_pyfunction!(_is_readable, m)?)?;
     m.add_function(wrap_pyfunction!(_om_read, m)?)?;
     m.add_function(wrap_pyfunction!(_om_write, m)?)?;
     m.add_function(wrap_pyfunction!(_is_om, m)?)?;

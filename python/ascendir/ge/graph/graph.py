@@ -145,14 +145,16 @@ class Graph:
         set_attr(self._g.attrs, key, value, f"Graph {self._g.name}")
 
     def dump_to_stream(self, format: DumpFormat = DumpFormat.kReadable) -> str:
-        """The graph as text: readable (``kReadable``), GE's protobuf text dump (``kTxt``) or
-        the ONNX-form structure (``kOnnx``: names, types and edges, no attributes)."""
+        """The graph as text: GE's readable dump (``kReadable``, the ``ge_readable*.txt`` layout
+        GE's ``ReadableDump`` writes; see ``docs/VIEWING.md``), GE's protobuf text dump
+        (``kTxt``) or the ONNX-form structure (``kOnnx``: names, types and edges, no
+        attributes)."""
         if not isinstance(format, DumpFormat):
             raise GeTypeError(
                 "Format must be in [DumpFormat.kOnnx, DumpFormat.kTxt, DumpFormat.kReadable]")
         try:
             if format == DumpFormat.kReadable:
-                return str(self._g.dump())
+                return str(_core._readable_to_text(self._g))
             if format == DumpFormat.kTxt:
                 return str(self._g.to_text())
             return _onnx_structure(self._g)

@@ -60,7 +60,7 @@ impl PyGraph {
     }
 
     /// The root object and subgraph name when `this` is a subgraph view.
-    fn sub_of<'py>(
+    pub(crate) fn sub_of<'py>(
         this: &Bound<'py, PyGraph>,
     ) -> PyResult<Option<(Bound<'py, PyGraph>, String, u64)>> {
         Ok(match &PyGraph::borrow_slot(this)?.slot {
