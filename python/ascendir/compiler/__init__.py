@@ -18,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ __all__ = [
     "CompileState",
     "CompiledModel",
     "Kernel",
+    "ToolMissingWarning",
     "available_cpus",
     "compile",
     "compile_iter",
@@ -52,6 +54,13 @@ __all__ = [
     "VerifyReport",
     "verify",
 ]
+
+
+
+class ToolMissingWarning(UserWarning):
+    """An optional output was not written because the tool it needs is not installed (the
+    other outputs are)."""
+
 
 _FAMILIES = ("elementwise", "broadcast", "reduce", "concat", "slice", "transpose", "split",
              "gather", "matmul_vector")
@@ -331,6 +340,13 @@ class CompiledModel:
                 written.extend(self._write_kernels(os.path.join(out_dir, "kernels")))
                 continue
             else:
+                if shutil.which("dot") is None:
+                    # An optional picture: the compile's other outputs are written anyway.
+                    warnings.warn("fusion.svg not written: Graphviz 'dot' is not installed "
+                                  "(apt-get install graphviz); 'ascendir view' shows the "
+                                  "compiled graph without it", ToolMissingWarning,
+                                  stacklevel=2)
+                    continue
                 p = os.path.join(out_dir, "fusion.svg")
                 with open(p, "w", encoding="utf-8") as f:
                     f.write(self.report.to_svg())

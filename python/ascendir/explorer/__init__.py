@@ -79,7 +79,7 @@ def save_json(obj: Graph | CompiledModel, path: str | os.PathLike[str], *,
 def _config(obj: Graph | CompiledModel, name: str,
             report: Mapping[str, Any] | None) -> Any:
     try:
-        import model_explorer
+        import model_explorer  # type: ignore[import-untyped]
     except ImportError as e:
         raise InvalidArgumentError(
             "Model Explorer is not installed: pip install 'ascendir[explorer]'") from e

@@ -15,14 +15,23 @@ from typing import Any
 
 from .. import _core
 
-__all__ = ["KERNEL_ATTR", "graphs_of", "scope_of"]
+__all__ = ["HIDDEN", "KERNEL_ATTR", "WIDE_LAYER", "graphs_of", "scope_of", "split_wide_layers"]
 
 KERNEL_ATTR = "_ascendir_ascgraph"
 """The attribute of an ``AscBackend`` node holding its HintGraph's bytes."""
 
 _MAX_VALUE = 200  # characters of an attribute value shown in the side panel
 
+WIDE_LAYER = 500
+"""The most nodes and layers one layer shows; a wider one is split into consecutive parts
+(``part_<k>``) in graph order, so the viewer lays out a graph without name scopes (an ONNX
+model whose ops are ``/Add_0``, ``/Add_1``, ...) one part at a time."""
+
 Json = dict[str, Any]
+
+HIDDEN = ("Const", "Constant")
+"""Node labels the viewer hides (constants and weights: a graph's most numerous nodes, read
+in the side panel of their readers' inputs)."""
 
 
 def scope_of(name: str) -> str:
@@ -85,6 +94,48 @@ def _node_json(n: Any, graph_id: str, sub_ids: Mapping[str, str]) -> Json:
     if subs:
         node["subgraphIds"] = subs
     return node
+
+
+def split_wide_layers(nodes: list[Json], limit: int = WIDE_LAYER) -> None:
+    """Split every layer of more than ``limit`` items (nodes and child layers) into parts of
+    at most ``limit`` consecutive items, in place. An item's place is its first node's; a
+    node nothing feeds (a constant, a weight) takes the place of its first reader."""
+    first_reader: dict[str, int] = {}
+    for i, n in enumerate(nodes):
+        for e in n["incomingEdges"]:
+            first_reader.setdefault(e["sourceNodeId"], i)
+    pos = [first_reader.get(n["id"], i) if not n["incomingEdges"] else i
+           for i, n in enumerate(nodes)]
+    comps = [[c for c in n["namespace"].split("/") if c] for n in nodes]
+    changed = False
+    # (depth, the nodes under one layer at that depth); a layer's items are its nodes (at
+    # that depth) and its child layers (the next component).
+    todo: list[tuple[int, list[int]]] = [(0, list(range(len(nodes))))]
+    while todo:
+        depth, members = todo.pop()
+        items: dict[tuple[int, str], int] = {}
+        for i in members:
+            key = (0, nodes[i]["id"]) if len(comps[i]) == depth else (1, comps[i][depth])
+            items[key] = min(items.get(key, pos[i]), pos[i])
+        if len(items) > limit:
+            order = sorted(items, key=lambda k: (items[k], k))
+            part = {k: f"part_{j // limit}" for j, k in enumerate(order)}
+            parts: dict[str, list[int]] = {}
+            for i in members:
+                key = (0, nodes[i]["id"]) if len(comps[i]) == depth else (1, comps[i][depth])
+                comps[i].insert(depth, part[key])
+                parts.setdefault(part[key], []).append(i)
+            changed = True
+            todo.extend((depth + 1, parts[p]) for p in sorted(parts, reverse=True))
+            continue
+        layers: dict[str, list[int]] = {}
+        for i in members:
+            if len(comps[i]) > depth:
+                layers.setdefault(comps[i][depth], []).append(i)
+        todo.extend((depth + 1, layers[k]) for k in sorted(layers, reverse=True))
+    if changed:
+        for n, c in zip(nodes, comps, strict=True):
+            n["namespace"] = "/".join(c)
 
 
 def _kernel_nodes(n: Any, hint: Any, group: str) -> tuple[list[Json], dict[int, str]]:
@@ -168,7 +219,7 @@ def _graph_json(g: Any, graph_id: str, sub_ids: Mapping[str, str],
             members, outs = _kernel_nodes(n, hint, group)
             nodes.extend(members)
             kernel_out[n.name] = outs
-            group_attrs[group] = _kernel_group_attrs(entries.get(n.name), n)
+            group_attrs[members[0]["id"]] = _kernel_group_attrs(entries.get(n.name), n)
             continue
         node = _node_json(n, graph_id, sub_ids)
         why = refused.get(n.name)
@@ -179,13 +230,16 @@ def _graph_json(g: Any, graph_id: str, sub_ids: Mapping[str, str],
         # Edges leaving a kernel start at its HintGraph's Output node.
         for node in nodes:
             for e in node["incomingEdges"]:
-                outs = kernel_out.get(e["sourceNodeId"])
-                if outs is not None:
-                    e["sourceNodeId"] = outs[int(e["sourceNodeOutputId"])]
+                leaving = kernel_out.get(e["sourceNodeId"])
+                if leaving is not None:
+                    e["sourceNodeId"] = leaving[int(e["sourceNodeOutputId"])]
                     e["sourceNodeOutputId"] = "0"
-    out: Json = {"id": graph_id, "nodes": nodes}
+    split_wide_layers(nodes)
+    out: Json = {"id": graph_id, "nodes": nodes, "nodeLabelsToHide": list(HIDDEN)}
     if group_attrs:
-        out["groupNodeAttributes"] = group_attrs
+        # Keyed by a member node until the layers are final: by the kernel's layer now.
+        layer_of = {n["id"]: n["namespace"] for n in nodes}
+        out["groupNodeAttributes"] = {layer_of[k]: v for k, v in group_attrs.items()}
     return out
 
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from model_explorer import Adapter, AdapterMetadata, graph_builder
+from model_explorer import (  # type: ignore[import-untyped]
+    Adapter,
+    AdapterMetadata,
+    graph_builder,
+)
 
 from ..formats import SUFFIXES
 
