@@ -64,8 +64,8 @@ def test_graph_json_is_the_graph(decoder: tuple[air.Graph, Path]) -> None:
                    for e in j["incomingEdges"]]
             assert got == want
             for k, meta in enumerate(j["outputsMetadata"]):
-                d = n.op_desc.output_desc(k)
-                assert meta["attrs"][0]["value"] == f"{d.dtype.name.lower()}{list(d.shape)}"
+                od = n.op_desc.output_desc(k)
+                assert meta["attrs"][0]["value"] == f"{od.dtype.name.lower()}{list(od.shape)}"
             # The layers are the name's scopes, parts inserted where a layer is too wide.
             assert _without_parts(j["namespace"]) == explorer.scope_of(n.name)
             subs = j.get("subgraphIds", [])
@@ -248,3 +248,27 @@ def test_emit_svg_without_graphviz_warns_and_writes_the_rest(
     assert run.returncode == 0, run.stderr
     assert "dot' is not installed" in run.stderr
     assert (tmp_path / "cli" / "small.om").is_file()
+
+
+def test_model_explorers_own_extension_loader_runs_the_adapter(
+        bert: tuple[Any, Path, Path]) -> None:
+    # What `model-explorer bert.pb --extensions=ascendir.explorer` does: import the package's
+    # `main` module, find the adapter by id and run its `convert` command.
+    from model_explorer.extension_manager import ExtensionManager
+
+    _, pb, _ = bert
+    manager = ExtensionManager(["ascendir.explorer"])
+    manager.load_extensions()
+    meta = {m["id"]: m for m in manager.get_extensions_metadata()}
+    assert "pb" in meta["ascendir"]["fileExts"] and "om" in meta["ascendir"]["fileExts"]
+    got = manager.run_cmd({"extensionId": "ascendir", "cmdId": "convert",
+                           "modelPath": str(pb), "settings": {}})
+    want = explorer.graphs_json(air.load(pb))
+    assert [g["id"] for g in got["graphs"]] == [g["id"] for g in want["graphs"]]
+    for g, w in zip(got["graphs"], want["graphs"], strict=True):
+        assert g["groupNodeAttributes"] == w.get("groupNodeAttributes")
+        for n, m in zip(g["nodes"], w["nodes"], strict=True):
+            assert (n["id"], n["label"], n["namespace"]) == (m["id"], m["label"],
+                                                             m["namespace"])
+            assert n["incomingEdges"] == m["incomingEdges"]
+            assert n["attrs"] == m["attrs"]

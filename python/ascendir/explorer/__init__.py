@@ -3,9 +3,9 @@ large graphs hierarchically).
 
 :func:`graphs_json` turns an :class:`ascendir.Graph` or a compiled model into Model Explorer's
 graph JSON (no viewer needed: ``ascendir view MODEL --json out.json`` writes it for sharing);
-:func:`view` starts Model Explorer's server on it; :mod:`ascendir.explorer.adapter` is the
+:func:`view` starts Model Explorer's server on it; :mod:`ascendir.explorer` is the
 adapter extension for Model Explorer's own command line
-(``model-explorer model.om --extensions=ascendir.explorer.adapter``). The viewer is an optional
+(``model-explorer model.om --extensions=ascendir.explorer``). The viewer is an optional
 extra: ``pip install 'ascendir[explorer]'``. See docs/VIEWING.md.
 """
 

@@ -1,10 +1,12 @@
 """The Model Explorer adapter extension for every model format ascendir reads:
-``model-explorer model.om --extensions=ascendir.explorer.adapter`` (GE ``ModelDef`` binary or
-text, OM, ONNX, GE's dump formats). Importing it needs ``ai-edge-model-explorer``
+``model-explorer model.om --extensions=ascendir.explorer`` (GE ``ModelDef`` binary or
+text, OM, ONNX, GE's dump formats; Model Explorer imports an extension package's ``main``
+module, this one). Importing it needs ``ai-edge-model-explorer``
 (``pip install 'ascendir[explorer]'``)."""
 
 from __future__ import annotations
 
+import types
 from typing import Any
 
 from model_explorer import (  # type: ignore[import-untyped]
@@ -44,21 +46,30 @@ def to_graph(data: dict[str, Any]) -> Any:
                                groupNodeAttributes=data.get("groupNodeAttributes"))
 
 
-class AscendIRAdapter(Adapter):  # type: ignore[misc]
-    """Reads a model with ``ascendir.load`` and shows it (compiled graphs with their kernels
-    as groups holding the HintGraphs)."""
+def _convert(self: Any, model_path: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """The graphs of the model at ``model_path``."""
+    from .. import load
+    from . import graphs_json
 
-    metadata = AdapterMetadata(
-        id="ascendir", name="ascendir (GE graphs)",
-        description="GE ModelDef, OM, ONNX and GE dump files read by ascendir",
-        fileExts=sorted({s.lstrip(".") for s in SUFFIXES}))
+    return {"graphs": [to_graph(g) for g in graphs_json(load(model_path))["graphs"]]}
 
-    def __init__(self) -> None:
-        super().__init__()
 
-    def convert(self, model_path: str, settings: dict[str, Any]) -> dict[str, Any]:
-        """The graphs of the model at ``model_path``."""
-        from .. import load
-        from . import graphs_json
+def _adapter_class() -> Any:
+    # Model Explorer registers an adapter when its class is created (the metaclass of its
+    # base class); made by a call so that the untyped base stays out of the typed surface.
+    def body(ns: dict[str, Any]) -> None:
+        ns["__module__"] = __name__
+        ns["__doc__"] = ("Reads a model with ``ascendir.load`` and shows it (compiled graphs "
+                         "with their kernels as groups holding the HintGraphs).")
+        ns["metadata"] = AdapterMetadata(
+            id="ascendir", name="ascendir (GE graphs)",
+            description="GE ModelDef, OM, ONNX and GE dump files read by ascendir",
+            fileExts=sorted({s.lstrip(".") for s in SUFFIXES}))
+        ns["convert"] = _convert
 
-        return {"graphs": [to_graph(g) for g in graphs_json(load(model_path))["graphs"]]}
+    return types.new_class("AscendIRAdapter", (Adapter,), {}, body)
+
+
+AscendIRAdapter: Any = _adapter_class()
+"""The adapter class (a ``model_explorer.Adapter``), registered with Model Explorer on
+import."""
