@@ -39,21 +39,9 @@ pub(crate) fn tensor_values(t: &Tensor) -> Result<Vec<f64>, String> {
             .collect()
     };
     match t.desc.dtype {
-        DataType::FLOAT16 => Ok(halves(f16_to_f32)),
+        DataType::FLOAT16 => Ok(halves(|h| half::f16::from_bits(h).to_f32())),
         DataType::BF16 => Ok(halves(|b| f32::from_bits(u32::from(b) << 16))),
         _ => tensor_f64(t),
-    }
-}
-
-fn f16_to_f32(h: u16) -> f32 {
-    let sign = if h & 0x8000 != 0 { -1.0f32 } else { 1.0 };
-    let exp = i32::from((h >> 10) & 0x1f);
-    let frac = f32::from(h & 0x3ff);
-    match exp {
-        0 => sign * frac * 2f32.powi(-24),
-        31 if frac == 0.0 => sign * f32::INFINITY,
-        31 => f32::NAN,
-        e => sign * (1.0 + frac / 1024.0) * 2f32.powi(e - 15),
     }
 }
 
@@ -272,5 +260,5 @@ fn read_pred(
 
 #[cfg(test)]
 pub(crate) fn tensor_values_for_test(h: u16) -> f32 {
-    f16_to_f32(h)
+    half::f16::from_bits(h).to_f32()
 }

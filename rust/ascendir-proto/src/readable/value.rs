@@ -60,19 +60,6 @@ fn list(items: impl Iterator<Item = Option<String>>) -> Option<String> {
     (!parts.is_empty()).then(|| format!("{{{}}}", parts.join(", ")))
 }
 
-/// An IEEE half-precision bit pattern as a float.
-fn half_to_f32(bits: u16) -> f32 {
-    let sign = if bits & 0x8000 != 0 { -1.0f32 } else { 1.0 };
-    let exp = i32::from((bits >> 10) & 0x1F);
-    let man = f32::from(bits & 0x3FF);
-    match exp {
-        0 => sign * man * 2f32.powi(-24),
-        0x1F if man == 0.0 => sign * f32::INFINITY,
-        0x1F => f32::NAN,
-        _ => sign * (1.0 + man / 1024.0) * 2f32.powi(exp - 15),
-    }
-}
-
 /// The element width of the dtypes the dump shows, `None` for the others.
 fn element_width(dt: DataType) -> Option<usize> {
     Some(match dt {
@@ -95,7 +82,7 @@ fn element_text(dt: DataType, chunk: &[u8]) -> String {
         DataType::UINT8 => b0.to_string(),
         DataType::INT16 => i16::from_le_bytes([b0, b1]).to_string(),
         DataType::UINT16 => u16::from_le_bytes([b0, b1]).to_string(),
-        DataType::FLOAT16 => c_float(f64::from(half_to_f32(u16::from_le_bytes([b0, b1])))),
+        DataType::FLOAT16 => c_float(f64::from(half::f16::from_le_bytes([b0, b1]).to_f32())),
         DataType::FLOAT => c_float(f64::from(f32::from_le_bytes([b0, b1, b2, b3]))),
         DataType::INT32 => i32::from_le_bytes([b0, b1, b2, b3]).to_string(),
         DataType::UINT32 => u32::from_le_bytes([b0, b1, b2, b3]).to_string(),
