@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -172,6 +173,13 @@ def _serve(args: list[str]) -> tuple[subprocess.Popen[str], str]:
     raise AssertionError(f"the viewer did not start (exit {proc.returncode})")
 
 
+def _artifacts(tmp_path: Path) -> Path:
+    """Where the screenshots go: $ASCENDIR_ARTIFACTS (CI keeps that folder), else tmp."""
+    where = Path(os.environ.get("ASCENDIR_ARTIFACTS") or tmp_path)
+    where.mkdir(parents=True, exist_ok=True)
+    return where
+
+
 def _graph_info(page: Any) -> dict[str, str]:
     rows = page.locator("info-panel table.info-attrs tr")
     out = {}
@@ -197,12 +205,12 @@ def test_the_viewer_renders_the_decoder_and_a_compiled_bert(
         info = _graph_info(page)
         assert int(info["op node count"]) == _shown_ops(explorer.graphs_json(g))
         assert int(info["layer count"]) == -(-len(g) // WIDE_LAYER)
-        page.screenshot(path=str(tmp_path / "decoder.png"))
+        page.screenshot(path=str(_artifacts(tmp_path) / "viewer-decoder.png"))
     finally:
         proc.terminate()
         proc.wait()
     cm, pb, report = bert
-    proc, url = _serve([str(pb), "--report", str(report)])
+    proc, url = _serve([str(pb)])  # the report.json beside it is read
     try:
         page = chromium.new_page(viewport={"width": 1400, "height": 900})
         page.goto(url)
@@ -222,7 +230,7 @@ def test_the_viewer_renders_the_decoder_and_a_compiled_bert(
         cells = page.locator("info-panel table tr").all_inner_texts()
         kernel = [c.partition("\n")[2].strip() for c in cells if c.startswith("kernel")]
         assert kernel and kernel[0] in {k.name for k in cm.kernels}, cells
-        page.screenshot(path=str(tmp_path / "bert-kernel.png"))
+        page.screenshot(path=str(_artifacts(tmp_path) / "viewer-bert-kernel.png"))
     finally:
         proc.terminate()
         proc.wait()
@@ -251,7 +259,7 @@ def test_emit_svg_without_graphviz_warns_and_writes_the_rest(
 
 
 def test_model_explorers_own_extension_loader_runs_the_adapter(
-        bert: tuple[Any, Path, Path]) -> None:
+        bert: tuple[Any, Path, Path], tmp_path: Path) -> None:
     # What `model-explorer bert.pb --extensions=ascendir.explorer` does: import the package's
     # `main` module, find the adapter by id and run its `convert` command.
     from model_explorer.extension_manager import ExtensionManager
@@ -263,7 +271,16 @@ def test_model_explorers_own_extension_loader_runs_the_adapter(
     assert "pb" in meta["ascendir"]["fileExts"] and "om" in meta["ascendir"]["fileExts"]
     got = manager.run_cmd({"extensionId": "ascendir", "cmdId": "convert",
                            "modelPath": str(pb), "settings": {}})
-    want = explorer.graphs_json(air.load(pb))
+    loaded = air.load(pb)
+    report = explorer.report_beside(pb, loaded)  # the report.json `compile` saved beside it
+    assert report is not None
+    stale = tmp_path / "stale"
+    stale.mkdir()
+    shutil.copy(pb, stale / "bert.pb")
+    (stale / "report.json").write_text(json.dumps({"kernels": [{"name": "another"}]}))
+    assert explorer.report_beside(stale / "bert.pb", loaded) is None  # not this graph's
+    want = explorer.graphs_json(loaded, report=report)
+    assert all("bytes saved" in a for a in want["graphs"][0]["groupNodeAttributes"].values())
     assert [g["id"] for g in got["graphs"]] == [g["id"] for g in want["graphs"]]
     for g, w in zip(got["graphs"], want["graphs"], strict=True):
         assert g["groupNodeAttributes"] == w.get("groupNodeAttributes")
@@ -272,3 +289,16 @@ def test_model_explorers_own_extension_loader_runs_the_adapter(
                                                              m["namespace"])
             assert n["incomingEdges"] == m["incomingEdges"]
             assert n["attrs"] == m["attrs"]
+
+
+def test_view_without_model_explorer_says_how_to_install_it(
+        decoder: tuple[air.Graph, Path]) -> None:
+    _, path = decoder
+    # The extra not installed: the import of model_explorer fails, as it does without it.
+    code = ("import sys; sys.modules['model_explorer'] = None; "
+            "from ascendir.cli import main; sys.exit(main(sys.argv[1:]))")
+    run = subprocess.run([sys.executable, "-c", code, "view", str(path), "--no-open"],
+                         capture_output=True, text=True, check=False, timeout=120)
+    assert run.returncode == 1
+    assert "pip install 'ascendir[explorer]'" in run.stderr
+    assert "Traceback" not in run.stderr

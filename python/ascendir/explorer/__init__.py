@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from .._core import Graph
     from ..compiler import CompiledModel
 
-__all__ = ["graphs_json", "node_data", "save_json", "scope_of", "url_for", "view"]
+__all__ = ["graphs_json", "node_data", "report_beside", "save_json", "scope_of", "url_for",
+           "view", "view_file"]
 
 
 def _parts(obj: Graph | CompiledModel,
@@ -76,14 +77,18 @@ def save_json(obj: Graph | CompiledModel, path: str | os.PathLike[str], *,
         json.dump(graphs_json(obj, report=report), f, separators=(",", ":"))
 
 
-def _config(obj: Graph | CompiledModel, name: str,
-            report: Mapping[str, Any] | None) -> Any:
+def _model_explorer() -> Any:
     try:
         import model_explorer  # type: ignore[import-untyped]
     except ImportError as e:
         raise InvalidArgumentError(
             "Model Explorer is not installed: pip install 'ascendir[explorer]'") from e
-    cfg = model_explorer.config()
+    return model_explorer
+
+
+def _config(obj: Graph | CompiledModel, name: str,
+            report: Mapping[str, Any] | None) -> Any:
+    cfg = _model_explorer().config()
     # A graphs JSON string is what the viewer's server sends as is (the form it keeps for
     # models converted in process).
     cfg.graphs_list.append(json.dumps(graphs_json(obj, report=report), separators=(",", ":")))
@@ -92,6 +97,47 @@ def _config(obj: Graph | CompiledModel, name: str,
     if data is not None:
         cfg.add_node_data("bytes saved", json.dumps(data), model_name=name)
     return cfg
+
+
+def report_beside(path: str | os.PathLike[str], graph: Graph) -> dict[str, Any] | None:
+    """The compile report saved beside a compiled model (``report.json`` in its folder, as
+    ``ascendir compile`` writes them) when it describes this graph's kernels, else None."""
+    kernels = {n.name for n in graph.nodes if n.type == "AscBackend"}
+    if not kernels:
+        return None
+    where = os.path.join(os.path.dirname(os.path.abspath(os.fspath(path))), "report.json")
+    try:
+        with open(where, encoding="utf-8") as f:
+            report = json.load(f)
+    except (OSError, ValueError):
+        return None
+    named = {k.get("name") for k in report.get("kernels", [])} if isinstance(report, dict) \
+        else set()
+    return report if isinstance(report, dict) and named == kernels else None
+
+
+def view_file(path: str | os.PathLike[str], *, host: str = "localhost", port: int = 8080,
+              open_browser: bool = True) -> None:
+    """Serve the model file at ``path`` in Model Explorer through the adapter extension
+    (:mod:`ascendir.explorer.main`) until interrupted; a compiled model's ``report.json``
+    beside it adds the kernels' figures and the bytes-saved node data. Prints the page's
+    address."""
+    from .. import load
+
+    me = _model_explorer()
+    full = os.path.abspath(os.fspath(path))
+    g = load(full)
+    cfg = me.config()
+    cfg.add_model_from_path(full, adapterId="ascendir")
+    report = report_beside(full, g)
+    if report is not None:
+        data = node_data(g, report=report)
+        cfg.add_node_data("bytes saved", json.dumps(data), model_name=os.path.basename(full))
+    from model_explorer import server
+
+    print(f"http://{host}:{port}/?data={cfg.to_url_param_value()}", flush=True)
+    server.start(host=host, port=port, config=cfg, no_open_in_browser=not open_browser,
+                 extensions=["ascendir.explorer"])
 
 
 def url_for(obj: Graph | CompiledModel, *, host: str = "localhost", port: int = 8080,
@@ -110,7 +156,7 @@ def view(obj: Graph | CompiledModel, *, host: str = "localhost", port: int = 808
     """Serve ``obj`` in Model Explorer at ``host:port`` until interrupted (prints the page's
     address; opens it in the browser unless ``open_browser=False``)."""
     cfg, url = url_for(obj, host=host, port=port, name=name, report=report)
-    from model_explorer import server
+    server = _model_explorer().server
 
     print(url, flush=True)
     server.start(host=host, port=port, config=cfg, no_open_in_browser=not open_browser)

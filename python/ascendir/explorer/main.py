@@ -49,9 +49,11 @@ def to_graph(data: dict[str, Any]) -> Any:
 def _convert(self: Any, model_path: str, settings: dict[str, Any]) -> dict[str, Any]:
     """The graphs of the model at ``model_path``."""
     from .. import load
-    from . import graphs_json
+    from . import graphs_json, report_beside
 
-    return {"graphs": [to_graph(g) for g in graphs_json(load(model_path))["graphs"]]}
+    g = load(model_path)
+    data = graphs_json(g, report=report_beside(model_path, g))
+    return {"graphs": [to_graph(x) for x in data["graphs"]]}
 
 
 def _adapter_class() -> Any:
