@@ -578,9 +578,9 @@ fn py_export_plan<'py>(
     block_size: i64,
 ) -> PyResult<Bound<'py, PyDict>> {
     crate::errors::guard_res(|| {
-        use ascendir_asc::codegen::numeric::NumAttr;
+        use ascendir_codegen::numeric::NumAttr;
         let b = shape_of(Some(bindings))?;
-        let plan = ascendir_asc::codegen::KernelPlan::build(&graph.g, block_size)
+        let plan = ascendir_codegen::KernelPlan::build(&graph.g, block_size)
             .and_then(|p| p.evaluate(&b))
             .map_err(py_err)?;
         let d = PyDict::new(py);
