@@ -7,8 +7,8 @@ use ascendir_codegen::{
 };
 use pyo3::prelude::*;
 
-use crate::asc::graph::PyAscGraph;
-use crate::asc_backend::PyTarget;
+use super::backend::PyTarget;
+use super::graph::PyAscGraph;
 use crate::errors::py_err;
 
 /// Nested as a fused schedule: AscGraph → schedule result → group → ImplGraphs.

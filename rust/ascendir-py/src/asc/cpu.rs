@@ -3,7 +3,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::asc_backend::graphs_of;
+use super::backend::graphs_of;
 
 /// Generate the CPU C++ kernel of ImplGraphs (the templates of one kernel): a dict with
 /// `source`, `tiling_header`, `runtime_header`, `kernel_tiling_stub`, `fields` [(name, offset)], `inputs` and

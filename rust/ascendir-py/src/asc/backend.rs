@@ -13,8 +13,8 @@ use ascendir_asc::{AscError, AscGraph, AxisId};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::asc::expr::PyExpr;
-use crate::asc::graph::PyAscGraph;
+use super::expr::PyExpr;
+use super::graph::PyAscGraph;
 use crate::errors::{py_err, IntoPyResult};
 
 fn inv(msg: String) -> PyErr {
@@ -728,7 +728,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_function(wrap_pyfunction!(py_eval_expr, &sub)?)?;
     sub.add_function(wrap_pyfunction!(py_export_plan, &sub)?)?;
     sub.add_function(wrap_pyfunction!(py_tiling_problem, &sub)?)?;
-    crate::cpu::register(&sub)?;
+    super::cpu::register(&sub)?;
     m.add_submodule(&sub)?;
     Ok(())
 }
