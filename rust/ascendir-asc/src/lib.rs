@@ -4,12 +4,12 @@
 //! Modules: [`expr`] (symbolic sizes), [`graph`] (data model), [`axis`], [`transform`]
 //! (axis transforms and their log), [`registry`] (AscIR prototypes), [`check`] (validity),
 //! [`dump`] (GE's text dump), [`infer`] (dtype inference), [`wire`] (protobuf serialization).
+//! Kernel code generation from allocated ImplGraphs lives in the `ascendir-codegen` crate.
 #![deny(missing_docs)]
 
 pub mod axis;
 pub mod builtins;
 pub mod check;
-pub mod codegen;
 pub mod dump;
 pub mod error;
 pub mod expr;

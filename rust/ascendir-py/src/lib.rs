@@ -21,12 +21,9 @@ static GLOBAL: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
 mod algo;
 mod asc;
-mod asc_backend;
-mod codegen;
 mod compile_state;
 mod compiler;
 mod compiler_passes;
-mod cpu;
 mod errors;
 pub mod ir;
 mod onnx;
@@ -123,8 +120,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     onnx::register(m)?;
     algo::register(m)?;
     asc::register(m)?;
-    asc_backend::register(m)?;
-    codegen::register(m)?;
     proto::register(m)?;
     ops::register(m)?;
     compiler::register(m)?;

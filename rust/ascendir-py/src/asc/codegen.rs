@@ -1,14 +1,14 @@
 //! Bindings of the kernel text printers, registered as `ascendir._core.codegen`.
 
-use ascendir_asc::codegen::tiling_data::{tiling_data_header_fused, tiling_fields_fused};
-use ascendir_asc::codegen::{
+use ascendir_asc::AscGraph;
+use ascendir_codegen::tiling_data::{tiling_data_header_fused, tiling_fields_fused};
+use ascendir_codegen::{
     generate_kernel as gen_kernel, generate_kernels as gen_kernels, KernelInput, KernelOptions,
 };
-use ascendir_asc::AscGraph;
 use pyo3::prelude::*;
 
-use crate::asc::graph::PyAscGraph;
-use crate::asc_backend::PyTarget;
+use super::backend::PyTarget;
+use super::graph::PyAscGraph;
 use crate::errors::py_err;
 
 /// Nested as a fused schedule: AscGraph → schedule result → group → ImplGraphs.
@@ -198,7 +198,7 @@ fn multi_group(name: &str) -> PyErr {
 /// A CANN-free `kernel_tiling/kernel_tiling.h` (API tiling structs as `uint32_t` fields).
 #[pyfunction]
 fn kernel_tiling_stub() -> PyResult<String> {
-    crate::errors::guard(ascendir_asc::codegen::tiling_data::kernel_tiling_stub)
+    crate::errors::guard(ascendir_codegen::tiling_data::kernel_tiling_stub)
 }
 
 /// Register the `codegen` submodule.

@@ -8,9 +8,9 @@
 use super::ascendc::{err, pipe_name, pipe_of, Func, Pipe};
 use super::ascendc_calls::call;
 use super::plan::KernelPlan;
-use crate::alloc::ContainerKind;
-use crate::error::AscResult;
-use crate::graph::MemHardware;
+use ascendir_asc::alloc::ContainerKind;
+use ascendir_asc::error::AscResult;
+use ascendir_asc::graph::MemHardware;
 
 /// One queue allocation: the members of a reuse family (or a lone tensor) in one queue.
 #[derive(Clone, Debug)]

@@ -1,7 +1,7 @@
 //! Size expressions printed as C++: exact rational arithmetic on the runtime's `R` type
 //! (`ascendir_cpu_rt.h`), so a kernel computes every size exactly as [`Expr::evaluate`] does.
 
-use crate::expr::{Expr, Func, Kind, Rat};
+use ascendir_asc::expr::{Expr, Func, Kind, Rat};
 
 fn rat(r: &Rat) -> Option<String> {
     let n = i64::try_from(r.numer()).ok()?;

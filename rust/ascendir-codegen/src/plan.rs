@@ -6,14 +6,14 @@
 //! execution order its operands and output views, the UB containers with the reuse-family
 //! offset of every member, and per UB tensor its producer and readers (the queue events).
 
-use crate::alloc::{containers_of, exec_order, Container, ContainerKind, TensorBytes};
-use crate::axis::{AxisId, AxisType};
-use crate::error::{AscError, AscResult};
-use crate::expr::Expr;
-use crate::graph::{
+use ascendir_asc::alloc::{containers_of, exec_order, Container, ContainerKind, TensorBytes};
+use ascendir_asc::axis::{AxisId, AxisType};
+use ascendir_asc::error::{AscError, AscResult};
+use ascendir_asc::expr::Expr;
+use ascendir_asc::graph::{
     AllocType, AscGraph, AttrValue, ComputeType, GraphType, MemHardware, NodeId, Position, Tensor,
 };
-use crate::tiling::base_of;
+use ascendir_asc::tiling::base_of;
 use ascendir_ir::DataType;
 
 /// One axis of the plan.

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::graph::AscGraph;
+use ascendir_asc::graph::AscGraph;
 
 /// One `uint32_t` member of the TilingData struct: its path (`s0`,
 /// `graph0_result1_g0_tiling_data.s1`, `Transpose_tilingData_1.param3`) and byte offset.

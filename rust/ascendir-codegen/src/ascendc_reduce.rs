@@ -6,7 +6,7 @@
 use super::ascendc::{err, Func};
 use super::ascendc_calls::{tmp_arg, Operand};
 use super::plan::KernelPlan;
-use crate::error::AscResult;
+use ascendir_asc::error::AscResult;
 
 fn reduce_api(op: &str) -> Option<(&'static str, i32)> {
     Some(match op {

@@ -3,19 +3,19 @@
 //!
 //! The tiling file prints, per template, the solver's model of [`TilingProblem`] as C++ — the
 //! UB usage, every variable's bound, `block_dim`, the iteration count and the container sizes,
-//! exact rational expressions evaluated like [`crate::tiling::compiled::CExpr::eval_int`] — and
-//! `AutofuseTiling` runs the same search as [`crate::tiling::TilingFunction::call`], so the
+//! exact rational expressions evaluated like [`ascendir_asc::tiling::compiled::CExpr::eval_int`] — and
+//! `AutofuseTiling` runs the same search as [`ascendir_asc::tiling::TilingFunction::call`], so the
 //! TilingData it fills equals `asc.compile_tiling`'s.
 
 use std::fmt::Write as _;
 
-use crate::codegen::text::put;
-use crate::codegen::tiling_data::{tiling_fields, TilingField};
-use crate::error::{AscError, AscResult};
-use crate::expr::{Expr, Func, Kind, Rat, Rel};
-use crate::graph::{AscGraph, AttrValue};
-use crate::target::Target;
-use crate::tiling::{TilingError, TilingProblem, VarKind};
+use crate::text::put;
+use crate::tiling_data::{tiling_fields, TilingField};
+use ascendir_asc::error::{AscError, AscResult};
+use ascendir_asc::expr::{Expr, Func, Kind, Rat, Rel};
+use ascendir_asc::graph::{AscGraph, AttrValue};
+use ascendir_asc::target::Target;
+use ascendir_asc::tiling::{TilingError, TilingProblem, VarKind};
 use ascendir_ir::DataType;
 
 /// The search routine every `<name>_tiling_func.cpp` includes.

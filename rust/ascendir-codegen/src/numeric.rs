@@ -4,11 +4,11 @@
 use rustc_hash::FxHashMap;
 
 use super::plan::{KernelPlan, PlanTensor};
-use crate::alloc::ContainerKind;
-use crate::axis::AxisType;
-use crate::error::{AscError, AscResult};
-use crate::expr::Expr;
-use crate::graph::{AttrValue, MemHardware};
+use ascendir_asc::alloc::ContainerKind;
+use ascendir_asc::axis::AxisType;
+use ascendir_asc::error::{AscError, AscResult};
+use ascendir_asc::expr::Expr;
+use ascendir_asc::graph::{AttrValue, MemHardware};
 
 /// An evaluated IR attribute.
 #[derive(Clone, Debug, PartialEq)]

@@ -10,7 +10,7 @@ use std::fmt::Write as _;
 use super::host::{IoDesc, KernelIo};
 use super::plan::KernelPlan;
 use super::tiling_data::{tiling_data_size, TilingField};
-use crate::alloc::ContainerKind;
+use ascendir_asc::alloc::ContainerKind;
 
 /// `s` as a JSON string literal.
 pub fn json_str(s: &str) -> String {

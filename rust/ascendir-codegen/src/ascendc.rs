@@ -30,11 +30,11 @@ use super::ascendc_expr::tiling as texpr;
 use super::ascendc_sync::{allocations, node, Alloc};
 use super::host::KernelIo;
 use super::plan::{KernelPlan, PlanNode, PlanTensor};
-use crate::alloc::ContainerKind;
-use crate::axis::{AxisId, AxisType};
-use crate::error::{AscError, AscResult};
-use crate::expr::{Expr, Kind};
-use crate::graph::{ComputeType, MemHardware, Position};
+use ascendir_asc::alloc::ContainerKind;
+use ascendir_asc::axis::{AxisId, AxisType};
+use ascendir_asc::error::{AscError, AscResult};
+use ascendir_asc::expr::{Expr, Kind};
+use ascendir_asc::graph::{ComputeType, MemHardware, Position};
 use ascendir_ir::DataType;
 
 pub(super) fn err(graph: &str, node: &str, what: String) -> AscError {

@@ -17,11 +17,11 @@ use super::cexpr;
 use super::plan::{KernelPlan, PlanNode, PlanTensor};
 use super::text::{put, Piece};
 use super::tiling_data::{tiling_data_header, tiling_fields, TilingField};
-use crate::alloc::ContainerKind;
-use crate::axis::{AxisId, AxisType};
-use crate::error::{AscError, AscResult};
-use crate::expr::Expr;
-use crate::graph::{AscGraph, AttrValue, ComputeType, MemHardware};
+use ascendir_asc::alloc::ContainerKind;
+use ascendir_asc::axis::{AxisId, AxisType};
+use ascendir_asc::error::{AscError, AscResult};
+use ascendir_asc::expr::Expr;
+use ascendir_asc::graph::{AscGraph, AttrValue, ComputeType, MemHardware};
 use ascendir_ir::DataType;
 
 mod function;

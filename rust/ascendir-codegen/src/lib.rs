@@ -3,6 +3,10 @@
 //! `<name>_infershape.cpp`, `ascendir_tiling_rt.h`), [`ascendc`] (`<name>_op_kernel.cpp`) and
 //! [`meta`] (`<name>.json`), with the shipped headers; the kernel plan every printer reads ([`plan`]) and the CPU C++
 //! verification target ([`cpu`], `<name>_cpu.cpp`).
+//!
+//! The printers read the AscGraph engine (`ascendir-asc`): allocated ImplGraphs, their
+//! containers and the tiling problem; the engine itself knows nothing of them.
+#![deny(missing_docs)]
 
 pub mod ascendc;
 pub mod ascendc_api;
@@ -25,17 +29,17 @@ pub use cpu::{
 pub use plan::KernelPlan;
 pub use tiling_data::{tiling_data_header, tiling_fields, TilingField};
 
-use crate::alloc::{Container, TensorBytes};
-use crate::error::{AscError, AscResult};
-use crate::tiling::TilingProblem;
+use ascendir_asc::alloc::{Container, TensorBytes};
+use ascendir_asc::error::{AscError, AscResult};
+use ascendir_asc::tiling::TilingProblem;
 
 /// File name of the CPU runtime header [`RUNTIME_HEADER`].
 pub const CPU_RT_HEADER_NAME: &str = "ascendir_cpu_rt.h";
 
 /// Path (relative to the kernel directory) of the CANN-free `kernel_tiling.h` stub.
 pub const KERNEL_TILING_STUB_NAME: &str = "kernel_tiling/kernel_tiling.h";
-use crate::graph::AscGraph;
-use crate::target::Target;
+use ascendir_asc::graph::AscGraph;
+use ascendir_asc::target::Target;
 
 /// What [`generate_kernel`] needs besides the ImplGraphs.
 #[derive(Clone, Debug, Default)]

@@ -7,8 +7,8 @@ use super::ascendc::{err, Func};
 use super::ascendc_reduce::reduce;
 use super::plan::{PlanNode, PlanTensor};
 use super::tiling_data::valid_name;
-use crate::error::AscResult;
-use crate::graph::{AttrValue, ComputeType, MemHardware};
+use ascendir_asc::error::AscResult;
+use ascendir_asc::graph::{AttrValue, ComputeType, MemHardware};
 use ascendir_ir::DataType;
 
 fn unary_api(op: &str) -> Option<(&'static str, bool)> {

@@ -3,7 +3,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::asc_backend::graphs_of;
+use super::backend::graphs_of;
 
 /// Generate the CPU C++ kernel of ImplGraphs (the templates of one kernel): a dict with
 /// `source`, `tiling_header`, `runtime_header`, `kernel_tiling_stub`, `fields` [(name, offset)], `inputs` and
@@ -22,16 +22,16 @@ fn py_cpu_kernel<'py>(
         let gs = graphs_of(impls)?;
         let refs: Vec<&ascendir_asc::AscGraph> = gs.iter().collect();
         let k = crate::errors::enter(py, || {
-            ascendir_asc::codegen::generate_cpu_with(name, &refs, block_size, canonical)
+            ascendir_codegen::generate_cpu_with(name, &refs, block_size, canonical)
         })?;
         let d = PyDict::new(py);
         d.set_item("name", &k.name)?;
         d.set_item("source", &k.source)?;
         d.set_item("tiling_header", &k.tiling_header)?;
-        d.set_item("runtime_header", ascendir_asc::codegen::RUNTIME_HEADER)?;
+        d.set_item("runtime_header", ascendir_codegen::RUNTIME_HEADER)?;
         d.set_item(
             "kernel_tiling_stub",
-            ascendir_asc::codegen::tiling_data::kernel_tiling_stub(),
+            ascendir_codegen::tiling_data::kernel_tiling_stub(),
         )?;
         let fields: Vec<(String, usize)> = k
             .fields
@@ -39,7 +39,7 @@ fn py_cpu_kernel<'py>(
             .map(|f| (f.name.clone(), f.offset))
             .collect();
         d.set_item("fields", fields)?;
-        let args = |v: &[ascendir_asc::codegen::GmArg]| -> PyResult<Bound<'py, PyList>> {
+        let args = |v: &[ascendir_codegen::GmArg]| -> PyResult<Bound<'py, PyList>> {
             let l = PyList::empty(py);
             for a in v {
                 l.append((a.name.clone(), a.dtype.ge_value()))?;

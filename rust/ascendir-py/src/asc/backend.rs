@@ -13,8 +13,8 @@ use ascendir_asc::{AscError, AscGraph, AxisId};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 
-use crate::asc::expr::PyExpr;
-use crate::asc::graph::PyAscGraph;
+use super::expr::PyExpr;
+use super::graph::PyAscGraph;
 use crate::errors::{py_err, IntoPyResult};
 
 fn inv(msg: String) -> PyErr {
@@ -578,9 +578,9 @@ fn py_export_plan<'py>(
     block_size: i64,
 ) -> PyResult<Bound<'py, PyDict>> {
     crate::errors::guard_res(|| {
-        use ascendir_asc::codegen::numeric::NumAttr;
+        use ascendir_codegen::numeric::NumAttr;
         let b = shape_of(Some(bindings))?;
-        let plan = ascendir_asc::codegen::KernelPlan::build(&graph.g, block_size)
+        let plan = ascendir_codegen::KernelPlan::build(&graph.g, block_size)
             .and_then(|p| p.evaluate(&b))
             .map_err(py_err)?;
         let d = PyDict::new(py);
@@ -728,7 +728,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sub.add_function(wrap_pyfunction!(py_eval_expr, &sub)?)?;
     sub.add_function(wrap_pyfunction!(py_export_plan, &sub)?)?;
     sub.add_function(wrap_pyfunction!(py_tiling_problem, &sub)?)?;
-    crate::cpu::register(&sub)?;
+    super::cpu::register(&sub)?;
     m.add_submodule(&sub)?;
     Ok(())
 }

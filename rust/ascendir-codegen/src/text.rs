@@ -74,7 +74,7 @@ impl Piece for i64 {
 macro_rules! put {
     ($out:expr; $($p:expr),* $(,)?) => {{
         let out: &mut String = $out;
-        $( $crate::codegen::text::Piece::put($p, out); )*
+        $( $crate::text::Piece::put($p, out); )*
     }};
 }
 pub(crate) use put;

@@ -2,8 +2,8 @@
 //! TilingData fields as `t-><name>`, products as `(a * b)`, sums as `(a + b)`, GE's `Floor`,
 //! `Ceiling`, `Mod`, `Rational` helpers and `KernelUtils::Max` / `Min`.
 
-use crate::error::{AscError, AscResult};
-use crate::expr::{Expr, Func, Kind, Rat};
+use ascendir_asc::error::{AscError, AscResult};
+use ascendir_asc::expr::{Expr, Func, Kind, Rat};
 
 fn rat(r: &Rat) -> AscResult<String> {
     let n = i64::try_from(r.numer())
