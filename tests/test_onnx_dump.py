@@ -90,6 +90,12 @@ def _check_graph_kept(orig: air.Graph, back: air.Graph) -> None:
     for a, b in zip(orig.nodes, back.nodes, strict=True):
         kept = {k: v for k, v in a.attrs.items() if _plain(v)}
         assert {k: b.attrs[k] for k in kept} == kept, a.name
+        for k, v in a.attrs.items():
+            if isinstance(v, air.Tensor):
+                w = b.attrs[k]
+                assert isinstance(w, air.Tensor), (a.name, k)
+                assert (tuple(w.desc.shape), w.desc.dtype) == (tuple(v.desc.shape), v.desc.dtype)
+                assert bytes(w.data) == bytes(v.data), (a.name, k)
         oa, ob = a.op_desc, b.op_desc
         assert oa.num_inputs == ob.num_inputs and oa.num_outputs == ob.num_outputs
         for i in range(oa.num_inputs):
@@ -264,3 +270,43 @@ def test_truncations_never_crash() -> None:
         else:
             _core._ge_onnx_to_text(g, "GE")
     assert errors > 0
+
+
+def _branch(name: str, op: str) -> air.Graph:
+    s = air.Graph(name)
+    a = s.add_input(f"{name}_in", air.TensorDesc([3], air.float32))
+    a.attrs["_parent_node_index"] = 1
+    s.set_outputs([s.add_op(op, [a], name=f"{name}_op")])
+    return s
+
+
+def test_subgraphs_and_attribute_kinds_survive() -> None:
+    g = air.Graph("cf")
+    c = g.add_input("c", air.TensorDesc([], air.bool_))
+    x = g.add_input("x", air.TensorDesc([3], air.float16, "NCHW"))
+    n = g.add_op("If", [c, [x]], name="if", outputs=1)
+    g.add_subgraph(_branch("then", "Neg"), parent=n, slot="then_branch")
+    g.add_subgraph(_branch("else", "Abs"), parent=n, slot="else_branch")
+    n.attrs["i"] = 7
+    n.attrs["f"] = 0.25
+    n.attrs["s"] = "text"
+    n.attrs["li"] = [1, -2]
+    n.attrs["lf"] = [0.5, 1.5]
+    n.attrs["ls"] = ["a", "b"]
+    n.attrs["flag"] = True
+    n.op_desc.input_desc(1).attrs["note"] = "kept"
+    g.set_outputs([n])
+    text = _core._ge_onnx_to_text(g, "GE")
+    model = _onnx(text)
+    subs = [nd for nd in model.graph.node if nd.op_type == "subgraph"]
+    assert [s.name for s in subs] == ["then", "else"]
+    assert [v.name for v in subs[0].attribute[0].g.input] == ["then_in"]
+    back = _core._ge_onnx_from_text(text)
+    assert _core._ge_onnx_to_text(back, "GE") == text
+    _check_graph_kept(g, back)
+    node = back.node("if")
+    assert node.op_desc.subgraph_names == ["then", "else"]
+    assert back.subgraph("then").node("then_op").type == "Neg"
+    assert node.attrs["flag"] == 1 and node.attrs["ls"] == ["a", "b"]
+    assert node.op_desc.input_desc(1).attrs["note"] == "kept"
+    assert node.op_desc.input_desc(1).dtype == air.float16

@@ -310,7 +310,11 @@ fn op_def(node: &onnx::NodeProto, outputs: usize, path: &str) -> ProtoResult<pb:
             }
         }
     }
-    let [inputs, outputs] = descs;
+    let [mut inputs, mut outputs] = descs;
+    fold_tensors(&mut op.attr);
+    for td in inputs.iter_mut().chain(outputs.iter_mut()) {
+        fold_tensors(&mut td.attr);
+    }
     op.input_desc = inputs
         .iter()
         .map(|d| Bytes::from(d.encode_to_vec()))
@@ -451,4 +455,76 @@ fn parse_dtype(name: &str, at: &str) -> ProtoResult<i32> {
     }
     name.parse::<i32>()
         .map_err(|_| ProtoError::invalid(at, format!("unknown data type {name:?}")))
+}
+
+/// GE writes a tensor attribute `<name>` as `<name>_desc_dtype`, `<name>_desc_shape` (left out
+/// for a scalar), `<name>_desc_layout`, `<name>_desc_device_type` and `<name>_data`: where all
+/// of them (but the shape) are there with their types, they become the tensor again. Its desc
+/// has only those fields (GE writes no others).
+fn fold_tensors(attrs: &mut BTreeMap<String, pb::AttrDef>) {
+    let s = |attrs: &BTreeMap<String, pb::AttrDef>, key: &str| match attrs.get(key) {
+        Some(pb::AttrDef {
+            value: Some(V::S(s)),
+        }) => Some(s.clone()),
+        _ => None,
+    };
+    let bases: Vec<String> = attrs
+        .keys()
+        .filter_map(|k| k.strip_suffix("_desc_dtype"))
+        .map(str::to_string)
+        .collect();
+    for base in bases {
+        let key = |part: &str| format!("{base}{part}");
+        let parts = (
+            s(attrs, &key("_desc_dtype")),
+            s(attrs, &key("_desc_layout")),
+            s(attrs, &key("_desc_device_type")),
+            s(attrs, &key("_data")),
+        );
+        let (Some(dtype), Some(layout), Some(device), Some(data)) = parts else {
+            continue;
+        };
+        let dims = match attrs.get(&key("_desc_shape")).map(|d| &d.value) {
+            None => Vec::new(),
+            Some(Some(V::List(l))) if l.val_type == Vt::VtListInt as i32 => l.i.clone(),
+            Some(_) => continue,
+        };
+        let text = |b: &Bytes| std::str::from_utf8(b).ok().map(str::to_string);
+        let (Some(dtype), Some(layout), Some(device)) = (
+            text(&dtype).and_then(|d| parse_dtype(&d, "").ok()),
+            text(&layout),
+            text(&device),
+        ) else {
+            continue;
+        };
+        if attrs.contains_key(&base) {
+            continue;
+        }
+        for part in [
+            "_desc_dtype",
+            "_desc_shape",
+            "_desc_layout",
+            "_desc_device_type",
+            "_data",
+        ] {
+            attrs.remove(&key(part));
+        }
+        let desc = pb::TensorDescriptor {
+            dtype,
+            shape: (!dims.is_empty()).then_some(pb::ShapeDef { dim: dims }),
+            layout,
+            device_type: device,
+            ..Default::default()
+        };
+        let tensor = pb::TensorDef {
+            desc: Some(desc),
+            data,
+        };
+        attrs.insert(
+            base,
+            pb::AttrDef {
+                value: Some(V::T(tensor)),
+            },
+        );
+    }
 }

@@ -115,3 +115,38 @@ fn detection() {
     assert!(!looks_ge_onnx(b"graph(\"g\"):\n"));
     assert!(!looks_ge_onnx(b""));
 }
+
+#[test]
+fn desc_int_lists_and_tensors_come_back() {
+    let extra = r#"    attribute { name: "input_desc_attr_range:0_1" ints: 4 ints: 5 type: INTS }
+    attribute { name: "w_data" s: "\001\000\000\000" type: STRING }
+    attribute { name: "w_desc_device_type" s: "NPU" type: STRING }
+    attribute { name: "w_desc_dtype" s: "DT_INT32" type: STRING }
+    attribute { name: "w_desc_layout" s: "ND" type: STRING }
+    attribute { name: "w_desc_shape" ints: 1 type: INTS }
+"#;
+    let text = DUMP.replace(
+        "    attribute { name: \"mode\"",
+        &format!("{extra}    attribute {{ name: \"mode\""),
+    );
+    let g = parse_ge_onnx(&text).unwrap();
+    let relu = g.op(g.find("relu").unwrap()).unwrap();
+    let range = relu.inputs()[0].desc.attrs.as_ref().unwrap().get("range");
+    assert_eq!(
+        range,
+        Some(&AttrValue::ListListInt(vec![vec![], vec![4, 5]]))
+    );
+    match relu.attr("w") {
+        Some(AttrValue::Tensor(t)) => {
+            assert_eq!(t.desc.dtype, DataType::INT32);
+            assert_eq!(t.desc.shape.as_slice(), &[1]);
+            assert_eq!(t.data.as_ref(), &[1, 0, 0, 0]);
+        }
+        other => panic!("not a tensor: {other:?}"),
+    }
+    let first = print_ge_onnx(&g, "GE").unwrap();
+    assert!(first.contains("name: \"w_desc_dtype\""));
+    assert!(first.contains("name: \"input_desc_attr_range:0_1\""));
+    let second = print_ge_onnx(&parse_ge_onnx(&first).unwrap(), "GE").unwrap();
+    assert_eq!(first, second);
+}
