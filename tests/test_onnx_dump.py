@@ -310,3 +310,22 @@ def test_subgraphs_and_attribute_kinds_survive() -> None:
     assert node.attrs["flag"] == 1 and node.attrs["ls"] == ["a", "b"]
     assert node.op_desc.input_desc(1).attrs["note"] == "kept"
     assert node.op_desc.input_desc(1).dtype == air.float16
+
+
+def test_mutations_never_crash() -> None:
+    g = air.Graph("m")
+    x = g.add_input("x", air.TensorDesc([2], air.float32))
+    g.set_outputs([g.add_op("Relu", [x], name="relu")])
+    text = _core._ge_onnx_to_text(g, "GE")
+    outcomes: Counter[str] = Counter()
+    for at in range(0, len(text), 29):
+        for ch in ("{", '"', "9", ":"):
+            mutated = text[:at] + ch + text[at + 1:]
+            try:
+                back = _core._ge_onnx_from_text(mutated)
+            except air.DecodeError:
+                outcomes["error"] += 1
+            else:
+                _core._ge_onnx_to_text(back, "GE")
+                outcomes["read"] += 1
+    assert outcomes["error"] > 0 and outcomes["read"] > 0
