@@ -150,3 +150,25 @@ fn desc_int_lists_and_tensors_come_back() {
     let second = print_ge_onnx(&parse_ge_onnx(&first).unwrap(), "GE").unwrap();
     assert_eq!(first, second);
 }
+
+#[test]
+fn json_descs_and_attr_groups_stay_string_attributes() {
+    let extra = r#"    attribute { name: "attr_groups" s: "attr_group_def {\n}\n" type: STRING }
+    attribute { name: "input_desc_0" s: "{\"dtype\":\"DT_FLOAT\"}" type: STRING }
+"#;
+    let text = DUMP.replace(
+        "    attribute { name: \"alpha\"",
+        &format!("{extra}    attribute {{ name: \"alpha\""),
+    );
+    let g = parse_ge_onnx(&text).unwrap();
+    let relu = g.op(g.find("relu").unwrap()).unwrap();
+    let json = AttrValue::String("{\"dtype\":\"DT_FLOAT\"}".into());
+    assert_eq!(relu.attr("input_desc_0"), Some(&json));
+    assert!(matches!(
+        relu.attr("attr_groups"),
+        Some(AttrValue::String(_))
+    ));
+    let first = print_ge_onnx(&g, "GE").unwrap();
+    let second = print_ge_onnx(&parse_ge_onnx(&first).unwrap(), "GE").unwrap();
+    assert_eq!(first, second);
+}
