@@ -329,3 +329,24 @@ def test_mutations_never_crash() -> None:
                 _core._ge_onnx_to_text(back, "GE")
                 outcomes["read"] += 1
     assert outcomes["error"] > 0 and outcomes["read"] > 0
+
+
+def test_wide_ops_write_their_descs_as_json() -> None:
+    import json
+
+    g = air.Graph("wide")
+    xs = [g.add_input(f"x{i}", air.TensorDesc([1, i + 1], air.float16, "NCHW"))
+          for i in range(21)]
+    cat = g.add_op("ConcatD", [xs], name="cat", attrs={"concat_dim": 1})
+    g.set_outputs([cat])
+    text = _core._ge_onnx_to_text(g, "GE")
+    node = next(n for n in _onnx(text).graph.node if n.name == "cat")
+    attrs = {a.name: a for a in node.attribute}
+    assert "input_desc_dtype:0" not in attrs
+    desc = json.loads(attrs["input_desc_20"].s)
+    assert list(desc) == sorted(desc)
+    assert desc["dtype"] == "DT_FLOAT16" and desc["shape"] == [1, 21]
+    assert desc["layout"] == "NCHW"
+    back = _core._ge_onnx_from_text(text)
+    assert _core._ge_onnx_to_text(back, "GE") == text
+    _check_graph_kept(g, back)

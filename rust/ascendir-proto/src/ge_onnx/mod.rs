@@ -13,6 +13,7 @@
 //! What GE's writer does not emit (and so what a read graph lacks) is listed in
 //! `docs/VIEWING.md`.
 
+mod json;
 mod read;
 mod write;
 

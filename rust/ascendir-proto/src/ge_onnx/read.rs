@@ -8,6 +8,7 @@ use ascendir_onnx::pb as onnx;
 use bytes::Bytes;
 use prost::Message;
 
+use super::json::{desc_from_json, JSON_DESC_THRESHOLD};
 use super::write::{split_edge, DESC_MEMBER_KEYS};
 use super::{model_descriptor, GE_OP_TYPE_PREFIX, SUBGRAPH_NAME_ATTR, SUBGRAPH_NODE_TYPE};
 use crate::convert::model_from_def;
@@ -122,6 +123,8 @@ enum Target<'a> {
     DescAttr(bool, &'a str, usize),
     /// `input_desc_attr_<key>:<i>_<k>`: row `k` of the list of int lists `key` of desc `i`.
     DescRow(bool, &'a str, usize, usize),
+    /// `input_desc_<i>`: desc `i` as JSON, when the side has 20 descs or more.
+    JsonDesc(bool, usize),
     /// Anything else: an op attribute or an `OpDef` field.
     Op,
 }
@@ -155,7 +158,10 @@ fn target(name: &str) -> Target<'_> {
         return Target::Op;
     };
     let Some((field, idx)) = rest.rsplit_once(':') else {
-        return Target::Op;
+        return match rest.parse::<usize>() {
+            Ok(i) if rest.bytes().all(|b| b.is_ascii_digit()) => Target::JsonDesc(input, i),
+            _ => Target::Op,
+        };
     };
     let number = |s: &str| {
         s.bytes()
@@ -300,10 +306,17 @@ fn op_def(node: &onnx::NodeProto, outputs: usize, path: &str) -> ProtoResult<pb:
                     rows[k].list_i = a.ints.clone();
                 }
             }
-            Target::Op if members_seen.contains(&a.name.as_str()) => {
+            Target::JsonDesc(input, i)
+                if descs[usize::from(!input)].len() >= JSON_DESC_THRESHOLD
+                    && kind_of(a) == Some(Kind::String) =>
+            {
+                let td = desc_at(&mut descs, input, i, &at)?;
+                *td = desc_from_json(&text(&a.s, &at)?, &at)?;
+            }
+            Target::Op | Target::JsonDesc(..) if members_seen.contains(&a.name.as_str()) => {
                 op.attr.insert(a.name.clone(), attr_def(a, &at)?);
             }
-            Target::Op => {
+            Target::Op | Target::JsonDesc(..) => {
                 if op_field(&mut op, a, &at)? {
                     members_seen.push(&a.name);
                 }
@@ -449,7 +462,7 @@ fn set_member(
 
 /// A dtype by its serialized name (`DT_FLOAT`) or, for one GE's proto does not name, its
 /// number.
-fn parse_dtype(name: &str, at: &str) -> ProtoResult<i32> {
+pub(super) fn parse_dtype(name: &str, at: &str) -> ProtoResult<i32> {
     if let Some(d) = pb::DataType::from_str_name(name) {
         return Ok(d as i32);
     }

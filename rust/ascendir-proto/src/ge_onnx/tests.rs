@@ -152,7 +152,7 @@ fn desc_int_lists_and_tensors_come_back() {
 }
 
 #[test]
-fn json_descs_and_attr_groups_stay_string_attributes() {
+fn json_descs_of_narrow_ops_and_attr_groups_stay_string_attributes() {
     let extra = r#"    attribute { name: "attr_groups" s: "attr_group_def {\n}\n" type: STRING }
     attribute { name: "input_desc_0" s: "{\"dtype\":\"DT_FLOAT\"}" type: STRING }
 "#;
@@ -171,4 +171,57 @@ fn json_descs_and_attr_groups_stay_string_attributes() {
     let first = print_ge_onnx(&g, "GE").unwrap();
     let second = print_ge_onnx(&parse_ge_onnx(&first).unwrap(), "GE").unwrap();
     assert_eq!(first, second);
+}
+
+#[test]
+fn descs_of_wide_ops_go_as_json() {
+    let mut node = String::from("  node {\n    name: \"cat\"\n    op_type: \"ge:ConcatD\"\n");
+    for _ in 0..21 {
+        node.push_str("    input: \"x:0\"\n");
+    }
+    for i in 0..21 {
+        let json = format!(
+            "{{\\\"dtype\\\":\\\"DT_INT8\\\",\\\"layout\\\":\\\"NHWC\\\",\\\"note\\\":\\\"s: \\\\\\\"n{i}\\\\\\\"\\\\n\\\",\\\"shape\\\":[2,{i}]}}"
+        );
+        node.push_str(&format!(
+            "    attribute {{ name: \"input_desc_{i}\" s: \"{json}\" type: STRING }}\n"
+        ));
+    }
+    node.push_str("    attribute { name: \"input_desc_nums\" i: 21 type: INT }\n  }\n");
+    let text = DUMP.replace(
+        "  output { name: \"relu\"",
+        &format!("{node}  output {{ name: \"relu\""),
+    );
+    let g = parse_ge_onnx(&text).unwrap();
+    let cat = g.op(g.find("cat").unwrap()).unwrap();
+    assert_eq!(cat.inputs().len(), 21);
+    let d = &cat.inputs()[20].desc;
+    assert_eq!(d.dtype, DataType::INT8);
+    assert_eq!(d.shape.as_slice(), &[2, 20]);
+    let note = d.attrs.as_ref().unwrap().get("note");
+    assert_eq!(note, Some(&AttrValue::String("n20".into())));
+    let first = print_ge_onnx(&g, "GE").unwrap();
+    assert!(first.contains("name: \"input_desc_20\""));
+    assert!(!first.contains("input_desc_dtype:3"));
+    let second = print_ge_onnx(&parse_ge_onnx(&first).unwrap(), "GE").unwrap();
+    assert_eq!(first, second);
+    let groups = text.replace(
+        "{\\\"dtype\\\":\\\"DT_INT8\\\",",
+        "{\\\"attr_groups\\\":\\\"attr_group_def {}\\\",\\\"dtype\\\":\\\"DT_INT8\\\",",
+    );
+    assert_ne!(groups, text);
+    let g = parse_ge_onnx(&groups).unwrap();
+    let cat = g.op(g.find("cat").unwrap()).unwrap();
+    let kept = cat.inputs()[0]
+        .desc
+        .attrs
+        .as_ref()
+        .unwrap()
+        .get("attr_groups");
+    assert_eq!(kept, Some(&AttrValue::String("attr_group_def {}".into())));
+    let bad = text.replace("[2,3]", "[2,");
+    assert!(matches!(
+        parse_ge_onnx(&bad),
+        Err(ProtoError::Invalid { .. })
+    ));
 }

@@ -8,6 +8,7 @@ use ascendir_onnx::pb as onnx;
 use bytes::Bytes;
 use prost::Message;
 
+use super::json::{desc_json, JSON_DESC_THRESHOLD};
 use super::{
     model_descriptor, GE_ONNX_IR_VERSION, GE_OP_TYPE_PREFIX, SUBGRAPH_NAME_ATTR, SUBGRAPH_NODE_TYPE,
 };
@@ -247,8 +248,14 @@ fn node_proto(op: &pb::OpDef) -> ProtoResult<onnx::NodeProto> {
     let mut attrs = Vec::new();
     for (side, descs) in [("input", &op.input_desc), ("output", &op.output_desc)] {
         attrs.push(int_attr(format!("{side}_desc_nums"), descs.len() as i64));
+        let json = descs.len() >= JSON_DESC_THRESHOLD;
         for (i, raw) in descs.iter().enumerate() {
-            desc_attrs(&decode_desc(raw)?, &format!("{side}_desc_"), i, &mut attrs);
+            let td = decode_desc(raw)?;
+            if json {
+                attrs.push(str_attr(format!("{side}_desc_{i}"), desc_json(&td)?));
+            } else {
+                desc_attrs(&td, &format!("{side}_desc_"), i, &mut attrs);
+            }
         }
     }
     let strings = |v: &[String]| v.iter().map(|s| Bytes::from(s.clone())).collect();
