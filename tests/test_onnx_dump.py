@@ -350,3 +350,13 @@ def test_wide_ops_write_their_descs_as_json() -> None:
     back = _core._ge_onnx_from_text(text)
     assert _core._ge_onnx_to_text(back, "GE") == text
     _check_graph_kept(g, back)
+
+
+def test_dump_folder_reads_ge_onnx_files(tmp_path: Path) -> None:
+    from ascendir import dumps
+
+    g = _ge_dump(GE_DUMPS[-1])
+    path = tmp_path / "ge_onnx_00001_graph_1_PreRunAfterInfershape.pbtxt"
+    air.save(g, path, format="onnx_txt")
+    loaded = dumps.load_file(path)
+    assert [(n.name, n.type) for n in loaded.nodes] == [(n.name, n.type) for n in g.nodes]
