@@ -473,7 +473,8 @@ def test_dump_to_stream_forms() -> None:
     model = text_format.Parse(txt, ge_ir_pb2.ModelDef())
     assert [op.name for op in model.graph[0].op][2:4] == [add, relu]
     onnx = g.dump_to_stream(DumpFormat.kOnnx)
-    assert 'op_type: "Relu"' in onnx and f'input: "{add}:0"' in onnx
+    assert 'op_type: "ge:Relu"' in onnx and f'input: "{add}:0"' in onnx
+    assert onnx.startswith("ir_version: 6\n") and "attribute" not in onnx
     with pytest.raises(TypeError, match="Format must be in"):
         g.dump_to_stream(2)  # type: ignore[arg-type]
 

@@ -3,10 +3,16 @@
 :func:`sniff` looks at the bytes only; :func:`detect` trusts the bytes first and the file
 suffix second, so a GE dump saved as ``model.bin`` or an ONNX model saved as ``model.pb`` is
 still read as what it is. The format names are ``"onnx"``, ``"pb"`` (binary ``ModelDef``),
-``"txt"`` (protobuf text, a GE dump), ``"om"`` (an OM model file) and ``"readable"`` (GE's
-readable dump, ``ge_readable*.txt``). A text file is a readable dump when its first line that is
-not blank starts with ``graph("``, whatever its suffix; no suffix names that format, so
-:func:`ascendir.save` writes it only when asked with ``format="readable"``.
+``"txt"`` (protobuf text, a GE dump), ``"om"`` (an OM model file), ``"readable"`` (GE's
+readable dump, ``ge_readable*.txt``) and ``"onnx_txt"`` (GE's ONNX dump, ``ge_onnx*.pbtxt``: an
+ONNX ``ModelProto`` in protobuf text with GE op types). A text file is a readable dump when its
+first line that is not blank starts with ``graph("``, whatever its suffix. Protobuf text is
+``"onnx_txt"`` when its first field (after blanks and ``#`` comments) is one only ONNX's
+``ModelProto`` has (``ir_version``, ``producer_name``, ``opset_import``, ...), or is ``graph``
+whose first field telling the two apart is ONNX's ``node`` (or ``initializer``,
+``value_info``, ...) rather than GE's ``op``; other protobuf text is ``"txt"``. No suffix names
+the two dump formats, so :func:`ascendir.save` writes them only when asked with
+``format="readable"`` or ``format="onnx_txt"``.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from .errors import DecodeError, InvalidArgumentError
 
 __all__ = ["FORMATS", "SUFFIXES", "detect", "format_of_suffix", "read_model_bytes", "sniff"]
 
-FORMATS = ("onnx", "pb", "txt", "om", "readable")
+FORMATS = ("onnx", "pb", "txt", "om", "readable", "onnx_txt")
 """Every format name, in the order the command line lists them."""
 
 SUFFIXES: dict[str, str] = {
@@ -43,11 +49,14 @@ def sniff(data: bytes) -> str | None:
     """The format of model bytes, or ``None`` when the bytes do not say (empty, too short or
     not a model). Binary ONNX and GE ``ModelDef`` are told apart by their top-level fields
     (the compiler's loader decides; this is the same function). Text that starts with a
-    ``graph("name"):`` line is ``"readable"``, other text ``"txt"``."""
+    ``graph("name"):`` line is ``"readable"``, protobuf text of an ONNX ``ModelProto`` (see
+    the module's description) ``"onnx_txt"``, other text ``"txt"``."""
     data = bytes(data)
     kind: str | None = _core.compiler.sniff(data)
     if kind == "txt" and _core._is_readable(data):
         return "readable"
+    if kind == "txt" and _core._is_ge_onnx(data):
+        return "onnx_txt"
     return kind
 
 

@@ -1,7 +1,8 @@
 """Reading and writing model files: GE binary ``ModelDef`` (``.pb``), text dumps (``.txt``,
 ``.pbtxt``), OM files (``.om``), ONNX models (``.onnx``) and GE's readable dumps
 (``ge_readable*.txt``, format ``"readable"``: read by content, written with
-``format="readable"``; see ``docs/VIEWING.md``).
+``format="readable"``) and GE's ONNX dumps (``ge_onnx*.pbtxt``, format ``"onnx_txt"``: read by
+content, written with ``format="onnx_txt"``); see ``docs/VIEWING.md``.
 
 :func:`save` picks the format from the file suffix; :func:`load` from the file's bytes, then its
 suffix (see :mod:`ascendir.formats`). :class:`Model` holds several graphs plus model-level
@@ -216,7 +217,7 @@ def _warn_dropped(model: Model, kind: str, path: str | os.PathLike[str]) -> None
     if kind != "om" and model.partitions:
         names = ", ".join(_partition_name(k) for k, _ in model.partitions)
         lost.append(f"OM partitions {names}")
-    if kind in ("onnx", "readable"):
+    if kind in ("onnx", "readable", "onnx_txt"):
         if len(model.graphs) > 1:
             lost.append(f"graphs {', '.join(repr(g.name) for g in model.graphs[1:])}")
         defaults = _core._default_model_attrs().attrs
@@ -234,7 +235,8 @@ def _warn_dropped(model: Model, kind: str, path: str | os.PathLike[str]) -> None
 def save(obj: Graph | Model, path: str | os.PathLike[str], *, format: str | None = None) -> None:
     """Write a graph or model to ``path``; the format follows the suffix (``.pb`` binary,
     ``.txt`` / ``.pbtxt`` text, ``.om`` OM file, ``.onnx`` ONNX) unless ``format`` is given
-    (``format="readable"`` writes GE's readable dump of the main graph).
+    (``format="readable"`` writes GE's readable dump of the main graph, ``format="onnx_txt"``
+    GE's ONNX dump of it).
     What the format cannot hold is dropped with a :class:`DataLossWarning`."""
     model = obj if isinstance(obj, Model) else None
     if model is None:
@@ -251,6 +253,8 @@ def save(obj: Graph | Model, path: str | os.PathLike[str], *, format: str | None
         data = model.to_text().encode("utf-8")
     elif kind == "readable":
         data = _core._readable_to_text(model.graph).encode("utf-8")
+    elif kind == "onnx_txt":
+        data = _core._ge_onnx_to_text(model.graph, "GE").encode("utf-8")
     elif kind == "om":
         data = model.to_om()
     else:
@@ -269,7 +273,7 @@ def model_from_bytes(data: bytes, kind: str, *, where: str = "<bytes>",
         return Model(graph.name, [graph])
     if kind == "om":
         return Model.from_om(data)
-    if kind in ("txt", "readable"):
+    if kind in ("txt", "readable", "onnx_txt"):
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as e:
@@ -282,6 +286,9 @@ def model_from_bytes(data: bytes, kind: str, *, where: str = "<bytes>",
             ) from None
         if kind == "readable":
             graph = _core._readable_from_text(text)
+            return Model(graph.name, [graph])
+        if kind == "onnx_txt":
+            graph = _core._ge_onnx_from_text(text)
             return Model(graph.name, [graph])
         return Model.from_text(text)
     return Model.from_bytes(data)

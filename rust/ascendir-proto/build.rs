@@ -1,4 +1,4 @@
-//! Compiles `proto/ge_ir.proto` with protox (no system `protoc` needed) and generates the prost
+//! Compiles `proto/ge_ir.proto` (and, for its descriptors only, `proto/onnx.proto`) with protox (no system `protoc` needed) and generates the prost
 //! types. The `attr_groups` fields are generated as opaque bytes so that attribute groups of any
 //! GE version survive a round trip unchanged; the unmodified descriptor set is kept for the text
 //! format.
@@ -23,6 +23,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let fds = protox::compile(["ge_ir.proto"], [&dir])?;
     let out = PathBuf::from(std::env::var("OUT_DIR")?);
     std::fs::write(out.join("ge_ir_descriptor.bin"), fds.encode_to_vec())?;
+    // ONNX's descriptors drive the text format of GE's ONNX dumps (`ge_onnx*.pbtxt`); the
+    // prost types are those of `ascendir-onnx`.
+    println!(
+        "cargo:rerun-if-changed={}",
+        dir.join("onnx.proto").display()
+    );
+    let onnx = protox::compile(["onnx.proto"], [&dir])?;
+    std::fs::write(out.join("onnx_descriptor.bin"), onnx.encode_to_vec())?;
 
     // Fields kept as raw bytes by the Rust types: `attr_groups` (opaque, any GE version) and the
     // ops of a graph (decoded and encoded in parallel) and the op's tensor descriptors (decoded

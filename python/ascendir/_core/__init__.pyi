@@ -12,7 +12,7 @@ from . import asc_backend as asc_backend
 from . import codegen as codegen
 from . import compiler as compiler
 
-__all__ = ['Anchor', 'AttrMap', 'Graph', 'InsertionPoint', 'Node', 'NodeSeq', 'OpDesc', 'PatternSet', 'Tensor', 'TensorBuffer', 'TensorDesc', 'Usage', 'Value', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_diff', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_mapping', '_onnx_opset_warning', '_onnx_save_bytes', '_ops_attach', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_is_builtin', '_ops_library_loading', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_signature', '_ops_table_text', '_ops_types', '_ops_unregister', '_read_dump_text', '_test_panic', '_text_to_bytes', '_thread_token', '_thread_trace_start', '_thread_trace_stop', '_torch_convert', 'asc', 'asc_backend', 'codegen', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'get_num_threads', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'set_num_threads', 'size_in_bytes_of', 'topo_mode_from_ge_options', '_is_readable', '_readable_from_text', '_readable_to_text']
+__all__ = ['Anchor', 'AttrMap', 'Graph', 'InsertionPoint', 'Node', 'NodeSeq', 'OpDesc', 'PatternSet', 'Tensor', 'TensorBuffer', 'TensorDesc', 'Usage', 'Value', '__version__', '_attr_kind_table', '_bytes_to_text', '_data_type_table', '_default_model_attrs', '_format_table', '_graph_diff', '_graph_from_bytes', '_is_om', '_model_from_bytes', '_model_to_bytes', '_om_read', '_om_write', '_onnx_load_bytes', '_onnx_load_file', '_onnx_mapping', '_onnx_opset_warning', '_onnx_save_bytes', '_ops_attach', '_ops_begin_library', '_ops_contains', '_ops_end_library', '_ops_infer_node', '_ops_is_builtin', '_ops_library_loading', '_ops_register', '_ops_rule_kinds', '_ops_rule_of', '_ops_signature', '_ops_table_text', '_ops_types', '_ops_unregister', '_read_dump_text', '_test_panic', '_text_to_bytes', '_thread_token', '_thread_trace_start', '_thread_trace_stop', '_torch_convert', 'asc', 'asc_backend', 'codegen', 'calc_tensor_mem_size_of', 'compiler', 'format_c0_value', 'format_parts', 'format_serial_string', 'get_num_threads', 'make_format', 'memory_priority_from_ge_options', 'memory_size_of', 'release_memory', 'set_num_threads', 'size_in_bytes_of', 'topo_mode_from_ge_options', '_is_readable', '_readable_from_text', '_readable_to_text', '_ge_onnx_to_text', '_ge_onnx_from_text', '_is_ge_onnx']
 
 __version__: str
 
@@ -956,6 +956,18 @@ def _readable_from_text(text: str) -> Graph:
     ...
 
 def _is_readable(data: bytes) -> bool:
+    ...
+
+def _ge_onnx_to_text(graph: Graph, producer: str, attributes: bool = True) -> str:
+    """GE's ONNX dump (``ge_onnx*.pbtxt``) of a graph and the subgraphs below it."""
+    ...
+
+def _ge_onnx_from_text(text: str) -> Graph:
+    """The graph a GE ONNX dump text describes (``DecodeError`` on bad text)."""
+    ...
+
+def _is_ge_onnx(data: bytes) -> bool:
+    """Whether model bytes start like an ONNX ``ModelProto`` in text format."""
     ...
 
 def _onnx_load_file(path: str | PathLike[str]) -> tuple[Graph, dict[str, Any]]:

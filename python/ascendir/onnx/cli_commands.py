@@ -36,8 +36,8 @@ __all__ = [
 ]
 
 _FORMAT_HELP = (
-    "onnx, pb (binary GE ModelDef), txt (GE text dump), om (OM file) or readable "
-    "(GE readable dump)"
+    "onnx, pb (binary GE ModelDef), txt (GE text dump), om (OM file), readable "
+    "(GE readable dump) or onnx_txt (GE ONNX dump, ge_onnx*.pbtxt)"
 )
 
 
@@ -73,6 +73,7 @@ def read_model(
         "txt": "GE ModelDef (text)",
         "om": "OM file",
         "readable": "GE readable dump",
+        "onnx_txt": "GE ONNX dump (text)",
     }
     graph = model.graph
     unknown = Counter(n.type for n in graph.nodes if n.type.startswith("onnx::"))

@@ -6,6 +6,7 @@
 //! * [`decode_graph`] / [`encode_graph`]: the same for a single graph.
 //! * [`text`]: GE's text dumps (`ge_proto_*.txt`, protobuf text format of `ModelDef`).
 //! * [`readable`]: GE's readable dumps (`ge_readable*.txt`), printed and read back.
+//! * [`ge_onnx`]: GE's ONNX dumps (`ge_onnx*.pbtxt`), printed and read back.
 //! * [`om`]: GE model files (`.om`) with MODEL_DEF and WEIGHTS_DATA partitions.
 #![deny(missing_docs)]
 
@@ -18,6 +19,7 @@ pub mod pb {
 mod byte_cache;
 pub mod convert;
 pub mod error;
+pub mod ge_onnx;
 /// How much memory the process may still take (moved to the IR crate, shared with the ONNX
 /// import).
 pub use ascendir_ir::memory;

@@ -270,6 +270,57 @@ fn _is_readable(data: &[u8]) -> PyResult<bool> {
     crate::errors::guard(|| ascendir_proto::readable::looks_readable(data))
 }
 
+/// GE's ONNX dump (`ge_onnx*.pbtxt`) of a graph and the subgraphs below it, with
+/// `producer_name` set to `producer`; without `attributes` nodes carry none (GE's
+/// `Graph::DumpToStream(kOnnx)`).
+#[pyfunction]
+#[pyo3(signature = (graph, producer, attributes = true))]
+fn _ge_onnx_to_text(
+    graph: &Bound<'_, PyGraph>,
+    producer: &str,
+    attributes: bool,
+) -> PyResult<String> {
+    use ascendir_proto::ge_onnx::print_ge_onnx_flat;
+    crate::errors::guard_res(|| match PyGraph::sub_of(graph)? {
+        None => PyGraph::read(graph, |g| {
+            print_ge_onnx_flat(
+                &ascendir_proto::convert::with_subgraphs(&[g]),
+                producer,
+                attributes,
+            )
+        })?
+        .py(),
+        Some((root, name, _)) => {
+            // A stale view fails here (see `PyGraph::read`).
+            PyGraph::read(graph, |_| ())?;
+            PyGraph::read(&root, |r| {
+                let mut list: Vec<&Graph> = r.subgraph(&name).into_iter().collect();
+                list.extend(ascendir_proto::descendants(r, &name));
+                print_ge_onnx_flat(&list, producer, attributes)
+            })?
+            .py()
+        }
+    })
+}
+
+/// The graph a GE ONNX dump text describes; bad text raises `DecodeError` naming line and
+/// column, a model that is no GE graph names the field path.
+#[pyfunction]
+fn _ge_onnx_from_text(py: Python<'_>, text: &Bound<'_, PyString>) -> PyResult<Py<PyGraph>> {
+    crate::errors::guard_res(|| {
+        let text = text_of(text)?;
+        let g = enter(py, || ascendir_proto::ge_onnx::parse_ge_onnx(&text))?;
+        graph_object(py, g)
+    })
+}
+
+/// Whether model bytes start like an ONNX `ModelProto` in text format (GE's ONNX dump)
+/// rather than GE's `ModelDef` text.
+#[pyfunction]
+fn _is_ge_onnx(data: &[u8]) -> PyResult<bool> {
+    crate::errors::guard(|| ascendir_proto::ge_onnx::looks_ge_onnx(data))
+}
+
 /// Binary ModelDef → text format.
 #[pyfunction]
 fn _bytes_to_text(py: Python<'_>, data: &[u8]) -> PyResult<String> {
@@ -367,6 +418,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_readable_to_text, m)?)?;
     m.add_function(wrap_pyfunction!(_readable_from_text, m)?)?;
     m.add_function(wrap_pyfunction!(_is_readable, m)?)?;
+    m.add_function(wrap_pyfunction!(_ge_onnx_to_text, m)?)?;
+    m.add_function(wrap_pyfunction!(_ge_onnx_from_text, m)?)?;
+    m.add_function(wrap_pyfunction!(_is_ge_onnx, m)?)?;
     m.add_function(wrap_pyfunction!(_om_read, m)?)?;
     m.add_function(wrap_pyfunction!(_om_write, m)?)?;
     m.add_function(wrap_pyfunction!(_is_om, m)?)?;

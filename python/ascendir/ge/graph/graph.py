@@ -42,30 +42,6 @@ def _check_int(value: Any, what: str) -> int:
     return value
 
 
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _onnx_structure(g: Any) -> str:
-    """The graph's structure as an ONNX ``GraphProto`` in protobuf text form (node names,
-    types, data inputs as ``"<producer>:<index>"``, control inputs as ``"^<producer>"``)."""
-    lines = ["graph {", f"  name: {_quote(g.name)}"]
-    for n in g.nodes:
-        lines.append("  node {")
-        for src in n.inputs:
-            if src is not None:
-                lines.append(f"    input: {_quote(f'{src.producer().name}:{src.index}')}")
-        for c in n.in_control_nodes:
-            lines.append(f"    input: {_quote('^' + c.name)}")
-        for v in n.outputs:
-            lines.append(f"    output: {_quote(f'{n.name}:{v.index}')}")
-        lines.append(f"    name: {_quote(n.name)}")
-        lines.append(f"    op_type: {_quote(n.type)}")
-        lines.append("  }")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
 class Graph:
     """A graph: a handle on an :class:`ascendir.Graph` (``.air``), never a copy.
 
@@ -147,8 +123,9 @@ class Graph:
     def dump_to_stream(self, format: DumpFormat = DumpFormat.kReadable) -> str:
         """The graph as text: GE's readable dump (``kReadable``, the ``ge_readable*.txt`` layout
         GE's ``ReadableDump`` writes; see ``docs/VIEWING.md``), GE's protobuf text dump
-        (``kTxt``) or the ONNX-form structure (``kOnnx``: names, types and edges, no
-        attributes)."""
+        (``kTxt``) or GE's ONNX dump as ``ge::Graph::DumpToStream(kOnnx)`` writes it (``kOnnx``:
+        an ONNX ``ModelProto`` in protobuf text named after the graph, nodes with their
+        ``ge:``-prefixed types and edges, no attributes; see ``docs/VIEWING.md``)."""
         if not isinstance(format, DumpFormat):
             raise GeTypeError(
                 "Format must be in [DumpFormat.kOnnx, DumpFormat.kTxt, DumpFormat.kReadable]")
@@ -157,7 +134,7 @@ class Graph:
                 return str(_core._readable_to_text(self._g))
             if format == DumpFormat.kTxt:
                 return str(self._g.to_text())
-            return _onnx_structure(self._g)
+            return str(_core._ge_onnx_to_text(self._g, self._g.name, False))
         except AscendIRError as e:
             raise GeError(f"Failed to dump graph: {self.name} to stream: {e}") from e
 

@@ -53,5 +53,5 @@ pub fn text_from_surrogatepass(bytes: &[u8]) -> ProtoResult<&str> {
     }
 }
 
-pub use parse::{parse_model_def, parse_to_bytes};
-pub use print::{format_float, print_bytes, print_model_def};
+pub use parse::{parse_model_def, parse_to_bytes, parse_with};
+pub use print::{format_float, print_bytes, print_model_def, print_with};

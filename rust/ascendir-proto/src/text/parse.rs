@@ -9,7 +9,12 @@ use crate::wire::message_descriptor;
 
 /// Parse text of message `ge.proto.<name>` into its binary encoding.
 pub fn parse_to_bytes(text: &str, name: &str) -> ProtoResult<Vec<u8>> {
-    let desc = message_descriptor(name)?;
+    parse_with(text, &message_descriptor(name)?)
+}
+
+/// Parse text of the message `desc` describes (of any descriptor pool) into its binary
+/// encoding.
+pub fn parse_with(text: &str, desc: &MessageDescriptor) -> ProtoResult<Vec<u8>> {
     let what = format!("parse {} bytes of text", text.len());
     // The output is never longer than the text; the caller copies it once more.
     crate::error::reserve_probe(text.len(), text.len(), &what)?;
@@ -24,7 +29,7 @@ pub fn parse_to_bytes(text: &str, name: &str) -> ProtoResult<Vec<u8>> {
         pos: 0,
         out,
     };
-    p.message(&desc, None, 0)?;
+    p.message(desc, None, 0)?;
     Ok(p.out)
 }
 

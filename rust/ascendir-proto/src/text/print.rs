@@ -18,6 +18,14 @@ pub fn print_bytes(data: &[u8], name: &str) -> ProtoResult<String> {
     Ok(out)
 }
 
+/// Print a binary message of the type `desc` describes (of any descriptor pool) as text; a
+/// malformed encoding is a [`ProtoError::Wire`] error.
+pub fn print_with(data: &[u8], desc: &MessageDescriptor) -> ProtoResult<String> {
+    let mut out = String::with_capacity(data.len() * 3);
+    print_message(data, desc, 0, &mut out)?;
+    Ok(out)
+}
+
 /// Print a `ModelDef` as text.
 pub fn print_model_def(m: &pb::ModelDef) -> ProtoResult<String> {
     print_bytes(&m.encode_to_vec(), "ModelDef")
