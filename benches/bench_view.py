@@ -89,10 +89,11 @@ def bench_json(repeat: int) -> tuple[float, int]:
 
 
 def bench_page(repeat: int) -> float:
-    import ascendir as air
     import portpicker
-    from models import decoder
     from playwright.sync_api import sync_playwright
+
+    import ascendir as air
+    from models import decoder
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-view-"))
     path = tmp / "decoder.pb"

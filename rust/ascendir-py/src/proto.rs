@@ -280,10 +280,9 @@ fn _ge_onnx_to_text(
     producer: &str,
     attributes: bool,
 ) -> PyResult<String> {
-    use ascendir_proto::ge_onnx::print_ge_onnx_flat;
     crate::errors::guard_res(|| match PyGraph::sub_of(graph)? {
         None => PyGraph::read(graph, |g| {
-            print_ge_onnx_flat(
+            ascendir_proto::ge_onnx::print_ge_onnx_flat(
                 &ascendir_proto::convert::with_subgraphs(&[g]),
                 producer,
                 attributes,
@@ -296,7 +295,7 @@ fn _ge_onnx_to_text(
             PyGraph::read(&root, |r| {
                 let mut list: Vec<&Graph> = r.subgraph(&name).into_iter().collect();
                 list.extend(ascendir_proto::descendants(r, &name));
-                print_ge_onnx_flat(&list, producer, attributes)
+                ascendir_proto::ge_onnx::print_ge_onnx_flat(&list, producer, attributes)
             })?
             .py()
         }
