@@ -58,7 +58,11 @@ def node_data(obj: Graph | CompiledModel, *,
     g, rep = _parts(obj, report)
     if rep is None:
         return None
-    graph = graphs_of(g, report=rep)["graphs"][0]
+    return _node_data_of(graphs_of(g, report=rep)["graphs"][0], rep)
+
+
+def _node_data_of(graph: Mapping[str, Any], rep: Mapping[str, Any]) -> dict[str, Any]:
+    """:func:`node_data` from the root graph's JSON already built."""
     saved = {k["name"]: int(k["bytes_saved"]) for k in rep.get("kernels", [])}
     results: dict[str, dict[str, int]] = {}
     for n in graph["nodes"]:
@@ -91,10 +95,12 @@ def _config(obj: Graph | CompiledModel, name: str,
     cfg = _model_explorer().config()
     # A graphs JSON string is what the viewer's server sends as is (the form it keeps for
     # models converted in process).
-    cfg.graphs_list.append(json.dumps(graphs_json(obj, report=report), separators=(",", ":")))
+    _, rep = _parts(obj, report)
+    graphs = graphs_json(obj, report=report)
+    cfg.graphs_list.append(json.dumps(graphs, separators=(",", ":")))
     cfg.model_sources.append({"url": f"graphs://{name}/{len(cfg.graphs_list) - 1}"})
-    data = node_data(obj, report=report)
-    if data is not None:
+    if rep is not None:  # the node data of the JSON just built, not built again
+        data = _node_data_of(graphs["graphs"][0], rep)
         cfg.add_node_data("bytes saved", json.dumps(data), model_name=name)
     return cfg
 
